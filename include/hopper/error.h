@@ -1,0 +1,44 @@
+// Errors raised by the hopper core. The core never includes a PostgreSQL header: it throws
+// hopper::Error, and the PostgreSQL port maps ErrorKind to a SQLSTATE at the function boundary.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace hopper {
+
+enum class ErrorKind {
+    InvalidParameter,  // 22023: a parameter value is not acceptable
+    Syntax,            // 22P02: text (JSON, parameter strings) cannot be parsed
+    Data,              // 22000: data does not fit (shapes, NaN, corrupt model state)
+    Limit,             // 54000: a configured or hard size limit would be exceeded
+    OutOfMemory,       // 53200
+    Internal,          // XX000: a bug in hopper
+};
+
+// What went wrong, PostgreSQL style: `message` is lowercase without a final period; `detail` and
+// `hint` are full sentences (may be empty).
+class Error : public std::runtime_error {
+public:
+    Error(ErrorKind kind, std::string message, std::string detail = {}, std::string hint = {})
+        : std::runtime_error(message), kind_(kind), message_(std::move(message)),
+          detail_(std::move(detail)), hint_(std::move(hint)) {}
+
+    ErrorKind kind() const noexcept { return kind_; }
+    const std::string& message() const noexcept { return message_; }
+    const std::string& detail() const noexcept { return detail_; }
+    const std::string& hint() const noexcept { return hint_; }
+
+private:
+    ErrorKind kind_;
+    std::string message_;
+    std::string detail_;
+    std::string hint_;
+};
+
+[[noreturn]] inline void fail(ErrorKind kind, std::string message, std::string detail = {},
+                              std::string hint = {}) {
+    throw Error(kind, std::move(message), std::move(detail), std::move(hint));
+}
+
+}  // namespace hopper

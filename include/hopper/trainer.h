@@ -1,0 +1,61 @@
+// The training state of one model: configuration, parameters, optimizer slots and counters.
+// This whole object is what hops between segments, so Adam keeps its moments across segments.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "hopper/config.h"
+#include "hopper/network.h"
+#include "hopper/optimizer.h"
+
+namespace hopper {
+
+struct TrainCounters {
+    uint64_t steps = 0;         // optimizer updates done
+    uint64_t samples_seen = 0;  // rows trained on
+    uint64_t visits = 0;        // segment visits (calls of finish_visit)
+    bool diverged = false;      // a non-finite loss or parameter was seen; training stopped
+    // Loss of the last visit, averaged over its rows, measured before each update.
+    double last_visit_loss_sum = 0.0;
+    uint64_t last_visit_samples = 0;
+};
+
+class Trainer {
+public:
+    // Fresh model: parameters initialised with config.fit.seed.
+    explicit Trainer(ModelConfig config);
+    // Restored model; sizes must match the configuration (checked, Data error otherwise).
+    Trainer(ModelConfig config, std::vector<float> params, std::vector<float> slots,
+            TrainCounters counters);
+
+    const ModelConfig& config() const { return config_; }
+    const Network& network() const { return net_; }
+    std::vector<float>& params() { return params_; }
+    const std::vector<float>& params() const { return params_; }
+    Optimizer& optimizer() { return optimizer_; }
+    const Optimizer& optimizer() const { return optimizer_; }
+    TrainCounters& counters() { return counters_; }
+    const TrainCounters& counters() const { return counters_; }
+
+    // Trains on one packed buffer of `rows` samples: x is rows x input_dim row-major, y is
+    // rows x output_dim row-major. Minibatches of fit.batch_size consecutive rows, one optimizer
+    // step each. Once diverged, does nothing.
+    void train_buffer(const float* x, const float* y, int rows);
+
+    // Starts/ends one visit of a segment (resets/keeps the last-visit loss figures).
+    void begin_visit();
+    void finish_visit();
+
+private:
+    ModelConfig config_;
+    Network net_;
+    Optimizer optimizer_;
+    std::vector<float> params_;
+    std::vector<float> grad_;
+    TrainCounters counters_;
+    std::unique_ptr<GradientWorkspace> workspace_;
+};
+
+}  // namespace hopper

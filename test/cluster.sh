@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Throwaway PostgreSQL 15 cluster for tests, demos and benchmarks.
+#
+#   eval "$(test/cluster.sh start [DIR])"   # prints PGHOST/PGPORT/PGUSER/HOPPER_CLUSTER exports
+#   test/cluster.sh stop DIR
+#
+# The server runs as the `postgres` OS user when started by root (PostgreSQL refuses root), listens
+# only on a unix socket inside DIR (no TCP, so no port collides with another cluster), and logs to
+# DIR/server.log so it never holds the caller's stdout open.
+set -euo pipefail
+
+PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
+PGPORT_DEFAULT=${HOPPER_TEST_PORT:-54329}
+
+as_owner() {
+  if [ "$(id -u)" = 0 ]; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi
+}
+
+cmd=${1:-}
+case "$cmd" in
+  start)
+    dir=${2:-$(mktemp -d /tmp/hopper-pg.XXXXXX)}
+    mkdir -p "$dir"
+    chmod 755 "$dir"
+    [ "$(id -u)" = 0 ] && chown postgres: "$dir"
+    as_owner "$PG_BIN/initdb" -D "$dir/data" -U postgres -A trust --no-sync -E UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 \
+      || { cat "$dir/initdb.log" >&2; exit 1; }
+    cat >>"$dir/data/postgresql.conf" <<CONF
+listen_addresses = ''
+unix_socket_directories = '$dir'
+port = $PGPORT_DEFAULT
+fsync = off
+synchronous_commit = off
+full_page_writes = off
+shared_buffers = ${HOPPER_TEST_SHARED_BUFFERS:-256MB}
+max_worker_processes = 16
+max_parallel_workers = 8
+max_parallel_workers_per_gather = 4
+log_min_messages = warning
+log_line_prefix = '%m [%p] '
+CONF
+    as_owner "$PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start >/dev/null \
+      || { tail -50 "$dir/server.log" >&2; exit 1; }
+    echo "export PGHOST='$dir' PGPORT=$PGPORT_DEFAULT PGUSER=postgres PGDATABASE=postgres HOPPER_CLUSTER='$dir'"
+    ;;
+  stop)
+    dir=${2:?usage: cluster.sh stop DIR}
+    if [ -f "$dir/data/postmaster.pid" ]; then
+      as_owner "$PG_BIN/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1 || true
+    fi
+    rm -rf "$dir"
+    ;;
+  *)
+    echo "usage: $0 start [DIR] | stop DIR" >&2
+    exit 2
+    ;;
+esac
