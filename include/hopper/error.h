@@ -14,6 +14,17 @@ enum class ErrorKind {
     Limit,             // 54000: a configured or hard size limit would be exceeded
     OutOfMemory,       // 53200
     Internal,          // XX000: a bug in hopper
+    // Kinds the PostgreSQL port raises about database objects and arguments.
+    NullValue,         // 22004: a required argument is NULL
+    UndefinedTable,    // 42P01
+    UndefinedColumn,   // 42703
+    DuplicateTable,    // 42P07
+    WrongType,         // 42804: a column or argument has an unusable type
+    InvalidName,       // 42602: a table name that cannot be parsed
+    NameTooLong,       // 42622: a derived table name would exceed PostgreSQL's limit
+    Privilege,         // 42501
+    ObjectInUse,       // 55006: e.g. a checkpoint that a model version still needs
+    UndefinedObject,   // 42704: no such model, checkpoint, parameter table, ...
 };
 
 // What went wrong, PostgreSQL style: `message` is lowercase without a final period; `detail` and
