@@ -1,0 +1,53 @@
+// The model state format: what a model table stores and what hops between segments.
+//
+// Version 1, little-endian, all offsets in bytes:
+//    0  magic "HOPPERMS"
+//    8  u16 format version (1)        10  u16 flags (bit 0: diverged)
+//   12  u32 configuration JSON length  16  u64 optimizer steps
+//   24  u64 samples seen               32  u64 segment visits
+//   40  f64 last visit loss sum        48  u64 last visit samples
+//   56  u64 number of parameters P     64  u32 optimizer slots K      68  u32 reserved (0)
+//   72  configuration JSON (ModelConfig::to_json), then P floats of parameters, then K*P floats of
+//       optimizer slots, then u32 CRC-32 (zlib) of every byte before it.
+// The configuration travels with the weights, so a state is self-describing: predict, evaluate and
+// warm start check it against what they are asked to do, and a state never meets the wrong model.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "hopper/trainer.h"
+
+namespace hopper {
+
+constexpr uint16_t kStateFormatVersion = 1;
+constexpr std::size_t kStateHeaderSize = 72;
+
+std::string serialize_state(const Trainer& trainer);
+
+// Full restore (parameters and optimizer slots). Anything malformed, truncated, corrupted or
+// inconsistent raises Error(Data) with a message that says what is wrong; never reads out of bounds.
+Trainer deserialize_state(std::string_view bytes);
+
+// Restores the parameters of `bytes` into a trainer for `config` (warm start / transfer learning):
+// the architectures must be equal (Error(InvalidParameter) naming both shapes otherwise);
+// optimizer slots and counters are kept only if the optimizer kind is unchanged.
+Trainer restore_for_config(std::string_view bytes, const ModelConfig& config, bool* optimizer_kept = nullptr);
+
+// Cheap look at a state without copying parameters (validates header, size and checksum).
+struct StateSummary {
+    ModelConfig config;
+    TrainCounters counters;
+    uint64_t num_params = 0;
+    uint32_t num_slots = 0;
+    std::size_t bytes = 0;
+};
+StateSummary inspect_state(std::string_view bytes);
+
+// Size in bytes of a state for this configuration (for limits checked before training).
+std::size_t state_size(const ModelConfig& config);
+
+uint32_t crc32_of(std::string_view bytes);
+
+}  // namespace hopper

@@ -1,0 +1,204 @@
+#include "hopper/state_format.h"
+
+#include <zlib.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "hopper/error.h"
+
+namespace hopper {
+
+namespace {
+
+constexpr char kMagic[8] = {'H', 'O', 'P', 'P', 'E', 'R', 'M', 'S'};
+static_assert(sizeof(float) == 4 && sizeof(double) == 8, "IEEE float sizes expected");
+
+// The format is little-endian; hopper's targets (x86-64, aarch64 Linux) are too.
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "hopper's model state format assumes a little-endian host"
+#endif
+
+template <typename T>
+void put(std::string& out, std::size_t offset, T value) {
+    std::memcpy(&out[offset], &value, sizeof(T));
+}
+
+template <typename T>
+T get(std::string_view in, std::size_t offset) {
+    T value;
+    std::memcpy(&value, in.data() + offset, sizeof(T));
+    return value;
+}
+
+[[noreturn]] void corrupt(const std::string& what, const std::string& detail = {}) {
+    fail(ErrorKind::Data, "invalid model state: " + what, detail,
+         "The value is not a hopper model state, or it was truncated or modified.");
+}
+
+struct Parsed {
+    ModelConfig config;
+    TrainCounters counters;
+    uint64_t num_params;
+    uint32_t num_slots;
+    std::size_t params_offset;
+};
+
+Parsed parse(std::string_view bytes) {
+    if (bytes.size() < kStateHeaderSize + 4)
+        corrupt("too short", "It has " + std::to_string(bytes.size()) + " bytes; a state has at least " +
+                                 std::to_string(kStateHeaderSize + 4) + ".");
+    if (std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) corrupt("wrong magic number");
+    uint16_t version = get<uint16_t>(bytes, 8);
+    if (version != kStateFormatVersion)
+        fail(ErrorKind::Data, "unsupported model state format version " + std::to_string(version),
+             "This hopper reads version " + std::to_string(kStateFormatVersion) + ".",
+             "Use the hopper version that wrote the state.");
+    uint32_t stored_crc = get<uint32_t>(bytes, bytes.size() - 4);
+    if (crc32_of(bytes.substr(0, bytes.size() - 4)) != stored_crc) corrupt("checksum mismatch");
+
+    Parsed p;
+    uint16_t flags = get<uint16_t>(bytes, 10);
+    if (flags & ~uint16_t(1)) corrupt("unknown flags");
+    uint32_t config_len = get<uint32_t>(bytes, 12);
+    p.counters.diverged = (flags & 1) != 0;
+    p.counters.steps = get<uint64_t>(bytes, 16);
+    p.counters.samples_seen = get<uint64_t>(bytes, 24);
+    p.counters.visits = get<uint64_t>(bytes, 32);
+    p.counters.last_visit_loss_sum = get<double>(bytes, 40);
+    p.counters.last_visit_samples = get<uint64_t>(bytes, 48);
+    p.num_params = get<uint64_t>(bytes, 56);
+    p.num_slots = get<uint32_t>(bytes, 64);
+    if (get<uint32_t>(bytes, 68) != 0) corrupt("reserved field is not zero");
+
+    const std::size_t body = bytes.size() - 4 - kStateHeaderSize;
+    if (config_len > body) corrupt("configuration length exceeds the state");
+    if (p.num_slots > 8) corrupt("too many optimizer slots", std::to_string(p.num_slots));
+    const std::size_t float_bytes = body - config_len;
+    if (float_bytes % 4 != 0) corrupt("parameter area is not a whole number of floats");
+    const uint64_t floats = float_bytes / 4;
+    if (p.num_params == 0 || p.num_params > floats || floats / p.num_params != uint64_t(p.num_slots) + 1 ||
+        floats % p.num_params != 0)
+        corrupt("parameter count does not match the state size",
+                std::to_string(p.num_params) + " parameters with " + std::to_string(p.num_slots) +
+                    " optimizer slots do not fill " + std::to_string(float_bytes) + " bytes.");
+
+    try {
+        p.config = parse_model_config(bytes.substr(kStateHeaderSize, config_len));
+    } catch (const Error& e) {
+        corrupt("its configuration cannot be read", e.message());
+    }
+    if (p.config.arch.num_params() != p.num_params)
+        corrupt("parameter count does not match its architecture",
+                "The architecture " + p.config.arch.shape_string() + " has " +
+                    std::to_string(p.config.arch.num_params()) + " parameters; the state holds " +
+                    std::to_string(p.num_params) + ".");
+    if (uint32_t(Optimizer::slots_for(p.config.compile.optimizer.kind)) != p.num_slots)
+        corrupt("optimizer slots do not match its optimizer");
+    p.params_offset = kStateHeaderSize + config_len;
+    return p;
+}
+
+}  // namespace
+
+uint32_t crc32_of(std::string_view bytes) {
+    uLong crc = crc32(0L, Z_NULL, 0);
+    // zlib takes uInt lengths: feed large states in pieces.
+    const char* p = bytes.data();
+    std::size_t left = bytes.size();
+    while (left > 0) {
+        uInt chunk = left > (1u << 30) ? (1u << 30) : uInt(left);
+        crc = crc32(crc, reinterpret_cast<const Bytef*>(p), chunk);
+        p += chunk;
+        left -= chunk;
+    }
+    return uint32_t(crc);
+}
+
+std::size_t state_size(const ModelConfig& config) {
+    const std::size_t p = config.arch.num_params();
+    const std::size_t k = Optimizer::slots_for(config.compile.optimizer.kind);
+    return kStateHeaderSize + config.to_json().size() + 4 * p * (k + 1) + 4;
+}
+
+std::string serialize_state(const Trainer& trainer) {
+    const std::string config = trainer.config().to_json();
+    const auto& params = trainer.params();
+    const auto& slots = trainer.optimizer().slots();
+    const std::size_t total = kStateHeaderSize + config.size() + 4 * (params.size() + slots.size()) + 4;
+    std::string out(total, '\0');
+    std::memcpy(&out[0], kMagic, sizeof kMagic);
+    const TrainCounters& c = trainer.counters();
+    put<uint16_t>(out, 8, kStateFormatVersion);
+    put<uint16_t>(out, 10, c.diverged ? 1 : 0);
+    put<uint32_t>(out, 12, uint32_t(config.size()));
+    put<uint64_t>(out, 16, c.steps);
+    put<uint64_t>(out, 24, c.samples_seen);
+    put<uint64_t>(out, 32, c.visits);
+    put<double>(out, 40, c.last_visit_loss_sum);
+    put<uint64_t>(out, 48, c.last_visit_samples);
+    put<uint64_t>(out, 56, params.size());
+    put<uint32_t>(out, 64, uint32_t(trainer.optimizer().num_slots()));
+    put<uint32_t>(out, 68, 0);
+    std::size_t at = kStateHeaderSize;
+    std::memcpy(&out[at], config.data(), config.size());
+    at += config.size();
+    std::memcpy(&out[at], params.data(), 4 * params.size());
+    at += 4 * params.size();
+    if (!slots.empty()) std::memcpy(&out[at], slots.data(), 4 * slots.size());
+    at += 4 * slots.size();
+    put<uint32_t>(out, at, crc32_of(std::string_view(out).substr(0, at)));
+    return out;
+}
+
+StateSummary inspect_state(std::string_view bytes) {
+    Parsed p = parse(bytes);
+    StateSummary s;
+    s.config = std::move(p.config);
+    s.counters = p.counters;
+    s.num_params = p.num_params;
+    s.num_slots = p.num_slots;
+    s.bytes = bytes.size();
+    return s;
+}
+
+Trainer deserialize_state(std::string_view bytes) {
+    Parsed p = parse(bytes);
+    std::vector<float> params(p.num_params);
+    std::vector<float> slots(std::size_t(p.num_params) * p.num_slots);
+    std::memcpy(params.data(), bytes.data() + p.params_offset, 4 * params.size());
+    if (!slots.empty())
+        std::memcpy(slots.data(), bytes.data() + p.params_offset + 4 * params.size(), 4 * slots.size());
+    return Trainer(std::move(p.config), std::move(params), std::move(slots), p.counters);
+}
+
+Trainer restore_for_config(std::string_view bytes, const ModelConfig& config, bool* optimizer_kept) {
+    Parsed p = parse(bytes);
+    if (p.config.arch != config.arch)
+        fail(ErrorKind::InvalidParameter, "model state does not match the architecture",
+             "The state was trained with architecture " + p.config.arch.shape_string() + " (" +
+                 p.config.arch.to_json() + "); the requested architecture is " + config.arch.shape_string() +
+                 " (" + config.arch.to_json() + ").",
+             "Warm start and transfer learning need the same architecture.");
+    std::vector<float> params(p.num_params);
+    std::memcpy(params.data(), bytes.data() + p.params_offset, 4 * params.size());
+    const bool keep = p.config.compile.optimizer.kind == config.compile.optimizer.kind;
+    std::vector<float> slots(keep ? std::size_t(p.num_params) * p.num_slots
+                                  : config.arch.num_params() * Optimizer::slots_for(config.compile.optimizer.kind),
+                             0.0f);
+    TrainCounters counters;
+    if (keep) {
+        if (!slots.empty())
+            std::memcpy(slots.data(), bytes.data() + p.params_offset + 4 * params.size(), 4 * slots.size());
+        counters = p.counters;
+    } else {
+        counters.samples_seen = p.counters.samples_seen;
+        counters.visits = p.counters.visits;
+    }
+    counters.diverged = false;
+    if (optimizer_kept) *optimizer_kept = keep;
+    return Trainer(config, std::move(params), std::move(slots), counters);
+}
+
+}  // namespace hopper
