@@ -35,6 +35,14 @@ Trainer deserialize_state(std::string_view bytes);
 // optimizer slots and counters are kept only if the optimizer kind is unchanged.
 Trainer restore_for_config(std::string_view bytes, const ModelConfig& config, bool* optimizer_kept = nullptr);
 
+// Configuration and parameters only (evaluation and prediction need no optimizer slots).
+struct FrozenModel {
+    ModelConfig config;
+    std::vector<float> params;
+    uint32_t checksum = 0;  // the state's CRC, identifies the state in caches
+};
+FrozenModel load_frozen_model(std::string_view bytes);
+
 // Cheap look at a state without copying parameters (validates header, size and checksum).
 struct StateSummary {
     ModelConfig config;

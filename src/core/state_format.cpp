@@ -163,6 +163,16 @@ StateSummary inspect_state(std::string_view bytes) {
     return s;
 }
 
+FrozenModel load_frozen_model(std::string_view bytes) {
+    Parsed p = parse(bytes);
+    FrozenModel m;
+    m.config = std::move(p.config);
+    m.params.resize(p.num_params);
+    std::memcpy(m.params.data(), bytes.data() + p.params_offset, 4 * m.params.size());
+    m.checksum = get<uint32_t>(bytes, bytes.size() - 4);
+    return m;
+}
+
 Trainer deserialize_state(std::string_view bytes) {
     Parsed p = parse(bytes);
     std::vector<float> params(p.num_params);

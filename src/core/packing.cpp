@@ -1,0 +1,138 @@
+#include "hopper/packing.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "hopper/error.h"
+#include "hopper/rng.h"
+
+namespace hopper {
+
+std::vector<uint64_t> shuffled_order(uint64_t n, uint64_t seed) {
+    std::vector<uint64_t> order(n);
+    for (uint64_t i = 0; i < n; ++i) order[i] = i;
+    Rng rng(mix_seed(seed, 0x5348554646ULL));  // "SHUFF"
+    for (uint64_t i = n; i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
+    return order;
+}
+
+BufferPlan plan_buffers(int64_t num_rows, int buffer_size, int num_segments) {
+    if (num_rows <= 0) fail(ErrorKind::Data, "no rows to pack", "The source table is empty.");
+    if (buffer_size <= 0)
+        fail(ErrorKind::InvalidParameter, "buffer_size must be positive", "It is " + std::to_string(buffer_size) + ".");
+    if (num_segments <= 0)
+        fail(ErrorKind::InvalidParameter, "num_segments must be positive", "It is " + std::to_string(num_segments) + ".");
+    if (num_rows < num_segments)
+        fail(ErrorKind::InvalidParameter,
+             "cannot spread " + std::to_string(num_rows) + " rows over " + std::to_string(num_segments) + " segments",
+             "Every segment needs at least one row.", "Use fewer segments.");
+    BufferPlan plan;
+    int64_t buffers = (num_rows + buffer_size - 1) / buffer_size;
+    if (buffers < num_segments) buffers = num_segments;
+    if (buffers > std::numeric_limits<int>::max())
+        fail(ErrorKind::Limit, "too many buffers", std::to_string(buffers) + " buffers would be needed.",
+             "Use a larger buffer_size.");
+    const int64_t base = num_rows / buffers;
+    const int64_t extra = num_rows % buffers;  // the first `extra` buffers hold one more row
+    plan.adjusted_buffer_size = int(base + (extra ? 1 : 0));
+    plan.rows.resize(buffers);
+    plan.segment.resize(buffers);
+    plan.rows_per_segment.assign(num_segments, 0);
+    plan.buffers_per_segment.assign(num_segments, 0);
+    for (int64_t b = 0; b < buffers; ++b) {
+        plan.rows[b] = int(base + (b < extra ? 1 : 0));
+        plan.segment[b] = int(b % num_segments);
+        plan.rows_per_segment[plan.segment[b]] += plan.rows[b];
+        plan.buffers_per_segment[plan.segment[b]] += 1;
+    }
+    return plan;
+}
+
+ScaleKind parse_scale_kind(const std::string& name) {
+    if (name == "none") return ScaleKind::None;
+    if (name == "standardize") return ScaleKind::Standardize;
+    if (name == "minmax") return ScaleKind::MinMax;
+    fail(ErrorKind::InvalidParameter, "unknown scale \"" + name + "\"", "",
+         "Valid values are none, standardize and minmax.");
+}
+
+const char* to_string(ScaleKind kind) {
+    switch (kind) {
+        case ScaleKind::None: return "none";
+        case ScaleKind::Standardize: return "standardize";
+        case ScaleKind::MinMax: return "minmax";
+    }
+    return "none";
+}
+
+FeatureStats::FeatureStats(int num_features)
+    : n_features_(num_features),
+      mean_(num_features, 0.0),
+      m2_(num_features, 0.0),
+      min_(num_features, std::numeric_limits<double>::infinity()),
+      max_(num_features, -std::numeric_limits<double>::infinity()) {}
+
+void FeatureStats::add(const float* row) {
+    ++count_;
+    const double inv = 1.0 / double(count_);
+    for (int j = 0; j < n_features_; ++j) {
+        const double x = row[j];
+        const double d = x - mean_[j];
+        mean_[j] += d * inv;
+        m2_[j] += d * (x - mean_[j]);
+        min_[j] = std::min(min_[j], x);
+        max_[j] = std::max(max_[j], x);
+    }
+}
+
+std::vector<double> FeatureStats::mean() const { return mean_; }
+std::vector<double> FeatureStats::min() const { return min_; }
+std::vector<double> FeatureStats::max() const { return max_; }
+
+std::vector<double> FeatureStats::stddev() const {
+    std::vector<double> s(n_features_, 0.0);
+    if (count_ > 0)
+        for (int j = 0; j < n_features_; ++j) s[j] = std::sqrt(m2_[j] / double(count_));
+    return s;
+}
+
+FeatureScaling FeatureScaling::from_stats(ScaleKind kind, double normalizing_const, const FeatureStats& stats) {
+    if (!(normalizing_const > 0) || !std::isfinite(normalizing_const))
+        fail(ErrorKind::InvalidParameter, "normalizing_const must be a positive finite number");
+    FeatureScaling s;
+    s.normalizing_const = normalizing_const;
+    if (kind == ScaleKind::None) return s;
+    const int n = stats.num_features();
+    s.center.resize(n);
+    s.spread.resize(n);
+    // Statistics were taken on raw values; the transform divides by normalizing_const first.
+    const std::vector<double> a = kind == ScaleKind::Standardize ? stats.mean() : stats.min();
+    const std::vector<double> mx = stats.max();
+    const std::vector<double> sd = stats.stddev();
+    for (int j = 0; j < n; ++j) {
+        double spread = kind == ScaleKind::Standardize ? sd[j] : mx[j] - a[j];
+        spread /= normalizing_const;
+        // A constant feature carries no information: centre it and leave its scale alone.
+        s.center[j] = float(a[j] / normalizing_const);
+        s.spread[j] = float(spread > 1e-12 ? spread : 1.0);
+    }
+    return s;
+}
+
+void FeatureScaling::apply(float* row, int num_features) const {
+    if (normalizing_const != 1.0) {
+        const float inv = float(1.0 / normalizing_const);
+        for (int j = 0; j < num_features; ++j) row[j] *= inv;
+    }
+    if (!center.empty())
+        for (int j = 0; j < num_features; ++j) row[j] = (row[j] - center[j]) / spread[j];
+}
+
+int first_non_finite(const float* row, int n) {
+    for (int j = 0; j < n; ++j)
+        if (!std::isfinite(row[j])) return j;
+    return -1;
+}
+
+}  // namespace hopper
