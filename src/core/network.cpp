@@ -1,0 +1,403 @@
+// Dense network: initialisation, forward pass, loss and backpropagation over one flat parameter
+// vector. The hot path is GradientWorkspace::loss_and_gradient; see the notes there.
+#include "hopper/network.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "hopper/error.h"
+#include "hopper/rng.h"
+
+namespace hopper {
+
+namespace {
+
+using ArrayF = Eigen::Array<float, Eigen::Dynamic, Eigen::Dynamic>;
+using ConstVectorMap = Eigen::Map<const VectorF, Eigen::Unaligned>;
+using VectorMap = Eigen::Map<VectorF, Eigen::Unaligned>;
+
+// Keras' epsilon, applied in float32 as Keras does (1 - 1e-7 rounds to 0.99999988f).
+constexpr float kClipLo = 1e-7f;
+constexpr float kClipHi = 1.0f - 1e-7f;
+
+inline float clip_prob(float p) { return std::min(std::max(p, kClipLo), kClipHi); }
+
+// In-place activation of a (units x n) block. Softmax works per column.
+template <typename M>
+void activate(Activation act, M&& z) {
+    switch (act) {
+        case Activation::Linear:
+            break;
+        case Activation::Relu:
+            z = z.cwiseMax(0.0f);
+            break;
+        case Activation::Tanh:
+            z = z.array().tanh().matrix();
+            break;
+        case Activation::Sigmoid:
+            // sigmoid(z) = (z >= 0 ? 1 : e) / (1 + e) with e = exp(-|z|), which never overflows.
+            z = ((z.array() >= 0.0f).select(1.0f, (-z.array().abs()).exp()) /
+                 (1.0f + (-z.array().abs()).exp()))
+                    .matrix();
+            break;
+        case Activation::Softmax:
+            for (Eigen::Index j = 0; j < z.cols(); ++j) {
+                auto c = z.col(j).array();
+                float m = c.maxCoeff();
+                c = (c - m).exp();
+                c /= c.sum();
+            }
+            break;
+    }
+}
+
+// z = W a (+ b), then the activation, all in place in z.
+template <typename A, typename Z>
+void dense_forward(const DenseLayer& layer, const LayerSlice& s, const float* params, const A& a,
+                   Z&& z) {
+    ConstMatrixMap w(params + s.weight_offset, s.units, s.inputs);
+    z.noalias() = w * a;
+    if (layer.use_bias) z.colwise() += ConstVectorMap(params + s.bias_offset, s.units);
+    activate(layer.activation, z);
+}
+
+// Summed per-sample loss; p and y are (outputs x n).
+template <typename P, typename Y>
+double loss_sum_impl(Loss loss, const P& p, const Y& y) {
+    const Eigen::Index k = p.rows(), n = p.cols();
+    double total = 0.0;
+    switch (loss) {
+        case Loss::SoftmaxCrossEntropy:
+            for (Eigen::Index j = 0; j < n; ++j)
+                for (Eigen::Index i = 0; i < k; ++i) {
+                    float t = y(i, j);
+                    if (t != 0.0f) total -= double(t) * std::log(double(clip_prob(p(i, j))));
+                }
+            return total;
+        case Loss::BinaryCrossEntropy:
+            for (Eigen::Index j = 0; j < n; ++j) {
+                double col = 0.0;
+                for (Eigen::Index i = 0; i < k; ++i) {
+                    double q = clip_prob(p(i, j));
+                    double t = y(i, j);
+                    col -= t * std::log(q) + (1.0 - t) * std::log(1.0 - q);
+                }
+                total += col / double(k);
+            }
+            return total;
+        case Loss::MeanSquaredError:
+            for (Eigen::Index j = 0; j < n; ++j) {
+                double col = 0.0;
+                for (Eigen::Index i = 0; i < k; ++i) {
+                    double d = double(p(i, j)) - double(y(i, j));
+                    col += d * d;
+                }
+                total += col / double(k);
+            }
+            return total;
+    }
+    return std::numeric_limits<double>::quiet_NaN();
+}
+
+// Standard deviation (normal) or half-width (uniform) of an initializer.
+double init_scale(Initializer init, int fan_in, int fan_out) {
+    switch (init) {
+        case Initializer::GlorotUniform:
+            return std::sqrt(6.0 / double(fan_in + fan_out));
+        case Initializer::GlorotNormal:
+            return std::sqrt(2.0 / double(fan_in + fan_out));
+        case Initializer::HeUniform:
+            return std::sqrt(6.0 / double(fan_in));
+        case Initializer::HeNormal:
+            return std::sqrt(2.0 / double(fan_in));
+        case Initializer::Zeros:
+            return 0.0;
+    }
+    return 0.0;
+}
+
+}  // namespace
+
+Network::Network(Architecture arch) : arch_(std::move(arch)) {
+    // Computed here rather than by Architecture::num_params() so the network owns its layout.
+    std::size_t offset = 0;
+    int inputs = arch_.input_dim;
+    slices_.reserve(arch_.layers.size());
+    for (const DenseLayer& layer : arch_.layers) {
+        if (inputs <= 0 || layer.units <= 0)
+            fail(ErrorKind::Internal, "network layer with a non-positive size");
+        LayerSlice s;
+        s.weight_offset = offset;
+        s.bias_offset = offset + std::size_t(layer.units) * std::size_t(inputs);
+        s.inputs = inputs;
+        s.units = layer.units;
+        slices_.push_back(s);
+        offset = s.bias_offset + (layer.use_bias ? std::size_t(layer.units) : 0);
+        inputs = layer.units;
+    }
+    num_params_ = offset;
+}
+
+void Network::initialize(float* params, uint64_t seed) const {
+    for (std::size_t l = 0; l < slices_.size(); ++l) {
+        const LayerSlice& s = slices_[l];
+        const DenseLayer& layer = arch_.layers[l];
+        const std::size_t count = std::size_t(s.units) * std::size_t(s.inputs);
+        float* w = params + s.weight_offset;
+        // One stream per layer: adding a layer leaves the earlier layers' weights unchanged.
+        Rng rng(mix_seed(seed, l));
+        const double scale = init_scale(layer.initializer, s.inputs, s.units);
+        switch (layer.initializer) {
+            case Initializer::GlorotUniform:
+            case Initializer::HeUniform:
+                for (std::size_t i = 0; i < count; ++i)
+                    w[i] = float((2.0 * rng.uniform() - 1.0) * scale);
+                break;
+            case Initializer::GlorotNormal:
+            case Initializer::HeNormal:
+                for (std::size_t i = 0; i < count; ++i) w[i] = float(rng.normal() * scale);
+                break;
+            case Initializer::Zeros:
+                std::fill(w, w + count, 0.0f);
+                break;
+        }
+        if (layer.use_bias) std::fill(params + s.bias_offset, params + s.bias_offset + s.units, 0.0f);
+    }
+}
+
+void Network::predict(const float* params, const ConstMatrixMap& x, MatrixF& out) const {
+    const std::size_t nl = slices_.size();
+    const Eigen::Index n = x.cols();
+    if (nl == 0) fail(ErrorKind::Internal, "network without layers");
+    if (x.rows() != arch_.input_dim) fail(ErrorKind::Internal, "input rows do not match the network");
+    // Ping-pong between `out` and `tmp` so the last layer lands in `out`.
+    MatrixF tmp;
+    for (std::size_t l = 0; l < nl; ++l) {
+        MatrixF& dst = ((nl - 1 - l) % 2 == 0) ? out : tmp;
+        const MatrixF& src = (&dst == &out) ? tmp : out;
+        dst.resize(slices_[l].units, n);
+        if (l == 0)
+            dense_forward(arch_.layers[l], slices_[l], params, x, dst);
+        else
+            dense_forward(arch_.layers[l], slices_[l], params, src, dst);
+    }
+}
+
+double loss_sum(Loss loss, const MatrixF& p, const ConstMatrixMap& y) {
+    if (p.rows() != y.rows() || p.cols() != y.cols())
+        fail(ErrorKind::Internal, "loss of mismatched output and target shapes");
+    return loss_sum_impl(loss, p, y);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Gradient workspace.
+//
+// Buffers are allocated for the largest batch seen and used through maps of their first n
+// columns (column-major, so that prefix is contiguous): a smaller last minibatch does not
+// reallocate. During the backward pass each layer's activation buffer is overwritten in place by
+// that layer's dL/dZ once the layer above no longer needs it, so one scratch buffer (delta_) is
+// enough for W^T * dZ. delta_prev_ holds dL/dp for the general (non fast path) output gradient.
+//
+// Dropout: activations_ hold the outputs after dropout. masks_[l] holds 0 or 1/(1-rate) per
+// element, except for a softmax layer, where it holds the softmax before dropout (the Jacobian
+// needs all of it) and the keep pattern is recovered as "output != 0" (a kept softmax value is
+// > 0 unless it underflowed, and then it contributes nothing either way).
+
+GradientWorkspace::GradientWorkspace(const Network& net)
+    : net_(net), activations_(net.slices().size()), masks_(net.slices().size()) {}
+
+namespace {
+
+// Draws the keep pattern of one layer: element i (column-major) kept iff its uniform >= rate.
+// Integer comparison of the top 53 bits is the same as Rng::uniform() >= rate, but cheaper.
+struct DropoutDraw {
+    Rng rng;
+    uint64_t threshold;  // keep iff (u64 >> 11) >= threshold
+    DropoutDraw(uint64_t seed, std::size_t layer, float rate)
+        : rng(mix_seed(seed, layer)),
+          threshold(uint64_t(std::ceil(double(rate) * 9007199254740992.0))) {}
+    bool keep() { return (rng.next_u64() >> 11) >= threshold; }
+};
+
+// In place: g (dL/dA after dropout, units x n) becomes dL/dZ of a layer whose outputs after
+// dropout are `a`. `mask` is the layer's mask buffer (only read if rate > 0).
+template <typename G, typename A, typename Mk>
+void activation_backward(Activation act, float rate, G&& g, const A& a, const Mk& mask) {
+    const bool drop = rate > 0.0f;
+    const float keep_scale = drop ? 1.0f / (1.0f - rate) : 1.0f;
+    const float inv = drop ? (1.0f - rate) : 1.0f;  // undoes the scaling of kept outputs
+    switch (act) {
+        case Activation::Linear:
+            if (drop) g.array() *= mask.array();
+            break;
+        case Activation::Relu:
+            // A kept positive output implies mask == keep_scale; a dropped one is 0.
+            if (drop)
+                g = (a.array() > 0.0f).select(g.array() * keep_scale, 0.0f).matrix();
+            else
+                g = (a.array() > 0.0f).select(g.array(), 0.0f).matrix();
+            break;
+        case Activation::Tanh:
+            if (drop)
+                g.array() *= mask.array() * (1.0f - (a.array() * inv).square());
+            else
+                g.array() *= 1.0f - a.array().square();
+            break;
+        case Activation::Sigmoid:
+            if (drop)
+                g.array() *= mask.array() * (a.array() * inv) * (1.0f - a.array() * inv);
+            else
+                g.array() *= a.array() * (1.0f - a.array());
+            break;
+        case Activation::Softmax:
+            // dZ = s * (g' - sum(s * g')) per column, g' = g through dropout.
+            for (Eigen::Index j = 0; j < g.cols(); ++j) {
+                auto gc = g.col(j).array();
+                if (drop) {
+                    auto s = mask.col(j).array();
+                    gc = (a.col(j).array() != 0.0f).select(gc * keep_scale, 0.0f);
+                    float dot = (s * gc).sum();
+                    gc = s * (gc - dot);
+                } else {
+                    auto s = a.col(j).array();
+                    float dot = (s * gc).sum();
+                    gc = s * (gc - dot);
+                }
+            }
+            break;
+    }
+}
+
+}  // namespace
+
+double GradientWorkspace::loss_and_gradient(const float* params, const ConstMatrixMap& x,
+                                            const ConstMatrixMap& y, Loss loss, float* grad,
+                                            uint64_t dropout_seed) {
+    const auto& slices = net_.slices();
+    const auto& layers = net_.arch().layers;
+    const std::size_t nl = slices.size();
+    const Eigen::Index n = x.cols();
+    if (nl == 0) fail(ErrorKind::Internal, "network without layers");
+    if (x.rows() != net_.arch().input_dim || y.rows() != slices.back().units || y.cols() != n)
+        fail(ErrorKind::Internal, "batch shape does not match the network");
+    if (n == 0) {
+        std::fill(grad, grad + net_.num_params(), 0.0f);
+        return 0.0;
+    }
+
+    // Grow buffers only when a larger batch arrives.
+    Eigen::Index max_inner = 1;
+    for (std::size_t l = 0; l < nl; ++l) {
+        if (activations_[l].rows() != slices[l].units || activations_[l].cols() < n)
+            activations_[l].resize(slices[l].units, n);
+        if (layers[l].dropout > 0.0f &&
+            (masks_[l].rows() != slices[l].units || masks_[l].cols() < n))
+            masks_[l].resize(slices[l].units, n);
+        if (l > 0) max_inner = std::max<Eigen::Index>(max_inner, slices[l].inputs);
+    }
+    if (delta_.size() < max_inner * n) delta_.resize(max_inner, n);
+    const int out_units = slices.back().units;
+    if (delta_prev_.size() < Eigen::Index(out_units) * n) delta_prev_.resize(out_units, n);
+
+    auto act = [&](std::size_t l) { return MatrixMap(activations_[l].data(), slices[l].units, n); };
+    auto mask = [&](std::size_t l) { return MatrixMap(masks_[l].data(), slices[l].units, n); };
+
+    // Forward.
+    for (std::size_t l = 0; l < nl; ++l) {
+        MatrixMap a = act(l);
+        if (l == 0)
+            dense_forward(layers[l], slices[l], params, x, a);
+        else
+            dense_forward(layers[l], slices[l], params, act(l - 1), a);
+        const float rate = layers[l].dropout;
+        if (rate >= 1.0f) fail(ErrorKind::InvalidParameter, "dropout rate must be below 1");
+        if (rate > 0.0f) {
+            MatrixMap m = mask(l);
+            DropoutDraw draw(dropout_seed, l, rate);
+            const float keep_scale = 1.0f / (1.0f - rate);
+            float* ap = a.data();
+            float* mp = m.data();
+            const Eigen::Index count = a.size();
+            if (layers[l].activation == Activation::Softmax) {
+                for (Eigen::Index i = 0; i < count; ++i) {
+                    mp[i] = ap[i];
+                    ap[i] = draw.keep() ? ap[i] * keep_scale : 0.0f;
+                }
+            } else {
+                for (Eigen::Index i = 0; i < count; ++i) mp[i] = draw.keep() ? keep_scale : 0.0f;
+                a.array() *= m.array();
+            }
+        }
+    }
+
+    MatrixMap p = act(nl - 1);
+    const double loss_total = loss_sum_impl(loss, p, y);
+
+    // Output dL/dZ (of the mean loss over the batch), in place in the output buffer.
+    const DenseLayer& last = layers.back();
+    const float inv_n = 1.0f / float(n);
+    if (last.dropout == 0.0f && last.activation == Activation::Softmax &&
+        loss == Loss::SoftmaxCrossEntropy) {
+        // Exact for any targets: d/dz of -sum y log softmax(z) is softmax * sum(y) - y.
+        for (Eigen::Index j = 0; j < n; ++j) {
+            const float ysum = y.col(j).sum();
+            p.col(j) = (p.col(j) * ysum - y.col(j)) * inv_n;
+        }
+    } else if (last.dropout == 0.0f && last.activation == Activation::Sigmoid &&
+               loss == Loss::BinaryCrossEntropy) {
+        p = (p - y) * (inv_n / float(out_units));
+    } else {
+        // General path: dL/dp (zero where the probability clip is active), then the activation.
+        MatrixMap g(delta_prev_.data(), out_units, n);
+        switch (loss) {
+            case Loss::SoftmaxCrossEntropy:
+                g = (p.array() >= kClipLo && p.array() <= kClipHi)
+                        .select(-y.array() / p.array() * inv_n, 0.0f)
+                        .matrix();
+                break;
+            case Loss::BinaryCrossEntropy: {
+                const float c = inv_n / float(out_units);
+                g = (p.array() >= kClipLo && p.array() <= kClipHi)
+                        .select((p.array() - y.array()) / (p.array() * (1.0f - p.array())) * c, 0.0f)
+                        .matrix();
+                break;
+            }
+            case Loss::MeanSquaredError:
+                g = (p - y) * (2.0f * inv_n / float(out_units));
+                break;
+        }
+        if (last.dropout > 0.0f)
+            activation_backward(last.activation, last.dropout, g, p, mask(nl - 1));
+        else
+            activation_backward(last.activation, 0.0f, g, p, p);
+        p = g;
+    }
+
+    // Backward: act(l) holds dL/dZ_l from here on.
+    for (std::size_t l = nl; l-- > 0;) {
+        const LayerSlice& s = slices[l];
+        MatrixMap dz = act(l);
+        MatrixMap gw(grad + s.weight_offset, s.units, s.inputs);
+        if (l == 0)
+            gw.noalias() = dz * x.transpose();
+        else
+            gw.noalias() = dz * act(l - 1).transpose();
+        if (layers[l].use_bias) VectorMap(grad + s.bias_offset, s.units) = dz.rowwise().sum();
+        if (l == 0) break;  // the input gradient is not needed
+
+        ConstMatrixMap w(params + s.weight_offset, s.units, s.inputs);
+        MatrixMap g(delta_.data(), s.inputs, n);
+        g.noalias() = w.transpose() * dz;
+        const DenseLayer& below = layers[l - 1];
+        MatrixMap a_below = act(l - 1);
+        if (below.dropout > 0.0f)
+            activation_backward(below.activation, below.dropout, g, a_below, mask(l - 1));
+        else
+            activation_backward(below.activation, 0.0f, g, a_below, a_below);
+        a_below = g;
+    }
+    return loss_total;
+}
+
+}  // namespace hopper
