@@ -1,0 +1,40 @@
+# hopper: PostgreSQL extension (PGXS). `make`, `make install`, `make installcheck` (pg_regress on
+# sql/*.sql against expected/*.out; needs a running server, see test/cluster.sh).
+EXTENSION   = hopper
+EXTVERSION  = $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" hopper.control)
+MODULE_big  = hopper
+PG_CONFIG  ?= /usr/lib/postgresql/15/bin/pg_config
+
+CORE_SRCS = $(sort $(wildcard src/core/*.cpp))
+PORT_SRCS = $(sort $(wildcard src/pg/*.cpp))
+OBJS      = $(CORE_SRCS:.cpp=.o) $(PORT_SRCS:.cpp=.o)
+
+# The extension script is assembled from one file per feature area, in file-name order.
+EXT_PARTS  = $(sort $(wildcard sql/ext/*.sql))
+DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
+
+# Regression inputs: every sql/*.sql except the assembled extension script.
+REGRESS      = $(filter-out $(EXTENSION)--%,$(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql))))
+REGRESS_OPTS = --load-extension=$(EXTENSION) --dbname=hopper_regression
+
+# -march=native measured 2-5x faster Eigen float32 products than plain -O3 on this kind of machine.
+# Portable packages: make HOPPER_OPT="-O3".
+HOPPER_OPT ?= -O3 -march=native
+PG_CPPFLAGS = -Iinclude -Isrc -isystem /usr/include/eigen3 -DEIGEN_DONT_PARALLELIZE
+PG_CXXFLAGS = -std=c++17 $(HOPPER_OPT) -Wno-register -Wno-unused-parameter -fexceptions
+SHLIB_LINK  = -lstdc++ -lz
+
+EXTRA_CLEAN = $(DATA_built)
+
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+# PGXS would also emit LLVM bitcode for every .cpp with clang, without our C++ flags (C++17 then
+# fails, and the build takes 1.7x longer). The JIT simply skips the extension without it.
+override with_llvm = no
+
+$(DATA_built): $(EXT_PARTS) hopper.control
+	cat $(EXT_PARTS) > $@
+
+# Every object depends on the headers (small project: rebuild rather than track dependencies).
+$(OBJS): $(wildcard include/hopper/*.h src/pg/*.h src/core/*.h)

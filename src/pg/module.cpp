@@ -1,0 +1,43 @@
+// The extension's module: magic block and settings (GUCs).
+#include <climits>
+
+#include "pg/guard.h"
+#include "pg/settings.h"
+
+extern "C" {
+PG_MODULE_MAGIC;
+PGDLLEXPORT void _PG_init(void);
+}
+
+namespace hopper::pg {
+int setting_parallel_segments = 0;
+bool setting_debug_hops = false;
+int setting_max_state_mb = 1024;
+int setting_segment_cache_mb = 2048;
+}  // namespace hopper::pg
+
+void _PG_init(void) {
+    using namespace hopper::pg;
+    DefineCustomIntVariable(
+        "hopper.parallel_segments",
+        "Most segments that train at the same time in fit and fit_multiple (0: one per segment).",
+        "hopper runs segments in parallel workers; this caps the workers a training statement asks for. "
+        "PostgreSQL's max_parallel_workers and max_worker_processes still apply.",
+        &setting_parallel_segments, 0, 0, 1024, PGC_USERSET, 0, nullptr, nullptr, nullptr);
+    DefineCustomBoolVariable(
+        "hopper.debug_hops",
+        "Record where every model was in every hop and how long each statement took.",
+        "fit and fit_multiple write the record to <model_output_table>_hops.",
+        &setting_debug_hops, false, PGC_USERSET, 0, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "hopper.max_model_state_mb",
+        "Largest model state (weights and optimizer slots) hopper will create, in megabytes.",
+        "Larger models are refused before training starts.",
+        &setting_max_state_mb, 1024, 1, 1024, PGC_USERSET, GUC_UNIT_MB, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "hopper.segment_cache_mb",
+        "Most packed data one segment may hold in memory to train several epochs per visit, in megabytes.",
+        "Needed only when fit_params has epochs > 1.",
+        &setting_segment_cache_mb, 2048, 1, INT_MAX / 2, PGC_USERSET, GUC_UNIT_MB, nullptr, nullptr, nullptr);
+    MarkGUCPrefixReserved("hopper");
+}

@@ -1,0 +1,120 @@
+// SPI from C++: statements with typed parameters, results copied into C++ values, commits for
+// procedures. Each call goes through pg::call, so a PostgreSQL error becomes a C++ PgError.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pg/guard.h"
+
+namespace hopper::pg {
+
+// One statement parameter, held as a C++ value and turned into a Datum only while the statement
+// runs (in a scratch memory context reset per statement, so long loops do not accumulate memory).
+struct Param {
+    enum class Kind { Null, Text, Int4, Int8, Float8, Bool, Bytea, Jsonb, Float8Array, Int4Array,
+                      Int8Array, TextArray, Float4Matrix, ByteaArray, Datum };
+    Kind kind = Kind::Null;
+    Oid type = InvalidOid;  // for Null and Datum
+    std::string_view view;  // Text, Bytea, Jsonb (caller keeps the data alive)
+    std::string owned;      // when built from a temporary
+    int64_t i = 0;
+    double d = 0;
+    bool b = false;
+    const std::vector<double>* dv = nullptr;
+    const std::vector<int32_t>* i4v = nullptr;
+    const std::vector<int64_t>* i8v = nullptr;
+    const std::vector<std::string>* sv = nullptr;
+    const float* fp = nullptr;
+    int rows = 0, cols = 0;
+    ::Datum raw = 0;
+
+    static Param null(Oid type);
+    static Param text(std::string_view s);         // s must outlive the statement
+    static Param text_copy(std::string s);
+    static Param int4(int32_t v);
+    static Param int8(int64_t v);
+    static Param float8(double v);
+    static Param boolean(bool v);
+    static Param bytea(std::string_view bytes);    // bytes must outlive the statement
+    static Param jsonb(std::string_view json);
+    static Param jsonb_copy(std::string json);
+    static Param float8_array(const std::vector<double>& v);
+    static Param int4_array(const std::vector<int32_t>& v);
+    static Param int8_array(const std::vector<int64_t>& v);
+    static Param text_array(const std::vector<std::string>& v);
+    static Param bytea_array(const std::vector<std::string>& v);
+    static Param float4_matrix(const float* data, int rows, int cols);
+    static Param datum(::Datum value, Oid type);
+};
+
+// A statement prepared once (SPI_prepare + SPI_keepplan) and executed many times.
+struct Prepared {
+    SPIPlanPtr plan = nullptr;
+    std::string sql;
+};
+
+class Spi {
+public:
+    // nonatomic: a procedure called outside a transaction block, allowed to commit.
+    explicit Spi(bool nonatomic = false);
+    ~Spi();
+    Spi(const Spi&) = delete;
+    Spi& operator=(const Spi&) = delete;
+
+    // Runs one statement; returns the number of rows processed. Results stay readable until the
+    // next execute. read_only: the statement does not write (lets SPI skip a command counter bump).
+    uint64_t execute(const std::string& sql, const std::vector<Param>& params = {},
+                     bool read_only = false);
+    Prepared prepare(const std::string& sql, const std::vector<Oid>& types);
+    uint64_t execute(const Prepared& stmt, const std::vector<Param>& params, bool read_only = false);
+
+    uint64_t rows() const { return rows_; }
+    int columns() const;
+    bool is_null(uint64_t row, int col) const;
+    std::string text(uint64_t row, int col) const;  // any type, via its output function
+    int64_t integer(uint64_t row, int col) const;     // int2/int4/int8
+    double number(uint64_t row, int col) const;      // float4/float8/numeric/ints
+    bool boolean(uint64_t row, int col) const;
+    std::string bytes(uint64_t row, int col) const;  // bytea
+    std::vector<double> float8_array(uint64_t row, int col) const;
+    std::vector<int64_t> int_array(uint64_t row, int col) const;
+    std::vector<std::string> text_array(uint64_t row, int col) const;
+    // The raw value (valid until the next execute) and its type.
+    ::Datum datum(uint64_t row, int col, bool* isnull) const;
+    Oid column_type(int col) const;
+
+    // Single-value conveniences: first column of the first row (error if no row).
+    std::string scalar_text(const std::string& sql, const std::vector<Param>& params = {});
+    int64_t scalar_int(const std::string& sql, const std::vector<Param>& params = {});
+    bool scalar_bool(const std::string& sql, const std::vector<Param>& params = {});
+
+    // One open cursor at a time, for results too large to hold at once. fetch() replaces the
+    // current results with the next `count` rows and returns how many there were (0 at the end).
+    void open_cursor(const std::string& sql, const std::vector<Param>& params = {});
+    uint64_t fetch(long count);
+    void close_cursor();
+
+    void commit();
+    bool nonatomic() const { return nonatomic_; }
+
+private:
+    void bind(const std::vector<Param>& params, Datum* values, char* nulls, Oid* types);
+    void check_row(uint64_t row, int col) const;
+    void ensure_snapshot() const;
+
+    bool nonatomic_;
+    bool connected_ = false;
+    int uncaught_at_start_;
+    MemoryContext scratch_ = nullptr;
+    Portal cursor_ = nullptr;
+    uint64_t rows_ = 0;
+};
+
+// Quoting for SQL text built by hopper.
+std::string quote_ident(std::string_view name);
+std::string quote_literal(std::string_view value);
+
+}  // namespace hopper::pg
