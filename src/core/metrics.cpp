@@ -1,0 +1,124 @@
+// Loss and metrics as sums over samples, so partial results from buffers, segments and parallel
+// workers combine by addition.
+#include "hopper/metrics.h"
+
+#include <cmath>
+#include <limits>
+
+#include "hopper/error.h"
+
+namespace hopper {
+
+void EvalTotals::merge(const EvalTotals& other) {
+    // Freshly constructed totals know nothing of the metric list yet: either side may be empty.
+    const bool this_empty = metric_sums.empty() && count == 0.0;
+    const bool other_empty = other.metric_sums.empty() && other.count == 0.0;
+    if (this_empty && !other.metric_sums.empty()) {
+        metric_sums.assign(other.metric_sums.size(), 0.0);
+    } else if (metric_sums.size() != other.metric_sums.size()) {
+        if (other_empty) {
+            loss_sum += other.loss_sum;
+            return;
+        }
+        fail(ErrorKind::Internal, "cannot merge evaluation totals of different metric lists",
+             "One side has " + std::to_string(metric_sums.size()) + " metrics, the other " +
+                 std::to_string(other.metric_sums.size()) + ".");
+    }
+    loss_sum += other.loss_sum;
+    count += other.count;
+    for (std::size_t i = 0; i < metric_sums.size(); ++i) metric_sums[i] += other.metric_sums[i];
+}
+
+double EvalTotals::loss() const {
+    if (count == 0.0) return std::numeric_limits<double>::quiet_NaN();
+    return loss_sum / count;
+}
+
+double EvalTotals::metric(std::size_t i) const {
+    if (i >= metric_sums.size()) fail(ErrorKind::Internal, "metric index out of range");
+    if (count == 0.0) return std::numeric_limits<double>::quiet_NaN();
+    return metric_sums[i] / count;
+}
+
+namespace {
+
+// First index of the largest value (ties go to the lower index, NaN never wins).
+template <typename Col>
+Eigen::Index argmax(const Col& c) {
+    Eigen::Index best = 0;
+    for (Eigen::Index i = 1; i < c.size(); ++i)
+        if (c(i) > c(best) || (std::isnan(c(best)) && !std::isnan(c(i)))) best = i;
+    return best;
+}
+
+}  // namespace
+
+void evaluate_batch(const Network& net, const float* params, const ConstMatrixMap& x,
+                    const ConstMatrixMap& y, const CompileParams& compile, EvalTotals& totals,
+                    MatrixF& scratch) {
+    const std::size_t nm = compile.metrics.size();
+    if (totals.metric_sums.empty() && totals.count == 0.0) totals.metric_sums.assign(nm, 0.0);
+    if (totals.metric_sums.size() != nm)
+        fail(ErrorKind::Internal, "evaluation totals do not match the metric list");
+    const Eigen::Index n = x.cols();
+    if (n == 0) return;
+    if (y.cols() != n || y.rows() != net.arch().output_dim())
+        fail(ErrorKind::Internal, "target shape does not match the network");
+
+    net.predict(params, x, scratch);
+    const MatrixF& p = scratch;
+    const Eigen::Index k = p.rows();
+    const double loss = loss_sum(compile.loss, p, y);
+    totals.loss_sum += loss;
+    totals.count += double(n);
+
+    for (std::size_t m = 0; m < nm; ++m) {
+        double sum = 0.0;
+        switch (compile.metrics[m]) {
+            case Metric::Accuracy:
+                for (Eigen::Index j = 0; j < n; ++j) {
+                    if (k == 1)
+                        sum += ((p(0, j) >= 0.5f) == (y(0, j) >= 0.5f)) ? 1.0 : 0.0;
+                    else
+                        sum += argmax(p.col(j)) == argmax(y.col(j)) ? 1.0 : 0.0;
+                }
+                break;
+            case Metric::TopKAccuracy:
+                for (Eigen::Index j = 0; j < n; ++j) {
+                    const Eigen::Index c = argmax(y.col(j));
+                    const float pc = p(c, j);
+                    if (std::isnan(pc)) continue;
+                    // Rank of the true class; an equal value at a lower index ranks above it.
+                    Eigen::Index rank = 0;
+                    for (Eigen::Index i = 0; i < k; ++i)
+                        if (p(i, j) > pc || (p(i, j) == pc && i < c)) ++rank;
+                    if (rank < compile.top_k) sum += 1.0;
+                }
+                break;
+            case Metric::MeanSquaredError:
+                for (Eigen::Index j = 0; j < n; ++j) {
+                    double col = 0.0;
+                    for (Eigen::Index i = 0; i < k; ++i) {
+                        double d = double(p(i, j)) - double(y(i, j));
+                        col += d * d;
+                    }
+                    sum += col / double(k);
+                }
+                break;
+            case Metric::MeanAbsoluteError:
+                for (Eigen::Index j = 0; j < n; ++j) {
+                    double col = 0.0;
+                    for (Eigen::Index i = 0; i < k; ++i)
+                        col += std::abs(double(p(i, j)) - double(y(i, j)));
+                    sum += col / double(k);
+                }
+                break;
+            case Metric::Loss:
+                sum = loss;
+                break;
+        }
+        totals.metric_sums[m] += sum;
+    }
+}
+
+}  // namespace hopper
