@@ -35,7 +35,7 @@ namespace {
 constexpr int kMaxClasses = 100000;
 constexpr long kFetchBatch = 10000;
 
-std::vector<std::string> parse_column_list(const std::string& text, const char* what) {
+std::vector<std::string> split_column_list(const std::string& text, const char* what) {
     std::vector<std::string> out;
     bool ok = call([&] {
         char* raw = pstrdup(text.c_str());
@@ -114,30 +114,16 @@ Source describe_source(const std::string& table_text, const std::string& dep_tex
                        const char* what) {
     Source s;
     s.table = resolve_input_table(table_text, what);
-    auto dep = parse_column_list(dep_text, "dependent_varname");
+    auto dep = split_column_list(dep_text, "dependent_varname");
     if (dep.size() != 1)
         fail(ErrorKind::InvalidParameter, "dependent_varname must name exactly one column",
              "It names " + std::to_string(dep.size()) + ".");
     s.dependent = dep[0];
     s.dependent_type = require_column(s.table, s.dependent, "dependent");
-    s.independent = parse_column_list(indep_text, "independent_varname");
-    std::vector<Oid> types;
-    for (const auto& c : s.independent) types.push_back(require_column(s.table, c, "independent"));
-    if (s.independent.size() == 1 && is_numeric_array(types[0])) {
-        s.independent_is_array = true;
-        s.x_expr = quote_ident(s.independent[0]);
-    } else {
-        for (std::size_t i = 0; i < types.size(); ++i)
-            if (!is_numeric_scalar(types[i]))
-                fail(ErrorKind::WrongType,
-                     "independent column \"" + s.independent[i] + "\" has type " + type_name(types[i]),
-                     "Features must be one numeric array column or a list of numeric columns.",
-                     types[i] == TEXTOID ? "Cast text features to a numeric type first." : "");
-        s.x_expr = "pg_catalog.array[";
-        for (std::size_t i = 0; i < s.independent.size(); ++i)
-            s.x_expr += (i ? ", " : "") + quote_ident(s.independent[i]) + "::pg_catalog.float8";
-        s.x_expr += "]";
-    }
+    FeatureColumns f = describe_features(s.table, indep_text);
+    s.independent = f.columns;
+    s.independent_is_array = f.is_array;
+    s.x_expr = f.expression;
     s.y_expr = quote_ident(s.dependent);
     return s;
 }
@@ -348,7 +334,7 @@ PackResult pack_rows(Spi& spi, const Source& src, const Layout& layout, const Ta
         }
         next += n;
         Datum tid_array = make_tid_array(batch.data(), n);
-        spi.execute(fetch_sql, {Param::datum(tid_array, TIDARRAYOID)}, true);
+        spi.execute(fetch_sql, {SqlParam::datum(tid_array, TIDARRAYOID)}, true);
         if (int64_t(spi.rows()) != n) fail(ErrorKind::Data, "the source table changed while it was being packed");
         x.assign(std::size_t(n) * layout.x_dim, 0.0f);
         y.assign(std::size_t(n) * layout.y_dim, 0.0f);
@@ -395,10 +381,10 @@ PackResult pack_rows(Spi& spi, const Source& src, const Layout& layout, const Ta
                 std::memcpy(yrow, row.data(), sizeof(float) * layout.y_dim);
             }
         }
-        spi.execute(insert, {Param::int4(result.plan.segment[b]), Param::int4(int32_t(b)),
-                             Param::float4_matrix(x.data(), n, layout.x_dim),
-                             Param::float4_matrix(y.data(), n, layout.y_dim), Param::int4(n),
-                             Param::int4(layout.x_dim), Param::int4(layout.y_dim)});
+        spi.execute(insert, {SqlParam::int4(result.plan.segment[b]), SqlParam::int4(int32_t(b)),
+                             SqlParam::float4_matrix(x.data(), n, layout.x_dim),
+                             SqlParam::float4_matrix(y.data(), n, layout.y_dim), SqlParam::int4(n),
+                             SqlParam::int4(layout.x_dim), SqlParam::int4(layout.y_dim)});
         result.rows += n;
     }
     return result;
@@ -427,22 +413,48 @@ void write_summary(Spi& spi, const TableName& summary, const PackOptions& opt, c
         "INSERT INTO " + summary.quoted() +
             " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::pg_catalog.float4[],"
             " $14::pg_catalog.float4[], $15, $16, $17, $18, $19, $20, $21, $22, $23, pg_catalog.now())",
-        {Param::text(src.table.display()), Param::text_copy(opt.output_table), Param::text(src.dependent),
-         Param::text_copy(opt.independent_varname), Param::text_copy(type_name(src.dependent_type)),
-         Param::text(classification ? "classification" : "regression"),
-         classification ? Param::text_array(layout.class_values) : Param::null(TEXTARRAYOID),
-         classification ? Param::int4(int(layout.class_values.size())) : Param::null(INT4OID),
-         Param::int4(buffer_size), Param::int4(num_segments), Param::float8(layout.scaling.normalizing_const),
-         Param::text(to_string(layout.scale_kind)),
-         center.empty() ? Param::null(FLOAT8ARRAYOID) : Param::float8_array(center),
-         spread.empty() ? Param::null(FLOAT8ARRAYOID) : Param::float8_array(spread), Param::int8(packed.rows),
-         Param::int4(int(packed.plan.rows.size())), Param::int8_array(rows_per_segment),
-         Param::int4_array(buffers_per_segment), Param::int4(layout.x_dim), Param::int4(layout.y_dim),
-         Param::int8(int64_t(opt.seed)),
-         validation_of.empty() ? Param::null(TEXTOID) : Param::text(validation_of), Param::text(HOPPER_VERSION)});
+        {SqlParam::text(src.table.display()), SqlParam::text_copy(opt.output_table), SqlParam::text(src.dependent),
+         SqlParam::text_copy(opt.independent_varname), SqlParam::text_copy(type_name(src.dependent_type)),
+         SqlParam::text(classification ? "classification" : "regression"),
+         classification ? SqlParam::text_array(layout.class_values) : SqlParam::null(TEXTARRAYOID),
+         classification ? SqlParam::int4(int(layout.class_values.size())) : SqlParam::null(INT4OID),
+         SqlParam::int4(buffer_size), SqlParam::int4(num_segments), SqlParam::float8(layout.scaling.normalizing_const),
+         SqlParam::text(to_string(layout.scale_kind)),
+         center.empty() ? SqlParam::null(FLOAT8ARRAYOID) : SqlParam::float8_array(center),
+         spread.empty() ? SqlParam::null(FLOAT8ARRAYOID) : SqlParam::float8_array(spread), SqlParam::int8(packed.rows),
+         SqlParam::int4(int(packed.plan.rows.size())), SqlParam::int8_array(rows_per_segment),
+         SqlParam::int4_array(buffers_per_segment), SqlParam::int4(layout.x_dim), SqlParam::int4(layout.y_dim),
+         SqlParam::int8(int64_t(opt.seed)),
+         validation_of.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(validation_of), SqlParam::text(HOPPER_VERSION)});
 }
 
 }  // namespace
+
+std::vector<std::string> parse_column_list(const std::string& text, const char* what) {
+    return split_column_list(text, what);
+}
+
+FeatureColumns describe_features(const TableName& table, const std::string& independent_varname) {
+    FeatureColumns f;
+    f.columns = split_column_list(independent_varname, "independent_varname");
+    std::vector<Oid> types;
+    for (const auto& c : f.columns) types.push_back(require_column(table, c, "independent"));
+    if (f.columns.size() == 1 && is_numeric_array(types[0])) {
+        f.is_array = true;
+        f.expression = quote_ident(f.columns[0]);
+        return f;
+    }
+    for (std::size_t i = 0; i < types.size(); ++i)
+        if (!is_numeric_scalar(types[i]))
+            fail(ErrorKind::WrongType, "independent column \"" + f.columns[i] + "\" has type " + type_name(types[i]),
+                 "Features must be one numeric array column or a list of numeric columns.",
+                 types[i] == TEXTOID ? "Cast text features to a numeric type first." : "");
+    f.expression = "pg_catalog.array[";
+    for (std::size_t i = 0; i < f.columns.size(); ++i)
+        f.expression += (i ? ", " : "") + quote_ident(f.columns[i]) + "::pg_catalog.float8";
+    f.expression += "]";
+    return f;
+}
 
 PackedInfo read_packed_info(Spi& spi, const TableName& packed) {
     TableName summary = packed.with_suffix("_summary");

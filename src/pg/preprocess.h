@@ -42,6 +42,16 @@ struct PackedInfo {
 };
 
 PackedInfo pack_table(Spi& spi, const PackOptions& opt);
+
+// Feature columns of a table: one numeric array column, or a comma-separated list of numeric
+// columns; `expression` is SQL giving the features of a row as an array.
+struct FeatureColumns {
+    std::vector<std::string> columns;
+    bool is_array = false;
+    std::string expression;
+};
+FeatureColumns describe_features(const TableName& table, const std::string& independent_varname);
+std::vector<std::string> parse_column_list(const std::string& text, const char* what);
 PackedInfo read_packed_info(Spi& spi, const TableName& packed);
 
 }  // namespace hopper::pg

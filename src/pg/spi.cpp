@@ -8,40 +8,40 @@
 
 namespace hopper::pg {
 
-Param Param::null(Oid type) { Param p; p.kind = Kind::Null; p.type = type; return p; }
-Param Param::text(std::string_view s) { Param p; p.kind = Kind::Text; p.view = s; return p; }
-Param Param::text_copy(std::string s) {
-    Param p;
+SqlParam SqlParam::null(Oid type) { SqlParam p; p.kind = Kind::Null; p.type = type; return p; }
+SqlParam SqlParam::text(std::string_view s) { SqlParam p; p.kind = Kind::Text; p.view = s; return p; }
+SqlParam SqlParam::text_copy(std::string s) {
+    SqlParam p;
     p.kind = Kind::Text;
     p.owned = std::move(s);
     return p;
 }
-Param Param::int4(int32_t v) { Param p; p.kind = Kind::Int4; p.i = v; return p; }
-Param Param::int8(int64_t v) { Param p; p.kind = Kind::Int8; p.i = v; return p; }
-Param Param::float8(double v) { Param p; p.kind = Kind::Float8; p.d = v; return p; }
-Param Param::boolean(bool v) { Param p; p.kind = Kind::Bool; p.b = v; return p; }
-Param Param::bytea(std::string_view bytes) { Param p; p.kind = Kind::Bytea; p.view = bytes; return p; }
-Param Param::jsonb(std::string_view json) { Param p; p.kind = Kind::Jsonb; p.view = json; return p; }
-Param Param::jsonb_copy(std::string json) {
-    Param p;
+SqlParam SqlParam::int4(int32_t v) { SqlParam p; p.kind = Kind::Int4; p.i = v; return p; }
+SqlParam SqlParam::int8(int64_t v) { SqlParam p; p.kind = Kind::Int8; p.i = v; return p; }
+SqlParam SqlParam::float8(double v) { SqlParam p; p.kind = Kind::Float8; p.d = v; return p; }
+SqlParam SqlParam::boolean(bool v) { SqlParam p; p.kind = Kind::Bool; p.b = v; return p; }
+SqlParam SqlParam::bytea(std::string_view bytes) { SqlParam p; p.kind = Kind::Bytea; p.view = bytes; return p; }
+SqlParam SqlParam::jsonb(std::string_view json) { SqlParam p; p.kind = Kind::Jsonb; p.view = json; return p; }
+SqlParam SqlParam::jsonb_copy(std::string json) {
+    SqlParam p;
     p.kind = Kind::Jsonb;
     p.owned = std::move(json);
     return p;
 }
-Param Param::float8_array(const std::vector<double>& v) { Param p; p.kind = Kind::Float8Array; p.dv = &v; return p; }
-Param Param::int4_array(const std::vector<int32_t>& v) { Param p; p.kind = Kind::Int4Array; p.i4v = &v; return p; }
-Param Param::int8_array(const std::vector<int64_t>& v) { Param p; p.kind = Kind::Int8Array; p.i8v = &v; return p; }
-Param Param::text_array(const std::vector<std::string>& v) { Param p; p.kind = Kind::TextArray; p.sv = &v; return p; }
-Param Param::bytea_array(const std::vector<std::string>& v) { Param p; p.kind = Kind::ByteaArray; p.sv = &v; return p; }
-Param Param::float4_matrix(const float* data, int rows, int cols) {
-    Param p;
+SqlParam SqlParam::float8_array(const std::vector<double>& v) { SqlParam p; p.kind = Kind::Float8Array; p.dv = &v; return p; }
+SqlParam SqlParam::int4_array(const std::vector<int32_t>& v) { SqlParam p; p.kind = Kind::Int4Array; p.i4v = &v; return p; }
+SqlParam SqlParam::int8_array(const std::vector<int64_t>& v) { SqlParam p; p.kind = Kind::Int8Array; p.i8v = &v; return p; }
+SqlParam SqlParam::text_array(const std::vector<std::string>& v) { SqlParam p; p.kind = Kind::TextArray; p.sv = &v; return p; }
+SqlParam SqlParam::bytea_array(const std::vector<std::string>& v) { SqlParam p; p.kind = Kind::ByteaArray; p.sv = &v; return p; }
+SqlParam SqlParam::float4_matrix(const float* data, int rows, int cols) {
+    SqlParam p;
     p.kind = Kind::Float4Matrix;
     p.fp = data;
     p.rows = rows;
     p.cols = cols;
     return p;
 }
-Param Param::datum(::Datum value, Oid type) { Param p; p.kind = Kind::Datum; p.raw = value; p.type = type; return p; }
+SqlParam SqlParam::datum(::Datum value, Oid type) { SqlParam p; p.kind = Kind::Datum; p.raw = value; p.type = type; return p; }
 
 Spi::Spi(bool nonatomic) : nonatomic_(nonatomic), uncaught_at_start_(std::uncaught_exceptions()) {
     call([&] {
@@ -63,25 +63,25 @@ Spi::~Spi() {
     }
 }
 
-void Spi::bind(const std::vector<Param>& params, Datum* values, char* nulls, Oid* types) {
+void Spi::bind(const std::vector<SqlParam>& params, Datum* values, char* nulls, Oid* types) {
     for (std::size_t k = 0; k < params.size(); ++k) {
-        const Param& p = params[k];
+        const SqlParam& p = params[k];
         nulls[k] = ' ';
         std::string_view view = p.owned.empty() ? p.view : std::string_view(p.owned);
         switch (p.kind) {
-            case Param::Kind::Null: nulls[k] = 'n'; values[k] = 0; types[k] = p.type; break;
-            case Param::Kind::Text: values[k] = string_to_text(view); types[k] = TEXTOID; break;
-            case Param::Kind::Int4: values[k] = Int32GetDatum((int32)p.i); types[k] = INT4OID; break;
-            case Param::Kind::Int8: values[k] = Int64GetDatum(p.i); types[k] = INT8OID; break;
-            case Param::Kind::Float8: values[k] = Float8GetDatum(p.d); types[k] = FLOAT8OID; break;
-            case Param::Kind::Bool: values[k] = BoolGetDatum(p.b); types[k] = BOOLOID; break;
-            case Param::Kind::Bytea: values[k] = bytes_to_bytea(view); types[k] = BYTEAOID; break;
-            case Param::Kind::Jsonb: values[k] = string_to_jsonb(view); types[k] = JSONBOID; break;
-            case Param::Kind::Float8Array: values[k] = make_float8_array(*p.dv); types[k] = FLOAT8ARRAYOID; break;
-            case Param::Kind::Int4Array: values[k] = make_int4_array(*p.i4v); types[k] = INT4ARRAYOID; break;
-            case Param::Kind::Int8Array: values[k] = make_int8_array(*p.i8v); types[k] = INT8ARRAYOID; break;
-            case Param::Kind::TextArray: values[k] = make_text_array(*p.sv); types[k] = TEXTARRAYOID; break;
-            case Param::Kind::ByteaArray: {
+            case SqlParam::Kind::Null: nulls[k] = 'n'; values[k] = 0; types[k] = p.type; break;
+            case SqlParam::Kind::Text: values[k] = string_to_text(view); types[k] = TEXTOID; break;
+            case SqlParam::Kind::Int4: values[k] = Int32GetDatum((int32)p.i); types[k] = INT4OID; break;
+            case SqlParam::Kind::Int8: values[k] = Int64GetDatum(p.i); types[k] = INT8OID; break;
+            case SqlParam::Kind::Float8: values[k] = Float8GetDatum(p.d); types[k] = FLOAT8OID; break;
+            case SqlParam::Kind::Bool: values[k] = BoolGetDatum(p.b); types[k] = BOOLOID; break;
+            case SqlParam::Kind::Bytea: values[k] = bytes_to_bytea(view); types[k] = BYTEAOID; break;
+            case SqlParam::Kind::Jsonb: values[k] = string_to_jsonb(view); types[k] = JSONBOID; break;
+            case SqlParam::Kind::Float8Array: values[k] = make_float8_array(*p.dv); types[k] = FLOAT8ARRAYOID; break;
+            case SqlParam::Kind::Int4Array: values[k] = make_int4_array(*p.i4v); types[k] = INT4ARRAYOID; break;
+            case SqlParam::Kind::Int8Array: values[k] = make_int8_array(*p.i8v); types[k] = INT8ARRAYOID; break;
+            case SqlParam::Kind::TextArray: values[k] = make_text_array(*p.sv); types[k] = TEXTARRAYOID; break;
+            case SqlParam::Kind::ByteaArray: {
                 std::vector<Datum> elems;
                 for (const auto& s : *p.sv) elems.push_back(bytes_to_bytea(s));
                 values[k] = call([&] {
@@ -91,16 +91,16 @@ void Spi::bind(const std::vector<Param>& params, Datum* values, char* nulls, Oid
                 types[k] = BYTEAARRAYOID;
                 break;
             }
-            case Param::Kind::Float4Matrix:
+            case SqlParam::Kind::Float4Matrix:
                 values[k] = make_float4_array(p.fp, {p.rows, p.cols});
                 types[k] = FLOAT4ARRAYOID;
                 break;
-            case Param::Kind::Datum: values[k] = p.raw; types[k] = p.type; break;
+            case SqlParam::Kind::Datum: values[k] = p.raw; types[k] = p.type; break;
         }
     }
 }
 
-uint64_t Spi::execute(const std::string& sql, const std::vector<Param>& params, bool read_only) {
+uint64_t Spi::execute(const std::string& sql, const std::vector<SqlParam>& params, bool read_only) {
     std::vector<Datum> values(params.size() + 1);
     std::vector<char> nulls(params.size() + 1);
     std::vector<Oid> types(params.size() + 1);
@@ -140,7 +140,7 @@ Prepared Spi::prepare(const std::string& sql, const std::vector<Oid>& types) {
     return p;
 }
 
-uint64_t Spi::execute(const Prepared& stmt, const std::vector<Param>& params, bool read_only) {
+uint64_t Spi::execute(const Prepared& stmt, const std::vector<SqlParam>& params, bool read_only) {
     std::vector<Datum> values(params.size() + 1);
     std::vector<char> nulls(params.size() + 1);
     std::vector<Oid> types(params.size() + 1);
@@ -164,7 +164,7 @@ uint64_t Spi::execute(const Prepared& stmt, const std::vector<Param>& params, bo
     return rows_;
 }
 
-void Spi::open_cursor(const std::string& sql, const std::vector<Param>& params) {
+void Spi::open_cursor(const std::string& sql, const std::vector<SqlParam>& params) {
     if (cursor_) close_cursor();
     std::vector<Datum> values(params.size() + 1);
     std::vector<char> nulls(params.size() + 1);
@@ -315,19 +315,19 @@ std::vector<std::string> Spi::text_array(uint64_t row, int col) const {
     return text_array_to_vector(d, "array");
 }
 
-std::string Spi::scalar_text(const std::string& sql, const std::vector<Param>& params) {
+std::string Spi::scalar_text(const std::string& sql, const std::vector<SqlParam>& params) {
     execute(sql, params, true);
     if (rows_ == 0) fail(ErrorKind::Internal, "internal query returned no row", sql);
     return is_null(0, 0) ? std::string() : text(0, 0);
 }
 
-int64_t Spi::scalar_int(const std::string& sql, const std::vector<Param>& params) {
+int64_t Spi::scalar_int(const std::string& sql, const std::vector<SqlParam>& params) {
     execute(sql, params, true);
     if (rows_ == 0) fail(ErrorKind::Internal, "internal query returned no row", sql);
     return integer(0, 0);
 }
 
-bool Spi::scalar_bool(const std::string& sql, const std::vector<Param>& params) {
+bool Spi::scalar_bool(const std::string& sql, const std::vector<SqlParam>& params) {
     execute(sql, params, true);
     if (rows_ == 0) fail(ErrorKind::Internal, "internal query returned no row", sql);
     return boolean(0, 0);

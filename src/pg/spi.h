@@ -13,7 +13,7 @@ namespace hopper::pg {
 
 // One statement parameter, held as a C++ value and turned into a Datum only while the statement
 // runs (in a scratch memory context reset per statement, so long loops do not accumulate memory).
-struct Param {
+struct SqlParam {
     enum class Kind { Null, Text, Int4, Int8, Float8, Bool, Bytea, Jsonb, Float8Array, Int4Array,
                       Int8Array, TextArray, Float4Matrix, ByteaArray, Datum };
     Kind kind = Kind::Null;
@@ -31,23 +31,23 @@ struct Param {
     int rows = 0, cols = 0;
     ::Datum raw = 0;
 
-    static Param null(Oid type);
-    static Param text(std::string_view s);         // s must outlive the statement
-    static Param text_copy(std::string s);
-    static Param int4(int32_t v);
-    static Param int8(int64_t v);
-    static Param float8(double v);
-    static Param boolean(bool v);
-    static Param bytea(std::string_view bytes);    // bytes must outlive the statement
-    static Param jsonb(std::string_view json);
-    static Param jsonb_copy(std::string json);
-    static Param float8_array(const std::vector<double>& v);
-    static Param int4_array(const std::vector<int32_t>& v);
-    static Param int8_array(const std::vector<int64_t>& v);
-    static Param text_array(const std::vector<std::string>& v);
-    static Param bytea_array(const std::vector<std::string>& v);
-    static Param float4_matrix(const float* data, int rows, int cols);
-    static Param datum(::Datum value, Oid type);
+    static SqlParam null(Oid type);
+    static SqlParam text(std::string_view s);         // s must outlive the statement
+    static SqlParam text_copy(std::string s);
+    static SqlParam int4(int32_t v);
+    static SqlParam int8(int64_t v);
+    static SqlParam float8(double v);
+    static SqlParam boolean(bool v);
+    static SqlParam bytea(std::string_view bytes);    // bytes must outlive the statement
+    static SqlParam jsonb(std::string_view json);
+    static SqlParam jsonb_copy(std::string json);
+    static SqlParam float8_array(const std::vector<double>& v);
+    static SqlParam int4_array(const std::vector<int32_t>& v);
+    static SqlParam int8_array(const std::vector<int64_t>& v);
+    static SqlParam text_array(const std::vector<std::string>& v);
+    static SqlParam bytea_array(const std::vector<std::string>& v);
+    static SqlParam float4_matrix(const float* data, int rows, int cols);
+    static SqlParam datum(::Datum value, Oid type);
 };
 
 // A statement prepared once (SPI_prepare + SPI_keepplan) and executed many times.
@@ -66,10 +66,10 @@ public:
 
     // Runs one statement; returns the number of rows processed. Results stay readable until the
     // next execute. read_only: the statement does not write (lets SPI skip a command counter bump).
-    uint64_t execute(const std::string& sql, const std::vector<Param>& params = {},
+    uint64_t execute(const std::string& sql, const std::vector<SqlParam>& params = {},
                      bool read_only = false);
     Prepared prepare(const std::string& sql, const std::vector<Oid>& types);
-    uint64_t execute(const Prepared& stmt, const std::vector<Param>& params, bool read_only = false);
+    uint64_t execute(const Prepared& stmt, const std::vector<SqlParam>& params, bool read_only = false);
 
     uint64_t rows() const { return rows_; }
     int columns() const;
@@ -87,13 +87,13 @@ public:
     Oid column_type(int col) const;
 
     // Single-value conveniences: first column of the first row (error if no row).
-    std::string scalar_text(const std::string& sql, const std::vector<Param>& params = {});
-    int64_t scalar_int(const std::string& sql, const std::vector<Param>& params = {});
-    bool scalar_bool(const std::string& sql, const std::vector<Param>& params = {});
+    std::string scalar_text(const std::string& sql, const std::vector<SqlParam>& params = {});
+    int64_t scalar_int(const std::string& sql, const std::vector<SqlParam>& params = {});
+    bool scalar_bool(const std::string& sql, const std::vector<SqlParam>& params = {});
 
     // One open cursor at a time, for results too large to hold at once. fetch() replaces the
     // current results with the next `count` rows and returns how many there were (0 at the end).
-    void open_cursor(const std::string& sql, const std::vector<Param>& params = {});
+    void open_cursor(const std::string& sql, const std::vector<SqlParam>& params = {});
     uint64_t fetch(long count);
     void close_cursor();
 
@@ -101,7 +101,7 @@ public:
     bool nonatomic() const { return nonatomic_; }
 
 private:
-    void bind(const std::vector<Param>& params, Datum* values, char* nulls, Oid* types);
+    void bind(const std::vector<SqlParam>& params, Datum* values, char* nulls, Oid* types);
     void check_row(uint64_t row, int col) const;
     void ensure_snapshot() const;
 

@@ -1,0 +1,671 @@
+// The training driver behind hopper.fit and hopper.fit_multiple.
+//
+// Per iteration (one transaction when called with CALL outside a transaction block):
+//   1. model_input is created, partitioned by dist_key like the packed table, and the models are
+//      put at their ring positions (a model whose position is not a segment waits in the NULL
+//      partition);
+//   2. K hops of exactly two statements: the *training* statement
+//        CREATE UNLOGGED TABLE model_output AS SELECT ..., hopper.train_segment(...)
+//        FROM packed JOIN model_input ... GROUP BY dist_key, mst_key
+//      -- CREATE TABLE AS, because PostgreSQL 15 runs it in parallel (one worker per segment via
+//      partitionwise join and aggregation) while INSERT ... SELECT always runs serially -- and the
+//      *hop*, INSERT INTO model_input SELECT ... FROM model_output JOIN schedule, which moves every
+//      model one ring position on (the first hop of an iteration is skipped: the next iteration
+//      starts where the last one ended);
+//   3. the models are read once, evaluated (all models in one scan of the data) when metrics are
+//      due, and the working tables dropped before the commit, so an error, a cancel or a crash
+//      never leaves a working table behind.
+#include "pg/run.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <sstream>
+
+#include "hopper/error.h"
+#include "hopper/schedule.h"
+#include "hopper/state_format.h"
+#include "pg/datum.h"
+#include "pg/preprocess.h"
+#include "pg/settings.h"
+
+extern "C" {
+#include "nodes/nodes.h"
+#include "utils/guc.h"
+}
+
+namespace hopper::pg {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+std::string format_number(double v, int precision = 4) {
+    std::ostringstream s;
+    s.precision(precision);
+    s << v;
+    return s.str();
+}
+
+void set_local(const char* name, const std::string& value) {
+    call([&] {
+        (void)set_config_option(name, value.c_str(), PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+    });
+}
+
+// Planner settings for hopper's own statements. Like a function's SET clause they are undone when
+// hopper is done (leave), at a commit, or when the transaction aborts, so they never leak into the
+// caller's later statements.
+class StatementSettings {
+public:
+    void enter() {
+        if (level_ >= 0) return;
+        level_ = call([] { return NewGUCNestLevel(); });
+        // Segments run as partitions: partitionwise join + aggregation gives one aggregate per
+        // segment under a Parallel Append.
+        set_local("enable_partitionwise_join", "on");
+        set_local("enable_partitionwise_aggregate", "on");
+        // A segment's buffers must reach the aggregate in storage order, whatever the plan: hash and
+        // merge joins could reorder them and change the training result.
+        set_local("enable_hashjoin", "off");
+        set_local("enable_mergejoin", "off");
+        set_local("synchronize_seqscans", "off");
+        // Packed tables have few (large) rows: let the planner use workers for them anyway.
+        set_local("min_parallel_table_scan_size", "0");
+        set_local("parallel_setup_cost", "10");
+        set_local("parallel_tuple_cost", "0");
+    }
+    void leave() {
+        if (level_ < 0) return;
+        int level = level_;
+        level_ = -1;
+        call([&] { AtEOXact_GUC(true, level); });
+    }
+
+private:
+    int level_ = -1;
+};
+
+void set_workers(int n) {
+    set_local("max_parallel_workers_per_gather", std::to_string(std::max(0, n)));
+}
+
+int worker_cap(int wanted) {
+    int cap = setting_parallel_segments > 0 ? setting_parallel_segments : wanted;
+    return std::min(wanted, cap);
+}
+
+struct HopLogRow {
+    int iteration, hop;
+    std::string statement;
+    int32_t mst_key;
+    std::optional<int32_t> dist_key;
+    double seconds;
+};
+
+// Working tables and statements of one run on plain PostgreSQL.
+class PostgresEngine {
+public:
+    PostgresEngine(Spi& spi, const TableName& packed, const std::vector<int32_t>& dist_keys, int num_models,
+                   const std::string& schema)
+        : spi_(spi), packed_(packed), dist_keys_(dist_keys), models_(num_models) {
+        static int run_counter = 0;
+        const std::string stem = "__hopper_" + std::to_string(MyProcPid) + "_" + std::to_string(++run_counter);
+        input_ = TableName{schema, stem + "_model_input"};
+        output_ = TableName{schema, stem + "_model_output"};
+        schedule_ = stem + "_schedule";
+    }
+
+    const TableName& model_input() const { return input_; }
+    const TableName& model_output() const { return output_; }
+
+    // Creates the working tables for one iteration and places the models.
+    void begin_iteration(const HopSchedule& sched, int iteration, const std::vector<int32_t>& mst_keys,
+                         const std::vector<std::string>& states) {
+        const int S = int(dist_keys_.size());
+        spi_.execute("CREATE TABLE " + input_.quoted() +
+                     " (mst_key pg_catalog.int4 NOT NULL, pos pg_catalog.int4 NOT NULL, dist_key pg_catalog.int4,"
+                     " model_state pg_catalog.bytea NOT NULL) PARTITION BY LIST (dist_key)");
+        for (int s = 0; s < S; ++s)
+            spi_.execute("CREATE UNLOGGED TABLE " + input_.with_suffix("_p" + std::to_string(s)).quoted() +
+                         " PARTITION OF " + input_.quoted() + " FOR VALUES IN (" + std::to_string(dist_keys_[s]) + ")");
+        if (models_ > S)
+            spi_.execute("CREATE UNLOGGED TABLE " + input_.with_suffix("_waiting").quoted() + " PARTITION OF " +
+                         input_.quoted() + " FOR VALUES IN (NULL)");
+        // Model states are float data: compressing them on every hop costs time and saves nothing.
+        spi_.execute("ALTER TABLE " + input_.quoted() + " ALTER COLUMN model_state SET STORAGE EXTERNAL");
+
+        // The schedule: the fixed rotation of ring positions, and the segment of each position.
+        spi_.execute("CREATE TEMP TABLE " + quote_ident(schedule_) +
+                     " (pos pg_catalog.int4 PRIMARY KEY, next_pos pg_catalog.int4 NOT NULL,"
+                     " next_dist_key pg_catalog.int4) ON COMMIT DROP");
+        std::vector<int32_t> pos, next_pos, next_dist;
+        for (int p = 0; p < sched.ring_size(); ++p) {
+            pos.push_back(p);
+            next_pos.push_back(sched.next_position(p));
+            int seg = sched.segment_of_position(sched.next_position(p));
+            next_dist.push_back(seg >= 0 ? dist_keys_[seg] : INT32_MIN);
+        }
+        spi_.execute("INSERT INTO " + quote_ident(schedule_) +
+                         " SELECT p, n, NULLIF(d, -2147483648) FROM pg_catalog.unnest($1::pg_catalog.int4[],"
+                         " $2::pg_catalog.int4[], $3::pg_catalog.int4[]) AS s(p, n, d)",
+                     {SqlParam::int4_array(pos), SqlParam::int4_array(next_pos), SqlParam::int4_array(next_dist)});
+
+        std::vector<int32_t> model_pos, model_dist;
+        std::vector<int32_t> null_flags;
+        for (int m = 0; m < models_; ++m) {
+            int p = sched.position(m, iteration, 0);
+            model_pos.push_back(p);
+            int seg = sched.segment_of_position(p);
+            model_dist.push_back(seg >= 0 ? dist_keys_[seg] : INT32_MIN);
+        }
+        spi_.execute("INSERT INTO " + input_.quoted() +
+                         " SELECT k, p, NULLIF(d, -2147483648), s FROM pg_catalog.unnest($1::pg_catalog.int4[],"
+                         " $2::pg_catalog.int4[], $3::pg_catalog.int4[], $4::pg_catalog.bytea[]) AS m(k, p, d, s)",
+                     {SqlParam::int4_array(mst_keys), SqlParam::int4_array(model_pos), SqlParam::int4_array(model_dist),
+                      SqlParam::bytea_array(states)});
+        prepared_ = false;
+    }
+
+    // The training statement: every model on a segment trains there; waiting models pass through.
+    uint64_t train() {
+        if (output_exists_) {
+            spi_.execute("DROP TABLE " + output_.quoted());
+            output_exists_ = false;
+        }
+        std::string sql = "CREATE UNLOGGED TABLE " + output_.quoted() +
+                          " AS SELECT mi.mst_key, mi.pos, d.dist_key, hopper.train_segment(mi.model_state,"
+                          " d.independent_var, d.dependent_var, mi.mst_key, d.dist_key) AS model_state FROM " +
+                          packed_.quoted() + " AS d JOIN " + input_.quoted() +
+                          " AS mi ON d.dist_key OPERATOR(pg_catalog.=) mi.dist_key GROUP BY d.dist_key, mi.mst_key, mi.pos";
+        if (models_ > int(dist_keys_.size()))
+            sql += " UNION ALL SELECT mst_key, pos, dist_key, model_state FROM " + input_.quoted() +
+                   " WHERE dist_key IS NULL";
+        set_workers(worker_cap(std::min<int>(models_, int(dist_keys_.size()))));
+        uint64_t rows = spi_.execute(sql);
+        output_exists_ = true;
+        if (rows != uint64_t(models_))
+            fail(ErrorKind::Data, "a model did not come back from training",
+                 std::to_string(models_) + " models went into the training statement and " + std::to_string(rows) +
+                     " came back.",
+                 "A segment of the packed table may have lost all its rows since it was packed; pack it again.");
+        return rows;
+    }
+
+    // The hop: each model moves one ring position on.
+    void hop() {
+        if (!prepared_) {
+            truncate_ = "TRUNCATE " + input_.quoted();
+            hop_ = spi_.prepare("INSERT INTO " + input_.quoted() + " SELECT mo.mst_key, s.next_pos, s.next_dist_key,"
+                                " mo.model_state FROM " + output_.quoted() + " AS mo JOIN " + quote_ident(schedule_) +
+                                " AS s ON s.pos OPERATOR(pg_catalog.=) mo.pos", {});
+            prepared_ = true;
+        }
+        spi_.execute(truncate_);
+        uint64_t moved = spi_.execute(hop_, {});
+        if (moved != uint64_t(models_))
+            fail(ErrorKind::Internal, "the hop moved " + std::to_string(moved) + " of " + std::to_string(models_) + " models");
+    }
+
+    // Where each model is now (for the debug record).
+    std::vector<std::pair<int32_t, std::optional<int32_t>>> placements() {
+        spi_.execute("SELECT mst_key, dist_key FROM " + output_.quoted() + " ORDER BY mst_key", {}, true);
+        std::vector<std::pair<int32_t, std::optional<int32_t>>> out;
+        for (uint64_t r = 0; r < spi_.rows(); ++r)
+            out.emplace_back(int32_t(spi_.integer(r, 0)),
+                             spi_.is_null(r, 1) ? std::nullopt : std::optional<int32_t>(int32_t(spi_.integer(r, 1))));
+        return out;
+    }
+
+    std::map<int32_t, std::string> read_states() {
+        spi_.execute("SELECT mst_key, model_state FROM " + output_.quoted(), {}, true);
+        std::map<int32_t, std::string> out;
+        for (uint64_t r = 0; r < spi_.rows(); ++r) out[int32_t(spi_.integer(r, 0))] = spi_.bytes(r, 1);
+        return out;
+    }
+
+    void end_iteration() {
+        if (output_exists_) spi_.execute("DROP TABLE " + output_.quoted());
+        output_exists_ = false;
+        spi_.execute("DROP TABLE " + input_.quoted());
+        spi_.execute("DROP TABLE " + quote_ident(schedule_));
+        if (prepared_) {
+            call([&] { SPI_freeplan(hop_.plan); });
+            prepared_ = false;
+        }
+    }
+
+private:
+    Spi& spi_;
+    TableName packed_;
+    std::vector<int32_t> dist_keys_;
+    int models_;
+    TableName input_, output_;
+    std::string schedule_;
+    bool output_exists_ = false;
+    bool prepared_ = false;
+    std::string truncate_;
+    Prepared hop_;
+};
+
+}  // namespace
+
+// All models on one packed table in one scan (parallel partial aggregation over the segments).
+std::vector<Evaluation> evaluate_states(Spi& spi, const TableName& packed, const std::vector<std::string>& states,
+                                        const std::vector<ModelConfig>& configs, int workers) {
+    set_workers(worker_cap(workers));
+    spi.execute("SELECT hopper.evaluate_models($1, independent_var, dependent_var) FROM " + packed.quoted(),
+                {SqlParam::bytea_array(states)}, true);
+    std::vector<double> flat = spi.float8_array(0, 0);
+    std::vector<Evaluation> out(configs.size());
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < configs.size(); ++i) {
+        const std::size_t k = configs[i].compile.metrics.size();
+        if (at + 2 + k > flat.size()) fail(ErrorKind::Internal, "evaluation returned too few values");
+        out[i].count = flat[at];
+        out[i].loss = flat[at + 1];
+        out[i].metrics.assign(flat.begin() + at + 2, flat.begin() + at + 2 + k);
+        at += 2 + k;
+    }
+    return out;
+}
+
+namespace {
+
+struct History {
+    std::vector<int> iterations;
+    std::vector<double> elapsed;
+    std::vector<double> training_loss, validation_loss;
+    std::vector<std::vector<double>> training_metrics, validation_metrics;  // [metric][evaluation]
+    std::string status = "completed";
+};
+
+std::string json_array(const std::vector<double>& v) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        s += i ? "," : "";
+        s += std::isfinite(v[i]) ? format_number(v[i], 17) : "null";
+    }
+    return s + "]";
+}
+
+std::string metrics_json(const std::vector<Metric>& names, const std::vector<std::vector<double>>& values) {
+    std::string s = "{";
+    for (std::size_t k = 0; k < names.size(); ++k)
+        s += (k ? ",\"" : "\"") + std::string(to_string(names[k])) + "\":" + json_array(values[k]);
+    return s + "}";
+}
+
+std::vector<double> first_metric(const std::vector<std::vector<double>>& m) {
+    return m.empty() ? std::vector<double>{} : m[0];
+}
+
+SqlParam final_or_null(const std::vector<double>& v) {
+    return v.empty() || !std::isfinite(v.back()) ? SqlParam::null(FLOAT8OID) : SqlParam::float8(v.back());
+}
+
+void check_packed_matches(const ModelSpec& m, const PackedInfo& info, const char* what) {
+    const Architecture& a = m.config.arch;
+    if (a.input_dim != info.independent_dim)
+        fail(ErrorKind::InvalidParameter,
+             "model configuration mst_key " + std::to_string(m.mst_key) + " expects " + std::to_string(a.input_dim) +
+                 " features but " + what + " " + info.table.display() + " has " + std::to_string(info.independent_dim),
+             "Architecture " + a.shape_string() + ".");
+    if (a.output_dim() != info.dependent_dim)
+        fail(ErrorKind::InvalidParameter,
+             "model configuration mst_key " + std::to_string(m.mst_key) + " has " + std::to_string(a.output_dim()) +
+                 " outputs but " + what + " " + info.table.display() + " has " + std::to_string(info.dependent_dim) +
+                 (info.response_type == "classification" ? " classes" : " dependent values per row"),
+             "Architecture " + a.shape_string() + ".");
+}
+
+}  // namespace
+
+bool call_is_nonatomic(FunctionCallInfo fcinfo) {
+    return fcinfo->context && IsA(fcinfo->context, CallContext) && !castNode(CallContext, fcinfo->context)->atomic;
+}
+
+ModelConfig resolve_model_spec(const std::string& arch_json, const std::string& compile_text,
+                               const std::string& fit_text, const std::string& which) {
+    try {
+        return resolve_config(parse_architecture(arch_json), parse_compile_params(compile_text),
+                              parse_fit_params(fit_text));
+    } catch (const Error& e) {
+        if (which.empty()) throw;
+        std::string detail = e.detail().empty() ? "In " + which + "." : e.detail() + " In " + which + ".";
+        throw Error(e.kind(), e.message(), detail, e.hint());
+    }
+}
+
+void run_training(Spi& spi, RunRequest req) {
+    const auto started = Clock::now();
+    const std::string started_at = spi.scalar_text("SELECT pg_catalog.now()::pg_catalog.text");
+    if (req.num_iterations <= 0)
+        fail(ErrorKind::InvalidParameter, "num_iterations must be positive", "It is " + std::to_string(req.num_iterations) + ".");
+    if (req.metrics_frequency <= 0)
+        fail(ErrorKind::InvalidParameter, "metrics_compute_frequency must be positive",
+             "It is " + std::to_string(req.metrics_frequency) + ".");
+    if (req.models.empty()) fail(ErrorKind::InvalidParameter, "no model configurations to train");
+
+    const TableName packed = resolve_input_table(req.packed_text, "packed training table");
+    const PackedInfo info = read_packed_info(spi, packed);
+    std::optional<PackedInfo> vinfo;
+    if (!req.validation_text.empty()) {
+        vinfo = read_packed_info(spi, resolve_input_table(req.validation_text, "packed validation table"));
+        if (vinfo->class_values != info.class_values || vinfo->response_type != info.response_type)
+            fail(ErrorKind::InvalidParameter, "validation table was not packed like the training table",
+                 "Its class values or response type differ.",
+                 "Pack it with hopper.preprocess_validation, naming the training table.");
+    }
+
+    // Output tables: new ones, or (warm start) the previous run's, replaced at the end.
+    TableName output = req.warm_start ? resolve_input_table(req.output_text, "model output table")
+                                      : resolve_output_table(req.output_text, "model output table");
+    const TableName info_table = output.with_suffix("_info");
+    const TableName summary_table = output.with_suffix("_summary");
+    const TableName hops_table = output.with_suffix("_hops");
+    if (!req.warm_start) {
+        require_absent(info_table, "info table");
+        require_absent(summary_table, "summary table");
+        require_absent(hops_table, "hops table");
+    }
+
+    std::vector<ModelSpec>& models = req.models;
+    std::sort(models.begin(), models.end(), [](const ModelSpec& a, const ModelSpec& b) { return a.mst_key < b.mst_key; });
+    for (std::size_t i = 1; i < models.size(); ++i)
+        if (models[i].mst_key == models[i - 1].mst_key)
+            fail(ErrorKind::InvalidParameter, "duplicate mst_key " + std::to_string(models[i].mst_key));
+    const std::size_t limit = std::size_t(setting_max_state_mb) * 1024 * 1024;
+    for (const ModelSpec& m : models) {
+        check_packed_matches(m, info, "packed table");
+        if (vinfo) check_packed_matches(m, *vinfo, "validation table");
+        const std::size_t bytes = state_size(m.config);
+        if (bytes > limit)
+            fail(ErrorKind::Limit, "model state of mst_key " + std::to_string(m.mst_key) + " is too large",
+                 "It needs " + std::to_string(bytes / (1024 * 1024)) + " MB; hopper.max_model_state_mb is " +
+                     std::to_string(setting_max_state_mb) + " MB.",
+                 "Use a smaller architecture, or raise hopper.max_model_state_mb (at most 1024: PostgreSQL stores at most 1 GB in one value).");
+    }
+
+    if (req.warm_start) {
+        spi.execute("SELECT mst_key, model_state FROM " + output.quoted(), {}, true);
+        std::map<int32_t, std::string> previous;
+        for (uint64_t r = 0; r < spi.rows(); ++r) previous[int32_t(spi.integer(r, 0))] = spi.bytes(r, 1);
+        for (ModelSpec& m : models) {
+            auto it = previous.find(m.mst_key);
+            if (it == previous.end()) {
+                notice("mst_key " + std::to_string(m.mst_key) + " starts from fresh weights",
+                       "The warm start table " + output.display() + " has no model for it.");
+                continue;
+            }
+            m.initial_state = it->second;
+            m.initial_source = output.display();
+        }
+    }
+
+    // Initial states: warm start or transfer learning (architecture checked), else fresh weights.
+    std::vector<std::string> states;
+    std::vector<int32_t> mst_keys;
+    for (const ModelSpec& m : models) {
+        mst_keys.push_back(m.mst_key);
+        if (!m.initial_state.empty()) {
+            try {
+                states.push_back(serialize_state(restore_for_config(m.initial_state, m.config)));
+            } catch (const Error& e) {
+                throw Error(e.kind(), e.message(),
+                            e.detail() + " In mst_key " + std::to_string(m.mst_key) + ", starting from " + m.initial_source + ".",
+                            e.hint());
+            }
+        } else {
+            states.push_back(serialize_state(Trainer(m.config)));
+        }
+    }
+
+    const int M = int(models.size());
+    const int S = int(info.dist_keys.size());
+    HopSchedule sched(M, S);
+    std::vector<History> history(M);
+    for (int i = 0; i < M; ++i) {
+        history[i].training_metrics.resize(models[i].config.compile.metrics.size());
+        history[i].validation_metrics.resize(models[i].config.compile.metrics.size());
+    }
+    std::vector<HopLogRow> hop_log;
+    PostgresEngine engine(spi, packed, info.dist_keys, M, output.schema);
+    StatementSettings settings;
+    std::vector<ModelConfig> configs;
+    for (const ModelSpec& m : models) configs.push_back(m.config);
+    double hop_seconds = 0, train_seconds = 0, eval_seconds = 0;
+
+    for (int it = 0; it < req.num_iterations; ++it) {
+        const auto iteration_started = Clock::now();
+        settings.enter();
+        engine.begin_iteration(sched, it, mst_keys, states);
+        for (int hop = 0; hop < sched.hops_per_iteration(); ++hop) {
+            check_for_interrupts();
+            if (hop > 0) {
+                auto t = Clock::now();
+                engine.hop();
+                double dt = seconds_since(t);
+                hop_seconds += dt;
+                if (setting_debug_hops) hop_log.push_back({it + 1, hop + 1, "hop", -1, std::nullopt, dt});
+            }
+            auto t = Clock::now();
+            engine.train();
+            double dt = seconds_since(t);
+            train_seconds += dt;
+            if (setting_debug_hops)
+                for (auto& [key, dist] : engine.placements())
+                    hop_log.push_back({it + 1, hop + 1, dist ? "train" : "wait", key, dist, dt});
+        }
+        std::map<int32_t, std::string> trained = engine.read_states();
+        for (int i = 0; i < M; ++i) {
+            auto found = trained.find(mst_keys[i]);
+            if (found == trained.end())
+                fail(ErrorKind::Internal, "model mst_key " + std::to_string(mst_keys[i]) + " is missing after training");
+            states[i] = std::move(found->second);
+        }
+        engine.end_iteration();
+
+        for (int i = 0; i < M; ++i) {
+            if (history[i].status == "completed" && inspect_state(states[i]).counters.diverged) {
+                history[i].status = "diverged";
+                warning("model mst_key " + std::to_string(mst_keys[i]) + " diverged in iteration " + std::to_string(it + 1),
+                        "Its loss became NaN or infinite; training of this model stopped.",
+                        "Lower the learning rate of this configuration.");
+            }
+        }
+
+        const bool evaluate = (it + 1) % req.metrics_frequency == 0 || it + 1 == req.num_iterations;
+        std::string progress;
+        if (evaluate) {
+            auto t = Clock::now();
+            std::vector<Evaluation> train_eval = evaluate_states(spi, packed, states, configs, S);
+            std::vector<Evaluation> valid_eval;
+            if (vinfo) valid_eval = evaluate_states(spi, vinfo->table, states, configs, int(vinfo->dist_keys.size()));
+            eval_seconds += seconds_since(t);
+            for (int i = 0; i < M; ++i) {
+                History& h = history[i];
+                h.iterations.push_back(it + 1);
+                h.elapsed.push_back(seconds_since(started));
+                h.training_loss.push_back(train_eval[i].loss);
+                for (std::size_t k = 0; k < train_eval[i].metrics.size(); ++k)
+                    h.training_metrics[k].push_back(train_eval[i].metrics[k]);
+                if (vinfo) {
+                    h.validation_loss.push_back(valid_eval[i].loss);
+                    for (std::size_t k = 0; k < valid_eval[i].metrics.size(); ++k)
+                        h.validation_metrics[k].push_back(valid_eval[i].metrics[k]);
+                }
+            }
+            // Progress: the best model by training loss (the only one, for fit).
+            int best = 0;
+            for (int i = 1; i < M; ++i)
+                if (train_eval[i].loss < train_eval[best].loss) best = i;
+            progress = ", training loss " + format_number(train_eval[best].loss);
+            if (!models[best].config.compile.metrics.empty())
+                progress += ", " + std::string(to_string(models[best].config.compile.metrics[0])) + " " +
+                            format_number(train_eval[best].metrics[0]);
+            if (vinfo) {
+                progress += ", validation loss " + format_number(valid_eval[best].loss);
+                if (!models[best].config.compile.metrics.empty())
+                    progress += ", " + std::string(to_string(models[best].config.compile.metrics[0])) + " " +
+                                format_number(valid_eval[best].metrics[0]);
+            }
+            if (M > 1) progress += " (best: mst_key " + std::to_string(mst_keys[best]) + ")";
+        }
+        notice("iteration " + std::to_string(it + 1) + "/" + std::to_string(req.num_iterations) + ": " +
+               format_number(seconds_since(iteration_started), 3) + " s" + progress);
+        if (spi.nonatomic() && it + 1 < req.num_iterations) {
+            settings.leave();
+            spi.commit();
+        }
+    }
+
+    // Outputs, all in the last transaction: they appear complete or not at all.
+    settings.leave();
+    if (req.warm_start) {
+        spi.execute("DROP TABLE " + output.quoted());
+        spi.execute("DROP TABLE IF EXISTS " + info_table.quoted());
+        spi.execute("DROP TABLE IF EXISTS " + summary_table.quoted());
+        spi.execute("DROP TABLE IF EXISTS " + hops_table.quoted());
+    }
+    spi.execute("CREATE TABLE " + output.quoted() +
+                " (mst_key pg_catalog.int4 PRIMARY KEY, model_id pg_catalog.int4, model_state pg_catalog.bytea NOT NULL,"
+                " model_arch pg_catalog.jsonb NOT NULL, compile_params pg_catalog.text NOT NULL,"
+                " fit_params pg_catalog.text NOT NULL, model_config pg_catalog.jsonb NOT NULL)");
+    spi.execute("ALTER TABLE " + output.quoted() + " ALTER COLUMN model_state SET STORAGE EXTERNAL");
+    {
+        std::vector<int32_t> model_ids;
+        std::vector<std::string> archs, compiles, fits, configs;
+        std::vector<int32_t> has_id;
+        for (const ModelSpec& m : models) {
+            model_ids.push_back(m.model_id.value_or(INT32_MIN));
+            archs.push_back(m.arch_json);
+            compiles.push_back(m.compile_text);
+            fits.push_back(m.fit_text);
+            configs.push_back(m.config.to_json());
+        }
+        spi.execute("INSERT INTO " + output.quoted() +
+                        " SELECT k, NULLIF(i, -2147483648), s, a::pg_catalog.jsonb, c, f, g::pg_catalog.jsonb"
+                        " FROM pg_catalog.unnest($1::pg_catalog.int4[], $2::pg_catalog.int4[], $3::pg_catalog.bytea[],"
+                        " $4::pg_catalog.text[], $5::pg_catalog.text[], $6::pg_catalog.text[], $7::pg_catalog.text[])"
+                        " AS t(k, i, s, a, c, f, g)",
+                    {SqlParam::int4_array(mst_keys), SqlParam::int4_array(model_ids), SqlParam::bytea_array(states),
+                     SqlParam::text_array(archs), SqlParam::text_array(compiles), SqlParam::text_array(fits),
+                     SqlParam::text_array(configs)});
+    }
+
+    spi.execute("CREATE TABLE " + info_table.quoted() +
+                " (mst_key pg_catalog.int4 PRIMARY KEY, model_id pg_catalog.int4, compile_params pg_catalog.text,"
+                " fit_params pg_catalog.text, model_type pg_catalog.text, model_size pg_catalog.float8,"
+                " num_params pg_catalog.int8, metrics_elapsed_time pg_catalog.float8[], metrics_type pg_catalog.text[],"
+                " loss_type pg_catalog.text, training_metrics_final pg_catalog.float8,"
+                " training_loss_final pg_catalog.float8, training_metrics pg_catalog.float8[],"
+                " training_loss pg_catalog.float8[], validation_metrics_final pg_catalog.float8,"
+                " validation_loss_final pg_catalog.float8, validation_metrics pg_catalog.float8[],"
+                " validation_loss pg_catalog.float8[], metrics_iters pg_catalog.int4[],"
+                " training_metrics_all pg_catalog.jsonb, validation_metrics_all pg_catalog.jsonb,"
+                " status pg_catalog.text NOT NULL, steps pg_catalog.int8, samples_seen pg_catalog.int8)");
+    Prepared insert_info = spi.prepare(
+        "INSERT INTO " + info_table.quoted() +
+            " VALUES ($1, $2, $3, $4, 'hopper_mlp', $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,"
+            " $19::pg_catalog.jsonb, $20::pg_catalog.jsonb, $21, $22, $23)",
+        {INT4OID, INT4OID, TEXTOID, TEXTOID, FLOAT8OID, INT8OID, FLOAT8ARRAYOID, TEXTARRAYOID, TEXTOID, FLOAT8OID,
+         FLOAT8OID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID, FLOAT8ARRAYOID, FLOAT8ARRAYOID,
+         INT4ARRAYOID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID});
+    for (int i = 0; i < M; ++i) {
+        const ModelSpec& m = models[i];
+        const History& h = history[i];
+        const StateSummary st = inspect_state(states[i]);
+        std::vector<std::string> metric_names;
+        for (Metric x : m.config.compile.metrics) metric_names.push_back(to_string(x));
+        const std::vector<double> tm = first_metric(h.training_metrics), vm = first_metric(h.validation_metrics);
+        spi.execute(insert_info,
+                    {SqlParam::int4(m.mst_key), m.model_id ? SqlParam::int4(*m.model_id) : SqlParam::null(INT4OID),
+                     SqlParam::text(m.compile_text), SqlParam::text(m.fit_text), SqlParam::float8(double(st.bytes) / 1024.0),
+                     SqlParam::int8(int64_t(st.num_params)), SqlParam::float8_array(h.elapsed), SqlParam::text_array(metric_names),
+                     SqlParam::text(to_string(m.config.compile.loss)), final_or_null(tm), final_or_null(h.training_loss),
+                     SqlParam::float8_array(tm), SqlParam::float8_array(h.training_loss),
+                     vinfo ? final_or_null(vm) : SqlParam::null(FLOAT8OID),
+                     vinfo ? final_or_null(h.validation_loss) : SqlParam::null(FLOAT8OID),
+                     vinfo ? SqlParam::float8_array(vm) : SqlParam::null(FLOAT8ARRAYOID),
+                     vinfo ? SqlParam::float8_array(h.validation_loss) : SqlParam::null(FLOAT8ARRAYOID),
+                     SqlParam::int4_array(h.iterations), SqlParam::text_copy(metrics_json(m.config.compile.metrics, h.training_metrics)),
+                     vinfo ? SqlParam::text_copy(metrics_json(m.config.compile.metrics, h.validation_metrics))
+                           : SqlParam::null(TEXTOID),
+                     SqlParam::text(h.status), SqlParam::int8(int64_t(st.counters.steps)),
+                     SqlParam::int8(int64_t(st.counters.samples_seen))});
+    }
+    call([&] { SPI_freeplan(insert_info.plan); });
+
+    spi.execute("CREATE TABLE " + summary_table.quoted() +
+                " (source_table pg_catalog.text, validation_table pg_catalog.text, model_output_table pg_catalog.text,"
+                " model_selection_table pg_catalog.text, model_arch_table pg_catalog.text, method pg_catalog.text,"
+                " num_iterations pg_catalog.int4, metrics_compute_frequency pg_catalog.int4, warm_start pg_catalog.bool,"
+                " name pg_catalog.text, description pg_catalog.text, num_models pg_catalog.int4,"
+                " num_segments pg_catalog.int4, dist_keys pg_catalog.int4[], hops_per_iteration pg_catalog.int4,"
+                " dependent_varname pg_catalog.text, independent_varname pg_catalog.text,"
+                " dependent_vartype pg_catalog.text, response_type pg_catalog.text, class_values pg_catalog.text[],"
+                " normalizing_const pg_catalog.float8, scale pg_catalog.text, feature_center pg_catalog.float4[],"
+                " feature_spread pg_catalog.float4[], num_rows pg_catalog.int8, metrics_iters pg_catalog.int4[],"
+                " training_seconds pg_catalog.float8, hop_seconds pg_catalog.float8, evaluation_seconds pg_catalog.float8,"
+                " start_training_time pg_catalog.timestamptz, end_training_time pg_catalog.timestamptz,"
+                " hopper_version pg_catalog.text)");
+    {
+        std::vector<double> center(info.feature_center.begin(), info.feature_center.end());
+        std::vector<double> spread(info.feature_spread.begin(), info.feature_spread.end());
+        std::vector<int32_t> dist_keys(info.dist_keys.begin(), info.dist_keys.end());
+        const bool classification = info.response_type == "classification";
+        spi.execute(
+            "INSERT INTO " + summary_table.quoted() +
+                " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,"
+                " $21, $22, $23::pg_catalog.float4[], $24::pg_catalog.float4[], $25, $26, $27, $28, $29,"
+                " $30::pg_catalog.timestamptz, pg_catalog.clock_timestamp(), $31)",
+            {SqlParam::text(packed.display()), vinfo ? SqlParam::text_copy(vinfo->table.display()) : SqlParam::null(TEXTOID),
+             SqlParam::text_copy(output.display()),
+             req.mst_table_text.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(req.mst_table_text),
+             req.arch_table_text.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(req.arch_table_text),
+             SqlParam::text(req.multiple ? "fit_multiple" : "fit"), SqlParam::int4(req.num_iterations),
+             SqlParam::int4(req.metrics_frequency), SqlParam::boolean(req.warm_start),
+             req.name.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(req.name),
+             req.description.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(req.description), SqlParam::int4(M),
+             SqlParam::int4(S), SqlParam::int4_array(dist_keys), SqlParam::int4(sched.hops_per_iteration()),
+             SqlParam::text(info.dependent_varname), SqlParam::text(info.independent_varname),
+             SqlParam::text(info.dependent_vartype), SqlParam::text(info.response_type),
+             classification ? SqlParam::text_array(info.class_values) : SqlParam::null(TEXTARRAYOID),
+             SqlParam::float8(info.normalizing_const), SqlParam::text(info.scale),
+             center.empty() ? SqlParam::null(FLOAT8ARRAYOID) : SqlParam::float8_array(center),
+             spread.empty() ? SqlParam::null(FLOAT8ARRAYOID) : SqlParam::float8_array(spread), SqlParam::int8(info.num_rows),
+             SqlParam::int4_array(history[0].iterations), SqlParam::float8(train_seconds), SqlParam::float8(hop_seconds),
+             SqlParam::float8(eval_seconds), SqlParam::text(started_at), SqlParam::text(HOPPER_VERSION)});
+    }
+
+    if (setting_debug_hops) {
+        spi.execute("CREATE TABLE " + hops_table.quoted() +
+                    " (iteration pg_catalog.int4, hop pg_catalog.int4, statement pg_catalog.text,"
+                    " mst_key pg_catalog.int4, dist_key pg_catalog.int4, seconds pg_catalog.float8)");
+        std::vector<int32_t> its, hops, keys, dists;
+        std::vector<std::string> stmts;
+        std::vector<double> secs;
+        for (const HopLogRow& r : hop_log) {
+            its.push_back(r.iteration);
+            hops.push_back(r.hop);
+            stmts.push_back(r.statement);
+            keys.push_back(r.mst_key);
+            dists.push_back(r.dist_key.value_or(INT32_MIN));
+            secs.push_back(r.seconds);
+        }
+        spi.execute("INSERT INTO " + hops_table.quoted() +
+                        " SELECT i, h, s, NULLIF(k, -1), NULLIF(d, -2147483648), t FROM pg_catalog.unnest("
+                        "$1::pg_catalog.int4[], $2::pg_catalog.int4[], $3::pg_catalog.text[], $4::pg_catalog.int4[],"
+                        " $5::pg_catalog.int4[], $6::pg_catalog.float8[]) AS r(i, h, s, k, d, t)",
+                    {SqlParam::int4_array(its), SqlParam::int4_array(hops), SqlParam::text_array(stmts), SqlParam::int4_array(keys),
+                     SqlParam::int4_array(dists), SqlParam::float8_array(secs)});
+    }
+}
+
+}  // namespace hopper::pg

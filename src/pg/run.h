@@ -1,0 +1,60 @@
+// Training runs: hopper.fit and hopper.fit_multiple share one driver. fit is fit_multiple with a
+// single configuration, so both train by the same model-hopping statements and write the same
+// output tables.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hopper/config.h"
+#include "pg/names.h"
+#include "pg/spi.h"
+
+namespace hopper::pg {
+
+struct ModelSpec {
+    int32_t mst_key = 1;
+    std::optional<int32_t> model_id;
+    std::string arch_json;     // as stored (native or Keras form)
+    std::string compile_text;  // as given (JSON or MADlib form)
+    std::string fit_text;
+    ModelConfig config;
+    std::string initial_state;  // transfer learning or warm start; empty: fresh weights
+    std::string initial_source;  // where initial_state came from, for the summary
+};
+
+struct RunRequest {
+    bool multiple = false;  // fit_multiple (else fit)
+    std::string packed_text, output_text, validation_text, mst_table_text, arch_table_text;
+    std::vector<ModelSpec> models;
+    int num_iterations = 1;
+    int metrics_frequency = 1;  // evaluate every n iterations, and always at the last
+    bool warm_start = false;
+    std::string name, description;
+};
+
+// Parses and validates a configuration given as text (architecture JSON, compile, fit), naming
+// the model in errors.
+ModelConfig resolve_model_spec(const std::string& arch_json, const std::string& compile_text,
+                               const std::string& fit_text, const std::string& which);
+
+// Runs the whole training. With a non-atomic Spi (CALL outside a transaction block) it commits
+// after every iteration, so a long run never holds one transaction open; output tables appear
+// only in the last transaction, complete.
+void run_training(Spi& spi, RunRequest req);
+
+struct Evaluation {
+    double count = 0, loss = 0;
+    std::vector<double> metrics;  // in the order of the model's compile metrics
+};
+
+// Loss and metrics of several model states on a packed table, in one parallel scan.
+std::vector<Evaluation> evaluate_states(Spi& spi, const TableName& packed, const std::vector<std::string>& states,
+                                        const std::vector<ModelConfig>& configs, int workers);
+
+// Whether a procedure call may commit (CALL outside an explicit transaction block).
+bool call_is_nonatomic(FunctionCallInfo fcinfo);
+
+}  // namespace hopper::pg
