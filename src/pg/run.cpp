@@ -258,6 +258,8 @@ private:
 // All models on one packed table in one scan (parallel partial aggregation over the segments).
 std::vector<Evaluation> evaluate_states(Spi& spi, const TableName& packed, const std::vector<std::string>& states,
                                         const std::vector<ModelConfig>& configs, int workers) {
+    StatementSettings settings;
+    settings.enter();
     set_workers(worker_cap(workers));
     spi.execute("SELECT hopper.evaluate_models($1, independent_var, dependent_var) FROM " + packed.quoted(),
                 {SqlParam::bytea_array(states)}, true);
@@ -272,6 +274,7 @@ std::vector<Evaluation> evaluate_states(Spi& spi, const TableName& packed, const
         out[i].metrics.assign(flat.begin() + at + 2, flat.begin() + at + 2 + k);
         at += 2 + k;
     }
+    settings.leave();
     return out;
 }
 

@@ -1,0 +1,9 @@
+-- hopper: train and select machine-learning models inside PostgreSQL.
+-- This script is assembled from sql/ext/*.sql in file-name order by the Makefile.
+\echo Use "CREATE EXTENSION hopper" to load this file. \quit
+
+COMMENT ON SCHEMA hopper IS 'hopper: train and select machine-learning models inside PostgreSQL';
+
+CREATE FUNCTION hopper.version() RETURNS text
+    AS 'MODULE_PATHNAME', 'version' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION hopper.version() IS 'version of the hopper extension library';
