@@ -1,0 +1,543 @@
+// Architecture (hopper's native JSON form), shared helpers, resolve_config and the canonical
+// ModelConfig JSON. Keras import is in config_keras.cpp, compile/fit parameters in
+// config_params.cpp.
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <set>
+
+#include "config_internal.h"
+
+namespace hopper {
+
+const char* to_string(Activation a) {
+    switch (a) {
+        case Activation::Linear: return "linear";
+        case Activation::Relu: return "relu";
+        case Activation::Tanh: return "tanh";
+        case Activation::Sigmoid: return "sigmoid";
+        case Activation::Softmax: return "softmax";
+    }
+    return "unknown";
+}
+
+const char* to_string(Initializer i) {
+    switch (i) {
+        case Initializer::GlorotUniform: return "glorot_uniform";
+        case Initializer::GlorotNormal: return "glorot_normal";
+        case Initializer::HeUniform: return "he_uniform";
+        case Initializer::HeNormal: return "he_normal";
+        case Initializer::Zeros: return "zeros";
+    }
+    return "unknown";
+}
+
+const char* to_string(Loss l) {
+    switch (l) {
+        case Loss::SoftmaxCrossEntropy: return "softmax_cross_entropy";
+        case Loss::BinaryCrossEntropy: return "binary_cross_entropy";
+        case Loss::MeanSquaredError: return "mean_squared_error";
+    }
+    return "unknown";
+}
+
+const char* to_string(OptimizerKind o) {
+    switch (o) {
+        case OptimizerKind::SGD: return "sgd";
+        case OptimizerKind::Momentum: return "momentum";
+        case OptimizerKind::Nesterov: return "nesterov";
+        case OptimizerKind::Adam: return "adam";
+        case OptimizerKind::RMSprop: return "rmsprop";
+    }
+    return "unknown";
+}
+
+const char* to_string(Metric m) {
+    switch (m) {
+        case Metric::Accuracy: return "accuracy";
+        case Metric::TopKAccuracy: return "top_k_accuracy";
+        case Metric::MeanSquaredError: return "mean_squared_error";
+        case Metric::MeanAbsoluteError: return "mean_absolute_error";
+        case Metric::Loss: return "loss";
+    }
+    return "unknown";
+}
+
+namespace cfg {
+
+json parse_json_text(std::string_view text, const std::string& what) {
+    // One set of keys per open object, to refuse {"units": 1, "units": 2}: nlohmann keeps the
+    // last value silently, which would hide a typo'd edit. Nesting is capped so that hostile
+    // input cannot make later recursive code (dump, our walkers) run deep.
+    std::vector<std::set<std::string>> open;
+    auto cb = [&](int depth, json::parse_event_t ev, json& parsed) {
+        if (depth > 64)
+            fail(ErrorKind::Syntax, "syntax error in " + what + " JSON",
+                 "Values are nested more than 64 levels deep.");
+        if (ev == json::parse_event_t::object_start) {
+            open.emplace_back();
+        } else if (ev == json::parse_event_t::object_end) {
+            if (!open.empty()) open.pop_back();
+        } else if (ev == json::parse_event_t::key && !open.empty()) {
+            const std::string& k = parsed.get_ref<const std::string&>();
+            if (!open.back().insert(k).second)
+                fail(ErrorKind::InvalidParameter, "duplicate key \"" + k + "\" in " + what,
+                     "Each key may appear only once in a JSON object.");
+        }
+        return true;
+    };
+    try {
+        return json::parse(text.begin(), text.end(), cb);
+    } catch (const json::parse_error& e) {
+        std::string d = e.what();
+        // "[json.exception.parse_error.101] parse error at line 1, column 5: ..." -> "Parse error ..."
+        auto p = d.find("] ");
+        if (p != std::string::npos) d = d.substr(p + 2);
+        if (!d.empty()) d[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(d[0])));
+        if (!d.empty() && d.back() != '.') d += '.';
+        fail(ErrorKind::Syntax, "syntax error in " + what + " JSON", d);
+    } catch (const json::exception& e) {
+        fail(ErrorKind::Syntax, "syntax error in " + what + " JSON", e.what());
+    }
+}
+
+std::string show(const json& v) {
+    std::string s;
+    if (v.is_number_float()) {
+        s = fmt_double(v.get<double>());
+    } else {
+        s = v.dump(-1, ' ', false, json::error_handler_t::replace);
+    }
+    if (s.size() > 80) s = s.substr(0, 77) + "...";
+    return s;
+}
+
+std::string fmt_double(double d) {
+    if (std::isnan(d)) return "NaN";
+    if (std::isinf(d)) return d > 0 ? "Infinity" : "-Infinity";
+    char buf[40];
+    for (int prec = 1; prec <= 17; ++prec) {
+        std::snprintf(buf, sizeof buf, "%.*g", prec, d);
+        double back = 0;
+        std::from_chars(buf, buf + std::char_traits<char>::length(buf), back);
+        if (back == d) break;
+    }
+    return buf;
+}
+
+double float_for_json(float f) {
+    if (!std::isfinite(f)) return f;
+    char buf[40];
+    for (int prec = 1; prec <= 9; ++prec) {
+        std::snprintf(buf, sizeof buf, "%.*g", prec, static_cast<double>(f));
+        double back = 0;
+        std::from_chars(buf, buf + std::char_traits<char>::length(buf), back);
+        // The parser reads a double and casts it to float: test exactly that path.
+        if (static_cast<float>(back) == f) return back;
+    }
+    return f;
+}
+
+std::string lower(std::string_view s) {
+    std::string r(s);
+    for (char& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return r;
+}
+
+std::string squash(std::string_view s) {
+    std::string r;
+    for (char c : s)
+        if (c != '_') r += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return r;
+}
+
+std::string join(const std::vector<std::string>& names, const char* sep) {
+    std::string r;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        if (i) r += sep;
+        r += names[i];
+    }
+    return r;
+}
+
+void bad_value(const std::string& key, const std::string& where, const json& v,
+               const std::string& detail, const std::string& hint) {
+    fail(ErrorKind::InvalidParameter, "invalid value for \"" + key + "\"" + where + ": " + show(v),
+         detail, hint);
+}
+
+bool as_integer(const json& v, int64_t lo, int64_t hi, int64_t& out) {
+    if (v.is_number_unsigned()) {
+        uint64_t u = v.get<uint64_t>();
+        if (u > static_cast<uint64_t>(INT64_MAX)) return false;
+        out = static_cast<int64_t>(u);
+    } else if (v.is_number_integer()) {
+        out = v.get<int64_t>();
+    } else if (v.is_number_float()) {
+        double d = v.get<double>();
+        // 9223372036854775808.0 is 2^63, the first double outside int64.
+        if (!std::isfinite(d) || d != std::floor(d) || d < -9223372036854775808.0 ||
+            d >= 9223372036854775808.0)
+            return false;
+        out = static_cast<int64_t>(d);
+    } else {
+        return false;
+    }
+    return out >= lo && out <= hi;
+}
+
+bool as_double(const json& v, double& out) {
+    if (!v.is_number()) return false;
+    out = v.get<double>();
+    return std::isfinite(out);
+}
+
+bool activation_from_name(std::string_view name, Activation& out) {
+    std::string n = lower(name);
+    if (n == "linear") out = Activation::Linear;
+    else if (n == "relu") out = Activation::Relu;
+    else if (n == "tanh") out = Activation::Tanh;
+    else if (n == "sigmoid") out = Activation::Sigmoid;
+    else if (n == "softmax") out = Activation::Softmax;
+    else return false;
+    return true;
+}
+
+bool initializer_from_name(std::string_view name, Initializer& out) {
+    std::string n = squash(name);  // also accepts Keras class names (GlorotUniform, ...)
+    if (n == "glorotuniform") out = Initializer::GlorotUniform;
+    else if (n == "glorotnormal") out = Initializer::GlorotNormal;
+    else if (n == "heuniform") out = Initializer::HeUniform;
+    else if (n == "henormal") out = Initializer::HeNormal;
+    else if (n == "zeros" || n == "zero") out = Initializer::Zeros;  // "zero": Keras 1
+    else return false;
+    return true;
+}
+
+Initializer default_initializer(Activation a) {
+    return a == Activation::Relu ? Initializer::HeUniform : Initializer::GlorotUniform;
+}
+
+static const char* const kActivationNames = "linear, relu, tanh, sigmoid, softmax";
+static const char* const kInitializerNames =
+    "glorot_uniform, glorot_normal, he_uniform, he_normal, zeros";
+
+void validate_architecture(const Architecture& arch, const std::vector<std::string>* labels,
+                           const std::string& input_label) {
+    auto label = [&](std::size_t i) {
+        return labels && i < labels->size() ? (*labels)[i] : "layer " + std::to_string(i + 1);
+    };
+    if (arch.input_dim < 1 || arch.input_dim > kMaxDim)
+        fail(ErrorKind::InvalidParameter,
+             "invalid input dimension " + std::to_string(arch.input_dim) + " (" + input_label + ")",
+             "The input dimension must be an integer between 1 and 1000000.");
+    if (arch.layers.empty())
+        fail(ErrorKind::InvalidParameter, "architecture has no layers",
+             "At least one Dense layer is needed.");
+    if (arch.layers.size() > static_cast<std::size_t>(kMaxLayers))
+        fail(ErrorKind::InvalidParameter, "architecture has too many layers",
+             "It has " + std::to_string(arch.layers.size()) + " layers; at most 64 are supported.");
+    const std::size_t n = arch.layers.size();
+    for (std::size_t i = 0; i < n; ++i) {
+        const DenseLayer& l = arch.layers[i];
+        if (l.units < 1 || l.units > kMaxDim)
+            bad_value("units", " in " + label(i), l.units,
+                      "units must be an integer between 1 and 1000000.");
+        if (!(l.dropout >= 0.0f && l.dropout < 1.0f))
+            bad_value("dropout", " in " + label(i), float_for_json(l.dropout),
+                      "dropout must be at least 0 and less than 1.");
+        if (l.activation == Activation::Softmax && i + 1 < n)
+            fail(ErrorKind::InvalidParameter,
+                 "softmax activation in " + label(i) + " is only allowed on the output layer",
+                 "The architecture has " + std::to_string(n) + " layers.",
+                 "Use relu, tanh, sigmoid or linear for hidden layers.");
+        if (l.dropout > 0.0f && i + 1 == n)
+            // Dropping predictions would feed zeros (log 0 for cross-entropy) to the loss.
+            fail(ErrorKind::InvalidParameter,
+                 "dropout is not allowed on the output layer (" + label(i) + ")",
+                 "Dropout would randomly zero the model's predictions while training.",
+                 "Use dropout on hidden layers only.");
+    }
+    if (arch.layers.back().activation == Activation::Softmax && arch.layers.back().units < 2)
+        fail(ErrorKind::InvalidParameter,
+             "softmax output layer (" + label(n - 1) + ") needs at least 2 units",
+             "A softmax over one unit always outputs 1.",
+             "Use sigmoid for a single output unit.");
+    // Computed in 64 bits: 64 layers of 10^6 x 10^6 is below 2^63.
+    uint64_t params = 0;
+    uint64_t in = static_cast<uint64_t>(arch.input_dim);
+    for (const DenseLayer& l : arch.layers) {
+        params += in * static_cast<uint64_t>(l.units) + (l.use_bias ? l.units : 0);
+        in = static_cast<uint64_t>(l.units);
+    }
+    if (params > kMaxParams)
+        fail(ErrorKind::Limit, "model has too many parameters",
+             "The architecture " + arch.shape_string() + " has " + std::to_string(params) +
+                 " parameters; at most 2147483647 are supported.",
+             "Use fewer or smaller layers.");
+}
+
+// --- native form -----------------------------------------------------------------------------
+
+Architecture parse_native_architecture(const json& j) {
+    static const std::vector<std::string> top_keys = {"input_dim", "layers", "initializer"};
+    static const std::vector<std::string> layer_keys = {"units", "activation", "use_bias",
+                                                        "initializer", "dropout"};
+    for (auto it = j.begin(); it != j.end(); ++it)
+        if (std::find(top_keys.begin(), top_keys.end(), it.key()) == top_keys.end())
+            fail(ErrorKind::InvalidParameter, "unknown key \"" + it.key() + "\" in architecture",
+                 {}, "Valid keys are: " + join(top_keys) + ". A Keras model needs \"class_name\".");
+    Architecture a;
+    auto in = j.find("input_dim");
+    if (in == j.end())
+        fail(ErrorKind::InvalidParameter, "missing key \"input_dim\" in architecture", {},
+             "Give the number of input features, e.g. {\"input_dim\": 784, \"layers\": [...]}.");
+    int64_t v = 0;
+    if (!as_integer(*in, 1, kMaxDim, v))
+        bad_value("input_dim", "", *in, "input_dim must be an integer between 1 and 1000000.");
+    a.input_dim = static_cast<int>(v);
+
+    bool have_default_init = false;
+    Initializer default_init = Initializer::GlorotUniform;
+    if (auto it = j.find("initializer"); it != j.end()) {
+        if (!it->is_string() || !initializer_from_name(it->get_ref<const std::string&>(), default_init))
+            bad_value("initializer", "", *it, "Supported initializers are: " +
+                                                  std::string(kInitializerNames) + ".");
+        have_default_init = true;
+    }
+
+    auto ls = j.find("layers");
+    if (ls == j.end())
+        fail(ErrorKind::InvalidParameter, "missing key \"layers\" in architecture", {},
+             "Give a list of layers, e.g. \"layers\": [{\"units\": 10, \"activation\": \"softmax\"}].");
+    if (!ls->is_array())
+        bad_value("layers", "", *ls, "layers must be a list of layer objects.");
+    if (ls->empty())
+        fail(ErrorKind::InvalidParameter, "architecture has no layers",
+             "At least one Dense layer is needed.");
+    if (ls->size() > static_cast<std::size_t>(kMaxLayers))
+        fail(ErrorKind::InvalidParameter, "architecture has too many layers",
+             "It has " + std::to_string(ls->size()) + " layers; at most 64 are supported.");
+
+    for (std::size_t i = 0; i < ls->size(); ++i) {
+        const json& lj = (*ls)[i];
+        const std::string where = " in layer " + std::to_string(i + 1);
+        if (!lj.is_object())
+            fail(ErrorKind::InvalidParameter,
+                 "layer " + std::to_string(i + 1) + " of the architecture is not an object",
+                 "Each layer is an object such as {\"units\": 128, \"activation\": \"relu\"}.");
+        for (auto it = lj.begin(); it != lj.end(); ++it)
+            if (std::find(layer_keys.begin(), layer_keys.end(), it.key()) == layer_keys.end())
+                fail(ErrorKind::InvalidParameter,
+                     "unknown key \"" + it.key() + "\"" + where + " of the architecture", {},
+                     "Valid keys are: " + join(layer_keys) + ".");
+        DenseLayer l;
+        auto u = lj.find("units");
+        if (u == lj.end())
+            fail(ErrorKind::InvalidParameter, "missing key \"units\"" + where + " of the architecture");
+        if (!as_integer(*u, 1, kMaxDim, v))
+            bad_value("units", where, *u, "units must be an integer between 1 and 1000000.");
+        l.units = static_cast<int>(v);
+        if (auto it = lj.find("activation"); it != lj.end())
+            if (!it->is_string() || !activation_from_name(it->get_ref<const std::string&>(), l.activation))
+                bad_value("activation", where, *it,
+                          "Supported activations are: " + std::string(kActivationNames) + ".");
+        if (auto it = lj.find("use_bias"); it != lj.end()) {
+            if (!it->is_boolean()) bad_value("use_bias", where, *it, "use_bias must be true or false.");
+            l.use_bias = it->get<bool>();
+        }
+        l.initializer = have_default_init ? default_init : default_initializer(l.activation);
+        if (auto it = lj.find("initializer"); it != lj.end())
+            if (!it->is_string() || !initializer_from_name(it->get_ref<const std::string&>(), l.initializer))
+                bad_value("initializer", where, *it, "Supported initializers are: " +
+                                                         std::string(kInitializerNames) + ".");
+        if (auto it = lj.find("dropout"); it != lj.end()) {
+            double d = 0;
+            // Checked after the cast too: 0.9999999999 rounds to 1.0f.
+            if (!as_double(*it, d) || !(d >= 0.0 && d < 1.0) ||
+                !(static_cast<float>(d) < 1.0f))
+                bad_value("dropout", where, *it, "dropout must be at least 0 and less than 1.");
+            l.dropout = static_cast<float>(d);
+        }
+        a.layers.push_back(l);
+    }
+    validate_architecture(a);
+    return a;
+}
+
+ojson architecture_to_ojson(const Architecture& a) {
+    ojson j;
+    j["input_dim"] = a.input_dim;
+    ojson layers = ojson::array();
+    for (const DenseLayer& l : a.layers) {
+        ojson lj;
+        lj["units"] = l.units;
+        lj["activation"] = to_string(l.activation);
+        lj["use_bias"] = l.use_bias;
+        lj["initializer"] = to_string(l.initializer);
+        lj["dropout"] = float_for_json(l.dropout);
+        layers.push_back(std::move(lj));
+    }
+    j["layers"] = std::move(layers);
+    return j;
+}
+
+static void require_object(const json& j, const std::string& what) {
+    if (!j.is_object())
+        fail(ErrorKind::InvalidParameter, what + " must be a JSON object",
+             "Got " + std::string(j.type_name()) + ".");
+}
+
+}  // namespace cfg
+
+using namespace cfg;
+
+std::size_t Architecture::num_params() const {
+    std::size_t n = 0;
+    std::size_t in = static_cast<std::size_t>(input_dim < 0 ? 0 : input_dim);
+    for (const DenseLayer& l : layers) {
+        std::size_t u = static_cast<std::size_t>(l.units < 0 ? 0 : l.units);
+        n += in * u + (l.use_bias ? u : 0);
+        in = u;
+    }
+    return n;
+}
+
+std::string Architecture::shape_string() const {
+    std::string s = std::to_string(input_dim);
+    for (const DenseLayer& l : layers) s += "-" + std::to_string(l.units);
+    return s;
+}
+
+std::string Architecture::to_json() const { return architecture_to_ojson(*this).dump(); }
+
+bool Architecture::operator==(const Architecture& o) const {
+    if (input_dim != o.input_dim || layers.size() != o.layers.size()) return false;
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+        const DenseLayer& a = layers[i];
+        const DenseLayer& b = o.layers[i];
+        if (a.units != b.units || a.activation != b.activation || a.use_bias != b.use_bias ||
+            a.initializer != b.initializer || a.dropout != b.dropout)
+            return false;
+    }
+    return true;
+}
+
+Architecture parse_architecture(std::string_view text) {
+    std::size_t p = 0;
+    while (p < text.size() && std::isspace(static_cast<unsigned char>(text[p]))) ++p;
+    if (p == text.size())
+        fail(ErrorKind::Syntax, "architecture is empty",
+             "Expected hopper's architecture JSON or a Keras model's to_json().");
+    json j = parse_json_text(text, "architecture");
+    require_object(j, "architecture");
+    try {
+        if (j.contains("class_name")) return parse_keras_architecture(j);
+        return parse_native_architecture(j);
+    } catch (const json::exception& e) {
+        // Our walkers check types before reading; this is a safety net, not an expected path.
+        fail(ErrorKind::InvalidParameter, "invalid architecture", e.what());
+    }
+}
+
+std::string ModelConfig::to_json() const {
+    ojson j;
+    j["architecture"] = architecture_to_ojson(arch);
+    j["compile"] = compile_to_ojson(compile);
+    j["fit"] = fit_to_ojson(fit);
+    return j.dump();
+}
+
+ModelConfig resolve_config(Architecture arch, CompileParams compile, FitParams fit) {
+    validate_architecture(arch);
+    validate_compile(compile);
+    validate_fit(fit);
+    const DenseLayer& out = arch.layers.back();
+    const std::string out_label = "layer " + std::to_string(arch.layers.size());
+    if (!compile.loss_given) {
+        // loss_given stays false: it records that the loss was inferred, and resolving again
+        // (parse_model_config) infers the same loss.
+        if (out.activation == Activation::Softmax) compile.loss = Loss::SoftmaxCrossEntropy;
+        else if (out.activation == Activation::Sigmoid) compile.loss = Loss::BinaryCrossEntropy;
+        else compile.loss = Loss::MeanSquaredError;
+    }
+    const std::string out_act = to_string(out.activation);
+    switch (compile.loss) {
+        case Loss::SoftmaxCrossEntropy:
+            // hopper's cross-entropy takes probabilities: -sum y log p. On logits or sigmoid
+            // outputs it is not a proper loss, so refuse instead of training nonsense.
+            if (out.activation != Activation::Softmax)
+                fail(ErrorKind::InvalidParameter,
+                     "loss softmax_cross_entropy needs a softmax output layer",
+                     "The output layer (" + out_label + ") uses " + out_act + ".",
+                     out.activation == Activation::Sigmoid
+                         ? "Use binary_crossentropy with a sigmoid output, or softmax on the output layer."
+                         : "Use activation softmax on the output layer.");
+            if (out.units < 2)
+                fail(ErrorKind::InvalidParameter,
+                     "loss softmax_cross_entropy needs at least 2 output units",
+                     "The output layer (" + out_label + ") has 1 unit.",
+                     "Use a sigmoid output with binary_crossentropy.");
+            break;
+        case Loss::BinaryCrossEntropy:
+            if (out.activation != Activation::Sigmoid)
+                fail(ErrorKind::InvalidParameter,
+                     "loss binary_cross_entropy needs a sigmoid output layer",
+                     "The output layer (" + out_label + ") uses " + out_act + ".",
+                     out.activation == Activation::Softmax
+                         ? "Use categorical_crossentropy with a softmax output."
+                         : "Use activation sigmoid on the output layer.");
+            break;
+        case Loss::MeanSquaredError:
+            break;
+    }
+    for (Metric m : compile.metrics) {
+        if (m == Metric::TopKAccuracy && compile.top_k >= out.units)
+            // top-k over k >= classes is always 1: a metric that cannot fail misleads.
+            bad_value("top_k", "", compile.top_k,
+                      "top_k_accuracy with k=" + std::to_string(compile.top_k) + " over " +
+                          std::to_string(out.units) + " output unit" + (out.units == 1 ? "" : "s") +
+                          " is always 1; k must be less than the number of output units.",
+                      out.units <= 2 ? "Use the metric accuracy instead." : "Set a smaller top_k.");
+        if (m == Metric::Accuracy && compile.loss == Loss::MeanSquaredError &&
+            out.activation != Activation::Softmax && out.activation != Activation::Sigmoid)
+            // A regression output (linear, relu, tanh) has no classes; "accuracy" would
+            // threshold or argmax arbitrary values.
+            fail(ErrorKind::InvalidParameter,
+                 "metric accuracy is meaningless for a regression model",
+                 "The output layer (" + out_label + ") uses " + out_act +
+                     " and the loss is mean_squared_error.",
+                 "Use the metrics mse or mae, or a softmax/sigmoid output for classification.");
+    }
+    return ModelConfig{std::move(arch), std::move(compile), std::move(fit)};
+}
+
+ModelConfig parse_model_config(std::string_view text) {
+    json j = parse_json_text(text, "model configuration");
+    require_object(j, "model configuration");
+    static const std::vector<std::string> keys = {"architecture", "compile", "fit"};
+    for (auto it = j.begin(); it != j.end(); ++it)
+        if (std::find(keys.begin(), keys.end(), it.key()) == keys.end())
+            fail(ErrorKind::InvalidParameter,
+                 "unknown key \"" + it.key() + "\" in model configuration", {},
+                 "Valid keys are: " + join(keys) + ".");
+    for (const std::string& k : keys) {
+        if (!j.contains(k))
+            fail(ErrorKind::InvalidParameter, "missing key \"" + k + "\" in model configuration");
+        require_object(j[k], "\"" + k + "\" of the model configuration");
+    }
+    try {
+        // The canonical form is the native architecture; a Keras model here is not canonical.
+        Architecture arch = parse_native_architecture(j["architecture"]);
+        CompileParams c = compile_from_object(j["compile"]);
+        FitParams f = fit_from_object(j["fit"]);
+        return resolve_config(std::move(arch), std::move(c), std::move(f));
+    } catch (const json::exception& e) {
+        fail(ErrorKind::InvalidParameter, "invalid model configuration", e.what());
+    }
+}
+
+}  // namespace hopper

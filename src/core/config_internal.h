@@ -1,0 +1,76 @@
+// Private helpers shared by config.cpp (architecture, resolve, model config), config_keras.cpp
+// (Keras Sequential import) and config_params.cpp (compile and fit parameters). Not installed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "hopper/config.h"
+#include "hopper/error.h"
+
+namespace hopper::cfg {
+
+using json = nlohmann::json;
+using ojson = nlohmann::ordered_json;  // keeps insertion order: canonical output has a fixed order
+
+// Hard limits of the architecture (see config.h and the checks in validate_architecture).
+constexpr int kMaxDim = 1000000;
+constexpr int kMaxLayers = 64;
+constexpr uint64_t kMaxParams = 2147483647ull;  // 2^31-1 floats
+
+// Parses JSON text. Syntax errors (and a duplicated key in one object, which nlohmann would
+// silently resolve to the last one) are reported naming `what` ("architecture", ...).
+json parse_json_text(std::string_view text, const std::string& what);
+
+// A JSON value shortened for a message (strings quoted, long values cut).
+std::string show(const json& v);
+// Shortest decimal that reads back as the same double.
+std::string fmt_double(double d);
+// A float as the double whose shortest decimal reads back (through double) as the same float,
+// so canonical JSON prints 0.2 rather than 0.20000000298023224.
+double float_for_json(float f);
+
+std::string lower(std::string_view s);
+// Lowercase with underscores removed: "GlorotUniform" and "glorot_uniform" both give
+// "glorotuniform".
+std::string squash(std::string_view s);
+std::string join(const std::vector<std::string>& names, const char* sep = ", ");
+
+// InvalidParameter `invalid value for "key"<where>: <value>` with the detail sentence given.
+[[noreturn]] void bad_value(const std::string& key, const std::string& where, const json& v,
+                            const std::string& detail, const std::string& hint = {});
+
+// Number conversions that accept JSON integers and integral floats; false if v is not such a
+// number or lies outside [lo, hi].
+bool as_integer(const json& v, int64_t lo, int64_t hi, int64_t& out);
+bool as_double(const json& v, double& out);  // any finite JSON number
+
+bool activation_from_name(std::string_view name, Activation& out);
+bool initializer_from_name(std::string_view name, Initializer& out);
+Initializer default_initializer(Activation a);
+
+// Checks the limits of an architecture. labels[i], when given, names layer i in messages
+// ("layer 2" or `Keras layer 3 ("dense_1")`); `input_label` names where input_dim came from.
+void validate_architecture(const Architecture& arch, const std::vector<std::string>* labels = nullptr,
+                           const std::string& input_label = "\"input_dim\"");
+
+Architecture parse_native_architecture(const json& j);
+Architecture parse_keras_architecture(const json& j);
+
+// Interpret an already parsed object (JSON form, or MADlib text turned into an object).
+CompileParams compile_from_object(const json& obj);
+FitParams fit_from_object(const json& obj);
+
+// Range checks of each part on its own (used again by resolve_config for hand-built structs).
+void validate_compile(const CompileParams& c);
+void validate_fit(const FitParams& f);
+
+ojson architecture_to_ojson(const Architecture& a);
+ojson compile_to_ojson(const CompileParams& c);
+ojson fit_to_ojson(const FitParams& f);
+
+}  // namespace hopper::cfg
