@@ -71,6 +71,9 @@ private:
     std::vector<MatrixF> activations_;  // post-activation output of each layer
     std::vector<MatrixF> masks_;        // dropout masks (scaled), empty for layers without dropout
     MatrixF delta_, delta_prev_;
+    // Gradient target when the caller's grad is not 64-byte aligned: Eigen peels loops by the
+    // destination's alignment, so computing in place would make the rounding depend on it.
+    VectorF aligned_grad_;
 };
 
 }  // namespace hopper

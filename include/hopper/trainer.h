@@ -29,6 +29,9 @@ public:
     // Restored model; sizes must match the configuration (checked, Data error otherwise).
     Trainer(ModelConfig config, std::vector<float> params, std::vector<float> slots,
             TrainCounters counters);
+    // The workspace refers to this object's network, so moves rebuild it (lazily) instead.
+    Trainer(Trainer&& other) noexcept;
+    Trainer& operator=(Trainer&& other) noexcept;
 
     const ModelConfig& config() const { return config_; }
     const Network& network() const { return net_; }
@@ -55,7 +58,8 @@ private:
     std::vector<float> params_;
     std::vector<float> grad_;
     TrainCounters counters_;
-    std::unique_ptr<GradientWorkspace> workspace_;
+    std::unique_ptr<GradientWorkspace> workspace_;  // created on first use
+    std::vector<float> checkpoint_;                 // params at the start of train_buffer
 };
 
 }  // namespace hopper

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include "hopper/error.h"
@@ -20,6 +21,10 @@ using VectorMap = Eigen::Map<VectorF, Eigen::Unaligned>;
 // Keras' epsilon, applied in float32 as Keras does (1 - 1e-7 rounds to 0.99999988f).
 constexpr float kClipLo = 1e-7f;
 constexpr float kClipHi = 1.0f - 1e-7f;
+
+// Alignment of a gradient buffer that loss_and_gradient writes in place (Trainer aligns its
+// gradient to 64 bytes, which covers every Eigen packet size).
+constexpr std::uintptr_t kGradAlignment = EIGEN_MAX_ALIGN_BYTES > 0 ? EIGEN_MAX_ALIGN_BYTES : 1;
 
 inline float clip_prob(float p) { return std::min(std::max(p, kClipLo), kClipHi); }
 
@@ -162,7 +167,8 @@ void Network::initialize(float* params, uint64_t seed) const {
                 std::fill(w, w + count, 0.0f);
                 break;
         }
-        if (layer.use_bias) std::fill(params + s.bias_offset, params + s.bias_offset + s.units, 0.0f);
+        if (layer.use_bias)
+            std::fill(params + s.bias_offset, params + s.bias_offset + s.units, 0.0f);
     }
 }
 
@@ -170,7 +176,8 @@ void Network::predict(const float* params, const ConstMatrixMap& x, MatrixF& out
     const std::size_t nl = slices_.size();
     const Eigen::Index n = x.cols();
     if (nl == 0) fail(ErrorKind::Internal, "network without layers");
-    if (x.rows() != arch_.input_dim) fail(ErrorKind::Internal, "input rows do not match the network");
+    if (x.rows() != arch_.input_dim)
+        fail(ErrorKind::Internal, "input rows do not match the network");
     // Ping-pong between `out` and `tmp` so the last layer lands in `out`.
     MatrixF tmp;
     for (std::size_t l = 0; l < nl; ++l) {
@@ -285,6 +292,13 @@ double GradientWorkspace::loss_and_gradient(const float* params, const ConstMatr
         std::fill(grad, grad + net_.num_params(), 0.0f);
         return 0.0;
     }
+    // Results must not depend on where the caller's buffer happens to sit (see network.h).
+    float* const out_grad = grad;
+    if (reinterpret_cast<std::uintptr_t>(grad) % kGradAlignment != 0) {
+        if (aligned_grad_.size() != Eigen::Index(net_.num_params()))
+            aligned_grad_.resize(Eigen::Index(net_.num_params()));
+        grad = aligned_grad_.data();
+    }
 
     // Grow buffers only when a larger batch arrives.
     Eigen::Index max_inner = 1;
@@ -341,7 +355,9 @@ double GradientWorkspace::loss_and_gradient(const float* params, const ConstMatr
         loss == Loss::SoftmaxCrossEntropy) {
         // Exact for any targets: d/dz of -sum y log softmax(z) is softmax * sum(y) - y.
         for (Eigen::Index j = 0; j < n; ++j) {
-            const float ysum = y.col(j).sum();
+            // A plain loop: an Eigen sum over the caller's y would round by y's alignment.
+            float ysum = 0.0f;
+            for (Eigen::Index i = 0; i < out_units; ++i) ysum += y(i, j);
             p.col(j) = (p.col(j) * ysum - y.col(j)) * inv_n;
         }
     } else if (last.dropout == 0.0f && last.activation == Activation::Sigmoid &&
@@ -359,7 +375,8 @@ double GradientWorkspace::loss_and_gradient(const float* params, const ConstMatr
             case Loss::BinaryCrossEntropy: {
                 const float c = inv_n / float(out_units);
                 g = (p.array() >= kClipLo && p.array() <= kClipHi)
-                        .select((p.array() - y.array()) / (p.array() * (1.0f - p.array())) * c, 0.0f)
+                        .select((p.array() - y.array()) / (p.array() * (1.0f - p.array())) * c,
+                                0.0f)
                         .matrix();
                 break;
             }
@@ -397,6 +414,7 @@ double GradientWorkspace::loss_and_gradient(const float* params, const ConstMatr
             activation_backward(below.activation, 0.0f, g, a_below, a_below);
         a_below = g;
     }
+    if (grad != out_grad) std::copy(grad, grad + net_.num_params(), out_grad);
     return loss_total;
 }
 

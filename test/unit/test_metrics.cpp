@@ -74,10 +74,11 @@ TEST(Metrics, SingleUnitAccuracyThresholdsAtOneHalf) {
 
 TEST(Metrics, TopKCountsTiesAgainstHigherIndices) {
     Identity id(4);
-    std::vector<float> p = {0.4f, 0.3f, 0.2f, 0.1f,   // true 1 ranks 2nd: in top 2
-                            0.4f, 0.3f, 0.2f, 0.1f,   // true 2 ranks 3rd: out
-                            0.3f, 0.3f, 0.3f, 0.1f,   // three-way tie, true 2 ranks 3rd: out
-                            0.1f, 0.3f, 0.3f, 0.3f};  // true 2 ties 1 (above) and 3 (below): 2nd, in
+    std::vector<float> p = {
+        0.4f, 0.3f, 0.2f, 0.1f,   // true 1 ranks 2nd: in top 2
+        0.4f, 0.3f, 0.2f, 0.1f,   // true 2 ranks 3rd: out
+        0.3f, 0.3f, 0.3f, 0.1f,   // three-way tie, true 2 ranks 3rd: out
+        0.1f, 0.3f, 0.3f, 0.3f};  // true 2 ties 1 (above) and 3 (below): 2nd, in
     std::vector<float> y = {0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0};
     EvalTotals t = id.eval(p, y, compile(Loss::MeanSquaredError, {Metric::TopKAccuracy}, 2));
     EXPECT_DOUBLE_EQ(t.metric(0), 0.5);
@@ -89,9 +90,10 @@ TEST(Metrics, MseMaeAndLossAreMeansOverOutputsThenSamples) {
     Identity id(2);
     std::vector<float> p = {1.0f, 2.0f, 0.0f, 0.0f};
     std::vector<float> y = {0.0f, 0.0f, 0.0f, 3.0f};
-    EvalTotals t = id.eval(p, y,
-                           compile(Loss::MeanSquaredError,
-                                   {Metric::MeanSquaredError, Metric::MeanAbsoluteError, Metric::Loss}));
+    EvalTotals t =
+        id.eval(p, y,
+                compile(Loss::MeanSquaredError,
+                        {Metric::MeanSquaredError, Metric::MeanAbsoluteError, Metric::Loss}));
     // Sample 0: mse (1+4)/2, mae (1+2)/2. Sample 1: mse 9/2, mae 3/2.
     EXPECT_DOUBLE_EQ(t.metric(0), (2.5 + 4.5) / 2);
     EXPECT_DOUBLE_EQ(t.metric(1), (1.5 + 1.5) / 2);
@@ -110,7 +112,8 @@ TEST(Metrics, LossMetricIsTheCompiledCrossEntropy) {
 
 TEST(Metrics, TotalsAccumulateAcrossBatchesAndMergeAdditively) {
     Identity id(3);
-    const CompileParams c = compile(Loss::MeanSquaredError, {Metric::Accuracy, Metric::MeanAbsoluteError});
+    const CompileParams c =
+        compile(Loss::MeanSquaredError, {Metric::Accuracy, Metric::MeanAbsoluteError});
     std::vector<float> p1 = {1, 0, 0, 0, 1, 0}, y1 = {1, 0, 0, 1, 0, 0};
     std::vector<float> p2 = {0, 0, 1}, y2 = {0, 0, 1};
     std::vector<float> p12 = {1, 0, 0, 0, 1, 0, 0, 0, 1}, y12 = {1, 0, 0, 1, 0, 0, 0, 0, 1};

@@ -61,11 +61,16 @@ std::vector<float> targets(int outputs, int n, Loss loss, uint64_t seed) {
 
 double act_d(Activation a, double z) {
     switch (a) {
-        case Activation::Linear: return z;
-        case Activation::Relu: return z > 0 ? z : 0;
-        case Activation::Tanh: return std::tanh(z);
-        case Activation::Sigmoid: return 1.0 / (1.0 + std::exp(-z));
-        case Activation::Softmax: break;
+        case Activation::Linear:
+            return z;
+        case Activation::Relu:
+            return z > 0 ? z : 0;
+        case Activation::Tanh:
+            return std::tanh(z);
+        case Activation::Sigmoid:
+            return 1.0 / (1.0 + std::exp(-z));
+        case Activation::Softmax:
+            break;
     }
     return 0;
 }
@@ -112,7 +117,9 @@ double ref_loss_mean(Loss loss, const MatrixD& p, const MatrixD& y) {
         for (int i = 0; i < p.rows(); ++i) {
             double q = std::min(std::max(p(i, j), 1e-7), 1 - 1e-7), t = y(i, j);
             switch (loss) {
-                case Loss::SoftmaxCrossEntropy: total -= t * std::log(q); break;
+                case Loss::SoftmaxCrossEntropy:
+                    total -= t * std::log(q);
+                    break;
                 case Loss::BinaryCrossEntropy:
                     total -= (t * std::log(q) + (1 - t) * std::log(1 - q)) / k;
                     break;
@@ -262,8 +269,8 @@ TEST(LossSum, HandComputedValuesAndClipping) {
     double bce0 = (-std::log(0.75) - std::log(0.75)) / 2;
     double bce1 = (-std::log(clip_lo) - std::log(1 - clip_hi)) / 2;
     EXPECT_NEAR(loss_sum(Loss::BinaryCrossEntropy, p, y), bce0 + bce1, 1e-4);
-    EXPECT_NEAR(loss_sum(Loss::MeanSquaredError, p, y),
-                (0.0625 + 0.0625) / 2 + (1.0 + 1.0) / 2, 1e-12);
+    EXPECT_NEAR(loss_sum(Loss::MeanSquaredError, p, y), (0.0625 + 0.0625) / 2 + (1.0 + 1.0) / 2,
+                1e-12);
 }
 
 // ---- Gradients against finite differences ----
@@ -285,45 +292,64 @@ INSTANTIATE_TEST_SUITE_P(
     Network, GradientCheck,
     ::testing::Values(
         // Every hidden activation, under the natural softmax + cross-entropy output.
-        GradCase{"HiddenLinear", make_arch(4, {layer(5, Activation::Linear), layer(3, Activation::Softmax)}),
+        GradCase{"HiddenLinear",
+                 make_arch(4, {layer(5, Activation::Linear), layer(3, Activation::Softmax)}),
                  Loss::SoftmaxCrossEntropy},
-        GradCase{"HiddenRelu", make_arch(4, {layer(5, Activation::Relu), layer(3, Activation::Softmax)}),
+        GradCase{"HiddenRelu",
+                 make_arch(4, {layer(5, Activation::Relu), layer(3, Activation::Softmax)}),
                  Loss::SoftmaxCrossEntropy},
-        GradCase{"HiddenTanh", make_arch(4, {layer(5, Activation::Tanh), layer(3, Activation::Softmax)}),
+        GradCase{"HiddenTanh",
+                 make_arch(4, {layer(5, Activation::Tanh), layer(3, Activation::Softmax)}),
                  Loss::SoftmaxCrossEntropy},
-        GradCase{"HiddenSigmoid", make_arch(4, {layer(5, Activation::Sigmoid), layer(3, Activation::Softmax)}),
+        GradCase{"HiddenSigmoid",
+                 make_arch(4, {layer(5, Activation::Sigmoid), layer(3, Activation::Softmax)}),
                  Loss::SoftmaxCrossEntropy},
         // Each loss with its natural output (fast paths), then the general chain rule.
-        GradCase{"SigmoidBce", make_arch(4, {layer(5, Activation::Tanh), layer(3, Activation::Sigmoid)}),
+        GradCase{"SigmoidBce",
+                 make_arch(4, {layer(5, Activation::Tanh), layer(3, Activation::Sigmoid)}),
                  Loss::BinaryCrossEntropy},
-        GradCase{"SingleSigmoidBce", make_arch(4, {layer(1, Activation::Sigmoid)}), Loss::BinaryCrossEntropy},
-        GradCase{"LinearMse", make_arch(4, {layer(5, Activation::Tanh), layer(3, Activation::Linear)}),
+        GradCase{"SingleSigmoidBce", make_arch(4, {layer(1, Activation::Sigmoid)}),
+                 Loss::BinaryCrossEntropy},
+        GradCase{"LinearMse",
+                 make_arch(4, {layer(5, Activation::Tanh), layer(3, Activation::Linear)}),
                  Loss::MeanSquaredError},
-        GradCase{"SoftmaxMse", make_arch(4, {layer(5, Activation::Tanh), layer(3, Activation::Softmax)}),
+        GradCase{"SoftmaxMse",
+                 make_arch(4, {layer(5, Activation::Tanh), layer(3, Activation::Softmax)}),
                  Loss::MeanSquaredError},
-        GradCase{"SigmoidMse", make_arch(4, {layer(5, Activation::Tanh), layer(3, Activation::Sigmoid)}),
+        GradCase{"SigmoidMse",
+                 make_arch(4, {layer(5, Activation::Tanh), layer(3, Activation::Sigmoid)}),
                  Loss::MeanSquaredError},
-        GradCase{"TanhMse", make_arch(4, {layer(5, Activation::Sigmoid), layer(3, Activation::Tanh)}),
+        GradCase{"TanhMse",
+                 make_arch(4, {layer(5, Activation::Sigmoid), layer(3, Activation::Tanh)}),
                  Loss::MeanSquaredError},
         GradCase{"ReluMse", make_arch(4, {layer(5, Activation::Tanh), layer(3, Activation::Relu)}),
                  Loss::MeanSquaredError},
-        GradCase{"SigmoidCrossEntropy", make_arch(4, {layer(5, Activation::Tanh), layer(3, Activation::Sigmoid)}),
+        GradCase{"SigmoidCrossEntropy",
+                 make_arch(4, {layer(5, Activation::Tanh), layer(3, Activation::Sigmoid)}),
                  Loss::SoftmaxCrossEntropy},
-        GradCase{"SoftmaxBce", make_arch(4, {layer(5, Activation::Tanh), layer(3, Activation::Softmax)}),
+        GradCase{"SoftmaxBce",
+                 make_arch(4, {layer(5, Activation::Tanh), layer(3, Activation::Softmax)}),
                  Loss::BinaryCrossEntropy},
         // Without biases, and deeper stacks mixing activations.
-        GradCase{"NoBias", make_arch(4, {layer(5, Activation::Tanh, false), layer(3, Activation::Softmax, false)}),
+        GradCase{
+            "NoBias",
+            make_arch(4, {layer(5, Activation::Tanh, false), layer(3, Activation::Softmax, false)}),
+            Loss::SoftmaxCrossEntropy},
+        GradCase{"FourLayers",
+                 make_arch(3, {layer(6, Activation::Relu), layer(5, Activation::Tanh, false),
+                               layer(4, Activation::Sigmoid), layer(3, Activation::Softmax)}),
                  Loss::SoftmaxCrossEntropy},
-        GradCase{"FourLayers", make_arch(3, {layer(6, Activation::Relu), layer(5, Activation::Tanh, false),
-                                             layer(4, Activation::Sigmoid), layer(3, Activation::Softmax)}),
-                 Loss::SoftmaxCrossEntropy},
-        GradCase{"SingleLinearLayer", make_arch(4, {layer(2, Activation::Linear)}), Loss::MeanSquaredError}),
+        GradCase{"SingleLinearLayer", make_arch(4, {layer(2, Activation::Linear)}),
+                 Loss::MeanSquaredError}),
     [](const ::testing::TestParamInfo<GradCase>& info) { return info.param.name; });
 
 TEST(NetworkGradient, FastPathsEqualGeneralChainRule) {
     // A dropout rate of 1e-9 keeps every unit with scale exactly 1.0f, so outputs are unchanged,
     // but any dropout on the output layer routes the gradient through the general chain rule.
-    struct Case { Activation act; Loss loss; };
+    struct Case {
+        Activation act;
+        Loss loss;
+    };
     for (Case c : {Case{Activation::Softmax, Loss::SoftmaxCrossEntropy},
                    Case{Activation::Sigmoid, Loss::BinaryCrossEntropy}}) {
         Problem fast(make_arch(4, {layer(5, Activation::Relu), layer(3, c.act)}), c.loss, 8);
@@ -357,14 +383,16 @@ TEST(NetworkGradient, IsTheMeanOverTheBatch) {
 
 TEST(NetworkGradient, WorkspaceReuseAcrossBatchSizesGivesFreshResults) {
     // Buffers are sized for the largest batch and reused for smaller ones.
-    Problem big(make_arch(4, {layer(6, Activation::Relu, true, 0.3f), layer(3, Activation::Softmax)}),
-                Loss::SoftmaxCrossEntropy, 9);
+    Problem big(
+        make_arch(4, {layer(6, Activation::Relu, true, 0.3f), layer(3, Activation::Softmax)}),
+        Loss::SoftmaxCrossEntropy, 9);
     Problem small = big;
     small.n = 4;
     GradientWorkspace ws(big.net);
     std::vector<float> g(big.net.num_params());
     for (const Problem* pr : {&big, &small, &big, &small}) {
-        double l = ws.loss_and_gradient(pr->params.data(), pr->xm(), pr->ym(), pr->loss, g.data(), 5);
+        double l =
+            ws.loss_and_gradient(pr->params.data(), pr->xm(), pr->ym(), pr->loss, g.data(), 5);
         double lf;
         std::vector<float> fresh = pr->gradient(5, &lf);
         EXPECT_EQ(l, lf);
@@ -392,9 +420,11 @@ void expect_dropout_gradient_matches_float_differences(Problem pr, uint64_t seed
     for (std::size_t i = 0; i < g.size(); ++i) {
         const float saved = pr.params[i];
         pr.params[i] = saved + h;
-        double up = ws.loss_and_gradient(pr.params.data(), pr.xm(), pr.ym(), pr.loss, scratch.data(), seed);
+        double up =
+            ws.loss_and_gradient(pr.params.data(), pr.xm(), pr.ym(), pr.loss, scratch.data(), seed);
         pr.params[i] = saved - h;
-        double down = ws.loss_and_gradient(pr.params.data(), pr.xm(), pr.ym(), pr.loss, scratch.data(), seed);
+        double down =
+            ws.loss_and_gradient(pr.params.data(), pr.xm(), pr.ym(), pr.loss, scratch.data(), seed);
         pr.params[i] = saved;
         const double numeric = (up - down) / (2 * h) / pr.n;
         EXPECT_NEAR(g[i], numeric, 1e-3 + 1e-2 * std::abs(numeric))
@@ -405,7 +435,8 @@ void expect_dropout_gradient_matches_float_differences(Problem pr, uint64_t seed
 }  // namespace
 
 TEST(NetworkDropout, GradientMatchesFiniteDifferencesWithFixedMasks) {
-    for (Activation act : {Activation::Linear, Activation::Relu, Activation::Tanh, Activation::Sigmoid}) {
+    for (Activation act :
+         {Activation::Linear, Activation::Relu, Activation::Tanh, Activation::Sigmoid}) {
         Problem pr(make_arch(4, {layer(8, act, true, 0.4f), layer(3, Activation::Softmax)}),
                    Loss::SoftmaxCrossEntropy, 6, 20);
         expect_dropout_gradient_matches_float_differences(pr, 11);
@@ -416,12 +447,14 @@ TEST(NetworkDropout, GradientThroughDroppedSoftmaxAndSigmoidOutputs) {
     // Dropout on the output layer takes the general path, including the softmax Jacobian with
     // dropped units (their pre-dropout probabilities still enter the Jacobian).
     expect_dropout_gradient_matches_float_differences(
-        Problem(make_arch(4, {layer(5, Activation::Tanh), layer(4, Activation::Softmax, true, 0.5f)}),
-                Loss::MeanSquaredError, 6),
+        Problem(
+            make_arch(4, {layer(5, Activation::Tanh), layer(4, Activation::Softmax, true, 0.5f)}),
+            Loss::MeanSquaredError, 6),
         3);
     expect_dropout_gradient_matches_float_differences(
-        Problem(make_arch(4, {layer(5, Activation::Tanh), layer(4, Activation::Sigmoid, true, 0.3f)}),
-                Loss::MeanSquaredError, 6),
+        Problem(
+            make_arch(4, {layer(5, Activation::Tanh), layer(4, Activation::Sigmoid, true, 0.3f)}),
+            Loss::MeanSquaredError, 6),
         3);
 }
 
@@ -470,7 +503,8 @@ TEST(NetworkInit, DeterministicPerSeedAndDifferentAcrossSeeds) {
     for (const LayerSlice& s : net.slices())
         for (int i = 0; i < s.units; ++i) EXPECT_EQ(a[s.bias_offset + i], 0.0f);
     // One stream per layer: changing a later layer leaves earlier layers' weights alone.
-    Network other(make_arch(20, {layer(30, Activation::Relu), layer(9, Activation::Sigmoid, false)}));
+    Network other(
+        make_arch(20, {layer(30, Activation::Relu), layer(9, Activation::Sigmoid, false)}));
     std::vector<float> d(other.num_params());
     other.initialize(d.data(), 123);
     EXPECT_TRUE(std::equal(a.begin(), a.begin() + 630, d.begin()));
@@ -478,12 +512,17 @@ TEST(NetworkInit, DeterministicPerSeedAndDifferentAcrossSeeds) {
 
 TEST(NetworkInit, VarianceAndRangeMatchEachInitializer) {
     const int fan_in = 200, fan_out = 100;
-    struct Case { Initializer init; double var; double bound; };
+    struct Case {
+        Initializer init;
+        double var;
+        double bound;
+    };
     const double glorot_var = 2.0 / (fan_in + fan_out), he_var = 2.0 / fan_in;
-    for (Case c : {Case{Initializer::GlorotUniform, glorot_var, std::sqrt(6.0 / (fan_in + fan_out))},
-                   Case{Initializer::GlorotNormal, glorot_var, 0},
-                   Case{Initializer::HeUniform, he_var, std::sqrt(6.0 / fan_in)},
-                   Case{Initializer::HeNormal, he_var, 0}}) {
+    for (Case c :
+         {Case{Initializer::GlorotUniform, glorot_var, std::sqrt(6.0 / (fan_in + fan_out))},
+          Case{Initializer::GlorotNormal, glorot_var, 0},
+          Case{Initializer::HeUniform, he_var, std::sqrt(6.0 / fan_in)},
+          Case{Initializer::HeNormal, he_var, 0}}) {
         Network net(make_arch(fan_in, {layer(fan_out, Activation::Relu, true, 0.0f, c.init)}));
         std::vector<float> p(net.num_params());
         net.initialize(p.data(), 5);
@@ -507,4 +546,40 @@ TEST(NetworkInit, VarianceAndRangeMatchEachInitializer) {
     std::vector<float> z(zeros.num_params(), 1.0f);
     zeros.initialize(z.data(), 1);
     for (float v : z) EXPECT_EQ(v, 0.0f);
+}
+
+// ---- Reproducibility ----
+
+TEST(NetworkGradient, BitwiseIndependentOfBufferAlignment) {
+    // Packed data and model state land at arbitrary addresses; a restored model must train
+    // exactly like the original, so no result may depend on where a buffer starts.
+    for (Architecture arch :
+         {make_arch(3, {layer(5, Activation::Tanh), layer(2, Activation::Softmax)}),
+          make_arch(70,
+                    {layer(40, Activation::Relu, true, 0.2f), layer(10, Activation::Softmax)})}) {
+        Problem pr(arch, Loss::SoftmaxCrossEntropy, 33);
+        GradientWorkspace ws(pr.net);
+        const std::size_t np = pr.net.num_params();
+        std::vector<float> reference;
+        double reference_loss = 0;
+        for (std::size_t shift = 0; shift < 16; shift += 3) {
+            // Copies of every input at `shift` floats into fresh buffers.
+            std::vector<float> p(np + 16), x(pr.x.size() + 16), y(pr.y.size() + 16), g(np + 16);
+            std::copy(pr.params.begin(), pr.params.end(), p.begin() + shift);
+            std::copy(pr.x.begin(), pr.x.end(), x.begin() + shift);
+            std::copy(pr.y.begin(), pr.y.end(), y.begin() + shift);
+            const int in = arch.input_dim, out = arch.output_dim();
+            double l = ws.loss_and_gradient(
+                p.data() + shift, ConstMatrixMap(x.data() + shift, in, pr.n),
+                ConstMatrixMap(y.data() + shift, out, pr.n), pr.loss, g.data() + shift, 17);
+            std::vector<float> got(g.begin() + shift, g.begin() + shift + np);
+            if (reference.empty()) {
+                reference = got;
+                reference_loss = l;
+            } else {
+                EXPECT_EQ(l, reference_loss) << "shift " << shift;
+                EXPECT_EQ(got, reference) << "shift " << shift;
+            }
+        }
+    }
 }

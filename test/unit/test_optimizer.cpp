@@ -35,7 +35,9 @@ std::vector<double> reference(const OptimizerConfig& c, int steps) {
         for (std::size_t i = 0; i < p.size(); ++i) {
             const double g = kGrads[t][i];
             switch (c.kind) {
-                case OptimizerKind::SGD: p[i] -= lr * g; break;
+                case OptimizerKind::SGD:
+                    p[i] -= lr * g;
+                    break;
                 case OptimizerKind::Momentum:
                     s1[i] = c.momentum * s1[i] - lr * g;
                     p[i] += s1[i];
@@ -153,4 +155,28 @@ TEST(Optimizer, RmspropAndSgdMatchReference) {
     expect_matches_reference(make(OptimizerKind::RMSprop, 0.01));
     expect_matches_reference(make(OptimizerKind::RMSprop, 0.01, 0.5));
     expect_matches_reference(make(OptimizerKind::SGD, 0.3, 0.25));
+}
+
+TEST(Optimizer, BitwiseIndependentOfBufferAlignment) {
+    // Restored states live in freshly allocated vectors; updates must not round by address.
+    const std::size_t n = 101;  // not a multiple of any vector width
+    for (OptimizerKind kind : {OptimizerKind::SGD, OptimizerKind::Momentum, OptimizerKind::Nesterov,
+                               OptimizerKind::Adam, OptimizerKind::RMSprop}) {
+        std::vector<float> reference;
+        for (std::size_t shift = 0; shift < 16; ++shift) {
+            Optimizer opt(make(kind, 0.01), n);
+            std::vector<float> p(n + 16), g(n + 16);
+            for (std::size_t i = 0; i < n; ++i) {
+                p[shift + i] = std::sin(float(i));
+                g[shift + i] = std::cos(float(i) * 0.7f) * 0.3f;
+            }
+            opt.apply(p.data() + shift, g.data() + shift, 0);
+            opt.apply(p.data() + shift, g.data() + shift, 1);
+            std::vector<float> got(p.begin() + shift, p.begin() + shift + n);
+            if (reference.empty())
+                reference = got;
+            else
+                EXPECT_EQ(got, reference) << "optimizer " << int(kind) << " shift " << shift;
+        }
+    }
 }

@@ -1,0 +1,138 @@
+// Minibatch training of one model over packed buffers.
+#include "hopper/trainer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <numeric>
+#include <string>
+
+#include "hopper/error.h"
+#include "hopper/rng.h"
+
+namespace hopper {
+
+namespace {
+// The gradient is used at a 64-byte aligned offset inside grad_ so that Eigen's loops round the
+// same way wherever the vector was allocated (see GradientWorkspace).
+constexpr std::size_t kGradPad = 64 / sizeof(float);
+float* aligned64(float* p) {
+    const auto addr = reinterpret_cast<std::uintptr_t>(p);
+    return p + ((64 - addr % 64) % 64) / sizeof(float);
+}
+}  // namespace
+
+Trainer::Trainer(ModelConfig config)
+    : config_(std::move(config)),
+      net_(config_.arch),
+      optimizer_(config_.compile.optimizer, net_.num_params()),
+      params_(net_.num_params()),
+      grad_(net_.num_params() + kGradPad) {
+    net_.initialize(params_.data(), config_.fit.seed);
+}
+
+Trainer::Trainer(ModelConfig config, std::vector<float> params, std::vector<float> slots,
+                 TrainCounters counters)
+    : config_(std::move(config)),
+      net_(config_.arch),
+      optimizer_(config_.compile.optimizer, net_.num_params()),
+      params_(std::move(params)),
+      grad_(net_.num_params() + kGradPad),
+      counters_(counters) {
+    const std::size_t n = net_.num_params();
+    const std::size_t want_slots = std::size_t(optimizer_.num_slots()) * n;
+    if (params_.size() != n || slots.size() != want_slots)
+        fail(ErrorKind::Data, "model state does not match its architecture",
+             "The architecture needs " + std::to_string(n) + " parameters and " +
+                 std::to_string(want_slots) + " optimizer slot values; the state has " +
+                 std::to_string(params_.size()) + " and " + std::to_string(slots.size()) + ".");
+    optimizer_.slots() = std::move(slots);
+}
+
+Trainer::Trainer(Trainer&& other) noexcept
+    : config_(std::move(other.config_)),
+      net_(std::move(other.net_)),
+      optimizer_(std::move(other.optimizer_)),
+      params_(std::move(other.params_)),
+      grad_(std::move(other.grad_)),
+      counters_(other.counters_),
+      checkpoint_(std::move(other.checkpoint_)) {
+    other.workspace_.reset();
+}
+
+Trainer& Trainer::operator=(Trainer&& other) noexcept {
+    if (this != &other) {
+        config_ = std::move(other.config_);
+        net_ = std::move(other.net_);
+        optimizer_ = std::move(other.optimizer_);
+        params_ = std::move(other.params_);
+        grad_ = std::move(other.grad_);
+        counters_ = other.counters_;
+        checkpoint_ = std::move(other.checkpoint_);
+        workspace_.reset();
+        other.workspace_.reset();
+    }
+    return *this;
+}
+
+void Trainer::begin_visit() {
+    counters_.last_visit_loss_sum = 0.0;
+    counters_.last_visit_samples = 0;
+}
+
+void Trainer::finish_visit() { ++counters_.visits; }
+
+void Trainer::train_buffer(const float* x, const float* y, int rows) {
+    if (counters_.diverged || rows <= 0) return;
+    if (!workspace_) workspace_ = std::make_unique<GradientWorkspace>(net_);
+
+    const int in_dim = config_.arch.input_dim;
+    const int out_dim = config_.arch.output_dim();
+    const int batch = config_.fit.batch_size > 0 ? config_.fit.batch_size : rows;
+    const double weight_decay = config_.compile.optimizer.weight_decay;
+    const Loss loss = config_.compile.loss;
+    const auto& slices = net_.slices();
+    float* params = params_.data();
+    float* grad = aligned64(grad_.data());
+
+    // Last known finite parameters, restored if an update makes them non-finite.
+    checkpoint_.assign(params_.begin(), params_.end());
+    auto params_finite = [&] {
+        return std::isfinite(std::accumulate(params_.begin(), params_.end(), 0.0));
+    };
+    auto diverge = [&] {
+        counters_.diverged = true;
+        if (!params_finite()) params_ = checkpoint_;
+    };
+
+    for (int start = 0; start < rows; start += batch) {
+        const int n = std::min(batch, rows - start);
+        ConstMatrixMap xb(x + std::size_t(start) * in_dim, in_dim, n);
+        ConstMatrixMap yb(y + std::size_t(start) * out_dim, out_dim, n);
+        const double batch_loss = workspace_->loss_and_gradient(
+            params, xb, yb, loss, grad, mix_seed(config_.fit.seed, counters_.steps));
+        if (!std::isfinite(batch_loss)) {
+            diverge();
+            return;
+        }
+        if (weight_decay != 0.0) {
+            const float wd = float(weight_decay);
+            // A plain loop: vectorised and scalar iterations compile to the same arithmetic.
+            for (const LayerSlice& s : slices) {
+                float* g = grad + s.weight_offset;
+                const float* w = params + s.weight_offset;
+                const std::size_t count = std::size_t(s.units) * std::size_t(s.inputs);
+                for (std::size_t i = 0; i < count; ++i) g[i] += wd * w[i];
+            }
+        }
+        optimizer_.apply(params, grad, counters_.steps);
+        ++counters_.steps;
+        counters_.samples_seen += uint64_t(n);
+        counters_.last_visit_loss_sum += batch_loss;
+        counters_.last_visit_samples += uint64_t(n);
+    }
+    // A finite loss can still come with an overflowing update: one sum per buffer catches it.
+    if (!params_finite()) diverge();
+}
+
+}  // namespace hopper
