@@ -21,17 +21,19 @@ REGRESS_OPTS = --load-extension=$(EXTENSION) --dbname=hopper_regression
 # Portable packages: make HOPPER_OPT="-O3".
 HOPPER_OPT ?= -O3 -march=native
 PG_CPPFLAGS = -Iinclude -Isrc -isystem /usr/include/eigen3 -DEIGEN_DONT_PARALLELIZE
-PG_CXXFLAGS = -std=c++17 $(HOPPER_OPT) -Wno-register -Wno-unused-parameter -fexceptions
+# GCC 12 warns about its own AVX-512 intrinsics inside Eigen (-Wmaybe-uninitialized): false positives.
+PG_CXXFLAGS = -std=c++17 $(HOPPER_OPT) -Wno-register -Wno-unused-parameter -Wno-maybe-uninitialized -fexceptions
 SHLIB_LINK  = -lstdc++ -lz
 
 EXTRA_CLEAN = $(DATA_built)
 
+# PGXS would also emit LLVM bitcode for every .cpp with clang, without our C++ flags (C++17 then
+# fails, and the build takes 1.7x longer). The JIT simply skips the extension without it. Must be
+# set before PGXS is included.
+override with_llvm = no
+
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
-
-# PGXS would also emit LLVM bitcode for every .cpp with clang, without our C++ flags (C++17 then
-# fails, and the build takes 1.7x longer). The JIT simply skips the extension without it.
-override with_llvm = no
 
 $(DATA_built): $(EXT_PARTS) hopper.control
 	cat $(EXT_PARTS) > $@

@@ -1,7 +1,10 @@
 -- Using trained models: evaluation, prediction, looking into model states.
 
+CREATE TYPE hopper.evaluation AS (mst_key integer, loss double precision, metrics jsonb, row_count bigint);
+COMMENT ON TYPE hopper.evaluation IS 'loss and metrics of one model on one data set';
+
 CREATE FUNCTION hopper.evaluate(model_table text, packed_table text, mst_key integer DEFAULT NULL)
-RETURNS TABLE (mst_key integer, loss double precision, metrics jsonb, row_count bigint)
+RETURNS SETOF hopper.evaluation
 AS 'MODULE_PATHNAME', 'evaluate' LANGUAGE C STABLE;
 COMMENT ON FUNCTION hopper.evaluate(text, text, integer) IS
 'loss and metrics of the models in model_table (or the one with mst_key) on a packed table';
@@ -14,7 +17,7 @@ AS 'MODULE_PATHNAME', 'model_forward' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 COMMENT ON FUNCTION hopper.model_forward(bytea, double precision[], double precision, real[], real[]) IS
 'output of a model for one row of raw features (scaled as (x / normalizing_const - center) / spread): class probabilities or regression values';
 
-CREATE FUNCTION hopper.argmax(values real[]) RETURNS integer
+CREATE FUNCTION hopper.argmax(x real[]) RETURNS integer
 AS 'MODULE_PATHNAME', 'argmax' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION hopper.argmax(real[]) IS '1-based position of the largest value (the first one on ties)';
 

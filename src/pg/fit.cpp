@@ -53,8 +53,7 @@ std::vector<ModelSpec> read_model_selection(Spi& spi, const std::string& mst_tex
     for (const char* col : {"model_id", "model_arch"}) require_column(arch, col, "model architecture table");
     const bool has_weights = OidIsValid(column_type(arch, "model_weights"));
 
-    spi.execute("SELECT mst_key, model_id, compile_params, fit_params FROM " + mst.quoted() + " ORDER BY mst_key",
-                {}, true);
+    spi.execute("SELECT mst_key, model_id, compile_params, fit_params FROM " + mst.quoted() + " ORDER BY mst_key");
     if (spi.rows() == 0)
         fail(ErrorKind::InvalidParameter, "model selection table " + mst.display() + " is empty");
     std::vector<ModelSpec> models(spi.rows());
@@ -69,7 +68,7 @@ std::vector<ModelSpec> read_model_selection(Spi& spi, const std::string& mst_tex
     for (ModelSpec& m : models) {
         spi.execute("SELECT model_arch::pg_catalog.text" + std::string(has_weights ? ", model_weights" : "") + " FROM " +
                         arch.quoted() + " WHERE model_id OPERATOR(pg_catalog.=) $1",
-                    {SqlParam::int4(*m.model_id)}, true);
+                    {SqlParam::int4(*m.model_id)});
         if (spi.rows() != 1)
             fail(ErrorKind::InvalidParameter,
                  "model_id " + std::to_string(*m.model_id) + " of mst_key " + std::to_string(m.mst_key) +

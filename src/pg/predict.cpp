@@ -144,9 +144,9 @@ StoredModels read_models(Spi& spi, const std::string& table_text, std::optional<
     require_column(s.table, "model_state", "model table");
     if (mst_key)
         spi.execute("SELECT mst_key, model_state FROM " + s.table.quoted() + " WHERE mst_key OPERATOR(pg_catalog.=) $1",
-                    {SqlParam::int4(*mst_key)}, true);
+                    {SqlParam::int4(*mst_key)});
     else
-        spi.execute("SELECT mst_key, model_state FROM " + s.table.quoted() + " ORDER BY mst_key", {}, true);
+        spi.execute("SELECT mst_key, model_state FROM " + s.table.quoted() + " ORDER BY mst_key");
     if (spi.rows() == 0)
         fail(ErrorKind::InvalidParameter,
              mst_key ? "mst_key " + std::to_string(*mst_key) + " does not exist in model table " + s.table.display()
@@ -248,8 +248,7 @@ HOPPER_FUNCTION(predict) {
         fail(ErrorKind::UndefinedTable, "summary table " + summary.display() + " does not exist",
              "hopper.predict needs the summary that fit and fit_multiple write beside the model table.");
     spi.execute("SELECT response_type, class_values, dependent_varname, dependent_vartype, normalizing_const,"
-                " feature_center::pg_catalog.float8[], feature_spread::pg_catalog.float8[] FROM " + summary.quoted(),
-                {}, true);
+                " feature_center::pg_catalog.float8[], feature_spread::pg_catalog.float8[] FROM " + summary.quoted());
     if (spi.rows() != 1) fail(ErrorKind::Data, "summary table " + summary.display() + " must have exactly one row");
     const std::string response = spi.text(0, 0);
     const std::vector<std::string> class_values = spi.text_array(0, 1);

@@ -181,7 +181,7 @@ Counts count_and_check(Spi& spi, const Source& src, Response response, const cha
                src.y_expr + "))";
     else
         sql += ", 1, 1";
-    spi.execute(sql + from, {}, true);
+    spi.execute(sql + from);
     Counts c;
     c.rows = spi.integer(0, 0);
     if (c.rows == 0) fail(ErrorKind::Data, std::string(what) + " " + src.table.display() + " is empty");
@@ -211,7 +211,7 @@ Counts count_and_check(Spi& spi, const Source& src, Response response, const cha
 }
 
 std::vector<std::string> read_class_values(Spi& spi, const Source& src) {
-    spi.execute("SELECT DISTINCT " + src.y_expr + " FROM " + src.table.quoted() + " ORDER BY 1", {}, true);
+    spi.execute("SELECT DISTINCT " + src.y_expr + " FROM " + src.table.quoted() + " ORDER BY 1");
     if (spi.rows() > uint64_t(kMaxClasses))
         fail(ErrorKind::Limit, "too many distinct class values",
              "The dependent column has " + std::to_string(spi.rows()) + " distinct values; hopper allows " +
@@ -313,8 +313,8 @@ PackResult pack_rows(Spi& spi, const Source& src, const Layout& layout, const Ta
     create_packed_table(spi, out, num_segments);
     Prepared insert = spi.prepare("INSERT INTO " + out.quoted() +
                                       " (dist_key, buffer_id, independent_var, dependent_var, independent_var_shape,"
-                                      " dependent_var_shape) VALUES ($1, $2, $3, $4, pg_catalog.array[$5, $6],"
-                                      " pg_catalog.array[$5, $7])",
+                                      " dependent_var_shape) VALUES ($1, $2, $3, $4, ARRAY[$5, $6],"
+                                      " ARRAY[$5, $7])",
                                   {INT4OID, INT4OID, FLOAT4ARRAYOID, FLOAT4ARRAYOID, INT4OID, INT4OID, INT4OID});
     const std::string fetch_sql = "SELECT ctid, " + src.x_expr + ", " + src.y_expr + " FROM " + src.table.quoted() +
                                   " WHERE ctid OPERATOR(pg_catalog.=) ANY ($1)";
@@ -334,7 +334,7 @@ PackResult pack_rows(Spi& spi, const Source& src, const Layout& layout, const Ta
         }
         next += n;
         Datum tid_array = make_tid_array(batch.data(), n);
-        spi.execute(fetch_sql, {SqlParam::datum(tid_array, TIDARRAYOID)}, true);
+        spi.execute(fetch_sql, {SqlParam::datum(tid_array, TIDARRAYOID)});
         if (int64_t(spi.rows()) != n) fail(ErrorKind::Data, "the source table changed while it was being packed");
         x.assign(std::size_t(n) * layout.x_dim, 0.0f);
         y.assign(std::size_t(n) * layout.y_dim, 0.0f);
@@ -449,7 +449,7 @@ FeatureColumns describe_features(const TableName& table, const std::string& inde
             fail(ErrorKind::WrongType, "independent column \"" + f.columns[i] + "\" has type " + type_name(types[i]),
                  "Features must be one numeric array column or a list of numeric columns.",
                  types[i] == TEXTOID ? "Cast text features to a numeric type first." : "");
-    f.expression = "pg_catalog.array[";
+    f.expression = "ARRAY[";
     for (std::size_t i = 0; i < f.columns.size(); ++i)
         f.expression += (i ? ", " : "") + quote_ident(f.columns[i]) + "::pg_catalog.float8";
     f.expression += "]";
@@ -465,8 +465,7 @@ PackedInfo read_packed_info(Spi& spi, const TableName& packed) {
     spi.execute("SELECT response_type, class_values, num_segments, normalizing_const, scale,"
                 " feature_center::pg_catalog.float8[], feature_spread::pg_catalog.float8[], num_rows,"
                 " num_buffers, independent_dim, dependent_dim, buffer_size, dependent_varname,"
-                " independent_varname, dependent_vartype FROM " + summary.quoted(),
-                {}, true);
+                " independent_varname, dependent_vartype FROM " + summary.quoted());
     if (spi.rows() != 1)
         fail(ErrorKind::Data, "summary table " + summary.display() + " must have exactly one row");
     PackedInfo info;
@@ -487,7 +486,7 @@ PackedInfo read_packed_info(Spi& spi, const TableName& packed) {
     info.independent_varname = spi.text(0, 13);
     info.dependent_vartype = spi.text(0, 14);
     // The segments that actually hold data (a user may have deleted rows since packing).
-    spi.execute("SELECT DISTINCT dist_key FROM " + packed.quoted() + " ORDER BY 1", {}, true);
+    spi.execute("SELECT DISTINCT dist_key FROM " + packed.quoted() + " ORDER BY 1");
     for (uint64_t r = 0; r < spi.rows(); ++r) info.dist_keys.push_back(int32_t(spi.integer(r, 0)));
     if (info.dist_keys.empty()) fail(ErrorKind::Data, "packed table " + packed.display() + " is empty");
     return info;

@@ -52,6 +52,18 @@ std::string format_number(double v, int precision = 4) {
     return s.str();
 }
 
+// FROM clause reading parallel arrays as rows: rows_from({"int4", "bytea"}) gives
+// ROWS FROM (pg_catalog.unnest($1::pg_catalog.int4[]), pg_catalog.unnest($2::pg_catalog.bytea[])).
+std::string rows_from(std::initializer_list<const char*> types) {
+    std::string s = "ROWS FROM (";
+    int i = 0;
+    for (const char* t : types) {
+        s += (i ? ", " : "") + std::string("pg_catalog.unnest($") + std::to_string(i + 1) + "::pg_catalog." + t + "[])";
+        ++i;
+    }
+    return s + ")";
+}
+
 void set_local(const char* name, const std::string& value) {
     call([&] {
         (void)set_config_option(name, value.c_str(), PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
@@ -152,8 +164,7 @@ public:
             next_dist.push_back(seg >= 0 ? dist_keys_[seg] : INT32_MIN);
         }
         spi_.execute("INSERT INTO " + quote_ident(schedule_) +
-                         " SELECT p, n, NULLIF(d, -2147483648) FROM pg_catalog.unnest($1::pg_catalog.int4[],"
-                         " $2::pg_catalog.int4[], $3::pg_catalog.int4[]) AS s(p, n, d)",
+                         " SELECT p, n, NULLIF(d, -2147483648) FROM " + rows_from({"int4", "int4", "int4"}) + " AS s(p, n, d)",
                      {SqlParam::int4_array(pos), SqlParam::int4_array(next_pos), SqlParam::int4_array(next_dist)});
 
         std::vector<int32_t> model_pos, model_dist;
@@ -165,8 +176,8 @@ public:
             model_dist.push_back(seg >= 0 ? dist_keys_[seg] : INT32_MIN);
         }
         spi_.execute("INSERT INTO " + input_.quoted() +
-                         " SELECT k, p, NULLIF(d, -2147483648), s FROM pg_catalog.unnest($1::pg_catalog.int4[],"
-                         " $2::pg_catalog.int4[], $3::pg_catalog.int4[], $4::pg_catalog.bytea[]) AS m(k, p, d, s)",
+                         " SELECT k, p, NULLIF(d, -2147483648), s FROM " + rows_from({"int4", "int4", "int4", "bytea"}) +
+                         " AS m(k, p, d, s)",
                      {SqlParam::int4_array(mst_keys), SqlParam::int4_array(model_pos), SqlParam::int4_array(model_dist),
                       SqlParam::bytea_array(states)});
         prepared_ = false;
@@ -214,7 +225,7 @@ public:
 
     // Where each model is now (for the debug record).
     std::vector<std::pair<int32_t, std::optional<int32_t>>> placements() {
-        spi_.execute("SELECT mst_key, dist_key FROM " + output_.quoted() + " ORDER BY mst_key", {}, true);
+        spi_.execute("SELECT mst_key, dist_key FROM " + output_.quoted() + " ORDER BY mst_key");
         std::vector<std::pair<int32_t, std::optional<int32_t>>> out;
         for (uint64_t r = 0; r < spi_.rows(); ++r)
             out.emplace_back(int32_t(spi_.integer(r, 0)),
@@ -223,7 +234,7 @@ public:
     }
 
     std::map<int32_t, std::string> read_states() {
-        spi_.execute("SELECT mst_key, model_state FROM " + output_.quoted(), {}, true);
+        spi_.execute("SELECT mst_key, model_state FROM " + output_.quoted());
         std::map<int32_t, std::string> out;
         for (uint64_t r = 0; r < spi_.rows(); ++r) out[int32_t(spi_.integer(r, 0))] = spi_.bytes(r, 1);
         return out;
@@ -262,7 +273,7 @@ std::vector<Evaluation> evaluate_states(Spi& spi, const TableName& packed, const
     settings.enter();
     set_workers(worker_cap(workers));
     spi.execute("SELECT hopper.evaluate_models($1, independent_var, dependent_var) FROM " + packed.quoted(),
-                {SqlParam::bytea_array(states)}, true);
+                {SqlParam::bytea_array(states)});
     std::vector<double> flat = spi.float8_array(0, 0);
     std::vector<Evaluation> out(configs.size());
     std::size_t at = 0;
@@ -396,7 +407,7 @@ void run_training(Spi& spi, RunRequest req) {
     }
 
     if (req.warm_start) {
-        spi.execute("SELECT mst_key, model_state FROM " + output.quoted(), {}, true);
+        spi.execute("SELECT mst_key, model_state FROM " + output.quoted());
         std::map<int32_t, std::string> previous;
         for (uint64_t r = 0; r < spi.rows(); ++r) previous[int32_t(spi.integer(r, 0))] = spi.bytes(r, 1);
         for (ModelSpec& m : models) {
@@ -554,8 +565,7 @@ void run_training(Spi& spi, RunRequest req) {
         }
         spi.execute("INSERT INTO " + output.quoted() +
                         " SELECT k, NULLIF(i, -2147483648), s, a::pg_catalog.jsonb, c, f, g::pg_catalog.jsonb"
-                        " FROM pg_catalog.unnest($1::pg_catalog.int4[], $2::pg_catalog.int4[], $3::pg_catalog.bytea[],"
-                        " $4::pg_catalog.text[], $5::pg_catalog.text[], $6::pg_catalog.text[], $7::pg_catalog.text[])"
+                        " FROM " + rows_from({"int4", "int4", "bytea", "text", "text", "text", "text"}) +
                         " AS t(k, i, s, a, c, f, g)",
                     {SqlParam::int4_array(mst_keys), SqlParam::int4_array(model_ids), SqlParam::bytea_array(states),
                      SqlParam::text_array(archs), SqlParam::text_array(compiles), SqlParam::text_array(fits),
@@ -663,9 +673,8 @@ void run_training(Spi& spi, RunRequest req) {
             secs.push_back(r.seconds);
         }
         spi.execute("INSERT INTO " + hops_table.quoted() +
-                        " SELECT i, h, s, NULLIF(k, -1), NULLIF(d, -2147483648), t FROM pg_catalog.unnest("
-                        "$1::pg_catalog.int4[], $2::pg_catalog.int4[], $3::pg_catalog.text[], $4::pg_catalog.int4[],"
-                        " $5::pg_catalog.int4[], $6::pg_catalog.float8[]) AS r(i, h, s, k, d, t)",
+                        " SELECT i, h, s, NULLIF(k, -1), NULLIF(d, -2147483648), t FROM " +
+                        rows_from({"int4", "int4", "text", "int4", "int4", "float8"}) + " AS r(i, h, s, k, d, t)",
                     {SqlParam::int4_array(its), SqlParam::int4_array(hops), SqlParam::text_array(stmts), SqlParam::int4_array(keys),
                      SqlParam::int4_array(dists), SqlParam::float8_array(secs)});
     }

@@ -100,7 +100,7 @@ void Spi::bind(const std::vector<SqlParam>& params, Datum* values, char* nulls, 
     }
 }
 
-uint64_t Spi::execute(const std::string& sql, const std::vector<SqlParam>& params, bool read_only) {
+uint64_t Spi::execute(const std::string& sql, const std::vector<SqlParam>& params) {
     std::vector<Datum> values(params.size() + 1);
     std::vector<char> nulls(params.size() + 1);
     std::vector<Oid> types(params.size() + 1);
@@ -118,9 +118,9 @@ uint64_t Spi::execute(const std::string& sql, const std::vector<SqlParam>& param
     MemoryContextSwitchTo(old);
     rows_ = call([&] {
         int rc = params.empty()
-                     ? SPI_execute(sql.c_str(), read_only, 0)
+                     ? SPI_execute(sql.c_str(), false, 0)
                      : SPI_execute_with_args(sql.c_str(), (int)params.size(), types.data(), values.data(),
-                                             nulls.data(), read_only, 0);
+                                             nulls.data(), false, 0);
         if (rc < 0) elog(ERROR, "SPI_execute failed (%s): %s", SPI_result_code_string(rc), sql.c_str());
         return (uint64_t)SPI_processed;
     });
@@ -140,7 +140,7 @@ Prepared Spi::prepare(const std::string& sql, const std::vector<Oid>& types) {
     return p;
 }
 
-uint64_t Spi::execute(const Prepared& stmt, const std::vector<SqlParam>& params, bool read_only) {
+uint64_t Spi::execute(const Prepared& stmt, const std::vector<SqlParam>& params) {
     std::vector<Datum> values(params.size() + 1);
     std::vector<char> nulls(params.size() + 1);
     std::vector<Oid> types(params.size() + 1);
@@ -157,7 +157,7 @@ uint64_t Spi::execute(const Prepared& stmt, const std::vector<SqlParam>& params,
     }
     MemoryContextSwitchTo(old);
     rows_ = call([&] {
-        int rc = SPI_execute_plan(stmt.plan, values.data(), nulls.data(), read_only, 0);
+        int rc = SPI_execute_plan(stmt.plan, values.data(), nulls.data(), false, 0);
         if (rc < 0) elog(ERROR, "SPI_execute_plan failed (%s): %s", SPI_result_code_string(rc), stmt.sql.c_str());
         return (uint64_t)SPI_processed;
     });
@@ -316,19 +316,19 @@ std::vector<std::string> Spi::text_array(uint64_t row, int col) const {
 }
 
 std::string Spi::scalar_text(const std::string& sql, const std::vector<SqlParam>& params) {
-    execute(sql, params, true);
+    execute(sql, params);
     if (rows_ == 0) fail(ErrorKind::Internal, "internal query returned no row", sql);
     return is_null(0, 0) ? std::string() : text(0, 0);
 }
 
 int64_t Spi::scalar_int(const std::string& sql, const std::vector<SqlParam>& params) {
-    execute(sql, params, true);
+    execute(sql, params);
     if (rows_ == 0) fail(ErrorKind::Internal, "internal query returned no row", sql);
     return integer(0, 0);
 }
 
 bool Spi::scalar_bool(const std::string& sql, const std::vector<SqlParam>& params) {
-    execute(sql, params, true);
+    execute(sql, params);
     if (rows_ == 0) fail(ErrorKind::Internal, "internal query returned no row", sql);
     return boolean(0, 0);
 }

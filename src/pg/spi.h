@@ -65,11 +65,10 @@ public:
     Spi& operator=(const Spi&) = delete;
 
     // Runs one statement; returns the number of rows processed. Results stay readable until the
-    // next execute. read_only: the statement does not write (lets SPI skip a command counter bump).
-    uint64_t execute(const std::string& sql, const std::vector<SqlParam>& params = {},
-                     bool read_only = false);
+    // next execute. Every statement sees the effects of the ones before it.
+    uint64_t execute(const std::string& sql, const std::vector<SqlParam>& params = {});
     Prepared prepare(const std::string& sql, const std::vector<Oid>& types);
-    uint64_t execute(const Prepared& stmt, const std::vector<SqlParam>& params, bool read_only = false);
+    uint64_t execute(const Prepared& stmt, const std::vector<SqlParam>& params);
 
     uint64_t rows() const { return rows_; }
     int columns() const;
