@@ -18,6 +18,7 @@
 #include "pg/preprocess.h"
 #include "pg/run.h"
 #include "pg/spi.h"
+#include "pg/statement_settings.h"
 
 extern "C" {
 #include "access/detoast.h"
@@ -283,7 +284,10 @@ HOPPER_FUNCTION(predict) {
                                  center.empty() ? SqlParam::null(FLOAT8ARRAYOID) : SqlParam::float8_array(center),
                                  spread.empty() ? SqlParam::null(FLOAT8ARRAYOID) : SqlParam::float8_array(spread),
                                  SqlParam::text_array(class_values)};
+    StatementSettings settings;
+    settings.enter();
     uint64_t rows = spi.execute(sql, params);
+    settings.leave();
     notice("predicted " + std::to_string(rows) + " rows into " + output.display());
     PG_RETURN_VOID();
 }

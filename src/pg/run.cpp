@@ -29,6 +29,7 @@
 #include "pg/datum.h"
 #include "pg/preprocess.h"
 #include "pg/settings.h"
+#include "pg/statement_settings.h"
 
 extern "C" {
 #include "nodes/nodes.h"
@@ -62,54 +63,6 @@ std::string rows_from(std::initializer_list<const char*> types) {
         ++i;
     }
     return s + ")";
-}
-
-void set_local(const char* name, const std::string& value) {
-    call([&] {
-        (void)set_config_option(name, value.c_str(), PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
-    });
-}
-
-// Planner settings for hopper's own statements. Like a function's SET clause they are undone when
-// hopper is done (leave), at a commit, or when the transaction aborts, so they never leak into the
-// caller's later statements.
-class StatementSettings {
-public:
-    void enter() {
-        if (level_ >= 0) return;
-        level_ = call([] { return NewGUCNestLevel(); });
-        // Segments run as partitions: partitionwise join + aggregation gives one aggregate per
-        // segment under a Parallel Append.
-        set_local("enable_partitionwise_join", "on");
-        set_local("enable_partitionwise_aggregate", "on");
-        // A segment's buffers must reach the aggregate in storage order, whatever the plan: hash and
-        // merge joins could reorder them and change the training result.
-        set_local("enable_hashjoin", "off");
-        set_local("enable_mergejoin", "off");
-        set_local("synchronize_seqscans", "off");
-        // Packed tables have few (large) rows: let the planner use workers for them anyway.
-        set_local("min_parallel_table_scan_size", "0");
-        set_local("parallel_setup_cost", "10");
-        set_local("parallel_tuple_cost", "0");
-    }
-    void leave() {
-        if (level_ < 0) return;
-        int level = level_;
-        level_ = -1;
-        call([&] { AtEOXact_GUC(true, level); });
-    }
-
-private:
-    int level_ = -1;
-};
-
-void set_workers(int n) {
-    set_local("max_parallel_workers_per_gather", std::to_string(std::max(0, n)));
-}
-
-int worker_cap(int wanted) {
-    int cap = setting_parallel_segments > 0 ? setting_parallel_segments : wanted;
-    return std::min(wanted, cap);
 }
 
 struct HopLogRow {
@@ -197,7 +150,7 @@ public:
         if (models_ > int(dist_keys_.size()))
             sql += " UNION ALL SELECT mst_key, pos, dist_key, model_state FROM " + input_.quoted() +
                    " WHERE dist_key IS NULL";
-        set_workers(worker_cap(std::min<int>(models_, int(dist_keys_.size()))));
+        set_parallel_workers(std::min<int>(models_, int(dist_keys_.size())));
         uint64_t rows = spi_.execute(sql);
         output_exists_ = true;
         if (rows != uint64_t(models_))
@@ -271,7 +224,7 @@ std::vector<Evaluation> evaluate_states(Spi& spi, const TableName& packed, const
                                         const std::vector<ModelConfig>& configs, int workers) {
     StatementSettings settings;
     settings.enter();
-    set_workers(worker_cap(workers));
+    set_parallel_workers(workers);
     spi.execute("SELECT hopper.evaluate_models($1, independent_var, dependent_var) FROM " + packed.quoted(),
                 {SqlParam::bytea_array(states)});
     std::vector<double> flat = spi.float8_array(0, 0);

@@ -1,0 +1,68 @@
+#include "pg/statement_settings.h"
+
+#include <algorithm>
+#include <exception>
+
+#include "pg/guard.h"
+#include "pg/settings.h"
+
+extern "C" {
+#include "utils/guc.h"
+}
+
+namespace hopper::pg {
+
+namespace {
+
+void set_saved(const char* name, const std::string& value) {
+    call([&] {
+        (void)set_config_option(name, value.c_str(), PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+    });
+}
+
+}  // namespace
+
+void StatementSettings::enter() {
+    if (level_ >= 0) return;
+    level_ = call([] { return NewGUCNestLevel(); });
+    // Segments run as partitions: partitionwise join + aggregation gives one aggregate per segment
+    // under a Parallel Append.
+    set_saved("enable_partitionwise_join", "on");
+    set_saved("enable_partitionwise_aggregate", "on");
+    // A segment's buffers must reach the aggregate in storage order, whatever the plan: hash and
+    // merge joins could reorder them and change the training result.
+    set_saved("enable_hashjoin", "off");
+    set_saved("enable_mergejoin", "off");
+    set_saved("synchronize_seqscans", "off");
+    // Packed tables have few (large) rows: let the planner use workers for them anyway.
+    set_saved("min_parallel_table_scan_size", "0");
+    set_saved("parallel_setup_cost", "10");
+    set_saved("parallel_tuple_cost", "0");
+    // hopper's functions are declared expensive (so segments run in parallel); JIT would then
+    // compile every statement, in every worker, for nothing: the time is spent inside hopper.
+    set_saved("jit", "off");
+}
+
+void StatementSettings::leave() {
+    if (level_ < 0) return;
+    int level = level_;
+    level_ = -1;
+    call([&] { AtEOXact_GUC(true, level); });
+}
+
+StatementSettings::~StatementSettings() {
+    // On an error the transaction abort restores the settings; otherwise restore them here.
+    if (level_ >= 0 && std::uncaught_exceptions() == 0) {
+        try {
+            leave();
+        } catch (...) {
+        }
+    }
+}
+
+void set_parallel_workers(int wanted) {
+    int cap = setting_parallel_segments > 0 ? std::min(wanted, setting_parallel_segments) : wanted;
+    set_saved("max_parallel_workers_per_gather", std::to_string(std::max(0, cap)));
+}
+
+}  // namespace hopper::pg
