@@ -111,7 +111,12 @@ std::string show(const json& v) {
     } else {
         s = v.dump(-1, ' ', false, json::error_handler_t::replace);
     }
-    if (s.size() > 80) s = s.substr(0, 77) + "...";
+    if (s.size() > 80) {
+        // Keep the closing quote or bracket so a message never ends in "." (PostgreSQL style).
+        char close = s.back();
+        s = s.substr(0, 76) + "...";
+        if (close == '"' || close == '}' || close == ']') s += close;
+    }
     return s;
 }
 

@@ -259,6 +259,7 @@ Architecture parse_keras_architecture(const json& j) {
             r.name = cfg["name"].get<std::string>();
         else if (lj.contains("name") && lj["name"].is_string())
             r.name = lj["name"].get<std::string>();
+        if (r.name.size() > 64) r.name = r.name.substr(0, 61) + "...";  // keep messages short
 
         // Keras 3 records the shape each layer was built with.
         const json* build_shape = nullptr;

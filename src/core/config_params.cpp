@@ -222,10 +222,13 @@ json object_from_text(std::string_view text, const std::string& what) {
     if (p == text.size()) return json::object();  // MADlib accepts '' for all defaults
     if (text[p] == '{') return parse_json_text(text, what);
     if (json::accept(text.begin(), text.end())) {
-        json j = json::parse(text.begin(), text.end(), nullptr, false);
+        // Valid JSON that is not an object (null, a list, ...). Its type follows from the first
+        // character; parsing it again could build a deeply nested value for nothing.
+        const char c = text[p];
+        const char* type = c == '[' ? "array" : c == '"' ? "string" : c == 'n' ? "null"
+                         : (c == 't' || c == 'f') ? "boolean" : "number";
         fail(ErrorKind::InvalidParameter, what + " must be a JSON object or a list of key=value pairs",
-             "Got JSON " + std::string(j.type_name()) + ".",
-             "Pass an empty string for the defaults.");
+             "Got JSON " + std::string(type) + ".", "Pass an empty string for the defaults.");
     }
     return parse_kv(text, what);
 }

@@ -632,6 +632,11 @@ TEST(ConfigCompile, NonObjectJsonRefused) {
     EXPECT_ERR(parse_compile_params("[\"loss\"]"), InvalidParameter, "must be a JSON object");
     EXPECT_ERR(parse_compile_params("42"), InvalidParameter, "must be a JSON object");
     EXPECT_ERR(parse_fit_params("null"), InvalidParameter, "must be a JSON object");
+    // Deeply nested valid JSON is refused by type, without building or walking it.
+    const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+    Error e = EXPECT_ERR(parse_compile_params(deep), InvalidParameter, "must be a JSON object");
+    EXPECT_EQ(e.detail(), "Got JSON array.");
+    EXPECT_ERR(parse_fit_params("{\"a\": " + deep + "}"), Syntax, "fit parameters");
 }
 
 TEST(ConfigCompile, MadlibSyntaxErrors) {
