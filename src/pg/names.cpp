@@ -40,7 +40,7 @@ RangeVar* parse_name(const std::string& text, const char* what) {
         });
     } catch (const PgError& e) {
         fail(ErrorKind::InvalidName, std::string("invalid ") + what + " name \"" + text + "\"",
-             e.edata()->message ? std::string(e.edata()->message) + "." : "",
+             e.edata()->message ? "PostgreSQL could not parse it: " + std::string(e.edata()->message) + "." : "",
              "Pass a table name such as my_table, my_schema.my_table or \"My Table\"; quote names that contain special characters.");
     }
     if (rv->catalogname)

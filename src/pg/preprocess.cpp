@@ -32,6 +32,12 @@ namespace hopper::pg {
 
 namespace {
 
+std::string describe_value(float v) {
+    if (std::isnan(v)) return "NaN";
+    if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
+    return std::to_string(v);
+}
+
 constexpr int kMaxClasses = 100000;
 constexpr long kFetchBatch = 10000;
 
@@ -255,7 +261,7 @@ FeatureStats read_feature_stats(Spi& spi, const Source& src, int x_dim) {
             int bad = first_non_finite(row.data(), x_dim);
             if (bad >= 0)
                 fail(ErrorKind::Data, "features contain NaN or infinite values",
-                     "Feature " + std::to_string(bad + 1) + " of a row is " + std::to_string(row[bad]) + ".",
+                     "Feature " + std::to_string(bad + 1) + " of a row is " + describe_value(row[bad]) + ".",
                      "Clean or impute the data before packing.");
             stats.add(row.data());
         }
@@ -350,7 +356,7 @@ PackResult pack_rows(Spi& spi, const Source& src, const Layout& layout, const Ta
             const int bad = first_non_finite(row.data(), len);
             if (bad >= 0)
                 fail(ErrorKind::Data, "features contain NaN or infinite values",
-                     "Feature " + std::to_string(bad + 1) + " of a row is " + std::to_string(row[bad]) + ".",
+                     "Feature " + std::to_string(bad + 1) + " of a row is " + describe_value(row[bad]) + ".",
                      "Clean or impute the data before packing.");
             layout.scaling.apply(row.data(), len);
             std::memcpy(&x[std::size_t(i) * layout.x_dim], row.data(), sizeof(float) * len);
@@ -390,7 +396,7 @@ PackResult pack_rows(Spi& spi, const Source& src, const Layout& layout, const Ta
     return result;
 }
 
-void write_summary(Spi& spi, const TableName& summary, const PackOptions& opt, const Source& src,
+void write_summary(Spi& spi, const TableName& summary, const std::string& out_display, const PackOptions& opt, const Source& src,
                    const Layout& layout, const PackResult& packed, int buffer_size, int num_segments,
                    const std::string& validation_of) {
     spi.execute("CREATE TABLE " + summary.quoted() +
@@ -413,7 +419,7 @@ void write_summary(Spi& spi, const TableName& summary, const PackOptions& opt, c
         "INSERT INTO " + summary.quoted() +
             " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::pg_catalog.float4[],"
             " $14::pg_catalog.float4[], $15, $16, $17, $18, $19, $20, $21, $22, $23, pg_catalog.now())",
-        {SqlParam::text(src.table.display()), SqlParam::text_copy(opt.output_table), SqlParam::text(src.dependent),
+        {SqlParam::text(src.table.display()), SqlParam::text_copy(out_display), SqlParam::text(src.dependent),
          SqlParam::text_copy(opt.independent_varname), SqlParam::text_copy(type_name(src.dependent_type)),
          SqlParam::text(classification ? "classification" : "regression"),
          classification ? SqlParam::text_array(layout.class_values) : SqlParam::null(TEXTARRAYOID),
@@ -527,7 +533,7 @@ PackedInfo pack_table(Spi& spi, const PackOptions& opt) {
                                       " dependent values per row but the training data has " + std::to_string(t.dependent_dim));
         return [&] {
             PackResult packed = pack_rows(spi, src, layout, out, c.rows, buffer_size, num_segments, opt.seed);
-            write_summary(spi, summary, opt, src, layout, packed, buffer_size, num_segments, training_display);
+            write_summary(spi, summary, out.display(), opt, src, layout, packed, buffer_size, num_segments, training_display);
             return read_packed_info(spi, out);
         }();
     }
@@ -563,7 +569,7 @@ PackedInfo pack_table(Spi& spi, const PackOptions& opt) {
         notice("buffers hold " + std::to_string(packed.plan.adjusted_buffer_size) + " rows instead of " +
                    std::to_string(buffer_size),
                "Each of the " + std::to_string(num_segments) + " segments needs at least one buffer.");
-    write_summary(spi, summary, opt, src, layout, packed, buffer_size, num_segments, "");
+    write_summary(spi, summary, out.display(), opt, src, layout, packed, buffer_size, num_segments, "");
     return read_packed_info(spi, out);
 }
 

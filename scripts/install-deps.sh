@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs hopper's build and test dependencies from Debian 12's archive (idempotent). Extra
+# package names given as arguments are installed too (the demo adds dataset-fashion-mnist).
+#   postgresql-15, postgresql-server-dev-15  the server and the headers the extension builds against
+#   libpq-dev                                 the parameter-server C++ client talks to PostgreSQL with it
+#   libeigen3-dev                             float32 matrix products in the training core
+#   nlohmann-json3-dev                        parsing architectures and parameters (JSON)
+#   zlib1g-dev                                CRC-32 checksums of model states
+#   googletest (libgtest-dev)                 the core's unit tests
+#   postgresql-15-pgtap, libtap-parser-sourcehandler-pgtap-perl   pgTAP tests and pg_prove
+#   cmake, g++, clang, libclang-rt-14-dev     building; clang for libFuzzer and sanitizer runs
+set -euo pipefail
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+
+need=()
+for p in postgresql-15 postgresql-server-dev-15 libpq-dev libeigen3-dev nlohmann-json3-dev zlib1g-dev \
+         libgtest-dev postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl cmake g++ make clang \
+         libclang-rt-14-dev "$@"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
+done
+if [ ${#need[@]} -eq 0 ]; then
+  echo "all dependencies are installed"
+  exit 0
+fi
+echo "installing: ${need[*]}"
+$SUDO apt-get update -q
+# Keep the server-dev package at the installed server's version where the archive still has it
+# (otherwise apt may upgrade server and libpq too); fall back to the candidate.
+server_version=$(dpkg-query -W -f='${Version}' postgresql-15 2>/dev/null || true)
+pinned=()
+for p in "${need[@]}"; do
+  if [ "$p" = postgresql-server-dev-15 ] && [ -n "$server_version" ] &&
+     apt-cache madison postgresql-server-dev-15 | grep -q " $server_version "; then
+    pinned+=("postgresql-server-dev-15=$server_version")
+  else
+    pinned+=("$p")
+  fi
+done
+$SUDO apt-get install -y -q --no-install-recommends "${pinned[@]}"

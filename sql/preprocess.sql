@@ -1,0 +1,78 @@
+-- hopper.preprocess: packing, summary, validation packing and every error branch.
+SET client_min_messages = warning;
+
+CREATE TABLE points AS
+SELECT g AS id,
+       ARRAY[(g % 3) * 2.0 + sin(g) * 0.5, (g % 2) * 3.0 + cos(g) * 0.5]::float8[] AS x,
+       (g % 3)::int AS label,
+       (g % 3) * 1.5 + 0.25 AS target,
+       ((g % 3) * 2.0)::real AS a, (g % 2)::int AS b
+FROM generate_series(1, 1000) g;
+
+SELECT hopper.preprocess('points', 'points_packed', 'label', 'x', buffer_size => 64, num_segments => 3, seed => 7);
+SELECT response_type, class_values, num_classes, buffer_size, num_segments, num_rows, num_buffers,
+       rows_per_segment, buffers_per_segment, independent_dim, dependent_dim, scale
+FROM points_packed_summary;
+-- One partition per segment; buffers spread evenly; every row packed exactly once.
+SELECT dist_key, count(*) AS buffers, sum(independent_var_shape[1]) AS rows
+FROM points_packed GROUP BY dist_key ORDER BY dist_key;
+SELECT count(*) AS partitions FROM pg_inherits WHERE inhparent = 'points_packed'::regclass;
+-- Labels are one-hot encoded, in the order of class_values.
+SELECT DISTINCT array_length(dependent_var, 2) AS classes,
+       (SELECT sum(v) FROM unnest(dependent_var) v) = independent_var_shape[1] AS one_hot
+FROM points_packed;
+-- Float data is stored uncompressed out of line.
+SELECT attname, attstorage FROM pg_attribute
+WHERE attrelid = 'points_packed_p0'::regclass AND attname IN ('independent_var', 'dependent_var') ORDER BY 1;
+-- The same seed packs the same buffers.
+SELECT hopper.preprocess('points', 'points_packed2', 'label', 'x', buffer_size => 64, num_segments => 3, seed => 7);
+SELECT count(*) AS differing_buffers FROM points_packed a JOIN points_packed2 b USING (dist_key, buffer_id)
+WHERE a.independent_var IS DISTINCT FROM b.independent_var;
+
+-- Feature columns given as a list, standardized; regression on a float target.
+SELECT hopper.preprocess('points', 'points_reg', 'target', 'a, b', buffer_size => 100, num_segments => 2,
+                         scale => 'standardize');
+SELECT response_type, class_values, dependent_dim, independent_dim, scale,
+       array_length(feature_center, 1) AS centers
+FROM points_reg_summary;
+SELECT round(avg(v)::numeric, 6) AS mean_after_scaling
+FROM points_reg, LATERAL unnest(independent_var) v;
+
+-- Validation data packed like the training data.
+CREATE TABLE points_valid AS SELECT * FROM points WHERE id <= 300;
+SELECT hopper.preprocess_validation('points_valid', 'points_valid_packed', 'label', 'x', 'points_packed');
+SELECT class_values, num_segments, num_rows, training_preprocessed_table FROM points_valid_packed_summary;
+
+-- Errors: each is a clear message, and nothing is left behind.
+SELECT hopper.preprocess('no_such_table', 'o1', 'label', 'x');
+SELECT hopper.preprocess('points', 'o1', 'no_such_column', 'x');
+SELECT hopper.preprocess('points', 'o1', 'label', 'nope');
+SELECT hopper.preprocess('points', 'points_packed', 'label', 'x');
+SELECT hopper.preprocess('points', 'o1', 'label', 'x', buffer_size => 0);
+SELECT hopper.preprocess('points', 'o1', 'label', 'x', num_segments => -1);
+SELECT hopper.preprocess('points', 'o1', 'label', 'x', scale => 'zscore');
+SELECT hopper.preprocess('points', 'o1', 'label', 'x', normalizing_const => 0);
+SELECT hopper.preprocess('points', 'o1', 'label', 'x', response_type => 'ranking');
+SELECT hopper.preprocess('points', 'o1; drop table points', 'label', 'x');
+SELECT hopper.preprocess('points', NULL, 'label', 'x');
+CREATE TABLE empty_points (x float8[], label int);
+SELECT hopper.preprocess('empty_points', 'o1', 'label', 'x');
+CREATE TABLE ragged AS SELECT * FROM (VALUES (ARRAY[1.0, 2.0]::float8[], 1), (ARRAY[1.0]::float8[], 2)) v(x, label);
+SELECT hopper.preprocess('ragged', 'o1', 'label', 'x');
+CREATE TABLE with_nan AS SELECT * FROM (VALUES (ARRAY[1.0, 'NaN']::float8[], 1), (ARRAY[1.0, 2.0]::float8[], 2)) v(x, label);
+SELECT hopper.preprocess('with_nan', 'o1', 'label', 'x');
+CREATE TABLE null_features AS SELECT * FROM (VALUES (ARRAY[1.0, 2.0]::float8[], 1), (NULL, 2)) v(x, label);
+SELECT hopper.preprocess('null_features', 'o1', 'label', 'x');
+CREATE TABLE text_features AS SELECT 'a'::text AS x, 1 AS label;
+SELECT hopper.preprocess('text_features', 'o1', 'label', 'x');
+CREATE TABLE one_class AS SELECT ARRAY[g]::float8[] AS x, 1 AS label FROM generate_series(1, 10) g;
+SELECT hopper.preprocess('one_class', 'o1', 'label', 'x');
+SELECT hopper.preprocess('points', 'o1', 'label', 'x', num_segments => 2000);
+CREATE TABLE points_unseen AS SELECT x, label + 10 AS label FROM points LIMIT 5;
+SELECT hopper.preprocess_validation('points_unseen', 'o1', 'label', 'x', 'points_packed');
+SELECT count(*) AS leftovers FROM pg_class WHERE relname LIKE 'o1%';
+
+-- Identifiers with quotes, spaces and dots are names, not SQL.
+CREATE TABLE "odd ""name"".x" AS SELECT * FROM points LIMIT 100;
+SELECT hopper.preprocess('"odd ""name"".x"', '"packed; odd"', 'label', 'x', num_segments => 1);
+SELECT num_rows FROM "packed; odd_summary";
