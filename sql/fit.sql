@@ -1,0 +1,118 @@
+-- hopper.fit, evaluate, predict: a model that learns, its output tables, and every error branch.
+SET client_min_messages = warning;
+
+CREATE TABLE blobs AS
+SELECT g AS id,
+       ARRAY[(g % 3) * 2.0 + sin(g) * 0.6, ((g / 3) % 2) * 2.0 + cos(g * 1.7) * 0.6]::float8[] AS x,
+       CASE (g % 3) + 3 * ((g / 3) % 2) WHEN 0 THEN 'a' WHEN 1 THEN 'b' WHEN 2 THEN 'c'
+                                        WHEN 3 THEN 'd' WHEN 4 THEN 'e' ELSE 'f' END AS label
+FROM generate_series(1, 1200) g;
+SELECT hopper.preprocess('blobs', 'blobs_packed', 'label', 'x', buffer_size => 50, num_segments => 2,
+                         scale => 'standardize', seed => 3);
+CREATE TABLE blobs_valid AS SELECT * FROM blobs WHERE id % 4 = 0;
+SELECT hopper.preprocess_validation('blobs_valid', 'blobs_valid_packed', 'label', 'x', 'blobs_packed');
+
+CALL hopper.fit('blobs_packed', 'blobs_model',
+    '{"input_dim": 2, "layers": [{"units": 16, "activation": "relu"}, {"units": 6, "activation": "softmax"}]}',
+    $$loss='categorical_crossentropy', optimizer='Adam(lr=0.02)', metrics=['accuracy', 'top_k_categorical_accuracy'], top_k=2$$,
+    'batch_size=25', 8, validation_table => 'blobs_valid_packed', metrics_compute_frequency => 4);
+
+-- A learnable data set is learned (the test that can fail if training breaks).
+SELECT training_metrics_final > 0.97 AS learned, validation_metrics_final > 0.97 AS generalises,
+       training_loss[1] > training_loss[2] AS loss_fell, metrics_iters, metrics_type, loss_type, status,
+       array_length(training_loss, 1) AS evaluations, steps, samples_seen, num_params, model_type
+FROM blobs_model_info;
+SELECT mst_key, model_id, compile_params, fit_params, model_arch -> 'layers' -> 0 ->> 'units' AS hidden_units,
+       model_config -> 'compile' -> 'optimizer' ->> 'name' AS optimizer
+FROM blobs_model;
+SELECT source_table, validation_table, method, num_iterations, num_models, num_segments, hops_per_iteration,
+       class_values, metrics_iters, start_training_time <= end_training_time AS ordered
+FROM blobs_model_summary;
+SELECT (hopper.model_state_info(model_state) ->> 'num_params')::int AS params,
+       hopper.model_state_info(model_state) ->> 'layers' AS layers,
+       array_length(hopper.model_weights(model_state), 1) AS weights
+FROM blobs_model;
+
+-- evaluate agrees with the info table's last validation figures.
+SELECT e.mst_key, abs(e.loss - i.validation_loss_final) < 1e-9 AS same_loss,
+       abs((e.metrics ->> 'accuracy')::float8 - i.validation_metrics_final) < 1e-9 AS same_accuracy, e.row_count
+FROM hopper.evaluate('blobs_model', 'blobs_valid_packed') e JOIN blobs_model_info i USING (mst_key);
+
+-- predict scores raw rows, scaled like the training data.
+SELECT hopper.predict('blobs_model', 'blobs', 'id', 'x', 'blobs_predicted');
+SELECT avg((p.estimated_label = b.label)::int) > 0.97 AS accurate, count(*)
+FROM blobs_predicted p JOIN blobs b USING (id);
+SELECT hopper.predict('blobs_model', 'blobs', 'id', 'x', 'blobs_prob', pred_type => 'prob');
+SELECT count(*) AS rows, min(array_length(prob, 1)) AS classes,
+       bool_and(abs((SELECT sum(v) FROM unnest(prob) v) - 1) < 1e-5) AS sums_to_one
+FROM blobs_prob;
+
+-- The same call gives the same model, bit for bit (seeded initialisation, fixed visiting order).
+CALL hopper.fit('blobs_packed', 'blobs_model_again',
+    '{"input_dim": 2, "layers": [{"units": 16, "activation": "relu"}, {"units": 6, "activation": "softmax"}]}',
+    $$loss='categorical_crossentropy', optimizer='Adam(lr=0.02)', metrics=['accuracy', 'top_k_categorical_accuracy'], top_k=2$$,
+    'batch_size=25', 8, validation_table => 'blobs_valid_packed', metrics_compute_frequency => 4);
+SELECT a.model_state = b.model_state AS identical FROM blobs_model a, blobs_model_again b;
+
+-- Warm start continues from the stored state (optimizer moments and step counter included).
+CALL hopper.fit('blobs_packed', 'blobs_model',
+    '{"input_dim": 2, "layers": [{"units": 16, "activation": "relu"}, {"units": 6, "activation": "softmax"}]}',
+    $$loss='categorical_crossentropy', optimizer='Adam(lr=0.02)', metrics=['accuracy']$$, 'batch_size=25', 2,
+    warm_start => true);
+SELECT steps, warm_start FROM blobs_model_info, blobs_model_summary;
+
+-- A regression model (linear output, mean squared error) on a numeric target.
+CREATE TABLE lin AS SELECT g AS id, ARRAY[g % 7, g % 5]::float8[] AS x, 3.0 * (g % 7) - 2.0 * (g % 5) + 1.0 AS y
+FROM generate_series(1, 700) g;
+SELECT hopper.preprocess('lin', 'lin_packed', 'y', 'x', buffer_size => 50, num_segments => 2, scale => 'standardize');
+CALL hopper.fit('lin_packed', 'lin_model', '{"input_dim": 2, "layers": [{"units": 1, "activation": "linear"}]}',
+    '{"loss": "mse", "optimizer": "sgd", "learning_rate": 0.05, "metrics": ["mae"]}', '{"batch_size": 10}', 20);
+SELECT loss_type, training_loss_final < 1e-4 AS fitted, metrics_type FROM lin_model_info;
+SELECT hopper.predict('lin_model', 'lin', 'id', 'x', 'lin_predicted');
+SELECT max(abs(p.estimated_y - l.y)) < 0.05 AS close FROM lin_predicted p JOIN lin l USING (id);
+
+-- Errors: clear messages, no output tables left behind.
+CALL hopper.fit('no_such_packed', 'm1', '{"input_dim": 2, "layers": [{"units": 6, "activation": "softmax"}]}', '', '', 1);
+CALL hopper.fit('blobs_packed', 'm1', '{"input_dim": 2, "layers": [{"units": 6, "activation": "softmax"}]}', '', '', 0);
+CALL hopper.fit('blobs_packed', 'm1', '{"input_dim": 3, "layers": [{"units": 6, "activation": "softmax"}]}', '', '', 1);
+CALL hopper.fit('blobs_packed', 'm1', '{"input_dim": 2, "layers": [{"units": 5, "activation": "softmax"}]}', '', '', 1);
+CALL hopper.fit('blobs_packed', 'm1', '{"input_dim": 2, "layers": [{"units": 6, "activation": "swish"}]}', '', '', 1);
+CALL hopper.fit('blobs_packed', 'm1', '{"input_dim": 2, "layers": [{"units": 6, "activation": "softmax"}]}',
+                $$optimizer='Adagrad(lr=0.1)'$$, '', 1);
+CALL hopper.fit('blobs_packed', 'm1', '{"input_dim": 2, "layers": [{"units": 6, "activation": "softmax"}]}',
+                '{"learnin_rate": 0.1}', '', 1);
+CALL hopper.fit('blobs_packed', 'm1', '{"input_dim": 2, "layers": [{"units": 6, "activation": "softmax"}]}',
+                '', 'batch_size=-3', 1);
+CALL hopper.fit('blobs_packed', 'm1', '{"input_dim": 2, "layers": [{"units": 6, "activation": "softmax"}]}',
+                '', '', 1, metrics_compute_frequency => 0);
+CALL hopper.fit('blobs_packed', 'blobs_model', '{"input_dim": 2, "layers": [{"units": 6, "activation": "softmax"}]}', '', '', 1);
+CALL hopper.fit('blobs_packed', 'm1', '{"input_dim": 2, "layers": [{"units": 6, "activation": "softmax"}]}', '', '', 1,
+                warm_start => true);
+CALL hopper.fit('blobs_packed', 'm1', '{"input_dim": 2, "layers": [{"units": 6, "activation": "softmax"}]}', '', '', 1,
+                validation_table => 'lin_packed');
+CALL hopper.fit('blobs_packed', 'blobs_model', '{"input_dim": 2, "layers": [{"units": 8, "activation": "softmax"}]}', '', '', 1,
+                warm_start => true);
+CALL hopper.fit('blobs_packed', 'blobs_model', '{"input_dim": 2, "layers": [{"units": 6, "activation": "softmax"}]}', '', '', 1,
+                warm_start => true);
+CALL hopper.fit('blobs_packed', 'm1', NULL, '', '', 1);
+SELECT count(*) AS leftovers FROM pg_class WHERE relname LIKE 'm1%' OR relname LIKE '\_\_hopper%';
+
+-- Corrupted model states are refused, never crash.
+SELECT hopper.model_state_info('\x00'::bytea);
+SELECT hopper.model_state_info(substr(model_state, 1, length(model_state) - 10)) FROM blobs_model;
+SELECT hopper.model_state_info(overlay(model_state placing '\xff'::bytea from 200 for 1)) FROM blobs_model;
+SELECT hopper.model_forward(overlay(model_state placing '\x00'::bytea from 1 for 1), ARRAY[1, 2]) FROM blobs_model;
+CREATE TABLE broken_model AS SELECT * FROM blobs_model;
+UPDATE broken_model SET model_state = overlay(model_state placing '\x42'::bytea from 300 for 1);
+CREATE TABLE broken_model_summary AS SELECT * FROM blobs_model_summary;
+SELECT hopper.predict('broken_model', 'blobs', 'id', 'x', 'p1');
+SELECT * FROM hopper.evaluate('broken_model', 'blobs_packed');
+SELECT hopper.model_forward(model_state, ARRAY[1, 2, 3]) FROM blobs_model;
+
+-- evaluate / predict argument errors.
+SELECT * FROM hopper.evaluate('blobs_model', 'blobs_packed', mst_key => 99);
+SELECT * FROM hopper.evaluate('blobs_model', 'lin_packed');
+SELECT hopper.predict('blobs_model', 'blobs', 'id', 'x', 'p1', pred_type => 'class');
+SELECT hopper.predict('blobs_model', 'blobs', 'nope', 'x', 'p1');
+SELECT hopper.predict('blobs_model', 'blobs', 'id', 'x', 'blobs_predicted');
+SELECT count(*) AS leftovers FROM pg_class WHERE relname LIKE 'p1%';
