@@ -402,6 +402,19 @@ void run_training(Spi& spi, RunRequest req) {
         history[i].validation_metrics.resize(models[i].config.compile.metrics.size());
     }
     std::vector<HopLogRow> hop_log;
+    RunContext run;
+    run.multiple = req.multiple;
+    run.packed = packed;
+    run.output = output;
+    if (vinfo) run.validation = vinfo->table;
+    run.models = &models;
+    run.num_iterations = req.num_iterations;
+    run.num_segments = S;
+    run.name = req.name;
+    run.description = req.description;
+    run.started_at = started_at;
+    for (RunObserver* o : req.observers) o->on_start(spi, run);
+    std::vector<std::string> statuses(M, "completed");
     PostgresEngine engine(spi, packed, info.dist_keys, M, output.schema);
     StatementSettings settings;
     std::vector<ModelConfig> configs;
@@ -449,10 +462,10 @@ void run_training(Spi& spi, RunRequest req) {
 
         const bool evaluate = (it + 1) % req.metrics_frequency == 0 || it + 1 == req.num_iterations;
         std::string progress;
+        std::vector<Evaluation> train_eval, valid_eval;
         if (evaluate) {
             auto t = Clock::now();
-            std::vector<Evaluation> train_eval = evaluate_states(spi, packed, states, configs, S);
-            std::vector<Evaluation> valid_eval;
+            train_eval = evaluate_states(spi, packed, states, configs, S);
             if (vinfo) valid_eval = evaluate_states(spi, vinfo->table, states, configs, int(vinfo->dist_keys.size()));
             eval_seconds += seconds_since(t);
             for (int i = 0; i < M; ++i) {
@@ -484,6 +497,16 @@ void run_training(Spi& spi, RunRequest req) {
             }
             if (M > 1) progress += " (best: mst_key " + std::to_string(mst_keys[best]) + ")";
         }
+        for (int i = 0; i < M; ++i) statuses[i] = history[i].status;
+        IterationReport report;
+        report.iteration = it + 1;
+        report.last = it + 1 == req.num_iterations;
+        report.states = &states;
+        report.evaluated = evaluate;
+        report.training = evaluate ? &train_eval : nullptr;
+        report.validation = evaluate && vinfo ? &valid_eval : nullptr;
+        report.statuses = &statuses;
+        for (RunObserver* o : req.observers) o->on_iteration(spi, run, report);
         notice("iteration " + std::to_string(it + 1) + "/" + std::to_string(req.num_iterations) + ": " +
                format_number(seconds_since(iteration_started), 3) + " s" + progress);
         if (spi.nonatomic() && it + 1 < req.num_iterations) {
@@ -631,6 +654,7 @@ void run_training(Spi& spi, RunRequest req) {
                     {SqlParam::int4_array(its), SqlParam::int4_array(hops), SqlParam::text_array(stmts), SqlParam::int4_array(keys),
                      SqlParam::int4_array(dists), SqlParam::float8_array(secs)});
     }
+    for (RunObserver* o : req.observers) o->on_finish(spi, run, states);
 }
 
 }  // namespace hopper::pg

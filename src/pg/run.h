@@ -25,6 +25,45 @@ struct ModelSpec {
     std::string initial_source;  // where initial_state came from, for the summary
 };
 
+struct Evaluation {
+    double count = 0, loss = 0;
+    std::vector<double> metrics;  // in the order of the model's compile metrics
+};
+
+// What a run is, for observers (checkpoints, registry, logs).
+struct RunContext {
+    bool multiple = false;
+    TableName packed, output;
+    std::optional<TableName> validation;
+    const std::vector<ModelSpec>* models = nullptr;  // sorted by mst_key
+    int num_iterations = 0;
+    int num_segments = 0;
+    std::string name, description;
+    std::string started_at;  // timestamptz text of the run's start
+};
+
+struct IterationReport {
+    int iteration = 0;  // 1-based
+    bool last = false;
+    const std::vector<std::string>* states = nullptr;  // by model index (same order as models)
+    bool evaluated = false;
+    const std::vector<Evaluation>* training = nullptr;    // when evaluated
+    const std::vector<Evaluation>* validation = nullptr;  // when evaluated and a validation table is set
+    const std::vector<std::string>* statuses = nullptr;   // "completed" or "diverged", by model index
+};
+
+// Hooks into a training run. Each is called inside the run's current transaction: what an observer
+// writes commits with the iteration (procedure calls commit after every iteration) or rolls back
+// with it.
+class RunObserver {
+public:
+    virtual ~RunObserver() = default;
+    virtual void on_start(Spi& spi, const RunContext& run) = 0;
+    virtual void on_iteration(Spi& spi, const RunContext& run, const IterationReport& report) = 0;
+    // After the output tables are written, in the last transaction.
+    virtual void on_finish(Spi& spi, const RunContext& run, const std::vector<std::string>& states) = 0;
+};
+
 struct RunRequest {
     bool multiple = false;  // fit_multiple (else fit)
     std::string packed_text, output_text, validation_text, mst_table_text, arch_table_text;
@@ -33,6 +72,7 @@ struct RunRequest {
     int metrics_frequency = 1;  // evaluate every n iterations, and always at the last
     bool warm_start = false;
     std::string name, description;
+    std::vector<RunObserver*> observers;
 };
 
 // Parses and validates a configuration given as text (architecture JSON, compile, fit), naming
@@ -44,11 +84,6 @@ ModelConfig resolve_model_spec(const std::string& arch_json, const std::string& 
 // after every iteration, so a long run never holds one transaction open; output tables appear
 // only in the last transaction, complete.
 void run_training(Spi& spi, RunRequest req);
-
-struct Evaluation {
-    double count = 0, loss = 0;
-    std::vector<double> metrics;  // in the order of the model's compile metrics
-};
 
 // Loss and metrics of several model states on a packed table, in one parallel scan.
 std::vector<Evaluation> evaluate_states(Spi& spi, const TableName& packed, const std::vector<std::string>& states,
