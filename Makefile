@@ -15,7 +15,7 @@ DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
 
 # Regression inputs: every sql/*.sql except the assembled extension script.
 REGRESS      = $(filter-out $(EXTENSION)--%,$(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql))))
-REGRESS_OPTS = --load-extension=$(EXTENSION) --dbname=hopper_regression
+REGRESS_OPTS = --load-extension=$(EXTENSION)
 
 # -march=native measured 2-5x faster Eigen float32 products than plain -O3 on this kind of machine.
 # Portable packages: make HOPPER_OPT="-O3".

@@ -50,7 +50,11 @@ fi
 step "pgTAP"
 psql -q -X -v ON_ERROR_STOP=1 -d postgres -c "DROP DATABASE IF EXISTS hopper_tap" -c "CREATE DATABASE hopper_tap"
 psql -q -X -v ON_ERROR_STOP=1 -d hopper_tap -c "CREATE EXTENSION pgtap" -c "CREATE EXTENSION hopper"
-pg_prove -d hopper_tap --failures test/pgtap/*.sql
+shopt -s nullglob
+tap_files=(test/pgtap/*.sql)
+shopt -u nullglob
+[ ${#tap_files[@]} -gt 0 ] || { echo "no pgTAP tests found in test/pgtap" >&2; exit 1; }
+pg_prove -d hopper_tap --failures "${tap_files[@]}"
 
 step "multi-session scripts"
 for script in test/scripts/*.sh; do
