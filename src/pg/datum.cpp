@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "hopper/buffer_check.h"
 #include "hopper/error.h"
 #include "pg/datum.h"
 
@@ -197,21 +198,14 @@ Float4Matrix float4_matrix(Datum d, const char* what) {
              std::string("It has element type ") + call([&] { return format_type_be(ARR_ELEMTYPE(a)); }) + ".");
     if (ARR_HASNULL(a) && call([&] { return array_contains_nulls(a); }))
         fail(ErrorKind::NullValue, std::string(what) + " must not contain NULL elements");
+    // The shape checks are the core's (hopper/buffer_check.h); the data size is what the varlena
+    // really holds, so a damaged array header cannot make hopper read past its data.
+    const std::size_t data_bytes = std::size_t(VARSIZE(a)) - std::size_t(ARR_DATA_OFFSET(a));
+    BufferShape shape = buffer_shape(ARR_NDIM(a), ARR_DIMS(a), data_bytes / sizeof(float), what);
     Float4Matrix m;
     m.data = (const float*)ARR_DATA_PTR(a);
-    if (ARR_NDIM(a) == 2) {
-        m.rows = ARR_DIMS(a)[0];
-        m.cols = ARR_DIMS(a)[1];
-    } else if (ARR_NDIM(a) == 1) {
-        m.rows = 1;
-        m.cols = ARR_DIMS(a)[0];
-    } else if (ARR_NDIM(a) == 0) {
-        m.rows = 0;
-        m.cols = 0;
-    } else {
-        fail(ErrorKind::Data, std::string(what) + " must be a 1-D or 2-D array",
-             "It has " + std::to_string(ARR_NDIM(a)) + " dimensions.");
-    }
+    m.rows = shape.rows;
+    m.cols = shape.cols;
     return m;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "hopper/buffer_check.h"
 #include "hopper/metrics.h"
 #include "hopper/network.h"
 #include "hopper/state_format.h"
@@ -67,6 +68,8 @@ HOPPER_FUNCTION(evaluate_models_transition) {
         fail(ErrorKind::Data, "packed buffer has inconsistent row counts",
              "independent_var has " + std::to_string(x.rows) + " rows and dependent_var " + std::to_string(y.rows) + ".");
     if (x.rows == 0) PG_RETURN_POINTER(state);
+    check_finite_buffer(x.data, {x.rows, x.cols}, "independent_var");
+    check_finite_buffer(y.data, {y.rows, y.cols}, "dependent_var");
     for (std::size_t i = 0; i < state->models.size(); ++i) {
         const LoadedModel& m = state->models[i];
         const Architecture& arch = m.frozen.config.arch;

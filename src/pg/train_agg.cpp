@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "hopper/buffer_check.h"
 #include "hopper/state_format.h"
 #include "hopper/trainer.h"
 #include "pg/datum.h"
@@ -71,18 +72,14 @@ HOPPER_FUNCTION(train_segment_transition) {
     Float4Matrix x = float4_matrix(PG_GETARG_DATUM(2), "independent_var");
     Float4Matrix y = float4_matrix(PG_GETARG_DATUM(3), "dependent_var");
     const Architecture& arch = state->trainer->config().arch;
-    if (x.rows != y.rows || x.rows == 0)
-        fail(ErrorKind::Data, "packed buffer has inconsistent row counts",
-             "independent_var has " + std::to_string(x.rows) + " rows and dependent_var " +
-                 std::to_string(y.rows) + ". " + where(*state));
-    if (x.cols != arch.input_dim)
-        fail(ErrorKind::Data, "packed data has " + std::to_string(x.cols) + " features but the model expects " +
-                                  std::to_string(arch.input_dim),
-             "Architecture " + arch.shape_string() + ". " + where(*state));
-    if (y.cols != arch.output_dim())
-        fail(ErrorKind::Data, "packed data has " + std::to_string(y.cols) + " targets per row but the model has " +
-                                  std::to_string(arch.output_dim()) + " outputs",
-             "Architecture " + arch.shape_string() + ". " + where(*state));
+    try {
+        check_training_buffers({x.rows, x.cols}, {y.rows, y.cols}, arch.input_dim, arch.output_dim());
+        check_finite_buffer(x.data, {x.rows, x.cols}, "independent_var");
+        check_finite_buffer(y.data, {y.rows, y.cols}, "dependent_var");
+    } catch (const Error& e) {
+        std::string shape = "Architecture " + arch.shape_string() + ".";
+        rethrow_with_location(Error(e.kind(), e.message(), e.detail().empty() ? shape : e.detail(), e.hint()), *state);
+    }
 
     try {
         state->trainer->train_buffer(x.data, y.data, x.rows);
