@@ -38,6 +38,8 @@ max_parallel_workers = 8
 max_parallel_workers_per_gather = 4
 log_min_messages = warning
 log_line_prefix = '%m [%p] '
+# Parameter tables (hopper.ps_*) live in shared memory reserved at server start.
+shared_preload_libraries = 'hopper'
 CONF
     as_owner "$PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start >/dev/null \
       || { tail -50 "$dir/server.log" >&2; exit 1; }

@@ -2,6 +2,7 @@
 #include <climits>
 
 #include "pg/guard.h"
+#include "pg/ps.h"
 #include "pg/settings.h"
 
 extern "C" {
@@ -39,5 +40,6 @@ void _PG_init(void) {
         "Most packed data one segment may hold in memory to train several epochs per visit, in megabytes.",
         "Needed only when fit_params has epochs > 1.",
         &setting_segment_cache_mb, 2048, 1, INT_MAX / 2, PGC_USERSET, GUC_UNIT_MB, nullptr, nullptr, nullptr);
+    ps_init();  // parameter tables: their GUCs, and shared memory when preloaded
     MarkGUCPrefixReserved("hopper");
 }

@@ -1,0 +1,133 @@
+-- Parameter-server tables: float4 values per int8 key in shared memory, read and updated by
+-- numbered workers with BSP, SSP or ASP consistency (docs/parameter_server.md). Needs
+-- shared_preload_libraries = 'hopper'. Creating, dropping and Adds take effect at once and are not
+-- undone by ROLLBACK. Every function here is VOLATILE and PARALLEL UNSAFE unless noted: they read
+-- and change shared state, may wait for other sessions, and bind workers to the calling session.
+
+CREATE FUNCTION hopper.ps_create(name text, num_keys bigint, chunk_size integer DEFAULT 1,
+                                 consistency text DEFAULT 'bsp', staleness integer DEFAULT NULL,
+                                 num_workers integer DEFAULT 1, init_value real DEFAULT 0)
+RETURNS void AS 'MODULE_PATHNAME', 'ps_create' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION hopper.ps_create(text, bigint, integer, text, integer, integer, real) IS
+'creates parameter table name with keys 0 .. num_keys-1, every value init_value; chunk c covers keys [c*chunk_size, (c+1)*chunk_size); consistency ''bsp'', ''ssp'' (needs staleness) or ''asp''; workers 0 .. num_workers-1';
+
+CREATE FUNCTION hopper.ps_create(name text, key_ranges int8range[], chunk_size integer DEFAULT 1,
+                                 consistency text DEFAULT 'bsp', staleness integer DEFAULT NULL,
+                                 num_workers integer DEFAULT 1, init_value real DEFAULT 0)
+RETURNS void AS 'MODULE_PATHNAME', 'ps_create_ranges' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION hopper.ps_create(text, int8range[], integer, text, integer, integer, real) IS
+'creates parameter table name whose keys are the union of key_ranges (bounded, disjoint); otherwise like ps_create(name, num_keys, ...)';
+
+CREATE FUNCTION hopper.ps_drop(name text, if_exists boolean DEFAULT false) RETURNS boolean
+AS 'MODULE_PATHNAME', 'ps_drop' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION hopper.ps_drop(text, boolean) IS
+'drops parameter table name (owner only) and wakes its waiting workers with an error; returns false (with a notice) if it does not exist and if_exists is true';
+
+CREATE FUNCTION hopper.ps_get(name text, worker integer, keys bigint[]) RETURNS real[]
+AS 'MODULE_PATHNAME', 'ps_get' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION hopper.ps_get(text, integer, bigint[]) IS
+'values of keys (sorted, unique) as worker sees them: waits until the consistency allows (BSP: every worker at this worker''s clock; SSP(s): every worker at clock - s; ASP: never)';
+
+CREATE FUNCTION hopper.ps_add(name text, worker integer, keys bigint[], deltas real[]) RETURNS void
+AS 'MODULE_PATHNAME', 'ps_add' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION hopper.ps_add(text, integer, bigint[], real[]) IS
+'value += delta for each key (sorted, unique); visible at once under SSP and ASP, when the last worker finishes the iteration under BSP (a BSP Add from a worker ahead of the slowest waits); not undone by ROLLBACK';
+
+CREATE FUNCTION hopper.ps_clock(name text, worker integer) RETURNS bigint
+AS 'MODULE_PATHNAME', 'ps_clock' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION hopper.ps_clock(text, integer) IS
+'ends worker''s current iteration and returns its new clock (never waits); wakes the workers waiting for it';
+
+CREATE FUNCTION hopper.ps_get_chunk(name text, worker integer, chunk_ids bigint[]) RETURNS real[]
+AS 'MODULE_PATHNAME', 'ps_get_chunk' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION hopper.ps_get_chunk(text, integer, bigint[]) IS
+'values of the keys of chunks chunk_ids (sorted, unique), chunk after chunk in key order; waits like ps_get';
+
+CREATE FUNCTION hopper.ps_add_chunk(name text, worker integer, chunk_ids bigint[], deltas real[]) RETURNS void
+AS 'MODULE_PATHNAME', 'ps_add_chunk' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION hopper.ps_add_chunk(text, integer, bigint[], real[]) IS
+'adds deltas (one per key of the chunks, in ps_get_chunk order) to the keys of chunks chunk_ids; like ps_add';
+
+CREATE FUNCTION hopper.ps_tables_internal(
+    OUT name text, OUT num_keys bigint, OUT key_lo bigint[], OUT key_hi bigint[], OUT chunk_size integer,
+    OUT num_chunks bigint, OUT consistency text, OUT staleness integer, OUT num_workers integer,
+    OUT min_clock bigint, OUT max_clock bigint, OUT memory_bytes bigint, OUT owner oid,
+    OUT created_at timestamptz, OUT get_calls bigint, OUT get_keys bigint, OUT add_calls bigint,
+    OUT add_keys bigint, OUT clocks bigint, OUT waits bigint)
+RETURNS SETOF record AS 'MODULE_PATHNAME', 'ps_tables_internal' LANGUAGE C VOLATILE PARALLEL SAFE ROWS 10;
+COMMENT ON FUNCTION hopper.ps_tables_internal() IS
+'the parameter tables of this database, read from shared memory (used by the view hopper.ps_tables)';
+
+CREATE VIEW hopper.ps_tables AS
+SELECT t.name, t.num_keys,
+       ARRAY(SELECT pg_catalog.int8range(t.key_lo[i], t.key_hi[i])
+             FROM pg_catalog.generate_subscripts(t.key_lo, 1) AS i ORDER BY i) AS key_ranges,
+       t.chunk_size, t.num_chunks, t.consistency, t.staleness, t.num_workers, t.min_clock, t.max_clock,
+       t.memory_bytes, t.owner::regrole AS owner, t.created_at, t.get_calls, t.get_keys, t.add_calls,
+       t.add_keys, t.clocks, t.waits
+FROM hopper.ps_tables_internal() AS t;
+COMMENT ON VIEW hopper.ps_tables IS
+'parameter tables of this database: settings, slowest and fastest worker clock, shared memory used, and call/key counters since creation';
+
+CREATE FUNCTION hopper.ps_workers_internal(OUT table_name text, OUT worker integer, OUT clock bigint,
+                                           OUT status text, OUT pid integer)
+RETURNS SETOF record AS 'MODULE_PATHNAME', 'ps_workers_internal' LANGUAGE C VOLATILE PARALLEL SAFE ROWS 100;
+COMMENT ON FUNCTION hopper.ps_workers_internal() IS
+'every worker of every parameter table of this database (used by the view hopper.ps_workers)';
+
+CREATE VIEW hopper.ps_workers AS
+SELECT w.table_name, w.worker, w.clock, w.status, w.pid FROM hopper.ps_workers_internal() AS w;
+COMMENT ON VIEW hopper.ps_workers IS
+'each worker''s clock and status: ''not joined'' (no session used it yet), ''active'' (bound to the session with process id pid) or ''gone'' (its session ended; a new session may take it over)';
+
+CREATE FUNCTION hopper.ps_memory(OUT memory_bytes bigint, OUT used_bytes bigint, OUT largest_free_bytes bigint,
+                                 OUT max_tables integer, OUT tables integer)
+RETURNS record AS 'MODULE_PATHNAME', 'ps_memory' LANGUAGE C VOLATILE PARALLEL SAFE;
+COMMENT ON FUNCTION hopper.ps_memory() IS
+'shared memory for parameter tables (hopper.ps_memory_mb): size, bytes in use and largest free block; table slots (hopper.ps_max_tables) and tables in use, over all databases';
+
+-- Checkpoints of parameter tables. ps_save writes one row here and the serialized table (format
+-- hopper_ps_v1, see include/hopper/ps.h) in parts of 8 MB; ps_restore reads them back.
+CREATE TABLE hopper.ps_checkpoints (
+    id uuid PRIMARY KEY DEFAULT pg_catalog.gen_random_uuid(),
+    table_name text NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    created_by name NOT NULL DEFAULT CURRENT_USER,
+    consistency text NOT NULL CHECK (consistency IN ('bsp', 'ssp', 'asp')),
+    staleness integer NOT NULL,
+    num_keys bigint NOT NULL,
+    chunk_size bigint NOT NULL,
+    num_workers integer NOT NULL,
+    clocks bigint[] NOT NULL,
+    format text NOT NULL,
+    size_bytes bigint NOT NULL,
+    checksum bigint NOT NULL,
+    metadata jsonb NOT NULL DEFAULT '{}' CHECK (pg_catalog.jsonb_typeof(metadata) = 'object')
+);
+CREATE INDEX ps_checkpoints_table_name_created_at ON hopper.ps_checkpoints (table_name, created_at);
+COMMENT ON TABLE hopper.ps_checkpoints IS
+'saved parameter tables (hopper.ps_save): settings, each worker''s clock, format, size and CRC-32 of the data in hopper.ps_checkpoint_parts; delete a row to delete the checkpoint';
+
+CREATE TABLE hopper.ps_checkpoint_parts (
+    checkpoint uuid NOT NULL REFERENCES hopper.ps_checkpoints (id) ON DELETE CASCADE,
+    part integer NOT NULL CHECK (part >= 0),
+    data bytea NOT NULL,
+    PRIMARY KEY (checkpoint, part)
+);
+-- Values compress poorly; store them out of line uncompressed.
+ALTER TABLE hopper.ps_checkpoint_parts ALTER COLUMN data SET STORAGE EXTERNAL;
+COMMENT ON TABLE hopper.ps_checkpoint_parts IS
+'the serialized parameter table of each checkpoint, in parts of at most 8 MB, in part order';
+
+SELECT pg_catalog.pg_extension_config_dump('hopper.ps_checkpoints', '');
+SELECT pg_catalog.pg_extension_config_dump('hopper.ps_checkpoint_parts', '');
+
+CREATE FUNCTION hopper.ps_save(name text, metadata jsonb DEFAULT '{}') RETURNS uuid
+AS 'MODULE_PATHNAME', 'ps_save' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION hopper.ps_save(text, jsonb) IS
+'saves parameter table name (values, BSP pending Adds, each worker''s clock, settings) as one consistent snapshot into hopper.ps_checkpoints and returns the checkpoint id; the rows are written in the calling transaction';
+
+CREATE FUNCTION hopper.ps_restore(checkpoint uuid, name text DEFAULT NULL) RETURNS text
+AS 'MODULE_PATHNAME', 'ps_restore' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION hopper.ps_restore(uuid, text) IS
+'creates a parameter table (named name, or as saved) from a checkpoint: same settings, values and worker clocks, all workers not joined; returns its name';

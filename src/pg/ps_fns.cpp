@@ -1,0 +1,453 @@
+// SQL functions of parameter tables: ps_create, ps_drop, ps_get, ps_add, ps_clock, the chunked
+// forms, the catalog (ps_tables, ps_workers, ps_memory) and checkpoints (ps_save, ps_restore).
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hopper/error.h"
+#include "hopper/ps.h"
+#include "hopper/state_format.h"
+#include "pg/datum.h"
+#include "pg/ps_table.h"
+#include "pg/spi.h"
+
+extern "C" {
+#include "utils/rangetypes.h"
+#include "utils/timestamp.h"
+#include "utils/tuplestore.h"
+#include "utils/typcache.h"
+#include "utils/uuid.h"
+}
+
+using namespace hopper;
+using namespace hopper::pg;
+namespace pst = hopper::pg::ps_table;
+
+namespace {
+
+constexpr std::size_t kCheckpointPartBytes = 8u << 20;
+constexpr const char* kCheckpointFormat = "hopper_ps_v1";
+
+// ---- array arguments, read in place ----
+
+struct Int8Arg {
+    const int64_t* data = nullptr;
+    std::size_t n = 0;
+};
+struct Float4Arg {
+    const float* data = nullptr;
+    std::size_t n = 0;
+};
+
+ArrayType* array_arg(FunctionCallInfo fcinfo, int i, const char* name, Oid elemtype) {
+    require_not_null(fcinfo, i, name);
+    ArrayType* a = call([&] { return PG_GETARG_ARRAYTYPE_P(i); });
+    if (ARR_ELEMTYPE(a) != elemtype)
+        fail(ErrorKind::WrongType, std::string(name) + " has the wrong element type");
+    if (ARR_NDIM(a) > 1)
+        fail(ErrorKind::InvalidParameter, std::string(name) + " must be a one-dimensional array",
+             "It has " + std::to_string(ARR_NDIM(a)) + " dimensions.");
+    if (ARR_HASNULL(a)) {
+        const bits8* bitmap = ARR_NULLBITMAP(a);
+        const int n = ARR_NDIM(a) == 0 ? 0 : ARR_DIMS(a)[0];
+        for (int k = 0; k < n; ++k)
+            if (!(bitmap[k / 8] & (1 << (k % 8))))
+                fail(ErrorKind::NullValue, std::string(name) + " must not contain NULL elements",
+                     std::string(name) + "[" + std::to_string(k + 1) + "] is NULL.");
+    }
+    return a;
+}
+
+Int8Arg int8_arg(FunctionCallInfo fcinfo, int i, const char* name) {
+    ArrayType* a = array_arg(fcinfo, i, name, INT8OID);
+    Int8Arg out;
+    out.n = ARR_NDIM(a) == 0 ? 0 : std::size_t(ARR_DIMS(a)[0]);
+    out.data = reinterpret_cast<const int64_t*>(ARR_DATA_PTR(a));
+    return out;
+}
+
+Float4Arg float4_arg(FunctionCallInfo fcinfo, int i, const char* name) {
+    ArrayType* a = array_arg(fcinfo, i, name, FLOAT4OID);
+    Float4Arg out;
+    out.n = ARR_NDIM(a) == 0 ? 0 : std::size_t(ARR_DIMS(a)[0]);
+    out.data = reinterpret_cast<const float*>(ARR_DATA_PTR(a));
+    for (std::size_t k = 0; k < out.n; ++k)
+        if (!std::isfinite(out.data[k]))
+            fail(ErrorKind::InvalidParameter, std::string(name) + " must be finite numbers",
+                 std::string(name) + "[" + std::to_string(k + 1) + "] is " +
+                     (std::isnan(out.data[k]) ? "NaN" : "infinite") + ".");
+    return out;
+}
+
+// A real[] of n elements, zero-filled; its data is written in place.
+ArrayType* new_float4_array(std::size_t n) {
+    if (n * sizeof(float) > MaxAllocSize - 64)
+        fail(ErrorKind::Limit, "result is too large",
+             "It would hold " + std::to_string(n) + " values; PostgreSQL returns at most 1 GB in one value.",
+             "Get fewer keys at a time.");
+    return call([&] {
+        if (n == 0) return construct_empty_array(FLOAT4OID);
+        const Size nbytes = ARR_OVERHEAD_NONULLS(1) + n * sizeof(float);
+        ArrayType* a = static_cast<ArrayType*>(palloc0(nbytes));
+        SET_VARSIZE(a, nbytes);
+        a->ndim = 1;
+        a->dataoffset = 0;
+        a->elemtype = FLOAT4OID;
+        ARR_DIMS(a)[0] = int(n);
+        ARR_LBOUND(a)[0] = 1;
+        return a;
+    });
+}
+
+// Key and chunk errors name the table.
+template <typename F>
+void naming_table(const std::string& table, F&& f) {
+    try {
+        f();
+    } catch (const Error& e) {
+        const std::string& m = e.message();
+        const std::string tail = "is out of range";
+        if (m.size() >= tail.size() && m.compare(m.size() - tail.size(), tail.size(), tail) == 0)
+            throw Error(e.kind(), m + " for parameter table \"" + table + "\"", e.detail(), e.hint());
+        throw;
+    }
+}
+
+int worker_arg(FunctionCallInfo fcinfo, const pst::Handle& h) {
+    const int64_t w = arg_int(fcinfo, 1, "worker");
+    pst::check_worker(h, w);
+    return int(w);
+}
+
+// Offsets of the keys in the table (the keys themselves for [0, num_keys) tables).
+pst::Access key_access(const pst::Handle& h, const Int8Arg& keys, std::vector<int64_t>& scratch) {
+    pst::Access a;
+    a.n = keys.n;
+    naming_table(h.settings.name, [&] {
+        if (h.settings.keys.offsets_are_keys()) {
+            h.settings.keys.validate(keys.data, keys.n, "keys");
+            a.offsets = keys.data;
+        } else {
+            scratch.resize(keys.n);
+            h.settings.keys.offsets(keys.data, keys.n, scratch.data(), "keys");
+            a.offsets = scratch.data();
+        }
+    });
+    return a;
+}
+
+pst::Access chunk_access(const pst::Handle& h, const Int8Arg& ids, std::vector<ps::Span>& spans) {
+    pst::Access a;
+    int64_t total = 0;
+    naming_table(h.settings.name,
+                 [&] { spans = ps::chunk_spans(h.settings.keys, h.settings.chunk_size, ids.data, ids.n, &total); });
+    a.spans = spans.data();
+    a.nspans = spans.size();
+    return a;
+}
+
+void check_deltas(const Float4Arg& deltas, std::size_t expected, const char* per) {
+    if (deltas.n != expected)
+        fail(ErrorKind::InvalidParameter, std::string("deltas must have one value per ") + per,
+             std::string("There are ") + std::to_string(expected) + " " + per + "s and " + std::to_string(deltas.n) +
+                 " deltas.");
+}
+
+std::optional<int64_t> optional_int(FunctionCallInfo fcinfo, int i) {
+    if (PG_NARGS() <= i || PG_ARGISNULL(i)) return std::nullopt;
+    return arg_int(fcinfo, i, "");
+}
+
+ps::TableSettings settings_args(FunctionCallInfo fcinfo, ps::KeySpace keys) {
+    std::string name = arg_text(fcinfo, 0, "name");
+    const int64_t chunk_size = arg_int(fcinfo, 2, "chunk_size");
+    const std::string consistency = arg_text(fcinfo, 3, "consistency");
+    const std::optional<int64_t> staleness = optional_int(fcinfo, 4);
+    const int64_t num_workers = arg_int(fcinfo, 5, "num_workers");
+    require_not_null(fcinfo, 6, "init_value");
+    const double init = PG_GETARG_FLOAT4(6);
+    return ps::make_settings(std::move(name), std::move(keys), chunk_size, consistency, staleness, num_workers, init);
+}
+
+}  // namespace
+
+// ps_create(name, num_keys, chunk_size, consistency, staleness, num_workers, init_value) -> void
+HOPPER_FUNCTION(ps_create) {
+    pst::require_shared_memory();
+    ps::KeySpace keys = ps::KeySpace::contiguous(arg_int(fcinfo, 1, "num_keys"));
+    pst::create(settings_args(fcinfo, std::move(keys)));
+    PG_RETURN_VOID();
+}
+
+// ps_create(name, key_ranges int8range[], ...) -> void
+HOPPER_FUNCTION(ps_create_ranges) {
+    pst::require_shared_memory();
+    require_not_null(fcinfo, 1, "key_ranges");
+    std::vector<ps::KeyRange> ranges;
+    struct Bound {
+        int64_t lo, hi;
+        bool empty, lo_inf, hi_inf, lo_inc, hi_inc, is_null;
+    };
+    std::vector<Bound> bounds;
+    call([&] {
+        ArrayType* a = PG_GETARG_ARRAYTYPE_P(1);
+        Datum* values;
+        bool* nulls;
+        int n;
+        int16 typlen;
+        bool typbyval;
+        char typalign;
+        get_typlenbyvalalign(ARR_ELEMTYPE(a), &typlen, &typbyval, &typalign);
+        deconstruct_array(a, ARR_ELEMTYPE(a), typlen, typbyval, typalign, &values, &nulls, &n);
+        TypeCacheEntry* tc = lookup_type_cache(ARR_ELEMTYPE(a), TYPECACHE_RANGE_INFO);
+        bounds.reserve(std::size_t(n));
+        for (int k = 0; k < n; ++k) {
+            Bound b{};
+            b.is_null = nulls[k];
+            if (!b.is_null) {
+                RangeBound lower, upper;
+                bool empty;
+                range_deserialize(tc, DatumGetRangeTypeP(values[k]), &lower, &upper, &empty);
+                b.empty = empty;
+                if (!empty) {
+                    b.lo_inf = lower.infinite;
+                    b.hi_inf = upper.infinite;
+                    b.lo_inc = lower.inclusive;
+                    b.hi_inc = upper.inclusive;
+                    if (!lower.infinite) b.lo = DatumGetInt64(lower.val);
+                    if (!upper.infinite) b.hi = DatumGetInt64(upper.val);
+                }
+            }
+            bounds.push_back(b);
+        }
+    });
+    for (std::size_t k = 0; k < bounds.size(); ++k) {
+        const Bound& b = bounds[k];
+        const std::string where = "key_ranges[" + std::to_string(k + 1) + "]";
+        if (b.is_null) fail(ErrorKind::NullValue, "key_ranges must not contain NULL elements", where + " is NULL.");
+        if (b.empty) fail(ErrorKind::InvalidParameter, "key ranges must not be empty", where + " is empty.");
+        if (b.lo_inf || b.hi_inf)
+            fail(ErrorKind::InvalidParameter, "key ranges must be bounded", where + " has no " +
+                 (b.lo_inf ? "lower" : "upper") + " bound.");
+        // int8range is canonical: [lo, hi).
+        ranges.push_back(ps::KeyRange{b.lo_inc ? b.lo : b.lo + 1, b.hi_inc ? b.hi + 1 : b.hi});
+    }
+    pst::create(settings_args(fcinfo, ps::KeySpace::from_ranges(std::move(ranges))));
+    PG_RETURN_VOID();
+}
+
+// ps_drop(name, if_exists) -> boolean
+HOPPER_FUNCTION(ps_drop) {
+    const std::string name = arg_text(fcinfo, 0, "name");
+    const bool if_exists = arg_bool_or(fcinfo, 1, false);
+    const bool dropped = pst::drop(name, if_exists);
+    if (!dropped) notice("parameter table \"" + name + "\" does not exist, skipping");
+    PG_RETURN_BOOL(dropped);
+}
+
+// ps_get(name, worker, keys bigint[]) -> real[]
+HOPPER_FUNCTION(ps_get) {
+    const pst::Handle& h = pst::open(arg_text(fcinfo, 0, "name"));
+    const int worker = worker_arg(fcinfo, h);
+    const Int8Arg keys = int8_arg(fcinfo, 2, "keys");
+    std::vector<int64_t> scratch;
+    const pst::Access a = key_access(h, keys, scratch);
+    ArrayType* out = new_float4_array(keys.n);
+    pst::get(h, worker, a, keys.n ? reinterpret_cast<float*>(ARR_DATA_PTR(out)) : nullptr);
+    PG_RETURN_POINTER(out);
+}
+
+// ps_add(name, worker, keys bigint[], deltas real[]) -> void
+HOPPER_FUNCTION(ps_add) {
+    const pst::Handle& h = pst::open(arg_text(fcinfo, 0, "name"));
+    const int worker = worker_arg(fcinfo, h);
+    const Int8Arg keys = int8_arg(fcinfo, 2, "keys");
+    const Float4Arg deltas = float4_arg(fcinfo, 3, "deltas");
+    std::vector<int64_t> scratch;
+    const pst::Access a = key_access(h, keys, scratch);
+    check_deltas(deltas, keys.n, "key");
+    pst::add(h, worker, a, deltas.data);
+    PG_RETURN_VOID();
+}
+
+// ps_clock(name, worker) -> bigint (the worker's new clock)
+HOPPER_FUNCTION(ps_clock) {
+    const pst::Handle& h = pst::open(arg_text(fcinfo, 0, "name"));
+    const int worker = worker_arg(fcinfo, h);
+    PG_RETURN_INT64(pst::clock(h, worker));
+}
+
+// ps_get_chunk(name, worker, chunk_ids bigint[]) -> real[]
+HOPPER_FUNCTION(ps_get_chunk) {
+    const pst::Handle& h = pst::open(arg_text(fcinfo, 0, "name"));
+    const int worker = worker_arg(fcinfo, h);
+    const Int8Arg ids = int8_arg(fcinfo, 2, "chunk_ids");
+    std::vector<ps::Span> spans;
+    const pst::Access a = chunk_access(h, ids, spans);
+    const std::size_t n = a.count();
+    ArrayType* out = new_float4_array(n);
+    pst::get(h, worker, a, n ? reinterpret_cast<float*>(ARR_DATA_PTR(out)) : nullptr);
+    PG_RETURN_POINTER(out);
+}
+
+// ps_add_chunk(name, worker, chunk_ids bigint[], deltas real[]) -> void
+HOPPER_FUNCTION(ps_add_chunk) {
+    const pst::Handle& h = pst::open(arg_text(fcinfo, 0, "name"));
+    const int worker = worker_arg(fcinfo, h);
+    const Int8Arg ids = int8_arg(fcinfo, 2, "chunk_ids");
+    const Float4Arg deltas = float4_arg(fcinfo, 3, "deltas");
+    std::vector<ps::Span> spans;
+    const pst::Access a = chunk_access(h, ids, spans);
+    check_deltas(deltas, a.count(), "key of the chunk");
+    pst::add(h, worker, a, deltas.data);
+    PG_RETURN_VOID();
+}
+
+// ps_tables_internal() -> setof record (see the view hopper.ps_tables)
+HOPPER_FUNCTION(ps_tables_internal) {
+    const std::vector<pst::TableInfo> tables = pst::list_tables();
+    std::vector<std::vector<Datum>> rows;
+    for (const pst::TableInfo& t : tables) {
+        std::vector<int64_t> lo, hi;
+        for (const ps::KeyRange& r : t.settings.keys.ranges()) {
+            lo.push_back(r.lo);
+            hi.push_back(r.hi);
+        }
+        const ps::ChunkRange cr = ps::chunk_range(t.settings.keys, t.settings.chunk_size);
+        rows.push_back({string_to_text(t.name), Int64GetDatum(t.settings.keys.size()), make_int8_array(lo),
+                        make_int8_array(hi), Int32GetDatum(int32_t(t.settings.chunk_size)), Int64GetDatum(cr.count),
+                        string_to_text(ps::consistency_name(t.settings.consistency)),
+                        Int32GetDatum(t.settings.staleness), Int32GetDatum(t.settings.num_workers),
+                        Int64GetDatum(t.min_clock), Int64GetDatum(t.max_clock), Int64GetDatum(int64_t(t.memory_bytes)),
+                        ObjectIdGetDatum(t.owner), TimestampTzGetDatum(t.created_at),
+                        Int64GetDatum(int64_t(t.get_calls)), Int64GetDatum(int64_t(t.get_keys)),
+                        Int64GetDatum(int64_t(t.add_calls)), Int64GetDatum(int64_t(t.add_keys)),
+                        Int64GetDatum(int64_t(t.clocks)), Int64GetDatum(int64_t(t.waits))});
+    }
+    call([&] {
+        InitMaterializedSRF(fcinfo, 0);
+        ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
+        bool nulls[20] = {false};
+        for (auto& row : rows) tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, row.data(), nulls);
+    });
+    return (Datum)0;
+}
+
+// ps_workers_internal() -> setof record (see the view hopper.ps_workers)
+HOPPER_FUNCTION(ps_workers_internal) {
+    const std::vector<pst::WorkerInfo> workers = pst::list_workers();
+    std::vector<Datum> names;
+    for (const auto& w : workers) names.push_back(string_to_text(w.table));
+    call([&] {
+        InitMaterializedSRF(fcinfo, 0);
+        ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
+        for (std::size_t k = 0; k < workers.size(); ++k) {
+            const auto& w = workers[k];
+            const char* status = w.status == ps::kWorkerActive ? "active" : w.status == ps::kWorkerGone ? "gone" : "not joined";
+            Datum values[5] = {names[k], Int32GetDatum(w.worker), Int64GetDatum(w.clock),
+                               CStringGetTextDatum(status), Int32GetDatum(w.pid)};
+            bool nulls[5] = {false, false, false, false, w.status != ps::kWorkerActive};
+            tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+        }
+    });
+    return (Datum)0;
+}
+
+// ps_memory() -> (memory_bytes, used_bytes, largest_free_bytes, max_tables, tables)
+HOPPER_FUNCTION(ps_memory) {
+    const pst::MemoryInfo m = pst::memory();
+    return call([&] {
+        TupleDesc desc;
+        if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE)
+            elog(ERROR, "ps_memory must return a composite type");
+        desc = BlessTupleDesc(desc);
+        Datum values[5] = {Int64GetDatum(int64_t(m.arena_bytes)), Int64GetDatum(int64_t(m.used_bytes)),
+                           Int64GetDatum(int64_t(m.largest_free)), Int32GetDatum(m.max_tables), Int32GetDatum(m.tables)};
+        bool nulls[5] = {false, false, false, false, false};
+        return HeapTupleGetDatum(heap_form_tuple(desc, values, nulls));
+    });
+}
+
+// ps_save(name, metadata jsonb) -> uuid: a checkpoint in hopper.ps_checkpoints.
+HOPPER_FUNCTION(ps_save) {
+    const pst::Handle& h = pst::open(arg_text(fcinfo, 0, "name"));
+    const std::string metadata = arg_jsonb_or(fcinfo, 1, "{}");
+    if (metadata.empty() || metadata[0] != '{')
+        fail(ErrorKind::InvalidParameter, "metadata must be a JSON object");
+    const ps::TableSettings settings = h.settings;
+    ps::SnapshotBuffer b = pst::snapshot(h);
+    const std::string_view bytes(b.bytes);
+    std::vector<int64_t> clocks(std::size_t(settings.num_workers));
+    std::memcpy(clocks.data(), b.bytes.data() + b.clocks_at, 8 * clocks.size());
+    const uint32_t crc = crc32_of(bytes);
+    std::string id;
+    {
+        Spi spi;
+        id = spi.scalar_text(
+            "INSERT INTO hopper.ps_checkpoints (table_name, consistency, staleness, num_keys, chunk_size, "
+            "num_workers, clocks, format, size_bytes, checksum, metadata) "
+            "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id::text",
+            {SqlParam::text(settings.name), SqlParam::text(ps::consistency_name(settings.consistency)),
+             SqlParam::int4(settings.staleness), SqlParam::int8(settings.keys.size()),
+             SqlParam::int8(settings.chunk_size), SqlParam::int4(settings.num_workers), SqlParam::int8_array(clocks),
+             SqlParam::text(kCheckpointFormat), SqlParam::int8(int64_t(bytes.size())), SqlParam::int8(int64_t(crc)),
+             SqlParam::jsonb(metadata)});
+        const Prepared part = spi.prepare(
+            "INSERT INTO hopper.ps_checkpoint_parts (checkpoint, part, data) VALUES ($1::uuid, $2, $3)",
+            {TEXTOID, INT4OID, BYTEAOID});
+        int32_t n = 0;
+        for (std::size_t at = 0; at < bytes.size(); at += kCheckpointPartBytes, ++n)
+            spi.execute(part, {SqlParam::text(id), SqlParam::int4(n),
+                               SqlParam::bytea(bytes.substr(at, kCheckpointPartBytes))});
+    }
+    return call([&] { return DirectFunctionCall1(uuid_in, CStringGetDatum(id.c_str())); });
+}
+
+// ps_restore(checkpoint uuid, name text) -> text: re-creates a table from a checkpoint.
+HOPPER_FUNCTION(ps_restore) {
+    pst::require_shared_memory();
+    require_not_null(fcinfo, 0, "checkpoint");
+    const Datum checkpoint = PG_GETARG_DATUM(0);
+    const std::string id = call([&] { return DatumGetCString(DirectFunctionCall1(uuid_out, checkpoint)); });
+    std::string bytes, format, saved_name;
+    int64_t size = 0, checksum = 0;
+    {
+        Spi spi;
+        spi.execute("SELECT table_name, format, size_bytes, checksum FROM hopper.ps_checkpoints WHERE id = $1::uuid",
+                    {SqlParam::text(id)});
+        if (spi.rows() == 0)
+            fail(ErrorKind::UndefinedObject, "parameter table checkpoint " + id + " does not exist", "",
+                 "hopper.ps_checkpoints lists the saved checkpoints.");
+        saved_name = spi.text(0, 0);
+        format = spi.text(0, 1);
+        size = spi.integer(0, 2);
+        checksum = spi.integer(0, 3);
+        if (format != kCheckpointFormat)
+            fail(ErrorKind::Data, "parameter table checkpoint " + id + " has format \"" + format + "\"",
+                 std::string("This hopper restores format \"") + kCheckpointFormat + "\".");
+        if (size < 0 || uint64_t(size) > (uint64_t(1) << 44))
+            fail(ErrorKind::Data, "parameter table checkpoint " + id + " has an impossible size");
+        bytes.reserve(std::size_t(size));
+        spi.open_cursor("SELECT part, data FROM hopper.ps_checkpoint_parts WHERE checkpoint = $1::uuid ORDER BY part",
+                        {SqlParam::text(id)});
+        int64_t expected = 0;
+        while (spi.fetch(16) > 0) {
+            for (uint64_t r = 0; r < spi.rows(); ++r, ++expected) {
+                if (spi.integer(r, 0) != expected)
+                    fail(ErrorKind::Data, "parameter table checkpoint is corrupt: part " + std::to_string(expected) +
+                                              " is missing");
+                bytes += spi.bytes(r, 1);
+            }
+        }
+        spi.close_cursor();
+    }
+    if (int64_t(bytes.size()) != size || int64_t(crc32_of(bytes)) != checksum)
+        fail(ErrorKind::Data, "parameter table checkpoint is corrupt: its data does not match its size and checksum",
+             "Expected " + std::to_string(size) + " bytes; found " + std::to_string(bytes.size()) + ".");
+    const ps::SnapshotView view = ps::read_snapshot(bytes);
+    const std::string name = arg_text_or(fcinfo, 1, view.meta.name);
+    pst::create(ps::snapshot_settings(view.meta, name), &view);
+    PG_RETURN_DATUM(string_to_text(name));
+}
