@@ -65,13 +65,11 @@ std::string rows_from(std::initializer_list<const char*> types) {
     return s + ")";
 }
 
-struct HopLogRow {
-    int iteration, hop;
-    std::string statement;
-    int32_t mst_key;
-    std::optional<int32_t> dist_key;
-    double seconds;
-};
+// SQL for NULLIF(column, value) that cannot be hijacked: NULLIF looks its `=` operator up in the
+// caller's search_path, where a user-defined `=` could shadow pg_catalog's.
+std::string null_if(const char* column, const char* value) {
+    return std::string("CASE WHEN ") + column + " OPERATOR(pg_catalog.=) " + value + " THEN NULL ELSE " + column + " END";
+}
 
 // Working tables and statements of one run on plain PostgreSQL.
 class PostgresEngine {
@@ -83,7 +81,9 @@ public:
         const std::string stem = "__hopper_" + std::to_string(MyProcPid) + "_" + std::to_string(++run_counter);
         input_ = TableName{schema, stem + "_model_input"};
         output_ = TableName{schema, stem + "_model_output"};
-        schedule_ = stem + "_schedule";
+        // Qualified with pg_temp: an unqualified name could resolve to a same-named table in a schema
+        // the caller put before pg_temp in the search_path.
+        schedule_ = "pg_temp." + quote_ident(stem + "_schedule");
     }
 
     const TableName& model_input() const { return input_; }
@@ -106,7 +106,7 @@ public:
         spi_.execute("ALTER TABLE " + input_.quoted() + " ALTER COLUMN model_state SET STORAGE EXTERNAL");
 
         // The schedule: the fixed rotation of ring positions, and the segment of each position.
-        spi_.execute("CREATE TEMP TABLE " + quote_ident(schedule_) +
+        spi_.execute("CREATE TEMP TABLE " + schedule_ +
                      " (pos pg_catalog.int4 PRIMARY KEY, next_pos pg_catalog.int4 NOT NULL,"
                      " next_dist_key pg_catalog.int4) ON COMMIT DROP");
         std::vector<int32_t> pos, next_pos, next_dist;
@@ -116,8 +116,8 @@ public:
             int seg = sched.segment_of_position(sched.next_position(p));
             next_dist.push_back(seg >= 0 ? dist_keys_[seg] : INT32_MIN);
         }
-        spi_.execute("INSERT INTO " + quote_ident(schedule_) +
-                         " SELECT p, n, NULLIF(d, -2147483648) FROM " + rows_from({"int4", "int4", "int4"}) + " AS s(p, n, d)",
+        spi_.execute("INSERT INTO " + schedule_ +
+                         " SELECT p, n, " + null_if("d", "-2147483648") + " FROM " + rows_from({"int4", "int4", "int4"}) + " AS s(p, n, d)",
                      {SqlParam::int4_array(pos), SqlParam::int4_array(next_pos), SqlParam::int4_array(next_dist)});
 
         std::vector<int32_t> model_pos, model_dist;
@@ -129,7 +129,7 @@ public:
             model_dist.push_back(seg >= 0 ? dist_keys_[seg] : INT32_MIN);
         }
         spi_.execute("INSERT INTO " + input_.quoted() +
-                         " SELECT k, p, NULLIF(d, -2147483648), s FROM " + rows_from({"int4", "int4", "int4", "bytea"}) +
+                         " SELECT k, p, " + null_if("d", "-2147483648") + ", s FROM " + rows_from({"int4", "int4", "int4", "bytea"}) +
                          " AS m(k, p, d, s)",
                      {SqlParam::int4_array(mst_keys), SqlParam::int4_array(model_pos), SqlParam::int4_array(model_dist),
                       SqlParam::bytea_array(states)});
@@ -166,7 +166,7 @@ public:
         if (!prepared_) {
             truncate_ = "TRUNCATE " + input_.quoted();
             hop_ = spi_.prepare("INSERT INTO " + input_.quoted() + " SELECT mo.mst_key, s.next_pos, s.next_dist_key,"
-                                " mo.model_state FROM " + output_.quoted() + " AS mo JOIN " + quote_ident(schedule_) +
+                                " mo.model_state FROM " + output_.quoted() + " AS mo JOIN " + schedule_ +
                                 " AS s ON s.pos OPERATOR(pg_catalog.=) mo.pos", {});
             prepared_ = true;
         }
@@ -197,7 +197,7 @@ public:
         if (output_exists_) spi_.execute("DROP TABLE " + output_.quoted());
         output_exists_ = false;
         spi_.execute("DROP TABLE " + input_.quoted());
-        spi_.execute("DROP TABLE " + quote_ident(schedule_));
+        spi_.execute("DROP TABLE " + schedule_);
         if (prepared_) {
             call([&] { SPI_freeplan(hop_.plan); });
             prepared_ = false;
@@ -243,14 +243,6 @@ std::vector<Evaluation> evaluate_states(Spi& spi, const TableName& packed, const
 }
 
 namespace {
-
-struct History {
-    std::vector<int> iterations;
-    std::vector<double> elapsed;
-    std::vector<double> training_loss, validation_loss;
-    std::vector<std::vector<double>> training_metrics, validation_metrics;  // [metric][evaluation]
-    std::string status = "completed";
-};
 
 std::string json_array(const std::vector<double>& v) {
     std::string s = "[";
@@ -396,7 +388,7 @@ void run_training(Spi& spi, RunRequest req) {
     const int M = int(models.size());
     const int S = int(info.dist_keys.size());
     HopSchedule sched(M, S);
-    std::vector<History> history(M);
+    std::vector<ModelHistory> history(M);
     for (int i = 0; i < M; ++i) {
         history[i].training_metrics.resize(models[i].config.compile.metrics.size());
         history[i].validation_metrics.resize(models[i].config.compile.metrics.size());
@@ -469,7 +461,7 @@ void run_training(Spi& spi, RunRequest req) {
             if (vinfo) valid_eval = evaluate_states(spi, vinfo->table, states, configs, int(vinfo->dist_keys.size()));
             eval_seconds += seconds_since(t);
             for (int i = 0; i < M; ++i) {
-                History& h = history[i];
+                ModelHistory& h = history[i];
                 h.iterations.push_back(it + 1);
                 h.elapsed.push_back(seconds_since(started));
                 h.training_loss.push_back(train_eval[i].loss);
@@ -517,6 +509,45 @@ void run_training(Spi& spi, RunRequest req) {
 
     // Outputs, all in the last transaction: they appear complete or not at all.
     settings.leave();
+    RunOutputs outputs;
+    outputs.req = &req;
+    outputs.method = req.multiple ? "fit_multiple" : "fit";
+    outputs.packed = packed;
+    outputs.output = output;
+    outputs.info = &info;
+    outputs.validation = &vinfo;
+    outputs.models = &models;
+    outputs.mst_keys = &mst_keys;
+    outputs.states = &states;
+    outputs.history = &history;
+    outputs.hops_per_iteration = sched.hops_per_iteration();
+    outputs.train_seconds = train_seconds;
+    outputs.hop_seconds = hop_seconds;
+    outputs.eval_seconds = eval_seconds;
+    outputs.started_at = started_at;
+    outputs.hop_log = &hop_log;
+    write_run_outputs(spi, outputs);
+    for (RunObserver* o : req.observers) o->on_finish(spi, run, states);
+}
+
+void write_run_outputs(Spi& spi, const RunOutputs& outputs) {
+    const RunRequest& req = *outputs.req;
+    const TableName& packed = outputs.packed;
+    const TableName& output = outputs.output;
+    const TableName info_table = output.with_suffix("_info");
+    const TableName summary_table = output.with_suffix("_summary");
+    const TableName hops_table = output.with_suffix("_hops");
+    const PackedInfo& info = *outputs.info;
+    const std::optional<PackedInfo>& vinfo = *outputs.validation;
+    const std::vector<ModelSpec>& models = *outputs.models;
+    const std::vector<int32_t>& mst_keys = *outputs.mst_keys;
+    const std::vector<std::string>& states = *outputs.states;
+    const std::vector<ModelHistory>& history = *outputs.history;
+    const int M = int(models.size());
+    const int S = int(info.dist_keys.size());
+    const double train_seconds = outputs.train_seconds, hop_seconds = outputs.hop_seconds,
+                 eval_seconds = outputs.eval_seconds;
+    const std::string& started_at = outputs.started_at;
     if (req.warm_start) {
         spi.execute("DROP TABLE " + output.quoted());
         spi.execute("DROP TABLE IF EXISTS " + info_table.quoted());
@@ -540,7 +571,7 @@ void run_training(Spi& spi, RunRequest req) {
             configs.push_back(m.config.to_json());
         }
         spi.execute("INSERT INTO " + output.quoted() +
-                        " SELECT k, NULLIF(i, -2147483648), s, a::pg_catalog.jsonb, c, f, g::pg_catalog.jsonb"
+                        " SELECT k, " + null_if("i", "-2147483648") + ", s, a::pg_catalog.jsonb, c, f, g::pg_catalog.jsonb"
                         " FROM " + rows_from({"int4", "int4", "bytea", "text", "text", "text", "text"}) +
                         " AS t(k, i, s, a, c, f, g)",
                     {SqlParam::int4_array(mst_keys), SqlParam::int4_array(model_ids), SqlParam::bytea_array(states),
@@ -568,7 +599,7 @@ void run_training(Spi& spi, RunRequest req) {
          INT4ARRAYOID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID});
     for (int i = 0; i < M; ++i) {
         const ModelSpec& m = models[i];
-        const History& h = history[i];
+        const ModelHistory& h = history[i];
         const StateSummary st = inspect_state(states[i]);
         std::vector<std::string> metric_names;
         for (Metric x : m.config.compile.metrics) metric_names.push_back(to_string(x));
@@ -618,11 +649,11 @@ void run_training(Spi& spi, RunRequest req) {
              SqlParam::text_copy(output.display()),
              req.mst_table_text.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(req.mst_table_text),
              req.arch_table_text.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(req.arch_table_text),
-             SqlParam::text(req.multiple ? "fit_multiple" : "fit"), SqlParam::int4(req.num_iterations),
+             SqlParam::text(outputs.method), SqlParam::int4(req.num_iterations),
              SqlParam::int4(req.metrics_frequency), SqlParam::boolean(req.warm_start),
              req.name.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(req.name),
              req.description.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(req.description), SqlParam::int4(M),
-             SqlParam::int4(S), SqlParam::int4_array(dist_keys), SqlParam::int4(sched.hops_per_iteration()),
+             SqlParam::int4(S), SqlParam::int4_array(dist_keys), SqlParam::int4(outputs.hops_per_iteration),
              SqlParam::text(info.dependent_varname), SqlParam::text(info.independent_varname),
              SqlParam::text(info.dependent_vartype), SqlParam::text(info.response_type),
              classification ? SqlParam::text_array(info.class_values) : SqlParam::null(TEXTARRAYOID),
@@ -633,14 +664,14 @@ void run_training(Spi& spi, RunRequest req) {
              SqlParam::float8(eval_seconds), SqlParam::text(started_at), SqlParam::text(HOPPER_VERSION)});
     }
 
-    if (setting_debug_hops) {
+    if (setting_debug_hops && outputs.hop_log) {
         spi.execute("CREATE TABLE " + hops_table.quoted() +
                     " (iteration pg_catalog.int4, hop pg_catalog.int4, statement pg_catalog.text,"
                     " mst_key pg_catalog.int4, dist_key pg_catalog.int4, seconds pg_catalog.float8)");
         std::vector<int32_t> its, hops, keys, dists;
         std::vector<std::string> stmts;
         std::vector<double> secs;
-        for (const HopLogRow& r : hop_log) {
+        for (const HopLogRow& r : *outputs.hop_log) {
             its.push_back(r.iteration);
             hops.push_back(r.hop);
             stmts.push_back(r.statement);
@@ -649,12 +680,11 @@ void run_training(Spi& spi, RunRequest req) {
             secs.push_back(r.seconds);
         }
         spi.execute("INSERT INTO " + hops_table.quoted() +
-                        " SELECT i, h, s, NULLIF(k, -1), NULLIF(d, -2147483648), t FROM " +
+                        " SELECT i, h, s, " + null_if("k", "-1") + ", " + null_if("d", "-2147483648") + ", t FROM " +
                         rows_from({"int4", "int4", "text", "int4", "int4", "float8"}) + " AS r(i, h, s, k, d, t)",
                     {SqlParam::int4_array(its), SqlParam::int4_array(hops), SqlParam::text_array(stmts), SqlParam::int4_array(keys),
                      SqlParam::int4_array(dists), SqlParam::float8_array(secs)});
     }
-    for (RunObserver* o : req.observers) o->on_finish(spi, run, states);
 }
 
 }  // namespace hopper::pg
