@@ -137,6 +137,19 @@ struct StoredModels {
     std::vector<ModelConfig> configs;
 };
 
+// The SQL for a label type named in a summary table (format_type_be's spelling, e.g. "text",
+// "character varying", "integer"), schema-qualified. The summary is data anyone who can write it
+// controls: pasting its text into SQL would let it inject SQL or resolve to a look-alike type in the
+// caller's search_path, so only the types preprocess accepts as labels are recognised.
+std::string label_type_sql(const std::string& stored, const TableName& summary) {
+    static const Oid label_types[] = {TEXTOID, VARCHAROID, BPCHAROID, BOOLOID, INT2OID, INT4OID, INT8OID,
+                                      CHAROID, NAMEOID, FLOAT4OID, FLOAT8OID, NUMERICOID};
+    for (Oid t : label_types)
+        if (stored == call([&] { return format_type_be(t); })) return call([&] { return format_type_be_qualified(t); });
+    fail(ErrorKind::Data, "summary table " + summary.display() + " names an unknown dependent_vartype",
+         "It is \"" + stored + "\".", "Train the model again with hopper.fit or hopper.fit_multiple.");
+}
+
 // Models of an output table written by fit or fit_multiple (one, or the one with mst_key).
 StoredModels read_models(Spi& spi, const std::string& table_text, std::optional<int32_t> mst_key, bool only_one) {
     StoredModels s;
@@ -273,7 +286,7 @@ HOPPER_FUNCTION(predict) {
     if (response == "classification") {
         const std::string label = "($5::pg_catalog.text[])[hopper.argmax(f.v)]";
         // Labels go back to the dependent column's own type.
-        select = label + "::" + dependent_type + " AS " + estimated;
+        select = label + "::" + label_type_sql(dependent_type, summary) + " AS " + estimated;
         if (pred_type == "prob") select += ", f.v AS prob";
     } else {
         select = arch.output_dim() == 1 ? "(f.v)[1]::pg_catalog.float8 AS " + estimated : "f.v AS " + estimated;
