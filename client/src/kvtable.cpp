@@ -1,0 +1,380 @@
+// hopper parameter-server client over libpq: prepared statements, binary int8[]/float4[] arrays.
+#include "hopper/kvtable.h"
+
+#include <libpq-fe.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <utility>
+
+namespace hopper::ps {
+
+namespace {
+
+constexpr unsigned kInt4Oid = 23, kInt8Oid = 20, kTextOid = 25, kFloat4Oid = 700;
+constexpr unsigned kInt8ArrayOid = 1016, kFloat4ArrayOid = 1021;
+
+PGconn* pg(void* c) { return static_cast<PGconn*>(c); }
+
+std::string field(const PGresult* r, int code) {
+    const char* s = PQresultErrorField(r, code);
+    return s ? s : "";
+}
+
+// Throws the error of a result (and frees it).
+[[noreturn]] void throw_result(PGconn* conn, PGresult* r) {
+    std::string state = r ? field(r, PG_DIAG_SQLSTATE) : "";
+    std::string message = r ? field(r, PG_DIAG_MESSAGE_PRIMARY) : "";
+    std::string detail = r ? field(r, PG_DIAG_MESSAGE_DETAIL) : "";
+    std::string hint = r ? field(r, PG_DIAG_MESSAGE_HINT) : "";
+    if (r) PQclear(r);
+    if (message.empty()) {
+        message = PQerrorMessage(conn);
+        while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
+    }
+    if (state.empty()) state = PQstatus(conn) == CONNECTION_OK ? "XX000" : "08006";
+    throw Error(state, message, detail, hint);
+}
+
+// A result owned until the end of scope.
+struct Result {
+    PGresult* r = nullptr;
+    explicit Result(PGresult* x) : r(x) {}
+    ~Result() {
+        if (r) PQclear(r);
+    }
+    Result(const Result&) = delete;
+    Result& operator=(const Result&) = delete;
+};
+
+Result check(PGconn* conn, PGresult* r) {
+    const ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+    if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK) throw_result(conn, r);
+    return Result(r);
+}
+
+void put32(std::string& out, uint32_t v) {
+    const char b[4] = {char(v >> 24), char(v >> 16), char(v >> 8), char(v)};
+    out.append(b, 4);
+}
+void put64(std::string& out, uint64_t v) {
+    put32(out, uint32_t(v >> 32));
+    put32(out, uint32_t(v));
+}
+uint32_t get32(const char* p) {
+    const auto* u = reinterpret_cast<const unsigned char*>(p);
+    return (uint32_t(u[0]) << 24) | (uint32_t(u[1]) << 16) | (uint32_t(u[2]) << 8) | uint32_t(u[3]);
+}
+
+// PostgreSQL's binary array format: ndim, has-null flag, element type, (size, lower bound) per
+// dimension, then (length, bytes) per element, all big-endian.
+void encode_header(std::string& out, unsigned elemtype, std::size_t n) {
+    put32(out, n ? 1 : 0);
+    put32(out, 0);
+    put32(out, elemtype);
+    if (n) {
+        put32(out, uint32_t(n));
+        put32(out, 1);
+    }
+}
+
+void encode_int8_array(std::string& out, const std::vector<int64_t>& v) {
+    out.clear();
+    out.reserve(20 + 12 * v.size());
+    encode_header(out, kInt8Oid, v.size());
+    for (int64_t x : v) {
+        put32(out, 8);
+        put64(out, uint64_t(x));
+    }
+}
+
+void encode_float4_array(std::string& out, const float* v, std::size_t n) {
+    out.clear();
+    out.reserve(20 + 8 * n);
+    encode_header(out, kFloat4Oid, n);
+    for (std::size_t i = 0; i < n; ++i) {
+        uint32_t bits;
+        std::memcpy(&bits, &v[i], 4);
+        put32(out, 4);
+        put32(out, bits);
+    }
+}
+
+void decode_float4_array(const char* p, int len, std::vector<float>* out) {
+    auto bad = [] { throw Error("XX000", "malformed real[] from the server"); };
+    if (len < 12) bad();
+    const uint32_t ndim = get32(p);
+    const uint32_t elemtype = get32(p + 8);
+    if (elemtype != kFloat4Oid || ndim > 1) bad();
+    std::size_t n = 0;
+    const char* at = p + 12;
+    if (ndim == 1) {
+        if (len < 20) bad();
+        n = get32(p + 12);
+        at = p + 20;
+    }
+    if (std::size_t(len) < std::size_t(at - p) + 8 * n) bad();
+    out->resize(n);
+    for (std::size_t i = 0; i < n; ++i, at += 8) {
+        if (get32(at) != 4) bad();
+        const uint32_t bits = get32(at + 4);
+        std::memcpy(&(*out)[i], &bits, 4);
+    }
+}
+
+std::string float_text(float f) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.9g", double(f));
+    return buf;
+}
+
+const char* consistency_text(Consistency c) {
+    switch (c) {
+        case Consistency::BSP: return "bsp";
+        case Consistency::SSP: return "ssp";
+        case Consistency::ASP: return "asp";
+    }
+    return "bsp";
+}
+
+}  // namespace
+
+Error::Error(std::string sqlstate, std::string message, std::string detail, std::string hint)
+    : std::runtime_error(message + (detail.empty() ? "" : " (" + detail + ")")), sqlstate_(std::move(sqlstate)),
+      message_(std::move(message)), detail_(std::move(detail)), hint_(std::move(hint)) {}
+
+// ---- Connection ----
+
+Connection::Connection(const std::string& conninfo) {
+    PGconn* c = PQconnectdb(conninfo.c_str());
+    if (PQstatus(c) != CONNECTION_OK) {
+        std::string m = PQerrorMessage(c);
+        while (!m.empty() && (m.back() == '\n' || m.back() == ' ')) m.pop_back();
+        PQfinish(c);
+        throw Error("08001", "could not connect to the database: " + m);
+    }
+    conn_ = c;
+}
+
+Connection::~Connection() {
+    if (conn_) PQfinish(pg(conn_));
+}
+
+Connection::Connection(Connection&& o) noexcept : conn_(std::exchange(o.conn_, nullptr)) {}
+
+Connection& Connection::operator=(Connection&& o) noexcept {
+    if (this != &o) {
+        if (conn_) PQfinish(pg(conn_));
+        conn_ = std::exchange(o.conn_, nullptr);
+    }
+    return *this;
+}
+
+std::vector<std::string> Connection::query(const std::string& sql, const std::vector<std::string>& params) {
+    std::vector<const char*> values;
+    for (const auto& p : params) values.push_back(p.c_str());
+    Result r = check(pg(conn_), PQexecParams(pg(conn_), sql.c_str(), int(values.size()), nullptr, values.data(),
+                                              nullptr, nullptr, 0));
+    std::vector<std::string> out;
+    if (PQresultStatus(r.r) == PGRES_TUPLES_OK && PQnfields(r.r) > 0)
+        for (int i = 0; i < PQntuples(r.r); ++i)
+            out.emplace_back(PQgetisnull(r.r, i, 0) ? "" : PQgetvalue(r.r, i, 0));
+    return out;
+}
+
+void CreateTable(Connection& conn, const std::string& name, const TableOptions& o) {
+    conn.query("SELECT hopper.ps_create($1, $2::bigint, $3::integer, $4, $5::integer, $6::integer, $7::real)",
+               {name, std::to_string(o.num_keys), std::to_string(o.chunk_size), consistency_text(o.consistency),
+                std::to_string(o.consistency == Consistency::SSP ? o.staleness : 0), std::to_string(o.num_workers),
+                float_text(o.init_value)});
+}
+
+void CreateTable(const std::string& conninfo, const std::string& name, const TableOptions& options) {
+    Connection c(conninfo);
+    CreateTable(c, name, options);
+}
+
+bool DropTable(Connection& conn, const std::string& name, bool if_exists) {
+    auto r = conn.query("SELECT hopper.ps_drop($1, $2::boolean)", {name, if_exists ? "true" : "false"});
+    return !r.empty() && r[0] == "t";
+}
+
+bool DropTable(const std::string& conninfo, const std::string& name, bool if_exists) {
+    Connection c(conninfo);
+    return DropTable(c, name, if_exists);
+}
+
+// ---- KVTable<float> ----
+
+struct KVTable<float>::Impl {
+    Connection conn;
+    std::string table;
+    int worker = 0;
+    std::string worker_bin;  // int4, big-endian
+    int64_t clock = 0;
+    int64_t num_keys = 0;
+    int64_t chunk_size = 1;
+    int num_workers = 1;
+    Consistency consistency = Consistency::BSP;
+    std::vector<std::pair<int64_t, int64_t>> ranges;  // [lo, hi)
+    std::string keys_buf, vals_buf;
+    std::vector<float> flat;
+
+    explicit Impl(const std::string& conninfo) : conn(conninfo) {}
+
+    PGconn* c() { return pg(conn.raw()); }
+
+    void prepare(const char* name, const char* sql, std::vector<unsigned> types) {
+        std::vector<Oid> oids(types.begin(), types.end());
+        Result r = check(c(), PQprepare(c(), name, sql, int(oids.size()), oids.data()));
+    }
+
+    // Runs a prepared statement with binary parameters (table, worker, then extra) and a binary result.
+    PGresult* run(const char* stmt, const std::string* a3, const std::string* a4) {
+        const char* values[4] = {table.data(), worker_bin.data(), a3 ? a3->data() : nullptr, a4 ? a4->data() : nullptr};
+        int lengths[4] = {int(table.size()), 4, a3 ? int(a3->size()) : 0, a4 ? int(a4->size()) : 0};
+        int formats[4] = {1, 1, 1, 1};
+        const int n = a4 ? 4 : a3 ? 3 : 2;
+        PGresult* r = PQexecPrepared(c(), stmt, n, values, lengths, formats, 1);
+        if (!r || PQresultStatus(r) != PGRES_TUPLES_OK) throw_result(c(), r);
+        return r;
+    }
+
+    void get(const char* stmt, const std::vector<int64_t>& ids, std::vector<float>* out) {
+        encode_int8_array(keys_buf, ids);
+        Result r(run(stmt, &keys_buf, nullptr));
+        if (PQntuples(r.r) != 1 || PQgetisnull(r.r, 0, 0)) throw Error("XX000", "unexpected result from the server");
+        decode_float4_array(PQgetvalue(r.r, 0, 0), PQgetlength(r.r, 0, 0), out);
+    }
+
+    void add(const char* stmt, const std::vector<int64_t>& ids, const float* v, std::size_t n) {
+        encode_int8_array(keys_buf, ids);
+        encode_float4_array(vals_buf, v, n);
+        Result r(run(stmt, &keys_buf, &vals_buf));
+    }
+
+    int64_t chunk_length(int64_t id) const {
+        // Keys of [id*chunk_size, (id+1)*chunk_size) inside the key ranges.
+        int64_t lo = 0, hi = 0;
+        if (__builtin_mul_overflow(id, chunk_size, &lo) || __builtin_add_overflow(lo, chunk_size, &hi)) return 0;
+        int64_t n = 0;
+        for (const auto& r : ranges) n += std::max<int64_t>(0, std::min(hi, r.second) - std::max(lo, r.first));
+        return n;
+    }
+};
+
+KVTable<float>::KVTable(const std::string& conninfo, std::string table, int worker)
+    : impl_(std::make_unique<Impl>(conninfo)) {
+    Impl& m = *impl_;
+    m.table = std::move(table);
+    m.worker = worker;
+    m.worker_bin.clear();
+    put32(m.worker_bin, uint32_t(worker));
+    {
+        const std::string w = std::to_string(worker);
+        const char* params[2] = {m.table.c_str(), w.c_str()};
+        Result r = check(m.c(), PQexecParams(m.c(),
+            "SELECT t.num_keys, t.chunk_size, t.num_workers, t.consistency, "
+            "       array_to_string(t.key_lo, ' '), array_to_string(t.key_hi, ' '), "
+            "       COALESCE((SELECT w.clock FROM hopper.ps_workers w WHERE w.table_name = t.name AND w.worker = $2::int), 0) "
+            "FROM hopper.ps_tables_internal() t WHERE t.name = $1",
+            2, nullptr, params, nullptr, nullptr, 0));
+        if (PQntuples(r.r) != 1) throw Error("42704", "parameter table \"" + m.table + "\" does not exist");
+        auto text = [&](int col) { return std::string(PQgetvalue(r.r, 0, col)); };
+        auto numbers = [](const std::string& s) {
+            std::vector<int64_t> v;
+            std::size_t at = 0;
+            while (at < s.size()) {
+                std::size_t used = 0;
+                v.push_back(std::stoll(s.substr(at), &used));
+                at += used;
+                while (at < s.size() && s[at] == ' ') ++at;
+            }
+            return v;
+        };
+        m.num_keys = std::stoll(text(0));
+        m.chunk_size = std::stoll(text(1));
+        m.num_workers = std::stoi(text(2));
+        const std::string c = text(3);
+        m.consistency = c == "ssp" ? Consistency::SSP : c == "asp" ? Consistency::ASP : Consistency::BSP;
+        const std::vector<int64_t> lo = numbers(text(4)), hi = numbers(text(5));
+        if (lo.size() != hi.size()) throw Error("XX000", "unexpected key ranges from the server");
+        for (std::size_t i = 0; i < lo.size(); ++i) m.ranges.emplace_back(lo[i], hi[i]);
+        m.clock = std::stoll(text(6));
+    }
+    if (worker < 0 || worker >= m.num_workers)
+        throw Error("22023", "worker " + std::to_string(worker) + " does not exist in parameter table \"" + m.table + "\"",
+                    "Its workers are 0 to " + std::to_string(m.num_workers - 1) + ".");
+    m.prepare("hopper_ps_get", "SELECT hopper.ps_get($1, $2, $3)", {kTextOid, kInt4Oid, kInt8ArrayOid});
+    m.prepare("hopper_ps_add", "SELECT hopper.ps_add($1, $2, $3, $4)",
+              {kTextOid, kInt4Oid, kInt8ArrayOid, kFloat4ArrayOid});
+    m.prepare("hopper_ps_clock", "SELECT hopper.ps_clock($1, $2)", {kTextOid, kInt4Oid});
+    m.prepare("hopper_ps_get_chunk", "SELECT hopper.ps_get_chunk($1, $2, $3)", {kTextOid, kInt4Oid, kInt8ArrayOid});
+    m.prepare("hopper_ps_add_chunk", "SELECT hopper.ps_add_chunk($1, $2, $3, $4)",
+              {kTextOid, kInt4Oid, kInt8ArrayOid, kFloat4ArrayOid});
+}
+
+KVTable<float>::~KVTable() = default;
+KVTable<float>::KVTable(KVTable&&) noexcept = default;
+KVTable<float>& KVTable<float>::operator=(KVTable&&) noexcept = default;
+
+void KVTable<float>::Get(const std::vector<int64_t>& keys, std::vector<float>* vals) {
+    impl_->get("hopper_ps_get", keys, vals);
+}
+
+void KVTable<float>::Add(const std::vector<int64_t>& keys, const std::vector<float>& vals) {
+    if (vals.size() != keys.size())
+        throw Error("22023", "deltas must have one value per key",
+                    "There are " + std::to_string(keys.size()) + " keys and " + std::to_string(vals.size()) + " deltas.");
+    impl_->add("hopper_ps_add", keys, vals.data(), vals.size());
+}
+
+int64_t KVTable<float>::Clock() {
+    Result r(impl_->run("hopper_ps_clock", nullptr, nullptr));
+    if (PQntuples(r.r) != 1 || PQgetlength(r.r, 0, 0) != 8) throw Error("XX000", "unexpected result from the server");
+    const char* p = PQgetvalue(r.r, 0, 0);
+    impl_->clock = int64_t((uint64_t(get32(p)) << 32) | get32(p + 4));
+    return impl_->clock;
+}
+
+void KVTable<float>::GetChunk(const std::vector<int64_t>& chunk_ids, std::vector<float>* flat) {
+    impl_->get("hopper_ps_get_chunk", chunk_ids, flat);
+}
+
+void KVTable<float>::AddChunk(const std::vector<int64_t>& chunk_ids, const std::vector<float>& flat) {
+    impl_->add("hopper_ps_add_chunk", chunk_ids, flat.data(), flat.size());
+}
+
+void KVTable<float>::GetChunk(const std::vector<int64_t>& chunk_ids, const std::vector<std::vector<float>*>& vals) {
+    if (vals.size() != chunk_ids.size())
+        throw Error("22023", "GetChunk needs one output vector per chunk id");
+    impl_->get("hopper_ps_get_chunk", chunk_ids, &impl_->flat);
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < chunk_ids.size(); ++i) {
+        const std::size_t len = std::size_t(impl_->chunk_length(chunk_ids[i]));
+        if (at + len > impl_->flat.size()) throw Error("XX000", "chunk lengths do not match the server's answer");
+        vals[i]->assign(impl_->flat.begin() + long(at), impl_->flat.begin() + long(at + len));
+        at += len;
+    }
+}
+
+void KVTable<float>::AddChunk(const std::vector<int64_t>& chunk_ids, const std::vector<std::vector<float>*>& vals) {
+    if (vals.size() != chunk_ids.size())
+        throw Error("22023", "AddChunk needs one value vector per chunk id");
+    impl_->flat.clear();
+    for (const auto* v : vals) impl_->flat.insert(impl_->flat.end(), v->begin(), v->end());
+    impl_->add("hopper_ps_add_chunk", chunk_ids, impl_->flat.data(), impl_->flat.size());
+}
+
+const std::string& KVTable<float>::table() const { return impl_->table; }
+int KVTable<float>::worker() const { return impl_->worker; }
+int64_t KVTable<float>::clock() const { return impl_->clock; }
+int64_t KVTable<float>::num_keys() const { return impl_->num_keys; }
+int64_t KVTable<float>::chunk_size() const { return impl_->chunk_size; }
+int KVTable<float>::num_workers() const { return impl_->num_workers; }
+Consistency KVTable<float>::consistency() const { return impl_->consistency; }
+int64_t KVTable<float>::chunk_length(int64_t chunk_id) const { return impl_->chunk_length(chunk_id); }
+Connection& KVTable<float>::connection() { return impl_->conn; }
+
+}  // namespace hopper::ps
