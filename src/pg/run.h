@@ -10,6 +10,7 @@
 
 #include "hopper/config.h"
 #include "pg/names.h"
+#include "pg/preprocess.h"
 #include "pg/spi.h"
 
 namespace hopper::pg {
@@ -74,6 +75,46 @@ struct RunRequest {
     std::string name, description;
     std::vector<RunObserver*> observers;
 };
+
+// The learning curves of one model in a run (what its _info row holds).
+struct ModelHistory {
+    std::vector<int> iterations;
+    std::vector<double> elapsed;
+    std::vector<double> training_loss, validation_loss;
+    std::vector<std::vector<double>> training_metrics, validation_metrics;  // [metric][evaluation]
+    std::string status = "completed";
+};
+
+// One row of the _hops table (hopper.debug_hops).
+struct HopLogRow {
+    int iteration, hop;
+    std::string statement;
+    int32_t mst_key;
+    std::optional<int32_t> dist_key;
+    double seconds;
+};
+
+// Everything the output tables of a run are written from. Training drivers other than model
+// hopping (e.g. data-parallel fit) fill it in to leave the same tables as fit.
+struct RunOutputs {
+    const RunRequest* req = nullptr;  // warm_start, table texts, iterations, name, description
+    const char* method = "fit";       // the summary's method column
+    TableName packed, output;
+    const PackedInfo* info = nullptr;
+    const std::optional<PackedInfo>* validation = nullptr;
+    const std::vector<ModelSpec>* models = nullptr;  // sorted by mst_key
+    const std::vector<int32_t>* mst_keys = nullptr;
+    const std::vector<std::string>* states = nullptr;
+    const std::vector<ModelHistory>* history = nullptr;
+    int hops_per_iteration = 0;
+    double train_seconds = 0, hop_seconds = 0, eval_seconds = 0;
+    std::string started_at;
+    const std::vector<HopLogRow>* hop_log = nullptr;  // the _hops table, when hopper.debug_hops is on
+};
+
+// Writes the output table, _info and _summary (and _hops) in the caller's transaction; with warm
+// start, replaces the previous run's.
+void write_run_outputs(Spi& spi, const RunOutputs& outputs);
 
 // Parses and validates a configuration given as text (architecture JSON, compile, fit), naming
 // the model in errors.
