@@ -1,5 +1,7 @@
 #include "hopper/buffer_check.h"
 
+#include <Eigen/Core>
+
 #include <cmath>
 #include <string>
 
@@ -44,6 +46,10 @@ void check_training_buffers(BufferShape x, BufferShape y, int input_dim, int out
 
 void check_finite_buffer(const float* data, BufferShape shape, const char* what) {
     const std::size_t n = std::size_t(shape.rows) * std::size_t(shape.cols);
+    // Fast path, vectorized: x * 0 is 0 for every finite x and NaN otherwise. This runs on every
+    // buffer of every epoch, where a per-value branch cost about a tenth of the training time.
+    if (n == 0 || (Eigen::Map<const Eigen::ArrayXf, Eigen::Unaligned>(data, Eigen::Index(n)) * 0.0f).sum() == 0.0f)
+        return;
     for (std::size_t i = 0; i < n; ++i)
         if (!std::isfinite(data[i]))
             fail(ErrorKind::Data, std::string(what) + " contains NaN or infinite values",
