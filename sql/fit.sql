@@ -116,3 +116,18 @@ SELECT hopper.predict('blobs_model', 'blobs', 'id', 'x', 'p1', pred_type => 'cla
 SELECT hopper.predict('blobs_model', 'blobs', 'nope', 'x', 'p1');
 SELECT hopper.predict('blobs_model', 'blobs', 'id', 'x', 'blobs_predicted');
 SELECT count(*) AS leftovers FROM pg_class WHERE relname LIKE 'p1%';
+
+-- Several epochs per segment visit keep the segment's buffers in memory, within hopper.segment_cache_mb.
+CALL hopper.fit('blobs_packed', 'epochs_model',
+    '{"input_dim": 2, "layers": [{"units": 16, "activation": "relu"}, {"units": 6, "activation": "softmax"}]}',
+    $$optimizer='Adam(lr=0.02)', metrics=['accuracy']$$, 'batch_size=25, epochs=3', 2);
+SELECT steps, samples_seen, training_metrics_final > 0.97 AS learned FROM epochs_model_info;
+SET hopper.segment_cache_mb = 0;
+SET hopper.segment_cache_mb = 1;
+CREATE TABLE wide AS SELECT g AS id, array_fill(1.0::float8, ARRAY[3000]) AS x, (g % 2)::text AS label
+FROM generate_series(1, 300) g;
+SELECT hopper.preprocess('wide', 'wide_packed', 'label', 'x', buffer_size => 100, num_segments => 1);
+CALL hopper.fit('wide_packed', 'm_wide', '{"input_dim": 3000, "layers": [{"units": 2, "activation": "softmax"}]}',
+                '', 'epochs=2', 1);
+RESET hopper.segment_cache_mb;
+SELECT count(*) AS leftovers FROM pg_class WHERE relname LIKE 'm\_wide%' OR relname LIKE '\_\_hopper%';

@@ -14,6 +14,7 @@
 #include "hopper/trainer.h"
 #include "pg/datum.h"
 #include "pg/owned.h"
+#include "pg/settings.h"
 
 namespace {
 
@@ -24,6 +25,7 @@ struct TrainAggState {
     // Buffers kept for epochs > 1 (each visit trains `epochs` passes over the segment).
     std::vector<std::vector<float>> cached_x, cached_y;
     std::vector<int> cached_rows;
+    std::size_t cached_bytes = 0;
 };
 
 std::string where(const TrainAggState& s) {
@@ -87,6 +89,13 @@ HOPPER_FUNCTION(train_segment_transition) {
         rethrow_with_location(e, *state);
     }
     if (state->trainer->config().fit.epochs > 1) {
+        state->cached_bytes += sizeof(float) * (std::size_t(x.rows) * x.cols + std::size_t(y.rows) * y.cols);
+        if (state->cached_bytes > std::size_t(setting_segment_cache_mb) * 1024 * 1024)
+            fail(ErrorKind::Limit, "segment data does not fit the segment cache",
+                 "fit_params has epochs = " + std::to_string(state->trainer->config().fit.epochs) +
+                     ", so each segment's buffers are kept in memory to train several passes per visit; they exceed "
+                     "hopper.segment_cache_mb (" + std::to_string(setting_segment_cache_mb) + " MB). " + where(*state),
+                 "Use more segments, raise hopper.segment_cache_mb, or use epochs = 1 and more iterations.");
         state->cached_x.emplace_back(x.data, x.data + std::size_t(x.rows) * x.cols);
         state->cached_y.emplace_back(y.data, y.data + std::size_t(y.rows) * y.cols);
         state->cached_rows.push_back(x.rows);
