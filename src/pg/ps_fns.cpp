@@ -148,11 +148,13 @@ pst::Access chunk_access(const pst::Handle& h, const Int8Arg& ids, std::vector<p
     return a;
 }
 
-void check_deltas(const Float4Arg& deltas, std::size_t expected, const char* per) {
-    if (deltas.n != expected)
-        fail(ErrorKind::InvalidParameter, std::string("deltas must have one value per ") + per,
-             std::string("There are ") + std::to_string(expected) + " " + per + "s and " + std::to_string(deltas.n) +
-                 " deltas.");
+void check_deltas(const Float4Arg& deltas, std::size_t expected, bool chunks) {
+    if (deltas.n == expected) return;
+    if (chunks)
+        fail(ErrorKind::InvalidParameter, "deltas must have one value per key of the chunks",
+             "The chunks hold " + std::to_string(expected) + " keys; deltas has " + std::to_string(deltas.n) + " values.");
+    fail(ErrorKind::InvalidParameter, "deltas must have one value per key",
+         "keys has " + std::to_string(expected) + " elements; deltas has " + std::to_string(deltas.n) + ".");
 }
 
 std::optional<int64_t> optional_int(FunctionCallInfo fcinfo, int i) {
@@ -267,7 +269,7 @@ HOPPER_FUNCTION(ps_add) {
     const Float4Arg deltas = float4_arg(fcinfo, 3, "deltas");
     std::vector<int64_t> scratch;
     const pst::Access a = key_access(h, keys, scratch);
-    check_deltas(deltas, keys.n, "key");
+    check_deltas(deltas, keys.n, false);
     pst::add(h, worker, a, deltas.data);
     PG_RETURN_VOID();
 }
@@ -300,7 +302,7 @@ HOPPER_FUNCTION(ps_add_chunk) {
     const Float4Arg deltas = float4_arg(fcinfo, 3, "deltas");
     std::vector<ps::Span> spans;
     const pst::Access a = chunk_access(h, ids, spans);
-    check_deltas(deltas, a.count(), "key of the chunk");
+    check_deltas(deltas, a.count(), true);
     pst::add(h, worker, a, deltas.data);
     PG_RETURN_VOID();
 }
@@ -443,9 +445,11 @@ HOPPER_FUNCTION(ps_restore) {
         }
         spi.close_cursor();
     }
-    if (int64_t(bytes.size()) != size || int64_t(crc32_of(bytes)) != checksum)
-        fail(ErrorKind::Data, "parameter table checkpoint is corrupt: its data does not match its size and checksum",
-             "Expected " + std::to_string(size) + " bytes; found " + std::to_string(bytes.size()) + ".");
+    if (int64_t(bytes.size()) != size)
+        fail(ErrorKind::Data, "parameter table checkpoint is corrupt: it has " + std::to_string(bytes.size()) +
+                                  " bytes of data, " + std::to_string(size) + " were saved");
+    if (int64_t(crc32_of(bytes)) != checksum)
+        fail(ErrorKind::Data, "parameter table checkpoint is corrupt: checksum mismatch");
     const ps::SnapshotView view = ps::read_snapshot(bytes);
     const std::string name = arg_text_or(fcinfo, 1, view.meta.name);
     pst::create(ps::snapshot_settings(view.meta, name), &view);
