@@ -74,10 +74,13 @@ CREATE PROCEDURE hopper.fit(
     metrics_compute_frequency integer DEFAULT 1,
     warm_start boolean DEFAULT false,
     name text DEFAULT NULL,
-    description text DEFAULT NULL)
+    description text DEFAULT NULL,
+    checkpoint_frequency integer DEFAULT NULL,
+    warm_start_checkpoint uuid DEFAULT NULL,
+    searcher_metric text DEFAULT NULL)
 AS 'MODULE_PATHNAME', 'fit' LANGUAGE C;
-COMMENT ON PROCEDURE hopper.fit(text, text, jsonb, text, text, integer, text, integer, boolean, text, text) IS
-'trains one model on a packed table, visiting its segments in turn (one iteration = one epoch); writes model_output_table, _info and _summary; commits after each iteration when called outside a transaction block';
+COMMENT ON PROCEDURE hopper.fit(text, text, jsonb, text, text, integer, text, integer, boolean, text, text, integer, uuid, text) IS
+'trains one model on a packed table, visiting its segments in turn (one iteration = one epoch); writes model_output_table, _info and _summary; commits after each iteration when called outside a transaction block; records the run in hopper.runs and writes a checkpoint every checkpoint_frequency iterations (default: when metrics are computed) and after the last; warm_start_checkpoint starts from a checkpoint';
 
 CREATE PROCEDURE hopper.fit_multiple(
     packed_table text,
@@ -88,7 +91,10 @@ CREATE PROCEDURE hopper.fit_multiple(
     metrics_compute_frequency integer DEFAULT NULL,
     warm_start boolean DEFAULT false,
     name text DEFAULT NULL,
-    description text DEFAULT NULL)
+    description text DEFAULT NULL,
+    checkpoint_frequency integer DEFAULT NULL,
+    warm_start_run bigint DEFAULT NULL,
+    searcher_metric text DEFAULT NULL)
 AS 'MODULE_PATHNAME', 'fit_multiple' LANGUAGE C;
-COMMENT ON PROCEDURE hopper.fit_multiple(text, text, text, integer, text, integer, boolean, text, text) IS
-'trains every configuration of model_selection_table at once by model hopping over the segments of a packed table; writes model_output_table (one row per mst_key), _info and _summary';
+COMMENT ON PROCEDURE hopper.fit_multiple(text, text, text, integer, text, integer, boolean, text, text, integer, bigint, text) IS
+'trains every configuration of model_selection_table at once by model hopping over the segments of a packed table; writes model_output_table (one row per mst_key), _info and _summary; records the run in hopper.runs and writes a checkpoint per configuration every checkpoint_frequency iterations (default: when metrics are computed) and after the last; warm_start_run starts each configuration from its latest checkpoint in that run';

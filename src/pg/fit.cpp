@@ -3,13 +3,15 @@
 
 #include "hopper/error.h"
 #include "pg/datum.h"
+#include "pg/registry.h"
 #include "pg/run.h"
 
 using namespace hopper;
 using namespace hopper::pg;
 
 // fit(packed_table, model_output_table, model_arch jsonb, compile_params, fit_params,
-//     num_iterations, validation_table, metrics_compute_frequency, warm_start, name, description)
+//     num_iterations, validation_table, metrics_compute_frequency, warm_start, name, description,
+//     checkpoint_frequency, warm_start_checkpoint uuid, searcher_metric)
 HOPPER_FUNCTION(fit) {
     RunRequest req;
     req.multiple = false;
@@ -29,7 +31,13 @@ HOPPER_FUNCTION(fit) {
     req.description = arg_text_or(fcinfo, 10, "");
     m.config = resolve_model_spec(m.arch_json, m.compile_text, m.fit_text, "");
     req.models.push_back(std::move(m));
+    CheckpointOptions checkpoints = checkpoint_options(fcinfo, 11, 13, req.metrics_frequency);
     Spi spi(call_is_nonatomic(fcinfo));
+    if (PG_NARGS() > 12 && !PG_ARGISNULL(12))
+        warm_start_from_checkpoint(spi, uuid_arg(fcinfo, 12, "warm_start_checkpoint"), req.warm_start, req.models[0],
+                                   checkpoints);
+    std::unique_ptr<RunObserver> registry = make_registry_observer(std::move(checkpoints));
+    req.observers.push_back(registry.get());
     run_training(spi, std::move(req));
     PG_RETURN_VOID();
 }
@@ -91,7 +99,8 @@ std::vector<ModelSpec> read_model_selection(Spi& spi, const std::string& mst_tex
 }  // namespace hopper::pg
 
 // fit_multiple(packed_table, model_output_table, model_selection_table, num_iterations,
-//              validation_table, metrics_compute_frequency, warm_start, name, description)
+//              validation_table, metrics_compute_frequency, warm_start, name, description,
+//              checkpoint_frequency, warm_start_run bigint, searcher_metric)
 HOPPER_FUNCTION(fit_multiple) {
     RunRequest req;
     req.multiple = true;
@@ -107,6 +116,12 @@ HOPPER_FUNCTION(fit_multiple) {
     req.description = arg_text_or(fcinfo, 8, "");
     Spi spi(call_is_nonatomic(fcinfo));
     req.models = read_model_selection(spi, req.mst_table_text, req.arch_table_text);
+    CheckpointOptions checkpoints = checkpoint_options(fcinfo, 9, 11, req.metrics_frequency);
+    checkpoints.mst_table_text = req.mst_table_text;
+    if (PG_NARGS() > 10 && !PG_ARGISNULL(10))
+        warm_start_from_run(spi, PG_GETARG_INT64(10), req.warm_start, req.models, checkpoints);
+    std::unique_ptr<RunObserver> registry = make_registry_observer(std::move(checkpoints));
+    req.observers.push_back(registry.get());
     run_training(spi, std::move(req));
     PG_RETURN_VOID();
 }

@@ -1,0 +1,652 @@
+-- Checkpoints and the model registry: plain tables and views, queried with plain SQL.
+--
+-- Generic checkpoints (any task can write one) live in hopper.checkpoints, their payload in
+-- hopper.checkpoint_chunks (so SELECT * FROM hopper.checkpoints never reads model weights). What a
+-- training run knows about its checkpoints (run, configuration, metrics, searcher metric) lives in
+-- hopper.runs, hopper.trials, hopper.trial_metrics and hopper.checkpoint_training, and
+-- hopper.checkpoints_expanded joins it all. Models and their numbered versions point at
+-- checkpoints with real foreign keys.
+--
+-- Invariants are kept by the database itself, so that plain INSERT/UPDATE/DELETE cannot break them:
+--  * version numbers come from a per-model counter (models.next_version) that a trigger takes and
+--    advances while holding the model's row lock; it never goes down, so numbers are never reused;
+--  * registering a version bumps checkpoints.version_count under the checkpoint's row lock, and a
+--    checkpoint with versions can be neither deleted (CHECK constraint and trigger) nor have its
+--    payload removed (row-level security on the chunks);
+--  * rows record their owner; row-level security lets everyone read and only the owner (or a member
+--    of the owner role) change them. Every function is SECURITY INVOKER.
+-- Trigger functions run with search_path pg_catalog, pg_temp and schema-qualify every table.
+
+-- Whether the current user may change a row owned by `owner`: it is the owner, or a member of it.
+CREATE FUNCTION hopper.may_modify(owner name) RETURNS boolean
+LANGUAGE sql STABLE PARALLEL SAFE
+BEGIN ATOMIC
+    SELECT owner = CURRENT_USER
+        OR EXISTS (SELECT 1 FROM pg_catalog.pg_roles r
+                   WHERE r.rolname = owner AND pg_catalog.pg_has_role(r.oid, 'MEMBER'));
+END;
+COMMENT ON FUNCTION hopper.may_modify(name) IS
+'whether the current user may change registry rows owned by owner (it is the owner or a member of that role); used by the row-level security policies';
+
+-- ---- tasks: whatever writes checkpoints --------------------------------------------------------
+CREATE TABLE hopper.tasks (
+    task_id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    task_type text NOT NULL CHECK (task_type ~ '^[A-Z][A-Z0-9_]{0,62}$'),
+    state text NOT NULL DEFAULT 'ACTIVE' CHECK (state IN ('ACTIVE', 'COMPLETED', 'ERROR', 'CANCELED')),
+    description text,
+    metadata jsonb NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(metadata) = 'object'),
+    owner name NOT NULL DEFAULT CURRENT_USER,
+    start_time timestamptz NOT NULL DEFAULT now(),
+    end_time timestamptz
+);
+COMMENT ON TABLE hopper.tasks IS
+'what wrote checkpoints: one TRAINING task per model configuration of a training run, or any other kind (IMPORT, ...) created with hopper.create_task';
+
+-- ---- training runs and their configurations ------------------------------------------------------
+CREATE TABLE hopper.runs (
+    run_id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    method text NOT NULL CHECK (method IN ('fit', 'fit_multiple')),
+    name text,
+    description text,
+    source_table text NOT NULL,
+    validation_table text,
+    model_output_table text NOT NULL,
+    model_selection_table text,
+    num_iterations integer NOT NULL,
+    metrics_compute_frequency integer NOT NULL,
+    checkpoint_frequency integer NOT NULL,
+    searcher_metric text NOT NULL,
+    smaller_is_better boolean NOT NULL,
+    -- How the training data was packed (what predict needs to score raw rows): response_type,
+    -- class_values, dependent_varname, dependent_vartype, independent_varname, normalizing_const,
+    -- scale, feature_center, feature_spread, num_rows.
+    data jsonb NOT NULL CHECK (jsonb_typeof(data) = 'object'),
+    state text NOT NULL DEFAULT 'ACTIVE' CHECK (state IN ('ACTIVE', 'COMPLETED', 'ERROR', 'CANCELED')),
+    owner name NOT NULL DEFAULT CURRENT_USER,
+    start_time timestamptz NOT NULL DEFAULT now(),
+    end_time timestamptz
+);
+COMMENT ON TABLE hopper.runs IS
+'one row per call of hopper.fit or hopper.fit_multiple: its tables, settings, searcher metric and the facts of the packed data; a run stopped by an error or cancel stays ACTIVE';
+
+CREATE TABLE hopper.checkpoints (
+    checkpoint_id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    uuid uuid NOT NULL DEFAULT gen_random_uuid() UNIQUE,
+    task_id bigint REFERENCES hopper.tasks,
+    report_time timestamptz NOT NULL DEFAULT now(),
+    state text NOT NULL DEFAULT 'ACTIVE'
+        CHECK (state IN ('ACTIVE', 'COMPLETED', 'ERROR', 'DELETING', 'DELETED', 'PARTIALLY_DELETED')),
+    steps_completed bigint CHECK (steps_completed >= 0),
+    format text NOT NULL CHECK (format <> ''),
+    storage text NOT NULL CHECK (storage IN ('database', 'external')),
+    external_uri text,
+    size_bytes bigint CHECK (size_bytes >= 0),
+    checksum text,
+    resources jsonb NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(resources) = 'object'),
+    metadata jsonb NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(metadata) = 'object'),
+    -- Model versions that use this checkpoint (maintained by the model_versions triggers).
+    version_count integer NOT NULL DEFAULT 0 CHECK (version_count >= 0),
+    owner name NOT NULL DEFAULT CURRENT_USER,
+    CONSTRAINT checkpoints_external_uri_check CHECK ((storage = 'external') = (external_uri IS NOT NULL)),
+    CONSTRAINT checkpoints_registered_check CHECK (version_count = 0 OR state = 'COMPLETED'),
+    UNIQUE (checkpoint_id, task_id)
+);
+COMMENT ON TABLE hopper.checkpoints IS
+'generic checkpoints: a model state stored in the database (hopper.checkpoint_chunks) or an external reference, with the task that wrote it, state, steps, size, checksum, resources and metadata';
+-- "Latest checkpoint of a configuration" is a backward scan of this index.
+CREATE INDEX checkpoints_task_steps_idx ON hopper.checkpoints (task_id, steps_completed, checkpoint_id);
+CREATE INDEX checkpoints_report_time_idx ON hopper.checkpoints (report_time);
+
+CREATE TABLE hopper.checkpoint_chunks (
+    checkpoint_id bigint NOT NULL REFERENCES hopper.checkpoints ON DELETE CASCADE,
+    chunk_no integer NOT NULL CHECK (chunk_no >= 0),
+    data bytea NOT NULL,
+    PRIMARY KEY (checkpoint_id, chunk_no)
+);
+-- Model states are float data: compressing them costs time and saves nothing.
+ALTER TABLE hopper.checkpoint_chunks ALTER COLUMN data SET STORAGE EXTERNAL;
+COMMENT ON TABLE hopper.checkpoint_chunks IS
+'payload of the checkpoints stored in the database, in chunks of at most 1 MB; read it with hopper.checkpoint_state';
+
+CREATE TABLE hopper.trials (
+    trial_id bigint PRIMARY KEY REFERENCES hopper.tasks (task_id),
+    run_id bigint NOT NULL REFERENCES hopper.runs,
+    mst_key integer NOT NULL,
+    model_id integer,
+    model_arch jsonb NOT NULL,
+    compile_params text NOT NULL,
+    fit_params text NOT NULL,
+    model_config jsonb NOT NULL,
+    hparams jsonb NOT NULL,
+    warm_start_checkpoint_id bigint REFERENCES hopper.checkpoints,
+    status text NOT NULL DEFAULT 'training' CHECK (status IN ('training', 'completed', 'diverged')),
+    UNIQUE (run_id, mst_key)
+);
+COMMENT ON TABLE hopper.trials IS
+'one row per model configuration (mst_key) of a training run; trial_id is the task that writes its checkpoints';
+CREATE INDEX trials_warm_start_idx ON hopper.trials (warm_start_checkpoint_id) WHERE warm_start_checkpoint_id IS NOT NULL;
+
+CREATE TABLE hopper.trial_metrics (
+    trial_id bigint NOT NULL REFERENCES hopper.trials,
+    iteration integer NOT NULL,
+    steps_completed bigint NOT NULL,
+    training_metrics jsonb NOT NULL,
+    validation_metrics jsonb,
+    searcher_value double precision,
+    elapsed_seconds double precision,
+    report_time timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (trial_id, iteration)
+);
+COMMENT ON TABLE hopper.trial_metrics IS
+'loss and metrics of a configuration at each evaluated iteration, on the training and the validation set, and the value of the run''s searcher metric';
+
+CREATE TABLE hopper.checkpoint_training (
+    checkpoint_id bigint PRIMARY KEY,
+    trial_id bigint NOT NULL REFERENCES hopper.trials,
+    iteration integer NOT NULL,
+    searcher_value double precision,
+    -- searcher_value when smaller is better, else its negation: "best first" is ascending order.
+    signed_searcher_value double precision,
+    -- A training checkpoint's task is its trial.
+    FOREIGN KEY (checkpoint_id, trial_id) REFERENCES hopper.checkpoints (checkpoint_id, task_id) ON DELETE CASCADE,
+    UNIQUE (trial_id, iteration)
+);
+COMMENT ON TABLE hopper.checkpoint_training IS
+'training facts of a checkpoint: the configuration (trial) and iteration that wrote it and its searcher metric value';
+-- "Best checkpoint of a configuration" is a forward scan of this index.
+CREATE INDEX checkpoint_training_best_idx ON hopper.checkpoint_training (trial_id, signed_searcher_value, checkpoint_id);
+
+-- ---- the model registry ---------------------------------------------------------------------
+CREATE TABLE hopper.models (
+    model_id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    name text NOT NULL CONSTRAINT models_name_check
+        CHECK (name ~ '^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$' AND name !~ '^[0-9]+$'),
+    description text,
+    metadata jsonb NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(metadata) = 'object'),
+    labels text[] NOT NULL DEFAULT '{}' CHECK (array_position(labels, NULL) IS NULL),
+    notes text,
+    archived boolean NOT NULL DEFAULT false,
+    -- The number the next registered version gets; only ever goes up.
+    next_version integer NOT NULL DEFAULT 1 CHECK (next_version >= 1),
+    owner name NOT NULL DEFAULT CURRENT_USER,
+    creation_time timestamptz NOT NULL DEFAULT now(),
+    last_updated_time timestamptz NOT NULL DEFAULT now()
+);
+CREATE UNIQUE INDEX models_name_key ON hopper.models (lower(name));
+COMMENT ON TABLE hopper.models IS
+'registered models: a unique name (case-insensitive), description, metadata, labels, notes, archived flag and owner; versions in hopper.model_versions';
+
+CREATE TABLE hopper.model_versions (
+    version_id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    model_id bigint NOT NULL REFERENCES hopper.models ON DELETE CASCADE,
+    version integer NOT NULL CHECK (version >= 1),
+    checkpoint_id bigint NOT NULL REFERENCES hopper.checkpoints,
+    name text,
+    comment text,
+    metadata jsonb NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(metadata) = 'object'),
+    labels text[] NOT NULL DEFAULT '{}' CHECK (array_position(labels, NULL) IS NULL),
+    notes text,
+    owner name NOT NULL DEFAULT CURRENT_USER,
+    creation_time timestamptz NOT NULL DEFAULT now(),
+    last_updated_time timestamptz NOT NULL DEFAULT now(),
+    UNIQUE (model_id, version),
+    UNIQUE (model_id, version_id)
+);
+CREATE INDEX model_versions_checkpoint_idx ON hopper.model_versions (checkpoint_id);
+COMMENT ON TABLE hopper.model_versions IS
+'numbered versions of a model (1, 2, 3, ... per model, never reused), each a checkpoint; version_id is unique across all models';
+
+CREATE TABLE hopper.model_aliases (
+    model_id bigint NOT NULL REFERENCES hopper.models ON DELETE CASCADE,
+    alias text NOT NULL CONSTRAINT model_aliases_alias_check
+        CHECK (alias ~ '^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$' AND alias !~ '^[0-9]+$'),
+    version_id bigint NOT NULL,
+    owner name NOT NULL DEFAULT CURRENT_USER,
+    last_updated_time timestamptz NOT NULL DEFAULT now(),
+    FOREIGN KEY (model_id, version_id) REFERENCES hopper.model_versions (model_id, version_id) ON DELETE CASCADE
+);
+-- Aliases are unique per model without regard to case, like model names.
+CREATE UNIQUE INDEX model_aliases_key ON hopper.model_aliases (model_id, lower(alias));
+CREATE INDEX model_aliases_version_idx ON hopper.model_aliases (version_id);
+COMMENT ON TABLE hopper.model_aliases IS
+'named pointers such as champion to one version of a model; removed with the version';
+
+-- ---- triggers that keep the invariants ------------------------------------------------------------
+CREATE FUNCTION hopper.model_versions_before_insert() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    assigned integer;
+    m record;
+    c record;
+BEGIN
+    -- Takes the model's row lock: concurrent registrations of one model queue here and get
+    -- consecutive numbers; an archive committed meanwhile is seen by the re-check of NOT archived.
+    UPDATE hopper.models SET next_version = next_version + 1, last_updated_time = now()
+    WHERE model_id = NEW.model_id AND NOT archived
+    RETURNING next_version - 1 INTO assigned;
+    IF NOT FOUND THEN
+        SELECT name, archived, owner INTO m FROM hopper.models WHERE model_id = NEW.model_id;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'model with id % does not exist', NEW.model_id USING ERRCODE = 'undefined_object';
+        ELSIF m.archived THEN
+            RAISE EXCEPTION 'model "%" is archived', m.name USING ERRCODE = 'object_not_in_prerequisite_state',
+                DETAIL = 'An archived model accepts no new versions.',
+                HINT = 'Unarchive it with hopper.unarchive_model first.';
+        ELSE
+            RAISE EXCEPTION 'permission denied for model "%"', m.name USING ERRCODE = 'insufficient_privilege',
+                DETAIL = format('It belongs to role %s.', m.owner),
+                HINT = format('Ask for membership in role %s.', m.owner);
+        END IF;
+    END IF;
+    IF NEW.version IS NOT NULL AND NEW.version <> assigned THEN
+        RAISE EXCEPTION 'version numbers are assigned by hopper' USING ERRCODE = 'generated_always',
+            DETAIL = format('The next version of this model is %s; %s was given.', assigned, NEW.version),
+            HINT = 'Leave out the version column, or use hopper.register_model_version.';
+    END IF;
+    NEW.version := assigned;
+    NEW.creation_time := now();
+    NEW.last_updated_time := now();
+    -- Takes the checkpoint's row lock and writes it: a concurrent deletion either waits and then
+    -- sees version_count > 0 (READ COMMITTED) or fails to serialize (REPEATABLE READ).
+    UPDATE hopper.checkpoints SET version_count = version_count + 1
+    WHERE checkpoint_id = NEW.checkpoint_id AND state = 'COMPLETED';
+    IF NOT FOUND THEN
+        SELECT uuid, state INTO c FROM hopper.checkpoints WHERE checkpoint_id = NEW.checkpoint_id;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'checkpoint with id % does not exist', NEW.checkpoint_id USING ERRCODE = 'undefined_object';
+        END IF;
+        RAISE EXCEPTION 'checkpoint % is %', c.uuid, c.state USING ERRCODE = 'object_not_in_prerequisite_state',
+            DETAIL = 'Only COMPLETED checkpoints can be registered as model versions.';
+    END IF;
+    RETURN NEW;
+END
+$$;
+COMMENT ON FUNCTION hopper.model_versions_before_insert() IS
+'trigger: numbers a new model version from the model''s counter under its row lock (refusing archived models) and marks the checkpoint as used (refusing checkpoints that are not COMPLETED)';
+CREATE TRIGGER model_versions_before_insert BEFORE INSERT ON hopper.model_versions
+    FOR EACH ROW EXECUTE FUNCTION hopper.model_versions_before_insert();
+
+CREATE FUNCTION hopper.model_versions_before_update() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF NEW.model_id <> OLD.model_id OR NEW.version <> OLD.version OR NEW.checkpoint_id <> OLD.checkpoint_id THEN
+        RAISE EXCEPTION 'the model, number and checkpoint of a model version cannot be changed'
+            USING ERRCODE = 'generated_always',
+            HINT = 'Register the checkpoint as a new version instead.';
+    END IF;
+    NEW.last_updated_time := now();
+    RETURN NEW;
+END
+$$;
+COMMENT ON FUNCTION hopper.model_versions_before_update() IS
+'trigger: keeps the model, number and checkpoint of a version fixed and records the update time';
+CREATE TRIGGER model_versions_before_update BEFORE UPDATE ON hopper.model_versions
+    FOR EACH ROW EXECUTE FUNCTION hopper.model_versions_before_update();
+
+CREATE FUNCTION hopper.model_versions_after_delete() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    UPDATE hopper.checkpoints SET version_count = version_count - 1 WHERE checkpoint_id = OLD.checkpoint_id;
+    RETURN NULL;
+END
+$$;
+COMMENT ON FUNCTION hopper.model_versions_after_delete() IS
+'trigger: a deleted model version no longer holds its checkpoint';
+CREATE TRIGGER model_versions_after_delete AFTER DELETE ON hopper.model_versions
+    FOR EACH ROW EXECUTE FUNCTION hopper.model_versions_after_delete();
+
+CREATE FUNCTION hopper.models_before_update() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF NEW.model_id <> OLD.model_id THEN
+        RAISE EXCEPTION 'model_id of a model cannot be changed' USING ERRCODE = 'generated_always';
+    END IF;
+    IF NEW.next_version <> OLD.next_version AND (pg_trigger_depth() < 2 OR NEW.next_version < OLD.next_version) THEN
+        RAISE EXCEPTION 'next_version of a model is maintained by hopper' USING ERRCODE = 'generated_always',
+            DETAIL = 'Version numbers are never reused.';
+    END IF;
+    NEW.last_updated_time := now();
+    RETURN NEW;
+END
+$$;
+COMMENT ON FUNCTION hopper.models_before_update() IS
+'trigger: version numbers only go up, and only when a version is registered; records the update time';
+CREATE TRIGGER models_before_update BEFORE UPDATE ON hopper.models
+    FOR EACH ROW EXECUTE FUNCTION hopper.models_before_update();
+
+CREATE FUNCTION hopper.checkpoints_before_update() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    used_by text;
+BEGIN
+    IF NEW.checkpoint_id <> OLD.checkpoint_id OR NEW.uuid <> OLD.uuid THEN
+        RAISE EXCEPTION 'the id and uuid of a checkpoint cannot be changed' USING ERRCODE = 'generated_always';
+    END IF;
+    IF NEW.version_count <> OLD.version_count AND pg_trigger_depth() < 2 THEN
+        RAISE EXCEPTION 'version_count of a checkpoint is maintained by hopper' USING ERRCODE = 'generated_always',
+            HINT = 'Register or delete model versions instead.';
+    END IF;
+    -- Anyone may register a checkpoint (which changes version_count); everything else is the owner's.
+    IF NOT hopper.may_modify(OLD.owner)
+       AND (pg_catalog.to_jsonb(NEW) - 'version_count') IS DISTINCT FROM (pg_catalog.to_jsonb(OLD) - 'version_count') THEN
+        RAISE EXCEPTION 'permission denied for checkpoint %', OLD.uuid USING ERRCODE = 'insufficient_privilege',
+            DETAIL = format('It belongs to role %s.', OLD.owner);
+    END IF;
+    IF NEW.state IN ('DELETING', 'DELETED', 'PARTIALLY_DELETED') AND NEW.version_count > 0 THEN
+        SELECT string_agg(format('%s version %s', m.name, v.version), ', ' ORDER BY m.name, v.version) INTO used_by
+        FROM hopper.model_versions v JOIN hopper.models m USING (model_id) WHERE v.checkpoint_id = OLD.checkpoint_id;
+        RAISE EXCEPTION 'checkpoint % is registered as a model version', OLD.uuid USING ERRCODE = 'object_in_use',
+            DETAIL = format('It is %s.', coalesce(used_by, 'used by a model version')),
+            HINT = 'Delete those model versions first.';
+    END IF;
+    RETURN NEW;
+END
+$$;
+COMMENT ON FUNCTION hopper.checkpoints_before_update() IS
+'trigger: a checkpoint used by a model version cannot be deleted; only its owner may change it, others only register it';
+CREATE TRIGGER checkpoints_before_update BEFORE UPDATE ON hopper.checkpoints
+    FOR EACH ROW EXECUTE FUNCTION hopper.checkpoints_before_update();
+
+-- ---- privileges and row-level security ---------------------------------------------------------
+GRANT SELECT, INSERT, UPDATE, DELETE ON hopper.tasks, hopper.runs, hopper.checkpoints, hopper.checkpoint_chunks,
+    hopper.trials, hopper.trial_metrics, hopper.checkpoint_training, hopper.models, hopper.model_versions,
+    hopper.model_aliases TO PUBLIC;
+
+ALTER TABLE hopper.tasks ENABLE ROW LEVEL SECURITY;
+CREATE POLICY tasks_read ON hopper.tasks FOR SELECT USING (true);
+CREATE POLICY tasks_owner ON hopper.tasks USING (hopper.may_modify(owner)) WITH CHECK (hopper.may_modify(owner));
+
+ALTER TABLE hopper.runs ENABLE ROW LEVEL SECURITY;
+CREATE POLICY runs_read ON hopper.runs FOR SELECT USING (true);
+CREATE POLICY runs_owner ON hopper.runs USING (hopper.may_modify(owner)) WITH CHECK (hopper.may_modify(owner));
+
+ALTER TABLE hopper.trials ENABLE ROW LEVEL SECURITY;
+CREATE POLICY trials_read ON hopper.trials FOR SELECT USING (true);
+CREATE POLICY trials_owner ON hopper.trials
+    USING (EXISTS (SELECT 1 FROM hopper.tasks t WHERE t.task_id = trial_id AND hopper.may_modify(t.owner)))
+    WITH CHECK (EXISTS (SELECT 1 FROM hopper.tasks t WHERE t.task_id = trial_id AND hopper.may_modify(t.owner)));
+
+ALTER TABLE hopper.trial_metrics ENABLE ROW LEVEL SECURITY;
+CREATE POLICY trial_metrics_read ON hopper.trial_metrics FOR SELECT USING (true);
+CREATE POLICY trial_metrics_owner ON hopper.trial_metrics
+    USING (EXISTS (SELECT 1 FROM hopper.tasks t WHERE t.task_id = trial_id AND hopper.may_modify(t.owner)))
+    WITH CHECK (EXISTS (SELECT 1 FROM hopper.tasks t WHERE t.task_id = trial_id AND hopper.may_modify(t.owner)));
+
+ALTER TABLE hopper.checkpoints ENABLE ROW LEVEL SECURITY;
+CREATE POLICY checkpoints_read ON hopper.checkpoints FOR SELECT USING (true);
+CREATE POLICY checkpoints_insert ON hopper.checkpoints FOR INSERT WITH CHECK (hopper.may_modify(owner));
+-- Registering someone else's checkpoint updates its version_count; the trigger refuses anything else.
+CREATE POLICY checkpoints_update ON hopper.checkpoints FOR UPDATE USING (true) WITH CHECK (true);
+CREATE POLICY checkpoints_delete ON hopper.checkpoints FOR DELETE USING (hopper.may_modify(owner));
+
+-- Chunks are written while their checkpoint is ACTIVE and removed only once it is being deleted
+-- (or was never completed); a COMPLETED checkpoint's payload cannot change. No UPDATE policy: chunks
+-- are immutable.
+ALTER TABLE hopper.checkpoint_chunks ENABLE ROW LEVEL SECURITY;
+CREATE POLICY checkpoint_chunks_read ON hopper.checkpoint_chunks FOR SELECT USING (true);
+CREATE POLICY checkpoint_chunks_insert ON hopper.checkpoint_chunks FOR INSERT
+    WITH CHECK (EXISTS (SELECT 1 FROM hopper.checkpoints c WHERE c.checkpoint_id = checkpoint_chunks.checkpoint_id
+                        AND c.state = 'ACTIVE' AND hopper.may_modify(c.owner)));
+CREATE POLICY checkpoint_chunks_delete ON hopper.checkpoint_chunks FOR DELETE
+    USING (EXISTS (SELECT 1 FROM hopper.checkpoints c WHERE c.checkpoint_id = checkpoint_chunks.checkpoint_id
+                   AND c.state IN ('ACTIVE', 'ERROR', 'DELETING', 'DELETED', 'PARTIALLY_DELETED')
+                   AND c.version_count = 0 AND hopper.may_modify(c.owner)));
+
+ALTER TABLE hopper.checkpoint_training ENABLE ROW LEVEL SECURITY;
+CREATE POLICY checkpoint_training_read ON hopper.checkpoint_training FOR SELECT USING (true);
+CREATE POLICY checkpoint_training_owner ON hopper.checkpoint_training
+    USING (EXISTS (SELECT 1 FROM hopper.checkpoints c WHERE c.checkpoint_id = checkpoint_training.checkpoint_id
+                   AND hopper.may_modify(c.owner)))
+    WITH CHECK (EXISTS (SELECT 1 FROM hopper.checkpoints c WHERE c.checkpoint_id = checkpoint_training.checkpoint_id
+                        AND hopper.may_modify(c.owner)));
+
+ALTER TABLE hopper.models ENABLE ROW LEVEL SECURITY;
+CREATE POLICY models_read ON hopper.models FOR SELECT USING (true);
+CREATE POLICY models_owner ON hopper.models USING (hopper.may_modify(owner)) WITH CHECK (hopper.may_modify(owner));
+
+ALTER TABLE hopper.model_versions ENABLE ROW LEVEL SECURITY;
+CREATE POLICY model_versions_read ON hopper.model_versions FOR SELECT USING (true);
+CREATE POLICY model_versions_owner ON hopper.model_versions
+    USING (EXISTS (SELECT 1 FROM hopper.models m WHERE m.model_id = model_versions.model_id AND hopper.may_modify(m.owner)))
+    WITH CHECK (EXISTS (SELECT 1 FROM hopper.models m WHERE m.model_id = model_versions.model_id AND hopper.may_modify(m.owner)));
+
+ALTER TABLE hopper.model_aliases ENABLE ROW LEVEL SECURITY;
+CREATE POLICY model_aliases_read ON hopper.model_aliases FOR SELECT USING (true);
+CREATE POLICY model_aliases_owner ON hopper.model_aliases
+    USING (EXISTS (SELECT 1 FROM hopper.models m WHERE m.model_id = model_aliases.model_id AND hopper.may_modify(m.owner)))
+    WITH CHECK (EXISTS (SELECT 1 FROM hopper.models m WHERE m.model_id = model_aliases.model_id AND hopper.may_modify(m.owner)));
+
+-- pg_dump keeps the registry's rows (extension tables are otherwise dumped without data).
+-- (one statement each: every call updates the extension's catalog row)
+SELECT pg_catalog.pg_extension_config_dump('hopper.tasks', '');
+SELECT pg_catalog.pg_extension_config_dump('hopper.runs', '');
+SELECT pg_catalog.pg_extension_config_dump('hopper.checkpoints', '');
+SELECT pg_catalog.pg_extension_config_dump('hopper.checkpoint_chunks', '');
+SELECT pg_catalog.pg_extension_config_dump('hopper.trials', '');
+SELECT pg_catalog.pg_extension_config_dump('hopper.trial_metrics', '');
+SELECT pg_catalog.pg_extension_config_dump('hopper.checkpoint_training', '');
+SELECT pg_catalog.pg_extension_config_dump('hopper.models', '');
+SELECT pg_catalog.pg_extension_config_dump('hopper.model_versions', '');
+SELECT pg_catalog.pg_extension_config_dump('hopper.model_aliases', '');
+SELECT pg_catalog.pg_extension_config_dump(pg_catalog.pg_get_serial_sequence('hopper.tasks', 'task_id'), '');
+SELECT pg_catalog.pg_extension_config_dump(pg_catalog.pg_get_serial_sequence('hopper.runs', 'run_id'), '');
+SELECT pg_catalog.pg_extension_config_dump(pg_catalog.pg_get_serial_sequence('hopper.checkpoints', 'checkpoint_id'), '');
+SELECT pg_catalog.pg_extension_config_dump(pg_catalog.pg_get_serial_sequence('hopper.models', 'model_id'), '');
+SELECT pg_catalog.pg_extension_config_dump(pg_catalog.pg_get_serial_sequence('hopper.model_versions', 'version_id'), '');
+
+-- ---- views ------------------------------------------------------------------------------------
+CREATE VIEW hopper.checkpoints_expanded AS
+SELECT c.checkpoint_id, c.uuid, c.task_id, t.task_type, c.report_time, c.state, c.steps_completed, c.format,
+       c.storage, c.external_uri, c.size_bytes, c.checksum, c.resources, c.metadata, c.version_count, c.owner,
+       tr.run_id, r.name AS run_name, ct.trial_id, tr.mst_key, tr.model_id, ct.iteration, tr.model_arch,
+       tr.compile_params, tr.fit_params, tr.hparams, m.training_metrics, m.validation_metrics,
+       r.searcher_metric, r.smaller_is_better, ct.searcher_value, ct.signed_searcher_value,
+       coalesce(r.data, c.metadata -> 'data') AS data
+FROM hopper.checkpoints c
+LEFT JOIN hopper.tasks t ON t.task_id = c.task_id
+LEFT JOIN hopper.checkpoint_training ct ON ct.checkpoint_id = c.checkpoint_id AND ct.trial_id = c.task_id
+LEFT JOIN hopper.trials tr ON tr.trial_id = ct.trial_id
+LEFT JOIN hopper.runs r ON r.run_id = tr.run_id
+LEFT JOIN hopper.trial_metrics m ON m.trial_id = ct.trial_id AND m.iteration = ct.iteration;
+COMMENT ON VIEW hopper.checkpoints_expanded IS
+'every checkpoint with its training facts (run, configuration, iteration, hyper-parameters, metrics at that iteration, searcher metric; NULL for checkpoints not written by training) and the facts of its data (for predict)';
+
+CREATE VIEW hopper.latest_checkpoints AS
+SELECT tr.run_id, tr.trial_id, tr.mst_key, x.checkpoint_id, x.uuid, x.iteration, x.steps_completed, x.report_time,
+       x.training_metrics, x.validation_metrics, x.searcher_metric, x.searcher_value
+FROM hopper.trials tr
+CROSS JOIN LATERAL (
+    SELECT e.checkpoint_id, e.uuid, e.iteration, e.steps_completed, e.report_time, e.training_metrics,
+           e.validation_metrics, e.searcher_metric, e.searcher_value
+    FROM hopper.checkpoints_expanded e
+    WHERE e.trial_id = tr.trial_id AND e.state = 'COMPLETED'
+    ORDER BY e.steps_completed DESC, e.checkpoint_id DESC
+    LIMIT 1) x;
+COMMENT ON VIEW hopper.latest_checkpoints IS
+'the latest COMPLETED checkpoint of every model configuration of every training run (an index scan per configuration)';
+
+CREATE VIEW hopper.best_checkpoints AS
+SELECT tr.run_id, tr.trial_id, tr.mst_key, x.checkpoint_id, x.uuid, x.iteration, x.steps_completed, x.report_time,
+       x.training_metrics, x.validation_metrics, x.searcher_metric, x.searcher_value
+FROM hopper.trials tr
+CROSS JOIN LATERAL (
+    SELECT e.checkpoint_id, e.uuid, e.iteration, e.steps_completed, e.report_time, e.training_metrics,
+           e.validation_metrics, e.searcher_metric, e.searcher_value
+    FROM hopper.checkpoints_expanded e
+    WHERE e.trial_id = tr.trial_id AND e.state = 'COMPLETED' AND e.signed_searcher_value IS NOT NULL
+    ORDER BY e.signed_searcher_value, e.checkpoint_id
+    LIMIT 1) x;
+COMMENT ON VIEW hopper.best_checkpoints IS
+'the COMPLETED checkpoint with the best searcher metric of every model configuration of every training run (an index scan per configuration; ties go to the earlier checkpoint)';
+
+CREATE VIEW hopper.model_versions_expanded AS
+SELECT v.version_id, v.model_id, md.name AS model_name, v.version, v.name, v.comment, v.metadata, v.labels, v.notes,
+       v.owner, v.creation_time, v.last_updated_time,
+       ARRAY(SELECT a.alias FROM hopper.model_aliases a WHERE a.version_id = v.version_id ORDER BY a.alias) AS aliases,
+       e.checkpoint_id, e.uuid AS checkpoint_uuid, e.state AS checkpoint_state, e.steps_completed, e.run_id, e.mst_key,
+       e.iteration, e.training_metrics, e.validation_metrics, e.searcher_metric, e.searcher_value,
+       e.signed_searcher_value, e.data ->> 'response_type' AS response_type,
+       CASE WHEN jsonb_typeof(e.data -> 'class_values') = 'array'
+            THEN ARRAY(SELECT jsonb_array_elements_text(e.data -> 'class_values')) END AS class_values,
+       (e.data ->> 'normalizing_const')::double precision AS normalizing_const,
+       CASE WHEN jsonb_typeof(e.data -> 'feature_center') = 'array'
+            THEN ARRAY(SELECT jsonb_array_elements_text(e.data -> 'feature_center')::real) END AS feature_center,
+       CASE WHEN jsonb_typeof(e.data -> 'feature_spread') = 'array'
+            THEN ARRAY(SELECT jsonb_array_elements_text(e.data -> 'feature_spread')::real) END AS feature_spread
+FROM hopper.model_versions v
+JOIN hopper.models md ON md.model_id = v.model_id
+JOIN hopper.checkpoints_expanded e ON e.checkpoint_id = v.checkpoint_id;
+COMMENT ON VIEW hopper.model_versions_expanded IS
+'every model version with its model name, aliases, checkpoint, training facts and what hopper.model_forward needs to score a row (normalizing_const, feature_center, feature_spread, class_values)';
+
+GRANT SELECT ON hopper.checkpoints_expanded, hopper.latest_checkpoints, hopper.best_checkpoints,
+    hopper.model_versions_expanded TO PUBLIC;
+
+-- ---- functions: tasks and checkpoints -------------------------------------------------------------
+CREATE FUNCTION hopper.create_task(task_type text, description text DEFAULT NULL, metadata jsonb DEFAULT '{}')
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'create_task' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION hopper.create_task(text, text, jsonb) IS
+'records a task that will write checkpoints (task_type such as IMPORT or FINE_TUNE) and returns its task_id';
+
+CREATE FUNCTION hopper.end_task(task_id bigint, state text DEFAULT 'COMPLETED')
+RETURNS void
+AS 'MODULE_PATHNAME', 'end_task' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION hopper.end_task(bigint, text) IS
+'marks an ACTIVE task COMPLETED, ERROR or CANCELED and records its end time';
+
+CREATE FUNCTION hopper.create_checkpoint(model_state bytea, task_id bigint DEFAULT NULL,
+                                         steps_completed bigint DEFAULT NULL, metadata jsonb DEFAULT '{}',
+                                         resources jsonb DEFAULT '{}')
+RETURNS uuid
+AS 'MODULE_PATHNAME', 'create_checkpoint' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION hopper.create_checkpoint(bytea, bigint, bigint, jsonb, jsonb) IS
+'stores a model state as a COMPLETED checkpoint (checked, chunked, with size and sha256) and returns its uuid; steps_completed defaults to the state''s step counter; metadata may carry {"data": {...}} so that the checkpoint can be used by predict';
+
+CREATE FUNCTION hopper.create_checkpoint_reference(uri text, format text, size_bytes bigint DEFAULT NULL,
+                                                   checksum text DEFAULT NULL, task_id bigint DEFAULT NULL,
+                                                   steps_completed bigint DEFAULT NULL, metadata jsonb DEFAULT '{}',
+                                                   resources jsonb DEFAULT '{}', state text DEFAULT 'COMPLETED')
+RETURNS uuid
+AS 'MODULE_PATHNAME', 'create_checkpoint_reference' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION hopper.create_checkpoint_reference(text, text, bigint, text, bigint, bigint, jsonb, jsonb, text) IS
+'records a checkpoint stored outside the database (uri) and returns its uuid';
+
+CREATE FUNCTION hopper.set_checkpoint_state(checkpoint uuid, state text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'set_checkpoint_state' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION hopper.set_checkpoint_state(uuid, text) IS
+'moves a checkpoint along its life cycle: ACTIVE to COMPLETED or ERROR, COMPLETED to ERROR, DELETING to DELETED or PARTIALLY_DELETED, PARTIALLY_DELETED to DELETED';
+
+CREATE FUNCTION hopper.checkpoint_state(checkpoint uuid)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'checkpoint_state' LANGUAGE C STABLE STRICT;
+COMMENT ON FUNCTION hopper.checkpoint_state(uuid) IS
+'the model state stored in a checkpoint, reassembled from its chunks and checked against its size and sha256';
+
+CREATE FUNCTION hopper.materialize_checkpoint(checkpoint uuid, output_table text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'materialize_checkpoint' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION hopper.materialize_checkpoint(uuid, text) IS
+'writes a checkpoint as a model table (output_table and output_table_summary, as fit writes them) for hopper.predict and hopper.evaluate';
+
+CREATE FUNCTION hopper.delete_checkpoints(checkpoints uuid[])
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'delete_checkpoints' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION hopper.delete_checkpoints(uuid[]) IS
+'deletes checkpoints (all or none): stored ones become DELETED and lose their payload, external ones become DELETING; refuses checkpoints registered as model versions; returns how many changed state';
+
+CREATE FUNCTION hopper.gc_checkpoints(run_id bigint DEFAULT NULL, keep_best_per_run integer DEFAULT 1,
+                                      keep_best_overall integer DEFAULT 0, keep_latest_per_run integer DEFAULT 0,
+                                      keep_latest_per_configuration integer DEFAULT 1, dry_run boolean DEFAULT false)
+RETURNS TABLE (checkpoint_uuid uuid, run_id bigint, mst_key integer, iteration integer, steps_completed bigint,
+               searcher_value double precision)
+AS 'MODULE_PATHNAME', 'gc_checkpoints' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION hopper.gc_checkpoints(bigint, integer, integer, integer, integer, boolean) IS
+'garbage-collects the caller''s COMPLETED training checkpoints (of one run, or all): keeps the best N per run and overall by the searcher metric, the latest N per run and per configuration, and every checkpoint registered as a model version or used as a warm-start source; deletes the rest and returns them (dry_run: only returns them); idempotent';
+
+CREATE FUNCTION hopper.list_checkpoints(run_id bigint DEFAULT NULL, mst_key integer DEFAULT NULL,
+                                        states text[] DEFAULT NULL, order_by text DEFAULT 'report_time',
+                                        descending boolean DEFAULT true, page_size integer DEFAULT 100,
+                                        page_offset bigint DEFAULT 0)
+RETURNS TABLE (checkpoint_uuid uuid, run_id bigint, mst_key integer, iteration integer, state text,
+               steps_completed bigint, report_time timestamptz, searcher_metric text, searcher_value double precision,
+               training_metrics jsonb, validation_metrics jsonb, size_bytes bigint, total_count bigint)
+AS 'MODULE_PATHNAME', 'list_checkpoints' LANGUAGE C STABLE;
+COMMENT ON FUNCTION hopper.list_checkpoints(bigint, integer, text[], text, boolean, integer, bigint) IS
+'one page of checkpoints, filtered by run, configuration and states, sorted by steps, report_time, searcher_metric, training.<metric> or validation.<metric>; total_count is the number of matching checkpoints, computed by the same statement (one snapshot) as the page';
+
+-- ---- functions: models and versions ---------------------------------------------------------------
+CREATE FUNCTION hopper.create_model(name text, description text DEFAULT NULL, metadata jsonb DEFAULT '{}',
+                                    labels text[] DEFAULT '{}', notes text DEFAULT NULL)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'create_model' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION hopper.create_model(text, text, jsonb, text[], text) IS
+'registers a model name (1 to 128 letters, digits, _ - and ., unique without regard to case) owned by the current user; returns its model_id';
+
+CREATE FUNCTION hopper.archive_model(name text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'archive_model' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION hopper.archive_model(text) IS
+'archives a model: it keeps its versions but accepts no new ones';
+
+CREATE FUNCTION hopper.unarchive_model(name text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'unarchive_model' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION hopper.unarchive_model(text) IS
+'makes an archived model accept new versions again';
+
+CREATE FUNCTION hopper.delete_model(name text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'delete_model' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION hopper.delete_model(text) IS
+'deletes a model with its versions and aliases (its checkpoints stay, no longer protected)';
+
+CREATE FUNCTION hopper.register_model_version(model_name text, checkpoint uuid, name text DEFAULT NULL,
+                                              comment text DEFAULT NULL, metadata jsonb DEFAULT '{}',
+                                              labels text[] DEFAULT '{}', notes text DEFAULT NULL)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'register_model_version' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION hopper.register_model_version(text, uuid, text, text, jsonb, text[], text) IS
+'registers a COMPLETED checkpoint as the next version of a model and returns the version number; concurrent registrations get consecutive numbers, an archived model refuses, and the checkpoint cannot be deleted while the version exists';
+
+CREATE FUNCTION hopper.delete_model_version(model_name text, version integer)
+RETURNS void
+AS 'MODULE_PATHNAME', 'delete_model_version' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION hopper.delete_model_version(text, integer) IS
+'deletes one version of a model (and its aliases); its number is not reused';
+
+CREATE FUNCTION hopper.set_model_alias(model_name text, alias text, version integer)
+RETURNS void
+AS 'MODULE_PATHNAME', 'set_model_alias' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION hopper.set_model_alias(text, text, integer) IS
+'points an alias such as champion at a version of a model (moving it if it exists)';
+
+CREATE FUNCTION hopper.delete_model_alias(model_name text, alias text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'delete_model_alias' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION hopper.delete_model_alias(text, text) IS
+'removes an alias of a model';
+
+CREATE FUNCTION hopper.model_version_state(model_name text, version integer DEFAULT NULL, alias text DEFAULT NULL)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'model_version_state' LANGUAGE C STABLE;
+COMMENT ON FUNCTION hopper.model_version_state(text, integer, text) IS
+'the model state of a version (by number, by alias, or the latest when both are NULL)';
+
+CREATE FUNCTION hopper.materialize_model_version(model_name text, output_table text, version integer DEFAULT NULL,
+                                                 alias text DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'materialize_model_version' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION hopper.materialize_model_version(text, text, integer, text) IS
+'writes a model version (by number, by alias, or the latest) as a model table for hopper.predict and hopper.evaluate';
+
+CREATE FUNCTION hopper.list_model_versions(model_name text, order_by text DEFAULT 'version',
+                                           descending boolean DEFAULT true, page_size integer DEFAULT 100,
+                                           page_offset bigint DEFAULT 0)
+RETURNS TABLE (version integer, version_id bigint, name text, checkpoint_uuid uuid, aliases text[], labels text[],
+               creation_time timestamptz, steps_completed bigint, searcher_metric text,
+               searcher_value double precision, validation_metrics jsonb, total_count bigint)
+AS 'MODULE_PATHNAME', 'list_model_versions' LANGUAGE C STABLE;
+COMMENT ON FUNCTION hopper.list_model_versions(text, text, boolean, integer, bigint) IS
+'one page of the versions of a model, sorted by version, creation_time, steps, searcher_metric or a metric; total_count comes from the same statement (one snapshot) as the page';
