@@ -56,10 +56,11 @@ std::string to_text(const json& v) {
     }
 }
 
-std::string show_text(const std::string& s) { return s.empty() ? "''" : shorten(s); }
 
 std::string canonical_compile(const std::string& text) { return parse_compile_params(text).to_json(); }
 std::string canonical_fit(const std::string& text) { return parse_fit_params(text).to_json(); }
+
+std::string show_text(const std::string& s) { return s.empty() ? "''" : shorten(s); }
 
 void check_model_ids(const std::vector<int32_t>& ids) {
     if (ids.empty())
@@ -94,7 +95,9 @@ void check_param_list(const std::vector<std::string>& list, const char* name, bo
             fail(ErrorKind::InvalidParameter,
                  std::string(name) + " element " + std::to_string(i + 1) + " repeats element " +
                      std::to_string(it->second + 1),
-                 "Both give the " + std::string(compile ? "compile" : "fit") + " parameters " + shorten(canonical) + ".",
+                 "Elements " + std::to_string(it->second + 1) + " (" + show_text(list[it->second]) + ") and " +
+                     std::to_string(i + 1) + " (" + show_text(list[i]) + ") give the same " +
+                     (compile ? "compile" : "fit") + " parameters.",
                  "Each configuration is trained once; remove the repetition.");
     }
 }
@@ -383,7 +386,7 @@ std::vector<std::string> grid_points(const Space& s) {
             auto [it, added] = first.emplace(c, out.size());
             if (!added)
                 fail(ErrorKind::InvalidParameter, s.what + " gives the same parameters twice",
-                     "Points " + shorten(out[it->second]) + " and " + shorten(text) + " both give " + shorten(c) + ".",
+                     "Points " + shorten(out[it->second]) + " and " + shorten(text) + " mean the same.",
                      "Each configuration is trained once; remove the repetition.");
             out.push_back(std::move(text));
         }
