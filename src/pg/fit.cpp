@@ -46,8 +46,10 @@ namespace hopper::pg {
 namespace {
 
 // Reads the model selection table and the architectures it refers to.
-std::vector<ModelSpec> read_model_selection(Spi& spi, const std::string& mst_text, std::string& arch_table_display) {
+// mst_text becomes the table's qualified name (what the summary records).
+std::vector<ModelSpec> read_model_selection(Spi& spi, std::string& mst_text, std::string& arch_table_display) {
     TableName mst = resolve_input_table(mst_text, "model selection table");
+    mst_text = mst.display();
     for (const char* col : {"mst_key", "model_id", "compile_params", "fit_params"})
         require_column(mst, col, "model selection table");
     TableName mst_summary = mst.with_suffix("_summary");
@@ -55,7 +57,14 @@ std::vector<ModelSpec> read_model_selection(Spi& spi, const std::string& mst_tex
         fail(ErrorKind::UndefinedTable, "model selection summary table " + mst_summary.display() + " does not exist",
              "It names the model architecture table.",
              "Create model selection tables with hopper.load_model_selection_table or hopper.generate_model_configs.");
-    std::string arch_text = spi.scalar_text("SELECT model_arch_table FROM " + mst_summary.quoted() + " LIMIT 1");
+    spi.execute("SELECT model_arch_table FROM " + mst_summary.quoted() + " LIMIT 1");
+    if (spi.rows() == 0 || spi.is_null(0, 0))
+        fail(ErrorKind::InvalidParameter,
+             "model selection summary table " + mst_summary.display() +
+                 (spi.rows() == 0 ? " is empty" : " has a NULL model_arch_table"),
+             "It names the model architecture table.",
+             "Create model selection tables with hopper.load_model_selection_table or hopper.generate_model_configs.");
+    std::string arch_text = spi.text(0, 0);
     TableName arch = resolve_input_table(arch_text, "model architecture table");
     arch_table_display = arch.display();
     for (const char* col : {"model_id", "model_arch"}) require_column(arch, col, "model architecture table");
