@@ -109,13 +109,26 @@ HOPPER_FUNCTION(model_forward) {
         fail(ErrorKind::Data, "row has " + std::to_string(x.size()) + " features but the model expects " +
                                   std::to_string(arch.input_dim),
              "Architecture " + arch.shape_string() + ".");
+    // A NaN or infinite feature would come out as NaN probabilities, which predict's argmax turns
+    // into the first class: refuse it, as preprocess refuses it in training data.
+    for (std::size_t j = 0; j < x.size(); ++j)
+        if (!std::isfinite(x[j]))
+            fail(ErrorKind::Data, "features contain NaN or infinite values",
+                 "Feature " + std::to_string(j + 1) + " is " + (std::isnan(x[j]) ? "NaN" : x[j] > 0 ? "Infinity" : "-Infinity") + ".",
+                 "Clean or impute the data before scoring it.");
     const double normalizing_const = PG_ARGISNULL(2) ? 1.0 : PG_GETARG_FLOAT8(2);
-    if (!(normalizing_const > 0)) fail(ErrorKind::InvalidParameter, "normalizing_const must be positive");
+    if (!(normalizing_const > 0) || !std::isfinite(normalizing_const))
+        fail(ErrorKind::InvalidParameter, "normalizing_const must be a positive finite number");
     std::vector<double> center, spread;
     if (!PG_ARGISNULL(3)) center = float_array_to_vector(PG_GETARG_DATUM(3), "feature_center");
     if (!PG_ARGISNULL(4)) spread = float_array_to_vector(PG_GETARG_DATUM(4), "feature_spread");
     if ((!center.empty() && int(center.size()) != arch.input_dim) || center.size() != spread.size())
         fail(ErrorKind::InvalidParameter, "feature_center and feature_spread must both have one value per feature");
+    for (std::size_t j = 0; j < center.size(); ++j)
+        if (!std::isfinite(center[j]) || !std::isfinite(spread[j]) || spread[j] == 0)
+            fail(ErrorKind::InvalidParameter, "feature_center and feature_spread must be finite, and feature_spread non-zero",
+                 "Feature " + std::to_string(j + 1) + " has center " + std::to_string(center[j]) + " and spread " +
+                     std::to_string(spread[j]) + ".");
     m.input.resize(arch.input_dim, 1);
     for (int j = 0; j < arch.input_dim; ++j) {
         double v = x[j] / normalizing_const;
