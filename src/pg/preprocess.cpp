@@ -308,6 +308,17 @@ PackResult pack_rows(Spi& spi, const Source& src, const Layout& layout, const Ta
                      int buffer_size, int num_segments, uint64_t seed) {
     PackResult result;
     result.plan = plan_buffers(rows, buffer_size, num_segments);
+    // A buffer is one array value: PostgreSQL stores at most 1 GB in one. Refuse before reading rows.
+    const int widest = std::max(layout.x_dim, layout.y_dim);
+    const std::size_t max_rows = std::size_t(*std::max_element(result.plan.rows.begin(), result.plan.rows.end()));
+    const std::size_t limit_floats = (MaxAllocSize - 1024) / sizeof(float);
+    if (max_rows * std::size_t(widest) > limit_floats)
+        fail(ErrorKind::Limit, "packed buffers would be too large to store",
+             "A buffer of " + std::to_string(max_rows) + " rows holds " + std::to_string(max_rows * std::size_t(widest)) +
+                 " values of " + (layout.x_dim >= layout.y_dim ? "features" : "one-hot classes") +
+                 "; PostgreSQL stores at most 1 GB (" + std::to_string(limit_floats) + " floats) in one value.",
+             "Use buffer_size => " + std::to_string(std::max<std::size_t>(1, limit_floats / std::size_t(widest))) +
+                 " or less.");
     std::vector<ItemPointerData> tids = read_tids(spi, src);
     if (int64_t(tids.size()) != rows)
         fail(ErrorKind::Data, "the source table changed while it was being packed");
