@@ -339,7 +339,9 @@ void run_training(Spi& spi, RunRequest req) {
     for (std::size_t i = 1; i < models.size(); ++i)
         if (models[i].mst_key == models[i - 1].mst_key)
             fail(ErrorKind::InvalidParameter, "duplicate mst_key " + std::to_string(models[i].mst_key));
-    const std::size_t limit = std::size_t(setting_max_state_mb) * 1024 * 1024;
+    // At most the setting, and what fits in one PostgreSQL value (1 GB less the varlena header).
+    const std::size_t limit = std::min<std::size_t>(std::size_t(setting_max_state_mb) * 1024 * 1024, MaxAllocSize - VARHDRSZ);
+    std::size_t all_states = 0;
     for (const ModelSpec& m : models) {
         check_packed_matches(m, info, "packed table");
         if (vinfo) check_packed_matches(m, *vinfo, "validation table");
@@ -349,7 +351,14 @@ void run_training(Spi& spi, RunRequest req) {
                  "It needs " + std::to_string(bytes / (1024 * 1024)) + " MB; hopper.max_model_state_mb is " +
                      std::to_string(setting_max_state_mb) + " MB.",
                  "Use a smaller architecture, or raise hopper.max_model_state_mb (at most 1024: PostgreSQL stores at most 1 GB in one value).");
+        all_states += bytes + 64;
     }
+    // Every hop and evaluation passes all states as one bytea[] value, which PostgreSQL caps at 1 GB.
+    if (all_states > MaxAllocSize - 1024)
+        fail(ErrorKind::Limit, "model states of the " + std::to_string(models.size()) + " configurations are too large to train at once",
+             "They need " + std::to_string(all_states / (1024 * 1024)) +
+                 " MB together; hopper passes them between statements as one value, and PostgreSQL stores at most 1 GB in one.",
+             "Train fewer configurations per call: split the model selection table.");
 
     if (req.warm_start) {
         spi.execute("SELECT mst_key, model_state FROM " + output.quoted());
