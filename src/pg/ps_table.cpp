@@ -817,16 +817,20 @@ MemoryInfo memory() {
 }  // namespace ps_table
 
 void ps_init() {
+    // PostgreSQL allows PGC_POSTMASTER settings only while preloading (it raises FATAL otherwise);
+    // when hopper is loaded on demand the settings are shown read-only, and parameter tables are
+    // unavailable anyway.
+    const GucContext context = process_shared_preload_libraries_in_progress ? PGC_POSTMASTER : PGC_INTERNAL;
     DefineCustomIntVariable(
         "hopper.ps_memory_mb",
         "Shared memory for parameter tables (values, BSP pending buffers, worker states), in megabytes.",
         "Reserved at server start when hopper is in shared_preload_libraries.",
-        &setting_ps_memory_mb, 64, 1, INT_MAX / 2, PGC_POSTMASTER, GUC_UNIT_MB, nullptr, nullptr, nullptr);
+        &setting_ps_memory_mb, 64, 1, INT_MAX / 2, context, GUC_UNIT_MB, nullptr, nullptr, nullptr);
     DefineCustomIntVariable(
         "hopper.ps_max_tables",
         "Most parameter tables that can exist at the same time (in all databases together).",
         "Each slot costs a few hundred bytes of shared memory and one lock.",
-        &setting_ps_max_tables, 32, 1, 4096, PGC_POSTMASTER, 0, nullptr, nullptr, nullptr);
+        &setting_ps_max_tables, 32, 1, 4096, context, 0, nullptr, nullptr, nullptr);
     if (!process_shared_preload_libraries_in_progress) return;
     prev_shmem_request_hook = shmem_request_hook;
     shmem_request_hook = ps_shmem_request;
