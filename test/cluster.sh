@@ -3,6 +3,8 @@
 #
 #   eval "$(test/cluster.sh start [DIR])"   # prints PGHOST/PGPORT/PGUSER/HOPPER_CLUSTER exports
 #   test/cluster.sh stop DIR
+# HOPPER_TEST_PORT sets the port (default 54329); HOPPER_NO_PRELOAD=1 leaves hopper out of
+# shared_preload_libraries.
 #
 # The server runs as the `postgres` OS user when started by root (PostgreSQL refuses root), listens
 # only on a unix socket inside DIR (no TCP, so no port collides with another cluster), and logs to
@@ -38,9 +40,12 @@ max_parallel_workers = 8
 max_parallel_workers_per_gather = 4
 log_min_messages = warning
 log_line_prefix = '%m [%p] '
-# Parameter tables (hopper.ps_*) live in shared memory reserved at server start.
-shared_preload_libraries = 'hopper'
 CONF
+    # Parameter tables (hopper.ps_*) live in shared memory reserved at server start; HOPPER_NO_PRELOAD=1
+    # starts a cluster where hopper is loaded on demand, as on a server nobody reconfigured.
+    if [ -z "${HOPPER_NO_PRELOAD:-}" ]; then
+      echo "shared_preload_libraries = 'hopper'" >>"$dir/data/postgresql.conf"
+    fi
     as_owner "$PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start >/dev/null \
       || { tail -50 "$dir/server.log" >&2; exit 1; }
     echo "export PGHOST='$dir' PGPORT=$PGPORT_DEFAULT PGUSER=postgres PGDATABASE=postgres HOPPER_CLUSTER='$dir'"

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# hopper on a server that does not preload it: the extension installs and trains; only parameter
+# tables (which need shared memory reserved at server start) refuse, with a hint.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+dir=$(mktemp -d /tmp/hopper-nopreload.XXXXXX)
+trap 'test/cluster.sh stop "$dir"' EXIT
+eval "$(HOPPER_NO_PRELOAD=1 HOPPER_TEST_PORT=$((PGPORT + 7)) test/cluster.sh start "$dir")"
+q() { psql -X -q -v ON_ERROR_STOP=1 -At "$@"; }
+q -d postgres -c "CREATE DATABASE nopreload"
+q -d nopreload -c "CREATE EXTENSION hopper"
+q -d nopreload <<'SQL'
+SET client_min_messages = warning;
+CREATE TABLE pts AS SELECT g AS id, ARRAY[g % 2, (g + 1) % 2]::float8[] AS x, (g % 2)::text AS y FROM generate_series(1, 200) g;
+SELECT hopper.preprocess('pts', 'pts_packed', 'y', 'x', buffer_size => 50, num_segments => 2);
+CALL hopper.fit('pts_packed', 'pts_model', '{"input_dim": 2, "layers": [{"units": 2, "activation": "softmax"}]}',
+                $$optimizer='SGD(lr=0.5)', metrics=['accuracy']$$, 'batch_size=10', 3);
+SQL
+acc=$(q -d nopreload -c "SELECT training_metrics_final FROM pts_model_info")
+[ "$acc" = 1 ] || { echo "no_preload: expected accuracy 1, got $acc" >&2; exit 1; }
+if out=$(psql -X -q -d nopreload -c "SELECT hopper.ps_create('t', 10)" 2>&1); then
+  echo "no_preload: ps_create succeeded without preloading" >&2
+  exit 1
+fi
+echo "$out" | grep -q "shared_preload_libraries" || { echo "no_preload: unexpected error: $out" >&2; exit 1; }
+echo "no_preload: ok"
