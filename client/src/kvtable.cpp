@@ -154,6 +154,8 @@ Connection::Connection(const std::string& conninfo) {
         PQfinish(c);
         throw Error("08001", "could not connect to the database: " + m);
     }
+    // A library does not write to the program's stderr: server notices are dropped.
+    PQsetNoticeProcessor(c, [](void*, const char*) {}, nullptr);
     conn_ = c;
 }
 

@@ -52,6 +52,7 @@ struct TableOptions {
 };
 
 // A libpq connection (opened with an ordinary connection string such as "host=/tmp dbname=x").
+// Server notices (NOTICE, WARNING) are dropped rather than printed to stderr.
 class Connection {
 public:
     explicit Connection(const std::string& conninfo);
