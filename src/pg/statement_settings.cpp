@@ -7,6 +7,7 @@
 #include "pg/settings.h"
 
 extern "C" {
+#include "optimizer/optimizer.h"
 #include "utils/guc.h"
 }
 
@@ -62,7 +63,10 @@ StatementSettings::~StatementSettings() {
 
 void set_parallel_workers(int wanted) {
     int cap = setting_parallel_segments > 0 ? std::min(wanted, setting_parallel_segments) : wanted;
-    set_saved("max_parallel_workers_per_gather", std::to_string(std::max(0, cap)));
+    // The leader runs its share of a Parallel Append too (parallel_leader_participation), so cap
+    // processes need cap - 1 workers; one process (cap 1) is a serial plan without a Gather.
+    int workers = parallel_leader_participation ? cap - 1 : cap;
+    set_saved("max_parallel_workers_per_gather", std::to_string(std::max(0, workers)));
 }
 
 }  // namespace hopper::pg

@@ -17,8 +17,9 @@ private:
     int level_ = -1;
 };
 
-// max_parallel_workers_per_gather for the next statements (inside enter/leave), capped by the
-// hopper.parallel_segments setting.
+// How many processes the next statements (inside enter/leave) may use, capped by the
+// hopper.parallel_segments setting: max_parallel_workers_per_gather is set to that minus the
+// participating leader.
 void set_parallel_workers(int wanted);
 
 }  // namespace hopper::pg
