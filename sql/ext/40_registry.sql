@@ -452,9 +452,10 @@ COMMENT ON VIEW hopper.checkpoints_expanded IS
 'every checkpoint with its training facts (run, configuration, iteration, hyper-parameters, metrics at that iteration, searcher metric; NULL for checkpoints not written by training) and the facts of its data (for predict)';
 
 CREATE VIEW hopper.latest_checkpoints AS
-SELECT tr.run_id, tr.trial_id, tr.mst_key, x.checkpoint_id, x.uuid, x.iteration, x.steps_completed, x.report_time,
+SELECT tr.run_id, r.name AS run_name, tr.trial_id, tr.mst_key, x.checkpoint_id, x.uuid, x.iteration, x.steps_completed, x.report_time,
        x.training_metrics, x.validation_metrics, x.searcher_metric, x.searcher_value
-FROM hopper.trials tr
+FROM hopper.runs r
+JOIN hopper.trials tr ON tr.run_id = r.run_id
 CROSS JOIN LATERAL (
     SELECT e.checkpoint_id, e.uuid, e.iteration, e.steps_completed, e.report_time, e.training_metrics,
            e.validation_metrics, e.searcher_metric, e.searcher_value
@@ -466,9 +467,10 @@ COMMENT ON VIEW hopper.latest_checkpoints IS
 'the latest COMPLETED checkpoint of every model configuration of every training run (an index scan per configuration)';
 
 CREATE VIEW hopper.best_checkpoints AS
-SELECT tr.run_id, tr.trial_id, tr.mst_key, x.checkpoint_id, x.uuid, x.iteration, x.steps_completed, x.report_time,
+SELECT tr.run_id, r.name AS run_name, tr.trial_id, tr.mst_key, x.checkpoint_id, x.uuid, x.iteration, x.steps_completed, x.report_time,
        x.training_metrics, x.validation_metrics, x.searcher_metric, x.searcher_value
-FROM hopper.trials tr
+FROM hopper.runs r
+JOIN hopper.trials tr ON tr.run_id = r.run_id
 CROSS JOIN LATERAL (
     SELECT e.checkpoint_id, e.uuid, e.iteration, e.steps_completed, e.report_time, e.training_metrics,
            e.validation_metrics, e.searcher_metric, e.searcher_value

@@ -42,8 +42,10 @@ std::string upper(std::string_view s) {
 const char* const kRegistryNamePattern = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$";
 
 void check_registry_name(std::string_view name, const char* what) {
+    const char first = what[0];
+    const bool vowel = first == 'a' || first == 'e' || first == 'i' || first == 'o' || first == 'u';
     const std::string rule =
-        "A " + std::string(what) + " has 1 to 128 ASCII letters, digits, underscores, hyphens and dots, starts with a "
+        std::string(vowel ? "An " : "A ") + what + " has 1 to 128 ASCII letters, digits, underscores, hyphens and dots, starts with a "
         "letter or digit and is not a number.";
     if (name.empty()) fail(ErrorKind::InvalidParameter, std::string(what) + " must not be empty", rule);
     if (name.size() > kMaxRegistryNameLength)

@@ -578,7 +578,19 @@ void materialize_checkpoint_table(Spi& spi, int64_t checkpoint_id, const TableNa
              "It must be classification or regression.");
     if (response == "classification" && (!facts.contains("class_values") || !facts["class_values"].is_array()))
         fail(ErrorKind::InvalidParameter, "checkpoint " + c.uuid + " is a classifier without class_values");
-    // The dependent type is pasted into predict's SQL: normalize it through the catalog first.
+    // The dependent type names a column type of predict's output: it must be a plain type name,
+    // which the catalog then normalizes.
+    {
+        const std::string t = facts["dependent_vartype"];
+        bool plain = !t.empty() && t.size() <= 200;
+        for (char ch : t)
+            plain = plain && ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+                              ch == '_' || ch == ' ' || ch == '.' || ch == '"' || ch == '(' || ch == ')' || ch == ',' ||
+                              ch == '[' || ch == ']');
+        if (!plain)
+            fail(ErrorKind::InvalidParameter, "checkpoint " + c.uuid + " names an invalid dependent_vartype \"" + t + "\"",
+                 "It must be a type name such as text, integer or character varying(10).");
+    }
     spi.execute("SELECT pg_catalog.format_type(pg_catalog.to_regtype($1), NULL)",
                 {SqlParam::text_copy(facts["dependent_vartype"].get<std::string>())});
     if (spi.is_null(0, 0))

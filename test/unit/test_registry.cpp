@@ -47,6 +47,11 @@ TEST(RegistryNames, RefusesWithAMessageThatSaysWhy) {
     EXPECT_EQ(message_of([] { check_registry_name("a b", "model name"); }),
               "model name \"a b\" contains the character \" \" at position 2");
     EXPECT_EQ(message_of([] { check_registry_name("42", "alias"); }), "alias \"42\" is a number");
+    try {
+        check_registry_name("42", "alias");
+    } catch (const Error& e) {
+        EXPECT_EQ(e.detail().substr(0, 9), "An alias ");
+    }
     EXPECT_EQ(message_of([] { check_registry_name("a\nb", "model name"); }),
               "model name \"a\\x0ab\" contains the character \"\\x0a\" at position 2");
     for (const char* bad : {"x;drop", "é", "a/b", "a'b", "\"q\"", ".x", "_x"})
