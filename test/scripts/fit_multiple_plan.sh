@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# The training statements a real fit_multiple runs are parallel, and hopper.parallel_segments sets
+# how parallel. auto_explain (at NOTICE level, so to this client) prints the JSON plan of every
+# statement hopper runs; the plans of the training statements (CREATE UNLOGGED TABLE ... AS SELECT
+# ... hopper.train_segment ...) are loaded back into the database and checked:
+#   3 models on 3 segments: Gather (2 workers + the leader) -> Parallel Append -> 3 per-segment aggregates;
+#   hopper.parallel_segments = 2: 1 worker + the leader; = 1: a serial plan, no Gather;
+#   5 models on 3 segments (2 wait in every hop): the segments still run under a Parallel Append.
+# Needs PGHOST/PGPORT/PGUSER of a test cluster (test/run-all.sh sets them); exits non-zero on failure.
+set -euo pipefail
+DB=hopper_fm_plan
+TMP=$(mktemp -d)
+chmod 755 "$TMP"
+cleanup() {
+  psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB" >/dev/null 2>&1 || true
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+q() { psql -X -q -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
+
+psql -X -q -v ON_ERROR_STOP=1 -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB" \
+  -c "CREATE DATABASE $DB"
+q >/dev/null <<'SQL'
+SET client_min_messages = warning;
+CREATE EXTENSION hopper;
+CREATE TABLE points AS
+SELECT g AS id, ARRAY[g % 7, g % 5]::float8[] AS x, (g % 3)::text AS label FROM generate_series(1, 600) g;
+SELECT hopper.preprocess('points', 'packed', 'label', 'x', buffer_size => 20, num_segments => 3);
+SELECT hopper.load_model_arch('arch', '{"input_dim": 2, "layers": [{"units": 3, "activation": "softmax"}]}');
+SELECT hopper.load_model_selection_table('arch', 'mst3', ARRAY[1], ARRAY['lr=0.1', 'lr=0.2', 'lr=0.3'], ARRAY['batch_size=5']);
+SELECT hopper.load_model_selection_table('arch', 'mst5', ARRAY[1],
+    ARRAY['lr=0.1', 'lr=0.2', 'lr=0.3', 'lr=0.4', 'lr=0.5'], ARRAY['batch_size=5']);
+CREATE TABLE plans (run text, n serial, plan jsonb);
+SQL
+
+# capture NAME MST SETTING: one iteration of fit_multiple with auto_explain on; keeps the plans of
+# its training statements in table plans.
+capture() {
+  local name=$1 mst=$2 setting=$3
+  q >/dev/null 2>"$TMP/$name.log" <<SQL
+\set SHOW_CONTEXT never
+LOAD 'auto_explain';
+SET auto_explain.log_min_duration = 0;
+SET auto_explain.log_nested_statements = on;
+SET auto_explain.log_analyze = on;
+SET auto_explain.log_timing = off;
+SET auto_explain.log_format = json;
+SET auto_explain.log_level = notice;
+SET client_min_messages = notice;
+$setting
+CALL hopper.fit_multiple('packed', 'out_$name', '$mst', 1);
+SQL
+  cat > "$TMP/$name.sql" <<SQL
+\\set log \`cat $TMP/$name.log\`
+INSERT INTO plans (run, plan)
+SELECT '$name', substr(chunk, strpos(chunk, '{'))::jsonb -> 'Plan'
+FROM regexp_split_to_table(:'log', '(^|\n)NOTICE:  ') WITH ORDINALITY AS c(chunk, n)
+WHERE chunk LIKE 'duration: %plan:%'
+  AND chunk LIKE '%"Query Text": "CREATE UNLOGGED TABLE %hopper.train_segment(%'
+ORDER BY n;
+SQL
+  q -f "$TMP/$name.sql"
+}
+
+capture m3 mst3 ""
+capture m3_cap2 mst3 "SET hopper.parallel_segments = 2;"
+capture m3_cap1 mst3 "SET hopper.parallel_segments = 1;"
+capture m5 mst5 ""
+
+expected="m3|3|t|t|2|t|t
+m3_cap1|3|f|f|0|t|f
+m3_cap2|3|t|t|1|t|f
+m5|5|t|t|2|t|f"
+actual=$(q -A -t <<'SQL'
+WITH p AS (
+  SELECT run, plan,
+         -- the Gather and a Parallel Append under it, wherever they are in the plan
+         jsonb_path_query_first(plan, 'strict $.** ? (@."Node Type" == "Gather")') AS gather,
+         jsonb_path_query_first(plan, 'strict $.** ? (@."Node Type" == "Append" && @."Parallel Aware" == true)') AS pappend,
+         -- the most whole (not partial) aggregates under one Append: one per segment
+         (SELECT max((SELECT count(*) FROM jsonb_array_elements(a -> 'Plans') c
+                      WHERE c ->> 'Node Type' = 'Aggregate' AND c ->> 'Partial Mode' = 'Simple'))
+            FROM jsonb_path_query(plan, 'strict $.** ? (@."Node Type" == "Append")') a) AS aggregates
+  FROM plans)
+SELECT run,
+       count(*) AS training_statements,
+       bool_and(gather IS NOT NULL) AS gathered,
+       bool_and(pappend IS NOT NULL) AS parallel_append,
+       max(coalesce((gather ->> 'Workers Planned')::int, 0)) AS workers,
+       bool_and(aggregates = 3) AS per_segment_aggregates,
+       -- the workers really ran (at least once)
+       bool_or(coalesce((gather ->> 'Workers Launched')::int, 0) > 0) AND run = 'm3' AS launched
+FROM p GROUP BY run ORDER BY run;
+SQL
+)
+if [ "$actual" != "$expected" ]; then
+  echo "fit_multiple_plan: unexpected training plans" >&2
+  echo "expected (run|statements|gathered|parallel_append|workers|per_segment_aggregates|launched in m3):" >&2
+  echo "$expected" >&2
+  echo "actual:" >&2
+  echo "$actual" >&2
+  echo "first training plan of each run:" >&2
+  q -A -t >&2 <<'SQL' || true
+WITH RECURSIVE t(run, node, depth, path) AS (
+  SELECT run, plan, 0, '' FROM plans p WHERE n = (SELECT min(n) FROM plans q WHERE q.run = p.run)
+  UNION ALL
+  SELECT run, c, depth + 1, path || '.' || ord FROM t, jsonb_array_elements(node -> 'Plans') WITH ORDINALITY AS x(c, ord)
+  WHERE depth < 4)
+SELECT run || ' ' || repeat('  ', depth) || (node ->> 'Node Type') || coalesce(' ' || (node ->> 'Partial Mode'), '')
+       || coalesce(' parallel_aware=' || (node ->> 'Parallel Aware'), '') || coalesce(' workers=' || (node ->> 'Workers Planned'), '')
+       || coalesce(' ' || (node ->> 'Relation Name'), '')
+FROM t ORDER BY run, path;
+SQL
+  exit 1
+fi
+echo "fit_multiple_plan: ok"
