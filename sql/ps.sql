@@ -46,6 +46,25 @@ SELECT hopper.ps_get_chunk('asp_t', 0, '{0,1,2}') = hopper.ps_get('asp_t', 0, AR
 SELECT hopper.ps_get('asp_t', 0, '{4,7,8,9}');
 SELECT get_calls, get_keys, add_calls, add_keys, clocks, waits FROM hopper.ps_tables WHERE name = 'asp_t';
 
+-- ---- packed forms (bytea of little-endian int8 keys and float4 values) ----------------------------
+-- Keys 0 and 9; values 1.75 (0x3fe00000) and 8.5 (0x41080000), little-endian.
+SELECT encode(hopper.ps_get_bytes('asp_t', 0, '\x00000000000000000900000000000000'), 'hex') AS packed_get;
+SELECT hopper.ps_add_bytes('asp_t', 0, '\x0300000000000000', '\x0000803f');  -- key 3 += 1.0
+SELECT hopper.ps_get('asp_t', 0, '{3}');
+SELECT hopper.ps_add_chunk_bytes('asp_t', 0, '\x0200000000000000', '\x0000803f0000803f');  -- chunk 2 += 1.0
+SELECT encode(hopper.ps_get_chunk_bytes('asp_t', 0, '\x0200000000000000'), 'hex') AS packed_chunk;
+SELECT hopper.ps_get('asp_t', 0, '{8,9}');
+SELECT length(hopper.ps_get_bytes('asp_t', 0, '')) AS empty_get, hopper.ps_add_bytes('asp_t', 0, '', '') AS empty_add;
+SELECT pg_temp.err($$SELECT hopper.ps_get_bytes('asp_t', 0, '\x0102')$$);
+SELECT pg_temp.err($$SELECT hopper.ps_add_bytes('asp_t', 0, '\x0000000000000000', '\x00')$$);
+SELECT pg_temp.err($$SELECT hopper.ps_add_bytes('asp_t', 0, '\x0000000000000000', '\x0000c07f')$$);  -- NaN
+SELECT pg_temp.err($$SELECT hopper.ps_add_bytes('asp_t', 0, '\x0000000000000000', '')$$);
+SELECT pg_temp.err($$SELECT hopper.ps_get_bytes('asp_t', 0, '\x0a00000000000000')$$);  -- key 10
+SELECT pg_temp.err($$SELECT hopper.ps_get_bytes('asp_t', 0, '\x01000000000000000000000000000000')$$);  -- 1, 0
+SELECT pg_temp.err($$SELECT hopper.ps_get_chunk_bytes('asp_t', 0, NULL)$$);
+SELECT pg_temp.err($$SELECT hopper.ps_add_chunk_bytes('asp_t', 0, '\x0000000000000000', '\x0000803f')$$);
+SELECT pg_temp.err($$SELECT hopper.ps_get_chunk_bytes('asp_t', 0, '\x0300000000000000')$$);  -- chunk 3
+
 -- ---- BSP: an iteration's Adds become visible together when the last worker clocks --------------
 SELECT hopper.ps_create('bsp_t', 4, num_workers => 2);
 SELECT hopper.ps_add('bsp_t', 0, '{0,1}', '{1,1}');

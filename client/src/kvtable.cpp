@@ -12,8 +12,7 @@ namespace hopper::ps {
 
 namespace {
 
-constexpr unsigned kInt4Oid = 23, kInt8Oid = 20, kTextOid = 25, kFloat4Oid = 700;
-constexpr unsigned kInt8ArrayOid = 1016, kFloat4ArrayOid = 1021;
+constexpr unsigned kInt4Oid = 23, kTextOid = 25, kByteaOid = 17;
 
 PGconn* pg(void* c) { return static_cast<PGconn*>(c); }
 
@@ -58,69 +57,23 @@ void put32(std::string& out, uint32_t v) {
     const char b[4] = {char(v >> 24), char(v >> 16), char(v >> 8), char(v)};
     out.append(b, 4);
 }
-void put64(std::string& out, uint64_t v) {
-    put32(out, uint32_t(v >> 32));
-    put32(out, uint32_t(v));
-}
 uint32_t get32(const char* p) {
     const auto* u = reinterpret_cast<const unsigned char*>(p);
     return (uint32_t(u[0]) << 24) | (uint32_t(u[1]) << 16) | (uint32_t(u[2]) << 8) | uint32_t(u[3]);
 }
 
-// PostgreSQL's binary array format: ndim, has-null flag, element type, (size, lower bound) per
-// dimension, then (length, bytes) per element, all big-endian.
-void encode_header(std::string& out, unsigned elemtype, std::size_t n) {
-    put32(out, n ? 1 : 0);
-    put32(out, 0);
-    put32(out, elemtype);
-    if (n) {
-        put32(out, uint32_t(n));
-        put32(out, 1);
-    }
+// Keys and values travel packed in bytea (binary format: the raw bytes), as the server's
+// ps_*_bytes functions take them: 8-byte integers and 4-byte floats, little-endian.
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the packed format is little-endian");
+
+void pack(std::string& out, const void* data, std::size_t bytes) {
+    out.assign(static_cast<const char*>(data), bytes);
 }
 
-void encode_int8_array(std::string& out, const std::vector<int64_t>& v) {
-    out.clear();
-    out.reserve(20 + 12 * v.size());
-    encode_header(out, kInt8Oid, v.size());
-    for (int64_t x : v) {
-        put32(out, 8);
-        put64(out, uint64_t(x));
-    }
-}
-
-void encode_float4_array(std::string& out, const float* v, std::size_t n) {
-    out.clear();
-    out.reserve(20 + 8 * n);
-    encode_header(out, kFloat4Oid, n);
-    for (std::size_t i = 0; i < n; ++i) {
-        uint32_t bits;
-        std::memcpy(&bits, &v[i], 4);
-        put32(out, 4);
-        put32(out, bits);
-    }
-}
-
-void decode_float4_array(const char* p, int len, std::vector<float>* out) {
-    auto bad = [] { throw Error("XX000", "malformed real[] from the server"); };
-    if (len < 12) bad();
-    const uint32_t ndim = get32(p);
-    const uint32_t elemtype = get32(p + 8);
-    if (elemtype != kFloat4Oid || ndim > 1) bad();
-    std::size_t n = 0;
-    const char* at = p + 12;
-    if (ndim == 1) {
-        if (len < 20) bad();
-        n = get32(p + 12);
-        at = p + 20;
-    }
-    if (std::size_t(len) < std::size_t(at - p) + 8 * n) bad();
-    out->resize(n);
-    for (std::size_t i = 0; i < n; ++i, at += 8) {
-        if (get32(at) != 4) bad();
-        const uint32_t bits = get32(at + 4);
-        std::memcpy(&(*out)[i], &bits, 4);
-    }
+void unpack_floats(const char* p, int len, std::vector<float>* out) {
+    if (len < 0 || len % 4 != 0) throw Error("XX000", "malformed values from the server");
+    out->resize(std::size_t(len) / 4);
+    if (len) std::memcpy(out->data(), p, std::size_t(len));
 }
 
 std::string float_text(float f) {
@@ -244,15 +197,15 @@ struct KVTable<float>::Impl {
     }
 
     void get(const char* stmt, const std::vector<int64_t>& ids, std::vector<float>* out) {
-        encode_int8_array(keys_buf, ids);
+        pack(keys_buf, ids.data(), 8 * ids.size());
         Result r(run(stmt, &keys_buf, nullptr));
         if (PQntuples(r.r) != 1 || PQgetisnull(r.r, 0, 0)) throw Error("XX000", "unexpected result from the server");
-        decode_float4_array(PQgetvalue(r.r, 0, 0), PQgetlength(r.r, 0, 0), out);
+        unpack_floats(PQgetvalue(r.r, 0, 0), PQgetlength(r.r, 0, 0), out);
     }
 
     void add(const char* stmt, const std::vector<int64_t>& ids, const float* v, std::size_t n) {
-        encode_int8_array(keys_buf, ids);
-        encode_float4_array(vals_buf, v, n);
+        pack(keys_buf, ids.data(), 8 * ids.size());
+        pack(vals_buf, v, 4 * n);
         Result r(run(stmt, &keys_buf, &vals_buf));
     }
 
@@ -308,13 +261,12 @@ KVTable<float>::KVTable(const std::string& conninfo, std::string table, int work
     if (worker < 0 || worker >= m.num_workers)
         throw Error("22023", "worker " + std::to_string(worker) + " does not exist in parameter table \"" + m.table + "\"",
                     "Its workers are 0 to " + std::to_string(m.num_workers - 1) + ".");
-    m.prepare("hopper_ps_get", "SELECT hopper.ps_get($1, $2, $3)", {kTextOid, kInt4Oid, kInt8ArrayOid});
-    m.prepare("hopper_ps_add", "SELECT hopper.ps_add($1, $2, $3, $4)",
-              {kTextOid, kInt4Oid, kInt8ArrayOid, kFloat4ArrayOid});
+    m.prepare("hopper_ps_get", "SELECT hopper.ps_get_bytes($1, $2, $3)", {kTextOid, kInt4Oid, kByteaOid});
+    m.prepare("hopper_ps_add", "SELECT hopper.ps_add_bytes($1, $2, $3, $4)", {kTextOid, kInt4Oid, kByteaOid, kByteaOid});
     m.prepare("hopper_ps_clock", "SELECT hopper.ps_clock($1, $2)", {kTextOid, kInt4Oid});
-    m.prepare("hopper_ps_get_chunk", "SELECT hopper.ps_get_chunk($1, $2, $3)", {kTextOid, kInt4Oid, kInt8ArrayOid});
-    m.prepare("hopper_ps_add_chunk", "SELECT hopper.ps_add_chunk($1, $2, $3, $4)",
-              {kTextOid, kInt4Oid, kInt8ArrayOid, kFloat4ArrayOid});
+    m.prepare("hopper_ps_get_chunk", "SELECT hopper.ps_get_chunk_bytes($1, $2, $3)", {kTextOid, kInt4Oid, kByteaOid});
+    m.prepare("hopper_ps_add_chunk", "SELECT hopper.ps_add_chunk_bytes($1, $2, $3, $4)",
+              {kTextOid, kInt4Oid, kByteaOid, kByteaOid});
 }
 
 KVTable<float>::~KVTable() = default;

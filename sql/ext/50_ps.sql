@@ -48,6 +48,28 @@ AS 'MODULE_PATHNAME', 'ps_add_chunk' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION hopper.ps_add_chunk(text, integer, bigint[], real[]) IS
 'adds deltas (one per key of the chunks, in ps_get_chunk order) to the keys of chunks chunk_ids; like ps_add';
 
+-- Packed forms: keys and chunk ids as 8-byte, values and deltas as 4-byte little-endian numbers in
+-- bytea. They skip the per-element conversion of arrays (the C++ client uses them).
+CREATE FUNCTION hopper.ps_get_bytes(name text, worker integer, keys bytea) RETURNS bytea
+AS 'MODULE_PATHNAME', 'ps_get_bytes' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION hopper.ps_get_bytes(text, integer, bytea) IS
+'ps_get with keys packed as 8-byte little-endian integers; returns the values packed as 4-byte little-endian floats';
+
+CREATE FUNCTION hopper.ps_add_bytes(name text, worker integer, keys bytea, deltas bytea) RETURNS void
+AS 'MODULE_PATHNAME', 'ps_add_bytes' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION hopper.ps_add_bytes(text, integer, bytea, bytea) IS
+'ps_add with keys packed as 8-byte and deltas as 4-byte little-endian numbers';
+
+CREATE FUNCTION hopper.ps_get_chunk_bytes(name text, worker integer, chunk_ids bytea) RETURNS bytea
+AS 'MODULE_PATHNAME', 'ps_get_chunk_bytes' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION hopper.ps_get_chunk_bytes(text, integer, bytea) IS
+'ps_get_chunk with chunk ids packed as 8-byte little-endian integers; returns the values packed as 4-byte little-endian floats';
+
+CREATE FUNCTION hopper.ps_add_chunk_bytes(name text, worker integer, chunk_ids bytea, deltas bytea) RETURNS void
+AS 'MODULE_PATHNAME', 'ps_add_chunk_bytes' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION hopper.ps_add_chunk_bytes(text, integer, bytea, bytea) IS
+'ps_add_chunk with chunk ids packed as 8-byte and deltas as 4-byte little-endian numbers';
+
 CREATE FUNCTION hopper.ps_tables_internal(
     OUT name text, OUT num_keys bigint, OUT key_lo bigint[], OUT key_hi bigint[], OUT chunk_size integer,
     OUT num_chunks bigint, OUT consistency text, OUT staleness integer, OUT num_workers integer,

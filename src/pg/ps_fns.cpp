@@ -249,62 +249,143 @@ HOPPER_FUNCTION(ps_drop) {
     PG_RETURN_BOOL(dropped);
 }
 
-// ps_get(name, worker, keys bigint[]) -> real[]
-HOPPER_FUNCTION(ps_get) {
-    const pst::Handle& h = pst::open(arg_text(fcinfo, 0, "name"));
-    const int worker = worker_arg(fcinfo, h);
-    const Int8Arg keys = int8_arg(fcinfo, 2, "keys");
-    std::vector<int64_t> scratch;
-    const pst::Access a = key_access(h, keys, scratch);
-    ArrayType* out = new_float4_array(keys.n);
-    pst::get(h, worker, a, keys.n ? reinterpret_cast<float*>(ARR_DATA_PTR(out)) : nullptr);
-    PG_RETURN_POINTER(out);
+namespace {
+
+// Keys, chunk ids and values travel as arrays (bigint[], real[]) or packed in bytea (8-byte and
+// 4-byte little-endian numbers), which skips the per-element conversion of arrays: the C++ client
+// uses the packed forms.
+enum class Enc { Array, Bytes };
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "packed parameter-table values are little-endian");
+
+std::string_view bytes_arg(FunctionCallInfo fcinfo, int i, const char* name) {
+    require_not_null(fcinfo, i, name);
+    bytea* b = call([&] { return PG_GETARG_BYTEA_PP(i); });
+    return std::string_view(VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b));
 }
 
-// ps_add(name, worker, keys bigint[], deltas real[]) -> void
-HOPPER_FUNCTION(ps_add) {
+Int8Arg ids_arg(FunctionCallInfo fcinfo, int i, const char* name, Enc enc, std::vector<int64_t>& copy) {
+    if (enc == Enc::Array) return int8_arg(fcinfo, i, name);
+    const std::string_view b = bytes_arg(fcinfo, i, name);
+    if (b.size() % 8 != 0)
+        fail(ErrorKind::InvalidParameter, std::string(name) + " must be packed 8-byte integers",
+             "It has " + std::to_string(b.size()) + " bytes, not a multiple of 8.");
+    copy.resize(b.size() / 8);
+    if (!b.empty()) std::memcpy(copy.data(), b.data(), b.size());  // aligned copy
+    return Int8Arg{copy.data(), copy.size()};
+}
+
+Float4Arg deltas_arg(FunctionCallInfo fcinfo, int i, Enc enc, std::vector<float>& copy) {
+    if (enc == Enc::Array) return float4_arg(fcinfo, i, "deltas");
+    const std::string_view b = bytes_arg(fcinfo, i, "deltas");
+    if (b.size() % 4 != 0)
+        fail(ErrorKind::InvalidParameter, "deltas must be packed 4-byte floats",
+             "It has " + std::to_string(b.size()) + " bytes, not a multiple of 4.");
+    copy.resize(b.size() / 4);
+    if (!b.empty()) std::memcpy(copy.data(), b.data(), b.size());
+    for (std::size_t k = 0; k < copy.size(); ++k)
+        if (!std::isfinite(copy[k]))
+            fail(ErrorKind::InvalidParameter, "deltas must be finite numbers",
+                 "Value " + std::to_string(k + 1) + " is " + (std::isnan(copy[k]) ? "NaN" : "infinite") + ".");
+    return Float4Arg{copy.data(), copy.size()};
+}
+
+// The result of a Get: real[] or bytea of n values; *data points at its (zeroed) values.
+Datum values_out(std::size_t n, Enc enc, float** data) {
+    if (enc == Enc::Array) {
+        ArrayType* a = new_float4_array(n);
+        *data = n ? reinterpret_cast<float*>(ARR_DATA_PTR(a)) : nullptr;
+        return PointerGetDatum(a);
+    }
+    if (n * sizeof(float) > MaxAllocSize - VARHDRSZ)
+        fail(ErrorKind::Limit, "result is too large",
+             "It would hold " + std::to_string(n) + " values; PostgreSQL returns at most 1 GB in one value.",
+             "Get fewer keys at a time.");
+    bytea* b = call([&] {
+        bytea* r = static_cast<bytea*>(palloc0(VARHDRSZ + n * sizeof(float)));
+        SET_VARSIZE(r, VARHDRSZ + n * sizeof(float));
+        return r;
+    });
+    *data = reinterpret_cast<float*>(VARDATA(b));
+    return PointerGetDatum(b);
+}
+
+Datum get_keys(FunctionCallInfo fcinfo, Enc enc) {
     const pst::Handle& h = pst::open(arg_text(fcinfo, 0, "name"));
     const int worker = worker_arg(fcinfo, h);
-    const Int8Arg keys = int8_arg(fcinfo, 2, "keys");
-    const Float4Arg deltas = float4_arg(fcinfo, 3, "deltas");
-    std::vector<int64_t> scratch;
+    std::vector<int64_t> copy, scratch;
+    const Int8Arg keys = ids_arg(fcinfo, 2, "keys", enc, copy);
+    const pst::Access a = key_access(h, keys, scratch);
+    float* data = nullptr;
+    const Datum out = values_out(keys.n, enc, &data);
+    pst::get(h, worker, a, data);
+    return out;
+}
+
+Datum add_keys(FunctionCallInfo fcinfo, Enc enc) {
+    const pst::Handle& h = pst::open(arg_text(fcinfo, 0, "name"));
+    const int worker = worker_arg(fcinfo, h);
+    std::vector<int64_t> copy, scratch;
+    std::vector<float> delta_copy;
+    const Int8Arg keys = ids_arg(fcinfo, 2, "keys", enc, copy);
+    const Float4Arg deltas = deltas_arg(fcinfo, 3, enc, delta_copy);
     const pst::Access a = key_access(h, keys, scratch);
     check_deltas(deltas, keys.n, false);
     pst::add(h, worker, a, deltas.data);
     PG_RETURN_VOID();
 }
 
-// ps_clock(name, worker) -> bigint (the worker's new clock)
-HOPPER_FUNCTION(ps_clock) {
+Datum get_chunks(FunctionCallInfo fcinfo, Enc enc) {
     const pst::Handle& h = pst::open(arg_text(fcinfo, 0, "name"));
     const int worker = worker_arg(fcinfo, h);
-    PG_RETURN_INT64(pst::clock(h, worker));
-}
-
-// ps_get_chunk(name, worker, chunk_ids bigint[]) -> real[]
-HOPPER_FUNCTION(ps_get_chunk) {
-    const pst::Handle& h = pst::open(arg_text(fcinfo, 0, "name"));
-    const int worker = worker_arg(fcinfo, h);
-    const Int8Arg ids = int8_arg(fcinfo, 2, "chunk_ids");
+    std::vector<int64_t> copy;
+    const Int8Arg ids = ids_arg(fcinfo, 2, "chunk_ids", enc, copy);
     std::vector<ps::Span> spans;
     const pst::Access a = chunk_access(h, ids, spans);
-    const std::size_t n = a.count();
-    ArrayType* out = new_float4_array(n);
-    pst::get(h, worker, a, n ? reinterpret_cast<float*>(ARR_DATA_PTR(out)) : nullptr);
-    PG_RETURN_POINTER(out);
+    float* data = nullptr;
+    const Datum out = values_out(a.count(), enc, &data);
+    pst::get(h, worker, a, data);
+    return out;
 }
 
-// ps_add_chunk(name, worker, chunk_ids bigint[], deltas real[]) -> void
-HOPPER_FUNCTION(ps_add_chunk) {
+Datum add_chunks(FunctionCallInfo fcinfo, Enc enc) {
     const pst::Handle& h = pst::open(arg_text(fcinfo, 0, "name"));
     const int worker = worker_arg(fcinfo, h);
-    const Int8Arg ids = int8_arg(fcinfo, 2, "chunk_ids");
-    const Float4Arg deltas = float4_arg(fcinfo, 3, "deltas");
+    std::vector<int64_t> copy;
+    std::vector<float> delta_copy;
+    const Int8Arg ids = ids_arg(fcinfo, 2, "chunk_ids", enc, copy);
+    const Float4Arg deltas = deltas_arg(fcinfo, 3, enc, delta_copy);
     std::vector<ps::Span> spans;
     const pst::Access a = chunk_access(h, ids, spans);
     check_deltas(deltas, a.count(), true);
     pst::add(h, worker, a, deltas.data);
     PG_RETURN_VOID();
+}
+
+}  // namespace
+
+// ps_get(name, worker, keys bigint[]) -> real[]
+HOPPER_FUNCTION(ps_get) { return get_keys(fcinfo, Enc::Array); }
+// ps_get_bytes(name, worker, keys bytea) -> bytea
+HOPPER_FUNCTION(ps_get_bytes) { return get_keys(fcinfo, Enc::Bytes); }
+// ps_add(name, worker, keys bigint[], deltas real[]) -> void
+HOPPER_FUNCTION(ps_add) { return add_keys(fcinfo, Enc::Array); }
+// ps_add_bytes(name, worker, keys bytea, deltas bytea) -> void
+HOPPER_FUNCTION(ps_add_bytes) { return add_keys(fcinfo, Enc::Bytes); }
+// ps_get_chunk(name, worker, chunk_ids bigint[]) -> real[]
+HOPPER_FUNCTION(ps_get_chunk) { return get_chunks(fcinfo, Enc::Array); }
+// ps_get_chunk_bytes(name, worker, chunk_ids bytea) -> bytea
+HOPPER_FUNCTION(ps_get_chunk_bytes) { return get_chunks(fcinfo, Enc::Bytes); }
+// ps_add_chunk(name, worker, chunk_ids bigint[], deltas real[]) -> void
+HOPPER_FUNCTION(ps_add_chunk) { return add_chunks(fcinfo, Enc::Array); }
+// ps_add_chunk_bytes(name, worker, chunk_ids bytea, deltas bytea) -> void
+HOPPER_FUNCTION(ps_add_chunk_bytes) { return add_chunks(fcinfo, Enc::Bytes); }
+
+// ps_clock(name, worker) -> bigint (the worker's new clock)
+HOPPER_FUNCTION(ps_clock) {
+    const pst::Handle& h = pst::open(arg_text(fcinfo, 0, "name"));
+    const int worker = worker_arg(fcinfo, h);
+    PG_RETURN_INT64(pst::clock(h, worker));
 }
 
 // ps_tables_internal() -> setof record (see the view hopper.ps_tables)

@@ -4,7 +4,7 @@
 BEGIN;
 -- Leftovers of an interrupted run (shared memory is not rolled back).
 DO $$ BEGIN PERFORM hopper.ps_drop(name) FROM hopper.ps_tables WHERE name LIKE 'tap\_%'; END $$;
-SELECT plan(62);
+SELECT plan(66);
 
 -- ---- interface ----
 SELECT has_function('hopper', 'ps_create', ARRAY['text', 'bigint', 'integer', 'text', 'integer', 'integer', 'real']);
@@ -15,6 +15,10 @@ SELECT function_returns('hopper', 'ps_add', ARRAY['text', 'integer', 'bigint[]',
 SELECT function_returns('hopper', 'ps_clock', ARRAY['text', 'integer'], 'bigint');
 SELECT function_returns('hopper', 'ps_get_chunk', ARRAY['text', 'integer', 'bigint[]'], 'real[]');
 SELECT function_returns('hopper', 'ps_add_chunk', ARRAY['text', 'integer', 'bigint[]', 'real[]'], 'void');
+SELECT function_returns('hopper', 'ps_get_bytes', ARRAY['text', 'integer', 'bytea'], 'bytea');
+SELECT function_returns('hopper', 'ps_add_bytes', ARRAY['text', 'integer', 'bytea', 'bytea'], 'void');
+SELECT function_returns('hopper', 'ps_get_chunk_bytes', ARRAY['text', 'integer', 'bytea'], 'bytea');
+SELECT function_returns('hopper', 'ps_add_chunk_bytes', ARRAY['text', 'integer', 'bytea', 'bytea'], 'void');
 SELECT function_returns('hopper', 'ps_save', ARRAY['text', 'jsonb'], 'uuid');
 SELECT function_returns('hopper', 'ps_restore', ARRAY['uuid', 'text'], 'text');
 SELECT has_view('hopper', 'ps_tables', 'catalog of parameter tables');
@@ -35,6 +39,7 @@ SELECT is(
     (SELECT array_agg(DISTINCT provolatile::text || proparallel::text) FROM pg_proc
      WHERE pronamespace = 'hopper'::regnamespace
        AND proname IN ('ps_create', 'ps_drop', 'ps_get', 'ps_add', 'ps_clock', 'ps_get_chunk', 'ps_add_chunk',
+                       'ps_get_bytes', 'ps_add_bytes', 'ps_get_chunk_bytes', 'ps_add_chunk_bytes',
                        'ps_save', 'ps_restore')),
     ARRAY['vu']::text[], 'operations are VOLATILE PARALLEL UNSAFE');
 SELECT is(

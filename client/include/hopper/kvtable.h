@@ -13,8 +13,9 @@
 //   table.Clock();                  // end of this worker's iteration
 //
 // Each KVTable holds its own connection (one database session = one worker; a worker id belongs to
-// one session at a time). Keys and chunk ids must be sorted and unique. Values travel in
-// PostgreSQL's binary format. Errors are thrown as hopper::ps::Error with the server's SQLSTATE.
+// one session at a time). Keys and chunk ids must be sorted and unique. Keys and values travel
+// packed in bytea (hopper.ps_*_bytes), so no per-element conversion happens on either side.
+// Errors are thrown as hopper::ps::Error with the server's SQLSTATE.
 // A KVTable is not thread-safe; use one per thread or process.
 #pragma once
 
