@@ -61,6 +61,10 @@ SELECT hopper.load_model_arch('ms_arch_manual', '{"input_dim": 2, "layers": [{"u
 SELECT hopper.load_model_arch('ms_arch_manual', '{"input_dim": 2, "layers": [{"units": 1}]}', description => 'x');
 SELECT hopper.load_model_arch('ms_arch_manual', '{"input_dim": 2, "layers": [{"units": 3, "activation": "softmax"}]}',
                               model_weights => (SELECT model_state FROM ms_trained));
+SELECT hopper.load_model_arch('ms_arch_manual',
+    '{"input_dim": 2, "layers": [{"units": 4, "activation": "relu"}, {"units": 3, "activation": "softmax"}]}',
+    model_weights => (SELECT model_state FROM ms_trained));
+SELECT hopper.load_model_arch('ms_arch_model_id_seq', '{"input_dim": 2, "layers": [{"units": 1}]}');
 CREATE TABLE ms_arch_nodefault (model_id integer, model_arch jsonb);
 SELECT hopper.load_model_arch('ms_arch_nodefault', '{"input_dim": 2, "layers": [{"units": 1}]}');
 CREATE TABLE ms_arch_noid (id serial, model_arch jsonb);
@@ -134,6 +138,17 @@ SELECT hopper.load_model_selection_table('ms_arch', 'ms_e', ARRAY[1], ARRAY[''],
 DROP TABLE ms_e_summary;
 SELECT hopper.load_model_selection_table('ms_no_arch', 'ms_e', ARRAY[1], ARRAY[''], ARRAY['']);
 SELECT hopper.load_model_selection_table('ms_arch_noarch', 'ms_e', ARRAY[1], ARRAY[''], ARRAY['']);
+SELECT hopper.load_model_selection_table('ms_arch_noid', 'ms_e', ARRAY[1], ARRAY[''], ARRAY['']);
+-- Reading an architecture table needs SELECT on it.
+CREATE ROLE regress_hopper_ms_nobody;
+GRANT USAGE ON SCHEMA hopper TO regress_hopper_ms_nobody;
+SET ROLE regress_hopper_ms_nobody;
+SELECT hopper.load_model_selection_table('ms_arch', 'ms_e', ARRAY[1], ARRAY[''], ARRAY['']);
+SELECT hopper.generate_model_configs('ms_arch', 'ms_e', ARRAY[1], '{}', '{}');
+SELECT hopper.load_model_arch('ms_arch', '{"input_dim": 2, "layers": [{"units": 1}]}');
+RESET ROLE;
+DROP OWNED BY regress_hopper_ms_nobody;
+DROP ROLE regress_hopper_ms_nobody;
 SELECT hopper.load_model_selection_table('ms_arch', 'ms_e bad name', ARRAY[1], ARRAY[''], ARRAY['']);
 SELECT hopper.load_model_selection_table('ms_arch', repeat('m', 60), ARRAY[1], ARRAY[''], ARRAY['']);
 CREATE TABLE ms_arch_bad (model_id int, model_arch jsonb);
