@@ -71,6 +71,8 @@ HOPPER_FUNCTION(evaluate_models_transition) {
     check_finite_buffer(x.data, {x.rows, x.cols}, "independent_var");
     check_finite_buffer(y.data, {y.rows, y.cols}, "dependent_var");
     for (std::size_t i = 0; i < state->models.size(); ++i) {
+        // One buffer against many large models can take seconds: let a cancel in between models.
+        check_for_interrupts();
         const LoadedModel& m = state->models[i];
         const Architecture& arch = m.frozen.config.arch;
         if (x.cols != arch.input_dim || y.cols != arch.output_dim())
