@@ -127,7 +127,9 @@ SET hopper.segment_cache_mb = 1;
 CREATE TABLE wide AS SELECT g AS id, array_fill(1.0::float8, ARRAY[3000]) AS x, (g % 2)::text AS label
 FROM generate_series(1, 300) g;
 SELECT hopper.preprocess('wide', 'wide_packed', 'label', 'x', buffer_size => 100, num_segments => 1);
+\set SHOW_CONTEXT never
 CALL hopper.fit('wide_packed', 'm_wide', '{"input_dim": 3000, "layers": [{"units": 2, "activation": "softmax"}]}',
                 '', 'epochs=2', 1);
+\set SHOW_CONTEXT errors
 RESET hopper.segment_cache_mb;
 SELECT count(*) AS leftovers FROM pg_class WHERE relname LIKE 'm\_wide%' OR relname LIKE '\_\_hopper%';
