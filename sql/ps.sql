@@ -108,13 +108,14 @@ SELECT pg_temp.err($$SELECT hopper.ps_get('ranged', 0, '{0}')$$);
 SELECT pg_temp.err($$SELECT hopper.ps_get('ranged', 0, '{-1,50}')$$);
 SELECT pg_temp.err($$SELECT hopper.ps_get_chunk('ranged', 0, '{0}')$$);
 
--- ---- save and restore ---------------------------------------------------------------------------
+-- ---- save and restore: generic checkpoints of the registry (hopper.checkpoints) -----------------
 CREATE TEMP TABLE saved AS SELECT hopper.ps_save('bsp_t', '{"note": "after iteration 0"}') AS id;
-SELECT table_name, consistency, staleness, num_keys, chunk_size, num_workers, clocks, format, size_bytes,
-       metadata, created_by = current_user AS mine
-FROM hopper.ps_checkpoints c JOIN saved ON c.id = saved.id;
-SELECT count(*) AS parts FROM hopper.ps_checkpoint_parts p JOIN saved ON p.checkpoint = saved.id;
--- Pending Adds are saved too: worker 0 adds in iteration 1 before the save.
+SELECT c.state, c.steps_completed, c.format, c.storage, c.size_bytes, c.task_id, c.metadata, c.resources,
+       c.owner = current_user AS mine, c.checksum ~ '^sha256:[0-9a-f]{64}$' AS sha256
+FROM hopper.checkpoints c JOIN saved ON c.uuid = saved.id;
+SELECT count(*) AS chunks FROM hopper.checkpoint_chunks k JOIN hopper.checkpoints c USING (checkpoint_id)
+JOIN saved ON c.uuid = saved.id;
+-- Pending Adds are saved too: both workers add in iteration 1 before the save.
 SELECT hopper.ps_add('bsp_t', 0, '{3}', '{4}'), hopper.ps_add('bsp_t', 1, '{3}', '{4}');
 CREATE TEMP TABLE saved2 AS SELECT hopper.ps_save('bsp_t') AS id;
 SELECT hopper.ps_drop('bsp_t');
@@ -128,36 +129,39 @@ SELECT hopper.ps_restore(id, 'bsp_copy') FROM saved;
 SELECT name, consistency, num_workers, min_clock FROM hopper.ps_tables WHERE name = 'bsp_copy';
 SELECT hopper.ps_get('bsp_copy', 1, '{0,1,2,3}');
 SELECT pg_temp.err(format('SELECT hopper.ps_restore(%L)', id)) FROM saved;  -- bsp_t exists
--- Damaged checkpoints are refused.
+-- A checkpoint over several 1 MB chunks.
+SELECT hopper.ps_create('big', 300000, consistency => 'asp');
+SELECT hopper.ps_add('big', 0, '{0,299999}', '{1.5,-2.5}');
+CREATE TEMP TABLE saved_big AS SELECT hopper.ps_save('big') AS id;
+SELECT count(*) AS chunks, sum(length(k.data)) AS bytes
+FROM hopper.checkpoint_chunks k JOIN hopper.checkpoints c USING (checkpoint_id) JOIN saved_big ON c.uuid = saved_big.id;
+SELECT hopper.ps_restore(id, 'big2') FROM saved_big;
+SELECT hopper.ps_get('big2', 0, '{0,1,299999}');
+SELECT hopper.ps_drop('big'), hopper.ps_drop('big2');
+-- Damaged or unsuitable checkpoints are refused (the uuid in messages is replaced by <id>).
 CREATE FUNCTION pg_temp.restore_err(id uuid) RETURNS text LANGUAGE sql
 AS $$ SELECT replace(pg_temp.err(format('SELECT hopper.ps_restore(%L, %L)', id, 'damaged')), id::text, '<id>') $$;
-UPDATE hopper.ps_checkpoint_parts SET data = set_byte(data, 60, get_byte(data, 60) # 1)
-WHERE checkpoint = (SELECT id FROM saved);
+UPDATE hopper.checkpoint_chunks SET data = set_byte(data, 60, get_byte(data, 60) # 1)
+WHERE checkpoint_id = (SELECT checkpoint_id FROM hopper.checkpoints WHERE uuid = (SELECT id FROM saved));
+SELECT regexp_replace(pg_temp.restore_err(id), 'sha256:[0-9a-f]{64}', 'sha256:<hex>') FROM saved;
+UPDATE hopper.checkpoint_chunks SET data = substr(data, 1, 100)
+WHERE checkpoint_id = (SELECT checkpoint_id FROM hopper.checkpoints WHERE uuid = (SELECT id FROM saved));
 SELECT pg_temp.restore_err(id) FROM saved;
-UPDATE hopper.ps_checkpoint_parts SET data = substr(data, 1, 100) WHERE checkpoint = (SELECT id FROM saved);
+UPDATE hopper.checkpoints SET format = 'hopper_model_state_v1' WHERE uuid = (SELECT id FROM saved);
 SELECT pg_temp.restore_err(id) FROM saved;
-UPDATE hopper.ps_checkpoints SET format = 'other' WHERE id = (SELECT id FROM saved);
-SELECT pg_temp.restore_err(id) FROM saved;
-DELETE FROM hopper.ps_checkpoint_parts WHERE checkpoint = (SELECT id FROM saved2) AND part = 0;
+DELETE FROM hopper.checkpoint_chunks
+WHERE checkpoint_id = (SELECT checkpoint_id FROM hopper.checkpoints WHERE uuid = (SELECT id FROM saved_big)) AND chunk_no = 0;
+SELECT pg_temp.restore_err(id) FROM saved_big;
+UPDATE hopper.checkpoints SET state = 'ERROR' WHERE uuid = (SELECT id FROM saved2);
 SELECT pg_temp.restore_err(id) FROM saved2;
 SELECT count(*) AS tables FROM hopper.ps_tables WHERE name = 'damaged';
--- A checkpoint larger than one 8 MB part, restored, then with a part missing.
-SELECT hopper.ps_create('big', 2200000, consistency => 'asp');
-SELECT hopper.ps_add('big', 0, '{0,2199999}', '{1.5,-2.5}');
-CREATE TEMP TABLE saved_big AS SELECT hopper.ps_save('big') AS id;
-SELECT count(*) AS parts, sum(length(data)) AS bytes FROM hopper.ps_checkpoint_parts WHERE checkpoint = (SELECT id FROM saved_big);
-SELECT hopper.ps_restore(id, 'big2') FROM saved_big;
-SELECT hopper.ps_get('big2', 0, '{0,1,2199999}');
-DELETE FROM hopper.ps_checkpoint_parts WHERE checkpoint = (SELECT id FROM saved_big) AND part = 0;
-SELECT pg_temp.restore_err(id) FROM saved_big;
-SELECT hopper.ps_drop('big'), hopper.ps_drop('big2');
-DELETE FROM hopper.ps_checkpoints WHERE id = (SELECT id FROM saved_big);
 SELECT pg_temp.err($$SELECT hopper.ps_restore('00000000-0000-0000-0000-000000000000')$$);
 SELECT pg_temp.err($$SELECT hopper.ps_restore(NULL)$$);
 SELECT pg_temp.err($$SELECT hopper.ps_save('nope')$$);
 SELECT pg_temp.err($$SELECT hopper.ps_save('asp_t', '[1, 2]')$$);
-DELETE FROM hopper.ps_checkpoints WHERE id IN (SELECT id FROM saved UNION ALL SELECT id FROM saved2);
-SELECT count(*) AS parts_left FROM hopper.ps_checkpoint_parts;
+SELECT hopper.delete_checkpoints(ARRAY(SELECT id FROM saved UNION ALL SELECT id FROM saved2 UNION ALL SELECT id FROM saved_big));
+SELECT state, count(*) FROM hopper.checkpoints
+WHERE uuid IN (SELECT id FROM saved UNION ALL SELECT id FROM saved2 UNION ALL SELECT id FROM saved_big) GROUP BY state;
 
 -- ---- errors: operations -------------------------------------------------------------------------
 SELECT hopper.ps_get('nope', 0, '{1}');

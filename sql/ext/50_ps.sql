@@ -108,48 +108,16 @@ RETURNS record AS 'MODULE_PATHNAME', 'ps_memory' LANGUAGE C VOLATILE PARALLEL SA
 COMMENT ON FUNCTION hopper.ps_memory() IS
 'shared memory for parameter tables (hopper.ps_memory_mb): size, bytes in use and largest free block; table slots (hopper.ps_max_tables) and tables in use, over all databases';
 
--- Checkpoints of parameter tables. ps_save writes one row here and the serialized table (format
--- hopper_ps_v1, see include/hopper/ps.h) in parts of 8 MB; ps_restore reads them back.
-CREATE TABLE hopper.ps_checkpoints (
-    id uuid PRIMARY KEY DEFAULT pg_catalog.gen_random_uuid(),
-    table_name text NOT NULL,
-    created_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
-    created_by name NOT NULL DEFAULT CURRENT_USER,
-    consistency text NOT NULL CHECK (consistency IN ('bsp', 'ssp', 'asp')),
-    staleness integer NOT NULL,
-    num_keys bigint NOT NULL,
-    chunk_size bigint NOT NULL,
-    num_workers integer NOT NULL,
-    clocks bigint[] NOT NULL,
-    format text NOT NULL,
-    size_bytes bigint NOT NULL,
-    checksum bigint NOT NULL,
-    metadata jsonb NOT NULL DEFAULT '{}' CHECK (pg_catalog.jsonb_typeof(metadata) = 'object')
-);
-CREATE INDEX ps_checkpoints_table_name_created_at ON hopper.ps_checkpoints (table_name, created_at);
-COMMENT ON TABLE hopper.ps_checkpoints IS
-'saved parameter tables (hopper.ps_save): settings, each worker''s clock, format, size and CRC-32 of the data in hopper.ps_checkpoint_parts; delete a row to delete the checkpoint';
-
-CREATE TABLE hopper.ps_checkpoint_parts (
-    checkpoint uuid NOT NULL REFERENCES hopper.ps_checkpoints (id) ON DELETE CASCADE,
-    part integer NOT NULL CHECK (part >= 0),
-    data bytea NOT NULL,
-    PRIMARY KEY (checkpoint, part)
-);
--- Values compress poorly; store them out of line uncompressed.
-ALTER TABLE hopper.ps_checkpoint_parts ALTER COLUMN data SET STORAGE EXTERNAL;
-COMMENT ON TABLE hopper.ps_checkpoint_parts IS
-'the serialized parameter table of each checkpoint, in parts of at most 8 MB, in part order';
-
-SELECT pg_catalog.pg_extension_config_dump('hopper.ps_checkpoints', '');
-SELECT pg_catalog.pg_extension_config_dump('hopper.ps_checkpoint_parts', '');
-
+-- Checkpoints of parameter tables are generic checkpoints of the registry (40_registry.sql):
+-- a row in hopper.checkpoints with format 'hopper_ps_v1', steps_completed = the slowest worker's
+-- clock and the table's settings and clocks in metadata->'parameter_table', and the serialized
+-- table (include/hopper/ps.h) in hopper.checkpoint_chunks.
 CREATE FUNCTION hopper.ps_save(name text, metadata jsonb DEFAULT '{}') RETURNS uuid
 AS 'MODULE_PATHNAME', 'ps_save' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION hopper.ps_save(text, jsonb) IS
-'saves parameter table name (values, BSP pending Adds, each worker''s clock, settings) as one consistent snapshot into hopper.ps_checkpoints and returns the checkpoint id; the rows are written in the calling transaction';
+'saves parameter table name (values, BSP pending Adds, each worker''s clock, settings), as one consistent snapshot, as a COMPLETED checkpoint in hopper.checkpoints (format hopper_ps_v1; metadata plus the table''s facts under "parameter_table") and returns its uuid; the rows are written in the calling transaction';
 
 CREATE FUNCTION hopper.ps_restore(checkpoint uuid, name text DEFAULT NULL) RETURNS text
 AS 'MODULE_PATHNAME', 'ps_restore' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION hopper.ps_restore(uuid, text) IS
-'creates a parameter table (named name, or as saved) from a checkpoint: same settings, values and worker clocks, all workers not joined; returns its name';
+'creates a parameter table (named name, or as saved) from a checkpoint written by hopper.ps_save: same settings, values, pending BSP Adds and worker clocks, all workers not joined; returns its name';

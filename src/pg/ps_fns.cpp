@@ -1,16 +1,20 @@
 // SQL functions of parameter tables: ps_create, ps_drop, ps_get, ps_add, ps_clock, the chunked
 // forms, the catalog (ps_tables, ps_workers, ps_memory) and checkpoints (ps_save, ps_restore).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "hopper/error.h"
 #include "hopper/ps.h"
-#include "hopper/state_format.h"
+#include "hopper/registry.h"
 #include "pg/datum.h"
 #include "pg/ps_table.h"
+#include "pg/registry.h"
 #include "pg/spi.h"
 
 extern "C" {
@@ -27,7 +31,6 @@ namespace pst = hopper::pg::ps_table;
 
 namespace {
 
-constexpr std::size_t kCheckpointPartBytes = 8u << 20;
 constexpr const char* kCheckpointFormat = "hopper_ps_v1";
 
 // ---- array arguments, read in place ----
@@ -453,85 +456,81 @@ HOPPER_FUNCTION(ps_memory) {
     });
 }
 
-// ps_save(name, metadata jsonb) -> uuid: a checkpoint in hopper.ps_checkpoints.
+// ps_save(name, metadata jsonb) -> uuid: a generic checkpoint in hopper.checkpoints (the registry's
+// tables, sql/ext/40_registry.sql) with format hopper_ps_v1, stored in hopper.checkpoint_chunks.
 HOPPER_FUNCTION(ps_save) {
     const pst::Handle& h = pst::open(arg_text(fcinfo, 0, "name"));
     const std::string metadata = arg_jsonb_or(fcinfo, 1, "{}");
-    if (metadata.empty() || metadata[0] != '{')
-        fail(ErrorKind::InvalidParameter, "metadata must be a JSON object");
+    if (metadata.empty() || metadata[0] != '{') fail(ErrorKind::InvalidParameter, "metadata must be a JSON object");
     const ps::TableSettings settings = h.settings;
     ps::SnapshotBuffer b = pst::snapshot(h);
-    const std::string_view bytes(b.bytes);
+    const std::string_view payload(b.bytes);
     std::vector<int64_t> clocks(std::size_t(settings.num_workers));
     std::memcpy(clocks.data(), b.bytes.data() + b.clocks_at, 8 * clocks.size());
-    const uint32_t crc = crc32_of(bytes);
-    std::string id;
+    const int64_t min_clock = *std::min_element(clocks.begin(), clocks.end());
+    nlohmann::json facts = {{"name", settings.name},
+                            {"consistency", ps::consistency_name(settings.consistency)},
+                            {"staleness", settings.staleness},
+                            {"num_keys", settings.keys.size()},
+                            {"key_ranges", nlohmann::json::array()},
+                            {"chunk_size", settings.chunk_size},
+                            {"num_workers", settings.num_workers},
+                            {"clocks", clocks}};
+    for (const ps::KeyRange& r : settings.keys.ranges()) facts["key_ranges"].push_back({r.lo, r.hi});
+    const std::string table_facts = nlohmann::json{{"parameter_table", facts}}.dump();
+    const std::string resources = nlohmann::json{{"parameter_table", payload.size()}}.dump();
+    std::string uuid;
     {
         Spi spi;
-        id = spi.scalar_text(
-            "INSERT INTO hopper.ps_checkpoints (table_name, consistency, staleness, num_keys, chunk_size, "
-            "num_workers, clocks, format, size_bytes, checksum, metadata) "
-            "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id::text",
-            {SqlParam::text(settings.name), SqlParam::text(ps::consistency_name(settings.consistency)),
-             SqlParam::int4(settings.staleness), SqlParam::int8(settings.keys.size()),
-             SqlParam::int8(settings.chunk_size), SqlParam::int4(settings.num_workers), SqlParam::int8_array(clocks),
-             SqlParam::text(kCheckpointFormat), SqlParam::int8(int64_t(bytes.size())), SqlParam::int8(int64_t(crc)),
-             SqlParam::jsonb(metadata)});
-        const Prepared part = spi.prepare(
-            "INSERT INTO hopper.ps_checkpoint_parts (checkpoint, part, data) VALUES ($1::uuid, $2, $3)",
-            {TEXTOID, INT4OID, BYTEAOID});
+        SafeSearchPath path;
+        path.enter();
+        spi.execute("INSERT INTO hopper.checkpoints (task_id, state, steps_completed, format, storage, size_bytes, checksum,"
+                    " resources, metadata) VALUES (NULL, 'ACTIVE', $1, $2, 'database', $3, $4, $5::pg_catalog.jsonb,"
+                    " $6::pg_catalog.jsonb OPERATOR(pg_catalog.||) $7::pg_catalog.jsonb)"
+                    " RETURNING checkpoint_id, uuid::pg_catalog.text",
+                    {SqlParam::int8(min_clock), SqlParam::text(kCheckpointFormat), SqlParam::int8(int64_t(payload.size())),
+                     SqlParam::text_copy(sha256_hex(payload)), SqlParam::text(resources), SqlParam::text(metadata),
+                     SqlParam::text(table_facts)});
+        const int64_t id = spi.integer(0, 0);
+        uuid = spi.text(0, 1);
+        const Prepared chunk = spi.prepare(
+            "INSERT INTO hopper.checkpoint_chunks (checkpoint_id, chunk_no, data) VALUES ($1, $2, $3)",
+            {INT8OID, INT4OID, BYTEAOID});
         int32_t n = 0;
-        for (std::size_t at = 0; at < bytes.size(); at += kCheckpointPartBytes, ++n)
-            spi.execute(part, {SqlParam::text(id), SqlParam::int4(n),
-                               SqlParam::bytea(bytes.substr(at, kCheckpointPartBytes))});
+        for (std::string_view part : split_chunks(payload))
+            spi.execute(chunk, {SqlParam::int8(id), SqlParam::int4(n++), SqlParam::bytea(part)});
+        spi.execute("UPDATE hopper.checkpoints SET state = 'COMPLETED', report_time = pg_catalog.clock_timestamp()"
+                    " WHERE checkpoint_id = $1",
+                    {SqlParam::int8(id)});
+        path.leave();
     }
-    return call([&] { return DirectFunctionCall1(uuid_in, CStringGetDatum(id.c_str())); });
+    PG_RETURN_DATUM(uuid_datum(uuid));
 }
 
-// ps_restore(checkpoint uuid, name text) -> text: re-creates a table from a checkpoint.
+// ps_restore(checkpoint uuid, name text) -> text: re-creates a table from a checkpoint of ps_save.
 HOPPER_FUNCTION(ps_restore) {
     pst::require_shared_memory();
-    require_not_null(fcinfo, 0, "checkpoint");
-    const Datum checkpoint = PG_GETARG_DATUM(0);
-    const std::string id = call([&] { return DatumGetCString(DirectFunctionCall1(uuid_out, checkpoint)); });
-    std::string bytes, format, saved_name;
-    int64_t size = 0, checksum = 0;
+    const std::string uuid = uuid_arg(fcinfo, 0, "checkpoint");
+    std::string payload;
     {
         Spi spi;
-        spi.execute("SELECT table_name, format, size_bytes, checksum FROM hopper.ps_checkpoints WHERE id = $1::uuid",
-                    {SqlParam::text(id)});
-        if (spi.rows() == 0)
-            fail(ErrorKind::UndefinedObject, "parameter table checkpoint " + id + " does not exist", "",
-                 "hopper.ps_checkpoints lists the saved checkpoints.");
-        saved_name = spi.text(0, 0);
-        format = spi.text(0, 1);
-        size = spi.integer(0, 2);
-        checksum = spi.integer(0, 3);
-        if (format != kCheckpointFormat)
-            fail(ErrorKind::Data, "parameter table checkpoint " + id + " has format \"" + format + "\"",
-                 std::string("This hopper restores format \"") + kCheckpointFormat + "\".");
-        if (size < 0 || uint64_t(size) > (uint64_t(1) << 44))
-            fail(ErrorKind::Data, "parameter table checkpoint " + id + " has an impossible size");
-        bytes.reserve(std::size_t(size));
-        spi.open_cursor("SELECT part, data FROM hopper.ps_checkpoint_parts WHERE checkpoint = $1::uuid ORDER BY part",
-                        {SqlParam::text(id)});
-        int64_t expected = 0;
-        while (spi.fetch(16) > 0) {
-            for (uint64_t r = 0; r < spi.rows(); ++r, ++expected) {
-                if (spi.integer(r, 0) != expected)
-                    fail(ErrorKind::Data, "parameter table checkpoint is corrupt: part " + std::to_string(expected) +
-                                              " is missing");
-                bytes += spi.bytes(r, 1);
-            }
+        {
+            SafeSearchPath path;
+            path.enter();
+            spi.execute("SELECT format FROM hopper.checkpoints WHERE uuid = $1::pg_catalog.uuid", {SqlParam::text(uuid)});
+            path.leave();
         }
-        spi.close_cursor();
+        if (spi.rows() == 0)
+            fail(ErrorKind::UndefinedObject, "checkpoint " + uuid + " does not exist", "",
+                 "hopper.checkpoints lists the checkpoints; parameter tables are saved with format " +
+                     std::string(kCheckpointFormat) + ".");
+        const std::string format = spi.text(0, 0);
+        if (format != kCheckpointFormat)
+            fail(ErrorKind::InvalidParameter, "checkpoint " + uuid + " does not hold a parameter table",
+                 "Its format is " + format + "; hopper.ps_save writes " + kCheckpointFormat + ".");
+        payload = load_checkpoint(spi, uuid).state;  // COMPLETED, whole, size and sha256 checked
     }
-    if (int64_t(bytes.size()) != size)
-        fail(ErrorKind::Data, "parameter table checkpoint is corrupt: it has " + std::to_string(bytes.size()) +
-                                  " bytes of data, " + std::to_string(size) + " were saved");
-    if (int64_t(crc32_of(bytes)) != checksum)
-        fail(ErrorKind::Data, "parameter table checkpoint is corrupt: checksum mismatch");
-    const ps::SnapshotView view = ps::read_snapshot(bytes);
+    const ps::SnapshotView view = ps::read_snapshot(payload);
     const std::string name = arg_text_or(fcinfo, 1, view.meta.name);
     pst::create(ps::snapshot_settings(view.meta, name), &view);
     PG_RETURN_DATUM(string_to_text(name));
