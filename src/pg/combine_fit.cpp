@@ -1,0 +1,258 @@
+// hopper.fit_data_parallel: data-parallel training by model averaging.
+//
+// Each iteration (one transaction when called with CALL outside a transaction block):
+//   1. every segment trains a copy of the current model on its own buffers -- hopper.train_segment
+//      grouped by dist_key, one whole aggregate per segment under a Parallel Append, so all
+//      segments train at once -- and the copy goes straight into the partial level of the model
+//      averaging combine, weighted by the rows it trained on (one statement, CREATE TEMP TABLE AS
+//      so that it runs in parallel);
+//   2. the copies are averaged through the hierarchical combine (2 or 3 levels, as the insertion
+//      rule decides for the topology and the measured state size): parameters and optimizer
+//      slots alike, exactly (hopper/combine.h);
+//   3. the averaged model is evaluated when metrics are due (one parallel scan, as fit does).
+// The output tables are written by write_run_outputs (run.cpp), like fit's; the summary's method is
+// fit_data_parallel, hops_per_iteration 1, and hop_seconds holds the time spent averaging.
+#include <chrono>
+#include <cmath>
+#include <sstream>
+
+#include "hopper/combine.h"
+#include "hopper/error.h"
+#include "hopper/state_format.h"
+#include "pg/combine.h"
+#include "pg/datum.h"
+#include "pg/run.h"
+#include "pg/settings.h"
+#include "pg/statement_settings.h"
+
+namespace hopper::pg {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+std::string format_number(double v, int precision = 4) {
+    std::ostringstream s;
+    s.precision(precision);
+    s << v;
+    return s.str();
+}
+
+void check_fits(const ModelConfig& c, const PackedInfo& info, const char* what) {
+    if (c.arch.input_dim != info.independent_dim || c.arch.output_dim() != info.dependent_dim)
+        fail(ErrorKind::InvalidParameter,
+             "model expects " + std::to_string(c.arch.input_dim) + " features and " + std::to_string(c.arch.output_dim()) +
+                 " outputs but " + what + " " + info.table.display() + " has " + std::to_string(info.independent_dim) +
+                 " and " + std::to_string(info.dependent_dim),
+             "Architecture " + c.arch.shape_string() + ".");
+}
+
+struct DataParallelRequest {
+    RunRequest run;  // packed/output/validation texts, iterations, warm start, name, description, the model
+    std::string topology_text, link_cost_text;
+    std::optional<int> levels;
+};
+
+void run_data_parallel(Spi& spi, DataParallelRequest dp) {
+    RunRequest& req = dp.run;
+    const auto started = Clock::now();
+    const std::string started_at = spi.scalar_text("SELECT pg_catalog.now()::pg_catalog.text");
+    if (req.num_iterations <= 0)
+        fail(ErrorKind::InvalidParameter, "num_iterations must be positive", "It is " + std::to_string(req.num_iterations) + ".");
+    if (req.metrics_frequency <= 0)
+        fail(ErrorKind::InvalidParameter, "metrics_compute_frequency must be positive",
+             "It is " + std::to_string(req.metrics_frequency) + ".");
+    if (dp.levels && *dp.levels != 2 && *dp.levels != 3)
+        fail(ErrorKind::InvalidParameter, "combine_levels must be 2 or 3", "It is " + std::to_string(*dp.levels) + ".",
+             "Leave it NULL to let the insertion rule decide.");
+
+    const TableName packed = resolve_input_table(req.packed_text, "packed training table");
+    const PackedInfo info = read_packed_info(spi, packed);
+    std::optional<PackedInfo> vinfo;
+    if (!req.validation_text.empty()) {
+        vinfo = read_packed_info(spi, resolve_input_table(req.validation_text, "packed validation table"));
+        if (vinfo->class_values != info.class_values || vinfo->response_type != info.response_type)
+            fail(ErrorKind::InvalidParameter, "validation table was not packed like the training table",
+                 "Its class values or response type differ.",
+                 "Pack it with hopper.preprocess_validation, naming the training table.");
+    }
+    TableName output = req.warm_start ? resolve_input_table(req.output_text, "model output table")
+                                      : resolve_output_table(req.output_text, "model output table");
+    if (!req.warm_start) {
+        require_absent(output.with_suffix("_info"), "info table");
+        require_absent(output.with_suffix("_summary"), "summary table");
+        require_absent(output.with_suffix("_hops"), "hops table");
+    }
+
+    CombineSettings combine;
+    combine.topology = read_topology(spi, dp.topology_text, dp.link_cost_text, &combine.topology_name);
+    combine.levels = dp.levels;
+
+    ModelSpec& m = req.models.at(0);
+    check_fits(m.config, info, "packed table");
+    if (vinfo) check_fits(m.config, *vinfo, "validation table");
+    // The model state, and the averaging state (16 bytes per value), must fit in one PostgreSQL value.
+    const std::size_t limit = std::min<std::size_t>(std::size_t(setting_max_state_mb) * 1024 * 1024, MaxAllocSize - VARHDRSZ);
+    const std::size_t model_bytes = state_size(m.config), average_bytes = ModelAverageState::serialized_size(m.config);
+    if (model_bytes > limit)
+        fail(ErrorKind::Limit, "model state is too large",
+             "It needs " + std::to_string(model_bytes / (1024 * 1024)) + " MB; hopper.max_model_state_mb is " +
+                 std::to_string(setting_max_state_mb) + " MB.",
+             "Use a smaller architecture, or raise hopper.max_model_state_mb.");
+    if (average_bytes > MaxAllocSize - VARHDRSZ)
+        fail(ErrorKind::Limit, "model is too large to average",
+             "Its averaging state needs " + std::to_string(average_bytes / (1024 * 1024)) +
+                 " MB (16 bytes per parameter and optimizer slot); PostgreSQL stores at most 1 GB in one value.",
+             "Use a smaller architecture, or fit (model hopping) instead.");
+
+    std::string state;
+    if (req.warm_start) {
+        spi.execute("SELECT model_state FROM " + output.quoted() + " WHERE mst_key OPERATOR(pg_catalog.=) 1");
+        if (spi.rows() == 1 && !spi.is_null(0, 0)) {
+            m.initial_state = spi.bytes(0, 0);
+            m.initial_source = output.display();
+        } else {
+            notice("the model starts from fresh weights", "The warm start table " + output.display() + " has no model with mst_key 1.");
+        }
+    }
+    if (!m.initial_state.empty()) {
+        try {
+            state = serialize_state(restore_for_config(m.initial_state, m.config));
+        } catch (const Error& e) {
+            throw Error(e.kind(), e.message(), e.detail() + " Starting from " + m.initial_source + ".", e.hint());
+        }
+    } else {
+        state = serialize_state(Trainer(m.config));
+    }
+
+    const int S = int(info.dist_keys.size());
+    std::vector<ModelHistory> history(1);
+    history[0].training_metrics.resize(m.config.compile.metrics.size());
+    history[0].validation_metrics.resize(m.config.compile.metrics.size());
+    const std::vector<ModelConfig> configs = {m.config};
+    StatementSettings settings;
+    double train_seconds = 0, combine_seconds = 0, eval_seconds = 0;
+
+    // Training and the partial level in one statement: train_segment per segment, the copy and its
+    // rows into model_average_partial. The current model is the statement's parameter $1.
+    CombineSource source;
+    source.kind = CombineKind::ModelAverage;
+    source.from_sql = "(SELECT d.dist_key, hopper.train_segment($1::pg_catalog.bytea, d.independent_var, d.dependent_var, 1,"
+                      " d.dist_key) AS model_state, pg_catalog.sum(pg_catalog.array_length(d.dependent_var, 1))::pg_catalog.int8"
+                      " AS weight FROM " + packed.quoted() + " AS d GROUP BY d.dist_key) AS t";
+    source.dist_key_sql = "t.dist_key";
+    source.args = {"t.model_state", "t.weight"};
+
+    for (int it = 0; it < req.num_iterations; ++it) {
+        const auto iteration_started = Clock::now();
+        check_for_interrupts();
+        settings.enter();
+        set_parallel_workers(S);
+        source.params = {SqlParam::bytea(state)};
+        CombineOutcome outcome = run_hierarchical_combine(spi, source, combine);
+        train_seconds += outcome.partial_seconds;
+        combine_seconds += outcome.combine_seconds;
+        if (outcome.producers != S || outcome.result.empty())
+            fail(ErrorKind::Data, "a segment did not train",
+                 std::to_string(S) + " segments were packed and " + std::to_string(outcome.producers) + " trained a copy.",
+                 "A segment of the packed table may have lost all its rows since it was packed; pack it again.");
+        state = std::move(outcome.result);
+
+        ModelHistory& h = history[0];
+        if (h.status == "completed" && inspect_state(state).counters.diverged) {
+            h.status = "diverged";
+            warning("the model diverged in iteration " + std::to_string(it + 1),
+                    "Its loss became NaN or infinite on a segment; training stopped.", "Lower the learning rate.");
+        }
+        const bool evaluate = (it + 1) % req.metrics_frequency == 0 || it + 1 == req.num_iterations;
+        std::string progress;
+        if (evaluate) {
+            auto t = Clock::now();
+            std::vector<Evaluation> train_eval = evaluate_states(spi, packed, {state}, configs, S);
+            std::vector<Evaluation> valid_eval;
+            if (vinfo) valid_eval = evaluate_states(spi, vinfo->table, {state}, configs, int(vinfo->dist_keys.size()));
+            eval_seconds += seconds_since(t);
+            h.iterations.push_back(it + 1);
+            h.elapsed.push_back(seconds_since(started));
+            h.training_loss.push_back(train_eval[0].loss);
+            for (std::size_t k = 0; k < train_eval[0].metrics.size(); ++k) h.training_metrics[k].push_back(train_eval[0].metrics[k]);
+            progress = ", training loss " + format_number(train_eval[0].loss);
+            if (vinfo) {
+                h.validation_loss.push_back(valid_eval[0].loss);
+                for (std::size_t k = 0; k < valid_eval[0].metrics.size(); ++k)
+                    h.validation_metrics[k].push_back(valid_eval[0].metrics[k]);
+                progress += ", validation loss " + format_number(valid_eval[0].loss);
+                if (!valid_eval[0].metrics.empty())
+                    progress += ", " + std::string(to_string(m.config.compile.metrics[0])) + " " +
+                                format_number(valid_eval[0].metrics[0]);
+            }
+        }
+        notice("iteration " + std::to_string(it + 1) + "/" + std::to_string(req.num_iterations) + ": " +
+               format_number(seconds_since(iteration_started), 3) + " s, " + std::to_string(outcome.levels) +
+               "-level combine of " + std::to_string(outcome.producers) + " copies (" +
+               std::to_string(outcome.bytes_crossing) + " bytes across groups)" + progress);
+        if (spi.nonatomic() && it + 1 < req.num_iterations) {
+            settings.leave();
+            spi.commit();
+        }
+    }
+    settings.leave();
+
+    const std::vector<int32_t> mst_keys = {m.mst_key};
+    const std::vector<std::string> states = {state};
+    RunOutputs outputs;
+    outputs.req = &req;
+    outputs.method = "fit_data_parallel";
+    outputs.packed = packed;
+    outputs.output = output;
+    outputs.info = &info;
+    outputs.validation = &vinfo;
+    outputs.models = &req.models;
+    outputs.mst_keys = &mst_keys;
+    outputs.states = &states;
+    outputs.history = &history;
+    outputs.hops_per_iteration = 1;
+    outputs.train_seconds = train_seconds;
+    outputs.hop_seconds = combine_seconds;
+    outputs.eval_seconds = eval_seconds;
+    outputs.started_at = started_at;
+    write_run_outputs(spi, outputs);
+}
+
+}  // namespace
+}  // namespace hopper::pg
+
+using namespace hopper;
+using namespace hopper::pg;
+
+// fit_data_parallel(packed_table, model_output_table, model_arch jsonb, compile_params, fit_params,
+//                   num_iterations, validation_table, metrics_compute_frequency, warm_start, name,
+//                   description, topology_table, link_cost_table, combine_levels)
+HOPPER_FUNCTION(fit_data_parallel) {
+    DataParallelRequest dp;
+    RunRequest& req = dp.run;
+    req.multiple = false;
+    req.packed_text = arg_text(fcinfo, 0, "packed_table");
+    req.output_text = arg_text(fcinfo, 1, "model_output_table");
+    require_not_null(fcinfo, 2, "model_arch");
+    ModelSpec m;
+    m.mst_key = 1;
+    m.arch_json = jsonb_to_string(PG_GETARG_DATUM(2));
+    m.compile_text = arg_text_or(fcinfo, 3, "");
+    m.fit_text = arg_text_or(fcinfo, 4, "");
+    req.num_iterations = int(arg_int(fcinfo, 5, "num_iterations"));
+    req.validation_text = arg_text_or(fcinfo, 6, "");
+    req.metrics_frequency = int(arg_int_or(fcinfo, 7, 1));
+    req.warm_start = arg_bool_or(fcinfo, 8, false);
+    req.name = arg_text_or(fcinfo, 9, "");
+    req.description = arg_text_or(fcinfo, 10, "");
+    dp.topology_text = arg_text_or(fcinfo, 11, "");
+    dp.link_cost_text = arg_text_or(fcinfo, 12, "");
+    if (!PG_ARGISNULL(13)) dp.levels = PG_GETARG_INT32(13);
+    m.config = resolve_model_spec(m.arch_json, m.compile_text, m.fit_text, "");
+    req.models.push_back(std::move(m));
+    Spi spi(call_is_nonatomic(fcinfo));
+    run_data_parallel(spi, std::move(dp));
+    PG_RETURN_VOID();
+}
