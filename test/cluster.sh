@@ -43,6 +43,11 @@ log_line_prefix = '%m [%p] '
 CONF
     # Parameter tables (hopper.ps_*) live in shared memory reserved at server start; HOPPER_NO_PRELOAD=1
     # starts a cluster where hopper is loaded on demand, as on a server nobody reconfigured.
+    # HOPPER_LIB_DIR: load hopper.so from a build tree before the installed one (developers sharing
+    # one machine can test their own build; the SQL script still comes from the installation).
+    if [ -n "${HOPPER_LIB_DIR:-}" ]; then
+      echo "dynamic_library_path = '$HOPPER_LIB_DIR:\$libdir'" >>"$dir/data/postgresql.conf"
+    fi
     if [ -z "${HOPPER_NO_PRELOAD:-}" ]; then
       echo "shared_preload_libraries = 'hopper'" >>"$dir/data/postgresql.conf"
     fi

@@ -99,9 +99,13 @@ public:
         for (int s = 0; s < S; ++s)
             spi_.execute("CREATE UNLOGGED TABLE " + input_.with_suffix("_p" + std::to_string(s)).quoted() +
                          " PARTITION OF " + input_.quoted() + " FOR VALUES IN (" + std::to_string(dist_keys_[s]) + ")");
-        if (models_ > S)
-            spi_.execute("CREATE UNLOGGED TABLE " + input_.with_suffix("_waiting").quoted() + " PARTITION OF " +
-                         input_.quoted() + " FOR VALUES IN (NULL)");
+        // Waiting models (when there are more models than segments) sit in the NULL partition. It
+        // always exists and takes part in the training statement, because its parallel_workers
+        // setting is how the Parallel Append gets one process per segment: PostgreSQL 15 otherwise
+        // plans at most log2(S) + 1 workers, and partitioned tables cannot set parallel_workers.
+        spi_.execute("CREATE UNLOGGED TABLE " + input_.with_suffix("_waiting").quoted() + " PARTITION OF " +
+                     input_.quoted() + " FOR VALUES IN (NULL) WITH (parallel_workers = " + std::to_string(std::max(S - 1, 1)) +
+                     ")");
         // Model states are float data: compressing them on every hop costs time and saves nothing.
         spi_.execute("ALTER TABLE " + input_.quoted() + " ALTER COLUMN model_state SET STORAGE EXTERNAL");
 
@@ -137,6 +141,8 @@ public:
     }
 
     // The training statement: every model on a segment trains there; waiting models pass through.
+    // ORDER BY buffer_id fixes the order in which a segment's buffers are trained, whatever plan
+    // PostgreSQL picks (an incremental sort, for one, does not keep the scan order).
     uint64_t train() {
         if (output_exists_) {
             spi_.execute("DROP TABLE " + output_.quoted());
@@ -144,12 +150,11 @@ public:
         }
         std::string sql = "CREATE UNLOGGED TABLE " + output_.quoted() +
                           " AS SELECT mi.mst_key, mi.pos, d.dist_key, hopper.train_segment(mi.model_state,"
-                          " d.independent_var, d.dependent_var, mi.mst_key, d.dist_key) AS model_state FROM " +
+                          " d.independent_var, d.dependent_var, mi.mst_key, d.dist_key ORDER BY d.buffer_id) AS model_state FROM " +
                           packed_.quoted() + " AS d JOIN " + input_.quoted() +
                           " AS mi ON d.dist_key OPERATOR(pg_catalog.=) mi.dist_key GROUP BY d.dist_key, mi.mst_key, mi.pos";
-        if (models_ > int(dist_keys_.size()))
-            sql += " UNION ALL SELECT mst_key, pos, dist_key, model_state FROM " + input_.quoted() +
-                   " WHERE dist_key IS NULL";
+        sql += " UNION ALL SELECT mst_key, pos, dist_key, model_state FROM " + input_.quoted() +
+               " WHERE dist_key IS NULL";
         set_parallel_workers(std::min<int>(models_, int(dist_keys_.size())));
         uint64_t rows = spi_.execute(sql);
         output_exists_ = true;
