@@ -347,6 +347,7 @@ UPDATE hopper.model_versions SET notes = 'reviewed' WHERE model_id = :reg_model 
 SELECT pg_temp.try($$UPDATE hopper.models SET next_version = 1 WHERE name = 'reg-Classifier'$$);
 SELECT pg_temp.try($$UPDATE hopper.checkpoints SET version_count = 0 WHERE version_count > 0$$);
 SELECT pg_temp.try($$UPDATE hopper.checkpoints SET uuid = gen_random_uuid() WHERE uuid = '$$ || :'bare_uuid' || $$'$$);
+SELECT pg_temp.try($$UPDATE hopper.checkpoints SET state = 'COMPLETED' WHERE uuid = '$$ || :'ext_uuid' || $$'$$);
 SELECT pg_temp.try($$UPDATE hopper.models SET name = 'has space' WHERE name = 'reg-Classifier'$$);
 UPDATE hopper.models SET description = 'renamed', name = 'reg-classifier-2' WHERE name = 'reg-Classifier' RETURNING name, description;
 UPDATE hopper.models SET name = 'reg-Classifier' WHERE name = 'reg-classifier-2';

@@ -322,6 +322,10 @@ BEGIN
     IF NEW.checkpoint_id <> OLD.checkpoint_id OR NEW.uuid <> OLD.uuid THEN
         RAISE EXCEPTION 'the id and uuid of a checkpoint cannot be changed' USING ERRCODE = 'generated_always';
     END IF;
+    IF OLD.state = 'DELETED' AND NEW.state <> 'DELETED' THEN
+        RAISE EXCEPTION 'checkpoint % is deleted', OLD.uuid USING ERRCODE = 'object_not_in_prerequisite_state',
+            DETAIL = 'A deleted checkpoint has no payload and stays deleted.';
+    END IF;
     IF NEW.version_count <> OLD.version_count AND pg_trigger_depth() < 2 THEN
         RAISE EXCEPTION 'version_count of a checkpoint is maintained by hopper' USING ERRCODE = 'generated_always',
             HINT = 'Register or delete model versions instead.';
@@ -343,7 +347,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION hopper.checkpoints_before_update() IS
-'trigger: a checkpoint used by a model version cannot be deleted; only its owner may change it, others only register it';
+'trigger: a checkpoint used by a model version cannot be deleted, a deleted one stays deleted; only its owner may change it, others only register it';
 CREATE TRIGGER checkpoints_before_update BEFORE UPDATE ON hopper.checkpoints
     FOR EACH ROW EXECUTE FUNCTION hopper.checkpoints_before_update();
 

@@ -875,7 +875,9 @@ HOPPER_FUNCTION(delete_checkpoints) {
         if (c.version_count > 0) refuse_registered(spi, c);
         if (c.state != "DELETING" && c.state != "DELETED" && seen.insert(c.id).second) ids.push_back(c.id);
     }
-    std::vector<int64_t> changed = delete_checkpoint_ids(spi, ids);
+    std::vector<int64_t> changed = explain_serialization_failure(
+        rows.size() == 1 ? "checkpoint " + rows[0].uuid : std::string("these checkpoints"),
+        [&] { return delete_checkpoint_ids(spi, ids); });
     if (changed.size() < ids.size()) {
         // Something changed since the checks above: a concurrent registration (refused here) or a
         // concurrent deletion (nothing left to do).
@@ -931,7 +933,8 @@ HOPPER_FUNCTION(gc_checkpoints) {
     }
     std::vector<int64_t> remove = select_checkpoints_to_remove(candidates, policy);
     // A checkpoint registered meanwhile is skipped by the deletion's own re-check.
-    if (!dry_run) remove = delete_checkpoint_ids(spi, remove);
+    if (!dry_run)
+        remove = explain_serialization_failure("these checkpoints", [&] { return delete_checkpoint_ids(spi, remove); });
     spi.execute("SELECT e.uuid, e.run_id, e.mst_key, e.iteration, e.steps_completed, e.searcher_value"
                 " FROM hopper.checkpoints_expanded e WHERE e.checkpoint_id = ANY ($1) ORDER BY e.checkpoint_id",
                 {SqlParam::int8_array(remove)});

@@ -57,22 +57,6 @@ std::optional<std::string> text_or_null(FunctionCallInfo fcinfo, int i) {
 
 SqlParam nullable(const std::optional<std::string>& s) { return s ? SqlParam::text(*s) : SqlParam::null(TEXTOID); }
 
-// Adds a retry hint to a serialization failure (REPEATABLE READ or SERIALIZABLE: another session
-// changed the model or the checkpoint after this transaction's snapshot was taken).
-template <typename F>
-auto explain_serialization_failure(const std::string& what, F&& f) -> decltype(f()) {
-    try {
-        return f();
-    } catch (const PgError& e) {
-        ErrorData* ed = e.edata();
-        if (ed->sqlerrcode == ERRCODE_T_R_SERIALIZATION_FAILURE && !ed->hint) {
-            ed->detail = pstrdup(("Another transaction changed " + what + " after this transaction took its snapshot.").c_str());
-            ed->hint = pstrdup("Retry the transaction; under READ COMMITTED hopper waits for the other one instead.");
-        }
-        throw;
-    }
-}
-
 struct VersionRef {
     int32_t version = 0;
     int64_t version_id = 0;

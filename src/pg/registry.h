@@ -38,6 +38,22 @@ private:
     int level_ = -1;
 };
 
+// Runs f; a serialization failure it raises (REPEATABLE READ or SERIALIZABLE: another session
+// changed `what` after this transaction took its snapshot) gets a detail and a retry hint.
+template <typename F>
+auto explain_serialization_failure(const std::string& what, F&& f) -> decltype(f()) {
+    try {
+        return f();
+    } catch (const PgError& e) {
+        ErrorData* ed = e.edata();
+        if (ed->sqlerrcode == ERRCODE_T_R_SERIALIZATION_FAILURE && !ed->hint) {
+            ed->detail = pstrdup(("Another transaction changed " + what + " after this transaction took its snapshot.").c_str());
+            ed->hint = pstrdup("Retry the transaction; under READ COMMITTED hopper waits for the other one instead.");
+        }
+        throw;
+    }
+}
+
 // Text form of a uuid argument, and a uuid Datum from text (allocated in the current context).
 std::string uuid_arg(FunctionCallInfo fcinfo, int i, const char* name);
 Datum uuid_datum(const std::string& text);
