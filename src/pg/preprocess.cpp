@@ -404,6 +404,8 @@ PackResult pack_rows(Spi& spi, const Source& src, const Layout& layout, const Ta
                              SqlParam::int4(layout.x_dim), SqlParam::int4(layout.y_dim)});
         result.rows += n;
     }
+    // A kept plan lives in CacheMemoryContext until freed: without this, every call leaked ~100 kB.
+    call([&] { SPI_freeplan(insert.plan); });
     return result;
 }
 
