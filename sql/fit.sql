@@ -1,4 +1,7 @@
 -- hopper.fit, evaluate, predict: a model that learns, its output tables, and every error branch.
+-- Each test file works in its own schema, so test files never see each other's tables.
+CREATE SCHEMA test_fit;
+SET search_path = test_fit, public;
 SET client_min_messages = warning;
 
 CREATE TABLE blobs AS
@@ -95,7 +98,7 @@ CALL hopper.fit('blobs_packed', 'blobs_model', '{"input_dim": 2, "layers": [{"un
 CALL hopper.fit('blobs_packed', 'blobs_model', '{"input_dim": 2, "layers": [{"units": 6, "activation": "softmax"}]}', '', '', 1,
                 warm_start => true);
 CALL hopper.fit('blobs_packed', 'm1', NULL, '', '', 1);
-SELECT count(*) AS leftovers FROM pg_class WHERE relname LIKE 'm1%' OR relname LIKE '\_\_hopper%';
+SELECT count(*) AS leftovers FROM pg_class WHERE (relnamespace = current_schema()::regnamespace AND relname LIKE 'm1%') OR relname LIKE '\_\_hopper%';
 
 -- Corrupted model states are refused, never crash.
 SELECT hopper.model_state_info('\x00'::bytea);
@@ -115,7 +118,7 @@ SELECT * FROM hopper.evaluate('blobs_model', 'lin_packed');
 SELECT hopper.predict('blobs_model', 'blobs', 'id', 'x', 'p1', pred_type => 'class');
 SELECT hopper.predict('blobs_model', 'blobs', 'nope', 'x', 'p1');
 SELECT hopper.predict('blobs_model', 'blobs', 'id', 'x', 'blobs_predicted');
-SELECT count(*) AS leftovers FROM pg_class WHERE relname LIKE 'p1%';
+SELECT count(*) AS leftovers FROM pg_class WHERE relnamespace = current_schema()::regnamespace AND relname LIKE 'p1%';
 
 -- Several epochs per segment visit keep the segment's buffers in memory, within hopper.segment_cache_mb.
 CALL hopper.fit('blobs_packed', 'epochs_model',
@@ -132,4 +135,4 @@ CALL hopper.fit('wide_packed', 'm_wide', '{"input_dim": 3000, "layers": [{"units
                 '', 'epochs=2', 1);
 \set SHOW_CONTEXT errors
 RESET hopper.segment_cache_mb;
-SELECT count(*) AS leftovers FROM pg_class WHERE relname LIKE 'm\_wide%' OR relname LIKE '\_\_hopper%';
+SELECT count(*) AS leftovers FROM pg_class WHERE (relnamespace = current_schema()::regnamespace AND relname LIKE 'm\_wide%') OR relname LIKE '\_\_hopper%';

@@ -2,6 +2,9 @@
 -- record (every (model, segment) pair once per iteration, never a model on two segments), M < S,
 -- M = S, M > S, bit-for-bit agreement with hopper.fit, warm start, transfer learning, and every
 -- bad input.
+-- Each test file works in its own schema, so test files never see each other's tables.
+CREATE SCHEMA test_fit_multiple;
+SET search_path = test_fit_multiple, public;
 SET client_min_messages = warning;
 
 -- Three well separated classes in two features, packed over 3 segments.
@@ -141,7 +144,7 @@ SELECT a.training_loss_final = b.training_loss_final AS same_loss FROM fm_out1_i
 -- 3-model run is the same model too.
 SELECT a.model_state = b.model_state AS identical_among_three FROM fm_out3 a, fm_out1 b WHERE a.mst_key = 1;
 -- No hop record without hopper.debug_hops.
-SELECT count(*) AS hop_tables FROM pg_class WHERE relname IN ('fm_out1_hops', 'fm_fit_hops');
+SELECT count(*) AS hop_tables FROM pg_class WHERE relnamespace = current_schema()::regnamespace AND relname IN ('fm_out1_hops', 'fm_fit_hops');
 
 -- Warm start: existing configurations continue (their step counters keep counting), a new one starts fresh.
 INSERT INTO fm_mst4 (model_id, compile_params, fit_params)
@@ -152,7 +155,7 @@ CALL hopper.fit_multiple('fm_packed', 'fm_out4', 'fm_mst4', 1, warm_start => tru
 SELECT i.mst_key, i.steps - coalesce(b.steps, 0) AS new_steps, b.steps IS NULL AS fresh, i.metrics_iters
 FROM fm_out4_info i LEFT JOIN fm_steps_before b USING (mst_key) ORDER BY mst_key;
 SELECT warm_start, num_models, num_iterations, name FROM fm_out4_summary;
-SELECT count(*) AS hop_tables FROM pg_class WHERE relname = 'fm_out4_hops';
+SELECT count(*) AS hop_tables FROM pg_class WHERE relnamespace = current_schema()::regnamespace AND relname = 'fm_out4_hops';
 -- ...and a configuration whose architecture changed is refused.
 UPDATE fm_mst4 SET model_id = 2 WHERE mst_key = 1;
 CALL hopper.fit_multiple('fm_packed', 'fm_out4', 'fm_mst4', 1, warm_start => true);
@@ -219,4 +222,4 @@ INSERT INTO fm_hand VALUES (1, 1, '', '');
 CALL hopper.fit_multiple('fm_packed', 'fm_bad', 'fm_hand', 1);
 CREATE TABLE fm_nocol (mst_key int, model_id int, compile_params text);
 CALL hopper.fit_multiple('fm_packed', 'fm_bad', 'fm_nocol', 1);
-SELECT count(*) AS leftovers FROM pg_class WHERE relname LIKE 'fm\_bad%' OR relname LIKE '\_\_hopper%';
+SELECT count(*) AS leftovers FROM pg_class WHERE (relnamespace = current_schema()::regnamespace AND relname LIKE 'fm\_bad%') OR relname LIKE '\_\_hopper%';

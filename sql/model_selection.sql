@@ -1,5 +1,8 @@
 -- Model selection tables: load_model_arch, delete_model_arch, load_model_selection_table,
 -- generate_model_configs (grid and seeded random search), and every error branch.
+-- Each test file works in its own schema, so test files never see each other's tables.
+CREATE SCHEMA test_model_selection;
+SET search_path = test_model_selection, public;
 SET client_min_messages = warning;
 
 -- SQLSTATE of a statement that must fail (the tests print the message too, where it matters).
@@ -141,7 +144,7 @@ SELECT hopper.load_model_selection_table('ms_arch_noarch', 'ms_e', ARRAY[1], ARR
 SELECT hopper.load_model_selection_table('ms_arch_noid', 'ms_e', ARRAY[1], ARRAY[''], ARRAY['']);
 -- Reading an architecture table needs SELECT on it.
 CREATE ROLE regress_hopper_ms_nobody;
-GRANT USAGE ON SCHEMA hopper TO regress_hopper_ms_nobody;
+GRANT USAGE ON SCHEMA hopper, test_model_selection TO regress_hopper_ms_nobody;
 SET ROLE regress_hopper_ms_nobody;
 SELECT hopper.load_model_selection_table('ms_arch', 'ms_e', ARRAY[1], ARRAY[''], ARRAY['']);
 SELECT hopper.generate_model_configs('ms_arch', 'ms_e', ARRAY[1], '{}', '{}');
@@ -264,7 +267,7 @@ SELECT ms_sqlstate($$SELECT hopper.generate_model_configs('ms_arch', 'ms_e', ARR
        ms_sqlstate($$SELECT hopper.generate_model_configs('ms_arch', 'ms_e', ARRAY[1], '{"lr": [1, 1]}', '{}')$$) AS duplicate,
        ms_sqlstate($$SELECT hopper.generate_model_configs('ms_arch', 'ms_e', ARRAY[1], '{"lr": [0.1}', '{}')$$) AS bad_json;
 -- Nothing was left behind by the failed calls.
-SELECT count(*) AS leftovers FROM pg_class WHERE relname LIKE 'ms\_e%';
+SELECT count(*) AS leftovers FROM pg_class WHERE relnamespace = current_schema()::regnamespace AND relname LIKE 'ms\_e%';
 
 -- The functions are documented and honest about what they do.
 SELECT p.proname, p.provolatile, p.proparallel, p.proisstrict, obj_description(p.oid, 'pg_proc') IS NOT NULL AS documented

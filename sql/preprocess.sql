@@ -1,4 +1,7 @@
 -- hopper.preprocess: packing, summary, validation packing and every error branch.
+-- Each test file works in its own schema, so test files never see each other's tables.
+CREATE SCHEMA test_preprocess;
+SET search_path = test_preprocess, public;
 SET client_min_messages = warning;
 
 CREATE TABLE points AS
@@ -70,7 +73,7 @@ SELECT hopper.preprocess('one_class', 'o1', 'label', 'x');
 SELECT hopper.preprocess('points', 'o1', 'label', 'x', num_segments => 2000);
 CREATE TABLE points_unseen AS SELECT x, label + 10 AS label FROM points LIMIT 5;
 SELECT hopper.preprocess_validation('points_unseen', 'o1', 'label', 'x', 'points_packed');
-SELECT count(*) AS leftovers FROM pg_class WHERE relname LIKE 'o1%';
+SELECT count(*) AS leftovers FROM pg_class WHERE relnamespace = current_schema()::regnamespace AND relname LIKE 'o1%';
 
 -- Identifiers with quotes, spaces and dots are names, not SQL.
 CREATE TABLE "odd ""name"".x" AS SELECT * FROM points LIMIT 100;
