@@ -1,6 +1,13 @@
 -- Bad input, function by function: each case states the SQLSTATE it must get, and after each one
 -- no output table (nor its _info, _summary or partitions) and no working table (__hopper_*) may
 -- exist. try() runs a statement and reports 'ok' or SQLSTATE and message, plus any leftovers.
+-- In a database of its own: the objects, registry rows and settings it creates touch no other test.
+\set regress_db :DBNAME
+SET client_min_messages = warning;
+DROP DATABASE IF EXISTS hopper_bad_input;
+CREATE DATABASE hopper_bad_input;
+\c hopper_bad_input
+CREATE EXTENSION hopper;
 SET client_min_messages = warning;
 CREATE FUNCTION try(stmt text, outputs text[] DEFAULT '{}') RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
@@ -278,3 +285,6 @@ SELECT n, try(s, ARRAY['out_pred']) FROM (VALUES
 -- Nothing of the failed calls exists; the inputs are intact.
 SELECT relname FROM pg_class WHERE relname ~ '^(out_|__hopper)' ORDER BY 1;
 SELECT count(*) AS pts_rows FROM pts;
+
+\c :regress_db
+DROP DATABASE hopper_bad_input;

@@ -3,6 +3,13 @@
 -- (or a result): never a crash (the whole test would fail), never XX000 (hopper's "bug" code), an
 -- unexpected C++ exception or a PostgreSQL internal error. Functions are found in the catalog, so
 -- functions added later are walked too. The list of violations must be empty.
+-- In a database of its own: the objects, registry rows and settings it creates touch no other test.
+\set regress_db :DBNAME
+SET client_min_messages = warning;
+DROP DATABASE IF EXISTS hopper_bad_input_walk;
+CREATE DATABASE hopper_bad_input_walk;
+\c hopper_bad_input_walk
+CREATE EXTENSION hopper;
 SET client_min_messages = error;
 SET statement_timeout = '300s';
 
@@ -161,3 +168,6 @@ SELECT count(*) AS source_rows FROM walk_src;
 
 -- Clean up shared state the walk may have created (parameter tables outlive transactions).
 DO $$ BEGIN PERFORM hopper.ps_drop(name, true) FROM hopper.ps_tables; EXCEPTION WHEN undefined_function OR undefined_table THEN NULL; END $$;
+
+\c :regress_db
+DROP DATABASE hopper_bad_input_walk;

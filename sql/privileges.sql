@@ -1,6 +1,13 @@
 -- Privileges and search_path: hopper runs with the caller's rights (SECURITY INVOKER), refuses
 -- tables the caller cannot read (42501), creates outputs owned by the caller, and its internal
 -- statements cannot be hijacked by objects in the caller's search_path.
+-- In a database of its own: the objects, registry rows and settings it creates touch no other test.
+\set regress_db :DBNAME
+SET client_min_messages = warning;
+DROP DATABASE IF EXISTS hopper_privileges;
+CREATE DATABASE hopper_privileges;
+\c hopper_privileges
+CREATE EXTENSION hopper;
 SET client_min_messages = warning;
 \set VERBOSITY terse
 
@@ -126,3 +133,6 @@ DROP OWNED BY hopper_priv_alice, hopper_priv_bob, hopper_priv_mallory;
 DROP ROLE hopper_priv_alice;
 DROP ROLE hopper_priv_bob;
 DROP ROLE hopper_priv_mallory;
+
+\c :regress_db
+DROP DATABASE hopper_privileges;
