@@ -1,6 +1,9 @@
 -- Parameter tables: create, get, add, clock (BSP, SSP, ASP), chunks, key ranges, catalog,
 -- save/restore and every error branch that one session can reach (the multi-session ones are in
--- test/scripts/ps_*.sh). One session may act as several workers.
+-- test/scripts/ps_*.sh). One session may act as several workers. Parameter tables belong to the
+-- database, not to a schema: this file drops any it finds first.
+CREATE SCHEMA test_ps;
+SET search_path = test_ps, public;
 SET client_min_messages = warning;
 SELECT hopper.ps_drop(name) FROM hopper.ps_tables;  -- leftovers of an earlier run
 RESET client_min_messages;
@@ -234,13 +237,13 @@ SELECT hopper.ps_drop('nope');
 SELECT hopper.ps_drop('nope', if_exists => true);
 SELECT pg_temp.err($$SELECT hopper.ps_drop(NULL)$$);
 -- Only the owner (or a member of its role) may drop a table.
-CREATE ROLE ps_regress_other;
-GRANT USAGE ON SCHEMA hopper TO ps_regress_other;
-SET ROLE ps_regress_other;
+CREATE ROLE regress_hopper_ps_other;
+GRANT USAGE ON SCHEMA hopper TO regress_hopper_ps_other;
+SET ROLE regress_hopper_ps_other;
 SELECT pg_temp.err($$SELECT hopper.ps_drop('asp_t')$$);
 RESET ROLE;
-REVOKE USAGE ON SCHEMA hopper FROM ps_regress_other;
-DROP ROLE ps_regress_other;
+REVOKE USAGE ON SCHEMA hopper FROM regress_hopper_ps_other;
+DROP ROLE regress_hopper_ps_other;
 
 -- ---- the catalog and clean-up -------------------------------------------------------------------
 SELECT name, consistency, staleness, num_workers FROM hopper.ps_tables ORDER BY name;
