@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Cancel and timeouts: pg_cancel_backend and statement_timeout stop preprocess, fit and
-# fit_multiple within a few seconds, on data big enough to run for a minute, and leave no working
-# table (__hopper_*) and no output table behind. Runs against the test cluster (PGHOST, PGPORT,
+# Cancel and timeouts: pg_cancel_backend and statement_timeout stop preprocess, fit, fit_multiple
+# and parameter-server waits within a few seconds, on data big enough to run for a minute, and
+# leave no working table (__hopper_*) and no output table behind. Runs against the test cluster (PGHOST, PGPORT,
 # PGUSER set by test/cluster.sh); CANCEL_LIMIT (seconds, default 5) bounds how long a stop may take.
 set -euo pipefail
 DB=hopper_cancel
@@ -93,6 +93,14 @@ timeout_after "fit_multiple" "$FIT_MULTIPLE" t_fitm 5
 timeout_after "preprocess" "$PREPROCESS" t_pre 2
 # Inside a transaction block the run is one transaction: a cancel rolls all of it back.
 cancel_after "fit in BEGIN ... COMMIT" "BEGIN; $FIT; COMMIT;" c_fit_tx 3
+
+# Parameter-server waits: under BSP, worker 0 one clock ahead waits in ps_get for worker 1, which
+# never comes. The wait must end at a cancel or a timeout, and the table stay usable.
+q -c "SELECT hopper.ps_create('c_ps', 10, num_workers => 2)" >/dev/null
+PS_WAIT="SELECT hopper.ps_clock('c_ps', 0); SELECT hopper.ps_get('c_ps', 0, '{0, 1}')"
+cancel_after "ps_get waiting (BSP)" "$PS_WAIT" c_ps_wait 2
+timeout_after "ps_get waiting (BSP)" "$PS_WAIT" t_ps_wait 2
+[ "$(q -c "SELECT hopper.ps_drop('c_ps')")" = t ] || fail "the parameter table is not usable after the cancels"
 
 # The database is still usable, and a run after all this completes.
 q -c "SET client_min_messages = warning" \
