@@ -14,8 +14,10 @@
 //    bit the same whatever the grouping (2 or 3 levels, PostgreSQL's parallel workers combining in
 //    any order). Values |v| >= 2^-41 are represented exactly; smaller ones are rounded to the
 //    2^-64 grid (far below float32 resolution for any weight that matters; Adam's v below 2^-41 is
-//    also far below its epsilon). A total |sum v * w| >= 2^63 does not fit and is an error (a model
-//    with such values has diverged). The cost: 16 bytes per value instead of 4. Compensated
+//    also far below its epsilon). A copy with a non-finite value, or a value whose v * w does not
+//    fit 2^63, has diverged: it is left out (a decision about that copy alone, so the order still
+//    does not matter) and the average is marked diverged; totals of healthy copies that exceed
+//    2^63 are an error. The cost: 16 bytes per value instead of 4. Compensated
 //    (Kahan) sums would be as large and still depend on the order; sorting states by key before
 //    merging would force an intermediate state to carry every state below it, which is exactly
 //    what the intermediate level exists to avoid.
@@ -80,13 +82,17 @@ struct VectorSumState {
 // (for copies trained from one state, one visit each: the common history plus every copy's
 // visit); the last-visit loss and samples are summed (the mean training loss over all copies);
 // diverged if any copy diverged.
+// Diverged copies (flagged so, or with values that are not finite or too large to sum exactly) are
+// left out of the sums; the average of the others is marked diverged. If every copy was left out,
+// the average has NaN parameters (and is marked diverged).
 struct ModelAverageState {
     std::string config_json;   // canonical configuration shared by every averaged state
     uint64_t num_params = 0;
     uint32_t num_slots = 0;
     std::vector<__int128> sums;  // (1 + num_slots) * num_params fixed-point weighted sums (2^-64 units)
-    uint64_t weight = 0;         // sum of weights
-    uint64_t models = 0;         // states averaged
+    uint64_t weight = 0;         // sum of the weights of the copies in the sums
+    uint64_t models = 0;         // states added
+    uint64_t excluded = 0;       // of them, diverged copies left out of the sums
     uint64_t max_steps = 0, max_base_samples = 0, last_samples = 0, max_base_visits = 0;
     __int128 last_loss_sum = 0;  // fixed point, like the sums
     bool diverged = false;
@@ -108,6 +114,7 @@ struct ModelAverageState {
 // Exact fixed-point conversion used by model averaging (exposed for tests).
 constexpr int kFixedPointBits = 64;
 __int128 to_fixed_point(double v);    // round-half-even of v * 2^64; Data error if |v| >= 2^63
+bool try_fixed_point(double v, __int128* out);  // the same; false (no error) for non-finite or |v| >= 2^63
 double from_fixed_point(__int128 sum, uint64_t weight);  // sum / weight / 2^64
 
 // ---------------------------------------------------------------------------------------------

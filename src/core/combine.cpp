@@ -275,27 +275,43 @@ VectorSumState VectorSumState::deserialize(std::string_view bytes) {
 // ------------------------------------------------------------------------------------------------
 // Exact fixed point.
 
-__int128 to_fixed_point(double v) {
-    if (!std::isfinite(v))
-        fail(ErrorKind::Data, "cannot average a non-finite value", "The value is " + fmt(v) + ".",
-             "The model has diverged; lower the learning rate.");
-    if (v == 0.0) return 0;
+bool try_fixed_point(double v, __int128* out) {
+    if (!std::isfinite(v)) return false;
+    if (v == 0.0) {
+        *out = 0;
+        return true;
+    }
     int exp;
     const double m = std::frexp(v, &exp);  // v = m * 2^exp, 0.5 <= |m| < 1
-    if (exp > 63)
-        fail(ErrorKind::Data, "model averaging overflows: a value is too large to average exactly",
-             "The value is " + fmt(v, 17) + "; averaging holds values below 2^63 in magnitude.",
-             "Values this large mean the model has diverged; lower the learning rate.");
+    if (exp > 63) return false;
     const int64_t mant = int64_t(std::ldexp(m, 53));  // exact: |mant| < 2^53
     const int shift = exp + 11;                       // v * 2^64 = mant * 2^(exp - 53 + 64)
-    if (shift >= 0) return __int128(mant) * (__int128(1) << shift);
+    if (shift >= 0) {
+        *out = __int128(mant) * (__int128(1) << shift);
+        return true;
+    }
     const int s = -shift;
-    if (s >= 54) return 0;  // |v * 2^64| < 1/2
+    if (s >= 54) {  // |v * 2^64| < 1/2
+        *out = 0;
+        return true;
+    }
     const uint64_t a = uint64_t(mant < 0 ? -mant : mant);
     uint64_t q = a >> s;
     const uint64_t r = a & ((uint64_t(1) << s) - 1), half = uint64_t(1) << (s - 1);
     if (r > half || (r == half && (q & 1))) ++q;  // round half to even
-    return mant < 0 ? -__int128(q) : __int128(q);
+    *out = mant < 0 ? -__int128(q) : __int128(q);
+    return true;
+}
+
+__int128 to_fixed_point(double v) {
+    __int128 out;
+    if (try_fixed_point(v, &out)) return out;
+    if (!std::isfinite(v))
+        fail(ErrorKind::Data, "cannot average a non-finite value", "The value is " + fmt(v) + ".",
+             "The model has diverged; lower the learning rate.");
+    fail(ErrorKind::Data, "model averaging overflows: a value is too large to average exactly",
+         "The value is " + fmt(v, 17) + "; averaging holds values below 2^63 in magnitude.",
+         "Values this large mean the model has diverged; lower the learning rate.");
 }
 
 double from_fixed_point(__int128 sum, uint64_t weight) {
@@ -318,26 +334,33 @@ void ModelAverageState::add(std::string_view model_state, uint64_t w) {
              "One has " + describe_config(config_json) + " (" + config_json + "), another " + describe_config(cfg) + " (" +
                  cfg + ").");
     }
-    if (w > uint64_t(std::numeric_limits<int64_t>::max()) || weight + w < weight)
+    if (w > uint64_t(std::numeric_limits<int64_t>::max()) || weight + w < weight ||
+        weight + w > uint64_t(std::numeric_limits<int64_t>::max()))
         fail(ErrorKind::InvalidParameter, "model averaging weights are too large", "Their sum exceeds 2^63.");
-    const __int128 wide = w;
-    auto accumulate = [&](const std::vector<float>& values, std::size_t offset) {
-        for (std::size_t i = 0; i < values.size(); ++i) {
-            __int128 term;
-            if (__builtin_mul_overflow(to_fixed_point(values[i]), wide, &term)) overflow("a value times its weight");
-            add_checked(sums[offset + i], term, "a weighted sum");
-        }
-    };
-    accumulate(t.params(), 0);
-    accumulate(t.optimizer().slots(), num_params);
     const TrainCounters& c = t.counters();
+    // Every value times the weight, exactly; a copy that diverged, or whose values do not fit, is
+    // left out as a whole (a decision about this copy alone).
+    std::vector<__int128> terms(sums.size());
+    bool healthy = !c.diverged;
+    const __int128 wide = w;
+    for (std::size_t i = 0; healthy && i < terms.size(); ++i) {
+        const float v = i < num_params ? t.params()[i] : t.optimizer().slots()[i - num_params];
+        __int128 fixed;
+        healthy = try_fixed_point(v, &fixed) && !__builtin_mul_overflow(fixed, wide, &terms[i]);
+    }
+    if (healthy) {
+        for (std::size_t i = 0; i < sums.size(); ++i) add_checked(sums[i], terms[i], "a weighted sum");
+        weight += w;
+    } else {
+        ++excluded;
+    }
     max_steps = std::max(max_steps, c.steps);
     max_base_samples = std::max(max_base_samples, c.samples_seen - std::min(c.samples_seen, c.last_visit_samples));
     last_samples += c.last_visit_samples;
     max_base_visits = std::max(max_base_visits, c.visits > 0 ? c.visits - 1 : 0);
-    add_checked(last_loss_sum, to_fixed_point(c.last_visit_loss_sum), "the last-visit loss");
-    diverged = diverged || c.diverged;
-    weight += w;
+    __int128 loss;
+    if (healthy && try_fixed_point(c.last_visit_loss_sum, &loss)) add_checked(last_loss_sum, loss, "the last-visit loss");
+    diverged = diverged || !healthy;
     ++models;
 }
 
@@ -359,6 +382,7 @@ void ModelAverageState::merge(const ModelAverageState& other) {
     add_checked(last_loss_sum, other.last_loss_sum, "the last-visit loss");
     weight += other.weight;
     models += other.models;
+    excluded += other.excluded;
     max_steps = std::max(max_steps, other.max_steps);
     max_base_samples = std::max(max_base_samples, other.max_base_samples);
     last_samples += other.last_samples;
@@ -368,12 +392,15 @@ void ModelAverageState::merge(const ModelAverageState& other) {
 
 std::string ModelAverageState::result() const {
     if (empty()) fail(ErrorKind::Internal, "no model states to average");
-    if (weight == 0)
+    if (weight == 0 && excluded == 0)
         fail(ErrorKind::InvalidParameter, "cannot average model states whose weights sum to zero",
              std::to_string(models) + " model state" + (models == 1 ? " was" : "s were") + " given, all with weight 0.");
+    // Every copy diverged (or the healthy ones weigh nothing): there is no average to give.
+    const float nan = std::numeric_limits<float>::quiet_NaN();
     std::vector<float> params(num_params), slots(std::size_t(num_params) * num_slots);
-    for (std::size_t i = 0; i < params.size(); ++i) params[i] = float(from_fixed_point(sums[i], weight));
-    for (std::size_t i = 0; i < slots.size(); ++i) slots[i] = float(from_fixed_point(sums[num_params + i], weight));
+    for (std::size_t i = 0; i < params.size(); ++i) params[i] = weight ? float(from_fixed_point(sums[i], weight)) : nan;
+    for (std::size_t i = 0; i < slots.size(); ++i)
+        slots[i] = weight ? float(from_fixed_point(sums[num_params + i], weight)) : nan;
     TrainCounters c;
     c.steps = max_steps;
     c.samples_seen = max_base_samples + last_samples;
@@ -387,7 +414,7 @@ std::string ModelAverageState::result() const {
 
 std::size_t ModelAverageState::serialized_size(const ModelConfig& config) {
     const std::size_t values = config.arch.num_params() * (1 + Optimizer::slots_for(config.compile.optimizer.kind));
-    return kHeader + 4 + config.to_json().size() + 8 + 4 + 6 * 8 + 16 + 1 + 16 * values + 4;
+    return kHeader + 4 + config.to_json().size() + 8 + 4 + 7 * 8 + 16 + 1 + 16 * values + 4;
 }
 
 std::string ModelAverageState::serialize() const {
@@ -398,6 +425,7 @@ std::string ModelAverageState::serialize() const {
     w.put<uint32_t>(num_slots);
     w.put<uint64_t>(weight);
     w.put<uint64_t>(models);
+    w.put<uint64_t>(excluded);
     w.put<uint64_t>(max_steps);
     w.put<uint64_t>(max_base_samples);
     w.put<uint64_t>(last_samples);
@@ -417,6 +445,7 @@ ModelAverageState ModelAverageState::deserialize(std::string_view bytes) {
     s.num_slots = r.get<uint32_t>();
     s.weight = r.get<uint64_t>();
     s.models = r.get<uint64_t>();
+    s.excluded = r.get<uint64_t>();
     s.max_steps = r.get<uint64_t>();
     s.max_base_samples = r.get<uint64_t>();
     s.last_samples = r.get<uint64_t>();
@@ -436,9 +465,11 @@ ModelAverageState ModelAverageState::deserialize(std::string_view bytes) {
     r.get_raw(s.sums.data(), 16 * values);
     r.done();
     if (s.models == 0) {
-        if (!s.config_json.empty() || s.num_params != 0 || s.weight != 0) bad_state(K, "an empty state has contents");
+        if (!s.config_json.empty() || s.num_params != 0 || s.weight != 0 || s.excluded != 0)
+            bad_state(K, "an empty state has contents");
         return s;
     }
+    if (s.excluded > s.models || (s.excluded > 0 && !s.diverged)) bad_state(K, "inconsistent counts of averaged models");
     ModelConfig config;
     try {
         config = parse_model_config(s.config_json);

@@ -12,6 +12,7 @@
 // group boundaries (sent from outside the coordinator's group).
 #include "pg/combine.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <map>
@@ -89,9 +90,14 @@ CombineOutcome run_hierarchical_combine(Spi& spi, const CombineSource& source, c
     if (settings.levels && *settings.levels != 2 && *settings.levels != 3)
         fail(ErrorKind::InvalidParameter, "levels must be 2 or 3", "It is " + std::to_string(*settings.levels) + ".",
              "Leave it NULL to let the insertion rule decide.");
-    static int counter = 0;
-    const std::string partials =
-        "pg_temp." + quote_ident("__hopper_combine_" + std::to_string(MyProcPid) + "_" + std::to_string(++counter));
+    // A temporary table per nesting level (temporary tables are per session, so no other session
+    // can collide; the name is the same in every run, so messages are too).
+    static int depth = 0;
+    struct Nesting {
+        Nesting() { ++depth; }
+        ~Nesting() { --depth; }
+    } nesting;
+    const std::string partials = "pg_temp." + quote_ident("__hopper_combine_" + std::to_string(depth));
     const std::string K = kind_sql(source.kind);
     CombineOutcome out;
 
@@ -272,12 +278,21 @@ HOPPER_FUNCTION(hierarchical_combine) {
         std::size_t columns;
         const char* described;
         std::vector<const char*> casts;
+        std::vector<std::vector<Oid>> types;  // accepted column types per argument
+        std::vector<const char*> wanted;      // the same, for messages
     };
-    const Shape shape = kind == CombineKind::VectorSum      ? Shape{1, "a vector column", {"pg_catalog.float8[]"}}
-                        : kind == CombineKind::ModelAverage ? Shape{2, "a model state column and a weight column",
-                                                                    {"pg_catalog.bytea", "pg_catalog.int8"}}
-                                                            : Shape{2, "an independent_var column and a dependent_var column",
-                                                                    {"pg_catalog.float4[]", "pg_catalog.float4[]"}};
+    const std::vector<Oid> numeric_arrays = {FLOAT8ARRAYOID, FLOAT4ARRAYOID, INT2ARRAYOID, INT4ARRAYOID, INT8ARRAYOID,
+                                             NUMERICARRAYOID};
+    const std::vector<Oid> integers = {INT2OID, INT4OID, INT8OID};
+    const std::vector<Oid> float_arrays = {FLOAT4ARRAYOID, FLOAT8ARRAYOID};
+    const Shape shape =
+        kind == CombineKind::VectorSum
+            ? Shape{1, "a vector column", {"pg_catalog.float8[]"}, {numeric_arrays}, {"a numeric array"}}
+        : kind == CombineKind::ModelAverage
+            ? Shape{2, "a model state column and a weight column", {"pg_catalog.bytea", "pg_catalog.int8"},
+                    {{BYTEAOID}, integers}, {"bytea", "an integer type"}}
+            : Shape{2, "an independent_var column and a dependent_var column", {"pg_catalog.float4[]", "pg_catalog.float4[]"},
+                    {float_arrays, float_arrays}, {"real[]", "real[]"}};
     if (columns.size() != shape.columns)
         fail(ErrorKind::InvalidParameter,
              std::string("kind ") + to_string(kind) + " takes " + std::to_string(shape.columns) + " argument" +
@@ -310,7 +325,13 @@ HOPPER_FUNCTION(hierarchical_combine) {
             src.params.push_back(SqlParam::bytea(model_state));
         }
         for (std::size_t i = 0; i < columns.size(); ++i) {
-            require_column(source, columns[i], "source table");
+            const Oid type = require_column(source, columns[i], "source table");
+            const std::vector<Oid>& ok = shape.types[i];
+            if (std::find(ok.begin(), ok.end(), type) == ok.end())
+                fail(ErrorKind::WrongType,
+                     "column \"" + columns[i] + "\" of " + source.display() + " has type " +
+                         std::string(call([&] { return format_type_be(type); })) + ", not " + shape.wanted[i],
+                     std::string("It is argument ") + std::to_string(i + 1) + " of kind " + to_string(kind) + ".");
             src.args.push_back("t." + quote_ident(columns[i]) + "::" + shape.casts[i]);
         }
         CombineSettings settings;

@@ -157,13 +157,21 @@ void run_data_parallel(Spi& spi, DataParallelRequest dp) {
             fail(ErrorKind::Data, "a segment did not train",
                  std::to_string(S) + " segments were packed and " + std::to_string(outcome.producers) + " trained a copy.",
                  "A segment of the packed table may have lost all its rows since it was packed; pack it again.");
-        state = std::move(outcome.result);
+        if (std::isnan(load_frozen_model(outcome.result).params.at(0))) {
+            // Every copy diverged: keep the model the iteration started from, marked diverged (as
+            // fit keeps the last good weights of a model that diverged).
+            Trainer previous = deserialize_state(state);
+            previous.counters().diverged = true;
+            state = serialize_state(previous);
+        } else {
+            state = std::move(outcome.result);
+        }
 
         ModelHistory& h = history[0];
         if (h.status == "completed" && inspect_state(state).counters.diverged) {
             h.status = "diverged";
             warning("the model diverged in iteration " + std::to_string(it + 1),
-                    "Its loss became NaN or infinite on a segment; training stopped.", "Lower the learning rate.");
+                    "A copy's loss or weights became NaN, infinite or too large to average; training stopped.", "Lower the learning rate.");
         }
         const bool evaluate = (it + 1) % req.metrics_frequency == 0 || it + 1 == req.num_iterations;
         std::string progress;

@@ -243,23 +243,47 @@ TEST(CombineModelAverage, RefusesMixedConfigurationsZeroWeightsAndOverflow) {
     z.add(trained_state(small_config(), 2), 0);
     EXPECT_EQ(message_of([&] { z.result(); }), "cannot average model states whose weights sum to zero");
 
-    // A parameter of 2^40 times a weight of 2^30 does not fit 2^63.
-    Trainer t(small_config());
-    t.params()[0] = std::ldexp(1.0f, 40);
-    ModelAverageState o;
-    EXPECT_EQ(kind_of([&] { o.add(serialize_state(t), uint64_t(1) << 30); }), ErrorKind::Data);
     EXPECT_EQ(kind_of([] { ModelAverageState().result(); }), ErrorKind::Internal);
+    EXPECT_EQ(kind_of([] { ModelAverageState().add(trained_state(small_config(), 1), uint64_t(1) << 63); }),
+              ErrorKind::InvalidParameter);
     EXPECT_EQ(kind_of([] { ModelAverageState().add("not a state", 1); }), ErrorKind::Data);
 }
 
-TEST(CombineModelAverage, DivergedCopiesMarkTheAverage) {
+TEST(CombineModelAverage, DivergedCopiesAreLeftOutAndMarkTheAverage) {
     const ModelConfig c = small_config();
-    Trainer t = deserialize_state(trained_state(c, 1));
-    t.counters().diverged = true;
-    ModelAverageState a;
-    a.add(trained_state(c, 2), 1);
-    a.add(serialize_state(t), 1);
-    EXPECT_TRUE(inspect_state(a.result()).counters.diverged);
+    const std::string healthy = trained_state(c, 2);
+    Trainer flagged = deserialize_state(trained_state(c, 1));
+    flagged.counters().diverged = true;
+    // A parameter of 2^40 times a weight of 2^30 does not fit 2^63: that copy has diverged too.
+    Trainer huge = deserialize_state(trained_state(c, 3));
+    huge.params()[0] = std::ldexp(1.0f, 40);
+    Trainer inf = deserialize_state(trained_state(c, 4));
+    inf.optimizer().slots()[3] = INFINITY;
+    ModelAverageState a, b;
+    a.add(serialize_state(flagged), 5);
+    a.add(healthy, 7);
+    b.add(serialize_state(huge), uint64_t(1) << 30);
+    b.add(serialize_state(inf), 1);
+    a.merge(b);
+    EXPECT_EQ(a.models, 4u);
+    EXPECT_EQ(a.excluded, 3u);
+    EXPECT_EQ(a.weight, 7u);
+    const std::string avg = a.result();
+    EXPECT_TRUE(inspect_state(avg).counters.diverged);
+    EXPECT_EQ(load_frozen_model(avg).params, load_frozen_model(healthy).params);  // the healthy copy alone
+    EXPECT_EQ(ModelAverageState::deserialize(a.serialize()).serialize(), a.serialize());
+    // Every copy diverged: no average (NaN parameters), marked diverged.
+    ModelAverageState all;
+    all.add(serialize_state(flagged), 1);
+    const std::string none = all.result();
+    EXPECT_TRUE(inspect_state(none).counters.diverged);
+    EXPECT_TRUE(std::isnan(load_frozen_model(none).params[0]));
+    // Healthy copies whose weighted sum exceeds 2^63 are an error.
+    Trainer big = deserialize_state(trained_state(c, 5));
+    big.params()[1] = std::ldexp(1.0f, 61);
+    ModelAverageState o;
+    o.add(serialize_state(big), 2);
+    EXPECT_EQ(kind_of([&] { o.add(serialize_state(big), 2); }), ErrorKind::Data);
 }
 
 // ---------------------------------------------------------------------------------------------
