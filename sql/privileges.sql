@@ -120,6 +120,23 @@ SELECT id, estimated_y FROM priv_bob.pred ORDER BY id;
 SELECT pg_catalog.array_length(hopper.model_forward(model_state, ARRAY[1, 2]::float8[]), 1) AS outputs,
        hopper.model_state_info(model_state) OPERATOR(pg_catalog.->>) 'layers' AS layers
 FROM priv_bob.model2;
+-- The registry, checkpoints and parameter tables, under the same search path.
+CALL hopper.fit('priv_alice.packed', 'priv_bob.model4', '{"input_dim": 2, "layers": [{"units": 3, "activation": "softmax"}]}',
+                $$optimizer='SGD(lr=0.1)', metrics=['accuracy']$$, '', 2, checkpoint_frequency => 1, name => 'bob_run');
+SELECT hopper.create_model('bob_model') IS NOT NULL AS created;
+SELECT hopper.register_model_version('bob_model', c.uuid) IS NOT NULL AS registered
+FROM hopper.latest_checkpoints c WHERE c.run_name OPERATOR(pg_catalog.=) 'bob_run';
+SELECT hopper.set_model_alias('bob_model', 'champion', 1);
+SELECT hopper.materialize_model_version('bob_model', 'priv_bob.champion', alias => 'champion');
+SELECT hopper.predict('priv_bob.champion', 'priv_bob.src', 'id', 'x', 'priv_bob.champion_pred');
+SELECT pg_catalog.count(*) AS versions FROM hopper.list_model_versions('bob_model');
+SELECT pg_catalog.count(*) OPERATOR(pg_catalog.>) 0 AS listed FROM hopper.list_checkpoints();
+SELECT pg_catalog.count(*) >= 0 AS gc_ran FROM hopper.gc_checkpoints(dry_run => true);
+SELECT hopper.delete_model_alias('bob_model', 'champion');
+SELECT hopper.archive_model('bob_model');
+SELECT hopper.ps_create('bob_ps', 4);
+SELECT hopper.ps_save('bob_ps') IS NOT NULL AS saved;
+SELECT hopper.ps_drop('bob_ps');
 RESET search_path;
 RESET ROLE;
 
