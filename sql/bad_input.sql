@@ -282,6 +282,17 @@ SELECT n, try(s, ARRAY['out_pred']) FROM (VALUES
     (16, $$SELECT hopper.predict('injected_model', 'pts', 'id', 'x', 'out_pred')$$)
 ) AS c(n, s) ORDER BY n;
 
+-- Names with quotes, spaces, dots and semicolons work end to end (quoted like PostgreSQL does).
+CREATE SCHEMA "we.ird";
+CREATE TABLE "we.ird"."ta ble;drop" AS SELECT id AS "i d", x AS "x""q", y AS "y;z" FROM pts;
+SELECT hopper.preprocess('"we.ird"."ta ble;drop"', '"we.ird"."pa""cked"', '"y;z"', '"x""q"', buffer_size => 20, num_segments => 2);
+CALL hopper.fit('"we.ird"."pa""cked"', '"we.ird"."mo del"', '{"input_dim": 2, "layers": [{"units": 3, "activation": "softmax"}]}',
+                $$optimizer='SGD(lr=0.1)', metrics=['accuracy']$$, '', 1, validation_table => '"we.ird"."pa""cked"');
+SELECT mst_key, row_count FROM hopper.evaluate('"we.ird"."mo del"', '"we.ird"."pa""cked"');
+SELECT hopper.predict('"we.ird"."mo del"', '"we.ird"."ta ble;drop"', '"i d"', '"x""q"', '"we.ird"."pre;d"');
+SELECT count(*) AS predicted, count(DISTINCT "estimated_y;z") <= 3 AS labels FROM "we.ird"."pre;d";
+SELECT relname FROM pg_class WHERE relnamespace = '"we.ird"'::regnamespace AND relkind IN ('r', 'p') ORDER BY 1;
+
 -- Nothing of the failed calls exists; the inputs are intact.
 SELECT relname FROM pg_class WHERE relname ~ '^(out_|__hopper)' ORDER BY 1;
 SELECT count(*) AS pts_rows FROM pts;
