@@ -12,7 +12,7 @@ q() { psql -qAtX -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
 now_ms() { date +%s%3N; }
 fail() { echo "cancel.sh: FAILED: $*" >&2; exit 1; }
 
-psql -qX -v ON_ERROR_STOP=1 -d postgres -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB"
+PGOPTIONS="-c client_min_messages=warning" psql -qX -v ON_ERROR_STOP=1 -d postgres -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB"
 q >/dev/null <<'SQL'
 SET client_min_messages = warning;
 CREATE EXTENSION hopper;

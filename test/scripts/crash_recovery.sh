@@ -24,7 +24,7 @@ start() { as_owner "$PG_BIN/pg_ctl" -D "$DATA" -l "$HOPPER_CLUSTER/server.log" -
 # If anything fails, leave the server running for the scripts after this one.
 trap 'pg_isready -q || start || true' EXIT
 
-psql -qX -v ON_ERROR_STOP=1 -d postgres -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB"
+PGOPTIONS="-c client_min_messages=warning" psql -qX -v ON_ERROR_STOP=1 -d postgres -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB"
 q >/dev/null <<'SQL'
 SET client_min_messages = warning;
 CREATE EXTENSION hopper;

@@ -19,7 +19,7 @@ if [ -z "${PGHOST:-}" ]; then
   trap 'test/cluster.sh stop "$own_cluster"' EXIT
 fi
 DB=hopper_memory
-psql -qX -v ON_ERROR_STOP=1 -d postgres -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB"
+PGOPTIONS="-c client_min_messages=warning" psql -qX -v ON_ERROR_STOP=1 -d postgres -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB"
 out=$(psql -qAtX -v ON_ERROR_STOP=1 -d "$DB" -v rounds="$ROUNDS" 2>&1 <<'SQL'
 SET client_min_messages = warning;
 -- Temporary-table buffers are a cache that grows up to temp_buffers: keep it small so that the
