@@ -358,13 +358,21 @@ CREATE ROLE regress_hopper_bob;
 CREATE ROLE regress_hopper_team;
 GRANT regress_hopper_team TO regress_hopper_bob;
 GRANT USAGE ON SCHEMA hopper TO regress_hopper_alice, regress_hopper_bob;
-GRANT SELECT ON reg_m TO regress_hopper_alice;
+GRANT SELECT ON reg_m, reg_packed, reg_packed_summary, reg_valid_packed, reg_valid_packed_summary TO regress_hopper_alice;
+GRANT CREATE ON SCHEMA public TO regress_hopper_alice;
 SET ROLE regress_hopper_alice;
 SELECT hopper.create_model('reg-alice') > 0 AS created;
 SELECT hopper.create_checkpoint(model_state) AS alice_uuid FROM reg_m \gset
 SELECT hopper.create_task('IMPORT') AS alice_task \gset
 SELECT hopper.register_model_version('reg-alice', :'alice_uuid') AS version;
 SELECT owner FROM hopper.models WHERE name = 'reg-alice';
+-- Alice trains: her run, trials, metrics and checkpoints are hers.
+CALL hopper.fit('reg_packed', 'reg_alice_m', '{"input_dim": 2, "layers": [{"units": 2, "activation": "softmax"}]}', '', '', 2,
+                validation_table => 'reg_valid_packed', name => 'reg_alice_run');
+SELECT count(*) AS checkpoints, bool_and(owner = 'regress_hopper_alice') AS hers,
+       bool_and(validation_metrics IS NOT NULL) AS with_metrics
+FROM hopper.checkpoints_expanded WHERE run_name = 'reg_alice_run';
+SELECT owner, state FROM hopper.runs WHERE name = 'reg_alice_run';
 -- The payload of a COMPLETED checkpoint cannot change, not even for its owner.
 SELECT pg_temp.try($$INSERT INTO hopper.checkpoint_chunks SELECT checkpoint_id, 1, '\x00' FROM hopper.checkpoints WHERE uuid = '$$ || :'alice_uuid' || $$'$$);
 UPDATE hopper.checkpoint_chunks SET data = '\x00' WHERE checkpoint_id = (SELECT checkpoint_id FROM hopper.checkpoints WHERE uuid = :'alice_uuid');

@@ -353,19 +353,22 @@ public:
             json config = json::parse(m.config.to_json());
             json hparams = {{"compile", config["compile"]}, {"fit", config["fit"]}};
             auto ws = opt_.warm_start_checkpoints.find(m.mst_key);
-            spi.execute(
-                "WITH t AS (INSERT INTO hopper.tasks (task_type, description, start_time)"
-                " VALUES ('TRAINING', $1, $10::pg_catalog.timestamptz) RETURNING task_id)"
-                " INSERT INTO hopper.trials (trial_id, run_id, mst_key, model_id, model_arch, compile_params, fit_params,"
-                " model_config, hparams, warm_start_checkpoint_id)"
-                " SELECT t.task_id, $2, $3, $4, $5::pg_catalog.jsonb, $6, $7, $8::pg_catalog.jsonb, $9::pg_catalog.jsonb, $11"
-                " FROM t RETURNING trial_id",
+            // Two statements: the trials row's security policy must see the task row.
+            const int64_t task_id = spi.scalar_int(
+                "INSERT INTO hopper.tasks (task_type, description, start_time)"
+                " VALUES ('TRAINING', $1, $2::pg_catalog.timestamptz) RETURNING task_id",
                 {SqlParam::text_copy((run.multiple ? "fit_multiple run " : "fit run ") + std::to_string(run_id_) +
                                      ", mst_key " + std::to_string(m.mst_key)),
-                 SqlParam::int8(run_id_), SqlParam::int4(m.mst_key),
+                 SqlParam::text(run.started_at)});
+            spi.execute(
+                "INSERT INTO hopper.trials (trial_id, run_id, mst_key, model_id, model_arch, compile_params, fit_params,"
+                " model_config, hparams, warm_start_checkpoint_id)"
+                " VALUES ($1, $2, $3, $4, $5::pg_catalog.jsonb, $6, $7, $8::pg_catalog.jsonb, $9::pg_catalog.jsonb, $10)"
+                " RETURNING trial_id",
+                {SqlParam::int8(task_id), SqlParam::int8(run_id_), SqlParam::int4(m.mst_key),
                  m.model_id ? SqlParam::int4(*m.model_id) : SqlParam::null(INT4OID), SqlParam::text(m.arch_json),
                  SqlParam::text(m.compile_text), SqlParam::text(m.fit_text), SqlParam::text_copy(m.config.to_json()),
-                 SqlParam::text_copy(hparams.dump()), SqlParam::text(run.started_at),
+                 SqlParam::text_copy(hparams.dump()),
                  ws == opt_.warm_start_checkpoints.end() ? SqlParam::null(INT8OID) : SqlParam::int8(ws->second)});
             trial_ids_.push_back(spi.integer(0, 0));
             statuses_.push_back("training");
