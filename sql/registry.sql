@@ -415,6 +415,10 @@ SELECT hopper.delete_model('reg-team');
 SET ROLE regress_hopper_alice;
 SELECT hopper.delete_model('reg-alice');
 SELECT hopper.delete_checkpoints(ARRAY[:'alice_uuid']::uuid[]) AS deleted;
+SELECT count(*) AS chunks_left FROM hopper.checkpoint_chunks k JOIN hopper.checkpoints c USING (checkpoint_id) WHERE c.uuid = :'alice_uuid';
+SELECT iteration FROM hopper.gc_checkpoints((SELECT run_id FROM hopper.runs WHERE name = 'reg_alice_run'), keep_best_per_run => 0);
+SELECT e.iteration, e.state, (SELECT count(*) FROM hopper.checkpoint_chunks k WHERE k.checkpoint_id = e.checkpoint_id) AS chunks
+FROM hopper.checkpoints_expanded e WHERE e.run_name = 'reg_alice_run' ORDER BY 1;
 SELECT hopper.end_task(:alice_task, 'CANCELED');
 RESET ROLE;
 SELECT count(*) AS alice_rows FROM hopper.models WHERE owner = 'regress_hopper_alice';
