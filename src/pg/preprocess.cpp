@@ -19,6 +19,7 @@
 #include "hopper/error.h"
 #include "hopper/packing.h"
 #include "pg/datum.h"
+#include "pg/engine.h"
 #include "pg/names.h"
 #include "pg/preprocess.h"
 #include "pg/spi.h"
@@ -287,23 +288,6 @@ struct PackResult {
     int64_t rows = 0;
 };
 
-void create_packed_table(Spi& spi, const TableName& out, int num_segments) {
-    spi.execute("CREATE TABLE " + out.quoted() +
-                " (dist_key pg_catalog.int4 NOT NULL, buffer_id pg_catalog.int4 NOT NULL,"
-                " independent_var pg_catalog.float4[] NOT NULL, dependent_var pg_catalog.float4[] NOT NULL,"
-                " independent_var_shape pg_catalog.int4[] NOT NULL, dependent_var_shape pg_catalog.int4[] NOT NULL,"
-                " PRIMARY KEY (dist_key, buffer_id)) PARTITION BY LIST (dist_key)");
-    for (int s = 0; s < num_segments; ++s) {
-        TableName part = out.with_suffix("_p" + std::to_string(s));
-        require_absent(part, "partition");
-        spi.execute("CREATE TABLE " + part.quoted() + " PARTITION OF " + out.quoted() + " FOR VALUES IN (" +
-                    std::to_string(s) + ")");
-    }
-    // Float data hardly compresses; uncompressed out-of-line storage reads several times faster.
-    spi.execute("ALTER TABLE " + out.quoted() +
-                " ALTER COLUMN independent_var SET STORAGE EXTERNAL, ALTER COLUMN dependent_var SET STORAGE EXTERNAL");
-}
-
 PackResult pack_rows(Spi& spi, const Source& src, const Layout& layout, const TableName& out, int64_t rows,
                      int buffer_size, int num_segments, uint64_t seed) {
     PackResult result;
@@ -327,7 +311,7 @@ PackResult pack_rows(Spi& spi, const Source& src, const Layout& layout, const Ta
     std::unordered_map<std::string, int> class_index;
     for (std::size_t i = 0; i < layout.class_values.size(); ++i) class_index[layout.class_values[i]] = int(i);
 
-    create_packed_table(spi, out, num_segments);
+    const std::vector<int32_t> dist_keys = detect_engine(spi)->create_packed_table(spi, out, num_segments);
     Prepared insert = spi.prepare("INSERT INTO " + out.quoted() +
                                       " (dist_key, buffer_id, independent_var, dependent_var, independent_var_shape,"
                                       " dependent_var_shape) VALUES ($1, $2, $3, $4, ARRAY[$5, $6],"
@@ -398,7 +382,7 @@ PackResult pack_rows(Spi& spi, const Source& src, const Layout& layout, const Ta
                 std::memcpy(yrow, row.data(), sizeof(float) * layout.y_dim);
             }
         }
-        spi.execute(insert, {SqlParam::int4(result.plan.segment[b]), SqlParam::int4(int32_t(b)),
+        spi.execute(insert, {SqlParam::int4(dist_keys[result.plan.segment[b]]), SqlParam::int4(int32_t(b)),
                              SqlParam::float4_matrix(x.data(), n, layout.x_dim),
                              SqlParam::float4_matrix(y.data(), n, layout.y_dim), SqlParam::int4(n),
                              SqlParam::int4(layout.x_dim), SqlParam::int4(layout.y_dim)});

@@ -27,6 +27,7 @@
 #include "hopper/schedule.h"
 #include "hopper/state_format.h"
 #include "pg/datum.h"
+#include "pg/engine.h"
 #include "pg/preprocess.h"
 #include "pg/settings.h"
 #include "pg/statement_settings.h"
@@ -53,175 +54,6 @@ std::string format_number(double v, int precision = 4) {
     return s.str();
 }
 
-// FROM clause reading parallel arrays as rows: rows_from({"int4", "bytea"}) gives
-// ROWS FROM (pg_catalog.unnest($1::pg_catalog.int4[]), pg_catalog.unnest($2::pg_catalog.bytea[])).
-std::string rows_from(std::initializer_list<const char*> types) {
-    std::string s = "ROWS FROM (";
-    int i = 0;
-    for (const char* t : types) {
-        s += (i ? ", " : "") + std::string("pg_catalog.unnest($") + std::to_string(i + 1) + "::pg_catalog." + t + "[])";
-        ++i;
-    }
-    return s + ")";
-}
-
-// SQL for NULLIF(column, value) that cannot be hijacked: NULLIF looks its `=` operator up in the
-// caller's search_path, where a user-defined `=` could shadow pg_catalog's.
-std::string null_if(const char* column, const char* value) {
-    return std::string("CASE WHEN ") + column + " OPERATOR(pg_catalog.=) " + value + " THEN NULL ELSE " + column + " END";
-}
-
-// Working tables and statements of one run on plain PostgreSQL.
-class PostgresEngine {
-public:
-    PostgresEngine(Spi& spi, const TableName& packed, const std::vector<int32_t>& dist_keys, int num_models,
-                   const std::string& schema)
-        : spi_(spi), packed_(packed), dist_keys_(dist_keys), models_(num_models) {
-        static int run_counter = 0;
-        const std::string stem = "__hopper_" + std::to_string(MyProcPid) + "_" + std::to_string(++run_counter);
-        input_ = TableName{schema, stem + "_model_input"};
-        output_ = TableName{schema, stem + "_model_output"};
-        // Qualified with pg_temp: an unqualified name could resolve to a same-named table in a schema
-        // the caller put before pg_temp in the search_path.
-        schedule_ = "pg_temp." + quote_ident(stem + "_schedule");
-    }
-
-    const TableName& model_input() const { return input_; }
-    const TableName& model_output() const { return output_; }
-
-    // Creates the working tables for one iteration and places the models.
-    void begin_iteration(const HopSchedule& sched, int iteration, const std::vector<int32_t>& mst_keys,
-                         const std::vector<std::string>& states) {
-        const int S = int(dist_keys_.size());
-        spi_.execute("CREATE TABLE " + input_.quoted() +
-                     " (mst_key pg_catalog.int4 NOT NULL, pos pg_catalog.int4 NOT NULL, dist_key pg_catalog.int4,"
-                     " model_state pg_catalog.bytea NOT NULL) PARTITION BY LIST (dist_key)");
-        for (int s = 0; s < S; ++s)
-            spi_.execute("CREATE UNLOGGED TABLE " + input_.with_suffix("_p" + std::to_string(s)).quoted() +
-                         " PARTITION OF " + input_.quoted() + " FOR VALUES IN (" + std::to_string(dist_keys_[s]) + ")");
-        // Waiting models (when there are more models than segments) sit in the NULL partition. It
-        // always exists and takes part in the training statement, because its parallel_workers
-        // setting is how the Parallel Append gets one process per segment: PostgreSQL 15 otherwise
-        // plans at most log2(S) + 1 workers, and partitioned tables cannot set parallel_workers.
-        spi_.execute("CREATE UNLOGGED TABLE " + input_.with_suffix("_waiting").quoted() + " PARTITION OF " +
-                     input_.quoted() + " FOR VALUES IN (NULL) WITH (parallel_workers = " + std::to_string(std::max(S - 1, 1)) +
-                     ")");
-        // Model states are float data: compressing them on every hop costs time and saves nothing.
-        spi_.execute("ALTER TABLE " + input_.quoted() + " ALTER COLUMN model_state SET STORAGE EXTERNAL");
-
-        // The schedule: the fixed rotation of ring positions, and the segment of each position.
-        spi_.execute("CREATE TEMP TABLE " + schedule_ +
-                     " (pos pg_catalog.int4 PRIMARY KEY, next_pos pg_catalog.int4 NOT NULL,"
-                     " next_dist_key pg_catalog.int4) ON COMMIT DROP");
-        std::vector<int32_t> pos, next_pos, next_dist;
-        for (int p = 0; p < sched.ring_size(); ++p) {
-            pos.push_back(p);
-            next_pos.push_back(sched.next_position(p));
-            int seg = sched.segment_of_position(sched.next_position(p));
-            next_dist.push_back(seg >= 0 ? dist_keys_[seg] : INT32_MIN);
-        }
-        spi_.execute("INSERT INTO " + schedule_ +
-                         " SELECT p, n, " + null_if("d", "-2147483648") + " FROM " + rows_from({"int4", "int4", "int4"}) + " AS s(p, n, d)",
-                     {SqlParam::int4_array(pos), SqlParam::int4_array(next_pos), SqlParam::int4_array(next_dist)});
-
-        std::vector<int32_t> model_pos, model_dist;
-        std::vector<int32_t> null_flags;
-        for (int m = 0; m < models_; ++m) {
-            int p = sched.position(m, iteration, 0);
-            model_pos.push_back(p);
-            int seg = sched.segment_of_position(p);
-            model_dist.push_back(seg >= 0 ? dist_keys_[seg] : INT32_MIN);
-        }
-        spi_.execute("INSERT INTO " + input_.quoted() +
-                         " SELECT k, p, " + null_if("d", "-2147483648") + ", s FROM " + rows_from({"int4", "int4", "int4", "bytea"}) +
-                         " AS m(k, p, d, s)",
-                     {SqlParam::int4_array(mst_keys), SqlParam::int4_array(model_pos), SqlParam::int4_array(model_dist),
-                      SqlParam::bytea_array(states)});
-        prepared_ = false;
-    }
-
-    // The training statement: every model on a segment trains there; waiting models pass through.
-    // ORDER BY buffer_id fixes the order in which a segment's buffers are trained, whatever plan
-    // PostgreSQL picks (an incremental sort, for one, does not keep the scan order).
-    uint64_t train() {
-        if (output_exists_) {
-            spi_.execute("DROP TABLE " + output_.quoted());
-            output_exists_ = false;
-        }
-        std::string sql = "CREATE UNLOGGED TABLE " + output_.quoted() +
-                          " AS SELECT mi.mst_key, mi.pos, d.dist_key, hopper.train_segment(mi.model_state,"
-                          " d.independent_var, d.dependent_var, mi.mst_key, d.dist_key ORDER BY d.buffer_id) AS model_state FROM " +
-                          packed_.quoted() + " AS d JOIN " + input_.quoted() +
-                          " AS mi ON d.dist_key OPERATOR(pg_catalog.=) mi.dist_key GROUP BY d.dist_key, mi.mst_key, mi.pos";
-        sql += " UNION ALL SELECT mst_key, pos, dist_key, model_state FROM " + input_.quoted() +
-               " WHERE dist_key IS NULL";
-        set_parallel_workers(std::min<int>(models_, int(dist_keys_.size())));
-        uint64_t rows = spi_.execute(sql);
-        output_exists_ = true;
-        if (rows != uint64_t(models_))
-            fail(ErrorKind::Data, "a model did not come back from training",
-                 std::to_string(models_) + " models went into the training statement and " + std::to_string(rows) +
-                     " came back.",
-                 "A segment of the packed table may have lost all its rows since it was packed; pack it again.");
-        return rows;
-    }
-
-    // The hop: each model moves one ring position on.
-    void hop() {
-        if (!prepared_) {
-            truncate_ = "TRUNCATE " + input_.quoted();
-            hop_ = spi_.prepare("INSERT INTO " + input_.quoted() + " SELECT mo.mst_key, s.next_pos, s.next_dist_key,"
-                                " mo.model_state FROM " + output_.quoted() + " AS mo JOIN " + schedule_ +
-                                " AS s ON s.pos OPERATOR(pg_catalog.=) mo.pos", {});
-            prepared_ = true;
-        }
-        spi_.execute(truncate_);
-        uint64_t moved = spi_.execute(hop_, {});
-        if (moved != uint64_t(models_))
-            fail(ErrorKind::Internal, "the hop moved " + std::to_string(moved) + " of " + std::to_string(models_) + " models");
-    }
-
-    // Where each model is now (for the debug record).
-    std::vector<std::pair<int32_t, std::optional<int32_t>>> placements() {
-        spi_.execute("SELECT mst_key, dist_key FROM " + output_.quoted() + " ORDER BY mst_key");
-        std::vector<std::pair<int32_t, std::optional<int32_t>>> out;
-        for (uint64_t r = 0; r < spi_.rows(); ++r)
-            out.emplace_back(int32_t(spi_.integer(r, 0)),
-                             spi_.is_null(r, 1) ? std::nullopt : std::optional<int32_t>(int32_t(spi_.integer(r, 1))));
-        return out;
-    }
-
-    std::map<int32_t, std::string> read_states() {
-        spi_.execute("SELECT mst_key, model_state FROM " + output_.quoted());
-        std::map<int32_t, std::string> out;
-        for (uint64_t r = 0; r < spi_.rows(); ++r) out[int32_t(spi_.integer(r, 0))] = spi_.bytes(r, 1);
-        return out;
-    }
-
-    void end_iteration() {
-        if (output_exists_) spi_.execute("DROP TABLE " + output_.quoted());
-        output_exists_ = false;
-        spi_.execute("DROP TABLE " + input_.quoted());
-        spi_.execute("DROP TABLE " + schedule_);
-        if (prepared_) {
-            call([&] { SPI_freeplan(hop_.plan); });
-            prepared_ = false;
-        }
-    }
-
-private:
-    Spi& spi_;
-    TableName packed_;
-    std::vector<int32_t> dist_keys_;
-    int models_;
-    TableName input_, output_;
-    std::string schedule_;
-    bool output_exists_ = false;
-    bool prepared_ = false;
-    std::string truncate_;
-    Prepared hop_;
-};
-
 }  // namespace
 
 // All models on one packed table in one scan (parallel partial aggregation over the segments).
@@ -229,9 +61,7 @@ std::vector<Evaluation> evaluate_states(Spi& spi, const TableName& packed, const
                                         const std::vector<ModelConfig>& configs, int workers) {
     StatementSettings settings;
     settings.enter();
-    set_parallel_workers(workers);
-    spi.execute("SELECT hopper.evaluate_models($1, independent_var, dependent_var) FROM " + packed.quoted(),
-                {SqlParam::bytea_array(states)});
+    detect_engine(spi)->evaluate(spi, packed, states, workers);
     std::vector<double> flat = spi.float8_array(0, 0);
     std::vector<Evaluation> out(configs.size());
     std::size_t at = 0;
@@ -421,7 +251,7 @@ void run_training(Spi& spi, RunRequest req) {
     run.started_at = started_at;
     for (RunObserver* o : req.observers) o->on_start(spi, run);
     std::vector<std::string> statuses(M, "completed");
-    PostgresEngine engine(spi, packed, info.dist_keys, M, output.schema);
+    std::unique_ptr<ModelHopper> hopper = detect_engine(spi)->model_hopper(spi, packed, info.dist_keys, M, output.schema);
     StatementSettings settings;
     std::vector<ModelConfig> configs;
     for (const ModelSpec& m : models) configs.push_back(m.config);
@@ -430,32 +260,32 @@ void run_training(Spi& spi, RunRequest req) {
     for (int it = 0; it < req.num_iterations; ++it) {
         const auto iteration_started = Clock::now();
         settings.enter();
-        engine.begin_iteration(sched, it, mst_keys, states);
+        hopper->begin_iteration(sched, it, mst_keys, states);
         for (int hop = 0; hop < sched.hops_per_iteration(); ++hop) {
             check_for_interrupts();
             if (hop > 0) {
                 auto t = Clock::now();
-                engine.hop();
+                hopper->hop();
                 double dt = seconds_since(t);
                 hop_seconds += dt;
                 if (setting_debug_hops) hop_log.push_back({it + 1, hop + 1, "hop", -1, std::nullopt, dt});
             }
             auto t = Clock::now();
-            engine.train();
+            hopper->train();
             double dt = seconds_since(t);
             train_seconds += dt;
             if (setting_debug_hops)
-                for (auto& [key, dist] : engine.placements())
+                for (auto& [key, dist] : hopper->placements())
                     hop_log.push_back({it + 1, hop + 1, dist ? "train" : "wait", key, dist, dt});
         }
-        std::map<int32_t, std::string> trained = engine.read_states();
+        std::map<int32_t, std::string> trained = hopper->read_states();
         for (int i = 0; i < M; ++i) {
             auto found = trained.find(mst_keys[i]);
             if (found == trained.end())
                 fail(ErrorKind::Internal, "model mst_key " + std::to_string(mst_keys[i]) + " is missing after training");
             states[i] = std::move(found->second);
         }
-        engine.end_iteration();
+        hopper->end_iteration();
 
         for (int i = 0; i < M; ++i) {
             if (history[i].status == "completed" && inspect_state(states[i]).counters.diverged) {

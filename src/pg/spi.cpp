@@ -349,4 +349,18 @@ std::string quote_literal(std::string_view value) {
     return std::string(call([&] { return quote_literal_cstr(copy.c_str()); }));
 }
 
+std::string rows_from(std::initializer_list<const char*> types) {
+    std::string s = "ROWS FROM (";
+    int i = 0;
+    for (const char* t : types) {
+        s += (i ? ", " : "") + std::string("pg_catalog.unnest($") + std::to_string(i + 1) + "::pg_catalog." + t + "[])";
+        ++i;
+    }
+    return s + ")";
+}
+
+std::string null_if(const char* column, const char* value) {
+    return std::string("CASE WHEN ") + column + " OPERATOR(pg_catalog.=) " + value + " THEN NULL ELSE " + column + " END";
+}
+
 }  // namespace hopper::pg

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -115,5 +116,13 @@ private:
 // Quoting for SQL text built by hopper.
 std::string quote_ident(std::string_view name);
 std::string quote_literal(std::string_view value);
+
+// FROM clause reading parallel array parameters $1..$n as rows: rows_from({"int4", "bytea"}) gives
+// ROWS FROM (pg_catalog.unnest($1::pg_catalog.int4[]), pg_catalog.unnest($2::pg_catalog.bytea[])).
+std::string rows_from(std::initializer_list<const char*> types);
+
+// SQL for NULLIF(column, value) that cannot be hijacked: NULLIF looks its `=` operator up in the
+// caller's search_path, where a user-defined `=` could shadow pg_catalog's.
+std::string null_if(const char* column, const char* value);
 
 }  // namespace hopper::pg

@@ -1,0 +1,60 @@
+// Where segments live and which statements hopper issues for them. One implementation per engine
+// -- plain PostgreSQL (segments are partitions, trained by parallel workers), Citus (segments are
+// shards on worker nodes) -- chosen once per call by detect_engine(); nothing else in hopper asks
+// which engine it runs on.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "hopper/schedule.h"
+#include "pg/names.h"
+#include "pg/spi.h"
+
+namespace hopper::pg {
+
+// The working tables (model_input, model_output) and the two statements per hop of one run.
+class ModelHopper {
+public:
+    virtual ~ModelHopper() = default;
+    // Creates the working tables for an iteration and places every model at its ring position.
+    virtual void begin_iteration(const HopSchedule& schedule, int iteration, const std::vector<int32_t>& mst_keys,
+                                 const std::vector<std::string>& states) = 0;
+    // The training statement: each model on a segment trains on that segment's buffers (in
+    // buffer_id order); waiting models pass through. Raises if a model did not come back.
+    virtual void train() = 0;
+    // The hop: every model moves one ring position on.
+    virtual void hop() = 0;
+    // (mst_key, dist_key or nullopt while waiting) after the last training statement.
+    virtual std::vector<std::pair<int32_t, std::optional<int32_t>>> placements() = 0;
+    // The models after the last training statement, by mst_key.
+    virtual std::map<int32_t, std::string> read_states() = 0;
+    // Drops the working tables.
+    virtual void end_iteration() = 0;
+};
+
+class Engine {
+public:
+    virtual ~Engine() = default;
+    virtual const char* name() const = 0;
+    // Creates an empty packed table for num_segments segments (columns dist_key, buffer_id,
+    // independent_var, dependent_var, independent_var_shape, dependent_var_shape) and returns the
+    // dist_key value of each segment.
+    virtual std::vector<int32_t> create_packed_table(Spi& spi, const TableName& table, int num_segments) = 0;
+    virtual std::unique_ptr<ModelHopper> model_hopper(Spi& spi, const TableName& packed,
+                                                      const std::vector<int32_t>& dist_keys, int num_models,
+                                                      const std::string& schema) = 0;
+    // One statement evaluating every model ($1: bytea[] of model states) over a packed table in one
+    // scan; returns one row with hopper.evaluate_models' float8[] result. `workers` is the number
+    // of segments worth scanning at once.
+    virtual void evaluate(Spi& spi, const TableName& packed, const std::vector<std::string>& states, int workers) = 0;
+};
+
+std::unique_ptr<Engine> detect_engine(Spi& spi);
+
+}  // namespace hopper::pg
