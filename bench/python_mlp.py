@@ -1,0 +1,125 @@
+#!/usr/bin/python3
+"""The benchmark's MLP (784-128-10, relu, softmax cross-entropy, float32, minibatch 256) trained on
+Fashion-MNIST with PyTorch or scikit-learn, one run per process (bench/run.sh runs this under
+/usr/bin/time for the peak RSS). Prints one JSON object:
+  {"system", "optimizer", "threads", "epochs", "params", "samples_per_epoch",
+   "epoch_seconds": [...], "epoch_cpu_seconds": [...], "test_accuracy", "test_loss", "versions"}
+
+  python_mlp.py torch|sklearn --optimizer sgd|adam [--epochs 10] [--threads 1] [--data DIR]
+
+Both train with the same hyper-parameters as hopper in bench/run.sh: SGD lr 0.01 momentum 0.9
+(plain momentum, not Nesterov) or Adam lr 0.001 (betas 0.9/0.999), no weight decay, Glorot-uniform
+style initialisation as each library does it, rows reshuffled every epoch (each library's
+normal way; hopper shuffles once when packing). Thread counts are set before numpy/torch load
+(OMP_NUM_THREADS, OPENBLAS_NUM_THREADS) and with torch.set_num_threads.
+"""
+import argparse
+import gzip
+import json
+import os
+import sys
+import time
+
+parser = argparse.ArgumentParser()
+parser.add_argument("system", choices=["torch", "sklearn"])
+parser.add_argument("--optimizer", choices=["sgd", "adam"], required=True)
+parser.add_argument("--epochs", type=int, default=10)
+parser.add_argument("--threads", type=int, default=1)
+parser.add_argument("--batch-size", type=int, default=256)
+parser.add_argument("--seed", type=int, default=1)
+parser.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
+args = parser.parse_args()
+
+for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[var] = str(args.threads)
+
+import numpy as np  # noqa: E402  (after the thread settings)
+
+SGD_LR, MOMENTUM, ADAM_LR = 0.01, 0.9, 0.001
+
+
+def read_idx(images, labels):
+    with gzip.open(images, "rb") as f:
+        raw = f.read()
+    n, rows, cols = (int.from_bytes(raw[i:i + 4], "big") for i in (4, 8, 12))
+    x = (np.frombuffer(raw, dtype=np.uint8, offset=16).reshape(n, rows * cols).astype(np.float32) / np.float32(255.0))
+    with gzip.open(labels, "rb") as f:
+        y = np.frombuffer(f.read(), dtype=np.uint8, offset=8).astype(np.int64)
+    return x, y
+
+
+x_train, y_train = read_idx(f"{args.data}/train-images-idx3-ubyte.gz", f"{args.data}/train-labels-idx1-ubyte.gz")
+x_test, y_test = read_idx(f"{args.data}/t10k-images-idx3-ubyte.gz", f"{args.data}/t10k-labels-idx1-ubyte.gz")
+epoch_seconds, epoch_cpu = [], []
+versions = {"numpy": np.__version__}
+
+
+def timed(fn):
+    w, c = time.perf_counter(), time.process_time()
+    fn()
+    epoch_seconds.append(time.perf_counter() - w)
+    epoch_cpu.append(time.process_time() - c)
+
+
+if args.system == "torch":
+    import torch
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    versions["torch"] = torch.__version__
+    model = torch.nn.Sequential(torch.nn.Linear(784, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10))
+    params = sum(p.numel() for p in model.parameters())
+    if args.optimizer == "sgd":
+        opt = torch.optim.SGD(model.parameters(), lr=SGD_LR, momentum=MOMENTUM)
+    else:
+        opt = torch.optim.Adam(model.parameters(), lr=ADAM_LR, betas=(0.9, 0.999), eps=1e-7)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    xt, yt = torch.from_numpy(x_train), torch.from_numpy(y_train)
+    gen = torch.Generator().manual_seed(args.seed)
+    n = xt.shape[0]
+
+    def epoch():
+        order = torch.randperm(n, generator=gen)
+        for start in range(0, n, args.batch_size):
+            idx = order[start:start + args.batch_size]
+            opt.zero_grad(set_to_none=True)
+            loss = loss_fn(model(xt[idx]), yt[idx])
+            loss.backward()
+            opt.step()
+
+    for _ in range(args.epochs):
+        timed(epoch)
+    with torch.no_grad():
+        logits = model(torch.from_numpy(x_test))
+        test_loss = float(loss_fn(logits, torch.from_numpy(y_test)))
+        test_acc = float((logits.argmax(1) == torch.from_numpy(y_test)).float().mean())
+else:
+    import warnings
+
+    import sklearn
+    from sklearn.neural_network import MLPClassifier
+
+    versions["sklearn"] = sklearn.__version__
+    common = dict(hidden_layer_sizes=(128,), activation="relu", batch_size=args.batch_size, alpha=0.0,
+                  shuffle=True, random_state=args.seed)
+    if args.optimizer == "sgd":
+        clf = MLPClassifier(solver="sgd", learning_rate_init=SGD_LR, momentum=MOMENTUM, nesterovs_momentum=False,
+                            learning_rate="constant", **common)
+    else:
+        clf = MLPClassifier(solver="adam", learning_rate_init=ADAM_LR, beta_1=0.9, beta_2=0.999, epsilon=1e-7, **common)
+    classes = np.arange(10)
+    warnings.simplefilter("ignore")
+    for _ in range(args.epochs):  # partial_fit: exactly one shuffled pass over the data
+        timed(lambda: clf.partial_fit(x_train, y_train, classes=classes))
+    params = sum(w.size for w in clf.coefs_) + sum(b.size for b in clf.intercepts_)
+    dtype = str(clf.coefs_[0].dtype)
+    versions["sklearn_dtype"] = dtype
+    proba = clf.predict_proba(x_test)
+    test_acc = float((proba.argmax(1) == y_test).mean())
+    test_loss = float(-np.log(np.clip(proba[np.arange(len(y_test)), y_test], 1e-7, 1)).mean())
+
+json.dump({"system": args.system, "optimizer": args.optimizer, "threads": args.threads, "epochs": args.epochs,
+           "params": int(params), "samples_per_epoch": int(x_train.shape[0]), "epoch_seconds": epoch_seconds,
+           "epoch_cpu_seconds": epoch_cpu, "test_accuracy": test_acc, "test_loss": test_loss,
+           "versions": versions}, sys.stdout)
+print()
