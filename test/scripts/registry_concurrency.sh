@@ -13,7 +13,8 @@
 #   5. two sessions creating the same model name: one model, one clean 42710.
 # Orchestration: a controller session holds an advisory lock (the gate); a worker that must stay
 # inside its transaction waits for that lock; the controller releases it only once the other worker
-# is seen waiting on a lock in pg_stat_activity. No sleeps decide an outcome (polling only waits).
+# is seen waiting on a row or transaction lock in pg_locks. No sleep orders anything: the controller
+# only polls pg_locks until the state it waits for is there.
 # Needs PGHOST/PGPORT/PGUSER of a cluster with hopper installed (test/run-all.sh sets them).
 set -euo pipefail
 
@@ -55,23 +56,19 @@ ctl() {
 close_gate() { ctl "SELECT pg_advisory_lock(4242)"; }
 open_gate() { ctl "SELECT pg_advisory_unlock(4242)"; }
 
-# Waits (polling) until a condition holds; gives up after 30 s.
-wait_for() {
-  local i
-  for i in $(seq 1 3000); do
-    [ "$(psql_q -c "SELECT ($1)::boolean")" = t ] && return 0
-    sleep 0.01
+# The controller polls pg_locks (in the server, a millisecond apart) until the named worker waits
+# on the gate (advisory lock) or on a row or transaction lock; it gives up after 30 s.
+wait_for_wait() {
+  echo "SELECT wait_for_wait('$1', $2); SELECT 'ctl-done';" >&"${CTL[1]}"
+  local line result=""
+  while read -r -t 60 line <&"${CTL[0]}"; do
+    [ "$line" = ctl-done ] && break
+    result=$line
   done
-  echo "timed out waiting for: $1" >&2
-  exit 1
+  [ "$result" = t ] || { echo "timed out waiting for $1 to wait on a lock" >&2; exit 1; }
 }
-waiting_on_gate() {
-  wait_for "EXISTS (SELECT 1 FROM pg_locks l JOIN pg_stat_activity a USING (pid)
-                    WHERE a.application_name = '$1' AND l.locktype = 'advisory' AND NOT l.granted)"
-}
-waiting_on_lock() {
-  wait_for "EXISTS (SELECT 1 FROM pg_stat_activity WHERE application_name = '$1' AND wait_event_type = 'Lock')"
-}
+waiting_on_gate() { wait_for_wait "$1" true; }
+waiting_on_lock() { wait_for_wait "$1" false; }
 
 # A worker: a psql process named $1 running the -c commands that follow; its output (with the
 # SQLSTATE of an error) goes to $WORK/$1.out and its exit status to $WORK/$1.rc.
@@ -110,6 +107,19 @@ FROM generate_series(1, 40) g;
 SELECT hopper.preprocess('pts', 'pts_packed', 'label', 'x', buffer_size => 20, num_segments => 1);
 CALL hopper.fit('pts_packed', 'm', '{"input_dim": 2, "layers": [{"units": 2, "activation": "softmax"}]}', '', '', 1,
                 checkpoint_frequency => 0);
+-- Whether the session named app waits on an advisory lock (or, advisory = false, on another lock).
+CREATE FUNCTION wait_for_wait(app text, advisory boolean) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+  FOR i IN 1..30000 LOOP
+    PERFORM pg_stat_clear_snapshot();
+    IF EXISTS (SELECT 1 FROM pg_locks l JOIN pg_stat_activity a USING (pid)
+               WHERE a.application_name = app AND NOT l.granted AND (l.locktype = 'advisory') = advisory) THEN
+      RETURN true;
+    END IF;
+    PERFORM pg_sleep(0.001);
+  END LOOP;
+  RETURN false;
+END $$;
 -- A fresh COMPLETED checkpoint of the tiny model.
 CREATE FUNCTION new_checkpoint() RETURNS uuid LANGUAGE sql AS
   $$ SELECT hopper.create_checkpoint(model_state) FROM m $$;
