@@ -528,6 +528,23 @@ CALL hopper.fit_multiple('reg_packed', 'reg_multi_3', 'reg_mst', 1, metrics_comp
 SELECT mst_key, warm_start_checkpoint_id IS NOT NULL AS warm FROM hopper.trials
 WHERE run_id = (SELECT run_id FROM hopper.runs WHERE name = 'reg_multi_3') ORDER BY 1;
 
+-- Objects in the caller's search_path cannot stand in for what the registry uses.
+CREATE SCHEMA reg_evil;
+CREATE FUNCTION reg_evil.hijack(bigint, bigint) RETURNS boolean LANGUAGE plpgsql AS
+  $$ BEGIN RAISE EXCEPTION 'hijacked'; END $$;
+CREATE OPERATOR reg_evil.= (LEFTARG = bigint, RIGHTARG = bigint, FUNCTION = reg_evil.hijack);
+CREATE FUNCTION reg_evil.lower(text) RETURNS text LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'hijacked'; END $$;
+CREATE FUNCTION reg_evil.count(bigint) RETURNS bigint LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'hijacked'; END $$;
+SET search_path = reg_evil, pg_catalog, public;
+SELECT hopper.create_model('reg-evil') > 0 AS created;
+SELECT hopper.register_model_version('reg-evil', (SELECT uuid FROM hopper.latest_checkpoints l WHERE l.run_name OPERATOR(pg_catalog.=) 'reg_fit')) AS version;
+SELECT count(*) OPERATOR(pg_catalog.>) 0 AS listed FROM hopper.list_checkpoints(run_id => :fit_run, order_by => 'validation.loss');
+SELECT length(hopper.model_version_state('reg-evil', 1)) OPERATOR(pg_catalog.>) 0 AS loaded;
+SELECT count(*) AS collected FROM hopper.gc_checkpoints(:fit_run, dry_run => true);
+SELECT hopper.delete_model('reg-evil');
+RESET search_path;
+DROP SCHEMA reg_evil CASCADE;
+
 -- An aborted fit leaves no registry rows when it ran in one transaction.
 BEGIN;
 CALL hopper.fit('reg_packed', 'reg_rolled_back', '{"input_dim": 2, "layers": [{"units": 2, "activation": "softmax"}]}', '', '', 1, name => 'reg_rolled_back');

@@ -379,6 +379,14 @@ public:
     void on_iteration(Spi& spi, const RunContext& run, const IterationReport& report) override {
         const std::vector<ModelSpec>& models = *run.models;
         const std::vector<std::string>& states = *report.states;
+        const bool due = report.last || (frequency_ > 0 && report.iteration % frequency_ == 0);
+        if (!due && !report.evaluated) {
+            SafeSearchPath path;
+            path.enter();
+            update_statuses(spi, *report.statuses, false);
+            path.leave();
+            return;
+        }
         std::vector<int64_t> steps(models.size());
         for (std::size_t i = 0; i < models.size(); ++i) steps[i] = int64_t(inspect_state(states[i]).counters.steps);
         std::vector<std::optional<double>> searcher(models.size());
@@ -404,7 +412,6 @@ public:
                              SqlParam::float8(elapsed)});
             }
         }
-        const bool due = report.last || (frequency_ > 0 && report.iteration % frequency_ == 0);
         if (due) {
             const std::string metadata =
                 json{{"hopper_version", HOPPER_VERSION}, {"iteration", report.iteration}}.dump();
