@@ -213,7 +213,7 @@ CALL hopper.fit('reg_packed', 'reg_m_warm', '{"input_dim": 2, "layers": [{"units
                 $$optimizer='SGD(lr=0.1)', metrics=['accuracy']$$, 'batch_size=10', 2,
                 name => 'reg_warm', warm_start_checkpoint => :'warm_uuid');
 SELECT e.steps_completed - :warm_steps AS new_steps, t.warm_start_checkpoint_id = (SELECT checkpoint_id FROM hopper.checkpoints WHERE uuid = :'warm_uuid') AS source_recorded
-FROM hopper.checkpoints_expanded e JOIN hopper.trials t USING (trial_id) WHERE e.run_name = 'reg_warm';
+FROM hopper.checkpoints_expanded e JOIN hopper.trials t USING (trial_id) WHERE e.run_name = 'reg_warm' ORDER BY 1;
 -- Continuing from iteration 2 for two more iterations gives the 4-iteration model, bit for bit.
 SELECT a.model_state = b.model_state AS resumed_exactly FROM reg_m_warm a, reg_m b;
 CALL hopper.fit_multiple('reg_packed', 'reg_multi_warm', 'reg_mst', 1, metrics_compute_frequency => 1,
