@@ -189,6 +189,9 @@ SELECT count(*) AS aliases_left FROM hopper.model_aliases a JOIN hopper.models m
 -- An archived model refuses new versions; unarchived, it accepts them again.
 SELECT hopper.archive_model('reg-Classifier');
 SELECT pg_temp.try($$SELECT hopper.register_model_version('reg-Classifier', (SELECT uuid FROM hopper.latest_checkpoints WHERE run_name = 'reg_end'))$$);
+SELECT pg_temp.try($$INSERT INTO hopper.model_versions (model_id, checkpoint_id)
+                     SELECT m.model_id, l.checkpoint_id FROM hopper.models m, hopper.latest_checkpoints l
+                     WHERE m.name = 'reg-Classifier' AND l.run_name = 'reg_end'$$);
 SELECT hopper.archive_model('reg-Classifier');  -- archiving twice is harmless
 SELECT hopper.unarchive_model('reg-Classifier');
 SELECT hopper.register_model_version('reg-Classifier', (SELECT uuid FROM hopper.latest_checkpoints WHERE run_name = 'reg_end')) AS version;
@@ -395,6 +398,9 @@ DELETE FROM hopper.model_versions WHERE model_id = (SELECT model_id FROM hopper.
 DELETE FROM hopper.checkpoint_chunks WHERE checkpoint_id = (SELECT checkpoint_id FROM hopper.checkpoints WHERE uuid = :'alice_uuid');
 SELECT pg_temp.try($$UPDATE hopper.checkpoints SET metadata = '{"bob": 1}' WHERE uuid = '$$ || :'alice_uuid' || $$'$$);
 SELECT pg_temp.try($$INSERT INTO hopper.models (name, owner) VALUES ('reg-fake', 'regress_hopper_alice')$$);
+SELECT pg_temp.try($$INSERT INTO hopper.model_versions (model_id, checkpoint_id)
+                     SELECT model_id, (SELECT checkpoint_id FROM hopper.checkpoints WHERE uuid = '$$ || :'alice_uuid' || $$')
+                     FROM hopper.models WHERE name = 'reg-alice'$$);
 -- Bob may register Alice's checkpoint into his own model: that only counts it as used.
 SELECT hopper.create_model('reg-bob') > 0 AS created;
 SELECT hopper.register_model_version('reg-bob', :'alice_uuid') AS version;
