@@ -11,7 +11,8 @@
 //      slots alike, exactly (hopper/combine.h);
 //   3. the averaged model is evaluated when metrics are due (one parallel scan, as fit does).
 // The output tables are written by write_run_outputs (run.cpp), like fit's; the summary's method is
-// fit_data_parallel, hops_per_iteration 1, and hop_seconds holds the time spent averaging.
+// fit_data_parallel, hops_per_iteration 1, and hop_seconds holds the time spent averaging. Observers
+// in the request (RunObserver, run.h) are called as run_training calls them.
 #include <chrono>
 #include <cmath>
 #include <sstream>
@@ -131,6 +132,21 @@ void run_data_parallel(Spi& spi, DataParallelRequest dp) {
     history[0].training_metrics.resize(m.config.compile.metrics.size());
     history[0].validation_metrics.resize(m.config.compile.metrics.size());
     const std::vector<ModelConfig> configs = {m.config};
+    const std::vector<int32_t> mst_keys = {m.mst_key};
+    std::vector<std::string> states = {state};
+    std::vector<std::string> statuses = {"completed"};
+    RunContext run;
+    run.multiple = false;
+    run.packed = packed;
+    run.output = output;
+    if (vinfo) run.validation = vinfo->table;
+    run.models = &req.models;
+    run.num_iterations = req.num_iterations;
+    run.num_segments = S;
+    run.name = req.name;
+    run.description = req.description;
+    run.started_at = started_at;
+    for (RunObserver* o : req.observers) o->on_start(spi, run);
     StatementSettings settings;
     double train_seconds = 0, combine_seconds = 0, eval_seconds = 0;
 
@@ -175,10 +191,10 @@ void run_data_parallel(Spi& spi, DataParallelRequest dp) {
         }
         const bool evaluate = (it + 1) % req.metrics_frequency == 0 || it + 1 == req.num_iterations;
         std::string progress;
+        std::vector<Evaluation> train_eval, valid_eval;
         if (evaluate) {
             auto t = Clock::now();
-            std::vector<Evaluation> train_eval = evaluate_states(spi, packed, {state}, configs, S);
-            std::vector<Evaluation> valid_eval;
+            train_eval = evaluate_states(spi, packed, {state}, configs, S);
             if (vinfo) valid_eval = evaluate_states(spi, vinfo->table, {state}, configs, int(vinfo->dist_keys.size()));
             eval_seconds += seconds_since(t);
             h.iterations.push_back(it + 1);
@@ -196,6 +212,17 @@ void run_data_parallel(Spi& spi, DataParallelRequest dp) {
                                 format_number(valid_eval[0].metrics[0]);
             }
         }
+        states[0] = state;
+        statuses[0] = h.status;
+        IterationReport report;
+        report.iteration = it + 1;
+        report.last = it + 1 == req.num_iterations;
+        report.states = &states;
+        report.evaluated = evaluate;
+        report.training = evaluate ? &train_eval : nullptr;
+        report.validation = evaluate && vinfo ? &valid_eval : nullptr;
+        report.statuses = &statuses;
+        for (RunObserver* o : req.observers) o->on_iteration(spi, run, report);
         notice("iteration " + std::to_string(it + 1) + "/" + std::to_string(req.num_iterations) + ": " +
                format_number(seconds_since(iteration_started), 3) + " s, " + std::to_string(outcome.levels) +
                "-level combine of " + std::to_string(outcome.producers) + " copies (" +
@@ -207,8 +234,6 @@ void run_data_parallel(Spi& spi, DataParallelRequest dp) {
     }
     settings.leave();
 
-    const std::vector<int32_t> mst_keys = {m.mst_key};
-    const std::vector<std::string> states = {state};
     RunOutputs outputs;
     outputs.req = &req;
     outputs.method = "fit_data_parallel";
@@ -226,6 +251,7 @@ void run_data_parallel(Spi& spi, DataParallelRequest dp) {
     outputs.eval_seconds = eval_seconds;
     outputs.started_at = started_at;
     write_run_outputs(spi, outputs);
+    for (RunObserver* o : req.observers) o->on_finish(spi, run, states);
 }
 
 }  // namespace
