@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "hopper/buffer_check.h"
 #include "hopper/combine.h"
 #include "hopper/metrics.h"
 #include "hopper/network.h"
@@ -242,11 +243,8 @@ HOPPER_FUNCTION(combine_metrics_add) {
              "packed data has shape " + std::to_string(x.cols) + " -> " + std::to_string(y.cols) + " but the model expects " +
                  std::to_string(arch.input_dim) + " -> " + std::to_string(arch.output_dim()),
              "Architecture " + arch.shape_string() + ".");
-    for (const Float4Matrix* m : {&x, &y})
-        for (std::size_t i = 0, n = std::size_t(m->rows) * std::size_t(m->cols); i < n; ++i)
-            if (!std::isfinite(m->data[i]))
-                fail(ErrorKind::Data, std::string(m == &x ? "independent_var" : "dependent_var") + " has a non-finite value",
-                     "Element " + std::to_string(i + 1) + " is " + std::to_string(m->data[i]) + ".");
+    check_finite_buffer(x.data, {x.rows, x.cols}, "independent_var");
+    check_finite_buffer(y.data, {y.rows, y.cols}, "dependent_var");
     ConstMatrixMap xm(x.data, x.cols, x.rows), ym(y.data, y.cols, y.rows);
     evaluate_batch(*state->network, state->model->params.data(), xm, ym, state->model->config.compile, state->core.totals,
                    state->scratch);
