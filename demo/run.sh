@@ -7,6 +7,8 @@
 #   and the checkpoints.
 # The cluster keeps running afterwards so you can look around; the script prints how to connect and
 # how to stop it. DEMO_DIR (default /tmp/hopper-demo) holds the cluster; ITERATIONS (default 10).
+# PG_TREE=/some/dir installs into a private copy of PostgreSQL there instead of the system's
+# (test/private-install.sh), leaving the system installation untouched.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -22,7 +24,12 @@ bash scripts/install-deps.sh dataset-fashion-mnist
 
 echo "== building and installing hopper"
 make -j"$(nproc)" PG_CONFIG="$PG_CONFIG" >/dev/null
-$SUDO make install PG_CONFIG="$PG_CONFIG" >/dev/null
+if [ -n "${PG_TREE:-}" ]; then
+  eval "$(test/private-install.sh "$PG_TREE")"
+  export PG_BIN
+else
+  $SUDO make install PG_CONFIG="$PG_CONFIG" >/dev/null
+fi
 cmake -S . -B build/core -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build/core --target hopper_load_idx -j"$(nproc)" >/dev/null
 
