@@ -79,7 +79,7 @@ CALL hopper.fit_multiple('fashion_packed', 'demo_models', 'demo_mst', $ITERATION
 SELECT i.mst_key, a.name AS architecture, m.compile_params,
        round(i.validation_metrics_final::numeric, 4) AS test_accuracy,
        (SELECT string_agg(round(v::numeric, 3)::text, ' ') FROM unnest(i.validation_metrics) v) AS accuracy_per_iteration
-FROM demo_models_info i JOIN demo_mst m USING (mst_key) JOIN demo_arch a USING (model_id)
+FROM demo_models_info i JOIN demo_mst m USING (mst_key) JOIN demo_arch a ON a.model_id = m.model_id
 ORDER BY i.validation_metrics_final DESC;
 
 -- The best configuration, evaluated again on the test set, and a few predictions.

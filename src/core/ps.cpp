@@ -162,7 +162,7 @@ void KeySpace::validate(const int64_t* keys, std::size_t n, const char* what) co
 void KeySpace::offsets(const int64_t* keys, std::size_t n, int64_t* out, const char* what) const {
     if (offsets_are_keys()) {
         validate(keys, n, what);
-        std::memcpy(out, keys, n * sizeof(int64_t));
+        if (n) std::memcpy(out, keys, n * sizeof(int64_t));  // memcpy from a null pointer is undefined, even for 0 bytes
         return;
     }
     std::size_t r = 0;

@@ -145,10 +145,8 @@ public:
         output_exists_ = false;
         spi_.execute("DROP TABLE " + input_.quoted());
         spi_.execute("DROP TABLE " + schedule_);
-        if (prepared_) {
-            call([&] { SPI_freeplan(hop_.plan); });
-            prepared_ = false;
-        }
+        hop_.reset();
+        prepared_ = false;
     }
 
 private:

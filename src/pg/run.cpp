@@ -464,7 +464,6 @@ void write_run_outputs(Spi& spi, const RunOutputs& outputs) {
                      SqlParam::text(h.status), SqlParam::int8(int64_t(st.counters.steps)),
                      SqlParam::int8(int64_t(st.counters.samples_seen))});
     }
-    call([&] { SPI_freeplan(insert_info.plan); });
 
     spi.execute("CREATE TABLE " + summary_table.quoted() +
                 " (source_table pg_catalog.text, validation_table pg_catalog.text, model_output_table pg_catalog.text,"

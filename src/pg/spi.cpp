@@ -127,17 +127,36 @@ uint64_t Spi::execute(const std::string& sql, const std::vector<SqlParam>& param
     return rows_;
 }
 
+Prepared& Prepared::operator=(Prepared&& other) noexcept {
+    if (this != &other) {
+        reset();
+        plan_ = other.plan_;
+        sql_ = std::move(other.sql_);
+        other.plan_ = nullptr;
+    }
+    return *this;
+}
+
+void Prepared::reset() noexcept {
+    if (!plan_) return;
+    SPIPlanPtr plan = plan_;
+    plan_ = nullptr;
+    try {
+        call([&] { SPI_freeplan(plan); });
+    } catch (...) {
+        // Freeing a plan can only fail on a corrupted plan; leaking it is the lesser evil here.
+    }
+}
+
 Prepared Spi::prepare(const std::string& sql, const std::vector<Oid>& types) {
-    Prepared p;
-    p.sql = sql;
     std::vector<Oid> t(types);
-    p.plan = call([&] {
+    SPIPlanPtr plan = call([&] {
         SPIPlanPtr plan = SPI_prepare(sql.c_str(), (int)t.size(), t.empty() ? nullptr : t.data());
         if (!plan) elog(ERROR, "SPI_prepare failed (%s): %s", SPI_result_code_string(SPI_result), sql.c_str());
         if (SPI_keepplan(plan) != 0) elog(ERROR, "SPI_keepplan failed");
         return plan;
     });
-    return p;
+    return Prepared(plan, sql);
 }
 
 uint64_t Spi::execute(const Prepared& stmt, const std::vector<SqlParam>& params) {
@@ -157,8 +176,8 @@ uint64_t Spi::execute(const Prepared& stmt, const std::vector<SqlParam>& params)
     }
     MemoryContextSwitchTo(old);
     rows_ = call([&] {
-        int rc = SPI_execute_plan(stmt.plan, values.data(), nulls.data(), false, 0);
-        if (rc < 0) elog(ERROR, "SPI_execute_plan failed (%s): %s", SPI_result_code_string(rc), stmt.sql.c_str());
+        int rc = SPI_execute_plan(stmt.plan(), values.data(), nulls.data(), false, 0);
+        if (rc < 0) elog(ERROR, "SPI_execute_plan failed (%s): %s", SPI_result_code_string(rc), stmt.sql().c_str());
         return (uint64_t)SPI_processed;
     });
     return rows_;

@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "pg/guard.h"
@@ -51,10 +52,27 @@ struct SqlParam {
     static SqlParam datum(::Datum value, Oid type);
 };
 
-// A statement prepared once (SPI_prepare + SPI_keepplan) and executed many times.
-struct Prepared {
-    SPIPlanPtr plan = nullptr;
-    std::string sql;
+// A statement prepared once (SPI_prepare + SPI_keepplan, so PostgreSQL replans it when tables it
+// uses are dropped and created again) and executed many times. Owns the plan: a kept plan lives in
+// a long-lived memory context that nothing frees at transaction end, so the destructor does.
+class Prepared {
+public:
+    Prepared() = default;
+    Prepared(SPIPlanPtr plan, std::string sql) : plan_(plan), sql_(std::move(sql)) {}
+    Prepared(Prepared&& other) noexcept : plan_(other.plan_), sql_(std::move(other.sql_)) { other.plan_ = nullptr; }
+    Prepared& operator=(Prepared&& other) noexcept;
+    Prepared(const Prepared&) = delete;
+    Prepared& operator=(const Prepared&) = delete;
+    ~Prepared() { reset(); }
+
+    void reset() noexcept;
+    explicit operator bool() const { return plan_ != nullptr; }
+    SPIPlanPtr plan() const { return plan_; }
+    const std::string& sql() const { return sql_; }
+
+private:
+    SPIPlanPtr plan_ = nullptr;
+    std::string sql_;
 };
 
 class Spi {
