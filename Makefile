@@ -38,5 +38,10 @@ include $(PGXS)
 $(DATA_built): $(EXT_PARTS) hopper.control
 	cat $(EXT_PARTS) > $@
 
+# PostgreSQL compiles with -fno-strict-aliasing, which its own headers and macros need. The core
+# never includes them (CMake builds and unit-tests it with strict aliasing), and strict aliasing
+# makes its Eigen products ~10% faster (bench/: 0.168 vs 0.186 s per Fashion-MNIST epoch).
+$(CORE_SRCS:.cpp=.o): override CXXFLAGS += -fstrict-aliasing
+
 # Every object depends on the headers (small project: rebuild rather than track dependencies).
 $(OBJS): $(wildcard include/hopper/*.h src/pg/*.h src/core/*.h)
