@@ -558,6 +558,23 @@ SELECT count(*) AS inside FROM hopper.checkpoints_expanded WHERE run_name = 'reg
 ROLLBACK;
 SELECT count(*) AS after FROM hopper.runs WHERE name = 'reg_rolled_back';
 
+-- A run whose session ended before it completed (error, cancel, crash) is marked INTERRUPTED by
+-- hopper.mark_interrupted_runs(), which every new run of its owner calls.
+INSERT INTO hopper.runs (method, source_table, model_output_table, num_iterations, metrics_compute_frequency,
+                         checkpoint_frequency, searcher_metric, smaller_is_better, data, backend_pid, backend_start)
+VALUES ('fit', 'reg_packed', 'reg_gone', 1, 1, 1, 'validation.loss', true, '{}', 0, '2000-01-01');
+SELECT hopper.mark_interrupted_runs() >= 1 AS marked;
+SELECT state, end_time IS NOT NULL AS ended FROM hopper.runs WHERE model_output_table = 'reg_gone';
+SELECT hopper.mark_interrupted_runs() AS again;
+DELETE FROM hopper.runs WHERE model_output_table = 'reg_gone';
+
+-- Data-parallel training is recorded and checkpointed like fit.
+CALL hopper.fit_data_parallel('reg_packed', 'reg_dp', '{"input_dim": 2, "layers": [{"units": 2, "activation": "softmax"}]}',
+                              '', '', 2, name => 'reg_dp', checkpoint_frequency => 1);
+SELECT r.method, r.state, r.backend_pid = pg_backend_pid() AS this_session,
+       (SELECT count(*) FROM hopper.checkpoints_expanded c WHERE c.run_id = r.run_id) AS checkpoints
+FROM hopper.runs r WHERE r.name = 'reg_dp';
+
 DROP OWNED BY regress_hopper_alice, regress_hopper_bob, regress_hopper_team;
 DROP ROLE regress_hopper_alice;
 DROP ROLE regress_hopper_bob;

@@ -275,7 +275,9 @@ CREATE PROCEDURE hopper.fit_data_parallel(
     description text DEFAULT NULL,
     topology_table text DEFAULT 'hopper.combine_topology',
     link_cost_table text DEFAULT 'hopper.combine_link_costs',
-    combine_levels integer DEFAULT NULL)
+    combine_levels integer DEFAULT NULL,
+    checkpoint_frequency integer DEFAULT NULL,
+    searcher_metric text DEFAULT NULL)
 AS 'MODULE_PATHNAME', 'fit_data_parallel' LANGUAGE C;
-COMMENT ON PROCEDURE hopper.fit_data_parallel(text, text, jsonb, text, text, integer, text, integer, boolean, text, text, text, text, integer) IS
-'trains one model data-parallel: each iteration every segment trains a copy of the current model on its own data (all segments at once), and the copies are averaged weighted by rows through the hierarchical combine; writes model_output_table, _info and _summary like fit; commits after each iteration when called outside a transaction block';
+COMMENT ON PROCEDURE hopper.fit_data_parallel(text, text, jsonb, text, text, integer, text, integer, boolean, text, text, text, text, integer, integer, text) IS
+'trains one model data-parallel: each iteration every segment trains a copy of the current model on its own data (all segments at once), and the copies are averaged weighted by rows through the hierarchical combine; writes model_output_table, _info and _summary like fit, and records the run and its checkpoints in the registry; commits after each iteration when called outside a transaction block';

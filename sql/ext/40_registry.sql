@@ -45,7 +45,7 @@ COMMENT ON TABLE hopper.tasks IS
 -- ---- training runs and their configurations ------------------------------------------------------
 CREATE TABLE hopper.runs (
     run_id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    method text NOT NULL CHECK (method IN ('fit', 'fit_multiple')),
+    method text NOT NULL CHECK (method IN ('fit', 'fit_multiple', 'fit_data_parallel')),
     name text,
     description text,
     source_table text NOT NULL,
@@ -61,13 +61,18 @@ CREATE TABLE hopper.runs (
     -- class_values, dependent_varname, dependent_vartype, independent_varname, normalizing_const,
     -- scale, feature_center, feature_spread, num_rows.
     data jsonb NOT NULL CHECK (jsonb_typeof(data) = 'object'),
-    state text NOT NULL DEFAULT 'ACTIVE' CHECK (state IN ('ACTIVE', 'COMPLETED', 'ERROR', 'CANCELED')),
+    -- INTERRUPTED: the session running it ended (error, cancel, crash) before it completed; its
+    -- completed checkpoints are kept, and warm_start_run resumes it.
+    state text NOT NULL DEFAULT 'ACTIVE' CHECK (state IN ('ACTIVE', 'COMPLETED', 'ERROR', 'CANCELED', 'INTERRUPTED')),
     owner name NOT NULL DEFAULT CURRENT_USER,
     start_time timestamptz NOT NULL DEFAULT now(),
-    end_time timestamptz
+    end_time timestamptz,
+    -- The session running it, to tell a live ACTIVE run from one whose session is gone.
+    backend_pid integer,
+    backend_start timestamptz
 );
 COMMENT ON TABLE hopper.runs IS
-'one row per call of hopper.fit or hopper.fit_multiple: its tables, settings, searcher metric and the facts of the packed data; a run stopped by an error or cancel stays ACTIVE';
+'one row per call of hopper.fit, fit_multiple or fit_data_parallel: its tables, settings, searcher metric and the facts of the packed data; a run whose session ended before it completed is marked INTERRUPTED by hopper.mark_interrupted_runs(), which every new run of the same owner calls';
 
 CREATE TABLE hopper.checkpoints (
     checkpoint_id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -656,3 +661,17 @@ RETURNS TABLE (version integer, version_id bigint, name text, checkpoint_uuid uu
 AS 'MODULE_PATHNAME', 'list_model_versions' LANGUAGE C STABLE;
 COMMENT ON FUNCTION hopper.list_model_versions(text, text, boolean, integer, bigint) IS
 'one page of the versions of a model, sorted by version, creation_time, steps, searcher_metric or a metric; total_count comes from the same statement (one snapshot) as the page';
+
+CREATE FUNCTION hopper.mark_interrupted_runs() RETURNS bigint
+LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp
+AS $$
+    WITH gone AS (
+        UPDATE hopper.runs AS r SET state = 'INTERRUPTED', end_time = pg_catalog.now()
+        WHERE r.state = 'ACTIVE'
+          AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_stat_activity a
+                          WHERE a.pid = r.backend_pid AND a.backend_start = r.backend_start)
+        RETURNING 1)
+    SELECT pg_catalog.count(*) FROM gone
+$$;
+COMMENT ON FUNCTION hopper.mark_interrupted_runs() IS
+'marks the caller''s ACTIVE training runs whose session has ended (an error, a cancel, a server crash) as INTERRUPTED and returns how many; every new training run calls it for its owner';

@@ -333,12 +333,16 @@ public:
 
         SafeSearchPath path;
         path.enter();
+        spi.execute("SELECT hopper.mark_interrupted_runs()");
         spi.execute("INSERT INTO hopper.runs (method, name, description, source_table, validation_table,"
                     " model_output_table, model_selection_table, num_iterations, metrics_compute_frequency,"
-                    " checkpoint_frequency, searcher_metric, smaller_is_better, data, start_time)"
-                    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::pg_catalog.jsonb, $14::pg_catalog.timestamptz)"
+                    " checkpoint_frequency, searcher_metric, smaller_is_better, data, start_time, backend_pid,"
+                    " backend_start)"
+                    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::pg_catalog.jsonb, $14::pg_catalog.timestamptz,"
+                    " pg_catalog.pg_backend_pid(), (SELECT a.backend_start FROM pg_catalog.pg_stat_activity a"
+                    " WHERE a.pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid()))"
                     " RETURNING run_id",
-                    {SqlParam::text(run.multiple ? "fit_multiple" : "fit"),
+                    {SqlParam::text(run.method),
                      run.name.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(run.name),
                      run.description.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(run.description),
                      SqlParam::text_copy(run.packed.display()),
@@ -357,7 +361,7 @@ public:
             const int64_t task_id = spi.scalar_int(
                 "INSERT INTO hopper.tasks (task_type, description, start_time)"
                 " VALUES ('TRAINING', $1, $2::pg_catalog.timestamptz) RETURNING task_id",
-                {SqlParam::text_copy((run.multiple ? "fit_multiple run " : "fit run ") + std::to_string(run_id_) +
+                {SqlParam::text_copy(run.method + " run " + std::to_string(run_id_) +
                                      ", mst_key " + std::to_string(m.mst_key)),
                  SqlParam::text(run.started_at)});
             spi.execute(

@@ -22,6 +22,7 @@
 #include "hopper/state_format.h"
 #include "pg/combine.h"
 #include "pg/datum.h"
+#include "pg/registry.h"
 #include "pg/run.h"
 #include "pg/settings.h"
 #include "pg/statement_settings.h"
@@ -137,6 +138,7 @@ void run_data_parallel(Spi& spi, DataParallelRequest dp) {
     std::vector<std::string> statuses = {"completed"};
     RunContext run;
     run.multiple = false;
+    run.method = "fit_data_parallel";
     run.packed = packed;
     run.output = output;
     if (vinfo) run.validation = vinfo->table;
@@ -262,7 +264,8 @@ using namespace hopper::pg;
 
 // fit_data_parallel(packed_table, model_output_table, model_arch jsonb, compile_params, fit_params,
 //                   num_iterations, validation_table, metrics_compute_frequency, warm_start, name,
-//                   description, topology_table, link_cost_table, combine_levels)
+//                   description, topology_table, link_cost_table, combine_levels,
+//                   checkpoint_frequency, searcher_metric)
 HOPPER_FUNCTION(fit_data_parallel) {
     DataParallelRequest dp;
     RunRequest& req = dp.run;
@@ -286,7 +289,10 @@ HOPPER_FUNCTION(fit_data_parallel) {
     if (!PG_ARGISNULL(13)) dp.levels = PG_GETARG_INT32(13);
     m.config = resolve_model_spec(m.arch_json, m.compile_text, m.fit_text, "");
     req.models.push_back(std::move(m));
+    CheckpointOptions checkpoints = checkpoint_options(fcinfo, 14, 15, req.metrics_frequency);
     Spi spi(call_is_nonatomic(fcinfo));
+    std::unique_ptr<RunObserver> registry = make_registry_observer(std::move(checkpoints));
+    req.observers.push_back(registry.get());
     run_data_parallel(spi, std::move(dp));
     PG_RETURN_VOID();
 }

@@ -240,6 +240,7 @@ void run_training(Spi& spi, RunRequest req) {
     std::vector<HopLogRow> hop_log;
     RunContext run;
     run.multiple = req.multiple;
+    run.method = req.multiple ? "fit_multiple" : "fit";
     run.packed = packed;
     run.output = output;
     if (vinfo) run.validation = vinfo->table;

@@ -34,6 +34,7 @@ struct Evaluation {
 // What a run is, for observers (checkpoints, registry, logs).
 struct RunContext {
     bool multiple = false;
+    std::string method;  // "fit", "fit_multiple" or "fit_data_parallel" 
     TableName packed, output;
     std::optional<TableName> validation;
     const std::vector<ModelSpec>* models = nullptr;  // sorted by mst_key
