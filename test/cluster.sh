@@ -4,7 +4,8 @@
 #   eval "$(test/cluster.sh start [DIR])"   # prints PGHOST/PGPORT/PGUSER/HOPPER_CLUSTER exports
 #   test/cluster.sh stop DIR
 # HOPPER_TEST_PORT sets the port (default 54329); HOPPER_NO_PRELOAD=1 leaves hopper out of
-# shared_preload_libraries.
+# shared_preload_libraries; HOPPER_PRELOAD sets that list instead (default 'hopper'; e.g.
+# 'citus,hopper' for test/citus-cluster.sh); HOPPER_EXTRA_CONF holds extra postgresql.conf lines.
 #
 # The server runs as the `postgres` OS user when started by root (PostgreSQL refuses root), listens
 # only on a unix socket inside DIR (no TCP, so no port collides with another cluster), and logs to
@@ -49,7 +50,10 @@ CONF
       echo "dynamic_library_path = '$HOPPER_LIB_DIR:\$libdir'" >>"$dir/data/postgresql.conf"
     fi
     if [ -z "${HOPPER_NO_PRELOAD:-}" ]; then
-      echo "shared_preload_libraries = 'hopper'" >>"$dir/data/postgresql.conf"
+      echo "shared_preload_libraries = '${HOPPER_PRELOAD:-hopper}'" >>"$dir/data/postgresql.conf"
+    fi
+    if [ -n "${HOPPER_EXTRA_CONF:-}" ]; then
+      printf '%s\n' "$HOPPER_EXTRA_CONF" >>"$dir/data/postgresql.conf"
     fi
     as_owner "$PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start >/dev/null \
       || { tail -50 "$dir/server.log" >&2; exit 1; }
