@@ -184,7 +184,8 @@ SELECT status FROM hc_dp_diverged_info;
 RESET client_min_messages;
 SET client_min_messages = warning;
 
--- Errors: the aggregates.
+-- Errors: the aggregates (serially, so whether an error came from a parallel worker does not vary).
+SET max_parallel_workers_per_gather = 0;
 SELECT hopper.vector_sum(x) FROM (VALUES ('{1,2}'::float8[]), ('{1,2,3}')) v(x);
 SELECT hopper.vector_sum(x) FROM (VALUES ('{1,NaN}'::float8[])) v(x);
 SELECT hopper.vector_sum(x) FROM (VALUES ('{1,NULL}'::float8[])) v(x);
@@ -215,6 +216,7 @@ FROM (SELECT hopper.metrics_partial(m.model_state, d.independent_var, d.dependen
       UNION ALL
       SELECT hopper.metrics_partial(m.model_state, d.independent_var, d.dependent_var) FROM hc_packed d, hc_other_model m) v(s);
 
+RESET max_parallel_workers_per_gather;
 -- Errors: plan_combine and topologies.
 SELECT hopper.plan_combine(NULL);
 SELECT hopper.plan_combine(-1);
