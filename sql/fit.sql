@@ -136,3 +136,12 @@ CALL hopper.fit('wide_packed', 'm_wide', '{"input_dim": 3000, "layers": [{"units
 \set SHOW_CONTEXT errors
 RESET hopper.segment_cache_mb;
 SELECT count(*) AS leftovers FROM pg_class WHERE (relnamespace = current_schema()::regnamespace AND relname LIKE 'm\_wide%') OR relname LIKE '\_\_hopper%';
+
+-- Inside a transaction block a run holds every working table's lock until it ends: a run that
+-- would fill the lock table is refused before it starts (the budget depends on the server's
+-- settings, so only the message is shown).
+\set VERBOSITY terse
+BEGIN;
+CALL hopper.fit('blobs_packed', 'm_long', '{"input_dim": 2, "layers": [{"units": 6, "activation": "softmax"}]}', '', '', 1000000);
+ROLLBACK;
+\set VERBOSITY default

@@ -33,6 +33,10 @@
 #include "pg/statement_settings.h"
 
 extern "C" {
+#include "storage/lock.h"
+}
+
+extern "C" {
 #include "nodes/nodes.h"
 #include "utils/guc.h"
 }
@@ -61,8 +65,7 @@ std::vector<Evaluation> evaluate_states(Spi& spi, const TableName& packed, const
                                         const std::vector<ModelConfig>& configs, int workers) {
     StatementSettings settings;
     settings.enter();
-    detect_engine(spi)->evaluate(spi, packed, states, workers);
-    std::vector<double> flat = spi.float8_array(0, 0);
+    std::vector<double> flat = detect_engine(spi)->evaluate(spi, packed, states, workers);
     std::vector<Evaluation> out(configs.size());
     std::size_t at = 0;
     for (std::size_t i = 0; i < configs.size(); ++i) {
@@ -119,6 +122,24 @@ void check_packed_matches(const ModelSpec& m, const PackedInfo& info, const char
 }
 
 }  // namespace
+
+// In one transaction (a CALL inside BEGIN ... COMMIT), every working table hopper creates and drops
+// keeps its lock until the end: a table, its TOAST table and TOAST index per training statement,
+// and the partitions of model_input and the schedule per iteration. Refuse a run that would fill
+// PostgreSQL's shared lock table (max_locks_per_transaction x max_connections, shared with every
+// other session) before it starts, rather than failing with "out of shared memory" hours in.
+static void check_lock_budget(const HopSchedule& sched, int num_iterations) {
+    const int64_t per_iteration = int64_t(sched.hops_per_iteration()) * 3 + int64_t(sched.num_segments() + 2) * 3 + 3;
+    const int64_t needed = per_iteration * num_iterations;
+    const int64_t budget = int64_t(max_locks_per_xact) * MaxBackends / 2;
+    if (needed > budget)
+        fail(ErrorKind::Limit, "training run too long for one transaction",
+             "In a transaction block it would hold about " + std::to_string(needed) +
+                 " locks until it ends; half of PostgreSQL's lock table (max_locks_per_transaction x connections) is " +
+                 std::to_string(budget) + ".",
+             "CALL it outside a transaction block (it then commits after every iteration), run fewer iterations per "
+             "call and continue with warm_start, or raise max_locks_per_transaction.");
+}
 
 bool call_is_nonatomic(FunctionCallInfo fcinfo) {
     return fcinfo->context && IsA(fcinfo->context, CallContext) && !castNode(CallContext, fcinfo->context)->atomic;
@@ -232,6 +253,7 @@ void run_training(Spi& spi, RunRequest req) {
     const int M = int(models.size());
     const int S = int(info.dist_keys.size());
     HopSchedule sched(M, S);
+    if (!spi.nonatomic()) check_lock_budget(sched, req.num_iterations);
     std::vector<ModelHistory> history(M);
     for (int i = 0; i < M; ++i) {
         history[i].training_metrics.resize(models[i].config.compile.metrics.size());
