@@ -42,19 +42,33 @@ class Engine {
 public:
     virtual ~Engine() = default;
     virtual const char* name() const = 0;
+    // Segments of a new packed table when hopper.preprocess is not told how many. `placement` is
+    // preprocess's segment_placement: "" (the engine's default), "shard" or "worker".
+    virtual int default_num_segments(Spi& spi, const std::string& placement) = 0;
     // Creates an empty packed table for num_segments segments (columns dist_key, buffer_id,
     // independent_var, dependent_var, independent_var_shape, dependent_var_shape) and returns the
-    // dist_key value of each segment.
-    virtual std::vector<int32_t> create_packed_table(Spi& spi, const TableName& table, int num_segments) = 0;
+    // dist_key value of each segment, in segment order.
+    virtual std::vector<int32_t> create_packed_table(Spi& spi, const TableName& table, int num_segments,
+                                                     const std::string& placement) = 0;
+    // The dist_key values of a packed table's segments that hold data, in segment order (the order
+    // create_packed_table returned them in: the order in which models visit segments).
+    virtual std::vector<int32_t> segment_dist_keys(Spi& spi, const TableName& packed) = 0;
     virtual std::unique_ptr<ModelHopper> model_hopper(Spi& spi, const TableName& packed,
                                                       const std::vector<int32_t>& dist_keys, int num_models,
                                                       const std::string& schema) = 0;
-    // One statement evaluating every model ($1: bytea[] of model states) over a packed table in one
-    // scan; returns one row with hopper.evaluate_models' float8[] result. `workers` is the number
-    // of segments worth scanning at once.
-    virtual void evaluate(Spi& spi, const TableName& packed, const std::vector<std::string>& states, int workers) = 0;
+    // Evaluates every model over a packed table in one scan and returns hopper.evaluate_models'
+    // result: per model, the row count, the loss and the metrics. `workers` is the number of
+    // segments worth scanning at once.
+    virtual std::vector<double> evaluate(Spi& spi, const TableName& packed, const std::vector<std::string>& states,
+                                         int workers) = 0;
 };
 
+// The engine of the current database: Citus when the citus extension is installed in it, else plain
+// PostgreSQL.
 std::unique_ptr<Engine> detect_engine(Spi& spi);
+// The engines themselves (engine_postgres.cpp, engine_citus.cpp). Citus uses plain PostgreSQL's for
+// packed tables it does not distribute (tables packed before Citus was installed).
+std::unique_ptr<Engine> postgres_engine();
+std::unique_ptr<Engine> citus_engine();
 
 }  // namespace hopper::pg

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "hopper/error.h"
@@ -167,7 +168,15 @@ class PostgresEngine final : public Engine {
 public:
     const char* name() const override { return "postgresql"; }
 
-    std::vector<int32_t> create_packed_table(Spi& spi, const TableName& out, int num_segments) override {
+    // One segment per CPU: segments train in parallel workers. (All segments sit on this one
+    // server, so segment_placement changes nothing here.)
+    int default_num_segments(Spi&, const std::string&) override {
+        unsigned n = std::thread::hardware_concurrency();
+        return int(std::clamp(n == 0 ? 1u : n, 1u, 64u));
+    }
+
+    std::vector<int32_t> create_packed_table(Spi& spi, const TableName& out, int num_segments,
+                                             const std::string&) override {
         spi.execute("CREATE TABLE " + out.quoted() +
                     " (dist_key pg_catalog.int4 NOT NULL, buffer_id pg_catalog.int4 NOT NULL,"
                     " independent_var pg_catalog.float4[] NOT NULL, dependent_var pg_catalog.float4[] NOT NULL,"
@@ -187,6 +196,14 @@ public:
         return dist_keys;
     }
 
+    // Segment s has dist_key s: ascending dist_key is segment order.
+    std::vector<int32_t> segment_dist_keys(Spi& spi, const TableName& packed) override {
+        spi.execute("SELECT DISTINCT dist_key FROM " + packed.quoted() + " ORDER BY 1");
+        std::vector<int32_t> keys;
+        for (uint64_t r = 0; r < spi.rows(); ++r) keys.push_back(int32_t(spi.integer(r, 0)));
+        return keys;
+    }
+
     std::unique_ptr<ModelHopper> model_hopper(Spi& spi, const TableName& packed, const std::vector<int32_t>& dist_keys,
                                               int num_models, const std::string& schema) override {
         return std::make_unique<PostgresHopper>(spi, packed, dist_keys, num_models, schema);
@@ -194,18 +211,23 @@ public:
 
     // A parallel partial aggregation: each worker evaluates its share of the buffers against all
     // models and the leader combines the sums.
-    void evaluate(Spi& spi, const TableName& packed, const std::vector<std::string>& states, int workers) override {
+    std::vector<double> evaluate(Spi& spi, const TableName& packed, const std::vector<std::string>& states,
+                                 int workers) override {
         set_parallel_workers(workers);
         spi.execute("SELECT hopper.evaluate_models($1, independent_var, dependent_var) FROM " + packed.quoted(),
                     {SqlParam::bytea_array(states)});
+        return spi.float8_array(0, 0);
     }
 };
 
 }  // namespace
 
+std::unique_ptr<Engine> postgres_engine() { return std::make_unique<PostgresEngine>(); }
+
 std::unique_ptr<Engine> detect_engine(Spi& spi) {
-    (void)spi;
-    return std::make_unique<PostgresEngine>();
+    if (spi.scalar_bool("SELECT EXISTS (SELECT FROM pg_catalog.pg_extension WHERE extname OPERATOR(pg_catalog.=) 'citus')"))
+        return citus_engine();
+    return postgres_engine();
 }
 
 }  // namespace hopper::pg

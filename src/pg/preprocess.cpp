@@ -12,7 +12,6 @@
 #include <cmath>
 #include <cstring>
 #include <string>
-#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -100,11 +99,6 @@ int append_floats(Datum d, std::vector<float>& out, const char* what, int64_t ro
         for (int i = 0; i < n; ++i) out[base + i] = float(v[i]);
     }
     return n;
-}
-
-int default_num_segments() {
-    unsigned n = std::thread::hardware_concurrency();
-    return int(std::clamp(n == 0 ? 1u : n, 1u, 64u));
 }
 
 struct Source {
@@ -289,7 +283,7 @@ struct PackResult {
 };
 
 PackResult pack_rows(Spi& spi, const Source& src, const Layout& layout, const TableName& out, int64_t rows,
-                     int buffer_size, int num_segments, uint64_t seed) {
+                     int buffer_size, int num_segments, uint64_t seed, const std::string& placement) {
     PackResult result;
     result.plan = plan_buffers(rows, buffer_size, num_segments);
     // A buffer is one array value: PostgreSQL stores at most 1 GB in one. Refuse before reading rows.
@@ -311,7 +305,7 @@ PackResult pack_rows(Spi& spi, const Source& src, const Layout& layout, const Ta
     std::unordered_map<std::string, int> class_index;
     for (std::size_t i = 0; i < layout.class_values.size(); ++i) class_index[layout.class_values[i]] = int(i);
 
-    const std::vector<int32_t> dist_keys = detect_engine(spi)->create_packed_table(spi, out, num_segments);
+    const std::vector<int32_t> dist_keys = detect_engine(spi)->create_packed_table(spi, out, num_segments, placement);
     Prepared insert = spi.prepare("INSERT INTO " + out.quoted() +
                                       " (dist_key, buffer_id, independent_var, dependent_var, independent_var_shape,"
                                       " dependent_var_shape) VALUES ($1, $2, $3, $4, ARRAY[$5, $6],"
@@ -487,9 +481,8 @@ PackedInfo read_packed_info(Spi& spi, const TableName& packed) {
     info.dependent_varname = spi.text(0, 12);
     info.independent_varname = spi.text(0, 13);
     info.dependent_vartype = spi.text(0, 14);
-    // The segments that actually hold data (a user may have deleted rows since packing).
-    spi.execute("SELECT DISTINCT dist_key FROM " + packed.quoted() + " ORDER BY 1");
-    for (uint64_t r = 0; r < spi.rows(); ++r) info.dist_keys.push_back(int32_t(spi.integer(r, 0)));
+    // The segments that actually hold data (a user may have deleted rows since packing), in segment order.
+    info.dist_keys = detect_engine(spi)->segment_dist_keys(spi, packed);
     if (info.dist_keys.empty()) fail(ErrorKind::Data, "packed table " + packed.display() + " is empty");
     return info;
 }
@@ -528,7 +521,7 @@ PackedInfo pack_table(Spi& spi, const PackOptions& opt) {
             fail(ErrorKind::Data, "validation data has " + std::to_string(layout.y_dim) +
                                       " dependent values per row but the training data has " + std::to_string(t.dependent_dim));
         return [&] {
-            PackResult packed = pack_rows(spi, src, layout, out, c.rows, buffer_size, num_segments, opt.seed);
+            PackResult packed = pack_rows(spi, src, layout, out, c.rows, buffer_size, num_segments, opt.seed, "");
             write_summary(spi, summary, out.display(), opt, src, layout, packed, buffer_size, num_segments, training_display);
             return read_packed_info(spi, out);
         }();
@@ -537,7 +530,10 @@ PackedInfo pack_table(Spi& spi, const PackOptions& opt) {
     if (buffer_size == 0) buffer_size = 256;
     if (buffer_size < 0)
         fail(ErrorKind::InvalidParameter, "buffer_size must be positive", "It is " + std::to_string(opt.buffer_size) + ".");
-    if (num_segments == 0) num_segments = default_num_segments();
+    if (!opt.segment_placement.empty() && opt.segment_placement != "shard" && opt.segment_placement != "worker")
+        fail(ErrorKind::InvalidParameter, "unknown segment_placement \"" + opt.segment_placement + "\"", "",
+             "Valid values are shard (one segment per shard) and worker (one segment per worker node).");
+    if (num_segments == 0) num_segments = detect_engine(spi)->default_num_segments(spi, opt.segment_placement);
     if (num_segments < 0 || num_segments > 1024)
         fail(ErrorKind::InvalidParameter, "num_segments must be between 1 and 1024",
              "It is " + std::to_string(opt.num_segments) + ".");
@@ -559,7 +555,8 @@ PackedInfo pack_table(Spi& spi, const PackOptions& opt) {
     } else {
         layout.scaling.normalizing_const = opt.normalizing_const;
     }
-    PackResult packed = pack_rows(spi, src, layout, out, c.rows, buffer_size, num_segments, opt.seed);
+    PackResult packed = pack_rows(spi, src, layout, out, c.rows, buffer_size, num_segments, opt.seed,
+                                  opt.segment_placement);
     if (packed.plan.adjusted_buffer_size < buffer_size && packed.plan.rows.size() == std::size_t(num_segments) &&
         c.rows < int64_t(buffer_size) * num_segments)
         notice("buffers hold " + std::to_string(packed.plan.adjusted_buffer_size) + " rows instead of " +
@@ -575,7 +572,8 @@ using namespace hopper;
 using namespace hopper::pg;
 
 // hopper.preprocess(source_table, output_table, dependent_varname, independent_varname,
-//                   buffer_size, num_segments, normalizing_const, scale, seed, response_type)
+//                   buffer_size, num_segments, normalizing_const, scale, seed, response_type,
+//                   segment_placement)
 HOPPER_FUNCTION(preprocess) {
     PackOptions opt;
     opt.source_table = arg_text(fcinfo, 0, "source_table");
@@ -593,6 +591,7 @@ HOPPER_FUNCTION(preprocess) {
     opt.scale = arg_text_or(fcinfo, 7, "none");
     opt.seed = uint64_t(arg_int_or(fcinfo, 8, 0));
     opt.response_type = arg_text_or(fcinfo, 9, "auto");
+    opt.segment_placement = arg_text_or(fcinfo, 10, "");
     Spi spi;
     PackedInfo info = pack_table(spi, opt);
     notice("packed " + std::to_string(info.num_rows) + " rows into " + std::to_string(info.num_buffers) +

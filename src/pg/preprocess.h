@@ -21,6 +21,7 @@ struct PackOptions {
     uint64_t seed = 0;
     std::string response_type = "auto";
     std::string training_packed_table;  // set for validation data
+    std::string segment_placement;      // "" (the engine's default), "shard" or "worker"
 };
 
 // What hopper.preprocess wrote about a packed table (its _summary row) and its segments.

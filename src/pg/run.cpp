@@ -65,8 +65,7 @@ std::vector<Evaluation> evaluate_states(Spi& spi, const TableName& packed, const
                                         const std::vector<ModelConfig>& configs, int workers) {
     StatementSettings settings;
     settings.enter();
-    detect_engine(spi)->evaluate(spi, packed, states, workers);
-    std::vector<double> flat = spi.float8_array(0, 0);
+    std::vector<double> flat = detect_engine(spi)->evaluate(spi, packed, states, workers);
     std::vector<Evaluation> out(configs.size());
     std::size_t at = 0;
     for (std::size_t i = 0; i < configs.size(); ++i) {
