@@ -43,11 +43,11 @@ public:
                          " PARTITION OF " + input_.quoted() + " FOR VALUES IN (" + std::to_string(dist_keys_[s]) + ")");
         // Waiting models (when there are more models than segments) sit in the NULL partition. It
         // always exists and takes part in the training statement, because its parallel_workers
-        // setting is how the Parallel Append gets one process per segment: PostgreSQL 15 otherwise
-        // plans at most log2(S) + 1 workers, and partitioned tables cannot set parallel_workers.
+        // setting is how the Parallel Append gets one worker per segment (set_parallel_workers:
+        // the leader only gathers): PostgreSQL 15 otherwise plans at most log2(S) + 1 workers, and
+        // partitioned tables cannot set parallel_workers.
         spi_.execute("CREATE UNLOGGED TABLE " + input_.with_suffix("_waiting").quoted() + " PARTITION OF " +
-                     input_.quoted() + " FOR VALUES IN (NULL) WITH (parallel_workers = " + std::to_string(std::max(S - 1, 1)) +
-                     ")");
+                     input_.quoted() + " FOR VALUES IN (NULL) WITH (parallel_workers = " + std::to_string(S) + ")");
         // Model states are float data: compressing them on every hop costs time and saves nothing.
         spi_.execute("ALTER TABLE " + input_.quoted() + " ALTER COLUMN model_state SET STORAGE EXTERNAL");
 

@@ -70,10 +70,18 @@ StatementSettings::~StatementSettings() {
 
 void set_parallel_workers(int wanted) {
     int cap = setting_parallel_segments > 0 ? std::min(wanted, setting_parallel_segments) : wanted;
-    // The leader runs its share of a Parallel Append too (parallel_leader_participation), so cap
-    // processes need cap - 1 workers; one process (cap 1) is a serial plan without a Gather.
-    int workers = parallel_leader_participation ? cap - 1 : cap;
-    set_saved("max_parallel_workers_per_gather", std::to_string(std::max(0, workers)));
+    // One process (cap 1) is a serial plan without a Gather.
+    if (cap <= 1) {
+        set_saved("max_parallel_workers_per_gather", "0");
+        return;
+    }
+    // cap processes are cap workers; the leader only gathers. PostgreSQL's cost model spreads a
+    // Parallel Append's whole (non-partial) subplans -- the per-segment aggregates -- over the
+    // planned workers and not over a participating leader, so cap - 1 workers plus the leader
+    // cost 2 segments as much as a serial plan and the planner ran them one after the other
+    // (bench/: fit_multiple on 2 segments was no faster than on 1).
+    set_saved("parallel_leader_participation", "off");
+    set_saved("max_parallel_workers_per_gather", std::to_string(cap));
 }
 
 }  // namespace hopper::pg

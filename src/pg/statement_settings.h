@@ -18,8 +18,8 @@ private:
 };
 
 // How many processes the next statements (inside enter/leave) may use, capped by the
-// hopper.parallel_segments setting: max_parallel_workers_per_gather is set to that minus the
-// participating leader.
+// hopper.parallel_segments setting: 1 is a serial plan; n > 1 is n parallel workers, with
+// parallel_leader_participation off (the leader only gathers).
 void set_parallel_workers(int wanted);
 
 }  // namespace hopper::pg
