@@ -51,6 +51,10 @@
 #include "hopper/error.h"
 #include "pg/engine.h"
 
+extern "C" {
+#include "utils/guc.h"
+}
+
 namespace hopper::pg {
 namespace {
 
@@ -106,6 +110,32 @@ std::map<int64_t, int32_t> keys_for_shards(Spi& spi, const TableName& table, con
     return found;
 }
 
+// Settings for the statements' work on the workers, which runs in sessions that do not see the
+// caller's settings (nor hopper's statement settings): JIT off (hopper's functions are declared
+// expensive, so every shard query would be JIT-compiled, for nothing: 0.25 s per shard query) and
+// the settings the training aggregate reads. Citus sends SET LOCAL to every node taking part in the
+// transaction (citus.propagate_set_commands = local); leave() undoes them, like a function's SET.
+class WorkerSettings {
+public:
+    void enter(Spi& spi) {
+        if (level_ >= 0) return;
+        level_ = call([] { return NewGUCNestLevel(); });
+        const std::string cache = spi.scalar_text("SELECT pg_catalog.current_setting('hopper.segment_cache_mb')");
+        spi.execute("SET LOCAL citus.propagate_set_commands = 'local'");
+        spi.execute("SET LOCAL jit = off");
+        spi.execute("SET LOCAL hopper.segment_cache_mb = " + quote_literal(cache));
+    }
+    void leave() {
+        if (level_ < 0) return;
+        const int level = level_;
+        level_ = -1;
+        call([&] { AtEOXact_GUC(true, level); });
+    }
+
+private:
+    int level_ = -1;  // (on an error, the transaction's abort restores the settings)
+};
+
 // Working tables and statements of one run on Citus.
 class CitusHopper final : public ModelHopper {
 public:
@@ -120,6 +150,7 @@ public:
 
     void begin_iteration(const HopSchedule& sched, int iteration, const std::vector<int32_t>& mst_keys,
                          const std::vector<std::string>& states) override {
+        worker_settings_.enter(spi_);
         // Distributed by dist_key like the packed table and colocated with it: the training join and
         // the aggregate run inside each shard.
         for (const TableName* t : {&input_, &output_}) {
@@ -203,6 +234,7 @@ public:
         if (tables_exist_) spi_.execute("DROP TABLE " + output_.quoted() + ", " + input_.quoted());
         tables_exist_ = false;
         output_filled_ = false;
+        worker_settings_.leave();
     }
 
     std::string training_sql() const {
@@ -246,6 +278,7 @@ private:
     bool tables_exist_ = false;
     bool output_filled_ = false;
     bool waiting_models_ = false;
+    WorkerSettings worker_settings_;
 };
 
 class CitusEngine final : public Engine {
@@ -279,11 +312,13 @@ public:
                     " independent_var_shape pg_catalog.int4[] NOT NULL, dependent_var_shape pg_catalog.int4[] NOT NULL,"
                     " PRIMARY KEY (dist_key, buffer_id))");
         // Float data hardly compresses; uncompressed out-of-line storage reads several times faster.
-        // (Set before distributing: the shards are created with it.)
+        // (Set before distributing: the shards are created with it.) Citus's default colocation puts
+        // packed tables with the same number of shards in one colocation group, so they can be
+        // joined on dist_key shard by shard (a validation table with its training table, say).
         spi.execute("ALTER TABLE " + out.quoted() +
                     " ALTER COLUMN independent_var SET STORAGE EXTERNAL, ALTER COLUMN dependent_var SET STORAGE EXTERNAL");
         spi.execute("SELECT pg_catalog.create_distributed_table($1::pg_catalog.regclass, 'dist_key',"
-                    " colocate_with => 'none', shard_count => $2)",
+                    " shard_count => $2)",
                     {SqlParam::text_copy(out.quoted()), SqlParam::int4(shard_count)});
 
         // The shards that hold segments, in shard order: all of them, or the first on each node.
@@ -335,6 +370,8 @@ public:
                                  int workers) override {
         if (!distributed_by_dist_key(spi, packed)) return postgres_engine()->evaluate(spi, packed, states, workers);
         constexpr std::size_t kPerStatement = 256;
+        WorkerSettings settings;
+        settings.enter(spi);
         std::vector<double> out;
         for (std::size_t first = 0; first < states.size(); first += kPerStatement) {
             const std::size_t n = std::min(kPerStatement, states.size() - first);
@@ -357,6 +394,7 @@ public:
                 for (std::size_t k = 0; k < total.totals.metric_sums.size(); ++k) out.push_back(total.totals.metric(k));
             }
         }
+        settings.leave();
         return out;
     }
 
