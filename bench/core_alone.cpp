@@ -57,8 +57,13 @@ uint32_t be32(const unsigned char* p) {
 
 struct DataSet {
     int rows = 0, features = 0, classes = 10;
-    std::vector<float> x;  // rows x features, row-major
+    std::vector<unsigned char> pixels;  // rows x features, row-major, as in the file
     std::vector<int> label;
+    // As hopper.preprocess with normalizing_const => 255 (FeatureScaling::apply).
+    void row(int r, float* out) const {
+        const float inv = float(1.0 / 255.0);
+        for (int j = 0; j < features; ++j) out[j] = float(pixels[std::size_t(r) * features + j]) * inv;
+    }
 };
 
 DataSet read_idx(const std::string& images_path, const std::string& labels_path) {
@@ -70,10 +75,7 @@ DataSet read_idx(const std::string& images_path, const std::string& labels_path)
     d.features = int(be32(images.data() + 8) * be32(images.data() + 12));
     if (images.size() < 16 + std::size_t(d.rows) * d.features || labels.size() < 8 + std::size_t(d.rows))
         throw std::runtime_error("truncated idx file");
-    d.x.resize(std::size_t(d.rows) * d.features);
-    // As hopper.preprocess with normalizing_const => 255 (FeatureScaling::apply).
-    const float inv = float(1.0 / 255.0);
-    for (std::size_t i = 0; i < d.x.size(); ++i) d.x[i] = float(images[16 + i]) * inv;
+    d.pixels.assign(images.begin() + 16, images.begin() + 16 + std::size_t(d.rows) * d.features);
     d.label.resize(d.rows);
     for (int i = 0; i < d.rows; ++i) d.label[i] = labels[8 + i];
     return d;
@@ -98,7 +100,7 @@ std::vector<Buffer> pack(const DataSet& d, int buffer_size, uint64_t seed) {
         b.y.assign(std::size_t(n) * d.classes, 0.0f);
         for (int i = 0; i < n; ++i) {
             const uint64_t r = order[next + i];
-            std::memcpy(&b.x[std::size_t(i) * d.features], &d.x[r * d.features], sizeof(float) * d.features);
+            d.row(int(r), &b.x[std::size_t(i) * d.features]);
             b.y[std::size_t(i) * d.classes + d.label[r]] = 1.0f;
         }
         next += n;
@@ -146,9 +148,15 @@ int main(int argc, char** argv) {
         if (compiles.empty()) compiles.push_back("loss='categorical_crossentropy', optimizer='SGD(lr=0.01, momentum=0.9)', metrics=['accuracy']");
         if (epochs <= 0 || threads <= 0) throw std::runtime_error("--epochs and --threads must be positive");
 
-        const DataSet train = read_idx(data_dir + "/train-images-idx3-ubyte.gz", data_dir + "/train-labels-idx1-ubyte.gz");
+        std::vector<Buffer> buffers;
+        int train_rows = 0;
+        {
+            // Only the packed buffers stay in memory (as in hopper, where the packed table is the data).
+            const DataSet train = read_idx(data_dir + "/train-images-idx3-ubyte.gz", data_dir + "/train-labels-idx1-ubyte.gz");
+            buffers = pack(train, buffer_size, seed);
+            train_rows = train.rows;
+        }
         const DataSet test = read_idx(data_dir + "/t10k-images-idx3-ubyte.gz", data_dir + "/t10k-labels-idx1-ubyte.gz");
-        const std::vector<Buffer> buffers = pack(train, buffer_size, seed);
 
         std::vector<hopper::Trainer> models;
         for (const std::string& c : compiles) {
@@ -185,15 +193,19 @@ int main(int argc, char** argv) {
 
         // Test accuracy, in chunks of 1000 rows.
         std::vector<double> accuracy, loss;
-        std::vector<float> ty;
+        std::vector<float> tx, ty;
         for (hopper::Trainer& tr : models) {
             hopper::EvalTotals totals;
             hopper::MatrixF scratch;
             for (int start = 0; start < test.rows; start += 1000) {
                 const int n = std::min(1000, test.rows - start);
+                tx.resize(std::size_t(n) * test.features);
                 ty.assign(std::size_t(n) * test.classes, 0.0f);
-                for (int i = 0; i < n; ++i) ty[std::size_t(i) * test.classes + test.label[start + i]] = 1.0f;
-                hopper::ConstMatrixMap xm(&test.x[std::size_t(start) * test.features], test.features, n);
+                for (int i = 0; i < n; ++i) {
+                    test.row(start + i, &tx[std::size_t(i) * test.features]);
+                    ty[std::size_t(i) * test.classes + test.label[start + i]] = 1.0f;
+                }
+                hopper::ConstMatrixMap xm(tx.data(), test.features, n);
                 hopper::ConstMatrixMap ym(ty.data(), test.classes, n);
                 hopper::evaluate_batch(tr.network(), tr.params().data(), xm, ym, tr.config().compile, totals, scratch);
             }
@@ -212,7 +224,7 @@ int main(int argc, char** argv) {
         };
         std::printf("{\"epochs\":%d,\"models\":%d,\"threads\":%d,\"params\":%zu,\"samples_per_epoch\":%d,"
                     "\"epoch_seconds\":%s,\"epoch_cpu_seconds\":%s,\"seconds\":%.6f,\"test_accuracy\":%s,\"test_loss\":%s}\n",
-                    epochs, M, threads, models[0].network().num_params(), train.rows, list(epoch_seconds).c_str(),
+                    epochs, M, threads, models[0].network().num_params(), train_rows, list(epoch_seconds).c_str(),
                     list(epoch_cpu).c_str(), seconds, list(accuracy).c_str(), list(loss).c_str());
         return 0;
     } catch (const hopper::Error& e) {

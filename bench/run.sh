@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# bench/run.sh: hopper side by side with scikit-learn, PyTorch and the machine's own GEMM limit, on
+# Fashion-MNIST (MLP 784-128-10, minibatch 256, SGD+momentum and Adam, one thread then two).
+#
+#   bash bench/run.sh                  # full run: 10 epochs, median of 3 runs (~15 min on 2 quiet cores)
+#   BENCH_QUICK=1 bash bench/run.sh    # trying it out: 2 epochs, 1 run, no profile (~4 min)
+#
+# On a fresh Debian 12 machine it installs what it needs (Debian packages, with sudo unless root),
+# builds hopper and the benchmark programs, installs the build into a private copy of PostgreSQL
+# (test/private-install.sh) so the benchmark measures this build and nobody else's, starts a
+# throwaway cluster from it, loads and packs Fashion-MNIST, runs every case (bench/bench.py) and
+# prints one report, also written to bench/results/<date>-<host>.md. See bench/README.md.
+#
+# Settings (environment): BENCH_QUICK=1; BENCH_EPOCHS, BENCH_RUNS (override either mode);
+# BENCH_DIR (default /tmp/hopper-bench: private PostgreSQL tree, cluster, raw results);
+# BENCH_PORT (default 54340); BENCH_OUT (report file); BENCH_PROFILE=0 (skip the perf profiles);
+# BENCH_SKIP_DEPS=1 (do not call apt); BENCH_KEEP=1 (leave the cluster running);
+# BENCH_ONLY=case,case (run only these cases, for trying things out: see CASES in bench/bench.py).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+QUICK=${BENCH_QUICK:-0}
+if [ "$QUICK" = 1 ]; then EPOCHS=${BENCH_EPOCHS:-2}; RUNS=${BENCH_RUNS:-1}; PROFILE=${BENCH_PROFILE:-0}
+else EPOCHS=${BENCH_EPOCHS:-10}; RUNS=${BENCH_RUNS:-3}; PROFILE=${BENCH_PROFILE:-1}; fi
+WORK=${BENCH_DIR:-/tmp/hopper-bench}
+PORT=${BENCH_PORT:-54340}
+BUILD=$ROOT/build/bench
+DATA=/usr/share/datasets/fashion-mnist
+HOST=$(hostname -s)
+OUT=${BENCH_OUT:-$ROOT/bench/results/$(date +%F)-$HOST$([ "$QUICK" = 1 ] && echo -quick).md}
+# The commit measured, and whether the work tree differed from it.
+COMMIT=${BENCH_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+if [ -z "${BENCH_COMMIT:-}" ] && ! git diff --quiet HEAD -- src include Makefile CMakeLists.txt cmake bench sql 2>/dev/null; then
+  COMMIT="$COMMIT (with uncommitted changes)"
+fi
+
+echo "== dependencies (Debian packages)"
+if [ "${BENCH_SKIP_DEPS:-0}" != 1 ]; then
+  # python3-sklearn/-torch use the system BLAS through libblas.so.3: OpenBLAS, as the issue's
+  # reference figures assume (Debian's default libblas3 is the slow reference implementation).
+  bash scripts/install-deps.sh python3-sklearn python3-torch python3-numpy libopenblas0-pthread \
+    libbenchmark-dev dataset-fashion-mnist time
+fi
+
+echo "== building hopper and the benchmark programs"
+make -j2 PG_CONFIG="$PG_CONFIG" >/dev/null
+cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$BUILD" --target hopper_core_alone hopper_gemm_bench hopper_load_idx -j2 >/dev/null
+eval "$(test/private-install.sh "$WORK/pg")"   # sets PG_BIN
+export PATH="$PG_BIN:$PATH"
+
+echo "== starting a private cluster in $WORK/cluster"
+[ -d "$WORK/cluster" ] && PG_BIN=$PG_BIN test/cluster.sh stop "$WORK/cluster"
+eval "$(PG_BIN=$PG_BIN HOPPER_TEST_PORT=$PORT HOPPER_TEST_SHARED_BUFFERS=1GB test/cluster.sh start "$WORK/cluster")"
+export PGHOST PGPORT PGUSER HOPPER_CLUSTER
+if [ "${BENCH_KEEP:-0}" != 1 ]; then
+  trap 'PG_BIN=$PG_BIN "$ROOT/test/cluster.sh" stop "$WORK/cluster"' EXIT
+fi
+# Nothing but the benchmark may run in this cluster (bench/hopper_run.py tells processes apart by role).
+psql -X -q -d postgres -c "ALTER SYSTEM SET autovacuum = off" -c "SELECT pg_catalog.pg_reload_conf()" >/dev/null
+psql -X -q -d postgres -c "CREATE DATABASE hopper_bench"
+export PGDATABASE=hopper_bench
+
+echo "== loading and packing Fashion-MNIST"
+run() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
+run -c "CREATE EXTENSION hopper" \
+    -c "CREATE TABLE fashion_train (id int PRIMARY KEY, label int, class_name text, pixels real[])" \
+    -c "CREATE TABLE fashion_test (id int PRIMARY KEY, label int, class_name text, pixels real[])"
+"$BUILD/hopper_load_idx" "$DATA/train-images-idx3-ubyte.gz" "$DATA/train-labels-idx1-ubyte.gz" |
+  run -c "COPY fashion_train FROM STDIN (FORMAT binary)"
+"$BUILD/hopper_load_idx" "$DATA/t10k-images-idx3-ubyte.gz" "$DATA/t10k-labels-idx1-ubyte.gz" |
+  run -c "COPY fashion_test FROM STDIN (FORMAT binary)"
+run >/dev/null 2>&1 <<'SQL'
+SET client_min_messages = warning;
+SELECT hopper.preprocess('fashion_train', 'fashion_packed_1', 'class_name', 'pixels',
+                         buffer_size => 256, num_segments => 1, normalizing_const => 255, seed => 1);
+SELECT hopper.preprocess_validation('fashion_test', 'fashion_test_packed_1', 'class_name', 'pixels', 'fashion_packed_1');
+SELECT hopper.preprocess('fashion_train', 'fashion_packed_2', 'class_name', 'pixels',
+                         buffer_size => 256, num_segments => 2, normalizing_const => 255, seed => 1);
+SELECT hopper.preprocess_validation('fashion_test', 'fashion_test_packed_2', 'class_name', 'pixels', 'fashion_packed_2');
+SELECT hopper.load_model_arch('bench_arch',
+  '{"input_dim": 784, "layers": [{"units": 128, "activation": "relu"}, {"units": 10, "activation": "softmax"}]}',
+  'mlp-784-128-10');
+SELECT hopper.load_model_selection_table('bench_arch', 'bench_mst', ARRAY[1],
+  ARRAY[$$loss='categorical_crossentropy', optimizer='SGD(lr=0.01, momentum=0.9)', metrics=['accuracy']$$,
+        $$loss='categorical_crossentropy', optimizer='SGD(lr=0.03, momentum=0.9)', metrics=['accuracy']$$,
+        $$loss='categorical_crossentropy', optimizer='Adam(lr=0.001)', metrics=['accuracy']$$,
+        $$loss='categorical_crossentropy', optimizer='Adam(lr=0.003)', metrics=['accuracy']$$],
+  ARRAY['batch_size=256']);
+VACUUM ANALYZE;
+SQL
+# Warm shared_buffers with the packed data, as in a steady state of repeated training.
+run -c "SELECT count(*), sum(pg_catalog.array_length(independent_var, 1)) FROM fashion_packed_1" \
+    -c "SELECT count(*), sum(pg_catalog.array_length(independent_var, 1)) FROM fashion_packed_2" >/dev/null
+
+echo "== running the benchmark ($EPOCHS epochs, $RUNS run(s)); progress on stderr"
+PROFILE_FLAG=()
+[ "$PROFILE" = 1 ] && PROFILE_FLAG=(--profile)
+QUICK_FLAG=()
+[ "$QUICK" = 1 ] && QUICK_FLAG=(--quick)
+/usr/bin/python3 bench/bench.py --work "$WORK" --build "$BUILD" --out "$OUT" --epochs "$EPOCHS" --runs "$RUNS" \
+  --commit "$COMMIT" --only "${BENCH_ONLY:-}" "${PROFILE_FLAG[@]}" "${QUICK_FLAG[@]}"
