@@ -1,0 +1,95 @@
+-- hopper on Citus (a coordinator and 2 workers): packed tables distributed one segment per shard or
+-- per worker, the working tables of a run, evaluation, and nothing left behind on any node.
+-- Run by test/suites/citus.sh against the coordinator of test/citus-cluster.sh.
+CREATE SCHEMA test_citus;
+SET search_path = test_citus, public;
+SET client_min_messages = warning;
+
+CREATE TABLE cz_points AS
+SELECT g AS id, ARRAY[(g % 3) * 3.0 + sin(g * 1.3) * 0.5, ((g % 3) = 1)::int * 2.0 + cos(g) * 0.5]::float8[] AS x,
+       (ARRAY['red', 'green', 'blue'])[g % 3 + 1] AS label
+FROM generate_series(1, 400) g;
+
+-- One segment per shard: 4 shards over the 2 workers, each segment's dist_key in its own shard.
+SELECT hopper.preprocess('cz_points', 'cz_packed', 'label', 'x', buffer_size => 20, num_segments => 4, seed => 5);
+SELECT citus_table_type, distribution_column, shard_count FROM citus_tables WHERE table_name = 'cz_packed'::regclass;
+SELECT count(DISTINCT nodename) AS workers, count(*) AS shards FROM citus_shards WHERE table_name = 'cz_packed'::regclass;
+SELECT count(DISTINCT dist_key) AS segments, count(DISTINCT get_shard_id_for_distribution_column('cz_packed', dist_key)) AS shards_used,
+       count(*) AS buffers, sum(independent_var_shape[1]) AS rows
+FROM cz_packed;
+-- Float data is stored uncompressed out of line on every shard.
+SELECT DISTINCT result AS attstorage FROM run_command_on_shards('cz_packed',
+  $$SELECT string_agg(attstorage::text, ',' ORDER BY attname) FROM pg_attribute WHERE attrelid = '%s'::regclass AND attname IN ('independent_var', 'dependent_var')$$);
+-- The summary's segment count; segments are visited in shard order (the order of the hash ranges).
+SELECT num_segments, num_buffers, buffers_per_segment FROM cz_packed_summary;
+
+-- Validation data packed like the training data: same segment count, so colocated with it.
+CREATE TABLE cz_valid AS SELECT * FROM cz_points WHERE id % 4 = 0;
+SELECT hopper.preprocess_validation('cz_valid', 'cz_valid_packed', 'label', 'x', 'cz_packed');
+SELECT a.colocation_id = b.colocation_id AS colocated FROM citus_tables a, citus_tables b
+WHERE a.table_name = 'cz_packed'::regclass AND b.table_name = 'cz_valid_packed'::regclass;
+
+-- One segment per worker node.
+SELECT hopper.preprocess('cz_points', 'cz_per_worker', 'label', 'x', buffer_size => 20, segment_placement => 'worker');
+SELECT num_segments FROM cz_per_worker_summary;
+SELECT count(DISTINCT c.nodename) AS workers, count(DISTINCT p.dist_key) AS segments
+FROM (SELECT DISTINCT dist_key FROM cz_per_worker) p
+JOIN citus_shards c ON c.shardid = get_shard_id_for_distribution_column('cz_per_worker', p.dist_key);
+SELECT hopper.preprocess('cz_points', 'cz_bad', 'label', 'x', num_segments => 3, segment_placement => 'worker');
+SELECT hopper.preprocess('cz_points', 'cz_bad', 'label', 'x', segment_placement => 'rack');
+SELECT count(*) AS leftovers FROM pg_class WHERE relnamespace = current_schema()::regnamespace AND relname LIKE 'cz\_bad%';
+
+-- Model hopping with 5 configurations on 4 segments: one model waits in every hop.
+SELECT hopper.load_model_arch('cz_arch', '{"input_dim": 2, "layers": [{"units": 8, "activation": "relu"},
+                                                                      {"units": 3, "activation": "softmax"}]}') AS model_id;
+SELECT hopper.load_model_selection_table('cz_arch', 'cz_mst', ARRAY[1],
+    ARRAY[$$loss='categorical_crossentropy', optimizer='Adam(lr=0.02)', metrics=['accuracy']$$,
+          $$loss='categorical_crossentropy', optimizer='SGD(lr=0.3)', metrics=['accuracy']$$,
+          $$loss='categorical_crossentropy', optimizer='RMSprop(lr=0.01)', metrics=['accuracy']$$,
+          $$loss='categorical_crossentropy', optimizer='SGD(lr=0.1, momentum=0.9)', metrics=['accuracy']$$,
+          $$loss='categorical_crossentropy', optimizer='Adam(lr=0.005)', metrics=['accuracy']$$],
+    ARRAY['batch_size=10']);
+SET hopper.debug_hops = on;
+CALL hopper.fit_multiple('cz_packed', 'cz_out', 'cz_mst', 2, 'cz_valid_packed', 1);
+RESET hopper.debug_hops;
+SELECT mst_key, status, array_length(training_loss, 1) AS evaluations, validation_metrics_final > 0.9 AS learned
+FROM cz_out_info ORDER BY mst_key;
+-- The hop record: 5 hops per iteration, each model trains on every segment once per iteration and
+-- waits once; no segment trains two models at once.
+SELECT iteration, count(*) FILTER (WHERE statement = 'train') AS trained, count(*) FILTER (WHERE statement = 'wait') AS waited,
+       count(DISTINCT hop) AS hops, count(DISTINCT (mst_key, dist_key)) FILTER (WHERE statement = 'train') AS pairs
+FROM cz_out_hops GROUP BY iteration ORDER BY iteration;
+SELECT count(*) AS collisions FROM (SELECT iteration, hop, dist_key FROM cz_out_hops WHERE statement = 'train'
+                                   GROUP BY 1, 2, 3 HAVING count(*) > 1) c;
+-- The summary's dist_keys are the segments in shard order.
+SELECT s.dist_keys = (SELECT array_agg(k ORDER BY sh.shardminvalue::bigint)
+                      FROM unnest(s.dist_keys) k JOIN pg_dist_shard sh ON sh.shardid = get_shard_id_for_distribution_column('cz_packed', k))
+       AS shard_order, num_segments, hops_per_iteration
+FROM cz_out_summary s;
+-- evaluate on Citus (per-shard partial sums merged on the coordinator) agrees with the run's figures.
+SELECT e.mst_key, abs(e.loss - i.validation_loss_final) < 1e-9 AS same_loss, e.row_count
+FROM hopper.evaluate('cz_out', 'cz_valid_packed') e JOIN cz_out_info i USING (mst_key) ORDER BY mst_key;
+SELECT hopper.predict('cz_out', 'cz_valid', 'id', 'x', 'cz_predicted', mst_key => 1);
+SELECT count(*) AS rows, avg((p.estimated_label = v.label)::int) > 0.9 AS accurate FROM cz_predicted p JOIN cz_valid v USING (id);
+
+-- Settings the training reads on the workers go with the statements: a segment cache too small for
+-- 2 epochs fails there, and the run leaves nothing behind on any node.
+CREATE TABLE cz_wide AS SELECT g AS id, array_fill(1.0::float8, ARRAY[3000]) AS x, (g % 2)::text AS label
+FROM generate_series(1, 200) g;
+SELECT hopper.preprocess('cz_wide', 'cz_wide_packed', 'label', 'x', buffer_size => 100, num_segments => 2);
+SET hopper.segment_cache_mb = 1;
+\set VERBOSITY terse
+CALL hopper.fit('cz_wide_packed', 'cz_wide_model', '{"input_dim": 3000, "layers": [{"units": 2, "activation": "softmax"}]}',
+                '', 'epochs=2', 1);
+\set VERBOSITY default
+RESET hopper.segment_cache_mb;
+SELECT count(*) AS outputs FROM pg_class WHERE relnamespace = current_schema()::regnamespace AND relname LIKE 'cz\_wide\_model%';
+SELECT nodeid, result AS working_tables
+FROM run_command_on_all_nodes($$SELECT count(*) FROM pg_class WHERE relname LIKE '\_\_hopper%'$$) ORDER BY nodeid;
+-- ... and a run inside a transaction block that is rolled back leaves nothing either.
+BEGIN;
+CALL hopper.fit('cz_packed', 'cz_rolled_back', '{"input_dim": 2, "layers": [{"units": 3, "activation": "softmax"}]}', '', '', 2);
+ROLLBACK;
+SELECT nodeid, result AS working_tables
+FROM run_command_on_all_nodes($$SELECT count(*) FROM pg_class WHERE relname LIKE '\_\_hopper%' OR relname LIKE 'cz\_rolled%'$$) ORDER BY nodeid;
+SELECT count(*) AS prepared_transactions FROM pg_prepared_xacts;

@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# hopper on Citus, against a real Citus cluster (test/citus-cluster.sh: a coordinator and 2 workers
+# on unix sockets) and a plain PostgreSQL cluster from the same PostgreSQL tree:
+#   1. bit for bit: test/citus/bitwise.sql (fit_multiple with 4 configurations on 4 segments, with
+#      waiting models, with idle segments, fit, warm start) gives the same model states, buffers per
+#      segment and (rounded) learning curves on both engines;
+#   2. EXPLAIN (auto_explain of hopper's own statements): the training statement is pushed down to
+#      all 4 shards on both workers, the hop is a repartitioned INSERT ... SELECT;
+#   3. regression files on the Citus coordinator (pg_regress --use-existing): test/citus/sql/*.sql,
+#      and those of sql/ that apply to Citus, compared with test/citus/expected/NAME.out where the
+#      output differs on Citus (dist_key values, partitions vs shards, messages) or expected/NAME.out;
+#   4. a cancel in the middle of a run leaves no working table and no prepared transaction on any node.
+#
+# Citus is not in Debian's archive and CI has none: when the PostgreSQL tree of PG_BIN (or
+# HOPPER_CITUS_PG_BIN) has no Citus, the suite says so and exits 0. To run it, build Citus and
+# install it and hopper into a private tree (docs/citus.md), then
+#   PG_BIN=/tmp/tree/usr/lib/postgresql/15/bin bash test/suites/citus.sh
+# HOPPER_CITUS_PORT (default 55430): coordinator port; workers use the next ports, the plain cluster
+# port + 9. HOPPER_CITUS_DIR (default /tmp/hopper-citus-suite): where the clusters live (a fixed
+# place: node names appear in some expected messages). HOPPER_CITUS_KEEP=1 leaves them running.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+export PG_BIN=${HOPPER_CITUS_PG_BIN:-${PG_BIN:-/usr/lib/postgresql/15/bin}}
+PORT=${HOPPER_CITUS_PORT:-55430}
+DIR=${HOPPER_CITUS_DIR:-/tmp/hopper-citus-suite}
+# Regression files of sql/ that apply on Citus. (bad_input, bad_input_walk and privileges work in
+# databases of their own, where Citus is not installed.)
+REGRESS_FILES=${HOPPER_CITUS_REGRESS:-"preprocess fit fit_multiple model_selection combine registry ps"}
+
+if ! why=$(test/citus-cluster.sh check 2>&1); then
+  echo "SKIP test/suites/citus.sh: Citus is not available, nothing to test."
+  echo "$why" | sed 's/^/  /'
+  exit 0
+fi
+
+PSQL="$PG_BIN/psql -X -q -v ON_ERROR_STOP=1 -U postgres -d postgres"
+WORK=$(mktemp -d /tmp/hopper-citus-work.XXXXXX)
+chmod 755 "$WORK"
+cleanup() {
+  local rc=$?
+  if [ -z "${HOPPER_CITUS_KEEP:-}" ]; then
+    test/citus-cluster.sh stop "$DIR/citus" >/dev/null 2>&1 || true
+    test/cluster.sh stop "$DIR/plain" >/dev/null 2>&1 || true
+  fi
+  if [ $rc -ne 0 ]; then
+    echo "citus suite FAILED; files in $WORK"
+  else
+    rm -rf "$WORK"
+  fi
+  exit $rc
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# A previous run's clusters (the place is fixed) are stopped first.
+test/citus-cluster.sh stop "$DIR/citus" >/dev/null 2>&1 || true
+test/cluster.sh stop "$DIR/plain" >/dev/null 2>&1 || true
+mkdir -p "$DIR"
+chmod 755 "$DIR"
+HOPPER_CITUS_PORT=$PORT test/citus-cluster.sh start "$DIR/citus" >/dev/null
+HOPPER_TEST_PORT=$((PORT + 9)) test/cluster.sh start "$DIR/plain" >/dev/null
+CITUS="-h $DIR/citus/coordinator -p $PORT"
+PLAIN="-h $DIR/plain -p $((PORT + 9))"
+$PSQL $PLAIN -c "CREATE EXTENSION hopper"
+echo "Citus $($PSQL $CITUS -At -c "SELECT extversion FROM pg_extension WHERE extname = 'citus'"):" \
+     "coordinator and $($PSQL $CITUS -At -c "SELECT count(*) FROM pg_dist_node WHERE groupid <> 0") workers in $DIR/citus"
+
+echo "== 1. the same training on plain PostgreSQL and on Citus"
+$PSQL $PLAIN -f test/citus/bitwise.sql >"$WORK/bitwise.plain" 2>&1 || { cat "$WORK/bitwise.plain"; fail "bitwise.sql on plain PostgreSQL"; }
+$PSQL $CITUS -f test/citus/bitwise.sql >"$WORK/bitwise.citus" 2>&1 || { cat "$WORK/bitwise.citus"; fail "bitwise.sql on Citus"; }
+engine=$($PSQL $CITUS -At -c "SELECT citus_table_type || ' ' || shard_count FROM citus_tables WHERE table_name = 'bitwise.bw_packed'::regclass")
+[ "$engine" = "distributed 4" ] || fail "bw_packed on Citus is not distributed over 4 shards ($engine)"
+if ! diff -u "$WORK/bitwise.plain" "$WORK/bitwise.citus"; then
+  fail "plain PostgreSQL and Citus differ"
+fi
+states=$(sed -n '/== model states/,/rows)/p' "$WORK/bitwise.citus" | grep -c '|' || true)
+echo "ok: $((states - 1)) model states (fit_multiple M=S=4 with warm start, M=6>S, M=2<S, fit) identical bit for bit, buffers per segment identical"
+
+echo "== 2. EXPLAIN of hopper's statements on Citus"
+$PSQL $CITUS >"$WORK/explain.citus" 2>&1 <<'SQL' || { cat "$WORK/explain.citus"; fail "explain run"; }
+SET search_path = bitwise, public;
+LOAD 'auto_explain';
+SET auto_explain.log_min_duration = 0;
+SET auto_explain.log_nested_statements = on;
+SET auto_explain.log_level = notice;
+SET citus.explain_all_tasks = on;
+SET client_min_messages = notice;
+CALL hopper.fit_multiple('bw_packed', 'bw_explained', 'bw_mst6', 1);
+SQL
+# The plans of the training statements (INSERT INTO ..._model_output) and of the hops (INSERT INTO ..._model_input ... FROM ..._model_output).
+awk '/^Query Text: INSERT INTO .*_model_output .*train_segment/{p=1; print "@@ training"; next}
+     /^Query Text: INSERT INTO .*_model_input .*FROM .*_model_output/{p=1; print "@@ hop"; next}
+     /^NOTICE:/{p=0} p' "$WORK/explain.citus" >"$WORK/explain.plans"
+training=$(grep -c '^@@ training' "$WORK/explain.plans" || true)
+hops=$(grep -c '^@@ hop' "$WORK/explain.plans" || true)
+[ "$training" -eq 6 ] || fail "expected 6 training statements (M=6, S=4: 6 hops), found $training"
+[ "$hops" -eq 5 ] || fail "expected 5 hop statements, found $hops"
+first_plan() { awk -v t="$1" '/^@@ /{inb = ($2 == t && !seen); if (inb) seen = 1; next} inb' "$WORK/explain.plans"; }
+first_training=$(first_plan training)
+echo "$first_training" | grep -q 'Custom Scan (Citus Adaptive)' || fail "training statement not run by the Citus executor"
+echo "$first_training" | grep -q 'Task Count: 4' || fail "training statement not sent to the 4 shards"
+[ "$(echo "$first_training" | grep -c 'Insert on .*_model_output_[0-9]')" -eq 4 ] || fail "training not pushed down to every shard (an INSERT per shard)"
+[ "$(echo "$first_training" | grep -c 'GroupAggregate')" -ge 4 ] || fail "training aggregate not run on the shards"
+[ "$(echo "$first_training" | grep 'Node: host=' | sort -u | wc -l)" -eq 2 ] || fail "training tasks not on both workers"
+if echo "$first_training" | grep -q 'INSERT/SELECT method'; then fail "training statement not pushed down (INSERT/SELECT through the coordinator or repartitioned)"; fi
+first_hop=$(first_plan hop)
+echo "$first_hop" | grep -q 'INSERT/SELECT method: repartition' || fail "the hop is not a repartitioned INSERT ... SELECT"
+echo "ok: training pushed down to all 4 shards on both workers (Task Count: 4, Insert on each shard), hop repartitioned"
+echo "$first_training" | sed -n '1,/Node: host/p' | sed 's/^/    /'
+
+echo "== 3. regression files on the Citus coordinator"
+mkdir -p "$WORK/regress/sql" "$WORK/regress/expected"
+tests=""
+for f in test/citus/sql/*.sql; do
+  t=$(basename "$f" .sql); tests="$tests $t"
+  cp "$f" "$WORK/regress/sql/"; cp "test/citus/expected/$t.out" "$WORK/regress/expected/"
+done
+for t in $REGRESS_FILES; do
+  tests="$tests $t"
+  cp "sql/$t.sql" "$WORK/regress/sql/"
+  if [ -f "test/citus/expected/$t.out" ]; then cp "test/citus/expected/$t.out" "$WORK/regress/expected/"; else cp "expected/$t.out" "$WORK/regress/expected/"; fi
+done
+PG_REGRESS=$("$PG_BIN/pg_config" --pkglibdir)/pgxs/src/test/regress/pg_regress
+[ -x "$PG_REGRESS" ] || PG_REGRESS=/usr/lib/postgresql/15/lib/pgxs/src/test/regress/pg_regress
+# pg_regress runs the files; the outputs are compared here after normalizing what varies between
+# clusters and runs: which worker reported an error first, and the number of a session's pg_temp
+# schema (in Citus's warnings about functions created there).
+normalize() { sed -E 's#[^ ]*/worker[0-9]+:[0-9]+#<worker>#g; s#pg_temp_[0-9]+#pg_temp_N#g' "$1"; }
+(cd "$WORK/regress" && PGHOST=$DIR/citus/coordinator PGPORT=$PORT PGUSER=postgres \
+   "$PG_REGRESS" --use-existing --dbname=postgres --inputdir=. --outputdir=. --bindir="$PG_BIN" $tests >/dev/null) || true
+failed=""
+for t in $tests; do
+  if [ -f "$WORK/regress/results/$t.out" ] &&
+     diff -u <(normalize "$WORK/regress/expected/$t.out") <(normalize "$WORK/regress/results/$t.out") >"$WORK/regress/$t.diff"; then
+    echo "ok: $t"
+  else
+    echo "FAILED: $t"; head -100 "$WORK/regress/$t.diff"; failed="$failed $t"
+  fi
+done
+[ -z "$failed" ] || fail "regression files on Citus:$failed"
+
+echo "== 4. a cancelled run leaves nothing behind"
+$PSQL $CITUS -c "CREATE TABLE bitwise.cancel_me AS SELECT 1" >/dev/null
+( $PSQL $CITUS -c "SET application_name = 'hopper_cancel_me'" \
+    -c "CALL hopper.fit_multiple('bitwise.bw_packed', 'bitwise.bw_cancelled', 'bitwise.bw_mst6', 1000)" \
+    >"$WORK/cancel.out" 2>&1 || true ) &
+runner=$!
+for _ in $(seq 1 100); do
+  busy=$($PSQL $CITUS -At -c "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'hopper_cancel_me' AND query LIKE 'CALL%'")
+  [ "$busy" = 1 ] && break
+  sleep 0.1
+done
+sleep 2
+$PSQL $CITUS -At -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = 'hopper_cancel_me'" >/dev/null
+wait $runner
+grep -q 'canceling statement due to user request' "$WORK/cancel.out" || { cat "$WORK/cancel.out"; fail "the run was not cancelled"; }
+sleep 1
+left=$($PSQL $CITUS -At -c "SELECT string_agg(result, ',' ORDER BY nodeid) FROM run_command_on_all_nodes(\$\$SELECT count(*) FROM pg_class WHERE relname LIKE '\_\_hopper%'\$\$)")
+[ "$left" = "0,0,0" ] || fail "working tables left after a cancel: $left (coordinator, worker1, worker2)"
+prepared=$($PSQL $CITUS -At -c "SELECT string_agg(result, ',' ORDER BY nodeid) FROM run_command_on_all_nodes('SELECT count(*) FROM pg_prepared_xacts')")
+[ "$prepared" = "0,0,0" ] || fail "prepared transactions left after a cancel: $prepared"
+committed=$($PSQL $CITUS -At -c "SELECT count(*) FROM hopper.runs WHERE model_output_table = 'bitwise.bw_cancelled'")
+echo "ok: cancelled after $(grep -c 'iteration [0-9]*/1000' "$WORK/cancel.out" || true) iterations; no working table, no prepared transaction on any node ($committed run recorded)"
+
+echo "citus suite passed"
