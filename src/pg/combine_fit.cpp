@@ -41,14 +41,6 @@ std::string format_number(double v, int precision = 4) {
     return s.str();
 }
 
-void check_fits(const ModelConfig& c, const PackedInfo& info, const char* what) {
-    if (c.arch.input_dim != info.independent_dim || c.arch.output_dim() != info.dependent_dim)
-        fail(ErrorKind::InvalidParameter,
-             "model expects " + std::to_string(c.arch.input_dim) + " features and " + std::to_string(c.arch.output_dim()) +
-                 " outputs but " + what + " " + info.table.display() + " has " + std::to_string(info.independent_dim) +
-                 " and " + std::to_string(info.dependent_dim),
-             "Architecture " + c.arch.shape_string() + ".");
-}
 
 struct DataParallelRequest {
     RunRequest run;  // packed/output/validation texts, iterations, warm start, name, description, the model
@@ -59,41 +51,23 @@ struct DataParallelRequest {
 void run_data_parallel(Spi& spi, DataParallelRequest dp) {
     RunRequest& req = dp.run;
     const auto started = Clock::now();
-    const std::string started_at = spi.scalar_text("SELECT pg_catalog.now()::pg_catalog.text");
-    if (req.num_iterations <= 0)
-        fail(ErrorKind::InvalidParameter, "num_iterations must be positive", "It is " + std::to_string(req.num_iterations) + ".");
-    if (req.metrics_frequency <= 0)
-        fail(ErrorKind::InvalidParameter, "metrics_compute_frequency must be positive",
-             "It is " + std::to_string(req.metrics_frequency) + ".");
     if (dp.levels && *dp.levels != 2 && *dp.levels != 3)
         fail(ErrorKind::InvalidParameter, "combine_levels must be 2 or 3", "It is " + std::to_string(*dp.levels) + ".",
              "Leave it NULL to let the insertion rule decide.");
-
-    const TableName packed = resolve_input_table(req.packed_text, "packed training table");
-    const PackedInfo info = read_packed_info(spi, packed);
-    std::optional<PackedInfo> vinfo;
-    if (!req.validation_text.empty()) {
-        vinfo = read_packed_info(spi, resolve_input_table(req.validation_text, "packed validation table"));
-        if (vinfo->class_values != info.class_values || vinfo->response_type != info.response_type)
-            fail(ErrorKind::InvalidParameter, "validation table was not packed like the training table",
-                 "Its class values or response type differ.",
-                 "Pack it with hopper.preprocess_validation, naming the training table.");
-    }
-    TableName output = req.warm_start ? resolve_input_table(req.output_text, "model output table")
-                                      : resolve_output_table(req.output_text, "model output table");
-    if (!req.warm_start) {
-        require_absent(output.with_suffix("_info"), "info table");
-        require_absent(output.with_suffix("_summary"), "summary table");
-        require_absent(output.with_suffix("_hops"), "hops table");
-    }
+    const RunTables tables = resolve_run_tables(spi, req);
+    const std::string& started_at = tables.started_at;
+    const TableName& packed = tables.packed;
+    const PackedInfo& info = tables.info;
+    const std::optional<PackedInfo>& vinfo = tables.validation;
+    TableName output = tables.output;
 
     CombineSettings combine;
     combine.topology = read_topology(spi, dp.topology_text, dp.link_cost_text, &combine.topology_name);
     combine.levels = dp.levels;
 
     ModelSpec& m = req.models.at(0);
-    check_fits(m.config, info, "packed table");
-    if (vinfo) check_fits(m.config, *vinfo, "validation table");
+    check_packed_matches(m, info, "packed table");
+    if (vinfo) check_packed_matches(m, *vinfo, "validation table");
     // The model state, and the averaging state (16 bytes per value), must fit in one PostgreSQL value.
     const std::size_t limit = std::min<std::size_t>(std::size_t(setting_max_state_mb) * 1024 * 1024, MaxAllocSize - VARHDRSZ);
     const std::size_t model_bytes = state_size(m.config), average_bytes = ModelAverageState::serialized_size(m.config);
@@ -268,27 +242,11 @@ using namespace hopper::pg;
 //                   checkpoint_frequency, searcher_metric)
 HOPPER_FUNCTION(fit_data_parallel) {
     DataParallelRequest dp;
+    dp.run = single_model_request(fcinfo);
     RunRequest& req = dp.run;
-    req.multiple = false;
-    req.packed_text = arg_text(fcinfo, 0, "packed_table");
-    req.output_text = arg_text(fcinfo, 1, "model_output_table");
-    require_not_null(fcinfo, 2, "model_arch");
-    ModelSpec m;
-    m.mst_key = 1;
-    m.arch_json = jsonb_to_string(PG_GETARG_DATUM(2));
-    m.compile_text = arg_text_or(fcinfo, 3, "");
-    m.fit_text = arg_text_or(fcinfo, 4, "");
-    req.num_iterations = int(arg_int(fcinfo, 5, "num_iterations"));
-    req.validation_text = arg_text_or(fcinfo, 6, "");
-    req.metrics_frequency = int(arg_int_or(fcinfo, 7, 1));
-    req.warm_start = arg_bool_or(fcinfo, 8, false);
-    req.name = arg_text_or(fcinfo, 9, "");
-    req.description = arg_text_or(fcinfo, 10, "");
     dp.topology_text = arg_text_or(fcinfo, 11, "");
     dp.link_cost_text = arg_text_or(fcinfo, 12, "");
     if (!PG_ARGISNULL(13)) dp.levels = PG_GETARG_INT32(13);
-    m.config = resolve_model_spec(m.arch_json, m.compile_text, m.fit_text, "");
-    req.models.push_back(std::move(m));
     CheckpointOptions checkpoints = checkpoint_options(fcinfo, 14, 15, req.metrics_frequency);
     Spi spi(call_is_nonatomic(fcinfo));
     std::unique_ptr<RunObserver> registry = make_registry_observer(std::move(checkpoints));

@@ -13,6 +13,21 @@ using namespace hopper::pg;
 //     num_iterations, validation_table, metrics_compute_frequency, warm_start, name, description,
 //     checkpoint_frequency, warm_start_checkpoint uuid, searcher_metric)
 HOPPER_FUNCTION(fit) {
+    RunRequest req = single_model_request(fcinfo);
+    CheckpointOptions checkpoints = checkpoint_options(fcinfo, 11, 13, req.metrics_frequency);
+    Spi spi(call_is_nonatomic(fcinfo));
+    if (PG_NARGS() > 12 && !PG_ARGISNULL(12))
+        warm_start_from_checkpoint(spi, uuid_arg(fcinfo, 12, "warm_start_checkpoint"), req.warm_start, req.models[0],
+                                   checkpoints);
+    std::unique_ptr<RunObserver> registry = make_registry_observer(std::move(checkpoints));
+    req.observers.push_back(registry.get());
+    run_training(spi, std::move(req));
+    PG_RETURN_VOID();
+}
+
+namespace hopper::pg {
+
+RunRequest single_model_request(FunctionCallInfo fcinfo) {
     RunRequest req;
     req.multiple = false;
     req.packed_text = arg_text(fcinfo, 0, "packed_table");
@@ -31,18 +46,9 @@ HOPPER_FUNCTION(fit) {
     req.description = arg_text_or(fcinfo, 10, "");
     m.config = resolve_model_spec(m.arch_json, m.compile_text, m.fit_text, "");
     req.models.push_back(std::move(m));
-    CheckpointOptions checkpoints = checkpoint_options(fcinfo, 11, 13, req.metrics_frequency);
-    Spi spi(call_is_nonatomic(fcinfo));
-    if (PG_NARGS() > 12 && !PG_ARGISNULL(12))
-        warm_start_from_checkpoint(spi, uuid_arg(fcinfo, 12, "warm_start_checkpoint"), req.warm_start, req.models[0],
-                                   checkpoints);
-    std::unique_ptr<RunObserver> registry = make_registry_observer(std::move(checkpoints));
-    req.observers.push_back(registry.get());
-    run_training(spi, std::move(req));
-    PG_RETURN_VOID();
+    return req;
 }
 
-namespace hopper::pg {
 namespace {
 
 // Reads the model selection table and the architectures it refers to.

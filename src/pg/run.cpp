@@ -106,20 +106,6 @@ SqlParam final_or_null(const std::vector<double>& v) {
     return v.empty() || !std::isfinite(v.back()) ? SqlParam::null(FLOAT8OID) : SqlParam::float8(v.back());
 }
 
-void check_packed_matches(const ModelSpec& m, const PackedInfo& info, const char* what) {
-    const Architecture& a = m.config.arch;
-    if (a.input_dim != info.independent_dim)
-        fail(ErrorKind::InvalidParameter,
-             "model configuration mst_key " + std::to_string(m.mst_key) + " expects " + std::to_string(a.input_dim) +
-                 " features but " + what + " " + info.table.display() + " has " + std::to_string(info.independent_dim),
-             "Architecture " + a.shape_string() + ".");
-    if (a.output_dim() != info.dependent_dim)
-        fail(ErrorKind::InvalidParameter,
-             "model configuration mst_key " + std::to_string(m.mst_key) + " has " + std::to_string(a.output_dim()) +
-                 " outputs but " + what + " " + info.table.display() + " has " + std::to_string(info.dependent_dim) +
-                 (info.response_type == "classification" ? " classes" : " dependent values per row"),
-             "Architecture " + a.shape_string() + ".");
-}
 
 }  // namespace
 
@@ -157,38 +143,58 @@ ModelConfig resolve_model_spec(const std::string& arch_json, const std::string& 
     }
 }
 
-void run_training(Spi& spi, RunRequest req) {
-    const auto started = Clock::now();
-    const std::string started_at = spi.scalar_text("SELECT pg_catalog.now()::pg_catalog.text");
+void check_packed_matches(const ModelSpec& m, const PackedInfo& info, const char* what) {
+    const Architecture& a = m.config.arch;
+    if (a.input_dim != info.independent_dim)
+        fail(ErrorKind::InvalidParameter,
+             "model configuration mst_key " + std::to_string(m.mst_key) + " expects " + std::to_string(a.input_dim) +
+                 " features but " + what + " " + info.table.display() + " has " + std::to_string(info.independent_dim),
+             "Architecture " + a.shape_string() + ".");
+    if (a.output_dim() != info.dependent_dim)
+        fail(ErrorKind::InvalidParameter,
+             "model configuration mst_key " + std::to_string(m.mst_key) + " has " + std::to_string(a.output_dim()) +
+                 " outputs but " + what + " " + info.table.display() + " has " + std::to_string(info.dependent_dim) +
+                 (info.response_type == "classification" ? " classes" : " dependent values per row"),
+             "Architecture " + a.shape_string() + ".");
+}
+
+RunTables resolve_run_tables(Spi& spi, const RunRequest& req) {
+    RunTables t;
+    t.started_at = spi.scalar_text("SELECT pg_catalog.now()::pg_catalog.text");
     if (req.num_iterations <= 0)
         fail(ErrorKind::InvalidParameter, "num_iterations must be positive", "It is " + std::to_string(req.num_iterations) + ".");
     if (req.metrics_frequency <= 0)
         fail(ErrorKind::InvalidParameter, "metrics_compute_frequency must be positive",
              "It is " + std::to_string(req.metrics_frequency) + ".");
-    if (req.models.empty()) fail(ErrorKind::InvalidParameter, "no model configurations to train");
-
-    const TableName packed = resolve_input_table(req.packed_text, "packed training table");
-    const PackedInfo info = read_packed_info(spi, packed);
-    std::optional<PackedInfo> vinfo;
+    t.packed = resolve_input_table(req.packed_text, "packed training table");
+    t.info = read_packed_info(spi, t.packed);
     if (!req.validation_text.empty()) {
-        vinfo = read_packed_info(spi, resolve_input_table(req.validation_text, "packed validation table"));
-        if (vinfo->class_values != info.class_values || vinfo->response_type != info.response_type)
+        t.validation = read_packed_info(spi, resolve_input_table(req.validation_text, "packed validation table"));
+        if (t.validation->class_values != t.info.class_values || t.validation->response_type != t.info.response_type)
             fail(ErrorKind::InvalidParameter, "validation table was not packed like the training table",
                  "Its class values or response type differ.",
                  "Pack it with hopper.preprocess_validation, naming the training table.");
     }
-
     // Output tables: new ones, or (warm start) the previous run's, replaced at the end.
-    TableName output = req.warm_start ? resolve_input_table(req.output_text, "model output table")
-                                      : resolve_output_table(req.output_text, "model output table");
-    const TableName info_table = output.with_suffix("_info");
-    const TableName summary_table = output.with_suffix("_summary");
-    const TableName hops_table = output.with_suffix("_hops");
+    t.output = req.warm_start ? resolve_input_table(req.output_text, "model output table")
+                              : resolve_output_table(req.output_text, "model output table");
     if (!req.warm_start) {
-        require_absent(info_table, "info table");
-        require_absent(summary_table, "summary table");
-        require_absent(hops_table, "hops table");
+        require_absent(t.output.with_suffix("_info"), "info table");
+        require_absent(t.output.with_suffix("_summary"), "summary table");
+        require_absent(t.output.with_suffix("_hops"), "hops table");
     }
+    return t;
+}
+
+void run_training(Spi& spi, RunRequest req) {
+    const auto started = Clock::now();
+    if (req.models.empty()) fail(ErrorKind::InvalidParameter, "no model configurations to train");
+    const RunTables tables = resolve_run_tables(spi, req);
+    const std::string& started_at = tables.started_at;
+    const TableName& packed = tables.packed;
+    const PackedInfo& info = tables.info;
+    const std::optional<PackedInfo>& vinfo = tables.validation;
+    TableName output = tables.output;
 
     std::vector<ModelSpec>& models = req.models;
     std::sort(models.begin(), models.end(), [](const ModelSpec& a, const ModelSpec& b) { return a.mst_key < b.mst_key; });

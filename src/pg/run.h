@@ -131,6 +131,26 @@ void run_training(Spi& spi, RunRequest req);
 std::vector<Evaluation> evaluate_states(Spi& spi, const TableName& packed, const std::vector<std::string>& states,
                                         const std::vector<ModelConfig>& configs, int workers);
 
+// What every training driver resolves first: the iteration settings checked, the packed table and
+// its facts, the validation table (packed like it), and the output table -- new, or with warm start
+// the previous run's -- with its _info, _summary and _hops names free.
+struct RunTables {
+    std::string started_at;  // timestamptz text
+    TableName packed;
+    PackedInfo info;
+    std::optional<PackedInfo> validation;
+    TableName output;
+};
+RunTables resolve_run_tables(Spi& spi, const RunRequest& req);
+
+// Refuses a model whose input and output widths do not fit a packed table (`what` names it).
+void check_packed_matches(const ModelSpec& m, const PackedInfo& info, const char* what);
+
+// The arguments fit and fit_data_parallel share: packed_table, model_output_table, model_arch,
+// compile_params, fit_params, num_iterations, validation_table, metrics_compute_frequency,
+// warm_start, name, description (arguments 0 to 10), as a request for one model (mst_key 1).
+RunRequest single_model_request(FunctionCallInfo fcinfo);
+
 // Whether a procedure call may commit (CALL outside an explicit transaction block).
 bool call_is_nonatomic(FunctionCallInfo fcinfo);
 

@@ -100,22 +100,33 @@ void Spi::bind(const std::vector<SqlParam>& params, Datum* values, char* nulls, 
     }
 }
 
-uint64_t Spi::execute(const std::string& sql, const std::vector<SqlParam>& params) {
-    std::vector<Datum> values(params.size() + 1);
-    std::vector<char> nulls(params.size() + 1);
-    std::vector<Oid> types(params.size() + 1);
+// Frees the previous results and turns the parameters into Datums in the scratch context, which is
+// reset per statement so that long loops of statements do not accumulate parameter memory.
+Spi::Bound Spi::bind_for_statement(const std::vector<SqlParam>& params) {
+    Bound b;
+    b.values.resize(params.size() + 1);
+    b.nulls.resize(params.size() + 1);
+    b.types.resize(params.size() + 1);
     call([&] {
         if (SPI_tuptable) SPI_freetuptable(SPI_tuptable);
         MemoryContextReset(scratch_);
     });
     MemoryContext old = MemoryContextSwitchTo(scratch_);
     try {
-        bind(params, values.data(), nulls.data(), types.data());
+        bind(params, b.values.data(), b.nulls.data(), b.types.data());
     } catch (...) {
         MemoryContextSwitchTo(old);
         throw;
     }
     MemoryContextSwitchTo(old);
+    return b;
+}
+
+uint64_t Spi::execute(const std::string& sql, const std::vector<SqlParam>& params) {
+    Bound b = bind_for_statement(params);
+    std::vector<Datum>& values = b.values;
+    std::vector<char>& nulls = b.nulls;
+    std::vector<Oid>& types = b.types;
     rows_ = call([&] {
         int rc = params.empty()
                      ? SPI_execute(sql.c_str(), false, 0)
@@ -160,23 +171,9 @@ Prepared Spi::prepare(const std::string& sql, const std::vector<Oid>& types) {
 }
 
 uint64_t Spi::execute(const Prepared& stmt, const std::vector<SqlParam>& params) {
-    std::vector<Datum> values(params.size() + 1);
-    std::vector<char> nulls(params.size() + 1);
-    std::vector<Oid> types(params.size() + 1);
-    call([&] {
-        if (SPI_tuptable) SPI_freetuptable(SPI_tuptable);
-        MemoryContextReset(scratch_);
-    });
-    MemoryContext old = MemoryContextSwitchTo(scratch_);
-    try {
-        bind(params, values.data(), nulls.data(), types.data());
-    } catch (...) {
-        MemoryContextSwitchTo(old);
-        throw;
-    }
-    MemoryContextSwitchTo(old);
+    Bound b = bind_for_statement(params);
     rows_ = call([&] {
-        int rc = SPI_execute_plan(stmt.plan(), values.data(), nulls.data(), false, 0);
+        int rc = SPI_execute_plan(stmt.plan(), b.values.data(), b.nulls.data(), false, 0);
         if (rc < 0) elog(ERROR, "SPI_execute_plan failed (%s): %s", SPI_result_code_string(rc), stmt.sql().c_str());
         return (uint64_t)SPI_processed;
     });
@@ -185,21 +182,10 @@ uint64_t Spi::execute(const Prepared& stmt, const std::vector<SqlParam>& params)
 
 void Spi::open_cursor(const std::string& sql, const std::vector<SqlParam>& params) {
     if (cursor_) close_cursor();
-    std::vector<Datum> values(params.size() + 1);
-    std::vector<char> nulls(params.size() + 1);
-    std::vector<Oid> types(params.size() + 1);
-    call([&] {
-        if (SPI_tuptable) SPI_freetuptable(SPI_tuptable);
-        MemoryContextReset(scratch_);
-    });
-    MemoryContext old = MemoryContextSwitchTo(scratch_);
-    try {
-        bind(params, values.data(), nulls.data(), types.data());
-    } catch (...) {
-        MemoryContextSwitchTo(old);
-        throw;
-    }
-    MemoryContextSwitchTo(old);
+    Bound b = bind_for_statement(params);
+    std::vector<Datum>& values = b.values;
+    std::vector<char>& nulls = b.nulls;
+    std::vector<Oid>& types = b.types;
     cursor_ = call([&] {
         Portal p = SPI_cursor_open_with_args(nullptr, sql.c_str(), (int)params.size(), types.data(), values.data(),
                                              nulls.data(), true, 0);

@@ -119,6 +119,12 @@ public:
     bool nonatomic() const { return nonatomic_; }
 
 private:
+    struct Bound {
+        std::vector<Datum> values;
+        std::vector<char> nulls;
+        std::vector<Oid> types;
+    };
+    Bound bind_for_statement(const std::vector<SqlParam>& params);
     void bind(const std::vector<SqlParam>& params, Datum* values, char* nulls, Oid* types);
     void check_row(uint64_t row, int col) const;
     void ensure_snapshot() const;
