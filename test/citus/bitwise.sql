@@ -43,13 +43,20 @@ CALL hopper.fit_multiple('bw_packed', 'bw_m2', 'bw_mst2', 2);
 CALL hopper.fit('bw_packed', 'bw_fit', '{"input_dim": 3, "layers": [{"units": 12, "activation": "relu"}, {"units": 4, "activation": "softmax"}]}',
     $$loss='categorical_crossentropy', optimizer='Adam(lr=0.01)', metrics=['accuracy']$$, 'batch_size=20', 3,
     validation_table => 'bw_valid_packed');
+-- Data-parallel training (model averaging through the hierarchical combine): with 3 levels (on Citus
+-- the intermediate level runs on each worker) and as the insertion rule decides.
+CALL hopper.fit_data_parallel('bw_packed', 'bw_dp3', '{"input_dim": 3, "layers": [{"units": 24, "activation": "relu"}, {"units": 4, "activation": "softmax"}]}',
+    $$loss='categorical_crossentropy', optimizer='Adam(lr=0.01)', metrics=['accuracy']$$, 'batch_size=20', 3, combine_levels => 3);
+CALL hopper.fit_data_parallel('bw_packed', 'bw_dp', '{"input_dim": 3, "layers": [{"units": 24, "activation": "relu"}, {"units": 4, "activation": "softmax"}]}',
+    $$loss='categorical_crossentropy', optimizer='Adam(lr=0.01)', metrics=['accuracy']$$, 'batch_size=20', 3);
 -- A warm start continues the 4-configuration run.
 CALL hopper.fit_multiple('bw_packed', 'bw_m4', 'bw_mst4', 1, warm_start => true);
 
 \echo == model states (md5 of every byte)
 SELECT run, mst_key, md5(model_state) AS state_md5, length(model_state) AS bytes
 FROM (SELECT 'm4' AS run, mst_key, model_state FROM bw_m4 UNION ALL SELECT 'm6', mst_key, model_state FROM bw_m6
-      UNION ALL SELECT 'm2', mst_key, model_state FROM bw_m2 UNION ALL SELECT 'fit', mst_key, model_state FROM bw_fit) s
+      UNION ALL SELECT 'm2', mst_key, model_state FROM bw_m2 UNION ALL SELECT 'fit', mst_key, model_state FROM bw_fit
+      UNION ALL SELECT 'dp3', mst_key, model_state FROM bw_dp3 UNION ALL SELECT 'dp', mst_key, model_state FROM bw_dp) s
 ORDER BY run, mst_key;
 SELECT mst_key, steps, samples_seen FROM bw_m4_info ORDER BY mst_key;
 

@@ -72,6 +72,28 @@ FROM hopper.evaluate('cz_out', 'cz_valid_packed') e JOIN cz_out_info i USING (ms
 SELECT hopper.predict('cz_out', 'cz_valid', 'id', 'x', 'cz_predicted', mst_key => 1);
 SELECT count(*) AS rows, avg((p.estimated_label = v.label)::int) > 0.9 AS accurate FROM cz_predicted p JOIN cz_valid v USING (id);
 
+-- The hierarchical combine: without a topology table, the shards' placement is the topology (group =
+-- node: 2 groups of 2 segments); the intermediate level runs once per worker, and only its states
+-- travel to the coordinator: half the bytes of 2 levels, the same result.
+SELECT levels, producers, decision ->> 'groups' AS groups, decision ->> 'nodes' AS nodes,
+       (SELECT array_agg(v::int ORDER BY v) FROM jsonb_each_text(decision -> 'producers_per_group') AS e(k, v)) AS per_group,
+       result ->> 'row_count' AS rows
+FROM hopper.hierarchical_combine('cz_packed', 'metrics', '{independent_var, dependent_var}',
+                                 model_state => (SELECT model_state FROM cz_out WHERE mst_key = 1), levels => 3);
+SELECT two.bytes_crossing_groups = 2 * three.bytes_crossing_groups AS halved,
+       abs((two.result ->> 'loss')::float8 - (three.result ->> 'loss')::float8) < 1e-12 AS same_loss
+FROM hopper.hierarchical_combine('cz_packed', 'metrics', '{independent_var, dependent_var}',
+                                 model_state => (SELECT model_state FROM cz_out WHERE mst_key = 1), levels => 2) AS two,
+     hopper.hierarchical_combine('cz_packed', 'metrics', '{independent_var, dependent_var}',
+                                 model_state => (SELECT model_state FROM cz_out WHERE mst_key = 1), levels => 3) AS three;
+-- Data-parallel training averages the copies the same way: 3 levels give the same model as 2.
+CALL hopper.fit_data_parallel('cz_packed', 'cz_dp3', '{"input_dim": 2, "layers": [{"units": 8, "activation": "relu"}, {"units": 3, "activation": "softmax"}]}',
+    $$loss='categorical_crossentropy', optimizer='Adam(lr=0.02)', metrics=['accuracy']$$, 'batch_size=10', 2, combine_levels => 3);
+CALL hopper.fit_data_parallel('cz_packed', 'cz_dp2', '{"input_dim": 2, "layers": [{"units": 8, "activation": "relu"}, {"units": 3, "activation": "softmax"}]}',
+    $$loss='categorical_crossentropy', optimizer='Adam(lr=0.02)', metrics=['accuracy']$$, 'batch_size=10', 2, combine_levels => 2);
+SELECT a.model_state = b.model_state AS identical, i.training_loss[2] < i.training_loss[1] AS learning
+FROM cz_dp3 a, cz_dp2 b, cz_dp3_info i;
+
 -- Settings the training reads on the workers go with the statements: a segment cache too small for
 -- 2 epochs fails there, and the run leaves nothing behind on any node.
 CREATE TABLE cz_wide AS SELECT g AS id, array_fill(1.0::float8, ARRAY[3000]) AS x, (g % 2)::text AS label
