@@ -21,6 +21,7 @@
 #include "hopper/error.h"
 #include "hopper/state_format.h"
 #include "pg/datum.h"
+#include "pg/engine.h"
 #include "pg/names.h"
 #include "pg/statement_settings.h"
 
@@ -91,15 +92,29 @@ CombineOutcome run_hierarchical_combine(Spi& spi, const CombineSource& source, c
         fail(ErrorKind::InvalidParameter, "levels must be 2 or 3", "It is " + std::to_string(*settings.levels) + ".",
              "Leave it NULL to let the insertion rule decide.");
     // A temporary table per nesting level (temporary tables are per session, so no other session
-    // can collide; the name is the same in every run, so messages are too).
+    // can collide; the name is the same in every run, so messages are too). Where the partial states
+    // live and how the intermediate level runs is the engine's (engine.h: CombineStore).
     static int depth = 0;
     struct Nesting {
         Nesting() { ++depth; }
         ~Nesting() { --depth; }
     } nesting;
-    const std::string partials = "pg_temp." + quote_ident("__hopper_combine_" + std::to_string(depth));
+    const std::unique_ptr<Engine> engine = detect_engine(spi);
+    const std::unique_ptr<CombineStore> store =
+        engine->combine_store(spi, source.table, source.dist_key_column, "__hopper_combine_" + std::to_string(depth));
+    std::string partials;
     const std::string K = kind_sql(source.kind);
     CombineOutcome out;
+    // No topology given: the engine's placement of the source's segments (Citus: group = node).
+    CombineSettings engine_settings;
+    if (settings.topology.empty() && source.table) {
+        std::vector<SegmentPlacement> placed = engine->default_topology(spi, *source.table, source.dist_key_column);
+        if (!placed.empty()) {
+            engine_settings = settings;
+            engine_settings.topology = Topology::build(std::move(placed), {});
+        }
+    }
+    const CombineSettings& used = engine_settings.topology.empty() ? settings : engine_settings;
 
     // Partial level: one state per segment, in parallel where the plan allows.
     auto t0 = Clock::now();
@@ -115,10 +130,9 @@ CombineOutcome run_hierarchical_combine(Spi& spi, const CombineSource& source, c
                                     0, false);
         });
 #endif
-        spi.execute("CREATE TEMP TABLE " + partials + " ON COMMIT DROP AS SELECT (" + source.dist_key_sql +
-                        ")::pg_catalog.int4 AS dist_key, hopper." + K + "_partial(" + args + ") AS state FROM " +
-                        source.from_sql + " GROUP BY 1",
-                    source.params);
+        partials = store->create("SELECT (" + source.dist_key_sql + ")::pg_catalog.int4 AS dist_key, hopper." + K +
+                                     "_partial(" + args + ") AS state FROM " + source.from_sql + " GROUP BY 1",
+                                 source.params);
         // (On an error the transaction's abort restores the setting.)
         call([&] { AtEOXact_GUC(true, level); });
     }
@@ -139,11 +153,11 @@ CombineOutcome run_hierarchical_combine(Spi& spi, const CombineSource& source, c
 
     // The decision, with the measured state size.
     try {
-        out.decision = plan_combine(settings.topology, producers, state_bytes, settings.policy);
+        out.decision = plan_combine(used.topology, producers, state_bytes, used.policy);
     } catch (const Error& e) {
-        rethrow_in(e, settings.topology_name.empty() ? "" : "Topology table: " + settings.topology_name + ".");
+        rethrow_in(e, used.topology_name.empty() ? "" : "Topology table: " + used.topology_name + ".");
     }
-    out.levels = settings.levels.value_or(out.decision.levels);
+    out.levels = used.levels.value_or(out.decision.levels);
 
     // Groups as positions in byte order of their names (the core's order), and the coordinator's.
     std::map<std::string, int32_t> group_index;
@@ -151,8 +165,8 @@ CombineOutcome run_hierarchical_combine(Spi& spi, const CombineSource& source, c
     int32_t next = 0;
     for (auto& [g, i] : group_index) i = next++;
     int32_t coordinator = -1;
-    if (settings.policy.coordinator_group) {
-        auto it = group_index.find(*settings.policy.coordinator_group);
+    if (used.policy.coordinator_group) {
+        auto it = group_index.find(*used.policy.coordinator_group);
         if (it != group_index.end()) coordinator = it->second;
     }
     std::vector<int32_t> keys, groups;
@@ -180,15 +194,14 @@ CombineOutcome run_hierarchical_combine(Spi& spi, const CombineSource& source, c
               ", pg_catalog.sum(pg_catalog.octet_length(p.state))" + crossing_of("g") + " FROM " + join;
     else
         sql = "SELECT " + final_expr("i.state ORDER BY i.grp") + ", pg_catalog.sum(pg_catalog.octet_length(i.state))" +
-              crossing_of("i") + " FROM (SELECT g.grp, hopper." + K +
-              "_intermediate(p.state ORDER BY p.dist_key) AS state FROM " + join + " GROUP BY g.grp) AS i";
+              crossing_of("i") + " FROM " + store->intermediate(K, keys, groups) + " AS i";
     auto t1 = Clock::now();
     spi.execute(sql, {SqlParam::int4_array(keys), SqlParam::int4_array(groups)});
     out.combine_seconds = seconds_since(t1);
     if (spi.rows() != 1) fail(ErrorKind::Internal, "the combine query returned " + std::to_string(spi.rows()) + " rows");
     if (!spi.is_null(0, 0)) out.result = model ? spi.bytes(0, 0) : spi.text(0, 0);
     out.bytes_crossing = spi.is_null(0, 1) ? 0 : spi.integer(0, 1);
-    spi.execute("DROP TABLE " + partials);
+    store->drop();
     return out;
 }
 
@@ -333,6 +346,8 @@ HOPPER_FUNCTION(hierarchical_combine) {
         src.kind = kind;
         src.from_sql = source.quoted() + " AS t";
         src.dist_key_sql = "t." + quote_ident(dist_key_column);
+        src.table = source;
+        src.dist_key_column = dist_key_column;
         if (kind == CombineKind::Metrics) {
             src.args.push_back("$1::pg_catalog.bytea");
             src.params.push_back(SqlParam::bytea(model_state));

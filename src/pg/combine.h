@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "hopper/combine.h"
+#include "pg/names.h"
 #include "pg/spi.h"
 
 namespace hopper::pg {
@@ -20,6 +21,11 @@ struct CombineSource {
     std::string dist_key_sql = "t.dist_key";
     std::vector<std::string> args;
     std::vector<SqlParam> params;
+    // The table whose segments produce the rows, when there is one, and its dist_key column: the
+    // engine may keep the partial states beside its segments and place the segments on nodes
+    // (Citus: intermediate level on the nodes; topology "group = node" when none is given).
+    std::optional<TableName> table;
+    std::string dist_key_column = "dist_key";
 };
 
 struct CombineSettings {

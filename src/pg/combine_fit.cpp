@@ -135,6 +135,7 @@ void run_data_parallel(Spi& spi, DataParallelRequest dp) {
                       " AS weight FROM " + packed.quoted() + " AS d GROUP BY d.dist_key) AS t";
     source.dist_key_sql = "t.dist_key";
     source.args = {"t.model_state", "t.weight"};
+    source.table = packed;  // its segments produce the copies (on Citus: their shards keep them)
 
     for (int it = 0; it < req.num_iterations; ++it) {
         const auto iteration_started = Clock::now();

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "hopper/combine.h"
 #include "hopper/schedule.h"
 #include "pg/names.h"
 #include "pg/spi.h"
@@ -38,6 +39,24 @@ public:
     virtual void end_iteration() = 0;
 };
 
+// Where the hierarchical combine (combine.cpp) keeps a run's partial states, and how its
+// intermediate level runs.
+class CombineStore {
+public:
+    virtual ~CombineStore() = default;
+    // Creates the relation of partial states (dist_key int4, state bytea) from `partial_sql`, a
+    // SELECT of those two columns (one row per producing segment) using `params`; returns its name.
+    virtual std::string create(const std::string& partial_sql, const std::vector<SqlParam>& params) = 0;
+    // A FROM item (grp int4, state bytea): the intermediate level, one state per group, made by
+    // hopper.<kind>_intermediate over the group's partial states in dist_key order. `keys` and
+    // `groups` give every producer's dist_key and its group's index; the statement the FROM item
+    // goes into passes the same two arrays as $1 and $2.
+    virtual std::string intermediate(const std::string& kind, const std::vector<int32_t>& keys,
+                                     const std::vector<int32_t>& groups) = 0;
+    // Drops what create and intermediate made.
+    virtual void drop() = 0;
+};
+
 class Engine {
 public:
     virtual ~Engine() = default;
@@ -61,6 +80,16 @@ public:
     // segments worth scanning at once.
     virtual std::vector<double> evaluate(Spi& spi, const TableName& packed, const std::vector<std::string>& states,
                                          int workers) = 0;
+    // The hierarchical combine's storage for one combine. `source` is the table whose segments
+    // produce the partial states (none: rows from elsewhere), distributed by `dist_key_column`;
+    // `stem` names the relations (unique among the session's combines in progress).
+    virtual std::unique_ptr<CombineStore> combine_store(Spi& spi, const std::optional<TableName>& source,
+                                                        const std::string& dist_key_column, const std::string& stem) = 0;
+    // Where the segments of a table sit, as the hierarchical combine's topology when none is given:
+    // on Citus every segment's node, each node its own group; empty on plain PostgreSQL (one
+    // server: one group).
+    virtual std::vector<SegmentPlacement> default_topology(Spi& spi, const TableName& table,
+                                                           const std::string& dist_key_column) = 0;
 };
 
 // The engine of the current database: Citus when the citus extension is installed in it, else plain

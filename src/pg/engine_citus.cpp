@@ -58,13 +58,15 @@ extern "C" {
 namespace hopper::pg {
 namespace {
 
-// Whether a table is hash-distributed by Citus on its dist_key column.
-bool distributed_by_dist_key(Spi& spi, const TableName& table) {
-    spi.execute("SELECT pg_catalog.column_to_column_name(logicalrelid, partkey)::pg_catalog.text"
-                " FROM pg_catalog.pg_dist_partition WHERE logicalrelid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass"
-                " AND partmethod OPERATOR(pg_catalog.=) 'h'",
+// Whether a table is hash-distributed by Citus on an int4 column `column` (dist_key by default).
+bool distributed_by_dist_key(Spi& spi, const TableName& table, const std::string& column = "dist_key") {
+    spi.execute("SELECT pg_catalog.column_to_column_name(p.logicalrelid, p.partkey)::pg_catalog.text,"
+                " pg_catalog.format_type(a.atttypid, NULL)"
+                " FROM pg_catalog.pg_dist_partition p JOIN pg_catalog.pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) p.logicalrelid"
+                " AND a.attname OPERATOR(pg_catalog.=) pg_catalog.column_to_column_name(p.logicalrelid, p.partkey)"
+                " WHERE p.logicalrelid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass AND p.partmethod OPERATOR(pg_catalog.=) 'h'",
                 {SqlParam::text_copy(table.quoted())});
-    return spi.rows() == 1 && !spi.is_null(0, 0) && spi.text(0, 0) == "dist_key";
+    return spi.rows() == 1 && !spi.is_null(0, 0) && spi.text(0, 0) == column && spi.text(0, 1) == "integer";
 }
 
 struct Shard {
@@ -112,18 +114,21 @@ std::map<int64_t, int32_t> keys_for_shards(Spi& spi, const TableName& table, con
 
 // Settings for the statements' work on the workers, which runs in sessions that do not see the
 // caller's settings (nor hopper's statement settings): JIT off (hopper's functions are declared
-// expensive, so every shard query would be JIT-compiled, for nothing: 0.25 s per shard query) and
-// the settings the training aggregate reads. Citus sends SET LOCAL to every node taking part in the
+// expensive, so every shard query would be JIT-compiled, for nothing: 0.25 s per shard query), the
+// settings the training aggregate reads, and the compression of stored states. Citus sends SET LOCAL to every node taking part in the
 // transaction (citus.propagate_set_commands = local); leave() undoes them, like a function's SET.
 class WorkerSettings {
 public:
     void enter(Spi& spi) {
         if (level_ >= 0) return;
         level_ = call([] { return NewGUCNestLevel(); });
-        const std::string cache = spi.scalar_text("SELECT pg_catalog.current_setting('hopper.segment_cache_mb')");
+        spi.execute("SELECT pg_catalog.current_setting('hopper.segment_cache_mb'),"
+                    " pg_catalog.current_setting('default_toast_compression')");
+        const std::string cache = spi.text(0, 0), compression = spi.text(0, 1);
         spi.execute("SET LOCAL citus.propagate_set_commands = 'local'");
         spi.execute("SET LOCAL jit = off");
         spi.execute("SET LOCAL hopper.segment_cache_mb = " + quote_literal(cache));
+        spi.execute("SET LOCAL default_toast_compression = " + quote_literal(compression));
     }
     void leave() {
         if (level_ < 0) return;
@@ -281,6 +286,77 @@ private:
     WorkerSettings worker_settings_;
 };
 
+// The hierarchical combine on Citus, for a source distributed by dist_key: the partial states stay
+// on the workers, in a table colocated with the source (the partial level is pushed down to every
+// shard); the intermediate level first moves each group's states to the shard of the group's
+// smallest dist_key (a repartitioned INSERT ... SELECT: with the default topology, group = node,
+// they move within their node) and merges them there, one intermediate aggregate per group, pushed
+// down (GROUP BY dist_key); only the intermediate states travel to the coordinator for the final
+// level. With 2 levels every partial state goes to the coordinator, as on one server.
+class CitusCombineStore final : public CombineStore {
+public:
+    CitusCombineStore(Spi& spi, const TableName& source, const std::string& stem) : spi_(spi), source_(source) {
+        const std::string schema = spi.scalar_text("SELECT pg_catalog.current_schema()::pg_catalog.text");
+        const std::string unique = "__hopper_" + std::to_string(MyProcPid) + stem.substr(std::string("__hopper").size());
+        partials_ = TableName{schema, unique + "_partials"};
+        intermediate_ = TableName{schema, unique + "_intermediate"};
+    }
+
+    std::string create(const std::string& partial_sql, const std::vector<SqlParam>& params) override {
+        spi_.execute("CREATE UNLOGGED TABLE " + partials_.quoted() +
+                     " (dist_key pg_catalog.int4 NOT NULL, state pg_catalog.bytea)");
+        distribute(partials_);
+        created_partials_ = true;
+        WorkerSettings settings;
+        settings.enter(spi_);
+        spi_.execute("INSERT INTO " + partials_.quoted() + " (dist_key, state) " + partial_sql, params);
+        settings.leave();
+        return partials_.quoted();
+    }
+
+    std::string intermediate(const std::string& kind, const std::vector<int32_t>& keys,
+                             const std::vector<int32_t>& groups) override {
+        std::map<int32_t, int32_t> representative;  // group -> its smallest dist_key
+        for (std::size_t i = 0; i < keys.size(); ++i) {
+            auto it = representative.find(groups[i]);
+            if (it == representative.end() || keys[i] < it->second) representative[groups[i]] = keys[i];
+        }
+        // Each producer's group and representative as a VALUES list (as the hop's schedule: Citus
+        // plans a repartitioned INSERT ... SELECT with array parameters only outside EXPLAIN).
+        std::string moves = "(VALUES ";
+        for (std::size_t i = 0; i < keys.size(); ++i)
+            moves += (i ? ", (" : "(") + std::to_string(keys[i]) + ", " + std::to_string(groups[i]) + ", " +
+                     std::to_string(representative.at(groups[i])) + ")";
+        moves += ") AS r(dist_key, grp, rep)";
+        spi_.execute("CREATE UNLOGGED TABLE " + intermediate_.quoted() +
+                     " (dist_key pg_catalog.int4 NOT NULL, grp pg_catalog.int4 NOT NULL, member pg_catalog.int4 NOT NULL,"
+                     " state pg_catalog.bytea)");
+        distribute(intermediate_);
+        created_intermediate_ = true;
+        spi_.execute("INSERT INTO " + intermediate_.quoted() +
+                         " (dist_key, grp, member, state) SELECT r.rep, r.grp, p.dist_key, p.state FROM " + partials_.quoted() +
+                         " AS p JOIN " + moves + " ON r.dist_key OPERATOR(pg_catalog.=) p.dist_key");
+        return "(SELECT m.grp, hopper." + kind + "_intermediate(m.state ORDER BY m.member) AS state FROM " +
+               intermediate_.quoted() + " AS m GROUP BY m.dist_key, m.grp)";
+    }
+
+    void drop() override {
+        if (created_intermediate_) spi_.execute("DROP TABLE " + intermediate_.quoted());
+        if (created_partials_) spi_.execute("DROP TABLE " + partials_.quoted());
+        created_intermediate_ = created_partials_ = false;
+    }
+
+private:
+    void distribute(const TableName& t) {
+        spi_.execute("SELECT pg_catalog.create_distributed_table($1::pg_catalog.regclass, 'dist_key', colocate_with => $2)",
+                     {SqlParam::text_copy(t.quoted()), SqlParam::text_copy(source_.quoted())});
+    }
+
+    Spi& spi_;
+    TableName source_, partials_, intermediate_;
+    bool created_partials_ = false, created_intermediate_ = false;
+};
+
 class CitusEngine final : public Engine {
 public:
     const char* name() const override { return "citus"; }
@@ -395,6 +471,39 @@ public:
             }
         }
         settings.leave();
+        return out;
+    }
+
+    // Partial states beside the source's segments when the source is distributed by an int4 dist_key;
+    // otherwise (a coordinator table, rows from elsewhere) as on one server.
+    std::unique_ptr<CombineStore> combine_store(Spi& spi, const std::optional<TableName>& source,
+                                                const std::string& dist_key_column, const std::string& stem) override {
+        if (!source || !distributed_by_dist_key(spi, *source, dist_key_column))
+            return postgres_engine()->combine_store(spi, source, dist_key_column, stem);
+        return std::make_unique<CitusCombineStore>(spi, *source, stem);
+    }
+
+    // Group = node: each segment's group is the worker node holding its shard.
+    std::vector<SegmentPlacement> default_topology(Spi& spi, const TableName& table, const std::string& dist_key_column) override {
+        if (!distributed_by_dist_key(spi, table, dist_key_column)) return {};
+        spi.execute("SELECT DISTINCT " + quote_ident(dist_key_column) + " FROM " + table.quoted() + " WHERE " +
+                    quote_ident(dist_key_column) + " IS NOT NULL");
+        std::vector<int32_t> keys;
+        for (uint64_t r = 0; r < spi.rows(); ++r) keys.push_back(int32_t(spi.integer(r, 0)));
+        spi.execute("SELECT k, n.nodename OPERATOR(pg_catalog.||) ':' OPERATOR(pg_catalog.||) n.nodeport::pg_catalog.text"
+                    " FROM pg_catalog.unnest($2::pg_catalog.int4[]) AS k"
+                    " JOIN pg_catalog.pg_dist_placement p"
+                    " ON p.shardid OPERATOR(pg_catalog.=) pg_catalog.get_shard_id_for_distribution_column($1::pg_catalog.regclass, k)"
+                    " JOIN pg_catalog.pg_dist_node n ON n.groupid OPERATOR(pg_catalog.=) p.groupid"
+                    " AND n.noderole OPERATOR(pg_catalog.=) 'primary' ORDER BY k",
+                    {SqlParam::text_copy(table.quoted()), SqlParam::int4_array(keys)});
+        std::vector<SegmentPlacement> out;
+        for (uint64_t r = 0; r < spi.rows(); ++r) {
+            const int32_t k = int32_t(spi.integer(r, 0));
+            if (!out.empty() && out.back().dist_key == k) continue;  // replicated shard: its first placement
+            const std::string node = spi.text(r, 1);
+            out.push_back({k, node, node});
+        }
         return out;
     }
 

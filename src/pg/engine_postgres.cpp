@@ -164,6 +164,29 @@ private:
 };
 
 
+// The hierarchical combine on one server: partial states in a temporary table, every level here.
+class TempCombineStore final : public CombineStore {
+public:
+    TempCombineStore(Spi& spi, const std::string& stem) : spi_(spi), name_("pg_temp." + quote_ident(stem)) {}
+
+    std::string create(const std::string& partial_sql, const std::vector<SqlParam>& params) override {
+        spi_.execute("CREATE TEMP TABLE " + name_ + " ON COMMIT DROP AS " + partial_sql, params);
+        return name_;
+    }
+
+    std::string intermediate(const std::string& kind, const std::vector<int32_t>&, const std::vector<int32_t>&) override {
+        return "(SELECT g.grp, hopper." + kind + "_intermediate(p.state ORDER BY p.dist_key) AS state FROM " + name_ +
+               " AS p JOIN ROWS FROM (pg_catalog.unnest($1::pg_catalog.int4[]), pg_catalog.unnest($2::pg_catalog.int4[]))"
+               " AS g(dist_key, grp) ON g.dist_key OPERATOR(pg_catalog.=) p.dist_key GROUP BY g.grp)";
+    }
+
+    void drop() override { spi_.execute("DROP TABLE " + name_); }
+
+private:
+    Spi& spi_;
+    std::string name_;
+};
+
 class PostgresEngine final : public Engine {
 public:
     const char* name() const override { return "postgresql"; }
@@ -218,6 +241,13 @@ public:
                     {SqlParam::bytea_array(states)});
         return spi.float8_array(0, 0);
     }
+
+    std::unique_ptr<CombineStore> combine_store(Spi& spi, const std::optional<TableName>&, const std::string&,
+                                                const std::string& stem) override {
+        return std::make_unique<TempCombineStore>(spi, stem);
+    }
+
+    std::vector<SegmentPlacement> default_topology(Spi&, const TableName&, const std::string&) override { return {}; }
 };
 
 }  // namespace
