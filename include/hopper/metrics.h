@@ -1,7 +1,8 @@
 // Loss and metrics over data, as mergeable sums: evaluating one buffer gives totals, totals from
 // any number of buffers or segments merge by addition, and the final value is sum / count. That is
 // what lets PostgreSQL combine partial states from parallel workers (and the hierarchical combine
-// merge them per node group).
+// merge them per node group). Each batch's contribution is rounded to a 2^-20 grid, so the sums are
+// exact and their merge order never changes a result.
 #pragma once
 
 #include <cstdint>

@@ -160,3 +160,30 @@ TEST(Metrics, EmptyTotalsReportNaN) {
     EXPECT_TRUE(std::isnan(t.loss()));
     EXPECT_TRUE(std::isnan(t.metric(0)));
 }
+
+TEST(Metrics, MergeOrderNeverChangesABit) {
+    // Parallel workers' partial sums arrive in any order; evaluation must still repeat exactly.
+    Identity id(3, Activation::Softmax);
+    CompileParams c;
+    c.loss = Loss::SoftmaxCrossEntropy;
+    c.metrics = {Metric::Accuracy, Metric::MeanSquaredError};
+    std::vector<EvalTotals> parts;
+    for (int b = 0; b < 7; ++b) {
+        std::vector<float> p, y;
+        for (int j = 0; j < 5; ++j) {
+            for (int i = 0; i < 3; ++i) p.push_back(0.1f * float((b * 7 + j * 3 + i) % 11) + 0.013f * float(b));
+            for (int i = 0; i < 3; ++i) y.push_back(i == (b + j) % 3 ? 1.0f : 0.0f);
+        }
+        parts.push_back(id.eval(p, y, c));
+    }
+    EvalTotals forward, backward, interleaved;
+    for (std::size_t i = 0; i < parts.size(); ++i) forward.merge(parts[i]);
+    for (std::size_t i = parts.size(); i-- > 0;) backward.merge(parts[i]);
+    for (std::size_t i : {3, 0, 6, 1, 5, 2, 4}) interleaved.merge(parts[i]);
+    for (const EvalTotals* t : {&backward, &interleaved}) {
+        EXPECT_EQ(t->loss_sum, forward.loss_sum);  // exact, not approximate
+        EXPECT_EQ(t->metric_sums, forward.metric_sums);
+        EXPECT_EQ(t->count, forward.count);
+    }
+    EXPECT_GT(forward.loss_sum, 0.0);
+}
