@@ -69,6 +69,11 @@ public:
     // dist_key value of each segment, in segment order.
     virtual std::vector<int32_t> create_packed_table(Spi& spi, const TableName& table, int num_segments,
                                                      const std::string& placement) = 0;
+    // Where hopper.preprocess reads a source table's rows by row identifier (ctid): the table itself,
+    // or a temporary copy of `columns` (Citus: a table spread over shards, whose ctids repeat from
+    // shard to shard), made in an order that does not depend on where rows sit, so that the same
+    // seed packs the same buffers. The caller drops a copy when done.
+    virtual TableName packing_source(Spi& spi, const TableName& table, const std::vector<std::string>& columns) = 0;
     // The dist_key values of a packed table's segments that hold data, in segment order (the order
     // create_packed_table returned them in: the order in which models visit segments).
     virtual std::vector<int32_t> segment_dist_keys(Spi& spi, const TableName& packed) = 0;

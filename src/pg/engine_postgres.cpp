@@ -219,6 +219,8 @@ public:
         return dist_keys;
     }
 
+    TableName packing_source(Spi&, const TableName& table, const std::vector<std::string>&) override { return table; }
+
     // Segment s has dist_key s: ascending dist_key is segment order.
     std::vector<int32_t> segment_dist_keys(Spi& spi, const TableName& packed) override {
         spi.execute("SELECT DISTINCT dist_key FROM " + packed.quoted() + " ORDER BY 1");

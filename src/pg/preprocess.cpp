@@ -227,9 +227,9 @@ std::vector<std::string> read_class_values(Spi& spi, const Source& src) {
 }
 
 // Row identifiers in physical order.
-std::vector<ItemPointerData> read_tids(Spi& spi, const Source& src) {
+std::vector<ItemPointerData> read_tids(Spi& spi, const TableName& rows) {
     std::vector<ItemPointerData> tids;
-    spi.open_cursor("SELECT ctid FROM " + src.table.quoted());
+    spi.open_cursor("SELECT ctid FROM " + rows.quoted());
     while (spi.fetch(kFetchBatch) > 0) {
         check_for_interrupts();
         for (uint64_t r = 0; r < spi.rows(); ++r) {
@@ -297,7 +297,12 @@ PackResult pack_rows(Spi& spi, const Source& src, const Layout& layout, const Ta
                  "; PostgreSQL stores at most 1 GB (" + std::to_string(limit_floats) + " floats) in one value.",
              "Use buffer_size => " + std::to_string(std::max<std::size_t>(1, limit_floats / std::size_t(widest))) +
                  " or less.");
-    std::vector<ItemPointerData> tids = read_tids(spi, src);
+    const std::unique_ptr<Engine> engine = detect_engine(spi);
+    // Where rows are read by row identifier: the source, or a copy the engine makes (engine.h).
+    std::vector<std::string> columns = src.independent;
+    if (std::find(columns.begin(), columns.end(), src.dependent) == columns.end()) columns.push_back(src.dependent);
+    const TableName source_rows = engine->packing_source(spi, src.table, columns);
+    std::vector<ItemPointerData> tids = read_tids(spi, source_rows);
     if (int64_t(tids.size()) != rows)
         fail(ErrorKind::Data, "the source table changed while it was being packed");
     std::vector<uint64_t> order = shuffled_order(tids.size(), seed);
@@ -305,13 +310,13 @@ PackResult pack_rows(Spi& spi, const Source& src, const Layout& layout, const Ta
     std::unordered_map<std::string, int> class_index;
     for (std::size_t i = 0; i < layout.class_values.size(); ++i) class_index[layout.class_values[i]] = int(i);
 
-    const std::vector<int32_t> dist_keys = detect_engine(spi)->create_packed_table(spi, out, num_segments, placement);
+    const std::vector<int32_t> dist_keys = engine->create_packed_table(spi, out, num_segments, placement);
     Prepared insert = spi.prepare("INSERT INTO " + out.quoted() +
                                       " (dist_key, buffer_id, independent_var, dependent_var, independent_var_shape,"
                                       " dependent_var_shape) VALUES ($1, $2, $3, $4, ARRAY[$5, $6],"
                                       " ARRAY[$5, $7])",
                                   {INT4OID, INT4OID, FLOAT4ARRAYOID, FLOAT4ARRAYOID, INT4OID, INT4OID, INT4OID});
-    const std::string fetch_sql = "SELECT ctid, " + src.x_expr + ", " + src.y_expr + " FROM " + src.table.quoted() +
+    const std::string fetch_sql = "SELECT ctid, " + src.x_expr + ", " + src.y_expr + " FROM " + source_rows.quoted() +
                                   " WHERE ctid OPERATOR(pg_catalog.=) ANY ($1)";
 
     std::vector<ItemPointerData> batch;
@@ -382,6 +387,7 @@ PackResult pack_rows(Spi& spi, const Source& src, const Layout& layout, const Ta
                              SqlParam::int4(layout.x_dim), SqlParam::int4(layout.y_dim)});
         result.rows += n;
     }
+    if (source_rows.quoted() != src.table.quoted()) spi.execute("DROP TABLE " + source_rows.quoted());
     // A kept plan lives in CacheMemoryContext until freed: without this, every call leaked ~100 kB.
     return result;
 }

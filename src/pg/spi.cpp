@@ -186,9 +186,11 @@ void Spi::open_cursor(const std::string& sql, const std::vector<SqlParam>& param
     std::vector<Datum>& values = b.values;
     std::vector<char>& nulls = b.nulls;
     std::vector<Oid>& types = b.types;
+    // Not read-only: like execute(), the cursor sees what earlier statements of this call wrote (a
+    // read-only cursor runs in the caller's snapshot, blind to a table the call itself filled).
     cursor_ = call([&] {
         Portal p = SPI_cursor_open_with_args(nullptr, sql.c_str(), (int)params.size(), types.data(), values.data(),
-                                             nulls.data(), true, 0);
+                                             nulls.data(), false, 0);
         if (!p) elog(ERROR, "SPI_cursor_open failed: %s", sql.c_str());
         return p;
     });

@@ -130,7 +130,7 @@ PG_REGRESS=$("$PG_BIN/pg_config" --pkglibdir)/pgxs/src/test/regress/pg_regress
 # function created in pg_temp stays on the coordinator.
 normalize() {
   sed -E -e '/^CONTEXT:  /d; /^SQL statement "/d' \
-         -e '/has dependency on unsupported object "schema pg_temp_[0-9]+"$/d; /will be created only locally$/d' \
+         -e '/has dependency on unsupported object "schema pg_temp_[0-9N]+"$/d; /will be created only locally$/d' \
          -e 's#[^ ]*/worker[0-9]+:[0-9]+#<worker>#g; s#__hopper_[0-9]+_#__hopper_N_#g' "$1"
 }
 (cd "$WORK/regress" && PGHOST=$DIR/citus/coordinator PGPORT=$PORT PGUSER=postgres \

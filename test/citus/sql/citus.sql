@@ -29,6 +29,18 @@ SELECT hopper.preprocess_validation('cz_valid', 'cz_valid_packed', 'label', 'x',
 SELECT a.colocation_id = b.colocation_id AS colocated FROM citus_tables a, citus_tables b
 WHERE a.table_name = 'cz_packed'::regclass AND b.table_name = 'cz_valid_packed'::regclass;
 
+-- A distributed source table: its rows are read through a copy ordered by their values (shards come
+-- back in any order and ctids repeat between shards), so the same seed packs the same buffers, the
+-- ones a plain table holding the rows in that order gives.
+CREATE TABLE cz_points_distributed AS SELECT * FROM cz_points;
+SELECT create_distributed_table('cz_points_distributed', 'id');
+SELECT hopper.preprocess('cz_points_distributed', 'cz_from_distributed', 'label', 'x', buffer_size => 20, num_segments => 4, seed => 5);
+CREATE TABLE cz_points_ordered AS SELECT * FROM cz_points ORDER BY x, label;
+SELECT hopper.preprocess('cz_points_ordered', 'cz_from_ordered', 'label', 'x', buffer_size => 20, num_segments => 4, seed => 5);
+SELECT count(*) AS buffers, sum(a.independent_var_shape[1]) AS rows,
+       count(*) FILTER (WHERE a.independent_var IS DISTINCT FROM b.independent_var OR a.dependent_var IS DISTINCT FROM b.dependent_var) AS differing
+FROM cz_from_distributed a JOIN cz_from_ordered b USING (dist_key, buffer_id);
+
 -- One segment per worker node.
 SELECT hopper.preprocess('cz_points', 'cz_per_worker', 'label', 'x', buffer_size => 20, segment_placement => 'worker');
 SELECT num_segments FROM cz_per_worker_summary;
