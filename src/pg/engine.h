@@ -66,7 +66,9 @@ public:
     virtual int default_num_segments(Spi& spi, const std::string& placement) = 0;
     // Creates an empty packed table for num_segments segments (columns dist_key, buffer_id,
     // independent_var, dependent_var, independent_var_shape, dependent_var_shape) and returns the
-    // dist_key value of each segment, in segment order.
+    // dist_key value of each segment, in segment order. On every engine the values ascend with the
+    // segment index, so ascending dist_key is segment order -- the order models visit segments in --
+    // whatever values an engine picks.
     virtual std::vector<int32_t> create_packed_table(Spi& spi, const TableName& table, int num_segments,
                                                      const std::string& placement) = 0;
     // Where hopper.preprocess reads a source table's rows by row identifier (ctid): the table itself,
@@ -74,9 +76,6 @@ public:
     // shard to shard), made in an order that does not depend on where rows sit, so that the same
     // seed packs the same buffers. The caller drops a copy when done.
     virtual TableName packing_source(Spi& spi, const TableName& table, const std::vector<std::string>& columns) = 0;
-    // The dist_key values of a packed table's segments that hold data, in segment order (the order
-    // create_packed_table returned them in: the order in which models visit segments).
-    virtual std::vector<int32_t> segment_dist_keys(Spi& spi, const TableName& packed) = 0;
     virtual std::unique_ptr<ModelHopper> model_hopper(Spi& spi, const TableName& packed,
                                                       const std::vector<int32_t>& dist_keys, int num_models,
                                                       const std::string& schema) = 0;

@@ -1,10 +1,12 @@
 // Citus (distributed PostgreSQL): a segment is a shard of the packed table, on a worker node.
 //
 // Packing: the packed table is distributed by dist_key (hash), one segment per shard -- dist_key
-// values are chosen so that each falls into a different shard (get_shard_id_for_distribution_column),
-// and segment i is the i-th shard in shard order (by hash range) -- or one segment per worker node
-// (segment_placement => 'worker'). Segment order is shard order whatever the dist_key values, so a
-// model visits the same buffers in the same order as on plain PostgreSQL with the same segments.
+// values are chosen so that each falls into a different shard (get_shard_id_for_distribution_column)
+// -- or one segment per worker node (segment_placement => 'worker'). Segments are numbered node by
+// node, and their dist_key values ascend with the segment index, as on plain PostgreSQL (where
+// segment s has dist_key s): segment order is ascending dist_key on both engines, so a model visits
+// the same buffers in the same order as on plain PostgreSQL with the same segments, and consecutive
+// segments share a node wherever they can (fewer hops cross the network).
 //
 // Model hopping: model_input and model_output are distributed by dist_key and colocated with the
 // packed table; per hop, exactly two statements that Citus runs without the coordinator in the
@@ -43,7 +45,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -93,23 +94,23 @@ std::vector<Shard> shards_in_order(Spi& spi, const TableName& table) {
     return out;
 }
 
-// The smallest non-negative dist_key that falls into each of `wanted` shards.
-std::map<int64_t, int32_t> keys_for_shards(Spi& spi, const TableName& table, const std::set<int64_t>& wanted) {
-    std::map<int64_t, int32_t> found;
+// Ascending dist_key values, one per shard of `shards` in that order: each the smallest value above
+// the previous one that falls into its shard (get_shard_id_for_distribution_column). Ascending
+// dist_key is segment order on every engine.
+std::vector<int32_t> ascending_keys_for(Spi& spi, const TableName& table, const std::vector<int64_t>& shards) {
+    std::vector<int32_t> keys;
     int64_t from = 0;
-    for (int64_t block = std::max<int64_t>(256, 8 * int64_t(wanted.size())); found.size() < wanted.size(); block *= 2) {
-        if (from > (int64_t(1) << 24))
-            fail(ErrorKind::Internal, "no dist_key value found for every shard of " + table.display());
+    for (int64_t block = std::max<int64_t>(256, 8 * int64_t(shards.size())); keys.size() < shards.size(); block *= 2) {
+        if (from + block > int64_t(INT32_MAX))
+            fail(ErrorKind::Internal, "no dist_key values found for the shards of " + table.display());
         spi.execute("SELECT k, pg_catalog.get_shard_id_for_distribution_column($1::pg_catalog.regclass, k)"
-                    " FROM pg_catalog.generate_series($2::pg_catalog.int4, $3::pg_catalog.int4) AS k",
+                    " FROM pg_catalog.generate_series($2::pg_catalog.int4, $3::pg_catalog.int4) AS k ORDER BY k",
                     {SqlParam::text_copy(table.quoted()), SqlParam::int4(int32_t(from)), SqlParam::int4(int32_t(from + block - 1))});
-        for (uint64_t r = 0; r < spi.rows(); ++r) {
-            const int64_t shard = spi.integer(r, 1);
-            if (wanted.count(shard) && !found.count(shard)) found[shard] = int32_t(spi.integer(r, 0));
-        }
+        for (uint64_t r = 0; r < spi.rows() && keys.size() < shards.size(); ++r)
+            if (spi.integer(r, 1) == shards[keys.size()]) keys.push_back(int32_t(spi.integer(r, 0)));
         from += block;
     }
-    return found;
+    return keys;
 }
 
 // Settings for the statements' work on the workers, which runs in sessions that do not see the
@@ -397,24 +398,29 @@ public:
                     " shard_count => $2)",
                     {SqlParam::text_copy(out.quoted()), SqlParam::int4(shard_count)});
 
-        // The shards that hold segments, in shard order: all of them, or the first on each node.
+        // The shards that hold segments: all of them, or the first on each node. Segments are then
+        // numbered node by node (nodes in the order of their first shard), so that consecutive
+        // segments share a node wherever they can: a hop moves a model from segment s to s + 1, and
+        // then only the moves across a node boundary cross the network (W of S per hop, not S).
         std::vector<Shard> shards = shards_in_order(spi, out);
-        std::vector<Shard> chosen;
-        std::set<std::string> nodes_used;
+        std::vector<std::string> node_order;
+        std::map<std::string, std::vector<int64_t>> on_node;
+        int taken = 0;
         for (const Shard& s : shards) {
-            if (int(chosen.size()) == num_segments) break;
-            if (per_worker && !nodes_used.insert(s.node).second) continue;
-            chosen.push_back(s);
+            if (taken == num_segments) break;
+            auto& list = on_node[s.node];
+            if (per_worker && !list.empty()) continue;
+            if (list.empty()) node_order.push_back(s.node);
+            list.push_back(s.shardid);
+            ++taken;
         }
-        if (int(chosen.size()) != num_segments)
+        if (taken != num_segments)
             fail(ErrorKind::Internal, "Citus placed " + std::to_string(shards.size()) + " shards of " + out.display() +
                                           " on too few nodes for " + std::to_string(num_segments) + " segments");
-        std::set<int64_t> wanted;
-        for (const Shard& s : chosen) wanted.insert(s.shardid);
-        const std::map<int64_t, int32_t> key_of = keys_for_shards(spi, out, wanted);
-        std::vector<int32_t> dist_keys;
-        for (const Shard& s : chosen) dist_keys.push_back(key_of.at(s.shardid));
-        return dist_keys;
+        std::vector<int64_t> segment_shards;
+        for (const std::string& node : node_order)
+            for (int64_t id : on_node[node]) segment_shards.push_back(id);
+        return ascending_keys_for(spi, out, segment_shards);
     }
 
     // A table Citus manages (distributed, reference) is read through a temporary copy on the
@@ -434,21 +440,6 @@ public:
         spi.execute("CREATE TEMP TABLE " + copy.quoted() + " ON COMMIT DROP AS SELECT " + list + " FROM " + table.quoted() +
                     " ORDER BY " + order);
         return copy;
-    }
-
-    // Segment order is shard order (by hash range), then dist_key for keys sharing a shard.
-    std::vector<int32_t> segment_dist_keys(Spi& spi, const TableName& packed) override {
-        if (!distributed_by_dist_key(spi, packed)) return postgres_engine()->segment_dist_keys(spi, packed);
-        spi.execute("SELECT DISTINCT dist_key FROM " + packed.quoted());
-        std::vector<int32_t> keys;
-        for (uint64_t r = 0; r < spi.rows(); ++r) keys.push_back(int32_t(spi.integer(r, 0)));
-        spi.execute("SELECT k FROM pg_catalog.unnest($2::pg_catalog.int4[]) AS k ORDER BY"
-                    " (SELECT s.shardminvalue::pg_catalog.int8 FROM pg_catalog.pg_dist_shard s WHERE s.shardid"
-                    " OPERATOR(pg_catalog.=) pg_catalog.get_shard_id_for_distribution_column($1::pg_catalog.regclass, k)), k",
-                    {SqlParam::text_copy(packed.quoted()), SqlParam::int4_array(keys)});
-        keys.clear();
-        for (uint64_t r = 0; r < spi.rows(); ++r) keys.push_back(int32_t(spi.integer(r, 0)));
-        return keys;
     }
 
     std::unique_ptr<ModelHopper> model_hopper(Spi& spi, const TableName& packed, const std::vector<int32_t>& dist_keys,

@@ -221,14 +221,6 @@ public:
 
     TableName packing_source(Spi&, const TableName& table, const std::vector<std::string>&) override { return table; }
 
-    // Segment s has dist_key s: ascending dist_key is segment order.
-    std::vector<int32_t> segment_dist_keys(Spi& spi, const TableName& packed) override {
-        spi.execute("SELECT DISTINCT dist_key FROM " + packed.quoted() + " ORDER BY 1");
-        std::vector<int32_t> keys;
-        for (uint64_t r = 0; r < spi.rows(); ++r) keys.push_back(int32_t(spi.integer(r, 0)));
-        return keys;
-    }
-
     std::unique_ptr<ModelHopper> model_hopper(Spi& spi, const TableName& packed, const std::vector<int32_t>& dist_keys,
                                               int num_models, const std::string& schema) override {
         return std::make_unique<PostgresHopper>(spi, packed, dist_keys, num_models, schema);

@@ -487,8 +487,10 @@ PackedInfo read_packed_info(Spi& spi, const TableName& packed) {
     info.dependent_varname = spi.text(0, 12);
     info.independent_varname = spi.text(0, 13);
     info.dependent_vartype = spi.text(0, 14);
-    // The segments that actually hold data (a user may have deleted rows since packing), in segment order.
-    info.dist_keys = detect_engine(spi)->segment_dist_keys(spi, packed);
+    // The segments that actually hold data (a user may have deleted rows since packing), in segment
+    // order: ascending dist_key on every engine (engine.h).
+    spi.execute("SELECT DISTINCT dist_key FROM " + packed.quoted() + " ORDER BY 1");
+    for (uint64_t r = 0; r < spi.rows(); ++r) info.dist_keys.push_back(int32_t(spi.integer(r, 0)));
     if (info.dist_keys.empty()) fail(ErrorKind::Data, "packed table " + packed.display() + " is empty");
     return info;
 }

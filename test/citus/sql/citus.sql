@@ -20,7 +20,6 @@ FROM cz_packed;
 -- Float data is stored uncompressed out of line on every shard.
 SELECT DISTINCT result AS attstorage FROM run_command_on_shards('cz_packed',
   $$SELECT string_agg(attstorage::text, ',' ORDER BY attname) FROM pg_attribute WHERE attrelid = '%s'::regclass AND attname IN ('independent_var', 'dependent_var')$$);
--- The summary's segment count; segments are visited in shard order (the order of the hash ranges).
 SELECT num_segments, num_buffers, buffers_per_segment FROM cz_packed_summary;
 
 -- Validation data packed like the training data: same segment count, so colocated with it.
@@ -73,10 +72,14 @@ SELECT iteration, count(*) FILTER (WHERE statement = 'train') AS trained, count(
 FROM cz_out_hops GROUP BY iteration ORDER BY iteration;
 SELECT count(*) AS collisions FROM (SELECT iteration, hop, dist_key FROM cz_out_hops WHERE statement = 'train'
                                    GROUP BY 1, 2, 3 HAVING count(*) > 1) c;
--- The summary's dist_keys are the segments in shard order.
-SELECT s.dist_keys = (SELECT array_agg(k ORDER BY sh.shardminvalue::bigint)
-                      FROM unnest(s.dist_keys) k JOIN pg_dist_shard sh ON sh.shardid = get_shard_id_for_distribution_column('cz_packed', k))
-       AS shard_order, num_segments, hops_per_iteration
+-- Segments are in ascending dist_key order (as on plain PostgreSQL), numbered node by node: of the 4
+-- moves from segment s to s + 1 (and 3 back to 0) only 2 cross between the workers.
+SELECT s.dist_keys = (SELECT array_agg(k ORDER BY k) FROM unnest(s.dist_keys) k) AS ascending, num_segments, hops_per_iteration,
+       (SELECT count(*) FROM unnest(s.dist_keys) WITH ORDINALITY AS a(k, i)
+          JOIN unnest(s.dist_keys) WITH ORDINALITY AS b(k, i) ON b.i = a.i % 4 + 1
+          JOIN citus_shards ca ON ca.shardid = get_shard_id_for_distribution_column('cz_packed', a.k)
+          JOIN citus_shards cb ON cb.shardid = get_shard_id_for_distribution_column('cz_packed', b.k)
+         WHERE ca.nodename <> cb.nodename) AS moves_between_workers
 FROM cz_out_summary s;
 -- evaluate on Citus (per-shard partial sums merged on the coordinator) agrees with the run's figures.
 SELECT e.mst_key, abs(e.loss - i.validation_loss_final) < 1e-9 AS same_loss, e.row_count
