@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <numeric>
 #include <string>
 
 #include "hopper/error.h"
@@ -97,8 +96,10 @@ void Trainer::train_buffer(const float* x, const float* y, int rows) {
 
     // Last known finite parameters, restored if an update makes them non-finite.
     checkpoint_.assign(params_.begin(), params_.end());
+    // All finite (a vectorised check: a double sum, serial by its rounding rules, cost ~5% of an
+    // epoch of the benchmark's MLP; it was finite exactly when every parameter is).
     auto params_finite = [&] {
-        return std::isfinite(std::accumulate(params_.begin(), params_.end(), 0.0));
+        return Eigen::Map<const VectorF>(params_.data(), Eigen::Index(params_.size())).allFinite();
     };
     auto diverge = [&] {
         counters_.diverged = true;
