@@ -105,7 +105,10 @@ def hopper_sql(kind, segments, opt=None, iterations=None, debug_hops=False):
     its = iterations or E
     s = [f"SET hopper.parallel_segments = {segments}"]
     if segments == 1:
+        # One process: no parallel query, and no parallel maintenance worker either (one shows up
+        # for a moment in every 10-iteration run, outside the training statements).
         s.append("SET max_parallel_workers_per_gather = 0")
+        s.append("SET max_parallel_maintenance_workers = 0")
     if debug_hops:
         s.append("SET hopper.debug_hops = on")
     packed, test = f"fashion_packed_{segments}", f"fashion_test_packed_{segments}"
