@@ -170,7 +170,8 @@ public:
     TempCombineStore(Spi& spi, const std::string& stem) : spi_(spi), name_("pg_temp." + quote_ident(stem)) {}
 
     std::string create(const std::string& partial_sql, const std::vector<SqlParam>& params) override {
-        spi_.execute("CREATE TEMP TABLE " + name_ + " ON COMMIT DROP AS " + partial_sql, params);
+        // The parameters may carry a model state (data-parallel training): keep it out of the plan.
+        spi_.execute_with_large_params("CREATE TEMP TABLE " + name_ + " ON COMMIT DROP AS " + partial_sql, params);
         return name_;
     }
 
@@ -231,8 +232,9 @@ public:
     std::vector<double> evaluate(Spi& spi, const TableName& packed, const std::vector<std::string>& states,
                                  int workers) override {
         set_parallel_workers(workers);
-        spi.execute("SELECT hopper.evaluate_models($1, independent_var, dependent_var) FROM " + packed.quoted(),
-                    {SqlParam::bytea_array(states)});
+        spi.execute_with_large_params("SELECT hopper.evaluate_models($1, independent_var, dependent_var) FROM " +
+                                          packed.quoted(),
+                                      {SqlParam::bytea_array(states)});
         return spi.float8_array(0, 0);
     }
 

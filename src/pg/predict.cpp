@@ -312,7 +312,7 @@ HOPPER_FUNCTION(predict) {
                                  SqlParam::text_array(class_values)};
     StatementSettings settings;
     settings.enter();
-    uint64_t rows = spi.execute(sql, params);
+    uint64_t rows = spi.execute_with_large_params(sql, params);
     settings.leave();
     notice("predicted " + std::to_string(rows) + " rows into " + output.display());
     PG_RETURN_VOID();

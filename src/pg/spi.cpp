@@ -6,6 +6,10 @@
 #include "pg/datum.h"
 #include "pg/spi.h"
 
+extern "C" {
+#include "nodes/params.h"
+}
+
 namespace hopper::pg {
 
 SqlParam SqlParam::null(Oid type) { SqlParam p; p.kind = Kind::Null; p.type = type; return p; }
@@ -133,6 +137,26 @@ uint64_t Spi::execute(const std::string& sql, const std::vector<SqlParam>& param
                      : SPI_execute_with_args(sql.c_str(), (int)params.size(), types.data(), values.data(),
                                              nulls.data(), false, 0);
         if (rc < 0) elog(ERROR, "SPI_execute failed (%s): %s", SPI_result_code_string(rc), sql.c_str());
+        return (uint64_t)SPI_processed;
+    });
+    return rows_;
+}
+
+uint64_t Spi::execute_with_large_params(const std::string& sql, const std::vector<SqlParam>& params) {
+    Bound b = bind_for_statement(params);
+    rows_ = call([&] {
+        SPIPlanPtr plan = SPI_prepare(sql.c_str(), (int)params.size(), b.types.data());
+        if (!plan) elog(ERROR, "SPI_prepare failed (%s): %s", SPI_result_code_string(SPI_result), sql.c_str());
+        ParamListInfo list = makeParamList((int)params.size());
+        for (std::size_t i = 0; i < params.size(); ++i) {
+            list->params[i].value = b.values[i];
+            list->params[i].isnull = b.nulls[i] == 'n';
+            list->params[i].pflags = 0;  // not PARAM_FLAG_CONST: the planner keeps a Param
+            list->params[i].ptype = b.types[i];
+        }
+        int rc = SPI_execute_plan_with_paramlist(plan, list, false, 0);
+        if (rc < 0) elog(ERROR, "SPI_execute_plan failed (%s): %s", SPI_result_code_string(rc), sql.c_str());
+        SPI_freeplan(plan);
         return (uint64_t)SPI_processed;
     });
     return rows_;

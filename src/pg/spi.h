@@ -86,6 +86,11 @@ public:
     // Runs one statement; returns the number of rows processed. Results stay readable until the
     // next execute. Every statement sees the effects of the ones before it.
     uint64_t execute(const std::string& sql, const std::vector<SqlParam>& params = {});
+    // Like execute, but the parameters stay parameters: PostgreSQL would otherwise fold them into
+    // the plan as constants, copying large values (model states) into it and, for parallel
+    // workers, printing them into the plan as text -- seconds for a few megabytes. Parameters
+    // instead reach workers in binary.
+    uint64_t execute_with_large_params(const std::string& sql, const std::vector<SqlParam>& params);
     Prepared prepare(const std::string& sql, const std::vector<Oid>& types);
     uint64_t execute(const Prepared& stmt, const std::vector<SqlParam>& params);
 
