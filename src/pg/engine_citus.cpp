@@ -21,12 +21,12 @@
 //             (VALUES ...) AS schedule(pos, next_pos, next_dist_key, next_waiting) ON pos
 //             -- a repartitioned INSERT ... SELECT: each worker partitions its model rows by their
 //             next dist_key and the workers fetch them from each other directly; only the models
-//             that change segment cross the network, and nothing passes through the coordinator.
+//             that change node cross the network, and nothing passes through the coordinator.
 // The schedule is a VALUES list rather than a reference table: a reference table written in the
 // run's transaction cannot be read by the per-shard tasks that run over several connections per
 // worker ("placements that were modified over multiple connections"), and a permanent one would
-// outlive an aborted run. Waiting models sit on the shard of segment 0, where they train next, so a
-// model moves between workers only when it changes segment.
+// outlive an aborted run. Waiting models sit on the shard of segment 0, where they train next, so
+// waiting never moves a model.
 //
 // Lifecycle: as on plain PostgreSQL, the working tables are created, distributed, used and dropped
 // inside one iteration's transaction (Citus's distributed transaction: two-phase commit across
@@ -39,6 +39,10 @@
 // hopper.metrics_partial per model (GROUP BY dist_key: pushed down) and the coordinator merges the
 // sums, in dist_key order, with the same code (EvalTotals) the parallel aggregate uses.
 //
+// Hierarchical combine: partial states stay beside the source's segments, the intermediate level
+// runs on the nodes, and the default topology is group = node (CitusCombineStore below).
+//
+// A distributed source table is packed through an ordered copy on the coordinator (packing_source).
 // Packed tables that are not distributed by dist_key (packed before Citus was installed) are
 // handled exactly as on plain PostgreSQL.
 #include <algorithm>
@@ -116,8 +120,9 @@ std::vector<int32_t> ascending_keys_for(Spi& spi, const TableName& table, const 
 // Settings for the statements' work on the workers, which runs in sessions that do not see the
 // caller's settings (nor hopper's statement settings): JIT off (hopper's functions are declared
 // expensive, so every shard query would be JIT-compiled, for nothing: 0.25 s per shard query), the
-// settings the training aggregate reads, and the compression of stored states. Citus sends SET LOCAL to every node taking part in the
-// transaction (citus.propagate_set_commands = local); leave() undoes them, like a function's SET.
+// settings the training aggregate reads, and the compression of stored states. Citus sends SET
+// LOCAL to every node taking part in the transaction (citus.propagate_set_commands = local);
+// leave() undoes them, like a function's SET.
 class WorkerSettings {
 public:
     void enter(Spi& spi) {
