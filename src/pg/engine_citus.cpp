@@ -302,7 +302,9 @@ private:
 class CitusCombineStore final : public CombineStore {
 public:
     CitusCombineStore(Spi& spi, const TableName& source, const std::string& stem) : spi_(spi), source_(source) {
-        const std::string schema = spi.scalar_text("SELECT pg_catalog.current_schema()::pg_catalog.text");
+        // Where CREATE TABLE would put a table (the source's schema when the search path has none).
+        const std::string schema = spi.scalar_text("SELECT COALESCE(pg_catalog.current_schema()::pg_catalog.text, $1)",
+                                                   {SqlParam::text_copy(source.schema)});
         const std::string unique = "__hopper_" + std::to_string(MyProcPid) + stem.substr(std::string("__hopper").size());
         partials_ = TableName{schema, unique + "_partials"};
         intermediate_ = TableName{schema, unique + "_intermediate"};
