@@ -37,7 +37,8 @@
 // Evaluation: hopper.evaluate_models has an internal (pseudo-type) state, which Citus cannot
 // combine across shards (it would pull every buffer to the coordinator), so each shard computes
 // hopper.metrics_partial per model (GROUP BY dist_key: pushed down) and the coordinator merges the
-// sums, in dist_key order, with the same code (EvalTotals) the parallel aggregate uses.
+// sums, in dist_key order, with the same code (EvalTotals, exact sums) the parallel aggregate uses:
+// the same losses and metrics as on plain PostgreSQL, bit for bit.
 //
 // Hierarchical combine: partial states stay beside the source's segments, the intermediate level
 // runs on the nodes, and the default topology is group = node (CitusCombineStore below).

@@ -76,7 +76,7 @@ if ! diff -u "$WORK/bitwise.plain" "$WORK/bitwise.citus"; then
   fail "plain PostgreSQL and Citus differ"
 fi
 states=$(sed -n '/== model states/,/rows)/p' "$WORK/bitwise.citus" | grep -c '|' || true)
-echo "ok: $((states - 1)) model states (fit_multiple M=S=4 with warm start, M=6>S, M=2<S, fit, fit_data_parallel with 3 levels and by the rule) identical bit for bit, buffers per segment identical"
+echo "ok: $((states - 1)) model states (fit_multiple M=S=4 with warm start, M=6>S, M=2<S, fit, fit_data_parallel with 3 levels and by the rule) identical bit for bit, as are the buffers per segment and every loss and metric"
 
 echo "== 2. EXPLAIN of hopper's statements on Citus"
 $PSQL $CITUS >"$WORK/explain.citus" 2>&1 <<'SQL' || { cat "$WORK/explain.citus"; fail "explain run"; }
