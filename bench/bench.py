@@ -50,11 +50,13 @@ p.add_argument("--quick", action="store_true")
 p.add_argument("--profile", action="store_true")
 p.add_argument("--commit", default="")
 p.add_argument("--only", default="", help="comma-separated case ids (for trying things out)")
+p.add_argument("--report-only", action="store_true", help="re-render the report from DIR's saved results")
 args = p.parse_args()
 E, R = args.epochs, args.runs
 CORE = os.path.join(args.build, "hopper_core_alone")
 GEMM = os.path.join(args.build, "hopper_gemm_bench")
 RESULTS = os.path.join(args.work, "results.jsonl")
+STATE = os.path.join(args.work, "state.json")
 
 
 def loadavg():
@@ -170,109 +172,133 @@ if args.only:
 # ---------------------------------------------------------------------------------------------
 # Measuring.
 
-meta = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "host": platform.node().split(".")[0],
-        "load_start": loadavg(), "epochs": E, "runs": R, "quick": args.quick, "commit": args.commit}
-with open("/proc/cpuinfo") as f:
-    meta["cpu"] = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), platform.processor())
-meta["cores"] = os.cpu_count()
-with open("/proc/meminfo") as f:
-    meta["mem_gb"] = round(int(f.readline().split()[1]) / 1024 / 1024, 1)
-meta["kernel"] = platform.release()
-meta["gcc"] = subprocess.run(["g++", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
-meta["postgres"] = subprocess.run(["postgres", "--version"], capture_output=True, text=True).stdout.strip()
-try:
-    macros = open("/usr/include/eigen3/Eigen/src/Core/util/Macros.h").read()
-    meta["eigen"] = ".".join(re.search(rf"#define EIGEN_{k}_VERSION (\d+)", macros).group(1)
-                             for k in ("WORLD", "MAJOR", "MINOR"))
-except (OSError, AttributeError):
-    meta["eigen"] = "?"
-meta["blas"] = os.path.realpath("/usr/lib/x86_64-linux-gnu/libblas.so.3")
 
-log(f"GEMM limit ({GEMM})")
-reps, min_time = (1, 0.1) if args.quick else (3, 0.5)
-g = subprocess.run([GEMM, "--benchmark_format=json", f"--benchmark_repetitions={reps}",
-                    "--benchmark_report_aggregates_only=true", f"--benchmark_min_time={min_time}"],
-                   capture_output=True, text=True, check=True)
-gemm = {}
-for b in json.loads(g.stdout)["benchmarks"]:
-    if b.get("run_type") == "aggregate" and b.get("aggregate_name") != "median":
-        continue
-    name = b["name"].replace("_median", "")
-    scale = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[b["time_unit"]]
-    gemm[name] = {"gflops": b["FLOPS"] / 1e9, "cpu_s": b["cpu_time"] * scale, "real_s": b["real_time"] * scale}
+def measure():
+    """Runs everything; returns the state the report is made from (also saved to DIR/state.json)."""
+
+    meta = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "host": platform.node().split(".")[0],
+            "load_start": loadavg(), "epochs": E, "runs": R, "quick": args.quick, "commit": args.commit}
+    with open("/proc/cpuinfo") as f:
+        meta["cpu"] = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), platform.processor())
+    meta["cores"] = os.cpu_count()
+    with open("/proc/meminfo") as f:
+        meta["mem_gb"] = round(int(f.readline().split()[1]) / 1024 / 1024, 1)
+    meta["kernel"] = platform.release()
+    meta["gcc"] = subprocess.run(["g++", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+    meta["postgres"] = subprocess.run(["postgres", "--version"], capture_output=True, text=True).stdout.strip()
+    try:
+        macros = open("/usr/include/eigen3/Eigen/src/Core/util/Macros.h").read()
+        meta["eigen"] = ".".join(re.search(rf"#define EIGEN_{k}_VERSION (\d+)", macros).group(1)
+                                 for k in ("WORLD", "MAJOR", "MINOR"))
+    except (OSError, AttributeError):
+        meta["eigen"] = "?"
+    meta["blas"] = os.path.realpath("/usr/lib/x86_64-linux-gnu/libblas.so.3")
+
+    log(f"GEMM limit ({GEMM})")
+    reps, min_time = (1, 0.1) if args.quick else (3, 0.5)
+    g = subprocess.run([GEMM, "--benchmark_format=json", f"--benchmark_repetitions={reps}",
+                        "--benchmark_report_aggregates_only=true", f"--benchmark_min_time={min_time}"],
+                       capture_output=True, text=True, check=True)
+    gemm = {}
+    for b in json.loads(g.stdout)["benchmarks"]:
+        if b.get("run_type") == "aggregate" and b.get("aggregate_name") != "median":
+            continue
+        name = b["name"].replace("_median", "")
+        scale = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[b["time_unit"]]
+        gemm[name] = {"gflops": b["FLOPS"] / 1e9, "cpu_s": b["cpu_time"] * scale, "real_s": b["real_time"] * scale}
+
+    results = []
+    if os.path.exists(RESULTS):
+        os.remove(RESULTS)
+    for r in range(R):
+        for cid, section, system, threads, opt, models, fn in CASES:
+            log(f"run {r + 1}/{R}: {cid}")
+            l0 = loadavg()[0]
+            d = fn()
+            d.update({"case": cid, "run": r, "load": (l0 + loadavg()[0]) / 2})
+            results.append(d)
+            with open(RESULTS, "a") as f:
+                f.write(json.dumps(d) + "\n")
+
+    # Model hopping: one run of each fit_multiple with every statement timed (debug_hops).
+    hops = {}
+    if not args.only or any(c[0].startswith("fm-") for c in CASES):
+        for seg in (1, 2):
+            log(f"fit_multiple, {seg} segment(s), debug_hops")
+            hops[seg] = hopper_once(hopper_sql("fit_multiple", seg, iterations=min(E, 3), debug_hops=True), hops=True)
+
+    # Profiles: a hopper fit backend and the core alone, same work (SGD, E epochs).
+    profiles = {}
+    perf_ok = args.profile and shutil.which("perf") and subprocess.run(
+        ["perf", "stat", "-e", "instructions", "true"], capture_output=True).returncode == 0
+    if args.profile and not perf_ok:
+        log("perf is not usable here: no profiles (see bench/README.md for callgrind)")
+    if perf_ok:
+        log("profile: hopper fit backend (perf)")
+        pf = os.path.join(args.work, "perf.fit.data")
+        hopper_once(hopper_sql("fit", 1, SGD), perf=pf)
+        log("profile: core alone (perf)")
+        pc = os.path.join(args.work, "perf.core.data")
+        subprocess.run(["perf", "record", "-q", "-F", "999", "-o", pc, "--", CORE, "--data", DATA, "--epochs", str(E),
+                        "--compile", compile_params(SGD)], capture_output=True, check=True)
+
+        def categorize(path):
+            rep = subprocess.run(["perf", "report", "-i", path, "--no-children", "--stdio", "--sort", "dso,symbol",
+                                  "-g", "none", "--percent-limit", "0.05"], capture_output=True, text=True).stdout
+            cats, top = {}, []
+            for line in rep.splitlines():
+                m = re.match(r"\s*([\d.]+)%\s+(\S+)\s+\[(.)\]\s+(.*)$", line)
+                if not m:
+                    continue
+                pct, dso, sym = float(m.group(1)), m.group(2), m.group(4).strip()
+                if "gebp" in sym or "gemm_pack" in sym or "general_matrix" in sym or "gemv" in sym:
+                    c = "Eigen matrix products (GEMM kernels and packing)"
+                elif "read_idx" in sym or "libz" in dso and "crc32" not in sym or sym.startswith("main"):
+                    c = "reading the idx files (core alone's start-up)"
+                elif "pglz" in sym or "LZ4" in sym:
+                    c = "compression of model states (pglz/lz4)"
+                elif "crc32" in sym:
+                    c = "model state checksums (crc32)"
+                elif dso in ("hopper.so", "hopper_core_alone") or dso.startswith("libm"):
+                    c = "hopper core, other (activations, loss, optimizer, checks)"
+                elif dso == "postgres":
+                    c = "PostgreSQL (detoasting buffers, executor, locks)"
+                elif dso.startswith("libc"):
+                    c = "libc (memcpy, malloc)"
+                elif "kernel" in dso:
+                    c = "kernel (page faults, scheduling)"
+                else:
+                    c = "other"
+                cats[c] = cats.get(c, 0.0) + pct
+                if len(top) < 12:
+                    top.append((pct, dso, sym[:110]))
+            return cats, top
+
+        profiles = {"hopper fit backend": categorize(pf), "core alone (whole process)": categorize(pc)}
+
+    meta["load_end"] = loadavg()
+    if perf_ok:
+        profiles = {k: [v[0], v[1]] for k, v in profiles.items()}
+    state = {"meta": meta, "gemm": gemm, "hops": {str(k): v for k, v in hops.items()}, "profiles": profiles}
+    with open(STATE, "w") as f:
+        json.dump(state, f)
+    return state, results
+
+
+if args.report_only:
+    with open(STATE) as f:
+        state = json.load(f)
+    with open(RESULTS) as f:
+        results = [json.loads(l) for l in f if l.strip()]
+    E, R = state["meta"]["epochs"], state["meta"]["runs"]
+    args.quick = state["meta"]["quick"]
+else:
+    state, results = measure()
+meta, gemm, profiles = state["meta"], state["gemm"], state["profiles"]
+hops = {int(k): v for k, v in state["hops"].items()}
 LIMIT = gemm["step"]["gflops"]
 FLOOR = gemm["step"]["cpu_s"] * STEPS_PER_EPOCH  # GEMM seconds per model-epoch, one core
-
-results = []
-if os.path.exists(RESULTS):
-    os.remove(RESULTS)
-for r in range(R):
-    for cid, section, system, threads, opt, models, fn in CASES:
-        log(f"run {r + 1}/{R}: {cid}")
-        l0 = loadavg()[0]
-        d = fn()
-        d.update({"case": cid, "run": r, "load": (l0 + loadavg()[0]) / 2})
-        results.append(d)
-        with open(RESULTS, "a") as f:
-            f.write(json.dumps(d) + "\n")
-
-# Model hopping: one run of each fit_multiple with every statement timed (debug_hops).
-hops = {}
-if not args.only or any(c[0].startswith("fm-") for c in CASES):
-    for seg in (1, 2):
-        log(f"fit_multiple, {seg} segment(s), debug_hops")
-        hops[seg] = hopper_once(hopper_sql("fit_multiple", seg, iterations=min(E, 3), debug_hops=True), hops=True)
-
-# Profiles: a hopper fit backend and the core alone, same work (SGD, E epochs).
-profiles = {}
-perf_ok = args.profile and shutil.which("perf") and subprocess.run(
-    ["perf", "stat", "-e", "instructions", "true"], capture_output=True).returncode == 0
-if args.profile and not perf_ok:
-    log("perf is not usable here: no profiles (see bench/README.md for callgrind)")
-if perf_ok:
-    log("profile: hopper fit backend (perf)")
-    pf = os.path.join(args.work, "perf.fit.data")
-    hopper_once(hopper_sql("fit", 1, SGD), perf=pf)
-    log("profile: core alone (perf)")
-    pc = os.path.join(args.work, "perf.core.data")
-    subprocess.run(["perf", "record", "-q", "-F", "999", "-o", pc, "--", CORE, "--data", DATA, "--epochs", str(E),
-                    "--compile", compile_params(SGD)], capture_output=True, check=True)
-
-    def categorize(path):
-        rep = subprocess.run(["perf", "report", "-i", path, "--no-children", "--stdio", "--sort", "dso,symbol",
-                              "-g", "none", "--percent-limit", "0.05"], capture_output=True, text=True).stdout
-        cats, top = {}, []
-        for line in rep.splitlines():
-            m = re.match(r"\s*([\d.]+)%\s+(\S+)\s+\[(.)\]\s+(.*)$", line)
-            if not m:
-                continue
-            pct, dso, sym = float(m.group(1)), m.group(2), m.group(4).strip()
-            if "gebp" in sym or "gemm_pack" in sym or "general_matrix" in sym or "gemv" in sym:
-                c = "Eigen matrix products (GEMM kernels and packing)"
-            elif "read_idx" in sym or "libz" in dso and "crc32" not in sym or sym.startswith("main"):
-                c = "reading the idx files (core alone's start-up)"
-            elif "pglz" in sym or "LZ4" in sym:
-                c = "compression of model states (pglz/lz4)"
-            elif "crc32" in sym:
-                c = "model state checksums (crc32)"
-            elif dso in ("hopper.so", "hopper_core_alone") or dso.startswith("libm"):
-                c = "hopper core, other (activations, loss, optimizer, checks)"
-            elif dso == "postgres":
-                c = "PostgreSQL (detoasting buffers, executor, locks)"
-            elif dso.startswith("libc"):
-                c = "libc (memcpy of detoasted chunks, malloc)"
-            elif "kernel" in dso:
-                c = "kernel (page faults of fresh allocations, scheduling)"
-            else:
-                c = "other"
-            cats[c] = cats.get(c, 0.0) + pct
-            if len(top) < 12:
-                top.append((pct, dso, sym[:110]))
-        return cats, top
-
-    profiles = {"hopper fit backend": categorize(pf), "core alone (whole process)": categorize(pc)}
-
-meta["load_end"] = loadavg()
+CASES = [c for c in CASES if any(x["case"] == c[0] for x in results)]
 
 # ---------------------------------------------------------------------------------------------
 # The report.
