@@ -13,7 +13,9 @@ DB=hopper_crash
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
 DATA=${HOPPER_CLUSTER:?crash_recovery.sh needs HOPPER_CLUSTER (test/cluster.sh)}/data
 POINTS=${CRASH_POINTS:-"0 1 2 4"}
-ITERATIONS=6
+# More iterations than the last kill point, so that the run is still going when the kill comes even on
+# a fast, quiet machine.
+ITERATIONS=10
 q() { psql -qAtX -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
 fail() { echo "crash_recovery.sh: FAILED: $*" >&2; exit 1; }
 as_owner() {
@@ -77,7 +79,7 @@ for point in $POINTS; do
     sleep 0.1
   done
   kill -0 $pid 2>/dev/null || { cat "$log"; fail "the run finished before the kill point $point"; }
-  sleep 0.3
+  sleep 0.05
   before=$(q -c "SELECT coalesce(string_agg(uuid::text, ',' ORDER BY uuid), '') FROM hopper.checkpoints_expanded
                  WHERE run_name = '$out' AND state = 'COMPLETED'")
   crash
