@@ -224,18 +224,6 @@ CombinePolicy policy_args(FunctionCallInfo fcinfo, int coordinator, int cost_fac
     return p;
 }
 
-Datum make_record(FunctionCallInfo fcinfo, std::vector<Datum> values, const std::vector<bool>& null_flags) {
-    bool nulls[16];
-    for (std::size_t i = 0; i < values.size() && i < 16; ++i) nulls[i] = null_flags[i];
-    return call([&] {
-        TupleDesc desc;
-        if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE)
-            elog(ERROR, "function returning a record called in a context that cannot accept it");
-        desc = BlessTupleDesc(desc);
-        return HeapTupleGetDatum(heap_form_tuple(desc, values.data(), nulls));
-    });
-}
-
 // A summary of an averaged model state, for hierarchical_combine's result column.
 std::string model_summary_json(const std::string& state) {
     StateSummary s = inspect_state(state);

@@ -115,20 +115,6 @@ Datum deserialize_state_datum(FunctionCallInfo fcinfo, const char* function) {
     return PointerGetDatum(own_in_context(context, std::move(state)));
 }
 
-// A composite result of the function's declared type.
-Datum make_record(FunctionCallInfo fcinfo, std::vector<Datum> values, const std::vector<bool>& null_flags) {
-    bool nulls[16];
-    for (std::size_t i = 0; i < values.size() && i < 16; ++i) nulls[i] = null_flags[i];
-    return call([&] {
-        TupleDesc desc;
-        if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE)
-            elog(ERROR, "function returning a record called in a context that cannot accept it");
-        desc = BlessTupleDesc(desc);
-        HeapTuple tuple = heap_form_tuple(desc, values.data(), nulls);
-        return HeapTupleGetDatum(tuple);
-    });
-}
-
 }  // namespace
 
 // ------------------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@
 #include "hopper/combine.h"
 #include "hopper/error.h"
 #include "hopper/state_format.h"
+#include "pg/buffer_cache.h"
 #include "pg/combine.h"
 #include "pg/datum.h"
 #include "pg/registry.h"
@@ -124,6 +125,7 @@ void run_data_parallel(Spi& spi, DataParallelRequest dp) {
     run.started_at = started_at;
     for (RunObserver* o : req.observers) o->on_start(spi, run);
     StatementSettings settings;
+    BufferCacheScope buffer_cache;
     double train_seconds = 0, combine_seconds = 0, eval_seconds = 0;
 
     // Training and the partial level in one statement: train_segment per segment, the copy and its

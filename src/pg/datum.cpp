@@ -1,5 +1,6 @@
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -207,6 +208,18 @@ Float4Matrix float4_matrix(Datum d, const char* what) {
     m.rows = shape.rows;
     m.cols = shape.cols;
     return m;
+}
+
+Datum make_record(FunctionCallInfo fcinfo, std::vector<Datum> values, const std::vector<bool>& null_flags) {
+    std::unique_ptr<bool[]> nulls(new bool[values.size()]);
+    for (std::size_t i = 0; i < values.size(); ++i) nulls[i] = i < null_flags.size() && null_flags[i];
+    return call([&] {
+        TupleDesc desc;
+        if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE)
+            elog(ERROR, "function returning a record called in a context that cannot accept it");
+        desc = BlessTupleDesc(desc);
+        return HeapTupleGetDatum(heap_form_tuple(desc, values.data(), nulls.get()));
+    });
 }
 
 void require_not_null(FunctionCallInfo fcinfo, int i, const char* name) {

@@ -38,6 +38,9 @@ struct Float4Matrix {
 };
 Float4Matrix float4_matrix(Datum d, const char* what);
 
+// A composite result of the calling function's declared type (OUT parameters or RETURNS TABLE).
+Datum make_record(FunctionCallInfo fcinfo, std::vector<Datum> values, const std::vector<bool>& null_flags);
+
 // Required-argument access: a NULL raises 22004 naming the parameter.
 void require_not_null(FunctionCallInfo fcinfo, int i, const char* name);
 std::string arg_text(FunctionCallInfo fcinfo, int i, const char* name);

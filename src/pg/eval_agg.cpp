@@ -10,6 +10,7 @@
 #include "hopper/metrics.h"
 #include "hopper/network.h"
 #include "hopper/state_format.h"
+#include "pg/buffer_cache.h"
 #include "pg/datum.h"
 #include "pg/owned.h"
 
@@ -62,8 +63,8 @@ HOPPER_FUNCTION(evaluate_models_transition) {
                 state->totals[i].metric_sums.assign(state->models[i].frozen.config.compile.metrics.size(), 0.0);
     }
     if (PG_ARGISNULL(2) || PG_ARGISNULL(3)) fail(ErrorKind::NullValue, "packed buffers must not be NULL");
-    Float4Matrix x = float4_matrix(PG_GETARG_DATUM(2), "independent_var");
-    Float4Matrix y = float4_matrix(PG_GETARG_DATUM(3), "dependent_var");
+    Float4Matrix x = float4_matrix(detoast_buffer(PG_GETARG_DATUM(2)), "independent_var");
+    Float4Matrix y = float4_matrix(detoast_buffer(PG_GETARG_DATUM(3)), "dependent_var");
     if (x.rows != y.rows)
         fail(ErrorKind::Data, "packed buffer has inconsistent row counts",
              "independent_var has " + std::to_string(x.rows) + " rows and dependent_var " + std::to_string(y.rows) + ".");

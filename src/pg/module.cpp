@@ -15,6 +15,7 @@ int setting_parallel_segments = 0;
 bool setting_debug_hops = false;
 int setting_max_state_mb = 1024;
 int setting_segment_cache_mb = 2048;
+int setting_buffer_cache_mb = 1024;
 }  // namespace hopper::pg
 
 void _PG_init(void) {
@@ -40,6 +41,12 @@ void _PG_init(void) {
         "Most packed data one segment may hold in memory to train several epochs per visit, in megabytes.",
         "Needed only when fit_params has epochs > 1.",
         &setting_segment_cache_mb, 2048, 1, INT_MAX / 2, PGC_USERSET, GUC_UNIT_MB, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "hopper.buffer_cache_mb",
+        "Most packed data the backend running fit or fit_multiple keeps detoasted for the rest of the run, in megabytes.",
+        "Saves fetching the same buffers from TOAST once per model and iteration when the backend trains segments "
+        "itself (one segment, or hopper.parallel_segments = 1). Freed when the run ends; 0 turns it off.",
+        &setting_buffer_cache_mb, 1024, 0, INT_MAX / 2, PGC_USERSET, GUC_UNIT_MB, nullptr, nullptr, nullptr);
     ps_init();  // parameter tables: their GUCs, and shared memory when preloaded
     MarkGUCPrefixReserved("hopper");
 }

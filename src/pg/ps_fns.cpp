@@ -444,16 +444,10 @@ HOPPER_FUNCTION(ps_workers_internal) {
 // ps_memory() -> (memory_bytes, used_bytes, largest_free_bytes, max_tables, tables)
 HOPPER_FUNCTION(ps_memory) {
     const pst::MemoryInfo m = pst::memory();
-    return call([&] {
-        TupleDesc desc;
-        if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE)
-            elog(ERROR, "ps_memory must return a composite type");
-        desc = BlessTupleDesc(desc);
-        Datum values[5] = {Int64GetDatum(int64_t(m.arena_bytes)), Int64GetDatum(int64_t(m.used_bytes)),
-                           Int64GetDatum(int64_t(m.largest_free)), Int32GetDatum(m.max_tables), Int32GetDatum(m.tables)};
-        bool nulls[5] = {false, false, false, false, false};
-        return HeapTupleGetDatum(heap_form_tuple(desc, values, nulls));
-    });
+    return make_record(fcinfo,
+                       {Int64GetDatum(int64_t(m.arena_bytes)), Int64GetDatum(int64_t(m.used_bytes)),
+                        Int64GetDatum(int64_t(m.largest_free)), Int32GetDatum(m.max_tables), Int32GetDatum(m.tables)},
+                       {});
 }
 
 // ps_save(name, metadata jsonb) -> uuid: a generic checkpoint in hopper.checkpoints (the registry's

@@ -26,6 +26,7 @@
 #include "hopper/error.h"
 #include "hopper/schedule.h"
 #include "hopper/state_format.h"
+#include "pg/buffer_cache.h"
 #include "pg/datum.h"
 #include "pg/engine.h"
 #include "pg/preprocess.h"
@@ -282,6 +283,7 @@ void run_training(Spi& spi, RunRequest req) {
     std::vector<std::string> statuses(M, "completed");
     std::unique_ptr<ModelHopper> hopper = detect_engine(spi)->model_hopper(spi, packed, info.dist_keys, M, output.schema);
     StatementSettings settings;
+    BufferCacheScope buffer_cache;  // buffers this backend detoasts are kept for the run
     std::vector<ModelConfig> configs;
     for (const ModelSpec& m : models) configs.push_back(m.config);
     double hop_seconds = 0, train_seconds = 0, eval_seconds = 0;

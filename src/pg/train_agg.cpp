@@ -12,6 +12,7 @@
 #include "hopper/buffer_check.h"
 #include "hopper/state_format.h"
 #include "hopper/trainer.h"
+#include "pg/buffer_cache.h"
 #include "pg/datum.h"
 #include "pg/owned.h"
 #include "pg/settings.h"
@@ -71,8 +72,8 @@ HOPPER_FUNCTION(train_segment_transition) {
     if (PG_ARGISNULL(2) || PG_ARGISNULL(3))
         fail(ErrorKind::NullValue, "packed buffers must not be NULL", where(*state));
 
-    Float4Matrix x = float4_matrix(PG_GETARG_DATUM(2), "independent_var");
-    Float4Matrix y = float4_matrix(PG_GETARG_DATUM(3), "dependent_var");
+    Float4Matrix x = float4_matrix(detoast_buffer(PG_GETARG_DATUM(2)), "independent_var");
+    Float4Matrix y = float4_matrix(detoast_buffer(PG_GETARG_DATUM(3)), "dependent_var");
     const Architecture& arch = state->trainer->config().arch;
     try {
         check_training_buffers({x.rows, x.cols}, {y.rows, y.cols}, arch.input_dim, arch.output_dim());

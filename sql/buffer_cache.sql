@@ -1,0 +1,83 @@
+-- The run's cache of detoasted packed buffers (hopper.buffer_cache_mb, src/pg/buffer_cache.cpp):
+-- what it keeps, that it never changes a result, its budget, and that it is gone after every run.
+CREATE SCHEMA test_buffer_cache;
+SET search_path = test_buffer_cache, public;
+SET client_min_messages = warning;
+
+-- 64 features x 100 rows = 25.6 kB per buffer: stored out of line in TOAST, which is what the cache
+-- keeps (the 3-class dependent_var buffers stay inline and are not cached).
+CREATE TABLE wide AS
+SELECT g AS id, (g % 3) AS label,
+       ARRAY(SELECT (sin(g * 7 + j) + (g % 3) * 0.3)::real FROM generate_series(1, 64) j) AS x
+FROM generate_series(1, 2000) g;
+SELECT hopper.preprocess('wide', 'wide_packed', 'label', 'x', buffer_size => 100, num_segments => 1) AS packed;
+SELECT count(*) AS buffers, min(pg_column_size(independent_var)) AS stored_bytes FROM wide_packed;
+
+\set arch '{"input_dim": 64, "layers": [{"units": 16, "activation": "relu"}, {"units": 3, "activation": "softmax"}]}'
+
+-- Before any run the counters are zero.
+SELECT * FROM hopper.buffer_cache_stats();
+
+-- 3 iterations: every buffer is read 3 times to train and 3 times to evaluate. The first read of
+-- each of the 20 buffers detoasts it (misses), the other 100 reads are hits.
+CALL hopper.fit('wide_packed', 'cached', :'arch', '{"optimizer": "sgd", "learning_rate": 0.05}', '{"batch_size": 20}', 3);
+SELECT hits, misses, not_kept, kept_bytes, budget_bytes = 1024 * 1024 * 1024 AS default_budget FROM hopper.buffer_cache_stats();
+-- The cache is freed when the run ends.
+SELECT count(*) AS cache_contexts FROM pg_backend_memory_contexts WHERE name = 'hopper buffer cache';
+
+-- Turned off, the same run detoasts every read and trains the same model bit for bit.
+SET hopper.buffer_cache_mb = 0;
+CALL hopper.fit('wide_packed', 'uncached', :'arch', '{"optimizer": "sgd", "learning_rate": 0.05}', '{"batch_size": 20}', 3);
+SELECT * FROM hopper.buffer_cache_stats();
+SELECT c.model_state = u.model_state AS same_state, ci.training_loss = ui.training_loss AS same_loss
+FROM cached c, uncached u, cached_info ci, uncached_info ui;
+
+-- A budget smaller than the data: what does not fit is detoasted as before.
+CREATE TABLE wide_big AS SELECT g + 2000 AS id, label, x FROM wide, generate_series(0, 2) g;
+SELECT hopper.preprocess('wide_big', 'wide_big_packed', 'label', 'x', buffer_size => 100, num_segments => 1) AS packed;
+SET hopper.buffer_cache_mb = 1;
+CALL hopper.fit('wide_big_packed', 'budget', :'arch', '{"optimizer": "adam", "learning_rate": 0.01}', '{"batch_size": 50}', 2);
+SELECT hits, misses, not_kept, kept_bytes <= budget_bytes AS within_budget, budget_bytes FROM hopper.buffer_cache_stats();
+SET hopper.buffer_cache_mb = 0;
+CALL hopper.fit('wide_big_packed', 'budget_off', :'arch', '{"optimizer": "adam", "learning_rate": 0.01}', '{"batch_size": 50}', 2);
+SELECT b.model_state = o.model_state AS same_state FROM budget b, budget_off o;
+RESET hopper.buffer_cache_mb;
+
+-- fit_multiple: models hop over 2 segments. Trained serially by the backend (cache in use) or by
+-- parallel workers (each detoasts for itself), every model ends the same.
+SELECT hopper.preprocess('wide', 'wide_packed2', 'label', 'x', buffer_size => 100, num_segments => 2) AS packed;
+SELECT hopper.load_model_arch('arch', :'arch', 'mlp') AS model_id;
+SELECT hopper.load_model_selection_table('arch', 'mst', ARRAY[1],
+    ARRAY['{"optimizer": "sgd", "learning_rate": 0.01, "momentum": 0.9}', '{"optimizer": "sgd", "learning_rate": 0.03, "momentum": 0.9}',
+          '{"optimizer": "adam", "learning_rate": 0.01}'],
+    ARRAY['{"batch_size": 25}']);
+SET hopper.parallel_segments = 1;
+CALL hopper.fit_multiple('wide_packed2', 'serial', 'mst', 2);
+SELECT hits, misses, not_kept FROM hopper.buffer_cache_stats();
+RESET hopper.parallel_segments;
+CALL hopper.fit_multiple('wide_packed2', 'parallel', 'mst', 2);
+SELECT s.mst_key, s.model_state = p.model_state AS same_state FROM serial s JOIN parallel p USING (mst_key) ORDER BY 1;
+
+-- Data changed between runs: a new run never sees the previous run's buffers.
+UPDATE wide_packed SET independent_var[1:100][1:1] = array_fill(0.5::real, ARRAY[100, 1]);
+CALL hopper.fit('wide_packed', 'changed', :'arch', '{"optimizer": "sgd", "learning_rate": 0.05}', '{"batch_size": 20}', 3);
+SELECT hits, misses FROM hopper.buffer_cache_stats();
+SET hopper.buffer_cache_mb = 0;
+CALL hopper.fit('wide_packed', 'changed_off', :'arch', '{"optimizer": "sgd", "learning_rate": 0.05}', '{"batch_size": 20}', 3);
+RESET hopper.buffer_cache_mb;
+SELECT c.model_state = o.model_state AS same_state, c.model_state <> k.model_state AS differs_from_before
+FROM changed c, changed_off o, cached k;
+
+-- A run that fails half-way frees its cache too: a non-finite value in the last buffer.
+UPDATE wide_packed SET independent_var[1][1] = 'NaN' WHERE buffer_id = (SELECT max(buffer_id) FROM wide_packed);
+\set VERBOSITY terse
+CALL hopper.fit('wide_packed', 'failed', :'arch', '{"optimizer": "sgd", "learning_rate": 0.05}', '{"batch_size": 20}', 3);
+\set VERBOSITY default
+SELECT hits, misses FROM hopper.buffer_cache_stats();
+SELECT count(*) AS cache_contexts FROM pg_backend_memory_contexts WHERE name = 'hopper buffer cache';
+
+-- The setting's range.
+SET hopper.buffer_cache_mb = -1;
+RESET hopper.buffer_cache_mb;
+
+DROP SCHEMA test_buffer_cache CASCADE;
