@@ -3,6 +3,7 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "hopper/buffer_check.h"
 #include "pg/buffer_cache.h"
 #include "pg/datum.h"
 #include "pg/settings.h"
@@ -18,6 +19,7 @@ struct CachedBuffer {
     varlena* value;      // detoasted, in cache_context
     int32 rawsize;       // the TOAST pointer's sizes: a second check that the pointer is the same value
     uint32 extinfo;
+    bool finite_checked;
 };
 
 MemoryContext cache_context = nullptr;
@@ -54,10 +56,10 @@ BufferCacheScope::~BufferCacheScope() {
     cache_context = nullptr;
 }
 
-Datum detoast_buffer(Datum d) {
+PackedBuffer detoast_buffer(Datum d) {
     varlena* v = reinterpret_cast<varlena*>(DatumGetPointer(d));
     if (!cache_context || !VARATT_IS_EXTERNAL_ONDISK(v))
-        return PointerGetDatum(call([&] { return pg_detoast_datum(v); }));
+        return {PointerGetDatum(call([&] { return pg_detoast_datum(v); }))};
 
     varatt_external pointer;
     VARATT_EXTERNAL_GET_POINTER(pointer, v);
@@ -66,13 +68,13 @@ Datum detoast_buffer(Datum d) {
     if (found != entries->end() && found->second.rawsize == pointer.va_rawsize &&
         found->second.extinfo == pointer.va_extinfo) {
         ++stats.hits;
-        return PointerGetDatum(found->second.value);
+        return {PointerGetDatum(found->second.value), &found->second.finite_checked};
     }
     // va_rawsize is the detoasted size, header included: decide before fetching.
     const std::size_t size = std::size_t(pointer.va_rawsize);
     if (found != entries->end() || std::size_t(stats.bytes) + size > std::size_t(stats.budget)) {
         ++stats.not_kept;
-        return PointerGetDatum(call([&] { return pg_detoast_datum(v); }));
+        return {PointerGetDatum(call([&] { return pg_detoast_datum(v); }))};
     }
     varlena* kept = call([&] {
         MemoryContext old = MemoryContextSwitchTo(cache_context);
@@ -80,10 +82,16 @@ Datum detoast_buffer(Datum d) {
         MemoryContextSwitchTo(old);
         return r;
     });
-    entries->emplace(key, CachedBuffer{kept, pointer.va_rawsize, pointer.va_extinfo});
+    auto added = entries->emplace(key, CachedBuffer{kept, pointer.va_rawsize, pointer.va_extinfo, false}).first;
     ++stats.misses;
     stats.bytes += int64_t(VARSIZE(kept));
-    return PointerGetDatum(kept);
+    return {PointerGetDatum(kept), &added->second.finite_checked};
+}
+
+void check_finite_once(const PackedBuffer& buffer, const Float4Matrix& m, const char* what) {
+    if (buffer.finite_checked && *buffer.finite_checked) return;
+    check_finite_buffer(m.data, {m.rows, m.cols}, what);
+    if (buffer.finite_checked) *buffer.finite_checked = true;
 }
 
 BufferCacheStats last_buffer_cache_stats() { return stats; }

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 
+#include "pg/datum.h"
 #include "pg/guard.h"
 
 namespace hopper::pg {
@@ -33,9 +34,16 @@ public:
     BufferCacheScope& operator=(const BufferCacheScope&) = delete;
 };
 
-// The buffer as a plain (detoasted) varlena: from the cache when the run's scope is active and
-// the value is stored out of line, else detoasted into the current memory context.
-Datum detoast_buffer(Datum d);
+// A packed buffer as a plain (detoasted) varlena: from the cache when the run's scope is active
+// and the value is stored out of line, else detoasted into the current memory context.
+struct PackedBuffer {
+    Datum value;
+    bool* finite_checked = nullptr;  // the cache entry's flag; nullptr when not cached
+};
+PackedBuffer detoast_buffer(Datum d);
+
+// check_finite_buffer, once per cached buffer and run: the cache keeps the bytes that passed.
+void check_finite_once(const PackedBuffer& buffer, const Float4Matrix& m, const char* what);
 
 // This backend's counters of its last (or current) run.
 BufferCacheStats last_buffer_cache_stats();

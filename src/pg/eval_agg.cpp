@@ -63,14 +63,15 @@ HOPPER_FUNCTION(evaluate_models_transition) {
                 state->totals[i].metric_sums.assign(state->models[i].frozen.config.compile.metrics.size(), 0.0);
     }
     if (PG_ARGISNULL(2) || PG_ARGISNULL(3)) fail(ErrorKind::NullValue, "packed buffers must not be NULL");
-    Float4Matrix x = float4_matrix(detoast_buffer(PG_GETARG_DATUM(2)), "independent_var");
-    Float4Matrix y = float4_matrix(detoast_buffer(PG_GETARG_DATUM(3)), "dependent_var");
+    const PackedBuffer xb = detoast_buffer(PG_GETARG_DATUM(2)), yb = detoast_buffer(PG_GETARG_DATUM(3));
+    Float4Matrix x = float4_matrix(xb.value, "independent_var");
+    Float4Matrix y = float4_matrix(yb.value, "dependent_var");
     if (x.rows != y.rows)
         fail(ErrorKind::Data, "packed buffer has inconsistent row counts",
              "independent_var has " + std::to_string(x.rows) + " rows and dependent_var " + std::to_string(y.rows) + ".");
     if (x.rows == 0) PG_RETURN_POINTER(state);
-    check_finite_buffer(x.data, {x.rows, x.cols}, "independent_var");
-    check_finite_buffer(y.data, {y.rows, y.cols}, "dependent_var");
+    check_finite_once(xb, x, "independent_var");
+    check_finite_once(yb, y, "dependent_var");
     for (std::size_t i = 0; i < state->models.size(); ++i) {
         // One buffer against many large models can take seconds: let a cancel in between models.
         check_for_interrupts();

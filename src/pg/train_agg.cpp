@@ -72,13 +72,14 @@ HOPPER_FUNCTION(train_segment_transition) {
     if (PG_ARGISNULL(2) || PG_ARGISNULL(3))
         fail(ErrorKind::NullValue, "packed buffers must not be NULL", where(*state));
 
-    Float4Matrix x = float4_matrix(detoast_buffer(PG_GETARG_DATUM(2)), "independent_var");
-    Float4Matrix y = float4_matrix(detoast_buffer(PG_GETARG_DATUM(3)), "dependent_var");
+    const PackedBuffer xb = detoast_buffer(PG_GETARG_DATUM(2)), yb = detoast_buffer(PG_GETARG_DATUM(3));
+    Float4Matrix x = float4_matrix(xb.value, "independent_var");
+    Float4Matrix y = float4_matrix(yb.value, "dependent_var");
     const Architecture& arch = state->trainer->config().arch;
     try {
         check_training_buffers({x.rows, x.cols}, {y.rows, y.cols}, arch.input_dim, arch.output_dim());
-        check_finite_buffer(x.data, {x.rows, x.cols}, "independent_var");
-        check_finite_buffer(y.data, {y.rows, y.cols}, "dependent_var");
+        check_finite_once(xb, x, "independent_var");
+        check_finite_once(yb, y, "dependent_var");
     } catch (const Error& e) {
         std::string shape = "Architecture " + arch.shape_string() + ".";
         rethrow_with_location(Error(e.kind(), e.message(), e.detail().empty() ? shape : e.detail(), e.hint()), *state);
