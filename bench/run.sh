@@ -28,7 +28,8 @@ PORT=${BENCH_PORT:-54340}
 BUILD=$ROOT/build/bench
 DATA=/usr/share/datasets/fashion-mnist
 HOST=$(hostname -s)
-OUT=${BENCH_OUT:-$ROOT/bench/results/$(date +%F)-$HOST$([ "$QUICK" = 1 ] && echo -quick).md}
+SUFFIX=$([ "$QUICK" = 1 ] && echo -quick || true)
+OUT=${BENCH_OUT:-$ROOT/bench/results/$(date +%F)-$HOST$SUFFIX.md}
 # The commit measured, and whether the work tree differed from it.
 COMMIT=${BENCH_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 if [ -z "${BENCH_COMMIT:-}" ] && ! git diff --quiet HEAD -- src include Makefile CMakeLists.txt cmake bench sql 2>/dev/null; then
