@@ -43,8 +43,8 @@ CALL hopper.fit('wide_big_packed', 'budget_off', :'arch', '{"optimizer": "adam",
 SELECT b.model_state = o.model_state AS same_state FROM budget b, budget_off o;
 RESET hopper.buffer_cache_mb;
 
--- fit_multiple: models hop over 2 segments. Trained serially by the backend (cache in use) or by
--- parallel workers (each detoasts for itself), every model ends the same.
+-- fit_multiple: models hop over 2 segments, trained serially by the backend or by parallel
+-- workers: every model ends the same.
 SELECT hopper.preprocess('wide', 'wide_packed2', 'label', 'x', buffer_size => 100, num_segments => 2) AS packed;
 SELECT hopper.load_model_arch('arch', :'arch', 'mlp') AS model_id;
 SELECT hopper.load_model_selection_table('arch', 'mst', ARRAY[1],
@@ -56,6 +56,9 @@ CALL hopper.fit_multiple('wide_packed2', 'serial', 'mst', 2);
 SELECT hits, misses, not_kept FROM hopper.buffer_cache_stats();
 RESET hopper.parallel_segments;
 CALL hopper.fit_multiple('wide_packed2', 'parallel', 'mst', 2);
+-- Parallel workers (one per segment, new ones for every statement) share the run's cache: the
+-- same reads, the same counts.
+SELECT hits, misses, not_kept FROM hopper.buffer_cache_stats();
 SELECT s.mst_key, s.model_state = p.model_state AS same_state FROM serial s JOIN parallel p USING (mst_key) ORDER BY 1;
 
 -- Data changed between runs: a new run never sees the previous run's buffers.
@@ -75,6 +78,15 @@ CALL hopper.fit('wide_packed', 'failed', :'arch', '{"optimizer": "sgd", "learnin
 \set VERBOSITY default
 SELECT hits, misses FROM hopper.buffer_cache_stats();
 SELECT count(*) AS cache_contexts FROM pg_backend_memory_contexts WHERE name = 'hopper buffer cache';
+
+-- Workers find the cache through an internal setting that only hopper sets: no user can point
+-- a session at another session's cache.
+CREATE ROLE buffer_cache_user;
+SET ROLE buffer_cache_user;
+SET hopper.buffer_cache_area = '1:2:3:4';
+RESET ROLE;
+DROP ROLE buffer_cache_user;
+SHOW hopper.buffer_cache_area;
 
 -- The setting's range.
 SET hopper.buffer_cache_mb = -1;

@@ -1,7 +1,11 @@
 // The run's cache of detoasted packed buffers (see buffer_cache.h).
+#include <sys/statvfs.h>
+
+#include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
-#include <unordered_map>
+#include <string>
 
 #include "hopper/buffer_check.h"
 #include "pg/buffer_cache.h"
@@ -10,38 +14,171 @@
 
 extern "C" {
 #include "access/detoast.h"
+#include "access/parallel.h"
+#include "lib/dshash.h"
+#include "storage/dsm_impl.h"
+#include "storage/lwlock.h"
+#include "storage/proc.h"
+#include "utils/dsa.h"
 }
 
 namespace hopper::pg {
+
+const char* const buffer_cache_setting_name = "hopper.buffer_cache_area";
+
 namespace {
 
-struct CachedBuffer {
-    varlena* value;      // detoasted, in cache_context
-    int32 rawsize;       // the TOAST pointer's sizes: a second check that the pointer is the same value
+constexpr uint32 control_magic = 0x68627563;  // "hbuc"
+
+// One buffer in the area. The key (TOAST relation OID << 32 | value OID) comes first, as dshash wants.
+struct SharedEntry {
+    uint64 key;
+    dsa_pointer value;  // the detoasted varlena
+    int32 rawsize;      // the TOAST pointer's sizes: a second check that the pointer is the same value
     uint32 extinfo;
-    bool finite_checked;
+    pg_atomic_uint32 finite_checked;
 };
 
-MemoryContext cache_context = nullptr;
-std::unordered_map<uint64_t, CachedBuffer>* entries = nullptr;  // key: toast relation OID << 32 | value OID
+// The area's first allocation: what a worker checks before it trusts the area, and the counters.
+struct SharedControl {
+    uint32 magic;
+    int32 leader_pid;
+    dshash_table_handle table;
+    uint64 budget;
+    pg_atomic_uint64 bytes, hits, misses, not_kept;
+};
+
+// This process's view of a run's cache: the backend's own (while its scope lives) or, in a
+// parallel worker, the leader's (attached on first use, until the worker exits).
+struct Attached {
+    dsa_area* area = nullptr;
+    dshash_table* table = nullptr;
+    SharedControl* control = nullptr;
+};
+
+int tranche_id = 0;
+Attached own;             // the backend running the run
+Attached in_worker;       // a parallel worker of such a backend
+std::string in_worker_for;  // the setting value in_worker was attached for
+std::string own_setting;  // "leader pid:area handle:control pointer:tranche", published to workers
 int scope_depth = 0;
 BufferCacheStats stats;
+
+dshash_parameters table_parameters(int tranche) {
+    dshash_parameters p;
+    p.key_size = sizeof(uint64);
+    p.entry_size = sizeof(SharedEntry);
+    p.compare_function = dshash_memcmp;
+    p.hash_function = dshash_memhash;
+    p.tranche_id = tranche;
+    return p;
+}
+
+void register_tranche(int id) {
+    LWLockRegisterTranche(id, "hopper_buffer_cache");
+}
+
+// With POSIX shared memory the area lives in /dev/shm, which containers often make small: a run
+// keeps to half of its free room, so the cache never makes training fail for want of space.
+uint64 shm_room(uint64 wanted) {
+    if (dynamic_shared_memory_type != DSM_IMPL_POSIX) return wanted;
+    struct statvfs fs;
+    if (statvfs("/dev/shm", &fs) != 0) return 0;
+    return std::min<uint64>(wanted, uint64(fs.f_bavail) * uint64(fs.f_frsize) / 2);
+}
+
+BufferCacheStats read_counters(const SharedControl* c) {
+    BufferCacheStats s;
+    auto* m = const_cast<SharedControl*>(c);
+    s.hits = int64_t(pg_atomic_read_u64(&m->hits));
+    s.misses = int64_t(pg_atomic_read_u64(&m->misses));
+    s.not_kept = int64_t(pg_atomic_read_u64(&m->not_kept));
+    s.bytes = int64_t(pg_atomic_read_u64(&m->bytes));
+    s.budget = int64_t(c->budget);
+    return s;
+}
+
+void detach(Attached& a) {
+    // Detaching the run's last process frees the area; neither raises an error.
+    if (a.table) dshash_detach(a.table);
+    if (a.area) dsa_detach(a.area);
+    a = Attached{};
+}
+
+// In a parallel worker: the leader's cache named by the setting, if it really is our leader's.
+Attached* worker_cache() {
+    if (!IsParallelWorker() || MyProc->lockGroupLeader == nullptr) return nullptr;
+    const char* setting = GetConfigOption(buffer_cache_setting_name, true, false);
+    if (setting == nullptr || *setting == '\0') return nullptr;
+    if (in_worker.area && in_worker_for == setting) return &in_worker;
+    int pid = 0, tranche = 0;
+    unsigned handle = 0;
+    unsigned long long control = 0;
+    if (std::sscanf(setting, "%d:%u:%llu:%d", &pid, &handle, &control, &tranche) != 4 ||
+        pid != MyProc->lockGroupLeader->pid)
+        return nullptr;
+    detach(in_worker);
+    const dshash_parameters params = table_parameters(tranche);
+    bool ours = false;
+    call([&] {
+        // The area's and the table's handles are palloc'd: keep them for the worker's life, and the
+        // mapping too (a worker's transaction end would otherwise detach it, warning of a leak).
+        MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+        register_tranche(tranche);
+        in_worker.area = dsa_attach(dsa_handle(handle));
+        dsa_pin_mapping(in_worker.area);
+        in_worker.control = static_cast<SharedControl*>(dsa_get_address(in_worker.area, dsa_pointer(control)));
+        ours = in_worker.control->magic == control_magic && in_worker.control->leader_pid == pid;
+        if (ours) in_worker.table = dshash_attach(in_worker.area, &params, in_worker.control->table, nullptr);
+        MemoryContextSwitchTo(old);
+    });
+    if (!ours) {
+        detach(in_worker);
+        return nullptr;
+    }
+    in_worker_for = setting;
+    return &in_worker;
+}
+
+Attached* active_cache() {
+    if (own.area) return &own;
+    return worker_cache();
+}
 
 }  // namespace
 
 BufferCacheScope::BufferCacheScope() {
     if (scope_depth++ > 0) return;  // a nested run shares the outer run's cache
     stats = BufferCacheStats{};
-    stats.budget = int64_t(setting_buffer_cache_mb) * 1024 * 1024;
-    if (stats.budget == 0) return;
-    entries = new std::unordered_map<uint64_t, CachedBuffer>();
+    const uint64 budget = shm_room(uint64(setting_buffer_cache_mb) * 1024 * 1024);
+    stats.budget = int64_t(budget);
+    if (budget == 0) return;
     try {
-        cache_context = call([] {
-            return AllocSetContextCreate(TopMemoryContext, "hopper buffer cache", ALLOCSET_DEFAULT_SIZES);
+        call([&] {
+            MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);  // the handles outlive transactions
+            if (tranche_id == 0) tranche_id = LWLockNewTrancheId();
+            register_tranche(tranche_id);
+            own.area = dsa_create(tranche_id);
+            dsa_pin_mapping(own.area);  // the run commits between iterations; the area must outlive them
+            const dsa_pointer control = dsa_allocate0(own.area, sizeof(SharedControl));
+            own.control = static_cast<SharedControl*>(dsa_get_address(own.area, control));
+            const dshash_parameters params = table_parameters(tranche_id);
+            own.table = dshash_create(own.area, &params, nullptr);
+            own.control->magic = control_magic;
+            own.control->leader_pid = MyProcPid;
+            own.control->table = dshash_get_hash_table_handle(own.table);
+            own.control->budget = budget;
+            pg_atomic_init_u64(&own.control->bytes, 0);
+            pg_atomic_init_u64(&own.control->hits, 0);
+            pg_atomic_init_u64(&own.control->misses, 0);
+            pg_atomic_init_u64(&own.control->not_kept, 0);
+            own_setting = std::to_string(MyProcPid) + ":" + std::to_string(dsa_get_handle(own.area)) + ":" +
+                          std::to_string(uint64(control)) + ":" + std::to_string(tranche_id);
+            MemoryContextSwitchTo(old);
         });
     } catch (...) {
-        delete entries;
-        entries = nullptr;
+        detach(own);
+        own_setting.clear();
         --scope_depth;
         throw;
     }
@@ -49,59 +186,100 @@ BufferCacheScope::BufferCacheScope() {
 
 BufferCacheScope::~BufferCacheScope() {
     if (--scope_depth > 0) return;
-    delete entries;
-    entries = nullptr;
-    // Deleting a memory context frees its blocks and cannot raise an error.
-    if (cache_context) MemoryContextDelete(cache_context);
-    cache_context = nullptr;
+    if (own.control) stats = read_counters(own.control);
+    own_setting.clear();
+    detach(own);
 }
+
+std::string buffer_cache_setting() { return own_setting; }
 
 PackedBuffer detoast_buffer(Datum d) {
     varlena* v = reinterpret_cast<varlena*>(DatumGetPointer(d));
-    if (!cache_context || !VARATT_IS_EXTERNAL_ONDISK(v))
-        return {PointerGetDatum(call([&] { return pg_detoast_datum(v); }))};
+    Attached* cache = VARATT_IS_EXTERNAL_ONDISK(v) ? active_cache() : nullptr;
+    if (!cache) return {PointerGetDatum(call([&] { return pg_detoast_datum(v); }))};
 
     varatt_external pointer;
     VARATT_EXTERNAL_GET_POINTER(pointer, v);
-    const uint64_t key = (uint64_t(pointer.va_toastrelid) << 32) | uint64_t(pointer.va_valueid);
-    auto found = entries->find(key);
-    if (found != entries->end() && found->second.rawsize == pointer.va_rawsize &&
-        found->second.extinfo == pointer.va_extinfo) {
-        ++stats.hits;
-        return {PointerGetDatum(found->second.value), &found->second.finite_checked};
-    }
-    // va_rawsize is the detoasted size, header included: decide before fetching.
-    const std::size_t size = std::size_t(pointer.va_rawsize);
-    if (found != entries->end() || std::size_t(stats.bytes) + size > std::size_t(stats.budget)) {
-        ++stats.not_kept;
-        return {PointerGetDatum(call([&] { return pg_detoast_datum(v); }))};
-    }
-    varlena* kept = call([&] {
-        MemoryContext old = MemoryContextSwitchTo(cache_context);
-        varlena* r = detoast_attr(v);
-        MemoryContextSwitchTo(old);
-        return r;
+    const uint64 key = (uint64(pointer.va_toastrelid) << 32) | uint64(pointer.va_valueid);
+    SharedControl* control = cache->control;
+    bool stale = false;
+    PackedBuffer hit{};
+    call([&] {
+        PackedBuffer& r = hit;
+        auto* e = static_cast<SharedEntry*>(dshash_find(cache->table, &key, false));
+        if (e) {
+            if (e->rawsize == pointer.va_rawsize && e->extinfo == pointer.va_extinfo) {
+                r.value = PointerGetDatum(dsa_get_address(cache->area, e->value));
+                r.finite_checked = &e->finite_checked;
+            } else {
+                stale = true;
+            }
+            dshash_release_lock(cache->table, e);
+        }
     });
-    auto added = entries->emplace(key, CachedBuffer{kept, pointer.va_rawsize, pointer.va_extinfo, false}).first;
-    ++stats.misses;
-    stats.bytes += int64_t(VARSIZE(kept));
-    return {PointerGetDatum(kept), &added->second.finite_checked};
+    if (hit.finite_checked) {
+        pg_atomic_fetch_add_u64(&control->hits, 1);
+        return hit;
+    }
+    // Detoast here (no lock held: fetching can fail), then copy into the area if the budget allows.
+    varlena* local = call([&] { return pg_detoast_datum(v); });
+    const uint64 size = VARSIZE(local);
+    if (stale || pg_atomic_fetch_add_u64(&control->bytes, size) + size > control->budget) {
+        if (!stale) pg_atomic_fetch_sub_u64(&control->bytes, size);
+        pg_atomic_fetch_add_u64(&control->not_kept, 1);
+        return {PointerGetDatum(local)};
+    }
+    bool kept_by_other = false;
+    PackedBuffer kept{PointerGetDatum(local)};
+    call([&] {
+        PackedBuffer& r = kept;
+        const dsa_pointer dp = dsa_allocate_extended(cache->area, size, DSA_ALLOC_HUGE | DSA_ALLOC_NO_OOM);
+        if (!DsaPointerIsValid(dp)) return;
+        void* copy = dsa_get_address(cache->area, dp);
+        std::memcpy(copy, local, size);
+        bool found = false;
+        auto* e = static_cast<SharedEntry*>(dshash_find_or_insert(cache->table, &key, &found));
+        if (found) {
+            dsa_free(cache->area, dp);  // another process of the run kept it first
+            kept_by_other = true;
+        } else {
+            e->value = dp;
+            e->rawsize = pointer.va_rawsize;
+            e->extinfo = pointer.va_extinfo;
+            pg_atomic_init_u32(&e->finite_checked, 0);
+        }
+        if (e->rawsize == pointer.va_rawsize && e->extinfo == pointer.va_extinfo) {
+            r.value = PointerGetDatum(dsa_get_address(cache->area, e->value));
+            r.finite_checked = &e->finite_checked;
+        }
+        dshash_release_lock(cache->table, e);
+    });
+    if (kept.finite_checked && !kept_by_other) {
+        pg_atomic_fetch_add_u64(&control->misses, 1);
+    } else if (kept.finite_checked) {
+        pg_atomic_fetch_sub_u64(&control->bytes, size);
+        pg_atomic_fetch_add_u64(&control->hits, 1);
+    } else {
+        pg_atomic_fetch_sub_u64(&control->bytes, size);
+        pg_atomic_fetch_add_u64(&control->not_kept, 1);
+    }
+    return kept;
 }
 
 void check_finite_once(const PackedBuffer& buffer, const Float4Matrix& m, const char* what) {
-    if (buffer.finite_checked && *buffer.finite_checked) return;
+    if (buffer.finite_checked && pg_atomic_read_u32(buffer.finite_checked) != 0) return;
     check_finite_buffer(m.data, {m.rows, m.cols}, what);
-    if (buffer.finite_checked) *buffer.finite_checked = true;
+    if (buffer.finite_checked) pg_atomic_write_u32(buffer.finite_checked, 1);
 }
 
-BufferCacheStats last_buffer_cache_stats() { return stats; }
+BufferCacheStats last_buffer_cache_stats() { return own.control ? read_counters(own.control) : stats; }
 
 }  // namespace hopper::pg
 
 using namespace hopper::pg;
 
 // buffer_cache_stats() -> (hits, misses, not_kept, kept_bytes, budget_bytes) of this backend's last
-// (or current) run of fit, fit_multiple or fit_data_parallel.
+// (or current) run of fit, fit_multiple or fit_data_parallel, its parallel workers' reads included.
 HOPPER_FUNCTION(buffer_cache_stats) {
     const BufferCacheStats s = last_buffer_cache_stats();
     return make_record(fcinfo,

@@ -1,6 +1,7 @@
 // The extension's module: magic block and settings (GUCs).
 #include <climits>
 
+#include "pg/buffer_cache.h"
 #include "pg/guard.h"
 #include "pg/ps.h"
 #include "pg/settings.h"
@@ -16,6 +17,7 @@ bool setting_debug_hops = false;
 int setting_max_state_mb = 1024;
 int setting_segment_cache_mb = 2048;
 int setting_buffer_cache_mb = 1024;
+char* setting_buffer_cache_area = nullptr;
 }  // namespace hopper::pg
 
 void _PG_init(void) {
@@ -47,6 +49,12 @@ void _PG_init(void) {
         "Saves fetching the same buffers from TOAST once per model and iteration when the backend trains segments "
         "itself (one segment, or hopper.parallel_segments = 1). Freed when the run ends; 0 turns it off.",
         &setting_buffer_cache_mb, 1024, 0, INT_MAX / 2, PGC_USERSET, GUC_UNIT_MB, nullptr, nullptr, nullptr);
+    // Internal: how the parallel workers of a run's statements find the run's buffer cache. Set by
+    // hopper for those statements only (SUSET: a user cannot point a session at another's cache).
+    DefineCustomStringVariable(
+        buffer_cache_setting_name, "Internal: the running fit's buffer cache, for its parallel workers.", nullptr,
+        &setting_buffer_cache_area, "", PGC_SUSET, GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE | GUC_DISALLOW_IN_FILE,
+        nullptr, nullptr, nullptr);
     ps_init();  // parameter tables: their GUCs, and shared memory when preloaded
     MarkGUCPrefixReserved("hopper");
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <exception>
 
+#include "pg/buffer_cache.h"
 #include "pg/guard.h"
 #include "pg/settings.h"
 
@@ -49,6 +50,13 @@ void StatementSettings::enter() {
     // (bench/: ~15% of a fit_multiple iteration with 4 models on one segment); lz4 gives up ~8x sooner.
     set_saved("default_toast_compression", "lz4");
 #endif
+    // The run's buffer cache, for the parallel workers of these statements (buffer_cache.h).
+    const std::string cache = buffer_cache_setting();
+    if (!cache.empty())
+        call([&] {
+            (void)set_config_option(buffer_cache_setting_name, cache.c_str(), PGC_SUSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+                                    true, 0, false);
+        });
 }
 
 void StatementSettings::leave() {
