@@ -32,7 +32,7 @@ SUFFIX=$([ "$QUICK" = 1 ] && echo -quick || true)
 OUT=${BENCH_OUT:-$ROOT/bench/results/$(date +%F)-$HOST$SUFFIX.md}
 # The commit measured, and whether the work tree differed from it.
 COMMIT=${BENCH_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
-if [ -z "${BENCH_COMMIT:-}" ] && ! git diff --quiet HEAD -- src include Makefile CMakeLists.txt cmake bench sql 2>/dev/null; then
+if [ -z "${BENCH_COMMIT:-}" ] && ! git diff --quiet HEAD -- src include Makefile CMakeLists.txt cmake bench ':!bench/results' sql 2>/dev/null; then
   COMMIT="$COMMIT (with uncommitted changes)"
 fi
 
