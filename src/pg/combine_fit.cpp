@@ -13,9 +13,7 @@
 // The output tables are written by write_run_outputs (run.cpp), like fit's; the summary's method is
 // fit_data_parallel, hops_per_iteration 1, and hop_seconds holds the time spent averaging. Observers
 // in the request (RunObserver, run.h) are called as run_training calls them.
-#include <chrono>
 #include <cmath>
-#include <sstream>
 
 #include "hopper/combine.h"
 #include "hopper/error.h"
@@ -31,16 +29,6 @@
 namespace hopper::pg {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-std::string format_number(double v, int precision = 4) {
-    std::ostringstream s;
-    s.precision(precision);
-    s << v;
-    return s.str();
-}
 
 
 struct DataParallelRequest {
@@ -176,32 +164,13 @@ void run_data_parallel(Spi& spi, DataParallelRequest dp) {
             train_eval = evaluate_states(spi, packed, {state}, configs, S);
             if (vinfo) valid_eval = evaluate_states(spi, vinfo->table, {state}, configs, int(vinfo->dist_keys.size()));
             eval_seconds += seconds_since(t);
-            h.iterations.push_back(it + 1);
-            h.elapsed.push_back(seconds_since(started));
-            h.training_loss.push_back(train_eval[0].loss);
-            for (std::size_t k = 0; k < train_eval[0].metrics.size(); ++k) h.training_metrics[k].push_back(train_eval[0].metrics[k]);
-            progress = ", training loss " + format_number(train_eval[0].loss);
-            if (vinfo) {
-                h.validation_loss.push_back(valid_eval[0].loss);
-                for (std::size_t k = 0; k < valid_eval[0].metrics.size(); ++k)
-                    h.validation_metrics[k].push_back(valid_eval[0].metrics[k]);
-                progress += ", validation loss " + format_number(valid_eval[0].loss);
-                if (!valid_eval[0].metrics.empty())
-                    progress += ", " + std::string(to_string(m.config.compile.metrics[0])) + " " +
-                                format_number(valid_eval[0].metrics[0]);
-            }
+            record_evaluation(h, it + 1, seconds_since(started), train_eval[0], vinfo ? &valid_eval[0] : nullptr);
+            progress = progress_text(m.config, train_eval[0], vinfo ? &valid_eval[0] : nullptr);
         }
         states[0] = state;
         statuses[0] = h.status;
-        IterationReport report;
-        report.iteration = it + 1;
-        report.last = it + 1 == req.num_iterations;
-        report.states = &states;
-        report.evaluated = evaluate;
-        report.training = evaluate ? &train_eval : nullptr;
-        report.validation = evaluate && vinfo ? &valid_eval : nullptr;
-        report.statuses = &statuses;
-        for (RunObserver* o : req.observers) o->on_iteration(spi, run, report);
+        report_iteration(spi, req, run, it + 1, states, evaluate ? &train_eval : nullptr, vinfo ? &valid_eval : nullptr,
+                         statuses);
         notice("iteration " + std::to_string(it + 1) + "/" + std::to_string(req.num_iterations) + ": " +
                format_number(seconds_since(iteration_started), 3) + " s, " + std::to_string(outcome.levels) +
                "-level combine of " + std::to_string(outcome.producers) + " copies (" +

@@ -96,6 +96,9 @@ public:
                                                            const std::string& dist_key_column) = 0;
 };
 
+// The states in a model_output working table, by mst_key (both engines' ModelHopper::read_states).
+std::map<int32_t, std::string> read_model_states(Spi& spi, const TableName& model_output);
+
 // The engine of the current database: Citus when the citus extension is installed in it, else plain
 // PostgreSQL.
 std::unique_ptr<Engine> detect_engine(Spi& spi);

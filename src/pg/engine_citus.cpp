@@ -235,12 +235,7 @@ public:
         return out;
     }
 
-    std::map<int32_t, std::string> read_states() override {
-        spi_.execute("SELECT mst_key, model_state FROM " + output_.quoted());
-        std::map<int32_t, std::string> out;
-        for (uint64_t r = 0; r < spi_.rows(); ++r) out[int32_t(spi_.integer(r, 0))] = spi_.bytes(r, 1);
-        return out;
-    }
+    std::map<int32_t, std::string> read_states() override { return read_model_states(spi_, output_); }
 
     void end_iteration() override {
         if (tables_exist_) spi_.execute("DROP TABLE " + output_.quoted() + ", " + input_.quoted());

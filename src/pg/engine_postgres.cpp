@@ -134,12 +134,7 @@ public:
         return out;
     }
 
-    std::map<int32_t, std::string> read_states() override {
-        spi_.execute("SELECT mst_key, model_state FROM " + output_.quoted());
-        std::map<int32_t, std::string> out;
-        for (uint64_t r = 0; r < spi_.rows(); ++r) out[int32_t(spi_.integer(r, 0))] = spi_.bytes(r, 1);
-        return out;
-    }
+    std::map<int32_t, std::string> read_states() override { return read_model_states(spi_, output_); }
 
     void end_iteration() override {
         if (output_exists_) spi_.execute("DROP TABLE " + output_.quoted());
@@ -247,6 +242,13 @@ public:
 };
 
 }  // namespace
+
+std::map<int32_t, std::string> read_model_states(Spi& spi, const TableName& model_output) {
+    spi.execute("SELECT mst_key, model_state FROM " + model_output.quoted());
+    std::map<int32_t, std::string> out;
+    for (uint64_t r = 0; r < spi.rows(); ++r) out[int32_t(spi.integer(r, 0))] = spi.bytes(r, 1);
+    return out;
+}
 
 std::unique_ptr<Engine> postgres_engine() { return std::make_unique<PostgresEngine>(); }
 

@@ -44,22 +44,54 @@ extern "C" {
 
 namespace hopper::pg {
 
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
 double seconds_since(Clock::time_point t) {
     return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-std::string format_number(double v, int precision = 4) {
+std::string format_number(double v, int precision) {
     std::ostringstream s;
     s.precision(precision);
     s << v;
     return s.str();
 }
 
-}  // namespace
+void report_iteration(Spi& spi, const RunRequest& req, const RunContext& run, int iteration,
+                      const std::vector<std::string>& states, const std::vector<Evaluation>* training,
+                      const std::vector<Evaluation>* validation, const std::vector<std::string>& statuses) {
+    IterationReport report;
+    report.iteration = iteration;
+    report.last = iteration == req.num_iterations;
+    report.states = &states;
+    report.evaluated = training != nullptr;
+    report.training = training;
+    report.validation = training ? validation : nullptr;
+    report.statuses = &statuses;
+    for (RunObserver* o : req.observers) o->on_iteration(spi, run, report);
+}
+
+void record_evaluation(ModelHistory& h, int iteration, double elapsed, const Evaluation& training,
+                       const Evaluation* validation) {
+    h.iterations.push_back(iteration);
+    h.elapsed.push_back(elapsed);
+    h.training_loss.push_back(training.loss);
+    for (std::size_t k = 0; k < training.metrics.size(); ++k) h.training_metrics[k].push_back(training.metrics[k]);
+    if (validation) {
+        h.validation_loss.push_back(validation->loss);
+        for (std::size_t k = 0; k < validation->metrics.size(); ++k)
+            h.validation_metrics[k].push_back(validation->metrics[k]);
+    }
+}
+
+std::string progress_text(const ModelConfig& config, const Evaluation& training, const Evaluation* validation) {
+    const std::string metric = config.compile.metrics.empty() ? "" : to_string(config.compile.metrics[0]);
+    std::string s = ", training loss " + format_number(training.loss);
+    if (!metric.empty()) s += ", " + metric + " " + format_number(training.metrics[0]);
+    if (validation) {
+        s += ", validation loss " + format_number(validation->loss);
+        if (!metric.empty()) s += ", " + metric + " " + format_number(validation->metrics[0]);
+    }
+    return s;
+}
 
 // All models on one packed table in one scan (parallel partial aggregation over the segments).
 std::vector<Evaluation> evaluate_states(Spi& spi, const TableName& packed, const std::vector<std::string>& states,
@@ -335,45 +367,19 @@ void run_training(Spi& spi, RunRequest req) {
             train_eval = evaluate_states(spi, packed, states, configs, S);
             if (vinfo) valid_eval = evaluate_states(spi, vinfo->table, states, configs, int(vinfo->dist_keys.size()));
             eval_seconds += seconds_since(t);
-            for (int i = 0; i < M; ++i) {
-                ModelHistory& h = history[i];
-                h.iterations.push_back(it + 1);
-                h.elapsed.push_back(seconds_since(started));
-                h.training_loss.push_back(train_eval[i].loss);
-                for (std::size_t k = 0; k < train_eval[i].metrics.size(); ++k)
-                    h.training_metrics[k].push_back(train_eval[i].metrics[k]);
-                if (vinfo) {
-                    h.validation_loss.push_back(valid_eval[i].loss);
-                    for (std::size_t k = 0; k < valid_eval[i].metrics.size(); ++k)
-                        h.validation_metrics[k].push_back(valid_eval[i].metrics[k]);
-                }
-            }
+            const double elapsed = seconds_since(started);
+            for (int i = 0; i < M; ++i)
+                record_evaluation(history[i], it + 1, elapsed, train_eval[i], vinfo ? &valid_eval[i] : nullptr);
             // Progress: the best model by training loss (the only one, for fit).
             int best = 0;
             for (int i = 1; i < M; ++i)
                 if (train_eval[i].loss < train_eval[best].loss) best = i;
-            progress = ", training loss " + format_number(train_eval[best].loss);
-            if (!models[best].config.compile.metrics.empty())
-                progress += ", " + std::string(to_string(models[best].config.compile.metrics[0])) + " " +
-                            format_number(train_eval[best].metrics[0]);
-            if (vinfo) {
-                progress += ", validation loss " + format_number(valid_eval[best].loss);
-                if (!models[best].config.compile.metrics.empty())
-                    progress += ", " + std::string(to_string(models[best].config.compile.metrics[0])) + " " +
-                                format_number(valid_eval[best].metrics[0]);
-            }
+            progress = progress_text(models[best].config, train_eval[best], vinfo ? &valid_eval[best] : nullptr);
             if (M > 1) progress += " (best: mst_key " + std::to_string(mst_keys[best]) + ")";
         }
         for (int i = 0; i < M; ++i) statuses[i] = history[i].status;
-        IterationReport report;
-        report.iteration = it + 1;
-        report.last = it + 1 == req.num_iterations;
-        report.states = &states;
-        report.evaluated = evaluate;
-        report.training = evaluate ? &train_eval : nullptr;
-        report.validation = evaluate && vinfo ? &valid_eval : nullptr;
-        report.statuses = &statuses;
-        for (RunObserver* o : req.observers) o->on_iteration(spi, run, report);
+        report_iteration(spi, req, run, it + 1, states, evaluate ? &train_eval : nullptr, vinfo ? &valid_eval : nullptr,
+                         statuses);
         notice("iteration " + std::to_string(it + 1) + "/" + std::to_string(req.num_iterations) + ": " +
                format_number(seconds_since(iteration_started), 3) + " s" + progress);
         if (spi.nonatomic() && it + 1 < req.num_iterations) {

@@ -3,6 +3,7 @@
 // output tables.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -85,6 +86,25 @@ struct ModelHistory {
     std::vector<std::vector<double>> training_metrics, validation_metrics;  // [metric][evaluation]
     std::string status = "completed";
 };
+
+// Tells the request's observers that iteration `iteration` (1-based) ended; `training` and
+// `validation` are nullptr when it was not evaluated (validation also without a validation table).
+void report_iteration(Spi& spi, const RunRequest& req, const RunContext& run, int iteration,
+                      const std::vector<std::string>& states, const std::vector<Evaluation>* training,
+                      const std::vector<Evaluation>* validation, const std::vector<std::string>& statuses);
+
+// Adds one evaluation (at iteration `iteration`, `elapsed` seconds into the run) to a model's
+// curves; `validation` is nullptr without a validation table.
+void record_evaluation(ModelHistory& h, int iteration, double elapsed, const Evaluation& training,
+                       const Evaluation* validation);
+
+// ", training loss 0.41, accuracy 0.85, validation loss ..." for an iteration's NOTICE: the losses
+// and the first metric of the model evaluated.
+std::string progress_text(const ModelConfig& config, const Evaluation& training, const Evaluation* validation);
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t);
+std::string format_number(double v, int precision = 4);
 
 // One row of the _hops table (hopper.debug_hops).
 struct HopLogRow {
