@@ -26,7 +26,11 @@ start() { as_owner "$PG_BIN/pg_ctl" -D "$DATA" -l "$HOPPER_CLUSTER/server.log" -
 # If anything fails, leave the server running for the scripts after this one.
 trap 'pg_isready -q || start || true' EXIT
 
-PGOPTIONS="-c client_min_messages=warning" psql -qX -v ON_ERROR_STOP=1 -d postgres -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB"
+# The test cluster runs with synchronous_commit = off (test/cluster.sh), under which a crash may lose
+# the last commits -- by design, not hopper's doing. This database gets PostgreSQL's default back, so
+# that "committed before the crash" means what it means in production.
+PGOPTIONS="-c client_min_messages=warning" psql -qX -v ON_ERROR_STOP=1 -d postgres -c "DROP DATABASE IF EXISTS $DB" \
+  -c "CREATE DATABASE $DB" -c "ALTER DATABASE $DB SET synchronous_commit = on"
 q >/dev/null <<'SQL'
 SET client_min_messages = warning;
 CREATE EXTENSION hopper;
