@@ -160,6 +160,9 @@ BufferCacheScope::BufferCacheScope() {
             register_tranche(tranche_id);
             own.area = dsa_create(tranche_id);
             dsa_pin_mapping(own.area);  // the run commits between iterations; the area must outlive them
+            // The area's segments never exceed the budget (plus room for the table): an allocation
+            // beyond it fails softly (DSA_ALLOC_NO_OOM) and the buffer is simply not kept.
+            dsa_set_size_limit(own.area, budget + (std::size_t(2) << 20));
             const dsa_pointer control = dsa_allocate0(own.area, sizeof(SharedControl));
             own.control = static_cast<SharedControl*>(dsa_get_address(own.area, control));
             const dshash_parameters params = table_parameters(tranche_id);
