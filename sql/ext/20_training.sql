@@ -100,7 +100,7 @@ COMMENT ON PROCEDURE hopper.fit_multiple(text, text, text, integer, text, intege
 'trains every configuration of model_selection_table at once by model hopping over the segments of a packed table; writes model_output_table (one row per mst_key), _info and _summary; records the run in hopper.runs and writes a checkpoint per configuration every checkpoint_frequency iterations (default: when metrics are computed) and after the last; warm_start_run starts each configuration from its latest checkpoint in that run';
 
 CREATE FUNCTION hopper.buffer_cache_stats(OUT hits bigint, OUT misses bigint, OUT not_kept bigint,
-                                          OUT kept_bytes bigint, OUT budget_bytes bigint)
+                                          OUT kept_bytes bigint, OUT budget_bytes bigint, OUT attached boolean)
 AS 'MODULE_PATHNAME', 'buffer_cache_stats' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION hopper.buffer_cache_stats() IS
-'how this session''s last fit, fit_multiple or fit_data_parallel used its cache of detoasted packed buffers (hopper.buffer_cache_mb): hits, buffers kept (misses), buffers detoasted but not kept because the budget was full, bytes kept, and the budget';
+'how this session''s last fit, fit_multiple or fit_data_parallel used its cache of detoasted packed buffers (hopper.buffer_cache_mb): hits, buffers kept (misses), buffers detoasted but not kept because the budget was full, bytes kept, the budget, and whether the session holds a cache now (only while a run is going on)';

@@ -196,6 +196,8 @@ BufferCacheScope::~BufferCacheScope() {
 
 std::string buffer_cache_setting() { return own_setting; }
 
+bool buffer_cache_attached() { return own.area != nullptr || in_worker.area != nullptr; }
+
 PackedBuffer detoast_buffer(Datum d) {
     varlena* v = reinterpret_cast<varlena*>(DatumGetPointer(d));
     Attached* cache = VARATT_IS_EXTERNAL_ONDISK(v) ? active_cache() : nullptr;
@@ -281,12 +283,13 @@ BufferCacheStats last_buffer_cache_stats() { return own.control ? read_counters(
 
 using namespace hopper::pg;
 
-// buffer_cache_stats() -> (hits, misses, not_kept, kept_bytes, budget_bytes) of this backend's last
-// (or current) run of fit, fit_multiple or fit_data_parallel, its parallel workers' reads included.
+// buffer_cache_stats() -> (hits, misses, not_kept, kept_bytes, budget_bytes, attached) of this
+// backend's last (or current) run of fit, fit_multiple or fit_data_parallel, its parallel workers'
+// reads included; attached: whether the backend holds a run's area now.
 HOPPER_FUNCTION(buffer_cache_stats) {
     const BufferCacheStats s = last_buffer_cache_stats();
     return make_record(fcinfo,
                        {Int64GetDatum(s.hits), Int64GetDatum(s.misses), Int64GetDatum(s.not_kept),
-                        Int64GetDatum(s.bytes), Int64GetDatum(s.budget)},
+                        Int64GetDatum(s.bytes), Int64GetDatum(s.budget), BoolGetDatum(buffer_cache_attached())},
                        {});
 }

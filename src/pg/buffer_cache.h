@@ -57,6 +57,9 @@ PackedBuffer detoast_buffer(Datum d);
 // check_finite_buffer, once per cached buffer and run: the cache keeps the bytes that passed.
 void check_finite_once(const PackedBuffer& buffer, const Float4Matrix& m, const char* what);
 
+// Whether this process holds a run's area now (the backend during its run, a worker of it).
+bool buffer_cache_attached();
+
 // This backend's counters of its last (or current) run, workers' reads included.
 BufferCacheStats last_buffer_cache_stats();
 
