@@ -86,6 +86,14 @@ SET hopper.buffer_cache_area = '1:2:3:4';
 RESET ROLE;
 DROP ROLE buffer_cache_user;
 SHOW hopper.buffer_cache_area;
+-- Even a superuser's made-up value (this session as the leader, a segment that does not exist)
+-- leaves the parallel workers of an evaluation without a cache and the results unchanged.
+CREATE TABLE evaluated AS SELECT * FROM hopper.evaluate('parallel', 'wide_packed2');
+SELECT pg_backend_pid() || ':12345:1' AS made_up \gset
+SET hopper.buffer_cache_area = :'made_up';
+SELECT count(*) AS models, bool_and(e.loss = v.loss) AS same_loss
+FROM hopper.evaluate('parallel', 'wide_packed2') e JOIN evaluated v USING (mst_key);
+RESET hopper.buffer_cache_area;
 
 -- The setting's range.
 SET hopper.buffer_cache_mb = -1;

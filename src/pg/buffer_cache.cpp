@@ -16,6 +16,7 @@ extern "C" {
 #include "access/detoast.h"
 #include "access/parallel.h"
 #include "lib/dshash.h"
+#include "storage/dsm.h"
 #include "storage/dsm_impl.h"
 #include "storage/lwlock.h"
 #include "storage/proc.h"
@@ -39,10 +40,13 @@ struct SharedEntry {
     pg_atomic_uint32 finite_checked;
 };
 
-// The area's first allocation: what a worker checks before it trusts the area, and the counters.
+// What a worker checks before it trusts the area, and the counters. It lives in a small DSM segment of
+// its own: a worker attaches it by handle, which fails softly (no segment) and has a known length, so
+// not even a superuser's made-up setting can make a worker read outside mapped memory.
 struct SharedControl {
     uint32 magic;
     int32 leader_pid;
+    dsa_handle area;
     dshash_table_handle table;
     uint64 budget;
     pg_atomic_uint64 bytes, hits, misses, not_kept;
@@ -51,6 +55,7 @@ struct SharedControl {
 // This process's view of a run's cache: the backend's own (while its scope lives) or, in a
 // parallel worker, the leader's (attached on first use, until the worker exits).
 struct Attached {
+    dsm_segment* segment = nullptr;  // holds the SharedControl
     dsa_area* area = nullptr;
     dshash_table* table = nullptr;
     SharedControl* control = nullptr;
@@ -60,7 +65,7 @@ int tranche_id = 0;
 Attached own;             // the backend running the run
 Attached in_worker;       // a parallel worker of such a backend
 std::string in_worker_for;  // the setting value in_worker was attached for
-std::string own_setting;  // "leader pid:area handle:control pointer:tranche", published to workers
+std::string own_setting;  // "leader pid:control segment handle:tranche", published to workers
 int scope_depth = 0;
 BufferCacheStats stats;
 
@@ -99,9 +104,10 @@ BufferCacheStats read_counters(const SharedControl* c) {
 }
 
 void detach(Attached& a) {
-    // Detaching the run's last process frees the area; neither raises an error.
+    // Detaching the run's last process frees the area and the segment; none of these raises an error.
     if (a.table) dshash_detach(a.table);
     if (a.area) dsa_detach(a.area);
+    if (a.segment) dsm_detach(a.segment);
     a = Attached{};
 }
 
@@ -113,23 +119,27 @@ Attached* worker_cache() {
     if (in_worker.area && in_worker_for == setting) return &in_worker;
     int pid = 0, tranche = 0;
     unsigned handle = 0;
-    unsigned long long control = 0;
-    if (std::sscanf(setting, "%d:%u:%llu:%d", &pid, &handle, &control, &tranche) != 4 ||
-        pid != MyProc->lockGroupLeader->pid)
+    if (std::sscanf(setting, "%d:%u:%d", &pid, &handle, &tranche) != 3 || pid != MyProc->lockGroupLeader->pid)
         return nullptr;
     detach(in_worker);
     const dshash_parameters params = table_parameters(tranche);
     bool ours = false;
     call([&] {
-        // The area's and the table's handles are palloc'd: keep them for the worker's life, and the
-        // mapping too (a worker's transaction end would otherwise detach it, warning of a leak).
+        // The handles are palloc'd: keep them for the worker's life, and the mappings too (a worker's
+        // transaction end would otherwise detach them, warning of a leak).
         MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
-        register_tranche(tranche);
-        in_worker.area = dsa_attach(dsa_handle(handle));
-        dsa_pin_mapping(in_worker.area);
-        in_worker.control = static_cast<SharedControl*>(dsa_get_address(in_worker.area, dsa_pointer(control)));
-        ours = in_worker.control->magic == control_magic && in_worker.control->leader_pid == pid;
-        if (ours) in_worker.table = dshash_attach(in_worker.area, &params, in_worker.control->table, nullptr);
+        in_worker.segment = dsm_attach(dsm_handle(handle));  // NULL when there is no such segment
+        if (in_worker.segment && dsm_segment_map_length(in_worker.segment) >= sizeof(SharedControl)) {
+            dsm_pin_mapping(in_worker.segment);
+            in_worker.control = static_cast<SharedControl*>(dsm_segment_address(in_worker.segment));
+            ours = in_worker.control->magic == control_magic && in_worker.control->leader_pid == pid;
+        }
+        if (ours) {
+            register_tranche(tranche);
+            in_worker.area = dsa_attach(in_worker.control->area);
+            dsa_pin_mapping(in_worker.area);
+            in_worker.table = dshash_attach(in_worker.area, &params, in_worker.control->table, nullptr);
+        }
         MemoryContextSwitchTo(old);
     });
     if (!ours) {
@@ -163,20 +173,23 @@ BufferCacheScope::BufferCacheScope() {
             // The area's segments never exceed the budget (plus room for the table): an allocation
             // beyond it fails softly (DSA_ALLOC_NO_OOM) and the buffer is simply not kept.
             dsa_set_size_limit(own.area, budget + (std::size_t(2) << 20));
-            const dsa_pointer control = dsa_allocate0(own.area, sizeof(SharedControl));
-            own.control = static_cast<SharedControl*>(dsa_get_address(own.area, control));
+            own.segment = dsm_create(sizeof(SharedControl), 0);
+            dsm_pin_mapping(own.segment);
+            own.control = static_cast<SharedControl*>(dsm_segment_address(own.segment));
+            std::memset(own.control, 0, sizeof(SharedControl));
             const dshash_parameters params = table_parameters(tranche_id);
             own.table = dshash_create(own.area, &params, nullptr);
             own.control->magic = control_magic;
             own.control->leader_pid = MyProcPid;
+            own.control->area = dsa_get_handle(own.area);
             own.control->table = dshash_get_hash_table_handle(own.table);
             own.control->budget = budget;
             pg_atomic_init_u64(&own.control->bytes, 0);
             pg_atomic_init_u64(&own.control->hits, 0);
             pg_atomic_init_u64(&own.control->misses, 0);
             pg_atomic_init_u64(&own.control->not_kept, 0);
-            own_setting = std::to_string(MyProcPid) + ":" + std::to_string(dsa_get_handle(own.area)) + ":" +
-                          std::to_string(uint64(control)) + ":" + std::to_string(tranche_id);
+            own_setting = std::to_string(MyProcPid) + ":" + std::to_string(dsm_segment_handle(own.segment)) + ":" +
+                          std::to_string(tranche_id);
             MemoryContextSwitchTo(old);
         });
     } catch (...) {
