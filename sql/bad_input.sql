@@ -196,7 +196,7 @@ UNION ALL SELECT 'truncated to the header', substr(model_state, 1, 72) FROM pts_
 UNION ALL SELECT 'last byte missing', substr(model_state, 1, length(model_state) - 1) FROM pts_model
 UNION ALL SELECT 'one byte appended', model_state || '\x00'::bytea FROM pts_model
 UNION ALL SELECT 'magic flipped', set_byte(model_state, 0, get_byte(model_state, 0) # 1) FROM pts_model
-UNION ALL SELECT 'version flipped', set_byte(model_state, 8, 2) FROM pts_model
+UNION ALL SELECT 'version flipped', set_byte(model_state, 8, 3) FROM pts_model
 UNION ALL SELECT 'parameter count flipped', set_byte(model_state, 56, get_byte(model_state, 56) # 1) FROM pts_model
 UNION ALL SELECT 'configuration flipped', set_byte(model_state, 80, get_byte(model_state, 80) # 32) FROM pts_model
 UNION ALL SELECT 'weight flipped', set_byte(model_state, length(model_state) - 8, get_byte(model_state, length(model_state) - 8) # 1) FROM pts_model

@@ -1,12 +1,14 @@
 // The model state format: what a model table stores and what hops between segments.
 //
-// Version 1, little-endian, all offsets in bytes:
+// Version 2, little-endian, all offsets in bytes:
 //    0  magic "HOPPERMS"
-//    8  u16 format version (1)        10  u16 flags (bit 0: diverged)
+//    8  u16 format version (2)        10  u16 flags (bit 0: diverged)
 //   12  u32 configuration JSON length  16  u64 optimizer steps
 //   24  u64 samples seen               32  u64 segment visits
 //   40  f64 last visit loss sum        48  u64 last visit samples
-//   56  u64 number of parameters P     64  u32 optimizer slots K      68  u32 reserved (0)
+//   56  u64 number of parameters P     64  u32 optimizer slots K
+//   68  u32 training iterations completed (where model hopping's schedule resumes; version 1 had a
+//       reserved 0 here, and version 1 states are still read, as states of 0 iterations)
 //   72  configuration JSON (ModelConfig::to_json), then P floats of parameters, then K*P floats of
 //       optimizer slots, then u32 CRC-32 (zlib) of every byte before it.
 // The configuration travels with the weights, so a state is self-describing: predict, evaluate and
@@ -21,7 +23,8 @@
 
 namespace hopper {
 
-constexpr uint16_t kStateFormatVersion = 1;
+constexpr uint16_t kStateFormatVersion = 2;
+constexpr uint16_t kOldestStateFormatVersion = 1;  // still read
 constexpr std::size_t kStateHeaderSize = 72;
 
 std::string serialize_state(const Trainer& trainer);
@@ -57,5 +60,9 @@ StateSummary inspect_state(std::string_view bytes);
 std::size_t state_size(const ModelConfig& config);
 
 uint32_t crc32_of(std::string_view bytes);
+
+// The same state with its count of completed training iterations set (the header field and the
+// checksum change, nothing else). Version 1 states come back as version 2.
+std::string with_iterations(std::string_view bytes, uint32_t iterations);
 
 }  // namespace hopper

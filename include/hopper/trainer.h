@@ -16,6 +16,10 @@ struct TrainCounters {
     uint64_t steps = 0;         // optimizer updates done
     uint64_t samples_seen = 0;  // rows trained on
     uint64_t visits = 0;        // segment visits (calls of finish_visit)
+    // Training iterations (passes of the run over all segments) completed, set by the drivers. A
+    // run that continues this state continues model hopping's schedule from here, so that a
+    // resumed run trains exactly as one that never stopped.
+    uint32_t iterations = 0;
     bool diverged = false;      // a non-finite loss or parameter was seen; training stopped
     // Loss of the last visit, averaged over its rows, measured before each update.
     double last_visit_loss_sum = 0.0;

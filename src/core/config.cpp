@@ -10,6 +10,7 @@
 #include <set>
 
 #include "config_internal.h"
+#include "hopper/interrupt.h"
 
 namespace hopper {
 
@@ -68,37 +69,102 @@ const char* to_string(Metric m) {
 
 namespace cfg {
 
-json parse_json_text(std::string_view text, const std::string& what) {
-    // One set of keys per open object, to refuse {"units": 1, "units": 2}: nlohmann keeps the
-    // last value silently, which would hide a typo'd edit. Nesting is capped so that hostile
-    // input cannot make later recursive code (dump, our walkers) run deep.
-    std::vector<std::set<std::string>> open;
-    auto cb = [&](int depth, json::parse_event_t ev, json& parsed) {
-        if (depth > 64)
-            fail(ErrorKind::Syntax, "syntax error in " + what + " JSON",
-                 "Values are nested more than 64 levels deep.");
-        if (ev == json::parse_event_t::object_start) {
-            open.emplace_back();
-        } else if (ev == json::parse_event_t::object_end) {
-            if (!open.empty()) open.pop_back();
-        } else if (ev == json::parse_event_t::key && !open.empty()) {
-            const std::string& k = parsed.get_ref<const std::string&>();
-            if (!open.back().insert(k).second)
-                fail(ErrorKind::InvalidParameter, "duplicate key \"" + k + "\" in " + what,
-                     "Each key may appear only once in a JSON object.");
-        }
+namespace {
+
+// Syntax error text from nlohmann ("[json.exception.parse_error.101] parse error at line 1, column
+// 5: ...") as a detail sentence ("Parse error at line 1, column 5: ...").
+std::string parse_error_detail(const std::string& what_text) {
+    std::string d = what_text;
+    auto p = d.find("] ");
+    if (p != std::string::npos) d = d.substr(p + 2);
+    if (!d.empty()) d[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(d[0])));
+    if (!d.empty() && d.back() != '.') d += '.';
+    return d;
+}
+
+// A first pass over the text that builds nothing: refuses a key repeated in one object (nlohmann
+// keeps the last value silently, which would hide a typo'd edit) and nesting deeper than 64
+// levels (so that later recursive code -- dump, our walkers -- never runs deep), and checks for
+// cancel as it goes. Linear in the text: nlohmann's callback parser, which did these checks
+// before, scans a parent array after every element it keeps, so a list of n layers cost O(n^2)
+// (300,000 layers: 55 s, deaf to cancel).
+class ValidatingSax {
+public:
+    explicit ValidatingSax(const std::string& what) : what_(what) {}
+
+    bool null() { return value(); }
+    bool boolean(bool) { return value(); }
+    bool number_integer(json::number_integer_t) { return value(); }
+    bool number_unsigned(json::number_unsigned_t) { return value(); }
+    bool number_float(json::number_float_t, const json::string_t&) { return value(); }
+    bool string(json::string_t&) { return value(); }
+    bool binary(json::binary_t&) { return value(); }
+    bool start_object(std::size_t) {
+        value();
+        open_.emplace_back();
+        return nest();
+    }
+    bool key(json::string_t& k) {
+        ticker_.tick();
+        if (!open_.back().insert(k).second)
+            fail(ErrorKind::InvalidParameter, "duplicate key \"" + k + "\" in " + what_,
+                 "Each key may appear only once in a JSON object.");
         return true;
-    };
+    }
+    bool end_object() {
+        open_.pop_back();
+        --depth_;
+        return true;
+    }
+    bool start_array(std::size_t) {
+        value();
+        return nest();
+    }
+    bool end_array() {
+        --depth_;
+        return true;
+    }
+    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
+        fail(ErrorKind::Syntax, "syntax error in " + what_ + " JSON", parse_error_detail(e.what()));
+    }
+
+private:
+    bool value() {
+        ticker_.tick();
+        return true;
+    }
+    bool nest() {
+        if (++depth_ > 64)
+            fail(ErrorKind::Syntax, "syntax error in " + what_ + " JSON",
+                 "Values are nested more than 64 levels deep.");
+        return true;
+    }
+
+    const std::string& what_;
+    std::vector<std::set<std::string>> open_;  // keys seen in each open object
+    int depth_ = 0;
+    InterruptTicker ticker_;
+};
+
+}  // namespace
+
+void check_text_size(std::string_view text, std::size_t limit, const std::string& what) {
+    if (text.size() > limit)
+        fail(ErrorKind::Limit, what + " is too large",
+             "It has " + std::to_string(text.size()) + " bytes; hopper reads at most " + std::to_string(limit >> 20) +
+                 " MB of " + what + " text.",
+             "An architecture has at most " + std::to_string(kMaxLayers) + " layers of at most " + std::to_string(kMaxDim) +
+                 " units each.");
+}
+
+json parse_json_text(std::string_view text, const std::string& what) {
     try {
-        return json::parse(text.begin(), text.end(), cb);
+        ValidatingSax sax(what);
+        json::sax_parse(text.begin(), text.end(), &sax);
+        check_interrupts();
+        return json::parse(text.begin(), text.end());
     } catch (const json::parse_error& e) {
-        std::string d = e.what();
-        // "[json.exception.parse_error.101] parse error at line 1, column 5: ..." -> "Parse error ..."
-        auto p = d.find("] ");
-        if (p != std::string::npos) d = d.substr(p + 2);
-        if (!d.empty()) d[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(d[0])));
-        if (!d.empty() && d.back() != '.') d += '.';
-        fail(ErrorKind::Syntax, "syntax error in " + what + " JSON", d);
+        fail(ErrorKind::Syntax, "syntax error in " + what + " JSON", parse_error_detail(e.what()));
     } catch (const json::exception& e) {
         fail(ErrorKind::Syntax, "syntax error in " + what + " JSON", e.what());
     }
@@ -174,6 +240,16 @@ void bad_value(const std::string& key, const std::string& where, const json& v,
          detail, hint);
 }
 
+void bad_size(const std::string& key, const std::string& where, const json& v, const std::string& detail) {
+    int64_t n = 0;
+    const bool huge = as_integer(v, int64_t(kMaxDim) + 1, INT64_MAX, n) ||
+                      (v.is_number_float() && v.get<double>() >= 9223372036854775808.0) ||
+                      (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX));
+    if (huge)
+        fail(ErrorKind::Limit, "value for \"" + key + "\"" + where + " is too large: " + show(v), detail);
+    bad_value(key, where, v, detail);
+}
+
 bool as_integer(const json& v, int64_t lo, int64_t hi, int64_t& out) {
     if (v.is_number_unsigned()) {
         uint64_t u = v.get<uint64_t>();
@@ -243,8 +319,9 @@ void validate_architecture(const Architecture& arch, const std::vector<std::stri
         fail(ErrorKind::InvalidParameter, "architecture has no layers",
              "At least one Dense layer is needed.");
     if (arch.layers.size() > static_cast<std::size_t>(kMaxLayers))
-        fail(ErrorKind::InvalidParameter, "architecture has too many layers",
-             "It has " + std::to_string(arch.layers.size()) + " layers; at most 64 are supported.");
+        fail(ErrorKind::Limit, "architecture has too many layers",
+             "It has " + std::to_string(arch.layers.size()) + " layers; at most " + std::to_string(kMaxLayers) +
+                 " are supported.");
     const std::size_t n = arch.layers.size();
     for (std::size_t i = 0; i < n; ++i) {
         const DenseLayer& l = arch.layers[i];
@@ -302,7 +379,7 @@ Architecture parse_native_architecture(const json& j) {
              "Give the number of input features, e.g. {\"input_dim\": 784, \"layers\": [...]}.");
     int64_t v = 0;
     if (!as_integer(*in, 1, kMaxDim, v))
-        bad_value("input_dim", "", *in, "input_dim must be an integer between 1 and 1000000.");
+        bad_size("input_dim", "", *in, "input_dim must be an integer between 1 and 1000000.");
     a.input_dim = static_cast<int>(v);
 
     bool have_default_init = false;
@@ -324,8 +401,8 @@ Architecture parse_native_architecture(const json& j) {
         fail(ErrorKind::InvalidParameter, "architecture has no layers",
              "At least one Dense layer is needed.");
     if (ls->size() > static_cast<std::size_t>(kMaxLayers))
-        fail(ErrorKind::InvalidParameter, "architecture has too many layers",
-             "It has " + std::to_string(ls->size()) + " layers; at most 64 are supported.");
+        fail(ErrorKind::Limit, "architecture has too many layers",
+             "It has " + std::to_string(ls->size()) + " layers; at most " + std::to_string(kMaxLayers) + " are supported.");
 
     for (std::size_t i = 0; i < ls->size(); ++i) {
         const json& lj = (*ls)[i];
@@ -344,7 +421,7 @@ Architecture parse_native_architecture(const json& j) {
         if (u == lj.end())
             fail(ErrorKind::InvalidParameter, "missing key \"units\"" + where + " of the architecture");
         if (!as_integer(*u, 1, kMaxDim, v))
-            bad_value("units", where, *u, "units must be an integer between 1 and 1000000.");
+            bad_size("units", where, *u, "units must be an integer between 1 and 1000000.");
         l.units = static_cast<int>(v);
         if (auto it = lj.find("activation"); it != lj.end())
             if (!it->is_string() || !activation_from_name(it->get_ref<const std::string&>(), l.activation))
@@ -432,6 +509,7 @@ bool Architecture::operator==(const Architecture& o) const {
 }
 
 Architecture parse_architecture(std::string_view text) {
+    check_text_size(text, kMaxArchitectureBytes, "architecture");
     std::size_t p = 0;
     while (p < text.size() && std::isspace(static_cast<unsigned char>(text[p]))) ++p;
     if (p == text.size())

@@ -21,6 +21,13 @@ using ojson = nlohmann::ordered_json;  // keeps insertion order: canonical outpu
 constexpr int kMaxDim = 1000000;
 constexpr int kMaxLayers = 64;
 constexpr uint64_t kMaxParams = 2147483647ull;  // 2^31-1 floats
+// Largest text hopper parses as an architecture (a Keras to_json() of 64 layers is about 50 kB) and
+// as compile or fit parameters: larger texts are refused (54000) before any parsing.
+constexpr std::size_t kMaxArchitectureBytes = std::size_t(4) << 20;
+constexpr std::size_t kMaxParamsTextBytes = std::size_t(1) << 20;
+
+// Refuses (54000) a text of more than `limit` bytes before anything parses it.
+void check_text_size(std::string_view text, std::size_t limit, const std::string& what);
 
 // Parses JSON text. Syntax errors (and a duplicated key in one object, which nlohmann would
 // silently resolve to the last one) are reported naming `what` ("architecture", ...).
@@ -43,6 +50,9 @@ std::string join(const std::vector<std::string>& names, const char* sep = ", ");
 // InvalidParameter `invalid value for "key"<where>: <value>` with the detail sentence given.
 [[noreturn]] void bad_value(const std::string& key, const std::string& where, const json& v,
                             const std::string& detail, const std::string& hint = {});
+
+// Like bad_value, but a whole number above kMaxDim is a limit (54000), not a bad value (22023).
+[[noreturn]] void bad_size(const std::string& key, const std::string& where, const json& v, const std::string& detail);
 
 // Number conversions that accept JSON integers and integral floats; false if v is not such a
 // number or lies outside [lo, hi].

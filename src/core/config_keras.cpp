@@ -95,9 +95,12 @@ int shape_dim(const json& shape, bool batch, const KerasLayerRef& r, const std::
     if (dims[0].is_null())
         refuse(r, "input shape " + show(*items) + " of " + r.label() + " has no feature count",
                {}, "Give the input shape explicitly, e.g. input_shape=(784,).");
-    if (!as_integer(dims[0], 1, kMaxDim, v))
-        bad_value(key, " in " + r.label(), shape,
-                  "The input dimension must be an integer between 1 and 1000000.");
+    if (!as_integer(dims[0], 1, kMaxDim, v)) {
+        if (as_integer(dims[0], int64_t(kMaxDim) + 1, INT64_MAX, v))
+            fail(ErrorKind::Limit, "input shape " + show(*items) + " of " + r.label() + " is too large",
+                 "The input dimension must be an integer between 1 and 1000000.");
+        bad_value(key, " in " + r.label(), shape, "The input dimension must be an integer between 1 and 1000000.");
+    }
     return static_cast<int>(v);
 }
 
@@ -293,8 +296,9 @@ Architecture parse_keras_architecture(const json& j) {
             check_unknown(cfg, r, handled);
             const std::string where = " in " + r.label();
             if (arch.layers.size() >= static_cast<std::size_t>(kMaxLayers))
-                fail(ErrorKind::InvalidParameter, "architecture has too many layers",
-                     "The Keras model has more than 64 Dense layers; at most 64 are supported.");
+                fail(ErrorKind::Limit, "architecture has too many layers",
+                     "The Keras model has more than " + std::to_string(kMaxLayers) + " Dense layers; at most " +
+                         std::to_string(kMaxLayers) + " are supported.");
             // Input shape: given on the first Dense when there is no InputLayer; on later
             // layers it must agree with the previous layer's width.
             int width = arch.layers.empty() ? -1 : arch.layers.back().units;
@@ -314,7 +318,7 @@ Architecture parse_keras_architecture(const json& j) {
             if (cfg.contains("input_dim") && !cfg["input_dim"].is_null()) {  // Keras 1
                 int64_t v = 0;
                 if (!as_integer(cfg["input_dim"], 1, kMaxDim, v))
-                    bad_value("input_dim", where, cfg["input_dim"],
+                    bad_size("input_dim", where, cfg["input_dim"],
                               "input_dim must be an integer between 1 and 1000000.");
                 check_in(static_cast<int>(v), "input_dim");
             }
@@ -340,7 +344,7 @@ Architecture parse_keras_architecture(const json& j) {
                 fail(ErrorKind::InvalidParameter, "missing key \"units\"" + where);
             int64_t v = 0;
             if (!as_integer(cfg[ukey], 1, kMaxDim, v))
-                bad_value(ukey, where, cfg[ukey], "units must be an integer between 1 and 1000000.");
+                bad_size(ukey, where, cfg[ukey], "units must be an integer between 1 and 1000000.");
             l.units = static_cast<int>(v);
             if (cfg.contains("activation")) l.activation = keras_activation(cfg["activation"], r);
             const char* bkey = cfg.contains("use_bias") ? "use_bias" : "bias";

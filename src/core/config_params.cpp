@@ -552,7 +552,7 @@ FitParams fit_from_object(const json& obj) {
     int64_t v = 0;
     if (auto it = obj.find("batch_size"); it != obj.end()) {
         if (!as_integer(*it, 1, kMaxDim, v))
-            bad_value("batch_size", "", *it, "batch_size must be an integer between 1 and 1000000.");
+            bad_size("batch_size", "", *it, "batch_size must be an integer between 1 and 1000000.");
         f.batch_size = static_cast<int>(v);
     }
     if (auto it = obj.find("epochs"); it != obj.end()) {
@@ -658,6 +658,7 @@ namespace hopper {
 using namespace cfg;
 
 CompileParams parse_compile_params(std::string_view text) {
+    check_text_size(text, kMaxParamsTextBytes, "compile parameters");
     json obj = object_from_text(text, "compile parameters");
     try {
         return compile_from_object(obj);
@@ -667,6 +668,7 @@ CompileParams parse_compile_params(std::string_view text) {
 }
 
 FitParams parse_fit_params(std::string_view text) {
+    check_text_size(text, kMaxParamsTextBytes, "fit parameters");
     json obj = object_from_text(text, "fit parameters");
     try {
         return fit_from_object(obj);

@@ -51,9 +51,10 @@ Parsed parse(std::string_view bytes) {
                                  std::to_string(kStateHeaderSize + 4) + ".");
     if (std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) corrupt("wrong magic number");
     uint16_t version = get<uint16_t>(bytes, 8);
-    if (version != kStateFormatVersion)
+    if (version < kOldestStateFormatVersion || version > kStateFormatVersion)
         fail(ErrorKind::Data, "unsupported model state format version " + std::to_string(version),
-             "This hopper reads version " + std::to_string(kStateFormatVersion) + ".",
+             "This hopper reads versions " + std::to_string(kOldestStateFormatVersion) + " to " +
+                 std::to_string(kStateFormatVersion) + ".",
              "Use the hopper version that wrote the state.");
     uint32_t stored_crc = get<uint32_t>(bytes, bytes.size() - 4);
     if (crc32_of(bytes.substr(0, bytes.size() - 4)) != stored_crc) corrupt("checksum mismatch");
@@ -70,7 +71,8 @@ Parsed parse(std::string_view bytes) {
     p.counters.last_visit_samples = get<uint64_t>(bytes, 48);
     p.num_params = get<uint64_t>(bytes, 56);
     p.num_slots = get<uint32_t>(bytes, 64);
-    if (get<uint32_t>(bytes, 68) != 0) corrupt("reserved field is not zero");
+    p.counters.iterations = get<uint32_t>(bytes, 68);
+    if (version == 1 && p.counters.iterations != 0) corrupt("reserved field is not zero");
 
     const std::size_t body = bytes.size() - 4 - kStateHeaderSize;
     if (config_len > body) corrupt("configuration length exceeds the state");
@@ -116,6 +118,15 @@ uint32_t crc32_of(std::string_view bytes) {
     return uint32_t(crc);
 }
 
+std::string with_iterations(std::string_view bytes, uint32_t iterations) {
+    (void)parse(bytes);  // a well-formed state of a version this hopper reads
+    std::string out(bytes);
+    put<uint16_t>(out, 8, kStateFormatVersion);
+    put<uint32_t>(out, 68, iterations);
+    put<uint32_t>(out, out.size() - 4, crc32_of(std::string_view(out).substr(0, out.size() - 4)));
+    return out;
+}
+
 std::size_t state_size(const ModelConfig& config) {
     const std::size_t p = config.arch.num_params();
     const std::size_t k = Optimizer::slots_for(config.compile.optimizer.kind);
@@ -140,7 +151,7 @@ std::string serialize_state(const Trainer& trainer) {
     put<uint64_t>(out, 48, c.last_visit_samples);
     put<uint64_t>(out, 56, params.size());
     put<uint32_t>(out, 64, uint32_t(trainer.optimizer().num_slots()));
-    put<uint32_t>(out, 68, 0);
+    put<uint32_t>(out, 68, c.iterations);
     std::size_t at = kStateHeaderSize;
     std::memcpy(&out[at], config.data(), config.size());
     at += config.size();
@@ -205,6 +216,7 @@ Trainer restore_for_config(std::string_view bytes, const ModelConfig& config, bo
     } else {
         counters.samples_seen = p.counters.samples_seen;
         counters.visits = p.counters.visits;
+        counters.iterations = p.counters.iterations;
     }
     counters.diverged = false;
     if (optimizer_kept) *optimizer_kept = keep;

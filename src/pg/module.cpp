@@ -1,6 +1,7 @@
 // The extension's module: magic block and settings (GUCs).
 #include <climits>
 
+#include "hopper/interrupt.h"
 #include "pg/buffer_cache.h"
 #include "pg/guard.h"
 #include "pg/ps.h"
@@ -20,8 +21,15 @@ int setting_buffer_cache_mb = 1024;
 char* setting_buffer_cache_area = nullptr;
 }  // namespace hopper::pg
 
+// The core's long loops (parsers, packing plans) check for cancel through this. Only when an
+// interrupt is pending does it leave the core's frames, as a PgError the guard re-raises.
+static void core_interrupt_check() {
+    if (InterruptPending) hopper::pg::check_for_interrupts();
+}
+
 void _PG_init(void) {
     using namespace hopper::pg;
+    hopper::set_interrupt_check(core_interrupt_check);
     DefineCustomIntVariable(
         "hopper.parallel_segments",
         "Most segments that train at the same time in fit and fit_multiple (0: one per segment).",

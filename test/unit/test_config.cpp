@@ -8,6 +8,7 @@
 
 #include "hopper/config.h"
 #include "hopper/error.h"
+#include "hopper/interrupt.h"
 
 using namespace hopper;
 
@@ -232,11 +233,11 @@ TEST(ConfigNative, DimensionLimits) {
     EXPECT_ERR(parse_architecture(R"({"input_dim": 0, "layers": [{"units": 2}]})"), InvalidParameter,
                "invalid value for \"input_dim\": 0");
     EXPECT_ERR(parse_architecture(R"({"input_dim": 1000001, "layers": [{"units": 2}]})"),
-               InvalidParameter, "\"input_dim\"");
+               Limit, "\"input_dim\"");
     EXPECT_ERR(parse_architecture(R"({"input_dim": 3, "layers": [{"units": 2}, {"units": 0}]})"),
                InvalidParameter, "invalid value for \"units\" in layer 2: 0");
     EXPECT_ERR(parse_architecture(R"({"input_dim": 3, "layers": [{"units": 1000001}]})"),
-               InvalidParameter, "\"units\" in layer 1");
+               Limit, "\"units\" in layer 1");
     EXPECT_ERR(parse_architecture(R"({"input_dim": 3, "layers": [{"units": 1.5}]})"),
                InvalidParameter, "\"units\" in layer 1: 1.5");
     EXPECT_ERR(parse_architecture(R"({"input_dim": 3, "layers": [{"units": "8"}]})"),
@@ -252,8 +253,49 @@ TEST(ConfigNative, LayerCountLimit) {
     for (int i = 0; i < 64; ++i) ls += std::string(i ? "," : "") + R"({"units": 2})";
     EXPECT_EQ(parse_architecture(R"({"input_dim": 3, "layers": [)" + ls + "]}").layers.size(), 64u);
     ls += R"(,{"units": 2})";
-    EXPECT_ERR(parse_architecture(R"({"input_dim": 3, "layers": [)" + ls + "]}"), InvalidParameter,
-               "too many layers");
+    EXPECT_ERR(parse_architecture(R"({"input_dim": 3, "layers": [)" + ls + "]}"), Limit, "too many layers");
+}
+
+// Absurd sizes are limits (54000), refused before any work; small wrong values stay 22023.
+TEST(ConfigNative, AbsurdSizesAreLimits) {
+    EXPECT_ERR(parse_architecture(R"({"input_dim": 3, "layers": [{"units": 1000001}]})"), Limit,
+               "\"units\" in layer 1 is too large");
+    EXPECT_ERR(parse_architecture(R"({"input_dim": 3, "layers": [{"units": 1e300}]})"), Limit, "\"units\"");
+    EXPECT_ERR(parse_architecture(R"({"input_dim": 18446744073709551615, "layers": [{"units": 2}]})"), Limit,
+               "\"input_dim\" is too large");
+    EXPECT_ERR(parse_architecture(R"({"input_dim": 3, "layers": [{"units": 0}]})"), InvalidParameter, "\"units\"");
+    EXPECT_ERR(parse_fit_params("batch_size=99999999999"), Limit, "\"batch_size\" is too large");
+    const std::string keras_big = R"({"class_name": "Sequential", "config": {"layers": [)"
+                                  R"({"class_name": "InputLayer", "config": {"batch_input_shape": [null, 5000000]}},)"
+                                  R"({"class_name": "Dense", "config": {"units": 2, "activation": "softmax"}}]}})";
+    EXPECT_ERR(parse_architecture(keras_big), Limit, "is too large");
+    // A text of more than 4 MB is refused before it is parsed (300,000 layers took 55 s, deaf to
+    // cancel, when parsing was quadratic).
+    std::string huge = R"({"input_dim": 3, "layers": [)";
+    while (huge.size() <= (std::size_t(4) << 20)) huge += R"({"units": 2},)";
+    huge += R"({"units": 2}]})";
+    Error e = EXPECT_ERR(parse_architecture(huge), Limit, "architecture is too large");
+    EXPECT_NE(e.detail().find("at most 4 MB"), std::string::npos) << e.detail();
+    EXPECT_ERR(parse_compile_params(std::string(std::size_t(1) << 21, ' ') + "loss='mse'"), Limit,
+               "compile parameters is too large");
+}
+
+// Parsing checks for cancel as it goes: an interrupt check that throws stops a parse of a large
+// architecture before it finishes (here, before it could report too many layers).
+TEST(ConfigNative, ParsingHonoursCancel) {
+    struct Cancelled {};
+    static int calls;
+    calls = 0;
+    set_interrupt_check([] {
+        if (++calls == 3) throw Cancelled{};
+    });
+    std::string big = R"({"input_dim": 3, "layers": [)";
+    for (int i = 0; i < 50000; ++i) big += std::string(i ? "," : "") + R"({"units": 2, "activation": "relu"})";
+    big += "]}";
+    EXPECT_THROW(parse_architecture(big), Cancelled);
+    EXPECT_EQ(calls, 3);
+    set_interrupt_check(nullptr);
+    EXPECT_ERR(parse_architecture(big), Limit, "too many layers");
 }
 
 TEST(ConfigNative, DropoutRange) {
@@ -894,7 +936,7 @@ TEST(ConfigFit, Refusals) {
     e = EXPECT_ERR(parse_fit_params("batchsize=32"), InvalidParameter, "unknown key \"batchsize\" in fit parameters");
     EXPECT_NE(e.hint().find("batch_size"), std::string::npos);
     EXPECT_ERR(parse_fit_params("batch_size=0"), InvalidParameter, "invalid value for \"batch_size\": 0");
-    EXPECT_ERR(parse_fit_params("batch_size=1000001"), InvalidParameter, "\"batch_size\"");
+    EXPECT_ERR(parse_fit_params("batch_size=1000001"), Limit, "\"batch_size\"");
     EXPECT_ERR(parse_fit_params("batch_size=1.5"), InvalidParameter, "\"batch_size\": 1.5");
     EXPECT_ERR(parse_fit_params("batch_size='32'"), InvalidParameter, "\"batch_size\"");
     EXPECT_ERR(parse_fit_params("epochs=0"), InvalidParameter, "\"epochs\": 0");

@@ -106,6 +106,66 @@ TEST(StateFormat, TrainingResumesExactlyFromAState) {
     EXPECT_EQ(resumed.optimizer().slots(), straight.optimizer().slots());
 }
 
+// A version 1 state, written by hopper 0.1.0 (commit 6ff188a): small_config() after training on
+// batch(1) and batch(2), one visit each.
+const char* const kVersion1State =
+    "484f505045524d5301000000eb01000006000000000000000c000000000000000200000000000000bc38415b8566094006000000000000001a0000000000000002000000000000007b22617263686974656374757265223a7b22696e7075745f64696d223a332c226c6179657273223a5b7b22756e697473223a342c2261637469766174696f6e223a2272656c75222c227573655f62696173223a747275652c22696e697469616c697a6572223a2268655f756e69666f726d222c2264726f706f7574223a302e307d2c7b22756e697473223a322c2261637469766174696f6e223a22736f66746d6178222c227573655f62696173223a747275652c22696e697469616c697a6572223a22676c6f726f745f756e69666f726d222c2264726f706f7574223a302e307d5d7d2c22636f6d70696c65223a7b226c6f7373223a22736f66746d61785f63726f73735f656e74726f7079222c226c6f73735f676976656e223a66616c73652c226f7074696d697a6572223a7b226e616d65223a226164616d222c226c6561726e696e675f72617465223a302e30352c22626574615f31223a302e392c22626574615f32223a302e3939392c22657073696c6f6e223a31652d30372c226465636179223a302e307d2c227765696768745f6465636179223a302e302c226d657472696373223a5b226163637572616379225d2c22746f705f6b223a357d2c22666974223a7b2262617463685f73697a65223a322c2265706f636873223a312c2273656564223a34327d7dea6c94bf8f9400bf76b9293e76bd1f3fdf3427bfb762f73e72abcc3fa871f83ed7d97e3fc605a6bf540defbe27c4c03f9f9919bea1691fbe4b11453e794bdc3dbab3563febf9153f6a6826bd6131c93ea5953dbfd943943f2957e3be9c09933f8199603e819960bee126db3aac95f3bba06b9e3b7b06023dddf1b53bebcb99bb94fd7fbc738decbc008d1a3c5207f53ab9f0b9bc29f428bdd2c0893c768a423c2d91b5bd389a5bbd43d0603c42d060bce46c9ebae86c9e3ac4c3283cc4c328bce0c3053de0c305bd8d608dbc8b608d3cc2c53436a4b3ca36428802365cdf45383ae2dd352ddd193690b82237c8d92738a73a7136f68078357cd85338e519663851dcea37c5d09b37a7b6a239a4798f39ce044038ca0440383c80ea363a80ea36841eed36841eed36839a1238829a1238bb9bbc37b89bbc37b3dc2f61";
+
+std::string from_hex(const std::string& hex) {
+    std::string out;
+    for (std::size_t i = 0; i + 1 < hex.size(); i += 2) out += char(std::stoi(hex.substr(i, 2), nullptr, 16));
+    return out;
+}
+
+TEST(StateFormat, Version1StatesStillLoad) {
+    const std::string old = from_hex(kVersion1State);
+    ASSERT_EQ(old[8], 1);  // the fixture really is version 1
+    Trainer t = deserialize_state(old);
+    EXPECT_EQ(t.config().to_json(), small_config().to_json());
+    EXPECT_EQ(t.counters().steps, 6u);
+    EXPECT_EQ(t.counters().visits, 2u);
+    EXPECT_EQ(t.counters().iterations, 0u);
+    // Training the same two buffers today gives the same bits as hopper 0.1.0 stored.
+    Trainer now(small_config());
+    for (int seed = 1; seed <= 2; ++seed) {
+        Batch b = batch(seed);
+        now.begin_visit();
+        now.train_buffer(b.x.data(), b.y.data(), b.rows);
+        now.finish_visit();
+    }
+    EXPECT_EQ(t.params(), now.params());
+    EXPECT_EQ(t.optimizer().slots(), now.optimizer().slots());
+    // Written again it is a version 2 state that differs only in the version and the checksum.
+    const std::string again = serialize_state(t);
+    ASSERT_EQ(again.size(), old.size());
+    EXPECT_EQ(again[8], 2);
+    EXPECT_EQ(again.substr(10, again.size() - 14), old.substr(10, old.size() - 14));
+    EXPECT_EQ(inspect_state(old).counters.steps, 6u);
+    EXPECT_EQ(load_frozen_model(old).params, t.params());
+}
+
+TEST(StateFormat, IterationsTravelWithTheState) {
+    Trainer t(small_config());
+    t.counters().iterations = 7;
+    const std::string bytes = serialize_state(t);
+    EXPECT_EQ(deserialize_state(bytes).counters().iterations, 7u);
+    EXPECT_EQ(inspect_state(bytes).counters.iterations, 7u);
+    const std::string later = with_iterations(bytes, 9);
+    EXPECT_EQ(inspect_state(later).counters.iterations, 9u);
+    EXPECT_EQ(later.substr(0, 68), bytes.substr(0, 68));
+    EXPECT_EQ(later.substr(72, later.size() - 76), bytes.substr(72, bytes.size() - 76));
+    // A version 1 state comes back as version 2 with the count set.
+    const std::string upgraded = with_iterations(from_hex(kVersion1State), 3);
+    EXPECT_EQ(upgraded[8], 2);
+    EXPECT_EQ(deserialize_state(upgraded).counters().iterations, 3u);
+    // Warm start keeps the count, whether or not the optimizer is kept.
+    EXPECT_EQ(restore_for_config(bytes, small_config()).counters().iterations, 7u);
+    EXPECT_EQ(restore_for_config(bytes, small_config(OptimizerKind::SGD)).counters().iterations, 7u);
+    std::string corrupt = later;
+    corrupt[kStateHeaderSize + 3] ^= 1;
+    EXPECT_THROW(with_iterations(corrupt, 1), Error);
+}
+
 TEST(StateFormat, InspectAndFrozenModelAgreeWithTheState) {
     Trainer t(small_config(OptimizerKind::Momentum));
     const std::string bytes = serialize_state(t);
@@ -130,19 +190,23 @@ TEST(StateFormat, EveryMalformedStateIsADataError) {
     expect_data_error(flipped, "checksum mismatch");
     expect_data_error(good.substr(0, good.size() - 1), "checksum mismatch");
 
-    std::string version = good;
-    poke<uint16_t>(version, 8, 2);
-    try {
-        (void)deserialize_state(reseal(version));
-        FAIL() << "accepted version 2";
-    } catch (const Error& e) {
-        EXPECT_EQ(e.kind(), ErrorKind::Data);
-        EXPECT_EQ(e.message(), "unsupported model state format version 2");
+    for (uint16_t v : {uint16_t(0), uint16_t(3)}) {
+        std::string version = good;
+        poke<uint16_t>(version, 8, v);
+        try {
+            (void)deserialize_state(reseal(version));
+            FAIL() << "accepted version " << v;
+        } catch (const Error& e) {
+            EXPECT_EQ(e.kind(), ErrorKind::Data);
+            EXPECT_EQ(e.message(), "unsupported model state format version " + std::to_string(v));
+        }
     }
     std::string flags = good;
     poke<uint16_t>(flags, 10, 4);
     expect_data_error(reseal(flags), "unknown flags");
+    // Version 1 kept offset 68 reserved (0); version 2 counts iterations there.
     std::string reserved = good;
+    poke<uint16_t>(reserved, 8, 1);
     poke<uint32_t>(reserved, 68, 1);
     expect_data_error(reseal(reserved), "reserved field");
     std::string config_len = good;

@@ -1,0 +1,35 @@
+// Memory hopper plans before it allocates. Each figure is what one process (a backend or a parallel
+// worker) holds at its peak for one job, computed from the configuration alone, so that a call can
+// refuse an absurd model or packing before it starts instead of driving a backend to gigabytes
+// (a 16000x16000 SGD model, within the 1 GB state limit, took 7 GB while training).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hopper/config.h"
+
+namespace hopper {
+
+// Training one model on buffers of up to `buffer_rows` rows: the incoming and outgoing serialized
+// states, parameters, gradient, last-good copy, optimizer slots, the forward and backward
+// workspace of one minibatch, and the buffer itself.
+std::size_t training_bytes(const ModelConfig& config, int buffer_rows);
+
+// Evaluating `configs` over buffers of up to `buffer_rows` rows in one scan: every model's
+// parameters are loaded at once, and one model's forward pass over a buffer runs at a time.
+std::size_t evaluation_bytes(const std::vector<ModelConfig>& configs, int buffer_rows);
+
+// Scoring `rows` rows with one model (predict, model_forward).
+std::size_t inference_bytes(const ModelConfig& config, int rows);
+
+// Bytes a packed table of `rows` rows of `x_dim` features and `y_dim` dependent values takes on
+// disk (uncompressed float32 arrays and their row overhead).
+uint64_t packed_table_bytes(uint64_t rows, int x_dim, int y_dim, int buffer_size);
+
+// "1.2 GB", "340 MB", "12 kB" for messages.
+std::string format_bytes(uint64_t bytes);
+
+}  // namespace hopper

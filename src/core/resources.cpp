@@ -1,0 +1,83 @@
+#include "hopper/resources.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include "hopper/network.h"
+#include "hopper/optimizer.h"
+#include "hopper/state_format.h"
+
+namespace hopper {
+
+namespace {
+
+// Floats per row of the training workspace (GradientWorkspace): each layer's activations, dropout
+// masks, and the two scratch buffers of the backward pass.
+std::size_t workspace_floats_per_row(const Architecture& a) {
+    std::size_t per_row = 0, widest = std::size_t(a.input_dim);
+    for (const DenseLayer& l : a.layers) {
+        per_row += std::size_t(l.units) * (l.dropout > 0.0f ? 2 : 1);
+        widest = std::max(widest, std::size_t(l.units));
+    }
+    return per_row + 2 * widest;
+}
+
+// Floats per row of a forward pass (Network::predict ping-pongs between two buffers).
+std::size_t forward_floats_per_row(const Architecture& a) {
+    std::size_t widest = 0;
+    for (const DenseLayer& l : a.layers) widest = std::max(widest, std::size_t(l.units));
+    return 2 * widest;
+}
+
+std::size_t buffer_bytes(const Architecture& a, int rows) {
+    return std::size_t(rows) * (std::size_t(a.input_dim) + std::size_t(a.output_dim())) * sizeof(float);
+}
+
+}  // namespace
+
+std::size_t training_bytes(const ModelConfig& config, int buffer_rows) {
+    const std::size_t p = config.arch.num_params();
+    const std::size_t k = std::size_t(Optimizer::slots_for(config.compile.optimizer.kind));
+    const int batch = std::max(1, std::min(config.fit.batch_size, std::max(1, buffer_rows)));
+    // params, gradient, last-good copy, slots
+    const std::size_t trainer = (3 + k) * p * sizeof(float);
+    return 2 * state_size(config) + trainer + workspace_floats_per_row(config.arch) * std::size_t(batch) * sizeof(float) +
+           buffer_bytes(config.arch, buffer_rows);
+}
+
+std::size_t evaluation_bytes(const std::vector<ModelConfig>& configs, int buffer_rows) {
+    std::size_t params = 0, widest_pass = 0, widest_buffer = 0;
+    for (const ModelConfig& c : configs) {
+        params += c.arch.num_params() * sizeof(float) + state_size(c);
+        widest_pass = std::max(widest_pass, forward_floats_per_row(c.arch) * std::size_t(std::max(1, buffer_rows)) * sizeof(float));
+        widest_buffer = std::max(widest_buffer, buffer_bytes(c.arch, buffer_rows));
+    }
+    return params + widest_pass + widest_buffer;
+}
+
+std::size_t inference_bytes(const ModelConfig& config, int rows) {
+    return state_size(config) + config.arch.num_params() * sizeof(float) +
+           forward_floats_per_row(config.arch) * std::size_t(std::max(1, rows)) * sizeof(float) +
+           buffer_bytes(config.arch, rows);
+}
+
+uint64_t packed_table_bytes(uint64_t rows, int x_dim, int y_dim, int buffer_size) {
+    const uint64_t buffers = buffer_size > 0 ? (rows + uint64_t(buffer_size) - 1) / uint64_t(buffer_size) : rows;
+    // Two float4 arrays per buffer (each with a 24-byte array header), two small shape arrays,
+    // a tuple and its TOAST pointers: about 200 bytes of overhead per buffer.
+    return rows * (uint64_t(std::max(0, x_dim)) + uint64_t(std::max(0, y_dim))) * sizeof(float) + buffers * 200;
+}
+
+std::string format_bytes(uint64_t bytes) {
+    char buf[32];
+    if (bytes >= (uint64_t(1) << 30))
+        std::snprintf(buf, sizeof buf, "%.1f GB", double(bytes) / double(uint64_t(1) << 30));
+    else if (bytes >= (uint64_t(1) << 20))
+        std::snprintf(buf, sizeof buf, "%.0f MB", double(bytes) / double(uint64_t(1) << 20));
+    else
+        std::snprintf(buf, sizeof buf, "%.0f kB", double(bytes) / 1024.0);
+    return buf;
+}
+
+}  // namespace hopper
