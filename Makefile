@@ -12,6 +12,10 @@ OBJS      = $(CORE_SRCS:.cpp=.o) $(PORT_SRCS:.cpp=.o)
 # The extension script is assembled from one file per feature area, in file-name order.
 EXT_PARTS  = $(sort $(wildcard sql/ext/*.sql))
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
+# Released versions: each one's install script, frozen as it shipped, and the upgrade script from
+# it to the next (ALTER EXTENSION hopper UPDATE). test/scripts/upgrade.sh installs the previous
+# release, fills its tables and upgrades.
+DATA       = $(sort $(wildcard sql/releases/$(EXTENSION)--*.sql))
 
 # Regression inputs: every sql/*.sql except the assembled extension script.
 REGRESS      = $(filter-out $(EXTENSION)--%,$(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql))))
@@ -20,7 +24,7 @@ REGRESS_OPTS = --load-extension=$(EXTENSION)
 # -march=native measured 2-5x faster Eigen float32 products than plain -O3 on this kind of machine.
 # Portable packages: make HOPPER_OPT="-O3".
 HOPPER_OPT ?= -O3 -march=native
-PG_CPPFLAGS = -Iinclude -Isrc -isystem /usr/include/eigen3 -DEIGEN_DONT_PARALLELIZE
+PG_CPPFLAGS = -Iinclude -Isrc -isystem /usr/include/eigen3 -DEIGEN_DONT_PARALLELIZE -DHOPPER_VERSION=\"$(EXTVERSION)\"
 # GCC 12 warns about its own AVX-512 intrinsics inside Eigen (-Wmaybe-uninitialized): false positives.
 PG_CXXFLAGS = -std=c++17 $(HOPPER_OPT) -Wno-register -Wno-unused-parameter -Wno-maybe-uninitialized -fexceptions
 SHLIB_LINK  = -lstdc++ -lz

@@ -207,10 +207,8 @@ SELECT what,
        try(format('SELECT hopper.model_forward(%L::bytea, ARRAY[1, 2]::float8[])', s)) AS model_forward
 FROM states ORDER BY what;
 -- The same states inside a model table, through evaluate, predict and warm start.
-CREATE TABLE corrupt_model AS SELECT * FROM pts_model;
+CALL hopper.fit('pts_packed', 'corrupt_model', '{"input_dim": 2, "layers": [{"units": 3, "activation": "softmax"}]}', '', '', 1);
 UPDATE corrupt_model SET model_state = set_byte(model_state, 100, get_byte(model_state, 100) # 8);
-CREATE TABLE corrupt_model_summary AS SELECT * FROM pts_model_summary;
-CREATE TABLE corrupt_model_info AS SELECT * FROM pts_model_info;
 SELECT try($$SELECT * FROM hopper.evaluate('corrupt_model', 'pts_valid')$$);
 SELECT try($$SELECT hopper.predict('corrupt_model', 'pts', 'id', 'x', 'out_pred')$$, ARRAY['out_pred']);
 SELECT try($$CALL hopper.fit('pts_packed', 'corrupt_model', '{"input_dim": 2, "layers": [{"units": 3, "activation": "softmax"}]}', '', '', 1, warm_start => true)$$);

@@ -55,6 +55,10 @@ struct FeatureScaling {
 
     static FeatureScaling from_stats(ScaleKind kind, double normalizing_const, const FeatureStats& stats);
     void apply(float* row, int num_features) const;
+    // Refuses (InvalidParameter) a scaling that cannot be applied to rows of `num_features`
+    // features: normalizing_const not positive and finite, center and spread of different lengths or
+    // not one per feature, a center or spread that is not finite, a spread of zero.
+    void validate(int num_features) const;
     bool is_identity() const { return normalizing_const == 1.0 && center.empty(); }
 };
 

@@ -48,6 +48,7 @@ FrozenModel load_frozen_model(std::string_view bytes);
 
 // Cheap look at a state without copying parameters (validates header, size and checksum).
 struct StateSummary {
+    uint16_t format_version = 0;  // as stored (1 or 2)
     ModelConfig config;
     TrainCounters counters;
     uint64_t num_params = 0;

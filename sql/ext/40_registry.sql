@@ -43,7 +43,8 @@ COMMENT ON TABLE hopper.tasks IS
 'what wrote checkpoints: one TRAINING task per model configuration of a training run, or any other kind (IMPORT, ...) created with hopper.create_task';
 
 -- ---- training runs and their configurations ------------------------------------------------------
-CREATE TABLE hopper.runs (
+-- Stored in hopper.run_records; read through the view hopper.runs, whose state is truthful when read.
+CREATE TABLE hopper.run_records (
     run_id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     method text NOT NULL CHECK (method IN ('fit', 'fit_multiple', 'fit_data_parallel')),
     name text,
@@ -61,8 +62,9 @@ CREATE TABLE hopper.runs (
     -- class_values, dependent_varname, dependent_vartype, independent_varname, normalizing_const,
     -- scale, feature_center, feature_spread, num_rows.
     data jsonb NOT NULL CHECK (jsonb_typeof(data) = 'object'),
-    -- INTERRUPTED: the session running it ended (error, cancel, crash) before it completed; its
-    -- completed checkpoints are kept, and warm_start_run resumes it.
+    -- INTERRUPTED: it stopped (error, cancel, crash) before it completed; its completed checkpoints
+    -- are kept, and warm_start_run resumes it. An ACTIVE row whose run is no longer alive (see
+    -- hopper.run_is_live) reads as INTERRUPTED through hopper.runs.
     state text NOT NULL DEFAULT 'ACTIVE' CHECK (state IN ('ACTIVE', 'COMPLETED', 'ERROR', 'CANCELED', 'INTERRUPTED')),
     owner name NOT NULL DEFAULT CURRENT_USER,
     start_time timestamptz NOT NULL DEFAULT now(),
@@ -71,8 +73,36 @@ CREATE TABLE hopper.runs (
     backend_pid integer,
     backend_start timestamptz
 );
-COMMENT ON TABLE hopper.runs IS
-'one row per call of hopper.fit, fit_multiple or fit_data_parallel: its tables, settings, searcher metric and the facts of the packed data; a run whose session ended before it completed is marked INTERRUPTED by hopper.mark_interrupted_runs(), which every new run of the same owner calls';
+COMMENT ON TABLE hopper.run_records IS
+'storage of hopper.runs: one row per call of hopper.fit, fit_multiple or fit_data_parallel; read hopper.runs, whose state is truthful when read';
+
+-- Whether a training run is alive: the backend running it holds a session-level advisory lock
+-- (key space 1213223473, key the run id modulo 2^31) from its first transaction until it ends,
+-- errs or is cancelled (src/pg/run_lock.cpp). pg_locks shows every session's advisory locks to
+-- every role, and a lock is gone the moment its backend stops running the run -- unlike a process
+-- id, which outlives a failed run in a session that goes on.
+CREATE FUNCTION hopper.run_is_live(run_id bigint) RETURNS boolean
+LANGUAGE sql STABLE PARALLEL SAFE STRICT
+BEGIN ATOMIC
+    SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_locks l
+                   WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+                     AND l.database = (SELECT d.oid FROM pg_catalog.pg_database d
+                                       WHERE d.datname = pg_catalog.current_database())
+                     AND l.classid = 1213223473::oid
+                     AND l.objid = (run_id % 2147483648)::oid);
+END;
+COMMENT ON FUNCTION hopper.run_is_live(bigint) IS
+'whether the training run is being run by a session right now (the session holds the run''s advisory lock)';
+
+CREATE VIEW hopper.runs WITH (security_invoker = true) AS
+SELECT r.run_id, r.method, r.name, r.description, r.source_table, r.validation_table, r.model_output_table,
+       r.model_selection_table, r.num_iterations, r.metrics_compute_frequency, r.checkpoint_frequency,
+       r.searcher_metric, r.smaller_is_better, r.data,
+       CASE WHEN r.state = 'ACTIVE' AND NOT hopper.run_is_live(r.run_id) THEN 'INTERRUPTED' ELSE r.state END AS state,
+       r.owner, r.start_time, r.end_time, r.backend_pid, r.backend_start
+FROM hopper.run_records r;
+COMMENT ON VIEW hopper.runs IS
+'one row per call of hopper.fit, fit_multiple or fit_data_parallel: its tables, settings, searcher metric and the facts of the packed data; state is ACTIVE only while a session is running it (INTERRUPTED once it stopped without completing: an error, a cancel, a crash)';
 
 CREATE TABLE hopper.checkpoints (
     checkpoint_id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -115,7 +145,7 @@ COMMENT ON TABLE hopper.checkpoint_chunks IS
 
 CREATE TABLE hopper.trials (
     trial_id bigint PRIMARY KEY REFERENCES hopper.tasks (task_id),
-    run_id bigint NOT NULL REFERENCES hopper.runs,
+    run_id bigint NOT NULL REFERENCES hopper.run_records,
     mst_key integer NOT NULL,
     model_id integer,
     model_arch jsonb NOT NULL,
@@ -215,6 +245,30 @@ CREATE UNIQUE INDEX model_aliases_key ON hopper.model_aliases (model_id, lower(a
 CREATE INDEX model_aliases_version_idx ON hopper.model_aliases (version_id);
 COMMENT ON TABLE hopper.model_aliases IS
 'named pointers such as champion to one version of a model; removed with the version';
+
+-- ---- tables hopper created ----------------------------------------------------------------------
+-- hopper drops or replaces a table (a warm start replaces the model output and its _info, _summary
+-- and _hops tables) only when it can prove it created it: the table's comment carries a token
+-- "[hopper:<uuid>]" and this catalog has a row with that token and the table's kind. Only a table's
+-- owner can set its comment, and a row here can only be added for oneself, so no role can make
+-- hopper replace another role's table, and a user's table that merely has the right name is never
+-- touched. The proof survives pg_dump and pg_upgrade (comments and these rows are kept) and renames.
+CREATE TABLE hopper.output_tables (
+    token uuid NOT NULL,
+    kind text NOT NULL CHECK (kind IN ('model', 'model_info', 'model_summary', 'model_hops', 'packed',
+                                       'packed_summary', 'model_selection', 'model_selection_summary',
+                                       'model_arch', 'predictions')),
+    -- Where hopper created it (the table may have been renamed since).
+    schema_name name NOT NULL,
+    table_name name NOT NULL,
+    -- The training run that wrote it, for model tables written by fit, fit_multiple, fit_data_parallel.
+    run_id bigint,
+    owner name NOT NULL DEFAULT CURRENT_USER,
+    creation_time timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (token, kind)
+);
+COMMENT ON TABLE hopper.output_tables IS
+'every table hopper created (model outputs and their _info/_summary/_hops, packed tables, model selection and architecture tables, predictions): hopper replaces a table only if its comment carries the token of a row here of the right kind';
 
 -- ---- triggers that keep the invariants ------------------------------------------------------------
 CREATE FUNCTION hopper.model_versions_before_insert() RETURNS trigger
@@ -341,6 +395,25 @@ BEGIN
         RAISE EXCEPTION 'permission denied for checkpoint %', OLD.uuid USING ERRCODE = 'insufficient_privilege',
             DETAIL = format('It belongs to role %s.', OLD.owner);
     END IF;
+    -- What a completed checkpoint is (its payload's place, size and checksum, its steps) never
+    -- changes; what it says about itself (metadata, resources) is fixed once a version uses it.
+    -- Otherwise its owner could make a checkpoint someone registered look corrupt, or different.
+    -- (A superuser may repair them.)
+    IF NOT (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = CURRENT_USER) THEN
+        IF OLD.state <> 'ACTIVE' AND (NEW.format, NEW.storage, NEW.external_uri, NEW.size_bytes, NEW.checksum,
+                                      NEW.steps_completed)
+                                     IS DISTINCT FROM (OLD.format, OLD.storage, OLD.external_uri, OLD.size_bytes,
+                                                       OLD.checksum, OLD.steps_completed) THEN
+            RAISE EXCEPTION 'checkpoint % is %: its payload, size, checksum and steps cannot be changed', OLD.uuid, OLD.state
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                DETAIL = 'Only an ACTIVE checkpoint, whose payload is still being written, can change them.';
+        END IF;
+        IF OLD.version_count > 0 AND (NEW.metadata, NEW.resources) IS DISTINCT FROM (OLD.metadata, OLD.resources) THEN
+            RAISE EXCEPTION 'checkpoint % is registered as a model version: its metadata cannot be changed', OLD.uuid
+                USING ERRCODE = 'object_in_use',
+                HINT = 'Delete those model versions first.';
+        END IF;
+    END IF;
     IF NEW.state IN ('DELETING', 'DELETED', 'PARTIALLY_DELETED') AND NEW.version_count > 0 THEN
         SELECT string_agg(format('%s version %s', m.name, v.version), ', ' ORDER BY m.name, v.version) INTO used_by
         FROM hopper.model_versions v JOIN hopper.models m USING (model_id) WHERE v.checkpoint_id = OLD.checkpoint_id;
@@ -352,28 +425,84 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION hopper.checkpoints_before_update() IS
-'trigger: a checkpoint used by a model version cannot be deleted, a deleted one stays deleted; only its owner may change it, others only register it';
+'trigger: a checkpoint used by a model version cannot be deleted and its metadata is fixed, a deleted one stays deleted, a completed one keeps its payload, size, checksum and steps (a superuser may repair them); only its owner may change it, others only register it';
 CREATE TRIGGER checkpoints_before_update BEFORE UPDATE ON hopper.checkpoints
     FOR EACH ROW EXECUTE FUNCTION hopper.checkpoints_before_update();
 
+-- ---- what ties a row to its owner cannot be changed ------------------------------------------------
+-- Row-level security checks a new row against its owner and the rows it points to (task, run,
+-- checkpoint, model); these triggers keep those columns fixed afterwards, so that a role can
+-- neither give a row away (it could then no longer be repaired by anyone) nor move its own row
+-- under another role's run. Each trigger names the columns it keeps (TG_ARGV); owner changes are
+-- 42501 (only a superuser may reassign rows), the others 428C9.
+CREATE FUNCTION hopper.keep_columns() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    col text;
+    old_row jsonb := to_jsonb(OLD);
+    new_row jsonb := to_jsonb(NEW);
+BEGIN
+    FOREACH col IN ARRAY TG_ARGV LOOP
+        IF new_row -> col IS DISTINCT FROM old_row -> col THEN
+            -- A superuser may hand rows to another role (say, when someone leaves).
+            CONTINUE WHEN col = 'owner' AND (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = CURRENT_USER);
+            IF col = 'owner' THEN
+                RAISE EXCEPTION 'the owner of a row of %.% cannot be changed', TG_TABLE_SCHEMA, TG_TABLE_NAME
+                    USING ERRCODE = 'insufficient_privilege',
+                    DETAIL = format('It belongs to role %s.', old_row ->> 'owner'),
+                    HINT = 'Rows stay with the role that created them.';
+            END IF;
+            RAISE EXCEPTION 'column % of %.% cannot be changed', col, TG_TABLE_SCHEMA, TG_TABLE_NAME
+                USING ERRCODE = 'generated_always',
+                DETAIL = 'It ties the row to its owner, task, run, checkpoint or model.';
+        END IF;
+    END LOOP;
+    RETURN NEW;
+END
+$$;
+COMMENT ON FUNCTION hopper.keep_columns() IS
+'trigger: refuses an UPDATE that changes one of the columns named in the trigger''s arguments (owner: 42501 unless a superuser reassigns it, others: 428C9)';
+CREATE TRIGGER tasks_keep_columns BEFORE UPDATE ON hopper.tasks
+    FOR EACH ROW EXECUTE FUNCTION hopper.keep_columns('owner', 'task_id', 'task_type');
+CREATE TRIGGER run_records_keep_columns BEFORE UPDATE ON hopper.run_records
+    FOR EACH ROW EXECUTE FUNCTION hopper.keep_columns('owner', 'run_id', 'method');
+CREATE TRIGGER trials_keep_columns BEFORE UPDATE ON hopper.trials
+    FOR EACH ROW EXECUTE FUNCTION hopper.keep_columns('trial_id', 'run_id', 'mst_key');
+CREATE TRIGGER trial_metrics_keep_columns BEFORE UPDATE ON hopper.trial_metrics
+    FOR EACH ROW EXECUTE FUNCTION hopper.keep_columns('trial_id', 'iteration');
+CREATE TRIGGER checkpoints_keep_columns BEFORE UPDATE ON hopper.checkpoints
+    FOR EACH ROW EXECUTE FUNCTION hopper.keep_columns('owner', 'task_id');
+CREATE TRIGGER checkpoint_training_keep_columns BEFORE UPDATE ON hopper.checkpoint_training
+    FOR EACH ROW EXECUTE FUNCTION hopper.keep_columns('checkpoint_id', 'trial_id', 'iteration');
+CREATE TRIGGER models_keep_columns BEFORE UPDATE ON hopper.models
+    FOR EACH ROW EXECUTE FUNCTION hopper.keep_columns('owner');
+CREATE TRIGGER model_versions_keep_columns BEFORE UPDATE ON hopper.model_versions
+    FOR EACH ROW EXECUTE FUNCTION hopper.keep_columns('owner', 'version_id');
+CREATE TRIGGER model_aliases_keep_columns BEFORE UPDATE ON hopper.model_aliases
+    FOR EACH ROW EXECUTE FUNCTION hopper.keep_columns('owner', 'model_id');
+
 -- ---- privileges and row-level security ---------------------------------------------------------
-GRANT SELECT, INSERT, UPDATE, DELETE ON hopper.tasks, hopper.runs, hopper.checkpoints, hopper.checkpoint_chunks,
-    hopper.trials, hopper.trial_metrics, hopper.checkpoint_training, hopper.models, hopper.model_versions,
-    hopper.model_aliases TO PUBLIC;
+-- Everyone reads every row; a row is changed only by its owner (or a member of the owner role), and
+-- a new row may point only at rows of its own roles: a checkpoint at the caller's task, a trial at
+-- the caller's task and run, a metric or a checkpoint's training facts at the caller's trial.
+GRANT SELECT, INSERT, UPDATE, DELETE ON hopper.tasks, hopper.run_records, hopper.runs, hopper.checkpoints,
+    hopper.checkpoint_chunks, hopper.trials, hopper.trial_metrics, hopper.checkpoint_training, hopper.models,
+    hopper.model_versions, hopper.model_aliases TO PUBLIC;
 
 ALTER TABLE hopper.tasks ENABLE ROW LEVEL SECURITY;
 CREATE POLICY tasks_read ON hopper.tasks FOR SELECT USING (true);
 CREATE POLICY tasks_owner ON hopper.tasks USING (hopper.may_modify(owner)) WITH CHECK (hopper.may_modify(owner));
 
-ALTER TABLE hopper.runs ENABLE ROW LEVEL SECURITY;
-CREATE POLICY runs_read ON hopper.runs FOR SELECT USING (true);
-CREATE POLICY runs_owner ON hopper.runs USING (hopper.may_modify(owner)) WITH CHECK (hopper.may_modify(owner));
+ALTER TABLE hopper.run_records ENABLE ROW LEVEL SECURITY;
+CREATE POLICY runs_read ON hopper.run_records FOR SELECT USING (true);
+CREATE POLICY runs_owner ON hopper.run_records USING (hopper.may_modify(owner)) WITH CHECK (hopper.may_modify(owner));
 
 ALTER TABLE hopper.trials ENABLE ROW LEVEL SECURITY;
 CREATE POLICY trials_read ON hopper.trials FOR SELECT USING (true);
 CREATE POLICY trials_owner ON hopper.trials
     USING (EXISTS (SELECT 1 FROM hopper.tasks t WHERE t.task_id = trial_id AND hopper.may_modify(t.owner)))
-    WITH CHECK (EXISTS (SELECT 1 FROM hopper.tasks t WHERE t.task_id = trial_id AND hopper.may_modify(t.owner)));
+    WITH CHECK (EXISTS (SELECT 1 FROM hopper.tasks t WHERE t.task_id = trial_id AND hopper.may_modify(t.owner))
+                AND EXISTS (SELECT 1 FROM hopper.run_records r WHERE r.run_id = trials.run_id AND hopper.may_modify(r.owner)));
 
 ALTER TABLE hopper.trial_metrics ENABLE ROW LEVEL SECURITY;
 CREATE POLICY trial_metrics_read ON hopper.trial_metrics FOR SELECT USING (true);
@@ -383,7 +512,11 @@ CREATE POLICY trial_metrics_owner ON hopper.trial_metrics
 
 ALTER TABLE hopper.checkpoints ENABLE ROW LEVEL SECURITY;
 CREATE POLICY checkpoints_read ON hopper.checkpoints FOR SELECT USING (true);
-CREATE POLICY checkpoints_insert ON hopper.checkpoints FOR INSERT WITH CHECK (hopper.may_modify(owner));
+CREATE POLICY checkpoints_insert ON hopper.checkpoints FOR INSERT
+    WITH CHECK (hopper.may_modify(owner)
+                AND (task_id IS NULL
+                     OR EXISTS (SELECT 1 FROM hopper.tasks t WHERE t.task_id = checkpoints.task_id
+                                AND hopper.may_modify(t.owner))));
 -- Registering someone else's checkpoint updates its version_count; the trigger refuses anything else.
 CREATE POLICY checkpoints_update ON hopper.checkpoints FOR UPDATE USING (true) WITH CHECK (true);
 CREATE POLICY checkpoints_delete ON hopper.checkpoints FOR DELETE USING (hopper.may_modify(owner));
@@ -407,7 +540,16 @@ CREATE POLICY checkpoint_training_owner ON hopper.checkpoint_training
     USING (EXISTS (SELECT 1 FROM hopper.checkpoints c WHERE c.checkpoint_id = checkpoint_training.checkpoint_id
                    AND hopper.may_modify(c.owner)))
     WITH CHECK (EXISTS (SELECT 1 FROM hopper.checkpoints c WHERE c.checkpoint_id = checkpoint_training.checkpoint_id
-                        AND hopper.may_modify(c.owner)));
+                        AND hopper.may_modify(c.owner))
+                AND EXISTS (SELECT 1 FROM hopper.tasks t WHERE t.task_id = checkpoint_training.trial_id
+                            AND hopper.may_modify(t.owner)));
+
+-- Rows are added for oneself and never changed; removing one only makes hopper forget a table.
+ALTER TABLE hopper.output_tables ENABLE ROW LEVEL SECURITY;
+CREATE POLICY output_tables_read ON hopper.output_tables FOR SELECT USING (true);
+CREATE POLICY output_tables_insert ON hopper.output_tables FOR INSERT WITH CHECK (hopper.may_modify(owner));
+CREATE POLICY output_tables_delete ON hopper.output_tables FOR DELETE USING (hopper.may_modify(owner));
+GRANT SELECT, INSERT, DELETE ON hopper.output_tables TO PUBLIC;
 
 ALTER TABLE hopper.models ENABLE ROW LEVEL SECURITY;
 CREATE POLICY models_read ON hopper.models FOR SELECT USING (true);
@@ -415,20 +557,32 @@ CREATE POLICY models_owner ON hopper.models USING (hopper.may_modify(owner)) WIT
 
 ALTER TABLE hopper.model_versions ENABLE ROW LEVEL SECURITY;
 CREATE POLICY model_versions_read ON hopper.model_versions FOR SELECT USING (true);
-CREATE POLICY model_versions_owner ON hopper.model_versions
+CREATE POLICY model_versions_insert ON hopper.model_versions FOR INSERT
+    WITH CHECK (hopper.may_modify(owner)
+                AND EXISTS (SELECT 1 FROM hopper.models m WHERE m.model_id = model_versions.model_id
+                            AND hopper.may_modify(m.owner)));
+CREATE POLICY model_versions_update ON hopper.model_versions FOR UPDATE
     USING (EXISTS (SELECT 1 FROM hopper.models m WHERE m.model_id = model_versions.model_id AND hopper.may_modify(m.owner)))
     WITH CHECK (EXISTS (SELECT 1 FROM hopper.models m WHERE m.model_id = model_versions.model_id AND hopper.may_modify(m.owner)));
+CREATE POLICY model_versions_delete ON hopper.model_versions FOR DELETE
+    USING (EXISTS (SELECT 1 FROM hopper.models m WHERE m.model_id = model_versions.model_id AND hopper.may_modify(m.owner)));
 
 ALTER TABLE hopper.model_aliases ENABLE ROW LEVEL SECURITY;
 CREATE POLICY model_aliases_read ON hopper.model_aliases FOR SELECT USING (true);
-CREATE POLICY model_aliases_owner ON hopper.model_aliases
+CREATE POLICY model_aliases_insert ON hopper.model_aliases FOR INSERT
+    WITH CHECK (hopper.may_modify(owner)
+                AND EXISTS (SELECT 1 FROM hopper.models m WHERE m.model_id = model_aliases.model_id
+                            AND hopper.may_modify(m.owner)));
+CREATE POLICY model_aliases_update ON hopper.model_aliases FOR UPDATE
     USING (EXISTS (SELECT 1 FROM hopper.models m WHERE m.model_id = model_aliases.model_id AND hopper.may_modify(m.owner)))
     WITH CHECK (EXISTS (SELECT 1 FROM hopper.models m WHERE m.model_id = model_aliases.model_id AND hopper.may_modify(m.owner)));
+CREATE POLICY model_aliases_delete ON hopper.model_aliases FOR DELETE
+    USING (EXISTS (SELECT 1 FROM hopper.models m WHERE m.model_id = model_aliases.model_id AND hopper.may_modify(m.owner)));
 
 -- pg_dump keeps the registry's rows (extension tables are otherwise dumped without data).
 -- (one statement each: every call updates the extension's catalog row)
 SELECT pg_catalog.pg_extension_config_dump('hopper.tasks', '');
-SELECT pg_catalog.pg_extension_config_dump('hopper.runs', '');
+SELECT pg_catalog.pg_extension_config_dump('hopper.run_records', '');
 SELECT pg_catalog.pg_extension_config_dump('hopper.checkpoints', '');
 SELECT pg_catalog.pg_extension_config_dump('hopper.checkpoint_chunks', '');
 SELECT pg_catalog.pg_extension_config_dump('hopper.trials', '');
@@ -437,8 +591,9 @@ SELECT pg_catalog.pg_extension_config_dump('hopper.checkpoint_training', '');
 SELECT pg_catalog.pg_extension_config_dump('hopper.models', '');
 SELECT pg_catalog.pg_extension_config_dump('hopper.model_versions', '');
 SELECT pg_catalog.pg_extension_config_dump('hopper.model_aliases', '');
+SELECT pg_catalog.pg_extension_config_dump('hopper.output_tables', '');
 SELECT pg_catalog.pg_extension_config_dump(pg_catalog.pg_get_serial_sequence('hopper.tasks', 'task_id'), '');
-SELECT pg_catalog.pg_extension_config_dump(pg_catalog.pg_get_serial_sequence('hopper.runs', 'run_id'), '');
+SELECT pg_catalog.pg_extension_config_dump(pg_catalog.pg_get_serial_sequence('hopper.run_records', 'run_id'), '');
 SELECT pg_catalog.pg_extension_config_dump(pg_catalog.pg_get_serial_sequence('hopper.checkpoints', 'checkpoint_id'), '');
 SELECT pg_catalog.pg_extension_config_dump(pg_catalog.pg_get_serial_sequence('hopper.models', 'model_id'), '');
 SELECT pg_catalog.pg_extension_config_dump(pg_catalog.pg_get_serial_sequence('hopper.model_versions', 'version_id'), '');
@@ -455,7 +610,7 @@ FROM hopper.checkpoints c
 LEFT JOIN hopper.tasks t ON t.task_id = c.task_id
 LEFT JOIN hopper.checkpoint_training ct ON ct.checkpoint_id = c.checkpoint_id AND ct.trial_id = c.task_id
 LEFT JOIN hopper.trials tr ON tr.trial_id = ct.trial_id
-LEFT JOIN hopper.runs r ON r.run_id = tr.run_id
+LEFT JOIN hopper.run_records r ON r.run_id = tr.run_id
 LEFT JOIN hopper.trial_metrics m ON m.trial_id = ct.trial_id AND m.iteration = ct.iteration;
 COMMENT ON VIEW hopper.checkpoints_expanded IS
 'every checkpoint with its training facts (run, configuration, iteration, hyper-parameters, metrics at that iteration, searcher metric; NULL for checkpoints not written by training) and the facts of its data (for predict)';
@@ -463,7 +618,7 @@ COMMENT ON VIEW hopper.checkpoints_expanded IS
 CREATE VIEW hopper.latest_checkpoints AS
 SELECT tr.run_id, r.name AS run_name, tr.trial_id, tr.mst_key, x.checkpoint_id, x.uuid, x.iteration, x.steps_completed, x.report_time,
        x.training_metrics, x.validation_metrics, x.searcher_metric, x.searcher_value
-FROM hopper.runs r
+FROM hopper.run_records r
 JOIN hopper.trials tr ON tr.run_id = r.run_id
 CROSS JOIN LATERAL (
     SELECT e.checkpoint_id, e.uuid, e.iteration, e.steps_completed, e.report_time, e.training_metrics,
@@ -478,7 +633,7 @@ COMMENT ON VIEW hopper.latest_checkpoints IS
 CREATE VIEW hopper.best_checkpoints AS
 SELECT tr.run_id, r.name AS run_name, tr.trial_id, tr.mst_key, x.checkpoint_id, x.uuid, x.iteration, x.steps_completed, x.report_time,
        x.training_metrics, x.validation_metrics, x.searcher_metric, x.searcher_value
-FROM hopper.runs r
+FROM hopper.run_records r
 JOIN hopper.trials tr ON tr.run_id = r.run_id
 CROSS JOIN LATERAL (
     SELECT e.checkpoint_id, e.uuid, e.iteration, e.steps_completed, e.report_time, e.training_metrics,
@@ -666,12 +821,10 @@ CREATE FUNCTION hopper.mark_interrupted_runs() RETURNS bigint
 LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp
 AS $$
     WITH gone AS (
-        UPDATE hopper.runs AS r SET state = 'INTERRUPTED', end_time = pg_catalog.now()
-        WHERE r.state = 'ACTIVE'
-          AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_stat_activity a
-                          WHERE a.pid = r.backend_pid AND a.backend_start = r.backend_start)
+        UPDATE hopper.run_records AS r SET state = 'INTERRUPTED', end_time = pg_catalog.now()
+        WHERE r.state = 'ACTIVE' AND NOT hopper.run_is_live(r.run_id)
         RETURNING 1)
     SELECT pg_catalog.count(*) FROM gone
 $$;
 COMMENT ON FUNCTION hopper.mark_interrupted_runs() IS
-'marks the caller''s ACTIVE training runs whose session has ended (an error, a cancel, a server crash) as INTERRUPTED and returns how many; every new training run calls it for its owner';
+'records as INTERRUPTED the caller''s ACTIVE training runs that no session is running any more (an error, a cancel, a server crash) and returns how many; every new training run calls it for its owner (hopper.runs already reads them as INTERRUPTED)';

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "hopper/error.h"
 
@@ -86,11 +87,16 @@ void evaluate_batch(const Network& net, const float* params, const ConstMatrixMa
     totals.loss_sum += on_sum_grid(loss);
     totals.count += double(n);
 
+    // A row whose outputs are not all finite has no prediction: it never counts as a hit (an argmax
+    // over NaNs, or NaN >= 0.5, would otherwise make up a class).
+    std::vector<char> scored(std::size_t(n), 1);
+    for (Eigen::Index j = 0; j < n; ++j) scored[std::size_t(j)] = p.col(j).allFinite() ? 1 : 0;
     for (std::size_t m = 0; m < nm; ++m) {
         double sum = 0.0;
         switch (compile.metrics[m]) {
             case Metric::Accuracy:
                 for (Eigen::Index j = 0; j < n; ++j) {
+                    if (!scored[std::size_t(j)]) continue;
                     if (k == 1)
                         sum += ((p(0, j) >= 0.5f) == (y(0, j) >= 0.5f)) ? 1.0 : 0.0;
                     else
@@ -99,9 +105,9 @@ void evaluate_batch(const Network& net, const float* params, const ConstMatrixMa
                 break;
             case Metric::TopKAccuracy:
                 for (Eigen::Index j = 0; j < n; ++j) {
+                    if (!scored[std::size_t(j)]) continue;
                     const Eigen::Index c = argmax(y.col(j));
                     const float pc = p(c, j);
-                    if (std::isnan(pc)) continue;
                     // Rank of the true class; an equal value at a lower index ranks above it.
                     Eigen::Index rank = 0;
                     for (Eigen::Index i = 0; i < k; ++i)

@@ -129,6 +129,20 @@ void FeatureScaling::apply(float* row, int num_features) const {
         for (int j = 0; j < num_features; ++j) row[j] = (row[j] - center[j]) / spread[j];
 }
 
+void FeatureScaling::validate(int num_features) const {
+    if (!(normalizing_const > 0) || !std::isfinite(normalizing_const))
+        fail(ErrorKind::InvalidParameter, "normalizing_const must be a positive finite number");
+    if ((!center.empty() && int(center.size()) != num_features) || center.size() != spread.size())
+        fail(ErrorKind::InvalidParameter, "feature_center and feature_spread must both have one value per feature",
+             "There are " + std::to_string(num_features) + " features; feature_center has " + std::to_string(center.size()) +
+                 " values and feature_spread " + std::to_string(spread.size()) + ".");
+    for (std::size_t j = 0; j < center.size(); ++j)
+        if (!std::isfinite(center[j]) || !std::isfinite(spread[j]) || spread[j] == 0)
+            fail(ErrorKind::InvalidParameter, "feature_center and feature_spread must be finite, and feature_spread non-zero",
+                 "Feature " + std::to_string(j + 1) + " has center " + std::to_string(center[j]) + " and spread " +
+                     std::to_string(spread[j]) + ".");
+}
+
 int first_non_finite(const float* row, int n) {
     for (int j = 0; j < n; ++j)
         if (!std::isfinite(row[j])) return j;

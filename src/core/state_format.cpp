@@ -38,6 +38,7 @@ T get(std::string_view in, std::size_t offset) {
 }
 
 struct Parsed {
+    uint16_t version;
     ModelConfig config;
     TrainCounters counters;
     uint64_t num_params;
@@ -60,6 +61,7 @@ Parsed parse(std::string_view bytes) {
     if (crc32_of(bytes.substr(0, bytes.size() - 4)) != stored_crc) corrupt("checksum mismatch");
 
     Parsed p;
+    p.version = version;
     uint16_t flags = get<uint16_t>(bytes, 10);
     if (flags & ~uint16_t(1)) corrupt("unknown flags");
     uint32_t config_len = get<uint32_t>(bytes, 12);
@@ -166,6 +168,7 @@ std::string serialize_state(const Trainer& trainer) {
 StateSummary inspect_state(std::string_view bytes) {
     Parsed p = parse(bytes);
     StateSummary s;
+    s.format_version = p.version;
     s.config = std::move(p.config);
     s.counters = p.counters;
     s.num_params = p.num_params;

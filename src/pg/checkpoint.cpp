@@ -20,7 +20,9 @@
 #include "hopper/state_format.h"
 #include "pg/datum.h"
 #include "pg/preprocess.h"
+#include "pg/output_tables.h"
 #include "pg/registry.h"
+#include "pg/run_lock.h"
 
 extern "C" {
 #include "access/detoast.h"
@@ -318,7 +320,7 @@ class RegistryObserver : public RunObserver {
 public:
     explicit RegistryObserver(CheckpointOptions o) : opt_(std::move(o)) {}
 
-    void on_start(Spi& spi, const RunContext& run) override {
+    void on_start(Spi& spi, RunContext& run) override {
         started_ = std::chrono::steady_clock::now();
         const std::vector<ModelSpec>& models = *run.models;
         std::vector<std::vector<Metric>> metrics;
@@ -334,7 +336,7 @@ public:
         SafeSearchPath path;
         path.enter();
         spi.execute("SELECT hopper.mark_interrupted_runs()");
-        spi.execute("INSERT INTO hopper.runs (method, name, description, source_table, validation_table,"
+        spi.execute("INSERT INTO hopper.run_records (method, name, description, source_table, validation_table,"
                     " model_output_table, model_selection_table, num_iterations, metrics_compute_frequency,"
                     " checkpoint_frequency, searcher_metric, smaller_is_better, data, start_time, backend_pid,"
                     " backend_start)"
@@ -353,6 +355,8 @@ public:
                      SqlParam::text(searcher_.name), SqlParam::boolean(searcher_.smaller_is_better), SqlParam::text(data),
                      SqlParam::text(run.started_at)});
         run_id_ = spi.integer(0, 0);
+        run.run_id = run_id_;
+        hold_run_lock(run_id_);  // the run reads as ACTIVE while this session runs it
         for (const ModelSpec& m : models) {
             json config = json::parse(m.config.to_json());
             json hparams = {{"compile", config["compile"]}, {"fit", config["fit"]}};
@@ -444,7 +448,7 @@ public:
         spi.execute("UPDATE hopper.tasks SET state = 'COMPLETED', end_time = pg_catalog.clock_timestamp()"
                     " WHERE task_id = ANY ($1)",
                     {SqlParam::int8_array(trial_ids_)});
-        spi.execute("UPDATE hopper.runs SET state = 'COMPLETED', end_time = pg_catalog.clock_timestamp() WHERE run_id = $1",
+        spi.execute("UPDATE hopper.run_records SET state = 'COMPLETED', end_time = pg_catalog.clock_timestamp() WHERE run_id = $1",
                     {SqlParam::int8(run_id_)});
         path.leave();
         notice("training run " + std::to_string(run_id_) + " recorded in hopper.runs",
@@ -625,6 +629,8 @@ void materialize_checkpoint_table(Spi& spi, int64_t checkpoint_id, const TableNa
                 " model_arch pg_catalog.jsonb NOT NULL, compile_params pg_catalog.text NOT NULL,"
                 " fit_params pg_catalog.text NOT NULL, model_config pg_catalog.jsonb NOT NULL)");
     spi.execute("ALTER TABLE " + output.quoted() + " ALTER COLUMN model_state SET STORAGE EXTERNAL");
+    const std::string token = new_output_token(spi);
+    record_output_table(spi, output, "model", token, "hopper model from " + source, run_id);
     spi.execute("INSERT INTO " + output.quoted() + " VALUES ($1, $2, $3, $4::pg_catalog.jsonb, $5, $6, $7::pg_catalog.jsonb)",
                 {SqlParam::int4(mst_key), model_id ? SqlParam::int4(*model_id) : SqlParam::null(INT4OID),
                  SqlParam::bytea(payload), SqlParam::text(arch), SqlParam::text(compile), SqlParam::text(fit),
@@ -637,6 +643,7 @@ void materialize_checkpoint_table(Spi& spi, int64_t checkpoint_id, const TableNa
                 " dependent_vartype pg_catalog.text, response_type pg_catalog.text, class_values pg_catalog.text[],"
                 " normalizing_const pg_catalog.float8, scale pg_catalog.text, feature_center pg_catalog.float4[],"
                 " feature_spread pg_catalog.float4[], num_rows pg_catalog.int8, hopper_version pg_catalog.text)");
+    record_output_table(spi, summary, "model_summary", token, "hopper summary of a model from " + source, run_id);
     spi.execute(
         "INSERT INTO " + summary.quoted() +
             " SELECT d ->> 'source_table', $2, 'materialize', $3, $4::pg_catalog.uuid, $5, $6, $7, $8, $9,"

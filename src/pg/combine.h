@@ -53,4 +53,12 @@ Topology read_topology(Spi& spi, const std::string& topology_text, const std::st
 // size, then runs the 2- or 3-level combine. Drops its temporary table before returning.
 CombineOutcome run_hierarchical_combine(Spi& spi, const CombineSource& source, const CombineSettings& settings);
 
+// While set (by fit_data_parallel around its combine, which reports divergence itself), the
+// model_average aggregates do not warn about copies they leave out.
+extern bool quiet_model_average;
+struct QuietModelAverage {
+    QuietModelAverage() { quiet_model_average = true; }
+    ~QuietModelAverage() { quiet_model_average = false; }
+};
+
 }  // namespace hopper::pg

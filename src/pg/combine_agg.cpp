@@ -177,10 +177,29 @@ HOPPER_FUNCTION(combine_model_average_deserialize) {
 }
 
 // -> bytea: the averaged model state
+namespace hopper::pg {
+bool quiet_model_average = false;
+}
+
+// Copies left out (diverged, or values not finite or too large to sum exactly) are reported with a
+// count; when every copy was left out there is no average: NULL, not a model of NaN weights.
+// (fit_data_parallel reports divergence itself, so it silences the warning: quiet_model_average.)
 HOPPER_FUNCTION(combine_model_average_finish) {
     ModelAverageAgg* state = state_arg<ModelAverageAgg>(fcinfo, 0);
     if (!state || state->core.empty()) PG_RETURN_NULL();
-    PG_RETURN_DATUM(bytes_to_bytea(state->core.result()));
+    const ModelAverageState& avg = state->core;
+    if (avg.excluded == avg.models && quiet_model_average) PG_RETURN_NULL();
+    if (avg.excluded > 0 && !quiet_model_average) {
+        const std::string counted = std::to_string(avg.excluded) + " of " + std::to_string(avg.models) + " model states";
+        const bool none_left = avg.excluded == avg.models;
+        warning(none_left ? "model_average has no average: all " + counted + " were left out"
+                          : "model_average left out " + counted,
+                "A state is left out when it diverged or holds values that are not finite or too large to average "
+                "exactly.",
+                none_left ? "The result is NULL." : "");
+        if (none_left) PG_RETURN_NULL();
+    }
+    PG_RETURN_DATUM(bytes_to_bytea(avg.result()));
 }
 
 // ------------------------------------------------------------------------------------------------

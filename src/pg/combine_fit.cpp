@@ -22,7 +22,9 @@
 #include "pg/combine.h"
 #include "pg/datum.h"
 #include "pg/registry.h"
+#include "pg/resource_limits.h"
 #include "pg/run.h"
+#include "pg/run_lock.h"
 #include "pg/settings.h"
 #include "pg/statement_settings.h"
 
@@ -71,10 +73,18 @@ void run_data_parallel(Spi& spi, DataParallelRequest dp) {
                  " MB (16 bytes per parameter and optimizer slot); PostgreSQL stores at most 1 GB in one value.",
              "Use a smaller architecture, or fit (model hopping) instead.");
 
+    // Every segment trains a copy at once; the averaging states (16 bytes per value) sit beside them.
+    check_run_memory(req.models, info, vinfo, int(info.dist_keys.size()),
+                     "training on " + std::to_string(info.dist_keys.size()) + " segments by model averaging");
+    check_memory(3 * uint64_t(average_bytes) + uint64_t(info.dist_keys.size()) * uint64_t(model_bytes),
+                 "averaging the model's copies", "Use a smaller architecture, or fit (model hopping) instead.");
     std::string state;
     if (req.warm_start) {
         spi.execute("SELECT model_state FROM " + output.quoted() + " WHERE mst_key OPERATOR(pg_catalog.=) 1");
-        if (spi.rows() == 1 && !spi.is_null(0, 0)) {
+        if (spi.rows() == 1 && spi.is_null(0, 0))
+            fail(ErrorKind::NullValue, "model output table " + output.display() + " has a NULL model_state for mst_key 1",
+                 "A warm start continues that model.", "Delete or repair that row.");
+        if (spi.rows() == 1) {
             m.initial_state = spi.bytes(0, 0);
             m.initial_source = output.display();
         } else {
@@ -90,6 +100,7 @@ void run_data_parallel(Spi& spi, DataParallelRequest dp) {
     } else {
         state = serialize_state(Trainer(m.config));
     }
+    const uint32_t first_iteration = inspect_state(state).counters.iterations;
 
     const int S = int(info.dist_keys.size());
     std::vector<ModelHistory> history(1);
@@ -133,14 +144,17 @@ void run_data_parallel(Spi& spi, DataParallelRequest dp) {
         settings.enter();
         set_parallel_workers(S);
         source.params = {SqlParam::bytea(state)};
-        CombineOutcome outcome = run_hierarchical_combine(spi, source, combine);
+        CombineOutcome outcome = [&] {
+            QuietModelAverage quiet;
+            return run_hierarchical_combine(spi, source, combine);
+        }();
         train_seconds += outcome.partial_seconds;
         combine_seconds += outcome.combine_seconds;
-        if (outcome.producers != S || outcome.result.empty())
+        if (outcome.producers != S)
             fail(ErrorKind::Data, "a segment did not train",
                  std::to_string(S) + " segments were packed and " + std::to_string(outcome.producers) + " trained a copy.",
                  "A segment of the packed table may have lost all its rows since it was packed; pack it again.");
-        if (std::isnan(load_frozen_model(outcome.result).params.at(0))) {
+        if (outcome.result.empty()) {
             // Every copy diverged: keep the model the iteration started from, marked diverged (as
             // fit keeps the last good weights of a model that diverged).
             Trainer previous = deserialize_state(state);
@@ -149,6 +163,7 @@ void run_data_parallel(Spi& spi, DataParallelRequest dp) {
         } else {
             state = std::move(outcome.result);
         }
+        state = with_iterations(state, first_iteration + uint32_t(it) + 1);
 
         ModelHistory& h = history[0];
         if (h.status == "completed" && inspect_state(state).counters.diverged) {
@@ -198,8 +213,11 @@ void run_data_parallel(Spi& spi, DataParallelRequest dp) {
     outputs.hop_seconds = combine_seconds;
     outputs.eval_seconds = eval_seconds;
     outputs.started_at = started_at;
+    outputs.run_id = run.run_id;
+    outputs.replaced_token = tables.replaced_token;
     write_run_outputs(spi, outputs);
     for (RunObserver* o : req.observers) o->on_finish(spi, run, states);
+    release_run_locks();
 }
 
 }  // namespace

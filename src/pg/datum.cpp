@@ -265,4 +265,35 @@ std::string arg_jsonb_or(FunctionCallInfo fcinfo, int i, const std::string& fall
     return jsonb_to_string(PG_GETARG_DATUM(i));
 }
 
+std::string describe_float(float v) {
+    if (std::isnan(v)) return "NaN";
+    if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
+    return std::to_string(v);
+}
+
+int append_floats(Datum d, std::vector<float>& out, const char* what, int64_t row_hint) {
+    ArrayType* a = call([&] { return DatumGetArrayTypeP(d); });
+    if (ARR_NDIM(a) > 1)
+        fail(ErrorKind::Data, std::string(what) + " must be one-dimensional arrays",
+             "Row " + std::to_string(row_hint) + " has a " + std::to_string(ARR_NDIM(a)) + "-dimensional array.",
+             "Flatten multi-dimensional inputs before packing.");
+    if (ARR_HASNULL(a) && call([&] { return array_contains_nulls(a); }))
+        fail(ErrorKind::NullValue, std::string(what) + " must not contain NULL elements",
+             "Row " + std::to_string(row_hint) + " has one.");
+    const int n = ARR_NDIM(a) == 0 ? 0 : ARR_DIMS(a)[0];
+    const Oid t = ARR_ELEMTYPE(a);
+    const std::size_t base = out.size();
+    out.resize(base + n);
+    if (t == FLOAT4OID) {
+        std::memcpy(out.data() + base, ARR_DATA_PTR(a), sizeof(float) * n);
+    } else if (t == FLOAT8OID) {
+        const double* src = (const double*)ARR_DATA_PTR(a);
+        for (int i = 0; i < n; ++i) out[base + i] = float(src[i]);
+    } else {
+        std::vector<double> v = float_array_to_vector(d, what);
+        for (int i = 0; i < n; ++i) out[base + i] = float(v[i]);
+    }
+    return n;
+}
+
 }  // namespace hopper::pg

@@ -38,6 +38,13 @@ struct Float4Matrix {
 };
 Float4Matrix float4_matrix(Datum d, const char* what);
 
+// Appends a numeric array (any numeric element type, one-dimensional, no NULLs) as float32, the way
+// training data is read (each value rounded to float); returns its length. `row_hint` numbers the row
+// in messages.
+int append_floats(Datum d, std::vector<float>& out, const char* what, int64_t row_hint);
+// "NaN", "Infinity", "-Infinity" or the number, for messages.
+std::string describe_float(float v);
+
 // A composite result of the calling function's declared type (OUT parameters or RETURNS TABLE).
 Datum make_record(FunctionCallInfo fcinfo, std::vector<Datum> values, const std::vector<bool>& null_flags);
 

@@ -47,6 +47,9 @@ static int sqlstate_for(ErrorKind kind) {
         case ErrorKind::Privilege: return ERRCODE_INSUFFICIENT_PRIVILEGE;
         case ErrorKind::ObjectInUse: return ERRCODE_OBJECT_IN_USE;
         case ErrorKind::UndefinedObject: return ERRCODE_UNDEFINED_OBJECT;
+        case ErrorKind::ObjectNotInPrerequisiteState: return ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE;
+        case ErrorKind::SerializationFailure: return ERRCODE_T_R_SERIALIZATION_FAILURE;
+        case ErrorKind::DiskFull: return ERRCODE_DISK_FULL;
     }
     return ERRCODE_INTERNAL_ERROR;
 }

@@ -16,6 +16,7 @@
 #include "hopper/state_format.h"
 #include "pg/datum.h"
 #include "pg/names.h"
+#include "pg/output_tables.h"
 #include "pg/spi.h"
 
 using namespace hopper;
@@ -133,6 +134,9 @@ void write_selection(Spi& spi, const TableName& mst, const TableName& summary, c
                 " compile_params_grid pg_catalog.jsonb, fit_params_grid pg_catalog.jsonb,"
                 " num_configs pg_catalog.int4 NOT NULL, random_state pg_catalog.int8,"
                 " created_at pg_catalog.timestamptz NOT NULL DEFAULT pg_catalog.now())");
+    const std::string token = new_output_token(spi);
+    record_output_table(spi, mst, "model_selection", token, "hopper model selection table");
+    record_output_table(spi, summary, "model_selection_summary", token, "hopper summary of a model selection table");
     const std::string arch_display = arch.display();
     spi.execute("INSERT INTO " + summary.quoted() +
                     " (model_arch_table, search_type, compile_params_grid, fit_params_grid, num_configs, random_state)"
@@ -185,6 +189,7 @@ HOPPER_FUNCTION(load_model_arch) {
                     " created_at pg_catalog.timestamptz NOT NULL DEFAULT pg_catalog.now())");
         // Weights are float data: compressing them costs time and saves nothing.
         spi.execute("ALTER TABLE " + table.quoted() + " ALTER COLUMN model_weights SET STORAGE EXTERNAL");
+        record_output_table(spi, table, "model_arch", new_output_token(spi), "hopper model architecture table");
         notice("created model architecture table " + table.display());
     } else {
         // An existing table (made here, by MADlib, or by hand): the columns this call fills.

@@ -5,6 +5,7 @@
 #include "pg/buffer_cache.h"
 #include "pg/guard.h"
 #include "pg/ps.h"
+#include "pg/run_lock.h"
 #include "pg/settings.h"
 
 extern "C" {
@@ -18,6 +19,8 @@ bool setting_debug_hops = false;
 int setting_max_state_mb = 1024;
 int setting_segment_cache_mb = 2048;
 int setting_buffer_cache_mb = 1024;
+int setting_max_memory_mb = 0;
+int setting_max_packed_table_mb = 0;
 char* setting_buffer_cache_area = nullptr;
 }  // namespace hopper::pg
 
@@ -30,6 +33,7 @@ static void core_interrupt_check() {
 void _PG_init(void) {
     using namespace hopper::pg;
     hopper::set_interrupt_check(core_interrupt_check);
+    run_lock_init();
     DefineCustomIntVariable(
         "hopper.parallel_segments",
         "Most segments that train at the same time in fit and fit_multiple (0: one per segment).",
@@ -57,6 +61,20 @@ void _PG_init(void) {
         "Saves fetching the same buffers from TOAST once per model and iteration when the backend trains segments "
         "itself (one segment, or hopper.parallel_segments = 1). Freed when the run ends; 0 turns it off.",
         &setting_buffer_cache_mb, 1024, 0, INT_MAX / 2, PGC_USERSET, GUC_UNIT_MB, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "hopper.max_memory_mb",
+        "Most memory one hopper call may plan to use across its backend and parallel workers, in megabytes (0: a "
+        "quarter of the machine's physical memory).",
+        "Training, evaluation and scoring estimate what they need (weights, gradients, optimizer moments, "
+        "activations of a minibatch, buffers) before they allocate, and refuse beyond this with SQLSTATE 53200.",
+        &setting_max_memory_mb, 0, 0, INT_MAX, PGC_USERSET, GUC_UNIT_MB, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "hopper.max_packed_table_mb",
+        "Largest packed table hopper.preprocess may write, in megabytes (0: a quarter of the free space of the "
+        "database's file system).",
+        "preprocess estimates the size from the rows, features and one-hot classes before it writes anything, and "
+        "refuses beyond this with SQLSTATE 53100.",
+        &setting_max_packed_table_mb, 0, 0, INT_MAX, PGC_USERSET, GUC_UNIT_MB, nullptr, nullptr, nullptr);
     // Internal: how the parallel workers of a run's statements find the run's buffer cache. Set by
     // hopper for those statements only (SUSET: a user cannot point a session at another's cache).
     DefineCustomStringVariable(

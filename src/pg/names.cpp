@@ -82,12 +82,14 @@ TableName resolve_output_table(const std::string& text, const char* what) {
     return t;
 }
 
-bool table_exists(const TableName& t) {
+Oid table_oid(const TableName& t) {
     return call([&] {
         Oid nsp = get_namespace_oid(t.schema.c_str(), true);
-        return OidIsValid(nsp) && OidIsValid(get_relname_relid(t.name.c_str(), nsp));
+        return OidIsValid(nsp) ? get_relname_relid(t.name.c_str(), nsp) : InvalidOid;
     });
 }
+
+bool table_exists(const TableName& t) { return OidIsValid(table_oid(t)); }
 
 void require_absent(const TableName& t, const char* what) {
     if (table_exists(t))

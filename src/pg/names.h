@@ -24,6 +24,8 @@ TableName resolve_input_table(const std::string& text, const char* what);
 // A table to be created: the schema is the one CREATE TABLE would use; 42P07 if it exists.
 TableName resolve_output_table(const std::string& text, const char* what);
 bool table_exists(const TableName& t);
+// The table's OID, or InvalidOid if it does not exist.
+Oid table_oid(const TableName& t);
 // Raises 42P07 if the table exists.
 void require_absent(const TableName& t, const char* what);
 // Column of an existing table: type OID, or InvalidOid if missing (no error).

@@ -11,6 +11,10 @@
 
 #include "hopper/error.h"
 #include "hopper/network.h"
+#include "hopper/packing.h"
+#include "hopper/resources.h"
+#include "pg/resource_limits.h"
+#include "pg/output_tables.h"
 #include "hopper/state_format.h"
 #include "pg/datum.h"
 #include "pg/names.h"
@@ -38,6 +42,7 @@ struct CachedModel {
     FrozenModel model;
     std::unique_ptr<Network> network;
     MatrixF input, output;
+    std::vector<float> input_row;  // the row's features as read, before scaling
 };
 
 bool same_state(const CachedModel& c, Datum d, std::size_t* len_out, uint32_t* crc_out) {
@@ -104,39 +109,35 @@ HOPPER_FUNCTION(model_forward) {
     if (PG_ARGISNULL(1)) PG_RETURN_NULL();
     CachedModel& m = cached_model(fcinfo, PG_GETARG_DATUM(0));
     const Architecture& arch = m.model.config.arch;
-    std::vector<double> x = float_array_to_vector(PG_GETARG_DATUM(1), "features");
-    if (int(x.size()) != arch.input_dim)
-        fail(ErrorKind::Data, "row has " + std::to_string(x.size()) + " features but the model expects " +
+    std::vector<float>& x = m.input_row;
+    x.clear();
+    const int n = append_floats(PG_GETARG_DATUM(1), x, "features", 1);
+    if (n != arch.input_dim)
+        fail(ErrorKind::Data, "row has " + std::to_string(n) + " features but the model expects " +
                                   std::to_string(arch.input_dim),
              "Architecture " + arch.shape_string() + ".");
-    // A NaN or infinite feature would come out as NaN probabilities, which predict's argmax turns
-    // into the first class: refuse it, as preprocess refuses it in training data.
-    for (std::size_t j = 0; j < x.size(); ++j)
-        if (!std::isfinite(x[j]))
-            fail(ErrorKind::Data, "features contain NaN or infinite values",
-                 "Feature " + std::to_string(j + 1) + " is " + (std::isnan(x[j]) ? "NaN" : x[j] > 0 ? "Infinity" : "-Infinity") + ".",
-                 "Clean or impute the data before scoring it.");
-    const double normalizing_const = PG_ARGISNULL(2) ? 1.0 : PG_GETARG_FLOAT8(2);
-    if (!(normalizing_const > 0) || !std::isfinite(normalizing_const))
-        fail(ErrorKind::InvalidParameter, "normalizing_const must be a positive finite number");
-    std::vector<double> center, spread;
-    if (!PG_ARGISNULL(3)) center = float_array_to_vector(PG_GETARG_DATUM(3), "feature_center");
-    if (!PG_ARGISNULL(4)) spread = float_array_to_vector(PG_GETARG_DATUM(4), "feature_spread");
-    if ((!center.empty() && int(center.size()) != arch.input_dim) || center.size() != spread.size())
-        fail(ErrorKind::InvalidParameter, "feature_center and feature_spread must both have one value per feature");
-    for (std::size_t j = 0; j < center.size(); ++j)
-        if (!std::isfinite(center[j]) || !std::isfinite(spread[j]) || spread[j] == 0)
-            fail(ErrorKind::InvalidParameter, "feature_center and feature_spread must be finite, and feature_spread non-zero",
-                 "Feature " + std::to_string(j + 1) + " has center " + std::to_string(center[j]) + " and spread " +
-                     std::to_string(spread[j]) + ".");
+    FeatureScaling scaling;
+    scaling.normalizing_const = PG_ARGISNULL(2) ? 1.0 : PG_GETARG_FLOAT8(2);
+    if (!PG_ARGISNULL(3)) append_floats(PG_GETARG_DATUM(3), scaling.center, "feature_center", 1);
+    if (!PG_ARGISNULL(4)) append_floats(PG_GETARG_DATUM(4), scaling.spread, "feature_spread", 1);
+    scaling.validate(arch.input_dim);
+    // The features go through exactly what training did to them (preprocess: float32, then
+    // FeatureScaling::apply), so a row scores bit for bit as it trained.
     m.input.resize(arch.input_dim, 1);
-    for (int j = 0; j < arch.input_dim; ++j) {
-        double v = x[j] / normalizing_const;
-        if (!center.empty()) v = (v - center[j]) / spread[j];
-        m.input(j, 0) = float(v);
-    }
+    std::copy(x.begin(), x.end(), m.input.data());
+    scaling.apply(m.input.data(), n);
+    // A NaN or infinite feature (or one that overflows float32 or its scaling) would come out as NaN
+    // probabilities, which an argmax would turn into the first class: refuse it, as preprocess does.
+    const int bad = first_non_finite(m.input.data(), n);
+    if (bad >= 0)
+        fail(ErrorKind::Data, "features contain values that are not finite in float32",
+             "Feature " + std::to_string(bad + 1) + " is " + describe_float(x[bad]) +
+                 (std::isfinite(x[bad]) ? ", and " + describe_float(m.input(bad, 0)) + " once scaled." : " as float32."),
+             "Clean or impute the data before scoring it, and check normalizing_const and the scaling.");
     ConstMatrixMap in(m.input.data(), arch.input_dim, 1);
     m.network->predict(m.model.params.data(), in, m.output);
+    // A model whose weights overflow gives no usable output: NULL rather than a made-up class.
+    if (!m.output.allFinite()) PG_RETURN_NULL();
     PG_RETURN_DATUM(make_float4_array(m.output.data(), {int(m.output.rows())}));
 }
 
@@ -169,11 +170,12 @@ StoredModels read_models(Spi& spi, const std::string& table_text, std::optional<
     s.table = resolve_input_table(table_text, "model table");
     require_column(s.table, "mst_key", "model table");
     require_column(s.table, "model_state", "model table");
+    const std::string source = "model table " + s.table.display();
     if (mst_key)
-        spi.execute("SELECT mst_key, model_state FROM " + s.table.quoted() + " WHERE mst_key OPERATOR(pg_catalog.=) $1",
-                    {SqlParam::int4(*mst_key)});
+        spi.execute_reading(source, "SELECT mst_key, model_state FROM " + s.table.quoted() + " WHERE mst_key OPERATOR(pg_catalog.=) $1",
+                            {SqlParam::int4(*mst_key)});
     else
-        spi.execute("SELECT mst_key, model_state FROM " + s.table.quoted() + " ORDER BY mst_key");
+        spi.execute_reading(source, "SELECT mst_key, model_state FROM " + s.table.quoted() + " ORDER BY mst_key");
     if (spi.rows() == 0)
         fail(ErrorKind::InvalidParameter,
              mst_key ? "mst_key " + std::to_string(*mst_key) + " does not exist in model table " + s.table.display()
@@ -185,7 +187,15 @@ StoredModels read_models(Spi& spi, const std::string& table_text, std::optional<
         s.mst_keys.push_back(int32_t(spi.integer(r, 0)));
         s.states.push_back(spi.bytes(r, 1));
     }
-    for (const std::string& st : s.states) s.configs.push_back(inspect_state(st).config);
+    for (std::size_t i = 0; i < s.states.size(); ++i) {
+        StateSummary summary = inspect_state(s.states[i]);
+        s.configs.push_back(std::move(summary.config));
+        // Its weights are the last finite ones it had, not a trained model: say so.
+        if (summary.counters.diverged)
+            warning("model mst_key " + std::to_string(s.mst_keys[i]) + " of " + s.table.display() + " diverged while training",
+                    "Its weights are the last finite ones before its loss became NaN or infinite.",
+                    "Train it again with a lower learning rate.");
+    }
     return s;
 }
 
@@ -219,6 +229,12 @@ HOPPER_FUNCTION(evaluate) {
                      "The packed table has " + std::to_string(info.independent_dim) + " features and " +
                          std::to_string(info.dependent_dim) + " dependent values per row.");
         }
+        uint64_t held = 0;
+        for (const std::string& st : models.states) held += 2 * uint64_t(st.size());
+        check_memory(held + uint64_t(info.dist_keys.size()) * evaluation_bytes(models.configs, std::max(1, info.buffer_size)),
+                     "evaluating " + std::to_string(models.states.size()) + " model" + (models.states.size() == 1 ? "" : "s") +
+                         " on " + std::to_string(info.dist_keys.size()) + " segments",
+                     "Evaluate fewer models at once (mst_key), or pack the data with a smaller buffer_size.");
         std::vector<Evaluation> ev = evaluate_states(spi, packed, models.states, models.configs, int(info.dist_keys.size()));
         for (std::size_t i = 0; i < ev.size(); ++i) {
             std::string json = "{";
@@ -249,6 +265,9 @@ HOPPER_FUNCTION(argmax) {
     Float4Matrix v = float4_matrix(PG_GETARG_DATUM(0), "values");
     const int n = v.rows * v.cols;
     if (n == 0) PG_RETURN_NULL();
+    // No largest value among NaNs: NULL, never a made-up position.
+    if (first_non_finite(v.data, n) >= 0 && std::any_of(v.data, v.data + n, [](float x) { return std::isnan(x); }))
+        PG_RETURN_NULL();
     int best = 0;
     for (int i = 1; i < n; ++i)
         if (v.data[i] > v.data[best]) best = i;
@@ -274,8 +293,9 @@ HOPPER_FUNCTION(predict) {
     if (!table_exists(summary))
         fail(ErrorKind::UndefinedTable, "summary table " + summary.display() + " does not exist",
              "hopper.predict needs the summary that fit and fit_multiple write beside the model table.");
-    spi.execute("SELECT response_type, class_values, dependent_varname, dependent_vartype, normalizing_const,"
-                " feature_center::pg_catalog.float8[], feature_spread::pg_catalog.float8[] FROM " + summary.quoted());
+    spi.execute_reading("summary table " + summary.display(),
+                        "SELECT response_type, class_values, dependent_varname, dependent_vartype, normalizing_const,"
+                        " feature_center::pg_catalog.float8[], feature_spread::pg_catalog.float8[] FROM " + summary.quoted());
     if (spi.rows() != 1) fail(ErrorKind::Data, "summary table " + summary.display() + " must have exactly one row");
     const std::string response = spi.text(0, 0);
     const std::vector<std::string> class_values = spi.text_array(0, 1);
@@ -292,6 +312,8 @@ HOPPER_FUNCTION(predict) {
     TableName output = resolve_output_table(output_text, "output table");
 
     const Architecture& arch = models.configs[0].arch;
+    check_memory(inference_bytes(models.configs[0], 1) + 2 * uint64_t(models.states[0].size()), "scoring with this model",
+                 "Use a smaller architecture.");
     const std::string forward = "hopper.model_forward($1, (" + features.expression +
                                 ")::pg_catalog.float8[], $2, $3::pg_catalog.float4[], $4::pg_catalog.float4[])";
     const std::string estimated = quote_ident("estimated_" + dependent);
@@ -314,6 +336,16 @@ HOPPER_FUNCTION(predict) {
     settings.enter();
     uint64_t rows = spi.execute_with_large_params(sql, params);
     settings.leave();
+    // Rows without a prediction: NULL features, or outputs that are not finite (model_forward gives
+    // NULL for them rather than a made-up class).
+    const int64_t unscored = spi.scalar_int("SELECT pg_catalog.count(*) FROM " + output.quoted() + " WHERE " + estimated +
+                                            " IS NULL");
+    if (unscored > 0)
+        warning(std::to_string(unscored) + " of " + std::to_string(rows) + " rows have no prediction",
+                "Their features are NULL, or the model's outputs for them are not finite numbers; their " + estimated +
+                    " is NULL.",
+                "Check those rows' features; a model whose outputs overflow needs training again.");
+    record_output_table(spi, output, "predictions", new_output_token(spi), "hopper predictions");
     notice("predicted " + std::to_string(rows) + " rows into " + output.display());
     PG_RETURN_VOID();
 }

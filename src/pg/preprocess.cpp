@@ -16,11 +16,14 @@
 #include <vector>
 
 #include "hopper/error.h"
+#include "hopper/resources.h"
 #include "hopper/packing.h"
 #include "pg/datum.h"
 #include "pg/engine.h"
 #include "pg/names.h"
 #include "pg/preprocess.h"
+#include "pg/output_tables.h"
+#include "pg/resource_limits.h"
 #include "pg/spi.h"
 
 extern "C" {
@@ -31,12 +34,6 @@ extern "C" {
 namespace hopper::pg {
 
 namespace {
-
-std::string describe_value(float v) {
-    if (std::isnan(v)) return "NaN";
-    if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
-    return std::to_string(v);
-}
 
 constexpr int kMaxClasses = 100000;
 constexpr long kFetchBatch = 10000;
@@ -73,32 +70,6 @@ bool is_label_type(Oid t) {
 
 std::string type_name(Oid t) {
     return call([&] { return format_type_be(t); });
-}
-
-// Appends a numeric array (any numeric element type, 1-D, no NULLs) as floats; returns its length.
-int append_floats(Datum d, std::vector<float>& out, const char* what, int64_t row_hint) {
-    ArrayType* a = call([&] { return DatumGetArrayTypeP(d); });
-    if (ARR_NDIM(a) > 1)
-        fail(ErrorKind::Data, std::string(what) + " must be one-dimensional arrays",
-             "Row " + std::to_string(row_hint) + " has a " + std::to_string(ARR_NDIM(a)) + "-dimensional array.",
-             "Flatten multi-dimensional inputs before packing.");
-    if (ARR_HASNULL(a) && call([&] { return array_contains_nulls(a); }))
-        fail(ErrorKind::NullValue, std::string(what) + " contains NULL elements",
-             "Row " + std::to_string(row_hint) + " has one.");
-    const int n = ARR_NDIM(a) == 0 ? 0 : ARR_DIMS(a)[0];
-    const Oid t = ARR_ELEMTYPE(a);
-    const std::size_t base = out.size();
-    out.resize(base + n);
-    if (t == FLOAT4OID) {
-        std::memcpy(out.data() + base, ARR_DATA_PTR(a), sizeof(float) * n);
-    } else if (t == FLOAT8OID) {
-        const double* src = (const double*)ARR_DATA_PTR(a);
-        for (int i = 0; i < n; ++i) out[base + i] = float(src[i]);
-    } else {
-        std::vector<double> v = float_array_to_vector(d, what);
-        for (int i = 0; i < n; ++i) out[base + i] = float(v[i]);
-    }
-    return n;
 }
 
 struct Source {
@@ -256,7 +227,7 @@ FeatureStats read_feature_stats(Spi& spi, const Source& src, int x_dim) {
             int bad = first_non_finite(row.data(), x_dim);
             if (bad >= 0)
                 fail(ErrorKind::Data, "features contain NaN or infinite values",
-                     "Feature " + std::to_string(bad + 1) + " of a row is " + describe_value(row[bad]) + ".",
+                     "Feature " + std::to_string(bad + 1) + " of a row is " + describe_float(row[bad]) + ".",
                      "Clean or impute the data before packing.");
             stats.add(row.data());
         }
@@ -297,6 +268,19 @@ PackResult pack_rows(Spi& spi, const Source& src, const Layout& layout, const Ta
                  "; PostgreSQL stores at most 1 GB (" + std::to_string(limit_floats) + " floats) in one value.",
              "Use buffer_size => " + std::to_string(std::max<std::size_t>(1, limit_floats / std::size_t(widest))) +
                  " or less.");
+    // What one buffer costs in memory (its rows read, the float arrays and their datums), and what the
+    // whole table will take on disk: refused before anything is read or written.
+    const uint64_t row_floats = uint64_t(layout.x_dim) + uint64_t(layout.y_dim);
+    check_memory(3 * uint64_t(max_rows) * row_floats * sizeof(float), "packing buffers of " + std::to_string(max_rows) + " rows",
+                 "Use a smaller buffer_size.");
+    check_packed_table_size(packed_table_bytes(uint64_t(rows), layout.x_dim, layout.y_dim, buffer_size),
+                            "packing " + std::to_string(rows) + " rows of " + std::to_string(layout.x_dim) + " features and " +
+                                std::to_string(layout.y_dim) +
+                                (layout.response == Response::Classification ? " one-hot classes" : " dependent values"),
+                            layout.response == Response::Classification && layout.y_dim > 1000
+                                ? "Every row stores one float per class: " + std::to_string(layout.y_dim) +
+                                      " classes is a lot; is the dependent column an identifier or a regression target?"
+                                : "Pack fewer rows or features.");
     const std::unique_ptr<Engine> engine = detect_engine(spi);
     // Where rows are read by row identifier: the source, or a copy the engine makes (engine.h).
     std::vector<std::string> columns = src.independent;
@@ -350,9 +334,16 @@ PackResult pack_rows(Spi& spi, const Source& src, const Layout& layout, const Ta
             const int bad = first_non_finite(row.data(), len);
             if (bad >= 0)
                 fail(ErrorKind::Data, "features contain NaN or infinite values",
-                     "Feature " + std::to_string(bad + 1) + " of a row is " + describe_value(row[bad]) + ".",
+                     "Feature " + std::to_string(bad + 1) + " of a row is " + describe_float(row[bad]) + ".",
                      "Clean or impute the data before packing.");
             layout.scaling.apply(row.data(), len);
+            const int overflow = first_non_finite(row.data(), len);
+            if (overflow >= 0)
+                fail(ErrorKind::Data, "scaled features are not finite in float32",
+                     "Feature " + std::to_string(overflow + 1) + " of a row becomes " + describe_float(row[overflow]) +
+                         " once divided by normalizing_const " + std::to_string(layout.scaling.normalizing_const) +
+                         (layout.scaling.center.empty() ? "" : " and scaled") + ".",
+                     "Use a normalizing_const that keeps features within float32's range (about 3.4e38).");
             std::memcpy(&x[std::size_t(i) * layout.x_dim], row.data(), sizeof(float) * len);
             float* yrow = &y[std::size_t(i) * layout.y_dim];
             if (layout.response == Response::Classification) {
@@ -464,10 +455,11 @@ PackedInfo read_packed_info(Spi& spi, const TableName& packed) {
         fail(ErrorKind::UndefinedTable, "summary table " + summary.display() + " does not exist",
              "hopper needs the summary that hopper.preprocess writes beside " + packed.display() + ".",
              "Pack the data with hopper.preprocess first.");
-    spi.execute("SELECT response_type, class_values, num_segments, normalizing_const, scale,"
-                " feature_center::pg_catalog.float8[], feature_spread::pg_catalog.float8[], num_rows,"
-                " num_buffers, independent_dim, dependent_dim, buffer_size, dependent_varname,"
-                " independent_varname, dependent_vartype FROM " + summary.quoted());
+    spi.execute_reading("summary table " + summary.display(),
+                        "SELECT response_type, class_values, num_segments, normalizing_const, scale,"
+                        " feature_center::pg_catalog.float8[], feature_spread::pg_catalog.float8[], num_rows,"
+                        " num_buffers, independent_dim, dependent_dim, buffer_size, dependent_varname,"
+                        " independent_varname, dependent_vartype FROM " + summary.quoted());
     if (spi.rows() != 1)
         fail(ErrorKind::Data, "summary table " + summary.display() + " must have exactly one row");
     PackedInfo info;
@@ -489,11 +481,19 @@ PackedInfo read_packed_info(Spi& spi, const TableName& packed) {
     info.dependent_vartype = spi.text(0, 14);
     // The segments that actually hold data (a user may have deleted rows since packing), in segment
     // order: ascending dist_key on every engine (engine.h).
-    spi.execute("SELECT DISTINCT dist_key FROM " + packed.quoted() + " ORDER BY 1");
+    spi.execute_reading("packed table " + packed.display(), "SELECT DISTINCT dist_key FROM " + packed.quoted() + " ORDER BY 1");
     for (uint64_t r = 0; r < spi.rows(); ++r) info.dist_keys.push_back(int32_t(spi.integer(r, 0)));
     if (info.dist_keys.empty()) fail(ErrorKind::Data, "packed table " + packed.display() + " is empty");
     return info;
 }
+
+namespace {
+void record_packed(Spi& spi, const TableName& out, const TableName& summary, const char* what) {
+    const std::string token = new_output_token(spi);
+    record_output_table(spi, out, "packed", token, std::string("hopper packed ") + what + " data");
+    record_output_table(spi, summary, "packed_summary", token, std::string("hopper summary of packed ") + what + " data");
+}
+}  // namespace
 
 PackedInfo pack_table(Spi& spi, const PackOptions& opt) {
     const bool validation = !opt.training_packed_table.empty();
@@ -531,6 +531,7 @@ PackedInfo pack_table(Spi& spi, const PackOptions& opt) {
         return [&] {
             PackResult packed = pack_rows(spi, src, layout, out, c.rows, buffer_size, num_segments, opt.seed, "");
             write_summary(spi, summary, out.display(), opt, src, layout, packed, buffer_size, num_segments, training_display);
+            record_packed(spi, out, summary, "validation");
             return read_packed_info(spi, out);
         }();
     }
@@ -571,6 +572,7 @@ PackedInfo pack_table(Spi& spi, const PackOptions& opt) {
                    std::to_string(buffer_size),
                "Each of the " + std::to_string(num_segments) + " segments needs at least one buffer.");
     write_summary(spi, summary, out.display(), opt, src, layout, packed, buffer_size, num_segments, "");
+    record_packed(spi, out, summary, "training");
     return read_packed_info(spi, out);
 }
 

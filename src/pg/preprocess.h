@@ -8,7 +8,10 @@
 #include "pg/names.h"
 #include "pg/spi.h"
 
-#define HOPPER_VERSION "0.1.0"
+// The extension's version (the Makefile passes hopper.control's default_version).
+#ifndef HOPPER_VERSION
+#error "HOPPER_VERSION must be defined (the Makefile passes hopper.control's default_version)"
+#endif
 
 namespace hopper::pg {
 

@@ -1,6 +1,7 @@
 // Parameter tables in shared memory: the fixed area, locking, waits, worker binding, operations.
 // Design notes are in ps.h. Code between LWLockAcquire and LWLockRelease is plain C-like code that
 // neither raises a PostgreSQL error nor throws (it runs inside pg::call and allocates nothing).
+#include <cmath>
 #include <algorithm>
 #include <climits>
 #include <cstring>
@@ -264,6 +265,7 @@ struct StepResult {
     int64 my_clock = 0;
     int32 busy_pid = 0;
     bool broadcast = false;
+    uint64 overflowed = 0;  // Adds (or folded BSP Adds) left out: they would have made a value infinite
 };
 
 inline float load_float(pg_atomic_uint32* p) {
@@ -273,15 +275,19 @@ inline float load_float(pg_atomic_uint32* p) {
     return f;
 }
 
-inline void add_float(pg_atomic_uint32* p, float delta) {
+// Adds delta atomically unless the sum would not be finite (it leaves the value as it is then, and
+// returns false): a parameter server whose values overflow to infinity poisons every worker that
+// reads them, so the overflowing delta is dropped, element by element, and counted.
+inline bool add_float(pg_atomic_uint32* p, float delta) {
     uint32 old = pg_atomic_read_u32(p);
     for (;;) {
         float f;
         std::memcpy(&f, &old, 4);
         f += delta;
+        if (!std::isfinite(f)) return false;
         uint32 bits;
         std::memcpy(&bits, &f, 4);
-        if (pg_atomic_compare_exchange_u32(p, &old, bits)) return;
+        if (pg_atomic_compare_exchange_u32(p, &old, bits)) return true;
     }
 }
 
@@ -305,37 +311,48 @@ void do_get(PsTable* t, const ps_table::Access& a, float* out) noexcept {
     }
 }
 
-void do_add(PsTable* t, const ps_table::Access& a, const float* deltas) noexcept {
+// Returns how many deltas were left out because they would have overflowed.
+uint64 do_add(PsTable* t, const ps_table::Access& a, const float* deltas) noexcept {
     pg_atomic_uint32* v = t->pending_at ? pending_of(t) : values_of(t);
+    uint64 overflowed = 0;
     if (a.offsets) {
         for (std::size_t i = 0; i < a.n; ++i)
-            if (deltas[i] != 0.0f) add_float(&v[a.offsets[i]], deltas[i]);
-        return;
+            if (deltas[i] != 0.0f && !add_float(&v[a.offsets[i]], deltas[i])) ++overflowed;
+        return overflowed;
     }
     std::size_t at = 0;
     for (std::size_t s = 0; s < a.nspans; ++s) {
         const ps::Span sp = a.spans[s];
         for (int64 k = 0; k < sp.length; ++k)
-            if (deltas[at + std::size_t(k)] != 0.0f) add_float(&v[sp.offset + k], deltas[at + std::size_t(k)]);
+            if (deltas[at + std::size_t(k)] != 0.0f && !add_float(&v[sp.offset + k], deltas[at + std::size_t(k)]))
+                ++overflowed;
         at += std::size_t(sp.length);
     }
+    return overflowed;
 }
 
-// Folds the pending buffer into the values (BSP, table lock held exclusively).
-void fold_pending(PsTable* t) noexcept {
+// Folds the pending buffer into the values (BSP, table lock held exclusively); returns how many
+// pending sums were left out because they would have overflowed.
+uint64 fold_pending(PsTable* t) noexcept {
     pg_atomic_uint32* v = values_of(t);
     pg_atomic_uint32* p = pending_of(t);
+    uint64 overflowed = 0;
     for (int64 i = 0; i < t->num_keys; ++i) {
         const uint32 bits = pg_atomic_read_u32(&p[i]);
         if (bits == 0) continue;  // +0.0f
         float f;
         std::memcpy(&f, &bits, 4);
         const float sum = load_float(&v[i]) + f;
+        pg_atomic_write_u32(&p[i], 0);
+        if (!std::isfinite(sum)) {
+            ++overflowed;
+            continue;
+        }
         uint32 out;
         std::memcpy(&out, &sum, 4);
         pg_atomic_write_u32(&v[i], out);
-        pg_atomic_write_u32(&p[i], 0);
     }
+    return overflowed;
 }
 
 void attempt(PsTable* t, uint64 generation, const ps::ClockRule& rule, int worker, OpKind kind,
@@ -371,7 +388,7 @@ void attempt(PsTable* t, uint64 generation, const ps::ClockRule& rule, int worke
             r->my_clock = me.clock;
             const int64 m = ps::min_clock(ws, t->num_workers);
             if (m > t->min_clock) {
-                if (t->pending_at) fold_pending(t);  // BSP: iteration min_clock is complete
+                if (t->pending_at) r->overflowed = fold_pending(t);  // BSP: iteration min_clock is complete
                 t->min_clock = m;
                 r->broadcast = true;
             }
@@ -398,7 +415,7 @@ void attempt(PsTable* t, uint64 generation, const ps::ClockRule& rule, int worke
             pg_atomic_fetch_add_u64(&t->get_calls, 1);
             pg_atomic_fetch_add_u64(&t->get_keys, keys);
         } else {
-            do_add(t, *a, deltas);
+            r->overflowed = do_add(t, *a, deltas);
             pg_atomic_fetch_add_u64(&t->add_calls, 1);
             pg_atomic_fetch_add_u64(&t->add_keys, keys);
         }
@@ -482,6 +499,13 @@ int64_t run(const ps_table::Handle& h, int worker, OpKind kind, const ps_table::
         if (sleeping) ConditionVariableCancelSleep();
         if (r.broadcast) ConditionVariableBroadcast(&t->cv);
     });
+    if (r.overflowed > 0)
+        warning(std::to_string(r.overflowed) + " value" + (r.overflowed == 1 ? "" : "s") + " of parameter table " +
+                    quoted(h.settings.name) + " left unchanged: adding would have made " +
+                    (r.overflowed == 1 ? "it" : "them") + " infinite",
+                kind == OpKind::Clock ? "The Adds of the iteration this Clock completed (BSP) were summed first."
+                                      : "Each delta that would overflow float32 is dropped; the others were added.",
+                "Scale the updates down (a lower learning rate), or check the workers for diverging gradients.");
     return r.my_clock;
 }
 

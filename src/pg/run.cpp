@@ -24,12 +24,16 @@
 #include <sstream>
 
 #include "hopper/error.h"
+#include "hopper/resources.h"
 #include "hopper/schedule.h"
 #include "hopper/state_format.h"
 #include "pg/buffer_cache.h"
 #include "pg/datum.h"
 #include "pg/engine.h"
+#include "pg/output_tables.h"
 #include "pg/preprocess.h"
+#include "pg/resource_limits.h"
+#include "pg/run_lock.h"
 #include "pg/settings.h"
 #include "pg/statement_settings.h"
 
@@ -191,6 +195,40 @@ void check_packed_matches(const ModelSpec& m, const PackedInfo& info, const char
              "Architecture " + a.shape_string() + ".");
 }
 
+std::string replaceable_outputs(Spi& spi, const TableName& output) {
+    const std::optional<std::string> token = output_token(spi, output, "model");
+    if (!token)
+        fail(ErrorKind::ObjectNotInPrerequisiteState,
+             "model output table " + output.display() + " was not created by hopper",
+             "A warm start replaces the model output table and its _info, _summary and _hops tables, and hopper "
+             "replaces only tables it created (they carry its mark in their comment and a row in hopper.output_tables).",
+             "Warm start from a table written by fit, fit_multiple, fit_data_parallel or materialize_checkpoint, or "
+             "start from a checkpoint with warm_start_checkpoint or warm_start_run.");
+    require_replaceable(spi, output.with_suffix("_info"), "model_info", *token, "info table");
+    require_replaceable(spi, output.with_suffix("_summary"), "model_summary", *token, "summary table");
+    require_replaceable(spi, output.with_suffix("_hops"), "model_hops", *token, "hops table");
+    return *token;
+}
+
+void check_run_memory(const std::vector<ModelSpec>& models, const PackedInfo& info,
+                      const std::optional<PackedInfo>& validation, int processes, const std::string& what) {
+    // The backend holds every model's state a few times over (the run's states, the statement
+    // parameter that carries them, the states read back); up to `processes` segments train a model
+    // at once; evaluation loads every model in each of its workers.
+    uint64_t held = 0, train_one = 0;
+    std::vector<ModelConfig> configs;
+    for (const ModelSpec& m : models) {
+        held += 3 * uint64_t(state_size(m.config));
+        train_one = std::max<uint64_t>(train_one, training_bytes(m.config, std::max(1, info.buffer_size)));
+        configs.push_back(m.config);
+    }
+    const int rows = std::max(info.buffer_size, validation ? validation->buffer_size : 0);
+    const uint64_t training = held + uint64_t(std::min<int>(processes, int(models.size()))) * train_one;
+    const uint64_t evaluating = held + uint64_t(processes) * evaluation_bytes(configs, std::max(1, rows));
+    check_memory(std::max(training, evaluating), what,
+                 "Use smaller architectures or a smaller batch_size, or train fewer configurations per call.");
+}
+
 RunTables resolve_run_tables(Spi& spi, const RunRequest& req) {
     RunTables t;
     t.started_at = spi.scalar_text("SELECT pg_catalog.now()::pg_catalog.text");
@@ -211,10 +249,13 @@ RunTables resolve_run_tables(Spi& spi, const RunRequest& req) {
     // Output tables: new ones, or (warm start) the previous run's, replaced at the end.
     t.output = req.warm_start ? resolve_input_table(req.output_text, "model output table")
                               : resolve_output_table(req.output_text, "model output table");
+    claim_output_table(t.output);
     if (!req.warm_start) {
         require_absent(t.output.with_suffix("_info"), "info table");
         require_absent(t.output.with_suffix("_summary"), "summary table");
         require_absent(t.output.with_suffix("_hops"), "hops table");
+    } else {
+        t.replaced_token = replaceable_outputs(spi, t.output);
     }
     return t;
 }
@@ -258,7 +299,13 @@ void run_training(Spi& spi, RunRequest req) {
     if (req.warm_start) {
         spi.execute("SELECT mst_key, model_state FROM " + output.quoted());
         std::map<int32_t, std::string> previous;
-        for (uint64_t r = 0; r < spi.rows(); ++r) previous[int32_t(spi.integer(r, 0))] = spi.bytes(r, 1);
+        for (uint64_t r = 0; r < spi.rows(); ++r) {
+            if (spi.is_null(r, 0) || spi.is_null(r, 1))
+                fail(ErrorKind::NullValue,
+                     "model output table " + output.display() + " has a NULL " + (spi.is_null(r, 0) ? "mst_key" : "model_state"),
+                     "A warm start continues every model of the table.", "Delete or repair that row.");
+            previous[int32_t(spi.integer(r, 0))] = spi.bytes(r, 1);
+        }
         for (ModelSpec& m : models) {
             auto it = previous.find(m.mst_key);
             if (it == previous.end()) {
@@ -288,9 +335,15 @@ void run_training(Spi& spi, RunRequest req) {
             states.push_back(serialize_state(Trainer(m.config)));
         }
     }
+    // The schedule continues where the models left off: a run resumed from the checkpoints of an
+    // interrupted one (or warm-started from its output) trains exactly as if it had never stopped.
+    uint32_t first_iteration = 0;
+    for (const std::string& st : states) first_iteration = std::max(first_iteration, inspect_state(st).counters.iterations);
 
     const int M = int(models.size());
     const int S = int(info.dist_keys.size());
+    check_run_memory(models, info, vinfo, S, "training " + std::to_string(M) + " configuration" + (M == 1 ? "" : "s") +
+                                                 " on " + std::to_string(S) + " segment" + (S == 1 ? "" : "s"));
     HopSchedule sched(M, S);
     if (!spi.nonatomic()) check_lock_budget(sched, req.num_iterations);
     std::vector<ModelHistory> history(M);
@@ -323,7 +376,8 @@ void run_training(Spi& spi, RunRequest req) {
     for (int it = 0; it < req.num_iterations; ++it) {
         const auto iteration_started = Clock::now();
         settings.enter();
-        hopper->begin_iteration(sched, it, mst_keys, states);
+        const int schedule_iteration = int((first_iteration + uint32_t(it)) % uint32_t(sched.ring_size()));
+        hopper->begin_iteration(sched, schedule_iteration, mst_keys, states);
         for (int hop = 0; hop < sched.hops_per_iteration(); ++hop) {
             check_for_interrupts();
             if (hop > 0) {
@@ -346,7 +400,7 @@ void run_training(Spi& spi, RunRequest req) {
             auto found = trained.find(mst_keys[i]);
             if (found == trained.end())
                 fail(ErrorKind::Internal, "model mst_key " + std::to_string(mst_keys[i]) + " is missing after training");
-            states[i] = std::move(found->second);
+            states[i] = with_iterations(found->second, first_iteration + uint32_t(it) + 1);
         }
         hopper->end_iteration();
 
@@ -407,8 +461,11 @@ void run_training(Spi& spi, RunRequest req) {
     outputs.eval_seconds = eval_seconds;
     outputs.started_at = started_at;
     outputs.hop_log = &hop_log;
+    outputs.run_id = run.run_id;
+    outputs.replaced_token = tables.replaced_token;
     write_run_outputs(spi, outputs);
     for (RunObserver* o : req.observers) o->on_finish(spi, run, states);
+    release_run_locks();
 }
 
 void write_run_outputs(Spi& spi, const RunOutputs& outputs) {
@@ -430,16 +487,24 @@ void write_run_outputs(Spi& spi, const RunOutputs& outputs) {
                  eval_seconds = outputs.eval_seconds;
     const std::string& started_at = outputs.started_at;
     if (req.warm_start) {
+        // Checked again: the tables may have changed while the run trained.
+        if (replaceable_outputs(spi, output) != outputs.replaced_token)
+            fail(ErrorKind::ObjectNotInPrerequisiteState,
+                 "model output table " + output.display() + " was replaced while the warm start trained",
+                 "It is not the table the run started from.", "Run the warm start again.");
         spi.execute("DROP TABLE " + output.quoted());
-        spi.execute("DROP TABLE IF EXISTS " + info_table.quoted());
-        spi.execute("DROP TABLE IF EXISTS " + summary_table.quoted());
-        spi.execute("DROP TABLE IF EXISTS " + hops_table.quoted());
+        for (const TableName& t : {info_table, summary_table, hops_table})
+            if (table_exists(t)) spi.execute("DROP TABLE " + t.quoted());
     }
+    const std::string token = new_output_token(spi);
+    const std::string run_text = outputs.run_id ? " of training run " + std::to_string(outputs.run_id) : "";
     spi.execute("CREATE TABLE " + output.quoted() +
                 " (mst_key pg_catalog.int4 PRIMARY KEY, model_id pg_catalog.int4, model_state pg_catalog.bytea NOT NULL,"
                 " model_arch pg_catalog.jsonb NOT NULL, compile_params pg_catalog.text NOT NULL,"
                 " fit_params pg_catalog.text NOT NULL, model_config pg_catalog.jsonb NOT NULL)");
     spi.execute("ALTER TABLE " + output.quoted() + " ALTER COLUMN model_state SET STORAGE EXTERNAL");
+    const std::optional<int64_t> run_id = outputs.run_id ? std::optional<int64_t>(outputs.run_id) : std::nullopt;
+    record_output_table(spi, output, "model", token, "hopper model output" + run_text, run_id);
     {
         std::vector<int32_t> model_ids;
         std::vector<std::string> archs, compiles, fits, configs;
@@ -471,6 +536,7 @@ void write_run_outputs(Spi& spi, const RunOutputs& outputs) {
                 " validation_loss pg_catalog.float8[], metrics_iters pg_catalog.int4[],"
                 " training_metrics_all pg_catalog.jsonb, validation_metrics_all pg_catalog.jsonb,"
                 " status pg_catalog.text NOT NULL, steps pg_catalog.int8, samples_seen pg_catalog.int8)");
+    record_output_table(spi, info_table, "model_info", token, "hopper learning curves" + run_text, run_id);
     Prepared insert_info = spi.prepare(
         "INSERT INTO " + info_table.quoted() +
             " VALUES ($1, $2, $3, $4, 'hopper_mlp', $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,"
@@ -515,6 +581,7 @@ void write_run_outputs(Spi& spi, const RunOutputs& outputs) {
                 " training_seconds pg_catalog.float8, hop_seconds pg_catalog.float8, evaluation_seconds pg_catalog.float8,"
                 " start_training_time pg_catalog.timestamptz, end_training_time pg_catalog.timestamptz,"
                 " hopper_version pg_catalog.text)");
+    record_output_table(spi, summary_table, "model_summary", token, "hopper training summary" + run_text, run_id);
     {
         std::vector<double> center(info.feature_center.begin(), info.feature_center.end());
         std::vector<double> spread(info.feature_spread.begin(), info.feature_spread.end());
@@ -548,6 +615,7 @@ void write_run_outputs(Spi& spi, const RunOutputs& outputs) {
         spi.execute("CREATE TABLE " + hops_table.quoted() +
                     " (iteration pg_catalog.int4, hop pg_catalog.int4, statement pg_catalog.text,"
                     " mst_key pg_catalog.int4, dist_key pg_catalog.int4, seconds pg_catalog.float8)");
+        record_output_table(spi, hops_table, "model_hops", token, "hopper record of hops" + run_text, run_id);
         std::vector<int32_t> its, hops, keys, dists;
         std::vector<std::string> stmts;
         std::vector<double> secs;

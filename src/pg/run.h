@@ -43,6 +43,7 @@ struct RunContext {
     int num_segments = 0;
     std::string name, description;
     std::string started_at;  // timestamptz text of the run's start
+    int64_t run_id = 0;      // set by the registry observer's on_start (0: not recorded)
 };
 
 struct IterationReport {
@@ -61,7 +62,8 @@ struct IterationReport {
 class RunObserver {
 public:
     virtual ~RunObserver() = default;
-    virtual void on_start(Spi& spi, const RunContext& run) = 0;
+    // May fill in what it learns about the run (the registry sets run_id).
+    virtual void on_start(Spi& spi, RunContext& run) = 0;
     virtual void on_iteration(Spi& spi, const RunContext& run, const IterationReport& report) = 0;
     // After the output tables are written, in the last transaction.
     virtual void on_finish(Spi& spi, const RunContext& run, const std::vector<std::string>& states) = 0;
@@ -131,10 +133,13 @@ struct RunOutputs {
     double train_seconds = 0, hop_seconds = 0, eval_seconds = 0;
     std::string started_at;
     const std::vector<HopLogRow>* hop_log = nullptr;  // the _hops table, when hopper.debug_hops is on
+    int64_t run_id = 0;                               // recorded with the output tables (0: none)
+    std::string replaced_token;                       // warm start: the token of the tables replaced
 };
 
-// Writes the output table, _info and _summary (and _hops) in the caller's transaction; with warm
-// start, replaces the previous run's.
+// Writes the output table, _info and _summary (and _hops) in the caller's transaction, recorded in
+// hopper.output_tables; with warm start, replaces the previous run's (only tables hopper created
+// with the token the run started from: resolve_run_tables checked them, and they are checked again).
 void write_run_outputs(Spi& spi, const RunOutputs& outputs);
 
 // Parses and validates a configuration given as text (architecture JSON, compile, fit), naming
@@ -153,15 +158,27 @@ std::vector<Evaluation> evaluate_states(Spi& spi, const TableName& packed, const
 
 // What every training driver resolves first: the iteration settings checked, the packed table and
 // its facts, the validation table (packed like it), and the output table -- new, or with warm start
-// the previous run's -- with its _info, _summary and _hops names free.
+// the previous run's, which hopper must have created -- with its _info, _summary and _hops names
+// free (or, with warm start, taken by tables of the same output). Claims the output table for this
+// session (run_lock.h): a second session training into it is refused at once.
 struct RunTables {
     std::string started_at;  // timestamptz text
     TableName packed;
     PackedInfo info;
     std::optional<PackedInfo> validation;
     TableName output;
+    std::string replaced_token;  // warm start: the token hopper gave the output tables it replaces
 };
 RunTables resolve_run_tables(Spi& spi, const RunRequest& req);
+
+// Before a warm start replaces `output` and its _info, _summary and _hops: the token hopper gave them,
+// or 55000 (the output is not hopper's) / 42P07 (a sibling table is not hopper's).
+std::string replaceable_outputs(Spi& spi, const TableName& output);
+
+// Refuses (53200, hopper.max_memory_mb) a run whose models would need more memory than the budget
+// to train on up to `processes` segments at once and to evaluate; `what` describes the run.
+void check_run_memory(const std::vector<ModelSpec>& models, const PackedInfo& info,
+                      const std::optional<PackedInfo>& validation, int processes, const std::string& what);
 
 // Refuses a model whose input and output widths do not fit a packed table (`what` names it).
 void check_packed_matches(const ModelSpec& m, const PackedInfo& info, const char* what);

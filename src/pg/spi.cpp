@@ -127,6 +127,7 @@ Spi::Bound Spi::bind_for_statement(const std::vector<SqlParam>& params) {
 }
 
 uint64_t Spi::execute(const std::string& sql, const std::vector<SqlParam>& params) {
+    source_.clear();
     Bound b = bind_for_statement(params);
     std::vector<Datum>& values = b.values;
     std::vector<char>& nulls = b.nulls;
@@ -143,6 +144,7 @@ uint64_t Spi::execute(const std::string& sql, const std::vector<SqlParam>& param
 }
 
 uint64_t Spi::execute_with_large_params(const std::string& sql, const std::vector<SqlParam>& params) {
+    source_.clear();
     Bound b = bind_for_statement(params);
     rows_ = call([&] {
         SPIPlanPtr plan = SPI_prepare(sql.c_str(), (int)params.size(), b.types.data());
@@ -195,6 +197,7 @@ Prepared Spi::prepare(const std::string& sql, const std::vector<Oid>& types) {
 }
 
 uint64_t Spi::execute(const Prepared& stmt, const std::vector<SqlParam>& params) {
+    source_.clear();
     Bound b = bind_for_statement(params);
     rows_ = call([&] {
         int rc = SPI_execute_plan(stmt.plan(), b.values.data(), b.nulls.data(), false, 0);
@@ -222,6 +225,7 @@ void Spi::open_cursor(const std::string& sql, const std::vector<SqlParam>& param
 }
 
 uint64_t Spi::fetch(long count) {
+    source_.clear();
     if (!cursor_) fail(ErrorKind::Internal, "fetch without an open cursor");
     rows_ = call([&] {
         if (SPI_tuptable) SPI_freetuptable(SPI_tuptable);
@@ -269,8 +273,18 @@ bool Spi::is_null(uint64_t row, int col) const {
     return isnull;
 }
 
-static void null_result(int col) {
-    fail(ErrorKind::Internal, "unexpected NULL in an internal query result", "column " + std::to_string(col + 1));
+uint64_t Spi::execute_reading(const std::string& source, const std::string& sql, const std::vector<SqlParam>& params) {
+    const uint64_t n = execute(sql, params);
+    source_ = source;
+    return n;
+}
+
+void Spi::null_result(int col) const {
+    if (source_.empty())
+        fail(ErrorKind::Internal, "unexpected NULL in an internal query result", "column " + std::to_string(col + 1));
+    const char* name = call([&] { return SPI_fname(SPI_tuptable->tupdesc, col + 1); });
+    fail(ErrorKind::NullValue, source_ + " has a NULL " + (name ? std::string(name) : "value") + " where hopper needs a value",
+         "", "Delete or repair that row.");
 }
 
 std::string Spi::text(uint64_t row, int col) const {

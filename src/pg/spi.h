@@ -91,6 +91,10 @@ public:
     // workers, printing them into the plan as text -- seconds for a few megabytes. Parameters
     // instead reach workers in binary.
     uint64_t execute_with_large_params(const std::string& sql, const std::vector<SqlParam>& params);
+    // Like execute, for a statement that reads a user's table: a NULL where an accessor needs a
+    // value is the user's data, reported as 22004 naming `source` ("packed table s.t") and the
+    // column, instead of an internal error.
+    uint64_t execute_reading(const std::string& source, const std::string& sql, const std::vector<SqlParam>& params = {});
     Prepared prepare(const std::string& sql, const std::vector<Oid>& types);
     uint64_t execute(const Prepared& stmt, const std::vector<SqlParam>& params);
 
@@ -132,6 +136,7 @@ private:
     Bound bind_for_statement(const std::vector<SqlParam>& params);
     void bind(const std::vector<SqlParam>& params, Datum* values, char* nulls, Oid* types);
     void check_row(uint64_t row, int col) const;
+    [[noreturn]] void null_result(int col) const;
     void ensure_snapshot() const;
 
     bool nonatomic_;
@@ -140,6 +145,7 @@ private:
     MemoryContext scratch_ = nullptr;
     Portal cursor_ = nullptr;
     uint64_t rows_ = 0;
+    std::string source_;  // what the current results were read from, when it is a user's table
 };
 
 // Quoting for SQL text built by hopper.

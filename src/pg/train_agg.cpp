@@ -10,11 +10,13 @@
 #include <vector>
 
 #include "hopper/buffer_check.h"
+#include "hopper/resources.h"
 #include "hopper/state_format.h"
 #include "hopper/trainer.h"
 #include "pg/buffer_cache.h"
 #include "pg/datum.h"
 #include "pg/owned.h"
+#include "pg/resource_limits.h"
 #include "pg/settings.h"
 
 namespace {
@@ -62,6 +64,10 @@ HOPPER_FUNCTION(train_segment_transition) {
         // The model state is the same value on every row of the segment: read it once.
         std::string bytes = bytea_to_string(PG_GETARG_DATUM(1));
         try {
+            // A backstop for direct calls of the aggregate (training runs plan their memory first).
+            const StateSummary summary = inspect_state(bytes);
+            check_memory(training_bytes(summary.config, summary.config.fit.batch_size), "training this model",
+                         "Use a smaller architecture or batch_size.");
             fresh->trainer = std::make_unique<Trainer>(deserialize_state(bytes));
         } catch (const Error& e) {
             rethrow_with_location(e, *fresh);

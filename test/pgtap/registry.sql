@@ -1,14 +1,16 @@
 -- Checkpoints and model registry: catalog contracts (tables, keys, indexes, row-level security,
 -- dump configuration, volatility), index-only plans for the everyday queries, and SQLSTATEs.
 BEGIN;
-SELECT plan(58);
+SELECT plan(61);
 SET LOCAL client_min_messages = warning;
 
 -- ---- catalog contracts ----
-SELECT has_table('hopper', t, 'table ' || t) FROM unnest(ARRAY['tasks', 'runs', 'trials', 'trial_metrics', 'checkpoints',
-    'checkpoint_chunks', 'checkpoint_training', 'models', 'model_versions', 'model_aliases']) t;
-SELECT has_view('hopper', v, 'view ' || v) FROM unnest(ARRAY['checkpoints_expanded', 'latest_checkpoints', 'best_checkpoints',
+SELECT has_table('hopper', t, 'table ' || t) FROM unnest(ARRAY['tasks', 'run_records', 'trials', 'trial_metrics', 'checkpoints',
+    'checkpoint_chunks', 'checkpoint_training', 'models', 'model_versions', 'model_aliases', 'output_tables']) t;
+SELECT has_view('hopper', v, 'view ' || v) FROM unnest(ARRAY['runs', 'checkpoints_expanded', 'latest_checkpoints', 'best_checkpoints',
                                                              'model_versions_expanded']) v;
+SELECT is((SELECT reloptions FROM pg_class WHERE oid = 'hopper.runs'::regclass), ARRAY['security_invoker=true'],
+          'hopper.runs applies the caller''s row-level security');
 SELECT fk_ok('hopper', 'model_versions', 'checkpoint_id', 'hopper', 'checkpoints', 'checkpoint_id');
 SELECT fk_ok('hopper', 'model_versions', 'model_id', 'hopper', 'models', 'model_id');
 SELECT fk_ok('hopper', 'checkpoints', 'task_id', 'hopper', 'tasks', 'task_id');
@@ -24,13 +26,13 @@ SELECT is_empty($$SELECT attname FROM pg_attribute WHERE attrelid = 'hopper.chec
 SELECT is((SELECT attstorage FROM pg_attribute WHERE attrelid = 'hopper.checkpoint_chunks'::regclass AND attname = 'data'), 'e',
           'chunks are stored uncompressed');
 SELECT is_empty($$SELECT relname FROM pg_class WHERE relnamespace = 'hopper'::regnamespace
-                  AND relname IN ('tasks', 'runs', 'trials', 'trial_metrics', 'checkpoints', 'checkpoint_chunks',
-                                  'checkpoint_training', 'models', 'model_versions', 'model_aliases')
+                  AND relname IN ('tasks', 'run_records', 'trials', 'trial_metrics', 'checkpoints', 'checkpoint_chunks',
+                                  'checkpoint_training', 'models', 'model_versions', 'model_aliases', 'output_tables')
                   AND NOT relrowsecurity$$, 'row-level security on every registry table');
 SELECT is((SELECT count(*)::int FROM pg_extension e, unnest(e.extconfig) c
-           WHERE e.extname = 'hopper' AND c::regclass::text IN ('hopper.tasks', 'hopper.runs', 'hopper.trials', 'hopper.trial_metrics',
+           WHERE e.extname = 'hopper' AND c::regclass::text IN ('hopper.tasks', 'hopper.run_records', 'hopper.trials', 'hopper.trial_metrics',
                  'hopper.checkpoints', 'hopper.checkpoint_chunks', 'hopper.checkpoint_training', 'hopper.models',
-                 'hopper.model_versions', 'hopper.model_aliases')), 10, 'pg_dump keeps the rows of every registry table');
+                 'hopper.model_versions', 'hopper.model_aliases', 'hopper.output_tables')), 11, 'pg_dump keeps the rows of every registry table');
 SELECT is((SELECT count(*)::int FROM pg_extension e, unnest(e.extconfig) c WHERE e.extname = 'hopper'
            AND c::regclass::text LIKE 'hopper.%_id_seq'), 5, 'pg_dump keeps the identity counters');
 SELECT has_trigger('hopper', 'model_versions', 'model_versions_before_insert', 'numbering trigger');

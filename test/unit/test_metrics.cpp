@@ -187,3 +187,24 @@ TEST(Metrics, MergeOrderNeverChangesABit) {
     }
     EXPECT_GT(forward.loss_sum, 0.0);
 }
+
+// A row whose outputs are not finite (a diverged or overflowing model) has no prediction: it is
+// never a hit, whatever its label, for accuracy (argmax of NaNs, NaN >= 0.5) and top-k.
+TEST(Metrics, NonFiniteOutputsAreNeverHits) {
+    Identity id(3);
+    const float nan = std::nanf("");
+    const float inf = INFINITY;
+    std::vector<float> p = {nan, nan, nan,    // true 0: would be argmax 0
+                            0.9f, nan, 0.1f,  // true 0
+                            inf, 0.0f, 0.0f,  // true 0
+                            0.9f, 0.05f, 0.05f};  // true 0: the only hit
+    std::vector<float> y = {1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0};
+    EvalTotals t = id.eval(p, y, compile(Loss::MeanSquaredError, {Metric::Accuracy, Metric::TopKAccuracy}, 2));
+    EXPECT_DOUBLE_EQ(t.metric(0), 0.25);
+    EXPECT_DOUBLE_EQ(t.metric(1), 0.25);
+    Identity one(1, Activation::Linear);
+    std::vector<float> z = {nan, 0.2f};
+    std::vector<float> y1 = {0.0f, 0.0f};  // NaN >= 0.5 is false, as is 0 >= 0.5: only the second is a hit
+    EvalTotals u = one.eval(z, y1, compile(Loss::MeanSquaredError, {Metric::Accuracy}));
+    EXPECT_DOUBLE_EQ(u.metric(0), 0.5);
+}

@@ -141,6 +141,8 @@ TEST(StateFormat, Version1StatesStillLoad) {
     EXPECT_EQ(again[8], 2);
     EXPECT_EQ(again.substr(10, again.size() - 14), old.substr(10, old.size() - 14));
     EXPECT_EQ(inspect_state(old).counters.steps, 6u);
+    EXPECT_EQ(inspect_state(old).format_version, 1);
+    EXPECT_EQ(inspect_state(again).format_version, 2);
     EXPECT_EQ(load_frozen_model(old).params, t.params());
 }
 

@@ -1,0 +1,291 @@
+-- hopper 0.1.0 -> 0.2.0 (ALTER EXTENSION hopper UPDATE). Users' rows in hopper's tables are kept;
+-- test/scripts/upgrade.sh installs 0.1.0, fills every table through the API, runs this and checks
+-- that every row, model state and registered version is intact and usable.
+\echo Use "ALTER EXTENSION hopper UPDATE" to load this file. \quit
+
+-- ---- runs: stored in run_records, read through a view whose state is truthful ----------------------
+ALTER TABLE hopper.runs RENAME TO run_records;
+COMMENT ON TABLE hopper.run_records IS
+'storage of hopper.runs: one row per call of hopper.fit, fit_multiple or fit_data_parallel; read hopper.runs, whose state is truthful when read';
+
+-- Whether a training run is alive: the backend running it holds a session-level advisory lock
+-- (key space 1213223473, key the run id modulo 2^31) from its first transaction until it ends,
+-- errs or is cancelled (src/pg/run_lock.cpp). pg_locks shows every session's advisory locks to
+-- every role, and a lock is gone the moment its backend stops running the run -- unlike a process
+-- id, which outlives a failed run in a session that goes on.
+CREATE FUNCTION hopper.run_is_live(run_id bigint) RETURNS boolean
+LANGUAGE sql STABLE PARALLEL SAFE STRICT
+BEGIN ATOMIC
+    SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_locks l
+                   WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+                     AND l.database = (SELECT d.oid FROM pg_catalog.pg_database d
+                                       WHERE d.datname = pg_catalog.current_database())
+                     AND l.classid = 1213223473::oid
+                     AND l.objid = (run_id % 2147483648)::oid);
+END;
+COMMENT ON FUNCTION hopper.run_is_live(bigint) IS
+'whether the training run is being run by a session right now (the session holds the run''s advisory lock)';
+
+CREATE VIEW hopper.runs WITH (security_invoker = true) AS
+SELECT r.run_id, r.method, r.name, r.description, r.source_table, r.validation_table, r.model_output_table,
+       r.model_selection_table, r.num_iterations, r.metrics_compute_frequency, r.checkpoint_frequency,
+       r.searcher_metric, r.smaller_is_better, r.data,
+       CASE WHEN r.state = 'ACTIVE' AND NOT hopper.run_is_live(r.run_id) THEN 'INTERRUPTED' ELSE r.state END AS state,
+       r.owner, r.start_time, r.end_time, r.backend_pid, r.backend_start
+FROM hopper.run_records r;
+COMMENT ON VIEW hopper.runs IS
+'one row per call of hopper.fit, fit_multiple or fit_data_parallel: its tables, settings, searcher metric and the facts of the packed data; state is ACTIVE only while a session is running it (INTERRUPTED once it stopped without completing: an error, a cancel, a crash)';
+GRANT SELECT, INSERT, UPDATE, DELETE ON hopper.runs TO PUBLIC;
+
+CREATE OR REPLACE FUNCTION hopper.mark_interrupted_runs() RETURNS bigint
+LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp
+AS $$
+    WITH gone AS (
+        UPDATE hopper.run_records AS r SET state = 'INTERRUPTED', end_time = pg_catalog.now()
+        WHERE r.state = 'ACTIVE' AND NOT hopper.run_is_live(r.run_id)
+        RETURNING 1)
+    SELECT pg_catalog.count(*) FROM gone
+$$;
+COMMENT ON FUNCTION hopper.mark_interrupted_runs() IS
+'records as INTERRUPTED the caller''s ACTIVE training runs that no session is running any more (an error, a cancel, a server crash) and returns how many; every new training run calls it for its owner (hopper.runs already reads them as INTERRUPTED)';
+
+-- ---- tables hopper created ----------------------------------------------------------------------
+-- hopper drops or replaces a table (a warm start replaces the model output and its _info, _summary
+-- and _hops tables) only when it can prove it created it: the table's comment carries a token
+-- "[hopper:<uuid>]" and this catalog has a row with that token and the table's kind. Only a table's
+-- owner can set its comment, and a row here can only be added for oneself, so no role can make
+-- hopper replace another role's table, and a user's table that merely has the right name is never
+-- touched. The proof survives pg_dump and pg_upgrade (comments and these rows are kept) and renames.
+CREATE TABLE hopper.output_tables (
+    token uuid NOT NULL,
+    kind text NOT NULL CHECK (kind IN ('model', 'model_info', 'model_summary', 'model_hops', 'packed',
+                                       'packed_summary', 'model_selection', 'model_selection_summary',
+                                       'model_arch', 'predictions')),
+    -- Where hopper created it (the table may have been renamed since).
+    schema_name name NOT NULL,
+    table_name name NOT NULL,
+    -- The training run that wrote it, for model tables written by fit, fit_multiple, fit_data_parallel.
+    run_id bigint,
+    owner name NOT NULL DEFAULT CURRENT_USER,
+    creation_time timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (token, kind)
+);
+COMMENT ON TABLE hopper.output_tables IS
+'every table hopper created (model outputs and their _info/_summary/_hops, packed tables, model selection and architecture tables, predictions): hopper replaces a table only if its comment carries the token of a row here of the right kind';
+
+-- Rows are added for oneself and never changed; removing one only makes hopper forget a table.
+ALTER TABLE hopper.output_tables ENABLE ROW LEVEL SECURITY;
+CREATE POLICY output_tables_read ON hopper.output_tables FOR SELECT USING (true);
+CREATE POLICY output_tables_insert ON hopper.output_tables FOR INSERT WITH CHECK (hopper.may_modify(owner));
+CREATE POLICY output_tables_delete ON hopper.output_tables FOR DELETE USING (hopper.may_modify(owner));
+GRANT SELECT, INSERT, DELETE ON hopper.output_tables TO PUBLIC;
+
+SELECT pg_catalog.pg_extension_config_dump('hopper.output_tables', '');
+
+-- ---- what ties a row to its owner cannot be changed ------------------------------------------------
+-- Row-level security checks a new row against its owner and the rows it points to (task, run,
+-- checkpoint, model); these triggers keep those columns fixed afterwards, so that a role can
+-- neither give a row away (it could then no longer be repaired by anyone) nor move its own row
+-- under another role's run. Each trigger names the columns it keeps (TG_ARGV); owner changes are
+-- 42501 (only a superuser may reassign rows), the others 428C9.
+CREATE FUNCTION hopper.keep_columns() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    col text;
+    old_row jsonb := to_jsonb(OLD);
+    new_row jsonb := to_jsonb(NEW);
+BEGIN
+    FOREACH col IN ARRAY TG_ARGV LOOP
+        IF new_row -> col IS DISTINCT FROM old_row -> col THEN
+            -- A superuser may hand rows to another role (say, when someone leaves).
+            CONTINUE WHEN col = 'owner' AND (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = CURRENT_USER);
+            IF col = 'owner' THEN
+                RAISE EXCEPTION 'the owner of a row of %.% cannot be changed', TG_TABLE_SCHEMA, TG_TABLE_NAME
+                    USING ERRCODE = 'insufficient_privilege',
+                    DETAIL = format('It belongs to role %s.', old_row ->> 'owner'),
+                    HINT = 'Rows stay with the role that created them.';
+            END IF;
+            RAISE EXCEPTION 'column % of %.% cannot be changed', col, TG_TABLE_SCHEMA, TG_TABLE_NAME
+                USING ERRCODE = 'generated_always',
+                DETAIL = 'It ties the row to its owner, task, run, checkpoint or model.';
+        END IF;
+    END LOOP;
+    RETURN NEW;
+END
+$$;
+COMMENT ON FUNCTION hopper.keep_columns() IS
+'trigger: refuses an UPDATE that changes one of the columns named in the trigger''s arguments (owner: 42501 unless a superuser reassigns it, others: 428C9)';
+CREATE TRIGGER tasks_keep_columns BEFORE UPDATE ON hopper.tasks
+    FOR EACH ROW EXECUTE FUNCTION hopper.keep_columns('owner', 'task_id', 'task_type');
+CREATE TRIGGER run_records_keep_columns BEFORE UPDATE ON hopper.run_records
+    FOR EACH ROW EXECUTE FUNCTION hopper.keep_columns('owner', 'run_id', 'method');
+CREATE TRIGGER trials_keep_columns BEFORE UPDATE ON hopper.trials
+    FOR EACH ROW EXECUTE FUNCTION hopper.keep_columns('trial_id', 'run_id', 'mst_key');
+CREATE TRIGGER trial_metrics_keep_columns BEFORE UPDATE ON hopper.trial_metrics
+    FOR EACH ROW EXECUTE FUNCTION hopper.keep_columns('trial_id', 'iteration');
+CREATE TRIGGER checkpoints_keep_columns BEFORE UPDATE ON hopper.checkpoints
+    FOR EACH ROW EXECUTE FUNCTION hopper.keep_columns('owner', 'task_id');
+CREATE TRIGGER checkpoint_training_keep_columns BEFORE UPDATE ON hopper.checkpoint_training
+    FOR EACH ROW EXECUTE FUNCTION hopper.keep_columns('checkpoint_id', 'trial_id', 'iteration');
+CREATE TRIGGER models_keep_columns BEFORE UPDATE ON hopper.models
+    FOR EACH ROW EXECUTE FUNCTION hopper.keep_columns('owner');
+CREATE TRIGGER model_versions_keep_columns BEFORE UPDATE ON hopper.model_versions
+    FOR EACH ROW EXECUTE FUNCTION hopper.keep_columns('owner', 'version_id');
+CREATE TRIGGER model_aliases_keep_columns BEFORE UPDATE ON hopper.model_aliases
+    FOR EACH ROW EXECUTE FUNCTION hopper.keep_columns('owner', 'model_id');
+
+-- ---- checkpoints: a completed one keeps its payload, a registered one its metadata -----------------
+CREATE OR REPLACE FUNCTION hopper.checkpoints_before_update() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    used_by text;
+BEGIN
+    IF NEW.checkpoint_id <> OLD.checkpoint_id OR NEW.uuid <> OLD.uuid THEN
+        RAISE EXCEPTION 'the id and uuid of a checkpoint cannot be changed' USING ERRCODE = 'generated_always';
+    END IF;
+    IF OLD.state = 'DELETED' AND NEW.state <> 'DELETED' THEN
+        RAISE EXCEPTION 'checkpoint % is deleted', OLD.uuid USING ERRCODE = 'object_not_in_prerequisite_state',
+            DETAIL = 'A deleted checkpoint has no payload and stays deleted.';
+    END IF;
+    IF NEW.version_count <> OLD.version_count AND pg_trigger_depth() < 2 THEN
+        RAISE EXCEPTION 'version_count of a checkpoint is maintained by hopper' USING ERRCODE = 'generated_always',
+            HINT = 'Register or delete model versions instead.';
+    END IF;
+    -- Anyone may register a checkpoint (which changes version_count); everything else is the owner's.
+    IF NOT hopper.may_modify(OLD.owner)
+       AND (pg_catalog.to_jsonb(NEW) - 'version_count') IS DISTINCT FROM (pg_catalog.to_jsonb(OLD) - 'version_count') THEN
+        RAISE EXCEPTION 'permission denied for checkpoint %', OLD.uuid USING ERRCODE = 'insufficient_privilege',
+            DETAIL = format('It belongs to role %s.', OLD.owner);
+    END IF;
+    -- What a completed checkpoint is (its payload's place, size and checksum, its steps) never
+    -- changes; what it says about itself (metadata, resources) is fixed once a version uses it.
+    -- Otherwise its owner could make a checkpoint someone registered look corrupt, or different.
+    -- (A superuser may repair them.)
+    IF NOT (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = CURRENT_USER) THEN
+        IF OLD.state <> 'ACTIVE' AND (NEW.format, NEW.storage, NEW.external_uri, NEW.size_bytes, NEW.checksum,
+                                      NEW.steps_completed)
+                                     IS DISTINCT FROM (OLD.format, OLD.storage, OLD.external_uri, OLD.size_bytes,
+                                                       OLD.checksum, OLD.steps_completed) THEN
+            RAISE EXCEPTION 'checkpoint % is %: its payload, size, checksum and steps cannot be changed', OLD.uuid, OLD.state
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                DETAIL = 'Only an ACTIVE checkpoint, whose payload is still being written, can change them.';
+        END IF;
+        IF OLD.version_count > 0 AND (NEW.metadata, NEW.resources) IS DISTINCT FROM (OLD.metadata, OLD.resources) THEN
+            RAISE EXCEPTION 'checkpoint % is registered as a model version: its metadata cannot be changed', OLD.uuid
+                USING ERRCODE = 'object_in_use',
+                HINT = 'Delete those model versions first.';
+        END IF;
+    END IF;
+    IF NEW.state IN ('DELETING', 'DELETED', 'PARTIALLY_DELETED') AND NEW.version_count > 0 THEN
+        SELECT string_agg(format('%s version %s', m.name, v.version), ', ' ORDER BY m.name, v.version) INTO used_by
+        FROM hopper.model_versions v JOIN hopper.models m USING (model_id) WHERE v.checkpoint_id = OLD.checkpoint_id;
+        RAISE EXCEPTION 'checkpoint % is registered as a model version', OLD.uuid USING ERRCODE = 'object_in_use',
+            DETAIL = format('It is %s.', coalesce(used_by, 'used by a model version')),
+            HINT = 'Delete those model versions first.';
+    END IF;
+    RETURN NEW;
+END
+$$;
+COMMENT ON FUNCTION hopper.checkpoints_before_update() IS
+'trigger: a checkpoint used by a model version cannot be deleted and its metadata is fixed, a deleted one stays deleted, a completed one keeps its payload, size, checksum and steps (a superuser may repair them); only its owner may change it, others only register it';
+
+-- ---- row-level security: a new row points only at rows of its own roles --------------------------
+DROP POLICY trials_owner ON hopper.trials;
+CREATE POLICY trials_owner ON hopper.trials
+    USING (EXISTS (SELECT 1 FROM hopper.tasks t WHERE t.task_id = trial_id AND hopper.may_modify(t.owner)))
+    WITH CHECK (EXISTS (SELECT 1 FROM hopper.tasks t WHERE t.task_id = trial_id AND hopper.may_modify(t.owner))
+                AND EXISTS (SELECT 1 FROM hopper.run_records r WHERE r.run_id = trials.run_id AND hopper.may_modify(r.owner)));
+
+DROP POLICY checkpoints_insert ON hopper.checkpoints;
+CREATE POLICY checkpoints_insert ON hopper.checkpoints FOR INSERT
+    WITH CHECK (hopper.may_modify(owner)
+                AND (task_id IS NULL
+                     OR EXISTS (SELECT 1 FROM hopper.tasks t WHERE t.task_id = checkpoints.task_id
+                                AND hopper.may_modify(t.owner))));
+DROP POLICY checkpoint_training_owner ON hopper.checkpoint_training;
+CREATE POLICY checkpoint_training_owner ON hopper.checkpoint_training
+    USING (EXISTS (SELECT 1 FROM hopper.checkpoints c WHERE c.checkpoint_id = checkpoint_training.checkpoint_id
+                   AND hopper.may_modify(c.owner)))
+    WITH CHECK (EXISTS (SELECT 1 FROM hopper.checkpoints c WHERE c.checkpoint_id = checkpoint_training.checkpoint_id
+                        AND hopper.may_modify(c.owner))
+                AND EXISTS (SELECT 1 FROM hopper.tasks t WHERE t.task_id = checkpoint_training.trial_id
+                            AND hopper.may_modify(t.owner)));
+
+DROP POLICY model_versions_owner ON hopper.model_versions;
+CREATE POLICY model_versions_insert ON hopper.model_versions FOR INSERT
+    WITH CHECK (hopper.may_modify(owner)
+                AND EXISTS (SELECT 1 FROM hopper.models m WHERE m.model_id = model_versions.model_id
+                            AND hopper.may_modify(m.owner)));
+CREATE POLICY model_versions_update ON hopper.model_versions FOR UPDATE
+    USING (EXISTS (SELECT 1 FROM hopper.models m WHERE m.model_id = model_versions.model_id AND hopper.may_modify(m.owner)))
+    WITH CHECK (EXISTS (SELECT 1 FROM hopper.models m WHERE m.model_id = model_versions.model_id AND hopper.may_modify(m.owner)));
+CREATE POLICY model_versions_delete ON hopper.model_versions FOR DELETE
+    USING (EXISTS (SELECT 1 FROM hopper.models m WHERE m.model_id = model_versions.model_id AND hopper.may_modify(m.owner)));
+
+DROP POLICY model_aliases_owner ON hopper.model_aliases;
+CREATE POLICY model_aliases_insert ON hopper.model_aliases FOR INSERT
+    WITH CHECK (hopper.may_modify(owner)
+                AND EXISTS (SELECT 1 FROM hopper.models m WHERE m.model_id = model_aliases.model_id
+                            AND hopper.may_modify(m.owner)));
+CREATE POLICY model_aliases_update ON hopper.model_aliases FOR UPDATE
+    USING (EXISTS (SELECT 1 FROM hopper.models m WHERE m.model_id = model_aliases.model_id AND hopper.may_modify(m.owner)))
+    WITH CHECK (EXISTS (SELECT 1 FROM hopper.models m WHERE m.model_id = model_aliases.model_id AND hopper.may_modify(m.owner)));
+CREATE POLICY model_aliases_delete ON hopper.model_aliases FOR DELETE
+    USING (EXISTS (SELECT 1 FROM hopper.models m WHERE m.model_id = model_aliases.model_id AND hopper.may_modify(m.owner)));
+
+-- ---- model outputs written by 0.1.0 ----------------------------------------------------------------
+-- 0.1.0 did not mark the tables it created, and a warm start now replaces only marked tables. The
+-- model outputs of completed 0.1.0 runs are marked here, as their owners' rows: a table named as a
+-- completed run's output with the columns of a model table, whose _summary has hopper's columns.
+-- Its _info and _hops are marked when they have hopper's columns. A table with a comment of its own
+-- is left unmarked (the comment is the user's), as is anything that does not look like hopper's.
+DO $$
+DECLARE
+    r record;
+    rel oid;
+    sibling oid;
+    nsp name;
+    base name;
+    mark uuid;
+    i integer;
+    suffixes text[] := ARRAY['_info', '_summary', '_hops'];
+    kinds text[] := ARRAY['model_info', 'model_summary', 'model_hops'];
+    needed text[][] := ARRAY[ARRAY['mst_key', 'training_loss', 'metrics_iters'],
+                             ARRAY['source_table', 'method', 'hopper_version'],
+                             ARRAY['iteration', 'hop', 'statement']];
+BEGIN
+    FOR r IN SELECT DISTINCT ON (model_output_table) model_output_table, run_id
+             FROM hopper.run_records WHERE state = 'COMPLETED'
+             ORDER BY model_output_table, run_id DESC LOOP
+        rel := pg_catalog.to_regclass(r.model_output_table);
+        CONTINUE WHEN rel IS NULL OR pg_catalog.obj_description(rel, 'pg_class') IS NOT NULL;
+        CONTINUE WHEN (SELECT pg_catalog.count(*) FROM pg_catalog.pg_attribute a
+                       WHERE a.attrelid = rel AND NOT a.attisdropped
+                         AND a.attname IN ('mst_key', 'model_state', 'model_arch', 'compile_params', 'fit_params',
+                                           'model_config')) <> 6;
+        SELECT c.relname, n.nspname INTO base, nsp
+        FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = rel;
+        sibling := pg_catalog.to_regclass(pg_catalog.format('%I.%I', nsp, base || '_summary'));
+        CONTINUE WHEN sibling IS NULL OR (SELECT pg_catalog.count(*) FROM pg_catalog.pg_attribute a
+                                          WHERE a.attrelid = sibling AND NOT a.attisdropped
+                                            AND a.attname IN ('source_table', 'method', 'hopper_version')) <> 3;
+        mark := pg_catalog.gen_random_uuid();
+        INSERT INTO hopper.output_tables (token, kind, schema_name, table_name, run_id, owner)
+        SELECT mark, 'model', nsp, base, r.run_id, pg_catalog.pg_get_userbyid(c.relowner)
+        FROM pg_catalog.pg_class c WHERE c.oid = rel;
+        EXECUTE pg_catalog.format('COMMENT ON TABLE %I.%I IS %L', nsp, base,
+            'hopper model output of training run ' || r.run_id || ' (hopper replaces it only while this mark stays) [hopper:' || mark || ']');
+        FOR i IN 1 .. 3 LOOP
+            sibling := pg_catalog.to_regclass(pg_catalog.format('%I.%I', nsp, base || suffixes[i]));
+            CONTINUE WHEN sibling IS NULL OR pg_catalog.obj_description(sibling, 'pg_class') IS NOT NULL;
+            CONTINUE WHEN (SELECT pg_catalog.count(*) FROM pg_catalog.pg_attribute a
+                           WHERE a.attrelid = sibling AND NOT a.attisdropped AND a.attname = ANY (needed[i:i][1:3])) <> 3;
+            INSERT INTO hopper.output_tables (token, kind, schema_name, table_name, run_id, owner)
+            SELECT mark, kinds[i], nsp, base || suffixes[i], r.run_id, pg_catalog.pg_get_userbyid(c.relowner)
+            FROM pg_catalog.pg_class c WHERE c.oid = sibling;
+            EXECUTE pg_catalog.format('COMMENT ON TABLE %I.%I IS %L', nsp, base || suffixes[i],
+                'hopper ' || kinds[i] || ' of training run ' || r.run_id || ' (hopper replaces it only while this mark stays) [hopper:' || mark || ']');
+        END LOOP;
+    END LOOP;
+END
+$$;
