@@ -1,0 +1,145 @@
+-- Two unprivileged roles attacking each other through plain INSERT, UPDATE and DELETE on every table
+-- of hopper's registry (not through its functions, which check the same things). Mallory tries to
+-- plant a model in Alice's run, to give rows away, to rewrite what others rely on, and to remove or
+-- change Alice's rows; Alice tries to corrupt a checkpoint Bob registered. Each attempt must fail,
+-- and Alice's run must read as before. In a database of its own.
+\set regress_db :DBNAME
+SET client_min_messages = warning;
+DROP DATABASE IF EXISTS hopper_registry_attacks;
+CREATE DATABASE hopper_registry_attacks;
+\c hopper_registry_attacks
+CREATE EXTENSION hopper;
+SET client_min_messages = warning;
+CREATE FUNCTION try(stmt text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    n bigint;
+BEGIN
+    EXECUTE stmt;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN 'ok, ' || n || ' rows';
+EXCEPTION WHEN OTHERS THEN
+    RETURN SQLSTATE || ': ' || regexp_replace(SQLERRM, '[0-9a-f]{8}-[0-9a-f-]{27}', '<uuid>', 'g');
+END $$;
+DROP ROLE IF EXISTS hopper_att_alice;
+DROP ROLE IF EXISTS hopper_att_bob;
+DROP ROLE IF EXISTS hopper_att_mallory;
+CREATE ROLE hopper_att_alice;
+CREATE ROLE hopper_att_bob;
+CREATE ROLE hopper_att_mallory;
+GRANT USAGE ON SCHEMA hopper TO hopper_att_alice, hopper_att_bob, hopper_att_mallory;
+GRANT CREATE, USAGE ON SCHEMA public TO hopper_att_alice, hopper_att_bob, hopper_att_mallory;
+GRANT EXECUTE ON FUNCTION try(text) TO PUBLIC;
+
+-- Alice trains: a run, its trials, metrics and checkpoints, all hers.
+SET ROLE hopper_att_alice;
+CREATE TABLE alice_src AS SELECT g AS id, ARRAY[g % 3, g % 5]::float8[] AS x, (g % 3)::text AS y FROM generate_series(1, 120) g;
+SELECT hopper.preprocess('alice_src', 'alice_packed', 'y', 'x', buffer_size => 20, num_segments => 2);
+CALL hopper.fit('alice_packed', 'alice_m', '{"input_dim": 2, "layers": [{"units": 3, "activation": "softmax"}]}',
+                $$optimizer='SGD(lr=0.1)', metrics=['accuracy']$$, '', 2, name => 'alice run');
+SELECT hopper.create_model('alice-model');
+RESET ROLE;
+SELECT run_id AS alice_run, (SELECT trial_id FROM hopper.trials WHERE run_id = r.run_id) AS alice_trial
+FROM hopper.runs r WHERE name = 'alice run' \gset
+SELECT checkpoint_id AS alice_ckpt, uuid AS alice_uuid FROM hopper.latest_checkpoints WHERE run_id = :alice_run \gset
+-- What Alice's run looks like before the attacks.
+CREATE TABLE before AS
+SELECT mst_key, checkpoint_id, iteration, searcher_value FROM hopper.best_checkpoints WHERE run_id = :alice_run;
+
+-- ---- Mallory plants a checkpoint with a winning score in Alice's run ----
+SET ROLE hopper_att_mallory;
+-- (a) a checkpoint under Alice's training task
+SELECT try(format($$INSERT INTO hopper.checkpoints (task_id, format, storage, state) VALUES (%s, 'hopper_model_state_v1', 'database', 'ACTIVE')$$, :alice_trial));
+-- ... or written as Alice outright
+SELECT try($$INSERT INTO hopper.checkpoints (format, storage, owner) VALUES ('x', 'database', 'hopper_att_alice')$$);
+-- (b) her own task and checkpoint, then the checkpoint moved to Alice's task, or given to Alice
+SELECT hopper.create_task('IMPORT') AS mallory_task \gset
+SELECT try(format($$INSERT INTO hopper.checkpoints (task_id, format, storage, state) VALUES (%s, 'hopper_model_state_v1', 'database', 'ACTIVE')$$, :mallory_task));
+SELECT checkpoint_id AS mallory_ckpt FROM hopper.checkpoints WHERE owner = 'hopper_att_mallory' \gset
+SELECT try(format($$UPDATE hopper.checkpoints SET task_id = %s WHERE checkpoint_id = %s$$, :alice_trial, :mallory_ckpt));
+SELECT try(format($$UPDATE hopper.checkpoints SET owner = 'hopper_att_alice' WHERE checkpoint_id = %s$$, :mallory_ckpt));
+SELECT try(format($$UPDATE hopper.tasks SET owner = 'hopper_att_alice' WHERE task_id = %s$$, :mallory_task));
+SELECT try(format($$UPDATE hopper.tasks SET task_type = 'TRAINING' WHERE task_id = %s$$, :mallory_task));
+-- (c) its training facts pointing at Alice's trial (the checkpoint's task must be that trial)
+SELECT try(format($$INSERT INTO hopper.checkpoint_training (checkpoint_id, trial_id, iteration, searcher_value, signed_searcher_value) VALUES (%s, %s, 99, 1, -1)$$, :mallory_ckpt, :alice_trial));
+-- (d) a trial of her own under Alice's run, and metrics for Alice's trial
+SELECT hopper.create_task('IMPORT') AS mallory_task2 \gset
+SELECT try(format($$INSERT INTO hopper.trials (trial_id, run_id, mst_key, model_arch, compile_params, fit_params, model_config, hparams) VALUES (%s, %s, 99, '{}', '', '', '{}', '{}')$$, :mallory_task2, :alice_run));
+SELECT try(format($$INSERT INTO hopper.trial_metrics (trial_id, iteration, steps_completed, training_metrics) VALUES (%s, 99, 1, '{}')$$, :alice_trial));
+-- (e) a run of her own, then given to Alice; or her trial moved into Alice's run
+SELECT try($$INSERT INTO hopper.run_records (method, source_table, model_output_table, num_iterations, metrics_compute_frequency, checkpoint_frequency, searcher_metric, smaller_is_better, data) VALUES ('fit', 's', 'o', 1, 1, 1, 'loss', true, '{}')$$);
+SELECT run_id AS mallory_run FROM hopper.run_records WHERE owner = 'hopper_att_mallory' \gset
+SELECT try(format($$INSERT INTO hopper.trials (trial_id, run_id, mst_key, model_arch, compile_params, fit_params, model_config, hparams) VALUES (%s, %s, 1, '{}', '', '', '{}', '{}')$$, :mallory_task2, :mallory_run));
+SELECT try(format($$UPDATE hopper.trials SET run_id = %s WHERE trial_id = %s$$, :alice_run, :mallory_task2));
+SELECT try(format($$UPDATE hopper.run_records SET owner = 'hopper_att_alice' WHERE run_id = %s$$, :mallory_run));
+SELECT try(format($$UPDATE hopper.runs SET owner = 'hopper_att_alice' WHERE run_id = %s$$, :mallory_run));
+
+-- ---- Mallory changes or removes Alice's rows: RLS hides them from UPDATE and DELETE ----
+SELECT try(format($$UPDATE hopper.runs SET description = 'mine', state = 'COMPLETED' WHERE run_id = %s$$, :alice_run));
+SELECT try(format($$UPDATE hopper.runs SET description = 'mine' WHERE run_id = %s$$, :alice_run));
+SELECT try(format($$UPDATE hopper.run_records SET searcher_metric = 'loss' WHERE run_id = %s$$, :alice_run));
+SELECT try(format($$UPDATE hopper.trials SET status = 'diverged' WHERE trial_id = %s$$, :alice_trial));
+SELECT try(format($$UPDATE hopper.trial_metrics SET searcher_value = -1e9 WHERE trial_id = %s$$, :alice_trial));
+SELECT try(format($$UPDATE hopper.checkpoint_training SET signed_searcher_value = -1e9 WHERE trial_id = %s$$, :alice_trial));
+SELECT try(format($$UPDATE hopper.checkpoints SET metadata = '{"x": 1}' WHERE checkpoint_id = %s$$, :alice_ckpt));
+SELECT try(format($$UPDATE hopper.checkpoints SET version_count = 7 WHERE checkpoint_id = %s$$, :alice_ckpt));
+SELECT try($$UPDATE hopper.models SET description = 'mine' WHERE name = 'alice-model'$$);
+SELECT try(format($$DELETE FROM hopper.checkpoint_chunks WHERE checkpoint_id = %s$$, :alice_ckpt));
+SELECT try(format($$INSERT INTO hopper.checkpoint_chunks (checkpoint_id, chunk_no, data) VALUES (%s, 99, '\x00')$$, :alice_ckpt));
+SELECT try(format($$DELETE FROM hopper.checkpoint_training WHERE trial_id = %s$$, :alice_trial));
+SELECT try(format($$DELETE FROM hopper.trial_metrics WHERE trial_id = %s$$, :alice_trial));
+SELECT try(format($$DELETE FROM hopper.trials WHERE trial_id = %s$$, :alice_trial));
+SELECT try(format($$DELETE FROM hopper.checkpoints WHERE checkpoint_id = %s$$, :alice_ckpt));
+SELECT try(format($$DELETE FROM hopper.runs WHERE run_id = %s$$, :alice_run));
+SELECT try(format($$DELETE FROM hopper.tasks WHERE task_id = %s$$, :alice_trial));
+SELECT try($$DELETE FROM hopper.models WHERE name = 'alice-model'$$);
+SELECT try($$DELETE FROM hopper.output_tables WHERE owner = 'hopper_att_alice'$$);
+-- ... nor add to Alice's model, nor claim her tables.
+SELECT try(format($$INSERT INTO hopper.model_versions (model_id, checkpoint_id) SELECT model_id, %s FROM hopper.models WHERE name = 'alice-model'$$, :alice_ckpt));
+SELECT try($$INSERT INTO hopper.output_tables (token, kind, schema_name, table_name, owner) VALUES (gen_random_uuid(), 'model', 'public', 'alice_m', 'hopper_att_alice')$$);
+SELECT try($$UPDATE hopper.output_tables SET table_name = 'x'$$);
+-- Her own model may hold versions of Alice's checkpoint (that is what registering is), but only as hers.
+SELECT hopper.create_model('mallory-model');
+SELECT try(format($$INSERT INTO hopper.model_versions (model_id, checkpoint_id, owner) SELECT model_id, %s, 'hopper_att_alice' FROM hopper.models WHERE name = 'mallory-model'$$, :alice_ckpt));
+SELECT try(format($$INSERT INTO hopper.model_versions (model_id, checkpoint_id) SELECT model_id, %s FROM hopper.models WHERE name = 'mallory-model'$$, :alice_ckpt));
+SELECT try($$UPDATE hopper.model_versions SET owner = 'hopper_att_alice'$$);
+SELECT try($$UPDATE hopper.models SET owner = 'hopper_att_alice' WHERE name = 'mallory-model'$$);
+RESET ROLE;
+
+-- ---- Alice corrupts a checkpoint of hers that Bob registered ----
+SET ROLE hopper_att_bob;
+SELECT hopper.create_model('bob-model');
+SELECT hopper.register_model_version('bob-model', :'alice_uuid') AS bob_version;
+RESET ROLE;
+SET ROLE hopper_att_alice;
+SELECT try(format($$UPDATE hopper.checkpoints SET checksum = 'sha256:00' WHERE checkpoint_id = %s$$, :alice_ckpt));
+SELECT try(format($$UPDATE hopper.checkpoints SET size_bytes = 1 WHERE checkpoint_id = %s$$, :alice_ckpt));
+SELECT try(format($$UPDATE hopper.checkpoints SET steps_completed = 0 WHERE checkpoint_id = %s$$, :alice_ckpt));
+SELECT try(format($$UPDATE hopper.checkpoints SET metadata = '{"data": {"response_type": "regression"}}' WHERE checkpoint_id = %s$$, :alice_ckpt));
+SELECT try(format($$UPDATE hopper.checkpoints SET owner = 'hopper_att_bob' WHERE checkpoint_id = %s$$, :alice_ckpt));
+SELECT try(format($$UPDATE hopper.checkpoints SET state = 'ERROR' WHERE checkpoint_id = %s$$, :alice_ckpt));
+SELECT try(format($$DELETE FROM hopper.checkpoints WHERE checkpoint_id = %s$$, :alice_ckpt));
+-- Her own unregistered, completed checkpoint: payload facts fixed too (a checkpoint is what it was).
+SELECT try(format($$UPDATE hopper.checkpoints SET checksum = 'sha256:00' WHERE task_id = %s AND version_count = 0$$, :alice_trial));
+-- What she may still do with her own rows: describe them.
+SELECT try(format($$UPDATE hopper.runs SET description = 'tuned' WHERE run_id = %s$$, :alice_run));
+SELECT try(format($$UPDATE hopper.trials SET status = 'completed' WHERE trial_id = %s$$, :alice_trial));
+RESET ROLE;
+
+-- ---- Alice's run reads as before; Bob's version still loads ----
+SELECT count(*) AS changed_best_checkpoints FROM (
+    SELECT mst_key, checkpoint_id, iteration, searcher_value FROM hopper.best_checkpoints WHERE run_id = :alice_run
+    EXCEPT SELECT * FROM before) d;
+SELECT count(*) AS trials_in_alice_run FROM hopper.trials WHERE run_id = :alice_run;
+SELECT count(*) AS checkpoints_in_alice_run FROM hopper.checkpoints_expanded WHERE run_id = :alice_run;
+SELECT description, state FROM hopper.runs WHERE run_id = :alice_run;
+SELECT length(hopper.model_version_state('bob-model', 1)) > 0 AS bob_version_loads;
+SELECT owner, count(*) FROM hopper.checkpoints GROUP BY owner ORDER BY owner;
+-- A superuser may reassign rows (someone left).
+UPDATE hopper.models SET owner = 'hopper_att_bob' WHERE name = 'alice-model';
+SELECT owner FROM hopper.models WHERE name = 'alice-model';
+
+\c :regress_db
+DROP DATABASE hopper_registry_attacks;
+DROP ROLE hopper_att_alice;
+DROP ROLE hopper_att_bob;
+DROP ROLE hopper_att_mallory;

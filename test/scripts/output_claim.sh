@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Two sessions training into the same output table: the second is refused at once (55006, naming
+# the first session's process) instead of training every iteration and failing at the end, and
+# records no run; the first finishes. While a run trains, another session reads it ACTIVE in
+# hopper.runs; once its session is cancelled, INTERRUPTED -- without anyone calling
+# mark_interrupted_runs -- and the cancelled session can train into that output again at once.
+# Needs PGHOST/PGPORT/PGUSER of a test cluster (test/run-all.sh sets them); exits non-zero on failure.
+set -euo pipefail
+DB=hopper_output_claim
+TMP=$(mktemp -d)
+cleanup() {
+  jobs -p | xargs -r kill 2>/dev/null || true
+  psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB" >/dev/null 2>&1 || true
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+q() { psql -X -q -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
+fail() { echo "output_claim: $*" >&2; exit 1; }
+
+psql -X -q -v ON_ERROR_STOP=1 -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB" \
+  -c "CREATE DATABASE $DB"
+q >/dev/null <<'SQL'
+SET client_min_messages = warning;
+CREATE EXTENSION hopper;
+CREATE TABLE points AS
+SELECT g AS id, ARRAY[(g % 3) * 2.0 + sin(g), cos(g)]::float8[] AS x, (g % 3)::text AS label FROM generate_series(1, 2000) g;
+SELECT hopper.preprocess('points', 'packed', 'label', 'x', buffer_size => 50, num_segments => 2);
+SQL
+ARCH='{"input_dim": 2, "layers": [{"units": 64, "activation": "relu"}, {"units": 3, "activation": "softmax"}]}'
+wait_live() {  # waits until a run named $1 reads ACTIVE
+  for _ in $(seq 400); do
+    [ "$(q -A -t -c "SELECT count(*) FROM hopper.runs WHERE name = '$1' AND state = 'ACTIVE'")" = 1 ] && return 0
+    sleep 0.05
+  done
+  fail "run $1 never became ACTIVE"
+}
+
+# Session A trains for a while; session B asks for the same output table meanwhile.
+psql -X -q -v ON_ERROR_STOP=1 -d "$DB" -c "SET client_min_messages = warning" \
+  -c "CALL hopper.fit('packed', 'shared_out', '$ARCH', '', 'batch_size=4', 40, name => 'first')" >"$TMP/a.log" 2>&1 &
+a=$!
+wait_live first
+a_pid=$(q -A -t -c "SELECT backend_pid FROM hopper.runs WHERE name = 'first'")
+if q -c "SET client_min_messages = warning" \
+     -c "CALL hopper.fit('packed', 'shared_out', '$ARCH', '', '', 1, name => 'second')" >"$TMP/b.log" 2>&1; then
+  fail "the second session trained into an output table that another session is writing"
+fi
+grep -q "model output table public.shared_out is being written by another training run" "$TMP/b.log" \
+  || { cat "$TMP/b.log" >&2; fail "unexpected error for the second session"; }
+grep -q "process id $a_pid is training into it" "$TMP/b.log" || { cat "$TMP/b.log" >&2; fail "the holder's pid is not named"; }
+[ "$(q -A -t -c "SELECT count(*) FROM hopper.runs WHERE name = 'second'")" = 0 ] || fail "the refused run was recorded"
+[ "$(q -A -t -c "SELECT state FROM hopper.runs WHERE name = 'first'")" = ACTIVE ] || fail "the first run does not read ACTIVE"
+
+# A is cancelled: its run reads INTERRUPTED at once, and the output is free again.
+q -A -t -c "SELECT pg_cancel_backend($a_pid)" >/dev/null
+if wait "$a"; then fail "the cancelled run succeeded"; fi
+grep -q "canceling statement due to user request" "$TMP/a.log" || { cat "$TMP/a.log" >&2; fail "unexpected error in session A"; }
+actual=$(q -A -t -c "SELECT state || '|' || (SELECT state FROM hopper.run_records r WHERE r.run_id = v.run_id)
+                     FROM hopper.runs v WHERE name = 'first'")
+[ "$actual" = "INTERRUPTED|ACTIVE" ] || fail "expected the cancelled run to read INTERRUPTED (stored ACTIVE), got $actual"
+q -c "SET client_min_messages = warning" -c "CALL hopper.fit('packed', 'shared_out', '$ARCH', '', '', 1, name => 'third')" \
+  >"$TMP/c.log" 2>&1 || { cat "$TMP/c.log" >&2; fail "the output table stayed claimed after the cancel"; }
+actual=$(q -A -t -c "SELECT string_agg(name || '=' || state, ',' ORDER BY run_id) FROM hopper.runs")
+[ "$actual" = "first=INTERRUPTED,third=COMPLETED" ] || fail "runs: $actual"
+
+# The same inside one session, in a transaction block, after a failed attempt: the claim went with
+# the failed call's transaction, so a retry in the same session is not refused.
+held=$(q -A -t <<SQL
+SET client_min_messages = warning;
+BEGIN;
+DO \$\$ BEGIN
+  CALL hopper.fit('packed', 'retry_out', '{"input_dim": 3, "layers": [{"units": 3, "activation": "softmax"}]}', '', '', 1);
+EXCEPTION WHEN OTHERS THEN NULL;
+END \$\$;
+CALL hopper.fit('packed', 'retry_out', '$ARCH', '', '', 1);
+COMMIT;
+SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid();
+SQL
+)
+[ "$(q -A -t -c "SELECT count(*) FROM retry_out")" = 1 ] || fail "the retry in the same session failed"
+[ "$held" = 0 ] || fail "the session still holds $held advisory locks after its runs"
+echo "output_claim: ok"
