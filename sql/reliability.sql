@@ -172,6 +172,12 @@ SELECT try($$SELECT hopper.load_model_arch('archs', '{"input_dim": 2, "layers": 
 SET hopper.max_memory_mb = 1;
 SELECT try($$CALL hopper.fit('pts_packed', 'too_big', '{"input_dim": 2, "layers": [{"units": 500}, {"units": 500}, {"units": 3, "activation": "softmax"}]}', '', '', 1)$$);
 SELECT try($$SELECT * FROM hopper.evaluate('m1_renamed', 'pts_packed')$$) AS evaluate_small_model;
+-- The review's case: a 16000 x 16000 SGD model passes the 1 GB state limit but took 7 GB to train;
+-- with a 24 GB machine's default budget (a quarter: 6 GB) it is refused before any state is built.
+SET hopper.max_memory_mb = 6144;
+CREATE TABLE wide AS SELECT g AS id, array_fill(g::float8, ARRAY[16000]) AS x, (g % 2)::text AS y FROM generate_series(1, 4) g;
+SELECT hopper.preprocess('wide', 'wide_packed', 'y', 'x', num_segments => 1);
+SELECT try($$CALL hopper.fit('wide_packed', 'wide_m', '{"input_dim": 16000, "layers": [{"units": 16000}, {"units": 2, "activation": "softmax"}]}', $o$optimizer='SGD(lr=0.1)'$o$, '', 1)$$);
 RESET hopper.max_memory_mb;
 -- Disk: a packed table is estimated before anything is written (53100): one-hot classes of every
 -- row of a table whose labels are all different.

@@ -296,6 +296,13 @@ void run_training(Spi& spi, RunRequest req) {
                  " MB together; hopper passes them between statements as one value, and PostgreSQL stores at most 1 GB in one.",
              "Train fewer configurations per call: split the model selection table.");
 
+    // Before any state is built: a model too large for the budget is refused in milliseconds.
+    {
+        const int M = int(models.size()), S = int(info.dist_keys.size());
+        check_run_memory(models, info, vinfo, S, "training " + std::to_string(M) + " configuration" + (M == 1 ? "" : "s") +
+                                                     " on " + std::to_string(S) + " segment" + (S == 1 ? "" : "s"));
+    }
+
     if (req.warm_start) {
         spi.execute("SELECT mst_key, model_state FROM " + output.quoted());
         std::map<int32_t, std::string> previous;
@@ -342,8 +349,6 @@ void run_training(Spi& spi, RunRequest req) {
 
     const int M = int(models.size());
     const int S = int(info.dist_keys.size());
-    check_run_memory(models, info, vinfo, S, "training " + std::to_string(M) + " configuration" + (M == 1 ? "" : "s") +
-                                                 " on " + std::to_string(S) + " segment" + (S == 1 ? "" : "s"));
     HopSchedule sched(M, S);
     if (!spi.nonatomic()) check_lock_budget(sched, req.num_iterations);
     std::vector<ModelHistory> history(M);
