@@ -245,6 +245,18 @@ RESET ROLE;
 REVOKE USAGE ON SCHEMA hopper FROM regress_hopper_ps_other;
 DROP ROLE regress_hopper_ps_other;
 
+-- ---- values never overflow to infinity -------------------------------------------------------------
+-- An Add that would make a value infinite leaves it unchanged (each delta on its own) and says how
+-- many were dropped; under BSP the same holds when the iteration's Adds are folded in by a Clock.
+SELECT hopper.ps_create('overflow_asp', 3, consistency => 'asp', init_value => 3e38);
+SELECT hopper.ps_add('overflow_asp', 0, ARRAY[0, 1, 2]::bigint[], ARRAY[3e38, -1e38, 3e38]::real[]);
+SELECT hopper.ps_get('overflow_asp', 0, ARRAY[0, 1, 2]::bigint[]);
+SELECT hopper.ps_create('overflow_bsp', 2, init_value => 3e38);
+SELECT hopper.ps_add('overflow_bsp', 0, ARRAY[0, 1]::bigint[], ARRAY[3e38, 1]::real[]);
+SELECT hopper.ps_clock('overflow_bsp', 0);
+SELECT hopper.ps_get('overflow_bsp', 0, ARRAY[0, 1]::bigint[]);
+SELECT hopper.ps_drop('overflow_asp'), hopper.ps_drop('overflow_bsp');
+
 -- ---- the catalog and clean-up -------------------------------------------------------------------
 SELECT name, consistency, staleness, num_workers FROM hopper.ps_tables ORDER BY name;
 SELECT tables >= 5 AS counted, used_bytes > 0 AS used, largest_free_bytes <= memory_bytes AS sane FROM hopper.ps_memory();

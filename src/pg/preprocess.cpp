@@ -479,6 +479,14 @@ PackedInfo read_packed_info(Spi& spi, const TableName& packed) {
     info.dependent_varname = spi.text(0, 12);
     info.independent_varname = spi.text(0, 13);
     info.dependent_vartype = spi.text(0, 14);
+    if (info.response_type == "classification" && int(info.class_values.size()) != info.dependent_dim)
+        fail(spi.is_null(0, 1) ? ErrorKind::NullValue : ErrorKind::Data,
+             "summary table " + summary.display() + " has " +
+                 (spi.is_null(0, 1) ? std::string("a NULL class_values")
+                                    : std::to_string(info.class_values.size()) + " class_values for " +
+                                          std::to_string(info.dependent_dim) + " classes"),
+             "A classification's summary names every class, in the order of the one-hot columns.",
+             "Pack the data again with hopper.preprocess.");
     // The segments that actually hold data (a user may have deleted rows since packing), in segment
     // order: ascending dist_key on every engine (engine.h).
     spi.execute_reading("packed table " + packed.display(), "SELECT DISTINCT dist_key FROM " + packed.quoted() + " ORDER BY 1");
