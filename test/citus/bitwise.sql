@@ -51,6 +51,11 @@ CALL hopper.fit_data_parallel('bw_packed', 'bw_dp', '{"input_dim": 3, "layers": 
     $$loss='categorical_crossentropy', optimizer='Adam(lr=0.01)', metrics=['accuracy']$$, 'batch_size=20', 3);
 -- A warm start continues the 4-configuration run.
 CALL hopper.fit_multiple('bw_packed', 'bw_m4', 'bw_mst4', 1, warm_start => true);
+-- A run of 1 iteration resumed for 2 more from its checkpoints trains exactly the 3 of bw_m6 (6
+-- configurations on 4 segments, 2 waiting in every hop, 2 epochs per visit).
+CALL hopper.fit_multiple('bw_packed', 'bw_m6_first', 'bw_mst6', 1, 'bw_valid_packed', 3, name => 'bw first');
+SELECT run_id AS bw_first FROM hopper.runs WHERE name = 'bw first' \gset
+CALL hopper.fit_multiple('bw_packed', 'bw_m6_resumed', 'bw_mst6', 2, 'bw_valid_packed', 3, warm_start_run => :bw_first);
 
 \echo == model states (md5 of every byte)
 SELECT run, mst_key, md5(model_state) AS state_md5, length(model_state) AS bytes
@@ -59,6 +64,15 @@ FROM (SELECT 'm4' AS run, mst_key, model_state FROM bw_m4 UNION ALL SELECT 'm6',
       UNION ALL SELECT 'dp3', mst_key, model_state FROM bw_dp3 UNION ALL SELECT 'dp', mst_key, model_state FROM bw_dp) s
 ORDER BY run, mst_key;
 SELECT mst_key, steps, samples_seen FROM bw_m4_info ORDER BY mst_key;
+\echo == a resumed run equals an uninterrupted one
+SELECT count(*) AS configurations, count(*) FILTER (WHERE a.model_state = b.model_state) AS identical
+FROM bw_m6 a JOIN bw_m6_resumed b USING (mst_key);
+DO $$ BEGIN
+    IF (SELECT count(*) FILTER (WHERE a.model_state = b.model_state) FROM bitwise.bw_m6 a
+        JOIN bitwise.bw_m6_resumed b USING (mst_key)) <> 6 THEN
+        RAISE EXCEPTION 'the resumed run differs from the uninterrupted one';
+    END IF;
+END $$;
 
 \echo == buffers by segment index
 SELECT dist_keys FROM bw_m6_summary \gset
