@@ -6,7 +6,7 @@ MODULE_big  = hopper
 PG_CONFIG  ?= /usr/lib/postgresql/15/bin/pg_config
 
 CORE_SRCS = $(sort $(wildcard src/core/*.cpp))
-PORT_SRCS = $(sort $(wildcard src/pg/*.cpp))
+PORT_SRCS = $(sort $(wildcard src/pg/*/*.cpp))
 OBJS      = $(CORE_SRCS:.cpp=.o) $(PORT_SRCS:.cpp=.o)
 
 # The extension script is assembled from one file per feature area, in file-name order.
@@ -48,4 +48,4 @@ $(DATA_built): $(EXT_PARTS) hopper.control
 $(CORE_SRCS:.cpp=.o): override CXXFLAGS += -fstrict-aliasing
 
 # Every object depends on the headers (small project: rebuild rather than track dependencies).
-$(OBJS): $(wildcard include/hopper/*.h src/pg/*.h src/core/*.h)
+$(OBJS): $(wildcard include/hopper/*.h src/pg/*/*.h src/core/*.h)

@@ -1,0 +1,115 @@
+// The exception boundary between C++ and PostgreSQL.
+//
+// Two rules, one mechanism each:
+//  * C++ exceptions never cross into PostgreSQL: every SQL-callable function is declared with
+//    HOPPER_FUNCTION, which runs its body inside try/catch and, after every C++ frame of the body
+//    is gone, raises the caught error with ereport (hopper::Error kinds map to SQLSTATEs).
+//  * ereport never longjmps over C++ frames with destructors: C++ code calls PostgreSQL only
+//    through pg::call(), which catches a PostgreSQL error with PG_TRY, copies it, and rethrows it
+//    as a C++ PgError; the guard re-raises the original error (SQLSTATE, message, context kept).
+#pragma once
+
+#include <exception>
+#include <new>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "hopper/error.h"
+#include "pg/common/pg_headers.h"
+
+namespace hopper::pg {
+
+// A PostgreSQL error caught inside pg::call and carried through C++ frames.
+class PgError : public std::exception {
+public:
+    explicit PgError(ErrorData* edata) : edata_(edata) {}
+    ErrorData* edata() const noexcept { return edata_; }
+    const char* what() const noexcept override;
+
+private:
+    ErrorData* edata_;  // palloc'd in the caller's memory context
+};
+
+// Runs f (which calls PostgreSQL functions) and turns a PostgreSQL error into PgError. f must not
+// keep objects with destructors alive across the PostgreSQL calls it makes.
+template <typename F>
+auto call(F&& f) -> decltype(f()) {
+    using R = decltype(f());
+    MemoryContext volatile caller_context = CurrentMemoryContext;
+    ErrorData* volatile caught = nullptr;
+    if constexpr (std::is_void_v<R>) {
+        PG_TRY();
+        { f(); }
+        PG_CATCH();
+        {
+            MemoryContextSwitchTo(caller_context);
+            caught = CopyErrorData();
+            FlushErrorState();
+        }
+        PG_END_TRY();
+        if (caught) throw PgError(caught);
+    } else {
+        // Default-constructible results only (Datum, pointers, numbers, bool).
+        R volatile result{};
+        PG_TRY();
+        { result = f(); }
+        PG_CATCH();
+        {
+            MemoryContextSwitchTo(caller_context);
+            caught = CopyErrorData();
+            FlushErrorState();
+        }
+        PG_END_TRY();
+        if (caught) throw PgError(caught);
+        return result;
+    }
+}
+
+// Checks for query cancel, statement timeout and termination (raises them as PgError).
+void check_for_interrupts();
+
+// Progress and advice for the user (NOTICE / WARNING messages).
+void notice(const std::string& message, const std::string& detail = {});
+void warning(const std::string& message, const std::string& detail = {}, const std::string& hint = {});
+
+// What the guard caught; trivially destructible, so raising it (a longjmp) skips nothing.
+struct CaughtError {
+    ErrorData* pg_error;  // a PostgreSQL error to re-raise as is, or null
+    int sqlstate;         // for C++ errors
+    bool pending;
+    char message[1024];
+    char detail[4096];
+    char hint[1024];
+
+    void capture(std::exception_ptr e) noexcept;
+    [[noreturn]] void raise();
+};
+
+}  // namespace hopper::pg
+
+// Declares a SQL-callable function `name` (C symbol `name`, version-1 calling convention). The body
+// that follows is C++ and may throw; it runs inside the guard.
+#define HOPPER_FUNCTION(name)                                                          \
+    static Datum name##_body(FunctionCallInfo fcinfo);                                 \
+    extern "C" {                                                                        \
+    PGDLLEXPORT Datum name(PG_FUNCTION_ARGS);                                           \
+    PGDLLEXPORT const Pg_finfo_record* pg_finfo_##name(void);                           \
+    const Pg_finfo_record* pg_finfo_##name(void) {                                      \
+        static const Pg_finfo_record info = {1};                                        \
+        return &info;                                                                   \
+    }                                                                                   \
+    Datum name(PG_FUNCTION_ARGS) {                                                      \
+        ::hopper::pg::CaughtError caught_error;                                         \
+        caught_error.pending = false;                                                   \
+        Datum result = (Datum)0;                                                        \
+        try {                                                                           \
+            result = name##_body(fcinfo);                                               \
+        } catch (...) {                                                                 \
+            caught_error.capture(std::current_exception());                             \
+        }                                                                               \
+        if (caught_error.pending) caught_error.raise();                                 \
+        return result;                                                                  \
+    }                                                                                   \
+    }                                                                                   \
+    static Datum name##_body(FunctionCallInfo fcinfo)

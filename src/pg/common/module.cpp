@@ -1,0 +1,86 @@
+// The extension's module: magic block and settings (GUCs).
+#include <climits>
+
+#include "hopper/interrupt.h"
+#include "pg/training/buffer_cache.h"
+#include "pg/common/guard.h"
+#include "pg/ps/ps.h"
+#include "pg/training/run_lock.h"
+#include "pg/common/settings.h"
+
+extern "C" {
+PG_MODULE_MAGIC;
+PGDLLEXPORT void _PG_init(void);
+}
+
+namespace hopper::pg {
+int setting_parallel_segments = 0;
+bool setting_debug_hops = false;
+int setting_max_state_mb = 1024;
+int setting_segment_cache_mb = 2048;
+int setting_buffer_cache_mb = 1024;
+int setting_max_memory_mb = 0;
+int setting_max_packed_table_mb = 0;
+char* setting_buffer_cache_area = nullptr;
+}  // namespace hopper::pg
+
+// The core's long loops (parsers, packing plans) check for cancel through this. Only when an
+// interrupt is pending does it leave the core's frames, as a PgError the guard re-raises.
+static void core_interrupt_check() {
+    if (InterruptPending) hopper::pg::check_for_interrupts();
+}
+
+void _PG_init(void) {
+    using namespace hopper::pg;
+    hopper::set_interrupt_check(core_interrupt_check);
+    run_lock_init();
+    DefineCustomIntVariable(
+        "hopper.parallel_segments",
+        "Most segments that train at the same time in fit and fit_multiple (0: one per segment).",
+        "hopper runs segments in parallel workers; this caps the workers a training statement asks for. "
+        "PostgreSQL's max_parallel_workers and max_worker_processes still apply.",
+        &setting_parallel_segments, 0, 0, 1024, PGC_USERSET, 0, nullptr, nullptr, nullptr);
+    DefineCustomBoolVariable(
+        "hopper.debug_hops",
+        "Record where every model was in every hop and how long each statement took.",
+        "fit and fit_multiple write the record to <model_output_table>_hops.",
+        &setting_debug_hops, false, PGC_USERSET, 0, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "hopper.max_model_state_mb",
+        "Largest model state (weights and optimizer slots) hopper will create, in megabytes.",
+        "Larger models are refused before training starts.",
+        &setting_max_state_mb, 1024, 1, 1024, PGC_USERSET, GUC_UNIT_MB, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "hopper.segment_cache_mb",
+        "Most packed data one segment may hold in memory to train several epochs per visit, in megabytes.",
+        "Needed only when fit_params has epochs > 1.",
+        &setting_segment_cache_mb, 2048, 1, INT_MAX / 2, PGC_USERSET, GUC_UNIT_MB, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "hopper.buffer_cache_mb",
+        "Most packed data the backend running fit or fit_multiple keeps detoasted for the rest of the run, in megabytes.",
+        "Saves fetching the same buffers from TOAST once per model and iteration when the backend trains segments "
+        "itself (one segment, or hopper.parallel_segments = 1). Freed when the run ends; 0 turns it off.",
+        &setting_buffer_cache_mb, 1024, 0, INT_MAX / 2, PGC_USERSET, GUC_UNIT_MB, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "hopper.max_memory_mb",
+        "Most memory one hopper call may plan to use across its backend and parallel workers, in megabytes (0: a "
+        "quarter of the machine's physical memory).",
+        "Training, evaluation and scoring estimate what they need (weights, gradients, optimizer moments, "
+        "activations of a minibatch, buffers) before they allocate, and refuse beyond this with SQLSTATE 53200.",
+        &setting_max_memory_mb, 0, 0, INT_MAX, PGC_USERSET, GUC_UNIT_MB, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "hopper.max_packed_table_mb",
+        "Largest packed table hopper.preprocess may write, in megabytes (0: a quarter of the free space of the "
+        "database's file system).",
+        "preprocess estimates the size from the rows, features and one-hot classes before it writes anything, and "
+        "refuses beyond this with SQLSTATE 53100.",
+        &setting_max_packed_table_mb, 0, 0, INT_MAX, PGC_USERSET, GUC_UNIT_MB, nullptr, nullptr, nullptr);
+    // Internal: how the parallel workers of a run's statements find the run's buffer cache. Set by
+    // hopper for those statements only (SUSET: a user cannot point a session at another's cache).
+    DefineCustomStringVariable(
+        buffer_cache_setting_name, "Internal: the running fit's buffer cache, for its parallel workers.", nullptr,
+        &setting_buffer_cache_area, "", PGC_SUSET, GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE | GUC_DISALLOW_IN_FILE,
+        nullptr, nullptr, nullptr);
+    ps_init();  // parameter tables: their GUCs, and shared memory when preloaded
+    MarkGUCPrefixReserved("hopper");
+}

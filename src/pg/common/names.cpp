@@ -1,0 +1,119 @@
+#include <string>
+
+#include "hopper/error.h"
+#include "pg/common/names.h"
+#include "pg/common/spi.h"
+
+extern "C" {
+#include "catalog/pg_class.h"
+#include "utils/acl.h"
+#include "utils/regproc.h"
+}
+
+namespace hopper::pg {
+
+std::string TableName::quoted() const { return quote_ident(schema) + "." + quote_ident(name); }
+
+std::string TableName::display() const {
+    return quote_ident(schema) + "." + quote_ident(name);
+}
+
+TableName TableName::with_suffix(const std::string& suffix) const {
+    TableName t{schema, name + suffix};
+    if (t.name.size() >= NAMEDATALEN)
+        fail(ErrorKind::NameTooLong, "table name \"" + t.name + "\" is too long",
+             "PostgreSQL table names have at most " + std::to_string(NAMEDATALEN - 1) + " bytes; hopper derives this name from \"" + name + "\".",
+             "Use a shorter output table name.");
+    return t;
+}
+
+namespace {
+
+// Parses the text with PostgreSQL's qualified-name rules; never leaves a PostgreSQL error pending.
+RangeVar* parse_name(const std::string& text, const char* what) {
+    if (text.empty()) fail(ErrorKind::InvalidName, std::string(what) + " name must not be empty");
+    RangeVar* rv = nullptr;
+    try {
+        rv = call([&] {
+            List* names = stringToQualifiedNameList(text.c_str());
+            return makeRangeVarFromNameList(names);
+        });
+    } catch (const PgError& e) {
+        fail(ErrorKind::InvalidName, std::string("invalid ") + what + " name \"" + text + "\"",
+             e.edata()->message ? "PostgreSQL could not parse it: " + std::string(e.edata()->message) + "." : "",
+             "Pass a table name such as my_table, my_schema.my_table or \"My Table\"; quote names that contain special characters.");
+    }
+    if (rv->catalogname)
+        fail(ErrorKind::InvalidName, std::string("invalid ") + what + " name \"" + text + "\"",
+             "Cross-database references are not allowed.");
+    if (std::string(rv->relname).size() >= NAMEDATALEN)
+        fail(ErrorKind::NameTooLong, std::string(what) + " name \"" + text + "\" is too long");
+    return rv;
+}
+
+}  // namespace
+
+TableName resolve_input_table(const std::string& text, const char* what) {
+    RangeVar* rv = parse_name(text, what);
+    Oid relid = call([&] { return RangeVarGetRelid(rv, AccessShareLock, true); });
+    if (!OidIsValid(relid))
+        fail(ErrorKind::UndefinedTable, std::string(what) + " \"" + text + "\" does not exist");
+    char relkind = call([&] { return get_rel_relkind(relid); });
+    if (relkind != RELKIND_RELATION && relkind != RELKIND_PARTITIONED_TABLE && relkind != RELKIND_VIEW &&
+        relkind != RELKIND_MATVIEW && relkind != RELKIND_FOREIGN_TABLE)
+        fail(ErrorKind::WrongType, std::string(what) + " \"" + text + "\" is not a table or view");
+    AclResult acl = call([&] { return pg_class_aclcheck(relid, GetUserId(), ACL_SELECT); });
+    if (acl != ACLCHECK_OK)
+        fail(ErrorKind::Privilege, std::string("permission denied for ") + what + " \"" + text + "\"",
+             "", "The caller needs SELECT privilege on it.");
+    TableName t;
+    t.name = call([&] { return get_rel_name(relid); });
+    t.schema = call([&] { return get_namespace_name(get_rel_namespace(relid)); });
+    return t;
+}
+
+TableName resolve_output_table(const std::string& text, const char* what) {
+    RangeVar* rv = parse_name(text, what);
+    Oid nsp = call([&] { return RangeVarGetCreationNamespace(rv); });
+    TableName t;
+    t.name = rv->relname;
+    t.schema = call([&] { return get_namespace_name(nsp); });
+    require_absent(t, what);
+    return t;
+}
+
+Oid table_oid(const TableName& t) {
+    return call([&] {
+        Oid nsp = get_namespace_oid(t.schema.c_str(), true);
+        return OidIsValid(nsp) ? get_relname_relid(t.name.c_str(), nsp) : InvalidOid;
+    });
+}
+
+bool table_exists(const TableName& t) { return OidIsValid(table_oid(t)); }
+
+void require_absent(const TableName& t, const char* what) {
+    if (table_exists(t))
+        fail(ErrorKind::DuplicateTable, std::string(what) + " " + t.display() + " already exists",
+             "", "Drop it first or choose another name.");
+}
+
+Oid column_type(const TableName& t, const std::string& column) {
+    return call([&] {
+        Oid nsp = get_namespace_oid(t.schema.c_str(), true);
+        Oid relid = OidIsValid(nsp) ? get_relname_relid(t.name.c_str(), nsp) : InvalidOid;
+        if (!OidIsValid(relid)) return InvalidOid;
+        AttrNumber att = get_attnum(relid, column.c_str());
+        if (att == InvalidAttrNumber) return InvalidOid;
+        return get_atttype(relid, att);
+    });
+}
+
+Oid require_column(const TableName& t, const std::string& column, const char* what) {
+    Oid type = column_type(t, column);
+    if (!OidIsValid(type))
+        fail(ErrorKind::UndefinedColumn,
+             std::string(what) + " column \"" + column + "\" does not exist in table " + t.display());
+    return type;
+}
+
+}  // namespace hopper::pg

@@ -1,0 +1,64 @@
+#include "pg/common/output_tables.h"
+
+#include "hopper/error.h"
+
+namespace hopper::pg {
+
+namespace {
+
+constexpr const char* kTokenOpen = "[hopper:";
+
+// The token in a comment, if it carries one.
+std::optional<std::string> token_in(const std::string& comment) {
+    const auto at = comment.rfind(kTokenOpen);
+    if (at == std::string::npos) return std::nullopt;
+    const auto start = at + std::string(kTokenOpen).size();
+    const auto end = comment.find(']', start);
+    if (end == std::string::npos || end - start != 36) return std::nullopt;
+    return comment.substr(start, end - start);
+}
+
+}  // namespace
+
+std::string new_output_token(Spi& spi) { return spi.scalar_text("SELECT pg_catalog.gen_random_uuid()::pg_catalog.text"); }
+
+void record_output_table(Spi& spi, const TableName& table, const std::string& kind, const std::string& token,
+                         const std::string& description, std::optional<int64_t> run_id) {
+    spi.execute("INSERT INTO hopper.output_tables (token, kind, schema_name, table_name, run_id)"
+                " VALUES ($1::pg_catalog.uuid, $2, $3, $4, $5)",
+                {SqlParam::text(token), SqlParam::text(kind), SqlParam::text(table.schema), SqlParam::text(table.name),
+                 run_id ? SqlParam::int8(*run_id) : SqlParam::null(INT8OID)});
+    // COMMENT takes no parameters: the text is a quoted literal.
+    spi.execute("COMMENT ON TABLE " + table.quoted() + " IS " +
+                quote_literal(description + " (hopper replaces it only while this mark stays) " + kTokenOpen + token + "]"));
+}
+
+std::optional<std::string> output_token(Spi& spi, const TableName& table, const std::string& kind) {
+    const Oid relid = table_oid(table);
+    if (!OidIsValid(relid)) return std::nullopt;
+    spi.execute("SELECT pg_catalog.obj_description($1::pg_catalog.oid, 'pg_class')",
+                {SqlParam::int8(int64_t(relid))});
+    if (spi.rows() == 0 || spi.is_null(0, 0)) return std::nullopt;
+    const std::optional<std::string> token = token_in(spi.text(0, 0));
+    if (!token) return std::nullopt;
+    spi.execute("SELECT 1 FROM hopper.output_tables WHERE token OPERATOR(pg_catalog.=) $1::pg_catalog.uuid"
+                " AND kind OPERATOR(pg_catalog.=) $2",
+                {SqlParam::text(*token), SqlParam::text(kind)});
+    if (spi.rows() == 0) return std::nullopt;
+    return token;
+}
+
+void require_replaceable(Spi& spi, const TableName& table, const std::string& kind, const std::string& token,
+                         const char* what) {
+    if (!table_exists(table)) return;
+    const std::optional<std::string> found = output_token(spi, table, kind);
+    if (found && (token.empty() || *found == token)) return;
+    fail(ErrorKind::DuplicateTable,
+         std::string(what) + " " + table.display() + " already exists and hopper did not create it" +
+             (found ? " with this model" : ""),
+         "hopper replaces only tables it created, which carry its mark in their comment and a row in "
+         "hopper.output_tables.",
+         "Drop or rename the table, or write the model to another output table.");
+}
+
+}  // namespace hopper::pg

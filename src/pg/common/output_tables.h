@@ -1,0 +1,30 @@
+// Tables hopper created, and the proof it needs before it drops or replaces one (hopper.output_tables,
+// sql/ext/40_registry.sql): the table's comment carries "[hopper:<token>]" and the catalog has a row
+// with that token and the table's kind. hopper never drops a table by name alone.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "pg/common/names.h"
+#include "pg/common/spi.h"
+
+namespace hopper::pg {
+
+// A fresh token for a set of tables written together (a model output and its _info, _summary, _hops).
+std::string new_output_token(Spi& spi);
+
+// Records a table hopper just created (same transaction): a row in hopper.output_tables and the
+// token in the table's comment, after `description` ("hopper model output of training run 12").
+void record_output_table(Spi& spi, const TableName& table, const std::string& kind, const std::string& token,
+                         const std::string& description, std::optional<int64_t> run_id = std::nullopt);
+
+// The token of `table` if hopper created it as `kind` (and the table exists), else nothing.
+std::optional<std::string> output_token(Spi& spi, const TableName& table, const std::string& kind);
+
+// Before replacing `table`: nothing if it does not exist; fine if hopper created it as `kind` with
+// `token` (any token when empty); otherwise 42P07, naming what it is (`what`).
+void require_replaceable(Spi& spi, const TableName& table, const std::string& kind, const std::string& token,
+                         const char* what);
+
+}  // namespace hopper::pg

@@ -1,0 +1,95 @@
+#include "pg/common/statement_settings.h"
+
+#include <algorithm>
+#include <exception>
+
+#include "pg/training/buffer_cache.h"
+#include "pg/common/guard.h"
+#include "pg/common/settings.h"
+
+extern "C" {
+#include "optimizer/optimizer.h"
+#include "utils/guc.h"
+}
+
+namespace hopper::pg {
+
+namespace {
+
+void set_saved(const char* name, const std::string& value) {
+    call([&] {
+        (void)set_config_option(name, value.c_str(), PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+    });
+}
+
+}  // namespace
+
+void StatementSettings::enter() {
+    if (level_ >= 0) return;
+    level_ = call([] { return NewGUCNestLevel(); });
+    // Segments run as partitions: partitionwise join + aggregation gives one aggregate per segment
+    // under a Parallel Append.
+    set_saved("enable_partitionwise_join", "on");
+    set_saved("enable_partitionwise_aggregate", "on");
+    // A segment's buffers must reach the aggregate in storage order, whatever the plan: hash and
+    // merge joins could reorder them and change the training result.
+    set_saved("enable_hashjoin", "off");
+    set_saved("enable_mergejoin", "off");
+    set_saved("synchronize_seqscans", "off");
+    // Packed tables have few (large) rows: let the planner use workers for them anyway.
+    set_saved("min_parallel_table_scan_size", "0");
+    set_saved("parallel_setup_cost", "10");
+    set_saved("parallel_tuple_cost", "0");
+    // hopper's functions are declared expensive (so segments run in parallel); JIT would then
+    // compile every statement, in every worker, for nothing: the time is spent inside hopper.
+    set_saved("jit", "off");
+#ifdef USE_LZ4
+    // The training statement is a CREATE TABLE AS, whose model_state column gets bytea's default
+    // storage: every state passing through it (trained or waiting) is offered to the compressor.
+    // Float weights do not compress, and pglz takes ~10 ms per 800 kB state to find that out
+    // (bench/: ~15% of a fit_multiple iteration with 4 models on one segment); lz4 gives up ~8x sooner.
+    set_saved("default_toast_compression", "lz4");
+#endif
+    // The run's buffer cache, for the parallel workers of these statements (buffer_cache.h).
+    const std::string cache = buffer_cache_setting();
+    if (!cache.empty())
+        call([&] {
+            (void)set_config_option(buffer_cache_setting_name, cache.c_str(), PGC_SUSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+                                    true, 0, false);
+        });
+}
+
+void StatementSettings::leave() {
+    if (level_ < 0) return;
+    int level = level_;
+    level_ = -1;
+    call([&] { AtEOXact_GUC(true, level); });
+}
+
+StatementSettings::~StatementSettings() {
+    // On an error the transaction abort restores the settings; otherwise restore them here.
+    if (level_ >= 0 && std::uncaught_exceptions() == 0) {
+        try {
+            leave();
+        } catch (...) {
+        }
+    }
+}
+
+void set_parallel_workers(int wanted) {
+    int cap = setting_parallel_segments > 0 ? std::min(wanted, setting_parallel_segments) : wanted;
+    // One process (cap 1) is a serial plan without a Gather.
+    if (cap <= 1) {
+        set_saved("max_parallel_workers_per_gather", "0");
+        return;
+    }
+    // cap processes are cap workers; the leader only gathers. PostgreSQL's cost model spreads a
+    // Parallel Append's whole (non-partial) subplans -- the per-segment aggregates -- over the
+    // planned workers and not over a participating leader, so cap - 1 workers plus the leader
+    // cost 2 segments as much as a serial plan and the planner ran them one after the other
+    // (bench/: fit_multiple on 2 segments was no faster than on 1).
+    set_saved("parallel_leader_participation", "off");
+    set_saved("max_parallel_workers_per_gather", std::to_string(cap));
+}
+
+}  // namespace hopper::pg

@@ -1,0 +1,110 @@
+// Where segments live and which statements hopper issues for them. One implementation per engine
+// -- plain PostgreSQL (segments are partitions, trained by parallel workers), Citus (segments are
+// shards on worker nodes) -- chosen once per call by detect_engine(); nothing else in hopper asks
+// which engine it runs on.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "hopper/combine.h"
+#include "hopper/schedule.h"
+#include "pg/common/names.h"
+#include "pg/common/spi.h"
+
+namespace hopper::pg {
+
+// The working tables (model_input, model_output) and the two statements per hop of one run.
+class ModelHopper {
+public:
+    virtual ~ModelHopper() = default;
+    // Creates the working tables for an iteration and places every model at its ring position.
+    virtual void begin_iteration(const HopSchedule& schedule, int iteration, const std::vector<int32_t>& mst_keys,
+                                 const std::vector<std::string>& states) = 0;
+    // The training statement: each model on a segment trains on that segment's buffers (in
+    // buffer_id order); waiting models pass through. Raises if a model did not come back.
+    virtual void train() = 0;
+    // The hop: every model moves one ring position on.
+    virtual void hop() = 0;
+    // (mst_key, dist_key or nullopt while waiting) after the last training statement.
+    virtual std::vector<std::pair<int32_t, std::optional<int32_t>>> placements() = 0;
+    // The models after the last training statement, by mst_key.
+    virtual std::map<int32_t, std::string> read_states() = 0;
+    // Drops the working tables.
+    virtual void end_iteration() = 0;
+};
+
+// Where the hierarchical combine (combine.cpp) keeps a run's partial states, and how its
+// intermediate level runs.
+class CombineStore {
+public:
+    virtual ~CombineStore() = default;
+    // Creates the relation of partial states (dist_key int4, state bytea) from `partial_sql`, a
+    // SELECT of those two columns (one row per producing segment) using `params`; returns its name.
+    virtual std::string create(const std::string& partial_sql, const std::vector<SqlParam>& params) = 0;
+    // A FROM item (grp int4, state bytea): the intermediate level, one state per group, made by
+    // hopper.<kind>_intermediate over the group's partial states in dist_key order. `keys` and
+    // `groups` give every producer's dist_key and its group's index; the statement the FROM item
+    // goes into passes the same two arrays as $1 and $2.
+    virtual std::string intermediate(const std::string& kind, const std::vector<int32_t>& keys,
+                                     const std::vector<int32_t>& groups) = 0;
+    // Drops what create and intermediate made.
+    virtual void drop() = 0;
+};
+
+class Engine {
+public:
+    virtual ~Engine() = default;
+    virtual const char* name() const = 0;
+    // Segments of a new packed table when hopper.preprocess is not told how many. `placement` is
+    // preprocess's segment_placement: "" (the engine's default), "shard" or "worker".
+    virtual int default_num_segments(Spi& spi, const std::string& placement) = 0;
+    // Creates an empty packed table for num_segments segments (columns dist_key, buffer_id,
+    // independent_var, dependent_var, independent_var_shape, dependent_var_shape) and returns the
+    // dist_key value of each segment, in segment order. On every engine the values ascend with the
+    // segment index, so ascending dist_key is segment order -- the order models visit segments in --
+    // whatever values an engine picks.
+    virtual std::vector<int32_t> create_packed_table(Spi& spi, const TableName& table, int num_segments,
+                                                     const std::string& placement) = 0;
+    // Where hopper.preprocess reads a source table's rows by row identifier (ctid): the table itself,
+    // or a temporary copy of `columns` (Citus: a table spread over shards, whose ctids repeat from
+    // shard to shard), made in an order that does not depend on where rows sit, so that the same
+    // seed packs the same buffers. The caller drops a copy when done.
+    virtual TableName packing_source(Spi& spi, const TableName& table, const std::vector<std::string>& columns) = 0;
+    virtual std::unique_ptr<ModelHopper> model_hopper(Spi& spi, const TableName& packed,
+                                                      const std::vector<int32_t>& dist_keys, int num_models,
+                                                      const std::string& schema) = 0;
+    // Evaluates every model over a packed table in one scan and returns hopper.evaluate_models'
+    // result: per model, the row count, the loss and the metrics. `workers` is the number of
+    // segments worth scanning at once.
+    virtual std::vector<double> evaluate(Spi& spi, const TableName& packed, const std::vector<std::string>& states,
+                                         int workers) = 0;
+    // The hierarchical combine's storage for one combine. `source` is the table whose segments
+    // produce the partial states (none: rows from elsewhere), distributed by `dist_key_column`;
+    // `stem` names the relations (unique among the session's combines in progress).
+    virtual std::unique_ptr<CombineStore> combine_store(Spi& spi, const std::optional<TableName>& source,
+                                                        const std::string& dist_key_column, const std::string& stem) = 0;
+    // Where the segments of a table sit, as the hierarchical combine's topology when none is given:
+    // on Citus every segment's node, each node its own group; empty on plain PostgreSQL (one
+    // server: one group).
+    virtual std::vector<SegmentPlacement> default_topology(Spi& spi, const TableName& table,
+                                                           const std::string& dist_key_column) = 0;
+};
+
+// The states in a model_output working table, by mst_key (both engines' ModelHopper::read_states).
+std::map<int32_t, std::string> read_model_states(Spi& spi, const TableName& model_output);
+
+// The engine of the current database: Citus when the citus extension is installed in it, else plain
+// PostgreSQL.
+std::unique_ptr<Engine> detect_engine(Spi& spi);
+// The engines themselves (engine_postgres.cpp, engine_citus.cpp). Citus uses plain PostgreSQL's for
+// packed tables it does not distribute (tables packed before Citus was installed).
+std::unique_ptr<Engine> postgres_engine();
+std::unique_ptr<Engine> citus_engine();
+
+}  // namespace hopper::pg

@@ -1,0 +1,531 @@
+// SQL functions of parameter tables: ps_create, ps_drop, ps_get, ps_add, ps_clock, the chunked
+// forms, the catalog (ps_tables, ps_workers, ps_memory) and checkpoints (ps_save, ps_restore).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "hopper/error.h"
+#include "hopper/ps.h"
+#include "hopper/registry.h"
+#include "pg/common/datum.h"
+#include "pg/ps/ps_table.h"
+#include "pg/registry/registry.h"
+#include "pg/common/spi.h"
+
+extern "C" {
+#include "utils/rangetypes.h"
+#include "utils/timestamp.h"
+#include "utils/tuplestore.h"
+#include "utils/typcache.h"
+#include "utils/uuid.h"
+}
+
+using namespace hopper;
+using namespace hopper::pg;
+namespace pst = hopper::pg::ps_table;
+
+namespace {
+
+constexpr const char* kCheckpointFormat = "hopper_ps_v1";
+
+// ---- array arguments, read in place ----
+
+struct Int8Arg {
+    const int64_t* data = nullptr;
+    std::size_t n = 0;
+};
+struct Float4Arg {
+    const float* data = nullptr;
+    std::size_t n = 0;
+};
+
+ArrayType* array_arg(FunctionCallInfo fcinfo, int i, const char* name, Oid elemtype) {
+    require_not_null(fcinfo, i, name);
+    ArrayType* a = call([&] { return PG_GETARG_ARRAYTYPE_P(i); });
+    if (ARR_ELEMTYPE(a) != elemtype)
+        fail(ErrorKind::WrongType, std::string(name) + " has the wrong element type");
+    if (ARR_NDIM(a) > 1)
+        fail(ErrorKind::InvalidParameter, std::string(name) + " must be a one-dimensional array",
+             "It has " + std::to_string(ARR_NDIM(a)) + " dimensions.");
+    if (ARR_HASNULL(a)) {
+        const bits8* bitmap = ARR_NULLBITMAP(a);
+        const int n = ARR_NDIM(a) == 0 ? 0 : ARR_DIMS(a)[0];
+        for (int k = 0; k < n; ++k)
+            if (!(bitmap[k / 8] & (1 << (k % 8))))
+                fail(ErrorKind::NullValue, std::string(name) + " must not contain NULL elements",
+                     std::string(name) + "[" + std::to_string(k + 1) + "] is NULL.");
+    }
+    return a;
+}
+
+Int8Arg int8_arg(FunctionCallInfo fcinfo, int i, const char* name) {
+    ArrayType* a = array_arg(fcinfo, i, name, INT8OID);
+    Int8Arg out;
+    out.n = ARR_NDIM(a) == 0 ? 0 : std::size_t(ARR_DIMS(a)[0]);
+    out.data = reinterpret_cast<const int64_t*>(ARR_DATA_PTR(a));
+    return out;
+}
+
+Float4Arg float4_arg(FunctionCallInfo fcinfo, int i, const char* name) {
+    ArrayType* a = array_arg(fcinfo, i, name, FLOAT4OID);
+    Float4Arg out;
+    out.n = ARR_NDIM(a) == 0 ? 0 : std::size_t(ARR_DIMS(a)[0]);
+    out.data = reinterpret_cast<const float*>(ARR_DATA_PTR(a));
+    for (std::size_t k = 0; k < out.n; ++k)
+        if (!std::isfinite(out.data[k]))
+            fail(ErrorKind::InvalidParameter, std::string(name) + " must be finite numbers",
+                 std::string(name) + "[" + std::to_string(k + 1) + "] is " +
+                     (std::isnan(out.data[k]) ? "NaN" : "infinite") + ".");
+    return out;
+}
+
+// A real[] of n elements, zero-filled; its data is written in place.
+ArrayType* new_float4_array(std::size_t n) {
+    if (n * sizeof(float) > MaxAllocSize - 64)
+        fail(ErrorKind::Limit, "result is too large",
+             "It would hold " + std::to_string(n) + " values; PostgreSQL returns at most 1 GB in one value.",
+             "Get fewer keys at a time.");
+    return call([&] {
+        if (n == 0) return construct_empty_array(FLOAT4OID);
+        const Size nbytes = ARR_OVERHEAD_NONULLS(1) + n * sizeof(float);
+        ArrayType* a = static_cast<ArrayType*>(palloc0(nbytes));
+        SET_VARSIZE(a, nbytes);
+        a->ndim = 1;
+        a->dataoffset = 0;
+        a->elemtype = FLOAT4OID;
+        ARR_DIMS(a)[0] = int(n);
+        ARR_LBOUND(a)[0] = 1;
+        return a;
+    });
+}
+
+// Key and chunk errors name the table.
+template <typename F>
+void naming_table(const std::string& table, F&& f) {
+    try {
+        f();
+    } catch (const Error& e) {
+        const std::string& m = e.message();
+        const std::string tail = "is out of range";
+        if (m.size() >= tail.size() && m.compare(m.size() - tail.size(), tail.size(), tail) == 0)
+            throw Error(e.kind(), m + " for parameter table \"" + table + "\"", e.detail(), e.hint());
+        throw;
+    }
+}
+
+int worker_arg(FunctionCallInfo fcinfo, const pst::Handle& h) {
+    const int64_t w = arg_int(fcinfo, 1, "worker");
+    pst::check_worker(h, w);
+    return int(w);
+}
+
+// Offsets of the keys in the table (the keys themselves for [0, num_keys) tables).
+pst::Access key_access(const pst::Handle& h, const Int8Arg& keys, std::vector<int64_t>& scratch) {
+    pst::Access a;
+    a.n = keys.n;
+    naming_table(h.settings.name, [&] {
+        if (h.settings.keys.offsets_are_keys()) {
+            h.settings.keys.validate(keys.data, keys.n, "keys");
+            a.offsets = keys.data;
+        } else {
+            scratch.resize(keys.n);
+            h.settings.keys.offsets(keys.data, keys.n, scratch.data(), "keys");
+            a.offsets = scratch.data();
+        }
+    });
+    return a;
+}
+
+pst::Access chunk_access(const pst::Handle& h, const Int8Arg& ids, std::vector<ps::Span>& spans) {
+    pst::Access a;
+    int64_t total = 0;
+    naming_table(h.settings.name,
+                 [&] { spans = ps::chunk_spans(h.settings.keys, h.settings.chunk_size, ids.data, ids.n, &total); });
+    a.spans = spans.data();
+    a.nspans = spans.size();
+    return a;
+}
+
+void check_deltas(const Float4Arg& deltas, std::size_t expected, bool chunks) {
+    if (deltas.n == expected) return;
+    if (chunks)
+        fail(ErrorKind::InvalidParameter, "deltas must have one value per key of the chunks",
+             "The chunks hold " + std::to_string(expected) + " keys; deltas has " + std::to_string(deltas.n) + " values.");
+    fail(ErrorKind::InvalidParameter, "deltas must have one value per key",
+         "keys has " + std::to_string(expected) + " elements; deltas has " + std::to_string(deltas.n) + ".");
+}
+
+std::optional<int64_t> optional_int(FunctionCallInfo fcinfo, int i) {
+    if (PG_NARGS() <= i || PG_ARGISNULL(i)) return std::nullopt;
+    return arg_int(fcinfo, i, "");
+}
+
+ps::TableSettings settings_args(FunctionCallInfo fcinfo, ps::KeySpace keys) {
+    std::string name = arg_text(fcinfo, 0, "name");
+    const int64_t chunk_size = arg_int(fcinfo, 2, "chunk_size");
+    const std::string consistency = arg_text(fcinfo, 3, "consistency");
+    const std::optional<int64_t> staleness = optional_int(fcinfo, 4);
+    const int64_t num_workers = arg_int(fcinfo, 5, "num_workers");
+    require_not_null(fcinfo, 6, "init_value");
+    const double init = PG_GETARG_FLOAT4(6);
+    return ps::make_settings(std::move(name), std::move(keys), chunk_size, consistency, staleness, num_workers, init);
+}
+
+}  // namespace
+
+// ps_create(name, num_keys, chunk_size, consistency, staleness, num_workers, init_value) -> void
+HOPPER_FUNCTION(ps_create) {
+    pst::require_shared_memory();
+    ps::KeySpace keys = ps::KeySpace::contiguous(arg_int(fcinfo, 1, "num_keys"));
+    pst::create(settings_args(fcinfo, std::move(keys)));
+    PG_RETURN_VOID();
+}
+
+// ps_create(name, key_ranges int8range[], ...) -> void
+HOPPER_FUNCTION(ps_create_ranges) {
+    pst::require_shared_memory();
+    require_not_null(fcinfo, 1, "key_ranges");
+    std::vector<ps::KeyRange> ranges;
+    struct Bound {
+        int64_t lo, hi;
+        bool empty, lo_inf, hi_inf, lo_inc, hi_inc, is_null;
+    };
+    std::vector<Bound> bounds;
+    call([&] {
+        ArrayType* a = PG_GETARG_ARRAYTYPE_P(1);
+        Datum* values;
+        bool* nulls;
+        int n;
+        int16 typlen;
+        bool typbyval;
+        char typalign;
+        get_typlenbyvalalign(ARR_ELEMTYPE(a), &typlen, &typbyval, &typalign);
+        deconstruct_array(a, ARR_ELEMTYPE(a), typlen, typbyval, typalign, &values, &nulls, &n);
+        TypeCacheEntry* tc = lookup_type_cache(ARR_ELEMTYPE(a), TYPECACHE_RANGE_INFO);
+        bounds.reserve(std::size_t(n));
+        for (int k = 0; k < n; ++k) {
+            Bound b{};
+            b.is_null = nulls[k];
+            if (!b.is_null) {
+                RangeBound lower, upper;
+                bool empty;
+                range_deserialize(tc, DatumGetRangeTypeP(values[k]), &lower, &upper, &empty);
+                b.empty = empty;
+                if (!empty) {
+                    b.lo_inf = lower.infinite;
+                    b.hi_inf = upper.infinite;
+                    b.lo_inc = lower.inclusive;
+                    b.hi_inc = upper.inclusive;
+                    if (!lower.infinite) b.lo = DatumGetInt64(lower.val);
+                    if (!upper.infinite) b.hi = DatumGetInt64(upper.val);
+                }
+            }
+            bounds.push_back(b);
+        }
+    });
+    for (std::size_t k = 0; k < bounds.size(); ++k) {
+        const Bound& b = bounds[k];
+        const std::string where = "key_ranges[" + std::to_string(k + 1) + "]";
+        if (b.is_null) fail(ErrorKind::NullValue, "key_ranges must not contain NULL elements", where + " is NULL.");
+        if (b.empty) fail(ErrorKind::InvalidParameter, "key ranges must not be empty", where + " is empty.");
+        if (b.lo_inf || b.hi_inf)
+            fail(ErrorKind::InvalidParameter, "key ranges must be bounded", where + " has no " +
+                 (b.lo_inf ? "lower" : "upper") + " bound.");
+        // int8range is canonical: [lo, hi).
+        ranges.push_back(ps::KeyRange{b.lo_inc ? b.lo : b.lo + 1, b.hi_inc ? b.hi + 1 : b.hi});
+    }
+    pst::create(settings_args(fcinfo, ps::KeySpace::from_ranges(std::move(ranges))));
+    PG_RETURN_VOID();
+}
+
+// ps_drop(name, if_exists) -> boolean
+HOPPER_FUNCTION(ps_drop) {
+    const std::string name = arg_text(fcinfo, 0, "name");
+    const bool if_exists = arg_bool_or(fcinfo, 1, false);
+    const bool dropped = pst::drop(name, if_exists);
+    if (!dropped) notice("parameter table \"" + name + "\" does not exist, skipping");
+    PG_RETURN_BOOL(dropped);
+}
+
+namespace {
+
+// Keys, chunk ids and values travel as arrays (bigint[], real[]) or packed in bytea (8-byte and
+// 4-byte little-endian numbers), which skips the per-element conversion of arrays: the C++ client
+// uses the packed forms.
+enum class Enc { Array, Bytes };
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "packed parameter-table values are little-endian");
+
+std::string_view bytes_arg(FunctionCallInfo fcinfo, int i, const char* name) {
+    require_not_null(fcinfo, i, name);
+    bytea* b = call([&] { return PG_GETARG_BYTEA_PP(i); });
+    return std::string_view(VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b));
+}
+
+Int8Arg ids_arg(FunctionCallInfo fcinfo, int i, const char* name, Enc enc, std::vector<int64_t>& copy) {
+    if (enc == Enc::Array) return int8_arg(fcinfo, i, name);
+    const std::string_view b = bytes_arg(fcinfo, i, name);
+    if (b.size() % 8 != 0)
+        fail(ErrorKind::InvalidParameter, std::string(name) + " must be packed 8-byte integers",
+             "It has " + std::to_string(b.size()) + " bytes, not a multiple of 8.");
+    copy.resize(b.size() / 8);
+    if (!b.empty()) std::memcpy(copy.data(), b.data(), b.size());  // aligned copy
+    return Int8Arg{copy.data(), copy.size()};
+}
+
+Float4Arg deltas_arg(FunctionCallInfo fcinfo, int i, Enc enc, std::vector<float>& copy) {
+    if (enc == Enc::Array) return float4_arg(fcinfo, i, "deltas");
+    const std::string_view b = bytes_arg(fcinfo, i, "deltas");
+    if (b.size() % 4 != 0)
+        fail(ErrorKind::InvalidParameter, "deltas must be packed 4-byte floats",
+             "It has " + std::to_string(b.size()) + " bytes, not a multiple of 4.");
+    copy.resize(b.size() / 4);
+    if (!b.empty()) std::memcpy(copy.data(), b.data(), b.size());
+    for (std::size_t k = 0; k < copy.size(); ++k)
+        if (!std::isfinite(copy[k]))
+            fail(ErrorKind::InvalidParameter, "deltas must be finite numbers",
+                 "Value " + std::to_string(k + 1) + " is " + (std::isnan(copy[k]) ? "NaN" : "infinite") + ".");
+    return Float4Arg{copy.data(), copy.size()};
+}
+
+// The result of a Get: real[] or bytea of n values; *data points at its (zeroed) values.
+Datum values_out(std::size_t n, Enc enc, float** data) {
+    if (enc == Enc::Array) {
+        ArrayType* a = new_float4_array(n);
+        *data = n ? reinterpret_cast<float*>(ARR_DATA_PTR(a)) : nullptr;
+        return PointerGetDatum(a);
+    }
+    if (n * sizeof(float) > MaxAllocSize - VARHDRSZ)
+        fail(ErrorKind::Limit, "result is too large",
+             "It would hold " + std::to_string(n) + " values; PostgreSQL returns at most 1 GB in one value.",
+             "Get fewer keys at a time.");
+    bytea* b = call([&] {
+        bytea* r = static_cast<bytea*>(palloc0(VARHDRSZ + n * sizeof(float)));
+        SET_VARSIZE(r, VARHDRSZ + n * sizeof(float));
+        return r;
+    });
+    *data = reinterpret_cast<float*>(VARDATA(b));
+    return PointerGetDatum(b);
+}
+
+Datum get_keys(FunctionCallInfo fcinfo, Enc enc) {
+    const pst::Handle& h = pst::open(arg_text(fcinfo, 0, "name"));
+    const int worker = worker_arg(fcinfo, h);
+    std::vector<int64_t> copy, scratch;
+    const Int8Arg keys = ids_arg(fcinfo, 2, "keys", enc, copy);
+    const pst::Access a = key_access(h, keys, scratch);
+    float* data = nullptr;
+    const Datum out = values_out(keys.n, enc, &data);
+    pst::get(h, worker, a, data);
+    return out;
+}
+
+Datum add_keys(FunctionCallInfo fcinfo, Enc enc) {
+    const pst::Handle& h = pst::open(arg_text(fcinfo, 0, "name"));
+    const int worker = worker_arg(fcinfo, h);
+    std::vector<int64_t> copy, scratch;
+    std::vector<float> delta_copy;
+    const Int8Arg keys = ids_arg(fcinfo, 2, "keys", enc, copy);
+    const Float4Arg deltas = deltas_arg(fcinfo, 3, enc, delta_copy);
+    const pst::Access a = key_access(h, keys, scratch);
+    check_deltas(deltas, keys.n, false);
+    pst::add(h, worker, a, deltas.data);
+    PG_RETURN_VOID();
+}
+
+Datum get_chunks(FunctionCallInfo fcinfo, Enc enc) {
+    const pst::Handle& h = pst::open(arg_text(fcinfo, 0, "name"));
+    const int worker = worker_arg(fcinfo, h);
+    std::vector<int64_t> copy;
+    const Int8Arg ids = ids_arg(fcinfo, 2, "chunk_ids", enc, copy);
+    std::vector<ps::Span> spans;
+    const pst::Access a = chunk_access(h, ids, spans);
+    float* data = nullptr;
+    const Datum out = values_out(a.count(), enc, &data);
+    pst::get(h, worker, a, data);
+    return out;
+}
+
+Datum add_chunks(FunctionCallInfo fcinfo, Enc enc) {
+    const pst::Handle& h = pst::open(arg_text(fcinfo, 0, "name"));
+    const int worker = worker_arg(fcinfo, h);
+    std::vector<int64_t> copy;
+    std::vector<float> delta_copy;
+    const Int8Arg ids = ids_arg(fcinfo, 2, "chunk_ids", enc, copy);
+    const Float4Arg deltas = deltas_arg(fcinfo, 3, enc, delta_copy);
+    std::vector<ps::Span> spans;
+    const pst::Access a = chunk_access(h, ids, spans);
+    check_deltas(deltas, a.count(), true);
+    pst::add(h, worker, a, deltas.data);
+    PG_RETURN_VOID();
+}
+
+}  // namespace
+
+// ps_get(name, worker, keys bigint[]) -> real[]
+HOPPER_FUNCTION(ps_get) { return get_keys(fcinfo, Enc::Array); }
+// ps_get_bytes(name, worker, keys bytea) -> bytea
+HOPPER_FUNCTION(ps_get_bytes) { return get_keys(fcinfo, Enc::Bytes); }
+// ps_add(name, worker, keys bigint[], deltas real[]) -> void
+HOPPER_FUNCTION(ps_add) { return add_keys(fcinfo, Enc::Array); }
+// ps_add_bytes(name, worker, keys bytea, deltas bytea) -> void
+HOPPER_FUNCTION(ps_add_bytes) { return add_keys(fcinfo, Enc::Bytes); }
+// ps_get_chunk(name, worker, chunk_ids bigint[]) -> real[]
+HOPPER_FUNCTION(ps_get_chunk) { return get_chunks(fcinfo, Enc::Array); }
+// ps_get_chunk_bytes(name, worker, chunk_ids bytea) -> bytea
+HOPPER_FUNCTION(ps_get_chunk_bytes) { return get_chunks(fcinfo, Enc::Bytes); }
+// ps_add_chunk(name, worker, chunk_ids bigint[], deltas real[]) -> void
+HOPPER_FUNCTION(ps_add_chunk) { return add_chunks(fcinfo, Enc::Array); }
+// ps_add_chunk_bytes(name, worker, chunk_ids bytea, deltas bytea) -> void
+HOPPER_FUNCTION(ps_add_chunk_bytes) { return add_chunks(fcinfo, Enc::Bytes); }
+
+// ps_clock(name, worker) -> bigint (the worker's new clock)
+HOPPER_FUNCTION(ps_clock) {
+    const pst::Handle& h = pst::open(arg_text(fcinfo, 0, "name"));
+    const int worker = worker_arg(fcinfo, h);
+    PG_RETURN_INT64(pst::clock(h, worker));
+}
+
+// ps_tables_internal() -> setof record (see the view hopper.ps_tables)
+HOPPER_FUNCTION(ps_tables_internal) {
+    const std::vector<pst::TableInfo> tables = pst::list_tables();
+    std::vector<std::vector<Datum>> rows;
+    for (const pst::TableInfo& t : tables) {
+        std::vector<int64_t> lo, hi;
+        for (const ps::KeyRange& r : t.settings.keys.ranges()) {
+            lo.push_back(r.lo);
+            hi.push_back(r.hi);
+        }
+        const ps::ChunkRange cr = ps::chunk_range(t.settings.keys, t.settings.chunk_size);
+        rows.push_back({string_to_text(t.name), Int64GetDatum(t.settings.keys.size()), make_int8_array(lo),
+                        make_int8_array(hi), Int32GetDatum(int32_t(t.settings.chunk_size)), Int64GetDatum(cr.count),
+                        string_to_text(ps::consistency_name(t.settings.consistency)),
+                        Int32GetDatum(t.settings.staleness), Int32GetDatum(t.settings.num_workers),
+                        Int64GetDatum(t.min_clock), Int64GetDatum(t.max_clock), Int64GetDatum(int64_t(t.memory_bytes)),
+                        ObjectIdGetDatum(t.owner), TimestampTzGetDatum(t.created_at),
+                        Int64GetDatum(int64_t(t.get_calls)), Int64GetDatum(int64_t(t.get_keys)),
+                        Int64GetDatum(int64_t(t.add_calls)), Int64GetDatum(int64_t(t.add_keys)),
+                        Int64GetDatum(int64_t(t.clocks)), Int64GetDatum(int64_t(t.waits))});
+    }
+    call([&] {
+        InitMaterializedSRF(fcinfo, 0);
+        ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
+        bool nulls[20] = {false};
+        for (auto& row : rows) tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, row.data(), nulls);
+    });
+    return (Datum)0;
+}
+
+// ps_workers_internal() -> setof record (see the view hopper.ps_workers)
+HOPPER_FUNCTION(ps_workers_internal) {
+    const std::vector<pst::WorkerInfo> workers = pst::list_workers();
+    std::vector<Datum> names;
+    for (const auto& w : workers) names.push_back(string_to_text(w.table));
+    call([&] {
+        InitMaterializedSRF(fcinfo, 0);
+        ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
+        for (std::size_t k = 0; k < workers.size(); ++k) {
+            const auto& w = workers[k];
+            const char* status = w.status == ps::kWorkerActive ? "active" : w.status == ps::kWorkerGone ? "gone" : "not joined";
+            Datum values[5] = {names[k], Int32GetDatum(w.worker), Int64GetDatum(w.clock),
+                               CStringGetTextDatum(status), Int32GetDatum(w.pid)};
+            bool nulls[5] = {false, false, false, false, w.status != ps::kWorkerActive};
+            tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+        }
+    });
+    return (Datum)0;
+}
+
+// ps_memory() -> (memory_bytes, used_bytes, largest_free_bytes, max_tables, tables)
+HOPPER_FUNCTION(ps_memory) {
+    const pst::MemoryInfo m = pst::memory();
+    return make_record(fcinfo,
+                       {Int64GetDatum(int64_t(m.arena_bytes)), Int64GetDatum(int64_t(m.used_bytes)),
+                        Int64GetDatum(int64_t(m.largest_free)), Int32GetDatum(m.max_tables), Int32GetDatum(m.tables)},
+                       {});
+}
+
+// ps_save(name, metadata jsonb) -> uuid: a generic checkpoint in hopper.checkpoints (the registry's
+// tables, sql/ext/40_registry.sql) with format hopper_ps_v1, stored in hopper.checkpoint_chunks.
+HOPPER_FUNCTION(ps_save) {
+    const pst::Handle& h = pst::open(arg_text(fcinfo, 0, "name"));
+    const std::string metadata = arg_jsonb_or(fcinfo, 1, "{}");
+    if (metadata.empty() || metadata[0] != '{') fail(ErrorKind::InvalidParameter, "metadata must be a JSON object");
+    const ps::TableSettings settings = h.settings;
+    ps::SnapshotBuffer b = pst::snapshot(h);
+    const std::string_view payload(b.bytes);
+    std::vector<int64_t> clocks(std::size_t(settings.num_workers));
+    std::memcpy(clocks.data(), b.bytes.data() + b.clocks_at, 8 * clocks.size());
+    const int64_t min_clock = *std::min_element(clocks.begin(), clocks.end());
+    nlohmann::json facts = {{"name", settings.name},
+                            {"consistency", ps::consistency_name(settings.consistency)},
+                            {"staleness", settings.staleness},
+                            {"num_keys", settings.keys.size()},
+                            {"key_ranges", nlohmann::json::array()},
+                            {"chunk_size", settings.chunk_size},
+                            {"num_workers", settings.num_workers},
+                            {"clocks", clocks}};
+    for (const ps::KeyRange& r : settings.keys.ranges()) facts["key_ranges"].push_back({r.lo, r.hi});
+    const std::string table_facts = nlohmann::json{{"parameter_table", facts}}.dump();
+    const std::string resources = nlohmann::json{{"parameter_table", payload.size()}}.dump();
+    std::string uuid;
+    {
+        Spi spi;
+        SafeSearchPath path;
+        path.enter();
+        spi.execute("INSERT INTO hopper.checkpoints (task_id, state, steps_completed, format, storage, size_bytes, checksum,"
+                    " resources, metadata) VALUES (NULL, 'ACTIVE', $1, $2, 'database', $3, $4, $5::pg_catalog.jsonb,"
+                    " $6::pg_catalog.jsonb OPERATOR(pg_catalog.||) $7::pg_catalog.jsonb)"
+                    " RETURNING checkpoint_id, uuid::pg_catalog.text",
+                    {SqlParam::int8(min_clock), SqlParam::text(kCheckpointFormat), SqlParam::int8(int64_t(payload.size())),
+                     SqlParam::text_copy(sha256_hex(payload)), SqlParam::text(resources), SqlParam::text(metadata),
+                     SqlParam::text(table_facts)});
+        const int64_t id = spi.integer(0, 0);
+        uuid = spi.text(0, 1);
+        const Prepared chunk = spi.prepare(
+            "INSERT INTO hopper.checkpoint_chunks (checkpoint_id, chunk_no, data) VALUES ($1, $2, $3)",
+            {INT8OID, INT4OID, BYTEAOID});
+        int32_t n = 0;
+        for (std::string_view part : split_chunks(payload))
+            spi.execute(chunk, {SqlParam::int8(id), SqlParam::int4(n++), SqlParam::bytea(part)});
+        spi.execute("UPDATE hopper.checkpoints SET state = 'COMPLETED', report_time = pg_catalog.clock_timestamp()"
+                    " WHERE checkpoint_id = $1",
+                    {SqlParam::int8(id)});
+        path.leave();
+    }
+    PG_RETURN_DATUM(uuid_datum(uuid));
+}
+
+// ps_restore(checkpoint uuid, name text) -> text: re-creates a table from a checkpoint of ps_save.
+HOPPER_FUNCTION(ps_restore) {
+    pst::require_shared_memory();
+    const std::string uuid = uuid_arg(fcinfo, 0, "checkpoint");
+    std::string payload;
+    {
+        Spi spi;
+        {
+            SafeSearchPath path;
+            path.enter();
+            spi.execute("SELECT format FROM hopper.checkpoints WHERE uuid = $1::pg_catalog.uuid", {SqlParam::text(uuid)});
+            path.leave();
+        }
+        if (spi.rows() == 0)
+            fail(ErrorKind::UndefinedObject, "checkpoint " + uuid + " does not exist", "",
+                 "hopper.checkpoints lists the checkpoints; parameter tables are saved with format " +
+                     std::string(kCheckpointFormat) + ".");
+        const std::string format = spi.text(0, 0);
+        if (format != kCheckpointFormat)
+            fail(ErrorKind::InvalidParameter, "checkpoint " + uuid + " does not hold a parameter table",
+                 "Its format is " + format + "; hopper.ps_save writes " + kCheckpointFormat + ".");
+        payload = load_checkpoint(spi, uuid).state;  // COMPLETED, whole, size and sha256 checked
+    }
+    const ps::SnapshotView view = ps::read_snapshot(payload);
+    const std::string name = arg_text_or(fcinfo, 1, view.meta.name);
+    pst::create(ps::snapshot_settings(view.meta, name), &view);
+    PG_RETURN_DATUM(string_to_text(name));
+}

@@ -1,0 +1,325 @@
+// The model registry: models, their numbered versions and aliases (tables in sql/ext/40_registry.sql).
+//
+// The functions check what they can up front, to give precise errors, and then make one change that
+// the database checks again atomically: registration numbers the version and protects the checkpoint
+// in a trigger that holds the model's and the checkpoint's row locks (so concurrent registrations,
+// archiving and checkpoint deletion serialize there; see the trigger's comments).
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hopper/error.h"
+#include "hopper/registry.h"
+#include "pg/common/datum.h"
+#include "pg/registry/registry.h"
+
+namespace hopper::pg {
+namespace {
+
+struct ModelRow {
+    int64_t id = 0;
+    std::string name, owner;
+    bool archived = false;
+    bool may_modify = false;
+};
+
+ModelRow find_model(Spi& spi, const std::string& name, bool for_change) {
+    spi.execute("SELECT model_id, name, archived, owner::pg_catalog.text, hopper.may_modify(owner) FROM hopper.models"
+                " WHERE pg_catalog.lower(name) = pg_catalog.lower($1)",
+                {SqlParam::text(name)});
+    if (spi.rows() == 0)
+        fail(ErrorKind::UndefinedObject, "model \"" + name + "\" does not exist", "",
+             "Create it with hopper.create_model.");
+    ModelRow m{spi.integer(0, 0), spi.text(0, 1), spi.text(0, 3), spi.boolean(0, 2), spi.boolean(0, 4)};
+    if (for_change && !m.may_modify)
+        fail(ErrorKind::Privilege, "permission denied for model \"" + m.name + "\"", "It belongs to role " + m.owner + ".",
+             "Ask for membership in role " + m.owner + ".");
+    return m;
+}
+
+std::string object_arg(FunctionCallInfo fcinfo, int i, const char* name) {
+    std::string s = arg_jsonb_or(fcinfo, i, "{}");
+    std::size_t at = s.find_first_not_of(" \t\r\n");
+    if (at == std::string::npos || s[at] != '{')
+        fail(ErrorKind::InvalidParameter, std::string(name) + " must be a JSON object", "It is " + s.substr(0, 80) + ".");
+    return s;
+}
+
+std::vector<std::string> labels_arg(FunctionCallInfo fcinfo, int i) {
+    if (PG_NARGS() <= i || PG_ARGISNULL(i)) return {};
+    return normalize_labels(text_array_to_vector(PG_GETARG_DATUM(i), "labels"));
+}
+
+std::optional<std::string> text_or_null(FunctionCallInfo fcinfo, int i) {
+    if (PG_NARGS() <= i || PG_ARGISNULL(i)) return std::nullopt;
+    return text_to_string(PG_GETARG_DATUM(i));
+}
+
+SqlParam nullable(const std::optional<std::string>& s) { return s ? SqlParam::text(*s) : SqlParam::null(TEXTOID); }
+
+struct VersionRef {
+    int32_t version = 0;
+    int64_t version_id = 0;
+    int64_t checkpoint_id = 0;
+};
+
+// The version named by number, by alias, or the latest.
+VersionRef resolve_version(Spi& spi, const ModelRow& m, std::optional<int32_t> version, std::optional<std::string> alias) {
+    if (version && alias)
+        fail(ErrorKind::InvalidParameter, "give a version or an alias, not both");
+    if (alias) {
+        spi.execute("SELECT v.version, v.version_id, v.checkpoint_id FROM hopper.model_aliases a"
+                    " JOIN hopper.model_versions v ON v.version_id = a.version_id"
+                    " WHERE a.model_id = $1 AND pg_catalog.lower(a.alias) = pg_catalog.lower($2)",
+                    {SqlParam::int8(m.id), SqlParam::text(*alias)});
+        if (spi.rows() == 0)
+            fail(ErrorKind::UndefinedObject, "alias \"" + *alias + "\" of model \"" + m.name + "\" does not exist");
+    } else if (version) {
+        spi.execute("SELECT version, version_id, checkpoint_id FROM hopper.model_versions WHERE model_id = $1 AND version = $2",
+                    {SqlParam::int8(m.id), SqlParam::int4(*version)});
+        if (spi.rows() == 0)
+            fail(ErrorKind::UndefinedObject,
+                 "version " + std::to_string(*version) + " of model \"" + m.name + "\" does not exist");
+    } else {
+        spi.execute("SELECT version, version_id, checkpoint_id FROM hopper.model_versions WHERE model_id = $1"
+                    " ORDER BY version DESC LIMIT 1",
+                    {SqlParam::int8(m.id)});
+        if (spi.rows() == 0)
+            fail(ErrorKind::UndefinedObject, "model \"" + m.name + "\" has no versions", "",
+                 "Register one with hopper.register_model_version.");
+    }
+    return VersionRef{int32_t(spi.integer(0, 0)), spi.integer(0, 1), spi.integer(0, 2)};
+}
+
+std::optional<int32_t> int4_or_null(FunctionCallInfo fcinfo, int i) {
+    if (PG_NARGS() <= i || PG_ARGISNULL(i)) return std::nullopt;
+    return PG_GETARG_INT32(i);
+}
+
+}  // namespace
+}  // namespace hopper::pg
+
+using namespace hopper;
+using namespace hopper::pg;
+
+// create_model(name, description, metadata, labels, notes) -> bigint
+HOPPER_FUNCTION(create_model) {
+    const std::string name = arg_text(fcinfo, 0, "name");
+    check_registry_name(name, "model name");
+    const std::optional<std::string> description = text_or_null(fcinfo, 1), notes = text_or_null(fcinfo, 4);
+    const std::string metadata = object_arg(fcinfo, 2, "metadata");
+    const std::vector<std::string> labels = labels_arg(fcinfo, 3);
+    Spi spi;
+    SafeSearchPath path;
+    path.enter();
+    // ON CONFLICT waits for a concurrent creator of the same name and then reports it cleanly.
+    spi.execute("INSERT INTO hopper.models (name, description, metadata, labels, notes)"
+                " VALUES ($1, $2, $3::pg_catalog.jsonb, $4, $5) ON CONFLICT DO NOTHING RETURNING model_id",
+                {SqlParam::text(name), nullable(description), SqlParam::text(metadata), SqlParam::text_array(labels),
+                 nullable(notes)});
+    if (spi.rows() == 0) {
+        spi.execute("SELECT name FROM hopper.models WHERE pg_catalog.lower(name) = pg_catalog.lower($1)", {SqlParam::text(name)});
+        const std::string existing = spi.rows() ? spi.text(0, 0) : name;
+        raise_sqlstate(ERRCODE_DUPLICATE_OBJECT, "model \"" + name + "\" already exists",
+                       existing == name ? "" : "Model names are unique without regard to case; \"" + existing + "\" exists.");
+    }
+    const int64_t id = spi.integer(0, 0);
+    path.leave();
+    PG_RETURN_INT64(id);
+}
+
+namespace {
+
+void set_archived(FunctionCallInfo fcinfo, bool archived) {
+    const std::string name = arg_text(fcinfo, 0, "name");
+    Spi spi;
+    SafeSearchPath path;
+    path.enter();
+    ModelRow m = find_model(spi, name, true);
+    if (m.archived != archived)
+        explain_serialization_failure("model \"" + m.name + "\"", [&] {
+            return spi.execute("UPDATE hopper.models SET archived = $2 WHERE model_id = $1",
+                               {SqlParam::int8(m.id), SqlParam::boolean(archived)});
+        });
+    path.leave();
+}
+
+}  // namespace
+
+// archive_model(name) -> void
+HOPPER_FUNCTION(archive_model) {
+    set_archived(fcinfo, true);
+    PG_RETURN_VOID();
+}
+
+// unarchive_model(name) -> void
+HOPPER_FUNCTION(unarchive_model) {
+    set_archived(fcinfo, false);
+    PG_RETURN_VOID();
+}
+
+// delete_model(name) -> void
+HOPPER_FUNCTION(delete_model) {
+    const std::string name = arg_text(fcinfo, 0, "name");
+    Spi spi;
+    SafeSearchPath path;
+    path.enter();
+    ModelRow m = find_model(spi, name, true);
+    explain_serialization_failure("model \"" + m.name + "\"", [&] {
+        return spi.execute("DELETE FROM hopper.models WHERE model_id = $1", {SqlParam::int8(m.id)});
+    });
+    path.leave();
+    PG_RETURN_VOID();
+}
+
+// register_model_version(model_name, checkpoint, name, comment, metadata, labels, notes) -> integer
+HOPPER_FUNCTION(register_model_version) {
+    const std::string model_name = arg_text(fcinfo, 0, "model_name");
+    const std::string uuid = uuid_arg(fcinfo, 1, "checkpoint");
+    const std::optional<std::string> name = text_or_null(fcinfo, 2), comment = text_or_null(fcinfo, 3),
+                                     notes = text_or_null(fcinfo, 6);
+    const std::string metadata = object_arg(fcinfo, 4, "metadata");
+    const std::vector<std::string> labels = labels_arg(fcinfo, 5);
+    Spi spi;
+    SafeSearchPath path;
+    path.enter();
+    ModelRow m = find_model(spi, model_name, true);
+    if (m.archived)
+        raise_sqlstate(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE, "model \"" + m.name + "\" is archived",
+                       "An archived model accepts no new versions.", "Unarchive it with hopper.unarchive_model first.");
+    spi.execute("SELECT checkpoint_id, state FROM hopper.checkpoints WHERE uuid = $1::pg_catalog.uuid", {SqlParam::text(uuid)});
+    if (spi.rows() == 0) fail(ErrorKind::UndefinedObject, "checkpoint " + uuid + " does not exist");
+    const int64_t checkpoint_id = spi.integer(0, 0);
+    const std::string state = spi.text(0, 1);
+    if (state != "COMPLETED")
+        raise_sqlstate(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE, "checkpoint " + uuid + " is " + state,
+                       "Only COMPLETED checkpoints can be registered as model versions.");
+    // The trigger numbers the version and protects the checkpoint atomically (and re-checks both).
+    const int64_t version = explain_serialization_failure("model \"" + m.name + "\" or checkpoint " + uuid, [&] {
+        return spi.scalar_int("INSERT INTO hopper.model_versions (model_id, checkpoint_id, name, comment, metadata, labels,"
+                              " notes) VALUES ($1, $2, $3, $4, $5::pg_catalog.jsonb, $6, $7) RETURNING version",
+                              {SqlParam::int8(m.id), SqlParam::int8(checkpoint_id), nullable(name), nullable(comment),
+                               SqlParam::text(metadata), SqlParam::text_array(labels), nullable(notes)});
+    });
+    path.leave();
+    PG_RETURN_INT32(int32_t(version));
+}
+
+// delete_model_version(model_name, version) -> void
+HOPPER_FUNCTION(delete_model_version) {
+    const std::string model_name = arg_text(fcinfo, 0, "model_name");
+    const int32_t version = int32_t(arg_int(fcinfo, 1, "version"));
+    Spi spi;
+    SafeSearchPath path;
+    path.enter();
+    ModelRow m = find_model(spi, model_name, true);
+    uint64_t n = explain_serialization_failure("model \"" + m.name + "\"", [&] {
+        return spi.execute("DELETE FROM hopper.model_versions WHERE model_id = $1 AND version = $2",
+                           {SqlParam::int8(m.id), SqlParam::int4(version)});
+    });
+    if (n == 0)
+        fail(ErrorKind::UndefinedObject, "version " + std::to_string(version) + " of model \"" + m.name + "\" does not exist");
+    path.leave();
+    PG_RETURN_VOID();
+}
+
+// set_model_alias(model_name, alias, version) -> void
+HOPPER_FUNCTION(set_model_alias) {
+    const std::string model_name = arg_text(fcinfo, 0, "model_name");
+    const std::string alias = arg_text(fcinfo, 1, "alias");
+    check_registry_name(alias, "alias");
+    const int32_t version = int32_t(arg_int(fcinfo, 2, "version"));
+    Spi spi;
+    SafeSearchPath path;
+    path.enter();
+    ModelRow m = find_model(spi, model_name, true);
+    VersionRef v = resolve_version(spi, m, version, std::nullopt);
+    spi.execute("INSERT INTO hopper.model_aliases (model_id, alias, version_id) VALUES ($1, $2, $3)"
+                " ON CONFLICT (model_id, pg_catalog.lower(alias)) DO UPDATE SET version_id = EXCLUDED.version_id,"
+                " alias = EXCLUDED.alias, last_updated_time = pg_catalog.now()",
+                {SqlParam::int8(m.id), SqlParam::text(alias), SqlParam::int8(v.version_id)});
+    path.leave();
+    PG_RETURN_VOID();
+}
+
+// delete_model_alias(model_name, alias) -> void
+HOPPER_FUNCTION(delete_model_alias) {
+    const std::string model_name = arg_text(fcinfo, 0, "model_name");
+    const std::string alias = arg_text(fcinfo, 1, "alias");
+    Spi spi;
+    SafeSearchPath path;
+    path.enter();
+    ModelRow m = find_model(spi, model_name, true);
+    uint64_t n = spi.execute("DELETE FROM hopper.model_aliases WHERE model_id = $1 AND pg_catalog.lower(alias) = pg_catalog.lower($2)",
+                             {SqlParam::int8(m.id), SqlParam::text(alias)});
+    if (n == 0) fail(ErrorKind::UndefinedObject, "alias \"" + alias + "\" of model \"" + m.name + "\" does not exist");
+    path.leave();
+    PG_RETURN_VOID();
+}
+
+// model_version_state(model_name, version, alias) -> bytea
+HOPPER_FUNCTION(model_version_state) {
+    const std::string model_name = arg_text(fcinfo, 0, "model_name");
+    const std::optional<int32_t> version = int4_or_null(fcinfo, 1);
+    const std::optional<std::string> alias = text_or_null(fcinfo, 2);
+    std::string payload;
+    {
+        Spi spi;
+        SafeSearchPath path;
+        path.enter();
+        ModelRow m = find_model(spi, model_name, false);
+        VersionRef v = resolve_version(spi, m, version, alias);
+        std::string uuid = spi.scalar_text("SELECT uuid::pg_catalog.text FROM hopper.checkpoints WHERE checkpoint_id = $1",
+                                           {SqlParam::int8(v.checkpoint_id)});
+        path.leave();
+        payload = load_checkpoint(spi, uuid).state;
+    }
+    PG_RETURN_DATUM(bytes_to_bytea(payload));
+}
+
+// materialize_model_version(model_name, output_table, version, alias) -> void
+HOPPER_FUNCTION(materialize_model_version) {
+    const std::string model_name = arg_text(fcinfo, 0, "model_name");
+    const TableName output = resolve_output_table(arg_text(fcinfo, 1, "output_table"), "output table");
+    const std::optional<int32_t> version = int4_or_null(fcinfo, 2);
+    const std::optional<std::string> alias = text_or_null(fcinfo, 3);
+    Spi spi;
+    ModelRow m;
+    VersionRef v;
+    {
+        SafeSearchPath path;
+        path.enter();
+        m = find_model(spi, model_name, false);
+        v = resolve_version(spi, m, version, alias);
+        path.leave();
+    }
+    materialize_checkpoint_table(spi, v.checkpoint_id, output, m.name, v.version);
+    notice("model \"" + m.name + "\" version " + std::to_string(v.version) + " written to " + output.display() + " and " +
+           output.with_suffix("_summary").display());
+    PG_RETURN_VOID();
+}
+
+// list_model_versions(model_name, order_by, descending, page_size, page_offset)
+HOPPER_FUNCTION(list_model_versions) {
+    const std::string model_name = arg_text(fcinfo, 0, "model_name");
+    const SortKey key = parse_version_sort(arg_text_or(fcinfo, 1, "version"));
+    const bool descending = arg_bool_or(fcinfo, 2, true);
+    const int64_t page_size = arg_int_or(fcinfo, 3, 100);
+    const int64_t page_offset = arg_int_or(fcinfo, 4, 0);
+    check_page(page_size, page_offset);
+    call([&] { InitMaterializedSRF(fcinfo, 0); });
+    Spi spi;
+    SafeSearchPath path;
+    path.enter();
+    ModelRow m = find_model(spi, model_name, false);
+    // One statement: the page and the total come from the same snapshot.
+    spi.execute("SELECT e.version, e.version_id, e.name, e.checkpoint_uuid, e.aliases, e.labels, e.creation_time,"
+                " e.steps_completed, e.searcher_metric, e.searcher_value, e.validation_metrics, count(*) OVER ()"
+                " FROM hopper.model_versions_expanded e WHERE e.model_id = $1" +
+                    registry_order_clause(key, descending, 4) + ", e.version" + (descending ? " DESC" : " ASC") +
+                    " LIMIT $2 OFFSET $3",
+                {SqlParam::int8(m.id), SqlParam::int8(page_size), SqlParam::int8(page_offset), SqlParam::text(key.metric)});
+    registry_put_result_rows(spi, fcinfo);
+    path.leave();
+    return (Datum)0;
+}

@@ -1,0 +1,351 @@
+// Scoring: hopper.model_forward (one row, usable in any query), hopper.predict (a table) and
+// hopper.evaluate (loss and metrics of stored models on packed data).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hopper/error.h"
+#include "hopper/network.h"
+#include "hopper/packing.h"
+#include "hopper/resources.h"
+#include "pg/common/resource_limits.h"
+#include "pg/common/output_tables.h"
+#include "hopper/state_format.h"
+#include "pg/common/datum.h"
+#include "pg/common/names.h"
+#include "pg/common/owned.h"
+#include "pg/training/preprocess.h"
+#include "pg/training/run.h"
+#include "pg/common/spi.h"
+#include "pg/common/statement_settings.h"
+
+extern "C" {
+#include "access/detoast.h"
+}
+
+namespace hopper::pg {
+namespace {
+
+// A model loaded once per query and process: fn_extra keeps it while the same state comes in.
+struct CachedModel {
+    // Identity of the state datum: its TOAST pointer when stored out of line (so rows of a join
+    // never detoast it again), else its checksum and length.
+    Oid toast_rel = InvalidOid;
+    Oid toast_value = InvalidOid;
+    uint32_t checksum = 0;
+    std::size_t bytes = 0;
+    FrozenModel model;
+    std::unique_ptr<Network> network;
+    MatrixF input, output;
+    std::vector<float> input_row;  // the row's features as read, before scaling
+};
+
+bool same_state(const CachedModel& c, Datum d, std::size_t* len_out, uint32_t* crc_out) {
+    struct varlena* v = (struct varlena*)DatumGetPointer(d);
+    if (VARATT_IS_EXTERNAL_ONDISK(v)) {
+        struct varatt_external ext;
+        VARATT_EXTERNAL_GET_POINTER(ext, v);
+        return OidIsValid(c.toast_rel) && c.toast_rel == ext.va_toastrelid && c.toast_value == ext.va_valueid;
+    }
+    return false;
+}
+
+CachedModel& cached_model(FunctionCallInfo fcinfo, Datum state) {
+    auto* cache = static_cast<CachedModel*>(fcinfo->flinfo->fn_extra);
+    std::size_t len = 0;
+    uint32_t crc = 0;
+    if (cache && same_state(*cache, state, &len, &crc)) return *cache;
+    struct varlena* v = (struct varlena*)DatumGetPointer(state);
+    Oid toast_rel = InvalidOid, toast_value = InvalidOid;
+    if (VARATT_IS_EXTERNAL_ONDISK(v)) {
+        struct varatt_external ext;
+        VARATT_EXTERNAL_GET_POINTER(ext, v);
+        toast_rel = ext.va_toastrelid;
+        toast_value = ext.va_valueid;
+    } else if (cache) {
+        // In memory already: compare checksum (its last 4 bytes) and length without copying.
+        bytea* b = call([&] { return DatumGetByteaPP(state); });
+        std::size_t n = VARSIZE_ANY_EXHDR(b);
+        if (n >= 4 && n == cache->bytes) {
+            uint32_t tail;
+            std::memcpy(&tail, VARDATA_ANY(b) + n - 4, 4);
+            if (tail == cache->checksum) return *cache;
+        }
+    }
+    auto fresh = std::make_unique<CachedModel>();
+    std::string bytes = bytea_to_string(state);
+    fresh->model = load_frozen_model(bytes);
+    fresh->network = std::make_unique<Network>(fresh->model.config.arch);
+    fresh->toast_rel = toast_rel;
+    fresh->toast_value = toast_value;
+    fresh->checksum = fresh->model.checksum;
+    fresh->bytes = bytes.size();
+    // The old cache entry stays owned by the context until it is reset; a query switching models
+    // row by row would accumulate them, so replace it in place instead.
+    if (cache) {
+        *cache = std::move(*fresh);
+        return *cache;
+    }
+    CachedModel* owned = own_in_context(fcinfo->flinfo->fn_mcxt, std::move(fresh));
+    fcinfo->flinfo->fn_extra = owned;
+    return *owned;
+}
+
+}  // namespace
+}  // namespace hopper::pg
+
+using namespace hopper;
+using namespace hopper::pg;
+
+// model_forward(model_state bytea, features float8[], normalizing_const float8,
+//               feature_center real[], feature_spread real[]) -> real[]
+HOPPER_FUNCTION(model_forward) {
+    require_not_null(fcinfo, 0, "model_state");
+    if (PG_ARGISNULL(1)) PG_RETURN_NULL();
+    CachedModel& m = cached_model(fcinfo, PG_GETARG_DATUM(0));
+    const Architecture& arch = m.model.config.arch;
+    std::vector<float>& x = m.input_row;
+    x.clear();
+    const int n = append_floats(PG_GETARG_DATUM(1), x, "features", 1);
+    if (n != arch.input_dim)
+        fail(ErrorKind::Data, "row has " + std::to_string(n) + " features but the model expects " +
+                                  std::to_string(arch.input_dim),
+             "Architecture " + arch.shape_string() + ".");
+    FeatureScaling scaling;
+    scaling.normalizing_const = PG_ARGISNULL(2) ? 1.0 : PG_GETARG_FLOAT8(2);
+    if (!PG_ARGISNULL(3)) append_floats(PG_GETARG_DATUM(3), scaling.center, "feature_center", 1);
+    if (!PG_ARGISNULL(4)) append_floats(PG_GETARG_DATUM(4), scaling.spread, "feature_spread", 1);
+    scaling.validate(arch.input_dim);
+    // The features go through exactly what training did to them (preprocess: float32, then
+    // FeatureScaling::apply), so a row scores bit for bit as it trained.
+    m.input.resize(arch.input_dim, 1);
+    std::copy(x.begin(), x.end(), m.input.data());
+    scaling.apply(m.input.data(), n);
+    // A NaN or infinite feature (or one that overflows float32 or its scaling) would come out as NaN
+    // probabilities, which an argmax would turn into the first class: refuse it, as preprocess does.
+    const int bad = first_non_finite(m.input.data(), n);
+    if (bad >= 0)
+        fail(ErrorKind::Data, "features contain values that are not finite in float32",
+             "Feature " + std::to_string(bad + 1) + " is " + describe_float(x[bad]) +
+                 (std::isfinite(x[bad]) ? ", and " + describe_float(m.input(bad, 0)) + " once scaled." : " as float32."),
+             "Clean or impute the data before scoring it, and check normalizing_const and the scaling.");
+    ConstMatrixMap in(m.input.data(), arch.input_dim, 1);
+    m.network->predict(m.model.params.data(), in, m.output);
+    // A model whose weights overflow gives no usable output: NULL rather than a made-up class.
+    if (!m.output.allFinite()) PG_RETURN_NULL();
+    PG_RETURN_DATUM(make_float4_array(m.output.data(), {int(m.output.rows())}));
+}
+
+namespace hopper::pg {
+namespace {
+
+struct StoredModels {
+    TableName table;
+    std::vector<int32_t> mst_keys;
+    std::vector<std::string> states;
+    std::vector<ModelConfig> configs;
+};
+
+// The SQL for a label type named in a summary table (format_type_be's spelling, e.g. "text",
+// "character varying", "integer"), schema-qualified. The summary is data anyone who can write it
+// controls: pasting its text into SQL would let it inject SQL or resolve to a look-alike type in the
+// caller's search_path, so only the types preprocess accepts as labels are recognised.
+std::string label_type_sql(const std::string& stored, const TableName& summary) {
+    static const Oid label_types[] = {TEXTOID, VARCHAROID, BPCHAROID, BOOLOID, INT2OID, INT4OID, INT8OID,
+                                      CHAROID, NAMEOID, FLOAT4OID, FLOAT8OID, NUMERICOID};
+    for (Oid t : label_types)
+        if (stored == call([&] { return format_type_be(t); })) return call([&] { return format_type_be_qualified(t); });
+    fail(ErrorKind::Data, "summary table " + summary.display() + " names an unknown dependent_vartype",
+         "It is \"" + stored + "\".", "Train the model again with hopper.fit or hopper.fit_multiple.");
+}
+
+// Models of an output table written by fit or fit_multiple (one, or the one with mst_key).
+StoredModels read_models(Spi& spi, const std::string& table_text, std::optional<int32_t> mst_key, bool only_one) {
+    StoredModels s;
+    s.table = resolve_input_table(table_text, "model table");
+    require_column(s.table, "mst_key", "model table");
+    require_column(s.table, "model_state", "model table");
+    const std::string source = "model table " + s.table.display();
+    if (mst_key)
+        spi.execute_reading(source, "SELECT mst_key, model_state FROM " + s.table.quoted() + " WHERE mst_key OPERATOR(pg_catalog.=) $1",
+                            {SqlParam::int4(*mst_key)});
+    else
+        spi.execute_reading(source, "SELECT mst_key, model_state FROM " + s.table.quoted() + " ORDER BY mst_key");
+    if (spi.rows() == 0)
+        fail(ErrorKind::InvalidParameter,
+             mst_key ? "mst_key " + std::to_string(*mst_key) + " does not exist in model table " + s.table.display()
+                     : "model table " + s.table.display() + " is empty");
+    if (only_one && spi.rows() > 1)
+        fail(ErrorKind::InvalidParameter, "model table " + s.table.display() + " holds " + std::to_string(spi.rows()) + " models",
+             "", "Pass mst_key to choose one.");
+    for (uint64_t r = 0; r < spi.rows(); ++r) {
+        s.mst_keys.push_back(int32_t(spi.integer(r, 0)));
+        s.states.push_back(spi.bytes(r, 1));
+    }
+    for (std::size_t i = 0; i < s.states.size(); ++i) {
+        StateSummary summary = inspect_state(s.states[i]);
+        s.configs.push_back(std::move(summary.config));
+        // Its weights are the last finite ones it had, not a trained model: say so.
+        if (summary.counters.diverged)
+            warning("model mst_key " + std::to_string(s.mst_keys[i]) + " of " + s.table.display() + " diverged while training",
+                    "Its weights are the last finite ones before its loss became NaN or infinite.",
+                    "Train it again with a lower learning rate.");
+    }
+    return s;
+}
+
+}  // namespace
+}  // namespace hopper::pg
+
+// evaluate(model_table, packed_table, mst_key) -> setof (mst_key, loss, metrics jsonb, count)
+HOPPER_FUNCTION(evaluate) {
+    std::string model_text = arg_text(fcinfo, 0, "model_table");
+    std::string packed_text = arg_text(fcinfo, 1, "packed_table");
+    std::optional<int32_t> mst_key;
+    if (PG_NARGS() > 2 && !PG_ARGISNULL(2)) mst_key = PG_GETARG_INT32(2);
+    struct ResultRow {
+        int32_t mst_key;
+        double loss;
+        std::string metrics_json;
+        int64_t count;
+    };
+    std::vector<ResultRow> results;
+    {
+        Spi spi;
+        StoredModels models = read_models(spi, model_text, mst_key, false);
+        TableName packed = resolve_input_table(packed_text, "packed table");
+        PackedInfo info = read_packed_info(spi, packed);
+        for (std::size_t i = 0; i < models.configs.size(); ++i) {
+            const Architecture& a = models.configs[i].arch;
+            if (a.input_dim != info.independent_dim || a.output_dim() != info.dependent_dim)
+                fail(ErrorKind::InvalidParameter,
+                     "model mst_key " + std::to_string(models.mst_keys[i]) + " (" + a.shape_string() +
+                         ") does not fit packed table " + packed.display(),
+                     "The packed table has " + std::to_string(info.independent_dim) + " features and " +
+                         std::to_string(info.dependent_dim) + " dependent values per row.");
+        }
+        uint64_t held = 0;
+        for (const std::string& st : models.states) held += 2 * uint64_t(st.size());
+        check_memory(held + uint64_t(info.dist_keys.size()) * evaluation_bytes(models.configs, std::max(1, info.buffer_size)),
+                     "evaluating " + std::to_string(models.states.size()) + " model" + (models.states.size() == 1 ? "" : "s") +
+                         " on " + std::to_string(info.dist_keys.size()) + " segments",
+                     "Evaluate fewer models at once (mst_key), or pack the data with a smaller buffer_size.");
+        std::vector<Evaluation> ev = evaluate_states(spi, packed, models.states, models.configs, int(info.dist_keys.size()));
+        for (std::size_t i = 0; i < ev.size(); ++i) {
+            std::string json = "{";
+            const auto& names = models.configs[i].compile.metrics;
+            for (std::size_t k = 0; k < names.size(); ++k) {
+                char buf[64];
+                std::snprintf(buf, sizeof buf, "%.17g", ev[i].metrics[k]);
+                json += (k ? ",\"" : "\"") + std::string(to_string(names[k])) + "\":" +
+                        (std::isfinite(ev[i].metrics[k]) ? std::string(buf) : "null");
+            }
+            results.push_back({models.mst_keys[i], ev[i].loss, json + "}", int64_t(ev[i].count)});
+        }
+    }
+    // The result set lives in the query's memory, so it is built after SPI has finished.
+    call([&] { InitMaterializedSRF(fcinfo, 0); });
+    ReturnSetInfo* rsinfo = (ReturnSetInfo*)fcinfo->resultinfo;
+    for (const ResultRow& r : results) {
+        Datum values[4] = {Int32GetDatum(r.mst_key), Float8GetDatum(r.loss), string_to_jsonb(r.metrics_json),
+                           Int64GetDatum(r.count)};
+        bool isnull[4] = {false, !std::isfinite(r.loss), false, false};
+        call([&] { tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, isnull); });
+    }
+    return (Datum)0;
+}
+
+// argmax(values real[]) -> int: 1-based index of the largest value (first one on ties).
+HOPPER_FUNCTION(argmax) {
+    Float4Matrix v = float4_matrix(PG_GETARG_DATUM(0), "values");
+    const int n = v.rows * v.cols;
+    if (n == 0) PG_RETURN_NULL();
+    // No largest value among NaNs: NULL, never a made-up position.
+    if (first_non_finite(v.data, n) >= 0 && std::any_of(v.data, v.data + n, [](float x) { return std::isnan(x); }))
+        PG_RETURN_NULL();
+    int best = 0;
+    for (int i = 1; i < n; ++i)
+        if (v.data[i] > v.data[best]) best = i;
+    PG_RETURN_INT32(best + 1);
+}
+
+// predict(model_table, source_table, id_column, independent_varname, output_table, pred_type, mst_key)
+HOPPER_FUNCTION(predict) {
+    const std::string model_text = arg_text(fcinfo, 0, "model_table");
+    const std::string source_text = arg_text(fcinfo, 1, "source_table");
+    const std::string id_text = arg_text(fcinfo, 2, "id_column");
+    const std::string indep_text = arg_text(fcinfo, 3, "independent_varname");
+    const std::string output_text = arg_text(fcinfo, 4, "output_table");
+    const std::string pred_type = arg_text_or(fcinfo, 5, "response");
+    std::optional<int32_t> mst_key;
+    if (PG_NARGS() > 6 && !PG_ARGISNULL(6)) mst_key = PG_GETARG_INT32(6);
+    if (pred_type != "response" && pred_type != "prob")
+        fail(ErrorKind::InvalidParameter, "unknown pred_type \"" + pred_type + "\"", "", "Valid values are response and prob.");
+
+    Spi spi;
+    StoredModels models = read_models(spi, model_text, mst_key, true);
+    TableName summary = models.table.with_suffix("_summary");
+    if (!table_exists(summary))
+        fail(ErrorKind::UndefinedTable, "summary table " + summary.display() + " does not exist",
+             "hopper.predict needs the summary that fit and fit_multiple write beside the model table.");
+    spi.execute_reading("summary table " + summary.display(),
+                        "SELECT response_type, class_values, dependent_varname, dependent_vartype, normalizing_const,"
+                        " feature_center::pg_catalog.float8[], feature_spread::pg_catalog.float8[] FROM " + summary.quoted());
+    if (spi.rows() != 1) fail(ErrorKind::Data, "summary table " + summary.display() + " must have exactly one row");
+    const std::string response = spi.text(0, 0);
+    const std::vector<std::string> class_values = spi.text_array(0, 1);
+    const std::string dependent = spi.text(0, 2);
+    const std::string dependent_type = spi.text(0, 3);
+    const double normalizing_const = spi.number(0, 4);
+    const std::vector<double> center = spi.float8_array(0, 5), spread = spi.float8_array(0, 6);
+
+    TableName source = resolve_input_table(source_text, "source table");
+    std::vector<std::string> id = parse_column_list(id_text, "id_column");
+    if (id.size() != 1) fail(ErrorKind::InvalidParameter, "id_column must name exactly one column");
+    require_column(source, id[0], "id");
+    FeatureColumns features = describe_features(source, indep_text);
+    TableName output = resolve_output_table(output_text, "output table");
+
+    const Architecture& arch = models.configs[0].arch;
+    check_memory(inference_bytes(models.configs[0], 1) + 2 * uint64_t(models.states[0].size()), "scoring with this model",
+                 "Use a smaller architecture.");
+    const std::string forward = "hopper.model_forward($1, (" + features.expression +
+                                ")::pg_catalog.float8[], $2, $3::pg_catalog.float4[], $4::pg_catalog.float4[])";
+    const std::string estimated = quote_ident("estimated_" + dependent);
+    std::string select;
+    if (response == "classification") {
+        const std::string label = "($5::pg_catalog.text[])[hopper.argmax(f.v)]";
+        // Labels go back to the dependent column's own type.
+        select = label + "::" + label_type_sql(dependent_type, summary) + " AS " + estimated;
+        if (pred_type == "prob") select += ", f.v AS prob";
+    } else {
+        select = arch.output_dim() == 1 ? "(f.v)[1]::pg_catalog.float8 AS " + estimated : "f.v AS " + estimated;
+    }
+    const std::string sql = "CREATE TABLE " + output.quoted() + " AS SELECT s." + quote_ident(id[0]) + ", " + select +
+                            " FROM " + source.quoted() + " AS s CROSS JOIN LATERAL (SELECT " + forward + " AS v) AS f";
+    std::vector<SqlParam> params = {SqlParam::bytea(models.states[0]), SqlParam::float8(normalizing_const),
+                                 center.empty() ? SqlParam::null(FLOAT8ARRAYOID) : SqlParam::float8_array(center),
+                                 spread.empty() ? SqlParam::null(FLOAT8ARRAYOID) : SqlParam::float8_array(spread),
+                                 SqlParam::text_array(class_values)};
+    StatementSettings settings;
+    settings.enter();
+    uint64_t rows = spi.execute_with_large_params(sql, params);
+    settings.leave();
+    // Rows without a prediction: NULL features, or outputs that are not finite (model_forward gives
+    // NULL for them rather than a made-up class).
+    const int64_t unscored = spi.scalar_int("SELECT pg_catalog.count(*) FROM " + output.quoted() + " WHERE " + estimated +
+                                            " IS NULL");
+    if (unscored > 0)
+        warning(std::to_string(unscored) + " of " + std::to_string(rows) + " rows have no prediction",
+                "Their features are NULL, or the model's outputs for them are not finite numbers; their " + estimated +
+                    " is NULL.",
+                "Check those rows' features; a model whose outputs overflow needs training again.");
+    record_output_table(spi, output, "predictions", new_output_token(spi), "hopper predictions");
+    notice("predicted " + std::to_string(rows) + " rows into " + output.display());
+    PG_RETURN_VOID();
+}

@@ -1,0 +1,66 @@
+// A run's cache of detoasted packed buffers, shared by the backend that runs fit / fit_multiple /
+// fit_data_parallel and the parallel workers of its statements.
+//
+// A packed buffer (~800 kB for 256 Fashion-MNIST images) is stored out of line in TOAST, in
+// ~400 chunks of 2 kB; fetching them cost a fifth of an epoch (bench/), and a run reads every buffer
+// once per model and iteration, in the backend (one segment) or in parallel workers that PostgreSQL
+// starts anew for every statement. So the run keeps each buffer once detoasted in a dynamic shared
+// memory area, keyed by its TOAST pointer: a TOAST value is never changed in place (an UPDATE writes
+// a new value with a new OID), so within one run the pointer names the same bytes. The area lives
+// while a BufferCacheScope (one run) does, is bounded by hopper.buffer_cache_mb (what does not fit
+// is detoasted as before), and is freed when the scope ends, normally or by an error. Workers find
+// it through an internal setting that only the run's own statements carry (StatementSettings).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "pg/common/datum.h"
+#include "pg/common/guard.h"
+
+extern "C" {
+#include "port/atomics.h"
+}
+
+namespace hopper::pg {
+
+struct BufferCacheStats {
+    int64_t hits = 0;
+    int64_t misses = 0;        // detoasted and kept
+    int64_t not_kept = 0;      // detoasted, not kept: the budget was full (or an OID was reused)
+    int64_t bytes = 0;         // bytes kept
+    int64_t budget = 0;        // the run's budget in bytes: hopper.buffer_cache_mb, or less if
+                               // /dev/shm has less room
+};
+
+class BufferCacheScope {
+public:
+    BufferCacheScope();
+    ~BufferCacheScope();
+    BufferCacheScope(const BufferCacheScope&) = delete;
+    BufferCacheScope& operator=(const BufferCacheScope&) = delete;
+};
+
+// The value of the internal setting that lets the parallel workers of this backend's statements
+// use the run's cache ("" outside a run). StatementSettings sets it for the run's statements.
+std::string buffer_cache_setting();
+extern const char* const buffer_cache_setting_name;
+
+// A packed buffer as a plain (detoasted) varlena: from the run's cache when there is one and the
+// value is stored out of line, else detoasted into the current memory context.
+struct PackedBuffer {
+    Datum value;
+    pg_atomic_uint32* finite_checked = nullptr;  // the cache entry's flag; nullptr when not cached
+};
+PackedBuffer detoast_buffer(Datum d);
+
+// check_finite_buffer, once per cached buffer and run: the cache keeps the bytes that passed.
+void check_finite_once(const PackedBuffer& buffer, const Float4Matrix& m, const char* what);
+
+// Whether this process holds a run's area now (the backend during its run, a worker of it).
+bool buffer_cache_attached();
+
+// This backend's counters of its last (or current) run, workers' reads included.
+BufferCacheStats last_buffer_cache_stats();
+
+}  // namespace hopper::pg

@@ -1,0 +1,170 @@
+// hopper.evaluate_models: loss and metrics of several models in one scan of the data. Every row
+// (a packed buffer) is read once and evaluated against all models; the state is a list of
+// mergeable sums, so PostgreSQL can run it as a parallel partial aggregate and combine the parts.
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hopper/buffer_check.h"
+#include "hopper/metrics.h"
+#include "hopper/network.h"
+#include "hopper/state_format.h"
+#include "pg/training/buffer_cache.h"
+#include "pg/common/datum.h"
+#include "pg/common/owned.h"
+
+namespace {
+
+struct LoadedModel {
+    hopper::FrozenModel frozen;
+    std::unique_ptr<hopper::Network> network;
+};
+
+struct EvalAggState {
+    std::vector<LoadedModel> models;  // empty in a state rebuilt by deserialize (combine needs none)
+    std::vector<hopper::EvalTotals> totals;
+    hopper::MatrixF scratch;
+};
+
+}  // namespace
+
+using namespace hopper;
+using namespace hopper::pg;
+
+// evaluate_models_transition(state internal, model_states bytea[], x real[], y real[])
+HOPPER_FUNCTION(evaluate_models_transition) {
+    MemoryContext aggcontext;
+    if (!AggCheckCallContext(fcinfo, &aggcontext))
+        fail(ErrorKind::Internal, "evaluate_models_transition called outside an aggregate");
+    EvalAggState* state = PG_ARGISNULL(0) ? nullptr : reinterpret_cast<EvalAggState*>(PG_GETARG_POINTER(0));
+    if (!state) {
+        state = own_in_context(aggcontext, std::make_unique<EvalAggState>());
+    }
+    if (state->models.empty()) {
+        if (PG_ARGISNULL(1)) fail(ErrorKind::NullValue, "model states must not be NULL");
+        // All rows carry the same array: load the models once per process.
+        ArrayType* arr = call([&] { return DatumGetArrayTypeP(PG_GETARG_DATUM(1)); });
+        Datum* elems;
+        bool* nulls;
+        int n;
+        call([&] { deconstruct_array(arr, BYTEAOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n); });
+        if (n == 0) fail(ErrorKind::InvalidParameter, "no model states to evaluate");
+        for (int i = 0; i < n; ++i) {
+            if (nulls[i]) fail(ErrorKind::NullValue, "model state " + std::to_string(i + 1) + " is NULL");
+            LoadedModel m;
+            m.frozen = load_frozen_model(bytea_to_string(elems[i]));
+            m.network = std::make_unique<Network>(m.frozen.config.arch);
+            state->models.push_back(std::move(m));
+        }
+        if (state->totals.empty()) state->totals.resize(n);
+        for (int i = 0; i < n; ++i)
+            if (state->totals[i].metric_sums.empty())
+                state->totals[i].metric_sums.assign(state->models[i].frozen.config.compile.metrics.size(), 0.0);
+    }
+    if (PG_ARGISNULL(2) || PG_ARGISNULL(3)) fail(ErrorKind::NullValue, "packed buffers must not be NULL");
+    const PackedBuffer xb = detoast_buffer(PG_GETARG_DATUM(2)), yb = detoast_buffer(PG_GETARG_DATUM(3));
+    Float4Matrix x = float4_matrix(xb.value, "independent_var");
+    Float4Matrix y = float4_matrix(yb.value, "dependent_var");
+    if (x.rows != y.rows)
+        fail(ErrorKind::Data, "packed buffer has inconsistent row counts",
+             "independent_var has " + std::to_string(x.rows) + " rows and dependent_var " + std::to_string(y.rows) + ".");
+    if (x.rows == 0) PG_RETURN_POINTER(state);
+    check_finite_once(xb, x, "independent_var");
+    check_finite_once(yb, y, "dependent_var");
+    for (std::size_t i = 0; i < state->models.size(); ++i) {
+        // One buffer against many large models can take seconds: let a cancel in between models.
+        check_for_interrupts();
+        const LoadedModel& m = state->models[i];
+        const Architecture& arch = m.frozen.config.arch;
+        if (x.cols != arch.input_dim || y.cols != arch.output_dim())
+            fail(ErrorKind::Data,
+                 "packed data has shape " + std::to_string(x.cols) + " -> " + std::to_string(y.cols) +
+                     " but the model expects " + std::to_string(arch.input_dim) + " -> " + std::to_string(arch.output_dim()),
+                 "Architecture " + arch.shape_string() + ".");
+        ConstMatrixMap xm(x.data, x.cols, x.rows);
+        ConstMatrixMap ym(y.data, y.cols, y.rows);
+        evaluate_batch(*m.network, m.frozen.params.data(), xm, ym, m.frozen.config.compile, state->totals[i],
+                       state->scratch);
+    }
+    PG_RETURN_POINTER(state);
+}
+
+// Layout: u32 n, then per model: u32 k, f64 loss_sum, f64 count, k x f64 metric sums.
+HOPPER_FUNCTION(evaluate_models_serialize) {
+    auto* state = reinterpret_cast<EvalAggState*>(PG_GETARG_POINTER(0));
+    std::string out;
+    auto put = [&](const void* p, std::size_t n) { out.append(static_cast<const char*>(p), n); };
+    uint32_t n = uint32_t(state->totals.size());
+    put(&n, 4);
+    for (const EvalTotals& t : state->totals) {
+        uint32_t k = uint32_t(t.metric_sums.size());
+        put(&k, 4);
+        put(&t.loss_sum, 8);
+        put(&t.count, 8);
+        for (double v : t.metric_sums) put(&v, 8);
+    }
+    PG_RETURN_DATUM(bytes_to_bytea(out));
+}
+
+HOPPER_FUNCTION(evaluate_models_deserialize) {
+    MemoryContext aggcontext;
+    if (!AggCheckCallContext(fcinfo, &aggcontext))
+        fail(ErrorKind::Internal, "evaluate_models_deserialize called outside an aggregate");
+    std::string in = bytea_to_string(PG_GETARG_DATUM(0));
+    std::size_t at = 0;
+    auto get = [&](void* p, std::size_t n) {
+        if (at + n > in.size()) fail(ErrorKind::Internal, "truncated evaluation state");
+        std::memcpy(p, in.data() + at, n);
+        at += n;
+    };
+    auto state = std::make_unique<EvalAggState>();
+    uint32_t n;
+    get(&n, 4);
+    state->totals.resize(n);
+    for (EvalTotals& t : state->totals) {
+        uint32_t k;
+        get(&k, 4);
+        get(&t.loss_sum, 8);
+        get(&t.count, 8);
+        t.metric_sums.resize(k);
+        for (double& v : t.metric_sums) get(&v, 8);
+    }
+    PG_RETURN_POINTER(own_in_context(aggcontext, std::move(state)));
+}
+
+HOPPER_FUNCTION(evaluate_models_combine) {
+    MemoryContext aggcontext;
+    if (!AggCheckCallContext(fcinfo, &aggcontext))
+        fail(ErrorKind::Internal, "evaluate_models_combine called outside an aggregate");
+    auto* a = PG_ARGISNULL(0) ? nullptr : reinterpret_cast<EvalAggState*>(PG_GETARG_POINTER(0));
+    auto* b = PG_ARGISNULL(1) ? nullptr : reinterpret_cast<EvalAggState*>(PG_GETARG_POINTER(1));
+    if (!b) {
+        if (!a) PG_RETURN_NULL();
+        PG_RETURN_POINTER(a);
+    }
+    if (!a) {
+        // The second state lives in another context: copy its sums into the aggregate context.
+        auto copy = std::make_unique<EvalAggState>();
+        copy->totals = b->totals;
+        PG_RETURN_POINTER(own_in_context(aggcontext, std::move(copy)));
+    }
+    if (a->totals.empty()) a->totals.resize(b->totals.size());
+    if (a->totals.size() != b->totals.size())
+        fail(ErrorKind::Internal, "evaluation states cover different numbers of models");
+    for (std::size_t i = 0; i < a->totals.size(); ++i) a->totals[i].merge(b->totals[i]);
+    PG_RETURN_POINTER(a);
+}
+
+// Flattened result: per model, count, loss, then its metrics in compile order.
+HOPPER_FUNCTION(evaluate_models_final) {
+    if (PG_ARGISNULL(0)) PG_RETURN_NULL();
+    auto* state = reinterpret_cast<EvalAggState*>(PG_GETARG_POINTER(0));
+    std::vector<double> out;
+    for (const EvalTotals& t : state->totals) {
+        out.push_back(t.count);
+        out.push_back(t.loss());
+        for (std::size_t k = 0; k < t.metric_sums.size(); ++k) out.push_back(t.metric(k));
+    }
+    PG_RETURN_DATUM(make_float8_array(out));
+}

@@ -1,0 +1,641 @@
+// hopper.preprocess and hopper.preprocess_validation: pack a table's rows into minibatch buffers.
+//
+// Rows are shuffled with a seed, features converted to float32 (and scaled if asked), class labels
+// one-hot encoded, and rows packed into buffers of about buffer_size rows, each tagged with the
+// dist_key of the segment it belongs to. The packed table is partitioned by dist_key (one
+// partition per segment), and its array columns are stored uncompressed out of line: float data
+// hardly compresses and decompressing it on every epoch costs more than reading it.
+//
+// Shuffling without sorting wide rows: hopper reads only the row identifiers (ctid), shuffles them
+// in memory, and fetches each buffer's rows with one TID scan.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "hopper/error.h"
+#include "hopper/resources.h"
+#include "hopper/packing.h"
+#include "pg/common/datum.h"
+#include "pg/engine/engine.h"
+#include "pg/common/names.h"
+#include "pg/training/preprocess.h"
+#include "pg/common/output_tables.h"
+#include "pg/common/resource_limits.h"
+#include "pg/common/spi.h"
+
+extern "C" {
+#include "storage/itemptr.h"
+#include "utils/varlena.h"
+}
+
+namespace hopper::pg {
+
+namespace {
+
+constexpr int kMaxClasses = 100000;
+constexpr long kFetchBatch = 10000;
+
+std::vector<std::string> split_column_list(const std::string& text, const char* what) {
+    std::vector<std::string> out;
+    bool ok = call([&] {
+        char* raw = pstrdup(text.c_str());
+        List* names = NIL;
+        if (!SplitIdentifierString(raw, ',', &names)) return false;
+        ListCell* lc;
+        foreach (lc, names) out.emplace_back((char*)lfirst(lc));
+        return true;
+    });
+    if (!ok || out.empty())
+        fail(ErrorKind::InvalidName, std::string("invalid ") + what + " \"" + text + "\"",
+             "Expected a column name, or a comma-separated list of column names.");
+    return out;
+}
+
+bool is_numeric_scalar(Oid t) {
+    return t == INT2OID || t == INT4OID || t == INT8OID || t == FLOAT4OID || t == FLOAT8OID || t == NUMERICOID;
+}
+
+bool is_numeric_array(Oid t) {
+    return t == INT2ARRAYOID || t == INT4ARRAYOID || t == INT8ARRAYOID || t == FLOAT4ARRAYOID ||
+           t == FLOAT8ARRAYOID || t == NUMERICARRAYOID;
+}
+
+bool is_label_type(Oid t) {
+    return t == TEXTOID || t == VARCHAROID || t == BPCHAROID || t == BOOLOID || t == INT2OID || t == INT4OID ||
+           t == INT8OID || t == CHAROID || t == NAMEOID;
+}
+
+std::string type_name(Oid t) {
+    return call([&] { return format_type_be(t); });
+}
+
+struct Source {
+    TableName table;
+    std::string dependent;                 // column name
+    Oid dependent_type = InvalidOid;
+    std::vector<std::string> independent;  // column names
+    bool independent_is_array = false;
+    std::string x_expr;  // SQL expression for the features as an array
+    std::string y_expr;  // SQL expression for the response
+};
+
+Source describe_source(const std::string& table_text, const std::string& dep_text, const std::string& indep_text,
+                       const char* what) {
+    Source s;
+    s.table = resolve_input_table(table_text, what);
+    auto dep = split_column_list(dep_text, "dependent_varname");
+    if (dep.size() != 1)
+        fail(ErrorKind::InvalidParameter, "dependent_varname must name exactly one column",
+             "It names " + std::to_string(dep.size()) + ".");
+    s.dependent = dep[0];
+    s.dependent_type = require_column(s.table, s.dependent, "dependent");
+    FeatureColumns f = describe_features(s.table, indep_text);
+    s.independent = f.columns;
+    s.independent_is_array = f.is_array;
+    s.x_expr = f.expression;
+    s.y_expr = quote_ident(s.dependent);
+    return s;
+}
+
+enum class Response { Classification, Regression };
+
+Response choose_response(const std::string& requested, const Source& src) {
+    const bool label = is_label_type(src.dependent_type);
+    const bool numeric = is_numeric_scalar(src.dependent_type) || is_numeric_array(src.dependent_type);
+    if (requested == "auto") {
+        if (label) return Response::Classification;
+        if (numeric) return Response::Regression;
+    } else if (requested == "classification") {
+        if (label || is_numeric_scalar(src.dependent_type)) return Response::Classification;
+    } else if (requested == "regression") {
+        if (numeric) return Response::Regression;
+    } else {
+        fail(ErrorKind::InvalidParameter, "unknown response_type \"" + requested + "\"", "",
+             "Valid values are auto, classification and regression.");
+    }
+    fail(ErrorKind::WrongType,
+         "dependent column \"" + src.dependent + "\" of type " + type_name(src.dependent_type) +
+             " cannot be used for " + (requested == "auto" ? std::string("training") : requested),
+         "Classification needs a text, boolean or integer label; regression a numeric value or numeric array.");
+}
+
+// The packed layout every buffer follows, decided by the training table and reused for validation.
+struct Layout {
+    Response response = Response::Classification;
+    std::vector<std::string> class_values;  // classification, in sorted order
+    int x_dim = 0;
+    int y_dim = 0;
+    FeatureScaling scaling;
+    ScaleKind scale_kind = ScaleKind::None;
+};
+
+struct Counts {
+    int64_t rows = 0;
+    int x_dim = 0;
+    int y_dim = 1;
+};
+
+Counts count_and_check(Spi& spi, const Source& src, Response response, const char* what) {
+    const std::string from = " FROM " + src.table.quoted();
+    std::string sql = "SELECT pg_catalog.count(*), pg_catalog.count(*) FILTER (WHERE " + src.y_expr +
+                      " IS NULL), pg_catalog.count(*) FILTER (WHERE " + src.x_expr + " IS NULL)";
+    if (src.independent_is_array)
+        sql += ", pg_catalog.min(pg_catalog.cardinality(" + src.x_expr + ")), pg_catalog.max(pg_catalog.cardinality(" +
+               src.x_expr + "))";
+    else
+        sql += ", " + std::to_string(src.independent.size()) + ", " + std::to_string(src.independent.size());
+    const bool y_array = is_numeric_array(src.dependent_type);
+    if (y_array)
+        sql += ", pg_catalog.min(pg_catalog.cardinality(" + src.y_expr + ")), pg_catalog.max(pg_catalog.cardinality(" +
+               src.y_expr + "))";
+    else
+        sql += ", 1, 1";
+    spi.execute(sql + from);
+    Counts c;
+    c.rows = spi.integer(0, 0);
+    if (c.rows == 0) fail(ErrorKind::Data, std::string(what) + " " + src.table.display() + " is empty");
+    if (spi.integer(0, 1) > 0)
+        fail(ErrorKind::NullValue, "dependent column \"" + src.dependent + "\" contains NULL values",
+             std::to_string(spi.integer(0, 1)) + " of " + std::to_string(c.rows) + " rows are NULL.",
+             "Filter them out, e.g. with a view, before packing.");
+    if (spi.integer(0, 2) > 0)
+        fail(ErrorKind::NullValue, "independent variable contains NULL values",
+             std::to_string(spi.integer(0, 2)) + " of " + std::to_string(c.rows) + " rows are NULL.",
+             "Filter them out, e.g. with a view, before packing.");
+    int64_t xmin = spi.is_null(0, 3) ? 0 : spi.integer(0, 3), xmax = spi.is_null(0, 4) ? 0 : spi.integer(0, 4);
+    if (xmin != xmax)
+        fail(ErrorKind::Data, "feature arrays have different lengths",
+             "Lengths range from " + std::to_string(xmin) + " to " + std::to_string(xmax) + ".",
+             "Every row needs the same number of features.");
+    if (xmin <= 0) fail(ErrorKind::Data, "feature arrays are empty");
+    c.x_dim = int(xmin);
+    int64_t ymin = spi.integer(0, 5), ymax = spi.integer(0, 6);
+    if (ymin != ymax)
+        fail(ErrorKind::Data, "dependent arrays have different lengths",
+             "Lengths range from " + std::to_string(ymin) + " to " + std::to_string(ymax) + ".");
+    if (ymin <= 0) fail(ErrorKind::Data, "dependent arrays are empty");
+    c.y_dim = int(ymin);
+    (void)response;
+    return c;
+}
+
+std::vector<std::string> read_class_values(Spi& spi, const Source& src) {
+    spi.execute("SELECT DISTINCT " + src.y_expr + " FROM " + src.table.quoted() + " ORDER BY 1");
+    if (spi.rows() > uint64_t(kMaxClasses))
+        fail(ErrorKind::Limit, "too many distinct class values",
+             "The dependent column has " + std::to_string(spi.rows()) + " distinct values; hopper allows " +
+                 std::to_string(kMaxClasses) + ".",
+             "Is it a regression target? Pass response_type => 'regression'.");
+    std::vector<std::string> values;
+    for (uint64_t r = 0; r < spi.rows(); ++r) values.push_back(spi.text(r, 0));
+    if (values.size() < 2)
+        fail(ErrorKind::Data, "classification needs at least two classes",
+             "The dependent column has only the value " + (values.empty() ? std::string("(none)") : values[0]) + ".");
+    return values;
+}
+
+// Row identifiers in physical order.
+std::vector<ItemPointerData> read_tids(Spi& spi, const TableName& rows) {
+    std::vector<ItemPointerData> tids;
+    spi.open_cursor("SELECT ctid FROM " + rows.quoted());
+    while (spi.fetch(kFetchBatch) > 0) {
+        check_for_interrupts();
+        for (uint64_t r = 0; r < spi.rows(); ++r) {
+            bool isnull;
+            Datum d = spi.datum(r, 0, &isnull);
+            tids.push_back(*((ItemPointer)DatumGetPointer(d)));
+        }
+    }
+    spi.close_cursor();
+    return tids;
+}
+
+FeatureStats read_feature_stats(Spi& spi, const Source& src, int x_dim) {
+    FeatureStats stats(x_dim);
+    std::vector<float> row;
+    spi.open_cursor("SELECT " + src.x_expr + " FROM " + src.table.quoted());
+    int64_t seen = 0;
+    while (spi.fetch(kFetchBatch) > 0) {
+        check_for_interrupts();
+        for (uint64_t r = 0; r < spi.rows(); ++r) {
+            bool isnull;
+            row.clear();
+            append_floats(spi.datum(r, 0, &isnull), row, "features", ++seen);
+            int bad = first_non_finite(row.data(), x_dim);
+            if (bad >= 0)
+                fail(ErrorKind::Data, "features contain NaN or infinite values",
+                     "Feature " + std::to_string(bad + 1) + " of a row is " + describe_float(row[bad]) + ".",
+                     "Clean or impute the data before packing.");
+            stats.add(row.data());
+        }
+    }
+    spi.close_cursor();
+    return stats;
+}
+
+Datum make_tid_array(const ItemPointerData* tids, int n) {
+    return call([&] {
+        Datum* elems = (Datum*)palloc(sizeof(Datum) * std::max(n, 1));
+        for (int i = 0; i < n; ++i) elems[i] = PointerGetDatum(&tids[i]);
+        return PointerGetDatum(construct_array(elems, n, TIDOID, sizeof(ItemPointerData), false, TYPALIGN_SHORT));
+    });
+}
+
+uint64_t tid_key(const ItemPointerData& t) {
+    return (uint64_t(ItemPointerGetBlockNumberNoCheck(&t)) << 16) | ItemPointerGetOffsetNumberNoCheck(&t);
+}
+
+struct PackResult {
+    BufferPlan plan;
+    int64_t rows = 0;
+};
+
+PackResult pack_rows(Spi& spi, const Source& src, const Layout& layout, const TableName& out, int64_t rows,
+                     int buffer_size, int num_segments, uint64_t seed, const std::string& placement) {
+    PackResult result;
+    result.plan = plan_buffers(rows, buffer_size, num_segments);
+    // A buffer is one array value: PostgreSQL stores at most 1 GB in one. Refuse before reading rows.
+    const int widest = std::max(layout.x_dim, layout.y_dim);
+    const std::size_t max_rows = std::size_t(*std::max_element(result.plan.rows.begin(), result.plan.rows.end()));
+    const std::size_t limit_floats = (MaxAllocSize - 1024) / sizeof(float);
+    if (max_rows * std::size_t(widest) > limit_floats)
+        fail(ErrorKind::Limit, "packed buffers would be too large to store",
+             "A buffer of " + std::to_string(max_rows) + " rows holds " + std::to_string(max_rows * std::size_t(widest)) +
+                 " values of " + (layout.x_dim >= layout.y_dim ? "features" : "one-hot classes") +
+                 "; PostgreSQL stores at most 1 GB (" + std::to_string(limit_floats) + " floats) in one value.",
+             "Use buffer_size => " + std::to_string(std::max<std::size_t>(1, limit_floats / std::size_t(widest))) +
+                 " or less.");
+    // What one buffer costs in memory (its rows read, the float arrays and their datums), and what the
+    // whole table will take on disk: refused before anything is read or written.
+    const uint64_t row_floats = uint64_t(layout.x_dim) + uint64_t(layout.y_dim);
+    check_memory(3 * uint64_t(max_rows) * row_floats * sizeof(float), "packing buffers of " + std::to_string(max_rows) + " rows",
+                 "Use a smaller buffer_size.");
+    check_packed_table_size(packed_table_bytes(uint64_t(rows), layout.x_dim, layout.y_dim, buffer_size),
+                            "packing " + std::to_string(rows) + " rows of " + std::to_string(layout.x_dim) + " features and " +
+                                std::to_string(layout.y_dim) +
+                                (layout.response == Response::Classification ? " one-hot classes" : " dependent values"),
+                            layout.response == Response::Classification && layout.y_dim > 1000
+                                ? "Every row stores one float per class: " + std::to_string(layout.y_dim) +
+                                      " classes is a lot; is the dependent column an identifier or a regression target?"
+                                : "Pack fewer rows or features.");
+    const std::unique_ptr<Engine> engine = detect_engine(spi);
+    // Where rows are read by row identifier: the source, or a copy the engine makes (engine.h).
+    std::vector<std::string> columns = src.independent;
+    if (std::find(columns.begin(), columns.end(), src.dependent) == columns.end()) columns.push_back(src.dependent);
+    const TableName source_rows = engine->packing_source(spi, src.table, columns);
+    std::vector<ItemPointerData> tids = read_tids(spi, source_rows);
+    if (int64_t(tids.size()) != rows)
+        fail(ErrorKind::Data, "the source table changed while it was being packed");
+    std::vector<uint64_t> order = shuffled_order(tids.size(), seed);
+
+    std::unordered_map<std::string, int> class_index;
+    for (std::size_t i = 0; i < layout.class_values.size(); ++i) class_index[layout.class_values[i]] = int(i);
+
+    const std::vector<int32_t> dist_keys = engine->create_packed_table(spi, out, num_segments, placement);
+    Prepared insert = spi.prepare("INSERT INTO " + out.quoted() +
+                                      " (dist_key, buffer_id, independent_var, dependent_var, independent_var_shape,"
+                                      " dependent_var_shape) VALUES ($1, $2, $3, $4, ARRAY[$5, $6],"
+                                      " ARRAY[$5, $7])",
+                                  {INT4OID, INT4OID, FLOAT4ARRAYOID, FLOAT4ARRAYOID, INT4OID, INT4OID, INT4OID});
+    const std::string fetch_sql = "SELECT ctid, " + src.x_expr + ", " + src.y_expr + " FROM " + source_rows.quoted() +
+                                  " WHERE ctid OPERATOR(pg_catalog.=) ANY ($1)";
+
+    std::vector<ItemPointerData> batch;
+    std::vector<float> x, y, row;
+    std::unordered_map<uint64_t, int> slot;
+    std::size_t next = 0;
+    for (std::size_t b = 0; b < result.plan.rows.size(); ++b) {
+        check_for_interrupts();
+        const int n = result.plan.rows[b];
+        batch.assign(n, ItemPointerData{});
+        slot.clear();
+        for (int i = 0; i < n; ++i) {
+            batch[i] = tids[order[next + i]];
+            slot[tid_key(batch[i])] = i;
+        }
+        next += n;
+        Datum tid_array = make_tid_array(batch.data(), n);
+        spi.execute(fetch_sql, {SqlParam::datum(tid_array, TIDARRAYOID)});
+        if (int64_t(spi.rows()) != n) fail(ErrorKind::Data, "the source table changed while it was being packed");
+        x.assign(std::size_t(n) * layout.x_dim, 0.0f);
+        y.assign(std::size_t(n) * layout.y_dim, 0.0f);
+        for (uint64_t r = 0; r < spi.rows(); ++r) {
+            bool isnull;
+            Datum tid = spi.datum(r, 0, &isnull);
+            const int i = slot.at(tid_key(*((ItemPointer)DatumGetPointer(tid))));
+            row.clear();
+            const int len = append_floats(spi.datum(r, 1, &isnull), row, "features", result.rows + i + 1);
+            if (len != layout.x_dim)
+                fail(ErrorKind::Data, "feature arrays have different lengths",
+                     "Expected " + std::to_string(layout.x_dim) + " features, found " + std::to_string(len) + ".");
+            const int bad = first_non_finite(row.data(), len);
+            if (bad >= 0)
+                fail(ErrorKind::Data, "features contain NaN or infinite values",
+                     "Feature " + std::to_string(bad + 1) + " of a row is " + describe_float(row[bad]) + ".",
+                     "Clean or impute the data before packing.");
+            layout.scaling.apply(row.data(), len);
+            const int overflow = first_non_finite(row.data(), len);
+            if (overflow >= 0)
+                fail(ErrorKind::Data, "scaled features are not finite in float32",
+                     "Feature " + std::to_string(overflow + 1) + " of a row becomes " + describe_float(row[overflow]) +
+                         " once divided by normalizing_const " + std::to_string(layout.scaling.normalizing_const) +
+                         (layout.scaling.center.empty() ? "" : " and scaled") + ".",
+                     "Use a normalizing_const that keeps features within float32's range (about 3.4e38).");
+            std::memcpy(&x[std::size_t(i) * layout.x_dim], row.data(), sizeof(float) * len);
+            float* yrow = &y[std::size_t(i) * layout.y_dim];
+            if (layout.response == Response::Classification) {
+                const std::string label = spi.text(r, 2);
+                auto it = class_index.find(label);
+                if (it == class_index.end())
+                    fail(ErrorKind::Data, "class value \"" + label + "\" does not occur in the training data",
+                         "The training data has classes: " + [&] {
+                             std::string s;
+                             for (std::size_t k = 0; k < layout.class_values.size() && k < 20; ++k)
+                                 s += (k ? ", " : "") + layout.class_values[k];
+                             return s + (layout.class_values.size() > 20 ? ", ..." : "");
+                         }() + ".");
+                yrow[it->second] = 1.0f;
+            } else {
+                row.clear();
+                Datum yv = spi.datum(r, 2, &isnull);
+                if (is_numeric_array(spi.column_type(2))) {
+                    if (append_floats(yv, row, "dependent values", result.rows + i + 1) != layout.y_dim)
+                        fail(ErrorKind::Data, "dependent arrays have different lengths");
+                } else {
+                    row.push_back(float(spi.number(r, 2)));
+                }
+                if (first_non_finite(row.data(), layout.y_dim) >= 0)
+                    fail(ErrorKind::Data, "dependent values contain NaN or infinite values");
+                std::memcpy(yrow, row.data(), sizeof(float) * layout.y_dim);
+            }
+        }
+        spi.execute(insert, {SqlParam::int4(dist_keys[result.plan.segment[b]]), SqlParam::int4(int32_t(b)),
+                             SqlParam::float4_matrix(x.data(), n, layout.x_dim),
+                             SqlParam::float4_matrix(y.data(), n, layout.y_dim), SqlParam::int4(n),
+                             SqlParam::int4(layout.x_dim), SqlParam::int4(layout.y_dim)});
+        result.rows += n;
+    }
+    if (source_rows.quoted() != src.table.quoted()) spi.execute("DROP TABLE " + source_rows.quoted());
+    // A kept plan lives in CacheMemoryContext until freed: without this, every call leaked ~100 kB.
+    return result;
+}
+
+void write_summary(Spi& spi, const TableName& summary, const std::string& out_display, const PackOptions& opt, const Source& src,
+                   const Layout& layout, const PackResult& packed, int buffer_size, int num_segments,
+                   const std::string& validation_of) {
+    spi.execute("CREATE TABLE " + summary.quoted() +
+                " (source_table pg_catalog.text, output_table pg_catalog.text, dependent_varname pg_catalog.text,"
+                " independent_varname pg_catalog.text, dependent_vartype pg_catalog.text, response_type pg_catalog.text,"
+                " class_values pg_catalog.text[], num_classes pg_catalog.int4, buffer_size pg_catalog.int4,"
+                " num_segments pg_catalog.int4, normalizing_const pg_catalog.float8, scale pg_catalog.text,"
+                " feature_center pg_catalog.float4[], feature_spread pg_catalog.float4[], num_rows pg_catalog.int8,"
+                " num_buffers pg_catalog.int4, rows_per_segment pg_catalog.int8[], buffers_per_segment pg_catalog.int4[],"
+                " independent_dim pg_catalog.int4, dependent_dim pg_catalog.int4, seed pg_catalog.int8,"
+                " training_preprocessed_table pg_catalog.text, hopper_version pg_catalog.text,"
+                " created_at pg_catalog.timestamptz)");
+    std::vector<double> center(layout.scaling.center.begin(), layout.scaling.center.end());
+    std::vector<double> spread(layout.scaling.spread.begin(), layout.scaling.spread.end());
+    std::vector<int64_t> rows_per_segment = packed.plan.rows_per_segment;
+    std::vector<int32_t> buffers_per_segment(packed.plan.buffers_per_segment.begin(),
+                                             packed.plan.buffers_per_segment.end());
+    const bool classification = layout.response == Response::Classification;
+    spi.execute(
+        "INSERT INTO " + summary.quoted() +
+            " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::pg_catalog.float4[],"
+            " $14::pg_catalog.float4[], $15, $16, $17, $18, $19, $20, $21, $22, $23, pg_catalog.now())",
+        {SqlParam::text(src.table.display()), SqlParam::text_copy(out_display), SqlParam::text(src.dependent),
+         SqlParam::text_copy(opt.independent_varname), SqlParam::text_copy(type_name(src.dependent_type)),
+         SqlParam::text(classification ? "classification" : "regression"),
+         classification ? SqlParam::text_array(layout.class_values) : SqlParam::null(TEXTARRAYOID),
+         classification ? SqlParam::int4(int(layout.class_values.size())) : SqlParam::null(INT4OID),
+         SqlParam::int4(buffer_size), SqlParam::int4(num_segments), SqlParam::float8(layout.scaling.normalizing_const),
+         SqlParam::text(to_string(layout.scale_kind)),
+         center.empty() ? SqlParam::null(FLOAT8ARRAYOID) : SqlParam::float8_array(center),
+         spread.empty() ? SqlParam::null(FLOAT8ARRAYOID) : SqlParam::float8_array(spread), SqlParam::int8(packed.rows),
+         SqlParam::int4(int(packed.plan.rows.size())), SqlParam::int8_array(rows_per_segment),
+         SqlParam::int4_array(buffers_per_segment), SqlParam::int4(layout.x_dim), SqlParam::int4(layout.y_dim),
+         SqlParam::int8(int64_t(opt.seed)),
+         validation_of.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(validation_of), SqlParam::text(HOPPER_VERSION)});
+}
+
+}  // namespace
+
+std::vector<std::string> parse_column_list(const std::string& text, const char* what) {
+    return split_column_list(text, what);
+}
+
+FeatureColumns describe_features(const TableName& table, const std::string& independent_varname) {
+    FeatureColumns f;
+    f.columns = split_column_list(independent_varname, "independent_varname");
+    std::vector<Oid> types;
+    for (const auto& c : f.columns) types.push_back(require_column(table, c, "independent"));
+    if (f.columns.size() == 1 && is_numeric_array(types[0])) {
+        f.is_array = true;
+        f.expression = quote_ident(f.columns[0]);
+        return f;
+    }
+    for (std::size_t i = 0; i < types.size(); ++i)
+        if (!is_numeric_scalar(types[i]))
+            fail(ErrorKind::WrongType, "independent column \"" + f.columns[i] + "\" has type " + type_name(types[i]),
+                 "Features must be one numeric array column or a list of numeric columns.",
+                 types[i] == TEXTOID ? "Cast text features to a numeric type first." : "");
+    f.expression = "ARRAY[";
+    for (std::size_t i = 0; i < f.columns.size(); ++i)
+        f.expression += (i ? ", " : "") + quote_ident(f.columns[i]) + "::pg_catalog.float8";
+    f.expression += "]";
+    return f;
+}
+
+PackedInfo read_packed_info(Spi& spi, const TableName& packed) {
+    TableName summary = packed.with_suffix("_summary");
+    if (!table_exists(summary))
+        fail(ErrorKind::UndefinedTable, "summary table " + summary.display() + " does not exist",
+             "hopper needs the summary that hopper.preprocess writes beside " + packed.display() + ".",
+             "Pack the data with hopper.preprocess first.");
+    spi.execute_reading("summary table " + summary.display(),
+                        "SELECT response_type, class_values, num_segments, normalizing_const, scale,"
+                        " feature_center::pg_catalog.float8[], feature_spread::pg_catalog.float8[], num_rows,"
+                        " num_buffers, independent_dim, dependent_dim, buffer_size, dependent_varname,"
+                        " independent_varname, dependent_vartype FROM " + summary.quoted());
+    if (spi.rows() != 1)
+        fail(ErrorKind::Data, "summary table " + summary.display() + " must have exactly one row");
+    PackedInfo info;
+    info.table = packed;
+    info.response_type = spi.text(0, 0);
+    info.class_values = spi.text_array(0, 1);
+    info.num_segments = int(spi.integer(0, 2));
+    info.normalizing_const = spi.number(0, 3);
+    info.scale = spi.text(0, 4);
+    for (double v : spi.float8_array(0, 5)) info.feature_center.push_back(float(v));
+    for (double v : spi.float8_array(0, 6)) info.feature_spread.push_back(float(v));
+    info.num_rows = spi.integer(0, 7);
+    info.num_buffers = int(spi.integer(0, 8));
+    info.independent_dim = int(spi.integer(0, 9));
+    info.dependent_dim = int(spi.integer(0, 10));
+    info.buffer_size = int(spi.integer(0, 11));
+    info.dependent_varname = spi.text(0, 12);
+    info.independent_varname = spi.text(0, 13);
+    info.dependent_vartype = spi.text(0, 14);
+    if (info.response_type == "classification" && int(info.class_values.size()) != info.dependent_dim)
+        fail(spi.is_null(0, 1) ? ErrorKind::NullValue : ErrorKind::Data,
+             "summary table " + summary.display() + " has " +
+                 (spi.is_null(0, 1) ? std::string("a NULL class_values")
+                                    : std::to_string(info.class_values.size()) + " class_values for " +
+                                          std::to_string(info.dependent_dim) + " classes"),
+             "A classification's summary names every class, in the order of the one-hot columns.",
+             "Pack the data again with hopper.preprocess.");
+    // The segments that actually hold data (a user may have deleted rows since packing), in segment
+    // order: ascending dist_key on every engine (engine.h).
+    spi.execute_reading("packed table " + packed.display(), "SELECT DISTINCT dist_key FROM " + packed.quoted() + " ORDER BY 1");
+    for (uint64_t r = 0; r < spi.rows(); ++r) info.dist_keys.push_back(int32_t(spi.integer(r, 0)));
+    if (info.dist_keys.empty()) fail(ErrorKind::Data, "packed table " + packed.display() + " is empty");
+    return info;
+}
+
+namespace {
+void record_packed(Spi& spi, const TableName& out, const TableName& summary, const char* what) {
+    const std::string token = new_output_token(spi);
+    record_output_table(spi, out, "packed", token, std::string("hopper packed ") + what + " data");
+    record_output_table(spi, summary, "packed_summary", token, std::string("hopper summary of packed ") + what + " data");
+}
+}  // namespace
+
+PackedInfo pack_table(Spi& spi, const PackOptions& opt) {
+    const bool validation = !opt.training_packed_table.empty();
+    Source src = describe_source(opt.source_table, opt.dependent_varname, opt.independent_varname,
+                                 validation ? "validation source table" : "source table");
+    TableName out = resolve_output_table(opt.output_table, "output table");
+    TableName summary = out.with_suffix("_summary");
+    require_absent(summary, "summary table");
+
+    Layout layout;
+    int buffer_size = opt.buffer_size;
+    int num_segments = opt.num_segments;
+    std::string training_display;
+    if (validation) {
+        TableName training = resolve_input_table(opt.training_packed_table, "training packed table");
+        PackedInfo t = read_packed_info(spi, training);
+        training_display = training.display();
+        layout.response = t.response_type == "classification" ? Response::Classification : Response::Regression;
+        layout.class_values = t.class_values;
+        layout.scaling.normalizing_const = t.normalizing_const;
+        layout.scaling.center = t.feature_center;
+        layout.scaling.spread = t.feature_spread;
+        layout.scale_kind = parse_scale_kind(t.scale);
+        if (buffer_size <= 0) buffer_size = t.buffer_size;
+        if (num_segments <= 0) num_segments = t.num_segments;
+        Counts c = count_and_check(spi, src, layout.response, "validation source table");
+        layout.x_dim = c.x_dim;
+        layout.y_dim = layout.response == Response::Classification ? int(layout.class_values.size()) : c.y_dim;
+        if (layout.x_dim != t.independent_dim)
+            fail(ErrorKind::Data, "validation data has " + std::to_string(layout.x_dim) + " features but the training data has " +
+                                      std::to_string(t.independent_dim));
+        if (layout.y_dim != t.dependent_dim)
+            fail(ErrorKind::Data, "validation data has " + std::to_string(layout.y_dim) +
+                                      " dependent values per row but the training data has " + std::to_string(t.dependent_dim));
+        return [&] {
+            PackResult packed = pack_rows(spi, src, layout, out, c.rows, buffer_size, num_segments, opt.seed, "");
+            write_summary(spi, summary, out.display(), opt, src, layout, packed, buffer_size, num_segments, training_display);
+            record_packed(spi, out, summary, "validation");
+            return read_packed_info(spi, out);
+        }();
+    }
+
+    if (buffer_size == 0) buffer_size = 256;
+    if (buffer_size < 0)
+        fail(ErrorKind::InvalidParameter, "buffer_size must be positive", "It is " + std::to_string(opt.buffer_size) + ".");
+    if (!opt.segment_placement.empty() && opt.segment_placement != "shard" && opt.segment_placement != "worker")
+        fail(ErrorKind::InvalidParameter, "unknown segment_placement \"" + opt.segment_placement + "\"", "",
+             "Valid values are shard (one segment per shard) and worker (one segment per worker node).");
+    if (num_segments == 0) num_segments = detect_engine(spi)->default_num_segments(spi, opt.segment_placement);
+    if (num_segments < 0 || num_segments > 1024)
+        fail(ErrorKind::InvalidParameter, "num_segments must be between 1 and 1024",
+             "It is " + std::to_string(opt.num_segments) + ".");
+    layout.scale_kind = parse_scale_kind(opt.scale);
+    if (!(opt.normalizing_const > 0) || !std::isfinite(opt.normalizing_const))
+        fail(ErrorKind::InvalidParameter, "normalizing_const must be a positive finite number");
+    layout.response = choose_response(opt.response_type, src);
+    Counts c = count_and_check(spi, src, layout.response, "source table");
+    layout.x_dim = c.x_dim;
+    if (layout.response == Response::Classification) {
+        layout.class_values = read_class_values(spi, src);
+        layout.y_dim = int(layout.class_values.size());
+    } else {
+        layout.y_dim = c.y_dim;
+    }
+    if (layout.scale_kind != ScaleKind::None) {
+        FeatureStats stats = read_feature_stats(spi, src, layout.x_dim);
+        layout.scaling = FeatureScaling::from_stats(layout.scale_kind, opt.normalizing_const, stats);
+    } else {
+        layout.scaling.normalizing_const = opt.normalizing_const;
+    }
+    PackResult packed = pack_rows(spi, src, layout, out, c.rows, buffer_size, num_segments, opt.seed,
+                                  opt.segment_placement);
+    if (packed.plan.adjusted_buffer_size < buffer_size && packed.plan.rows.size() == std::size_t(num_segments) &&
+        c.rows < int64_t(buffer_size) * num_segments)
+        notice("buffers hold " + std::to_string(packed.plan.adjusted_buffer_size) + " rows instead of " +
+                   std::to_string(buffer_size),
+               "Each of the " + std::to_string(num_segments) + " segments needs at least one buffer.");
+    write_summary(spi, summary, out.display(), opt, src, layout, packed, buffer_size, num_segments, "");
+    record_packed(spi, out, summary, "training");
+    return read_packed_info(spi, out);
+}
+
+}  // namespace hopper::pg
+
+using namespace hopper;
+using namespace hopper::pg;
+
+// hopper.preprocess(source_table, output_table, dependent_varname, independent_varname,
+//                   buffer_size, num_segments, normalizing_const, scale, seed, response_type,
+//                   segment_placement)
+HOPPER_FUNCTION(preprocess) {
+    PackOptions opt;
+    opt.source_table = arg_text(fcinfo, 0, "source_table");
+    opt.output_table = arg_text(fcinfo, 1, "output_table");
+    opt.dependent_varname = arg_text(fcinfo, 2, "dependent_varname");
+    opt.independent_varname = arg_text(fcinfo, 3, "independent_varname");
+    opt.buffer_size = int(arg_int_or(fcinfo, 4, 0));
+    if (!PG_ARGISNULL(4) && opt.buffer_size <= 0)
+        fail(ErrorKind::InvalidParameter, "buffer_size must be positive", "It is " + std::to_string(opt.buffer_size) + ".");
+    opt.num_segments = int(arg_int_or(fcinfo, 5, 0));
+    if (!PG_ARGISNULL(5) && opt.num_segments <= 0)
+        fail(ErrorKind::InvalidParameter, "num_segments must be between 1 and 1024",
+             "It is " + std::to_string(opt.num_segments) + ".");
+    opt.normalizing_const = arg_float8_or(fcinfo, 6, 1.0);
+    opt.scale = arg_text_or(fcinfo, 7, "none");
+    opt.seed = uint64_t(arg_int_or(fcinfo, 8, 0));
+    opt.response_type = arg_text_or(fcinfo, 9, "auto");
+    opt.segment_placement = arg_text_or(fcinfo, 10, "");
+    Spi spi;
+    PackedInfo info = pack_table(spi, opt);
+    notice("packed " + std::to_string(info.num_rows) + " rows into " + std::to_string(info.num_buffers) +
+           " buffers over " + std::to_string(info.num_segments) + " segments");
+    PG_RETURN_VOID();
+}
+
+// hopper.preprocess_validation(source_table, output_table, dependent_varname, independent_varname,
+//                              training_preprocessed_table, buffer_size, num_segments)
+HOPPER_FUNCTION(preprocess_validation) {
+    PackOptions opt;
+    opt.source_table = arg_text(fcinfo, 0, "source_table");
+    opt.output_table = arg_text(fcinfo, 1, "output_table");
+    opt.dependent_varname = arg_text(fcinfo, 2, "dependent_varname");
+    opt.independent_varname = arg_text(fcinfo, 3, "independent_varname");
+    opt.training_packed_table = arg_text(fcinfo, 4, "training_preprocessed_table");
+    opt.buffer_size = int(arg_int_or(fcinfo, 5, 0));
+    if (!PG_ARGISNULL(5) && opt.buffer_size <= 0)
+        fail(ErrorKind::InvalidParameter, "buffer_size must be positive", "It is " + std::to_string(opt.buffer_size) + ".");
+    opt.num_segments = int(arg_int_or(fcinfo, 6, 0));
+    if (!PG_ARGISNULL(6) && opt.num_segments <= 0)
+        fail(ErrorKind::InvalidParameter, "num_segments must be between 1 and 1024",
+             "It is " + std::to_string(opt.num_segments) + ".");
+    Spi spi;
+    PackedInfo info = pack_table(spi, opt);
+    notice("packed " + std::to_string(info.num_rows) + " validation rows into " + std::to_string(info.num_buffers) +
+           " buffers");
+    PG_RETURN_VOID();
+}

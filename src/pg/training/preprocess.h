@@ -1,0 +1,61 @@
+// Packing tables into minibatch buffers (hopper.preprocess) and reading what was packed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pg/common/names.h"
+#include "pg/common/spi.h"
+
+// The extension's version (the Makefile passes hopper.control's default_version).
+#ifndef HOPPER_VERSION
+#error "HOPPER_VERSION must be defined (the Makefile passes hopper.control's default_version)"
+#endif
+
+namespace hopper::pg {
+
+struct PackOptions {
+    std::string source_table, output_table, dependent_varname, independent_varname;
+    int buffer_size = 0;   // 0: default (training) or the training table's (validation)
+    int num_segments = 0;  // 0: default
+    double normalizing_const = 1.0;
+    std::string scale = "none";
+    uint64_t seed = 0;
+    std::string response_type = "auto";
+    std::string training_packed_table;  // set for validation data
+    std::string segment_placement;      // "" (the engine's default), "shard" or "worker"
+};
+
+// What hopper.preprocess wrote about a packed table (its _summary row) and its segments.
+struct PackedInfo {
+    TableName table;
+    std::string response_type;
+    std::vector<std::string> class_values;
+    int num_segments = 0;
+    double normalizing_const = 1.0;
+    std::string scale;
+    std::vector<float> feature_center, feature_spread;
+    int64_t num_rows = 0;
+    int num_buffers = 0;
+    int independent_dim = 0;
+    int dependent_dim = 0;
+    int buffer_size = 0;
+    std::string dependent_varname, independent_varname, dependent_vartype;
+    std::vector<int32_t> dist_keys;  // segments holding data, ascending
+};
+
+PackedInfo pack_table(Spi& spi, const PackOptions& opt);
+
+// Feature columns of a table: one numeric array column, or a comma-separated list of numeric
+// columns; `expression` is SQL giving the features of a row as an array.
+struct FeatureColumns {
+    std::vector<std::string> columns;
+    bool is_array = false;
+    std::string expression;
+};
+FeatureColumns describe_features(const TableName& table, const std::string& independent_varname);
+std::vector<std::string> parse_column_list(const std::string& text, const char* what);
+PackedInfo read_packed_info(Spi& spi, const TableName& packed);
+
+}  // namespace hopper::pg

@@ -1,0 +1,134 @@
+// hopper.train_segment: the aggregate that trains one model on one segment's packed buffers.
+// Its state is the model's whole training state (weights, optimizer slots, counters): the query
+// `SELECT ..., hopper.train_segment(mi.model_state, d.independent_var, d.dependent_var, ...)
+//  FROM packed d JOIN model_input mi USING (dist_key) GROUP BY dist_key, mst_key` trains every
+// model sitting on a segment, each segment in its own process when the plan is parallel.
+// Training is sequential SGD: there is no combine function, because two halves of a segment
+// cannot be trained apart and merged.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hopper/buffer_check.h"
+#include "hopper/resources.h"
+#include "hopper/state_format.h"
+#include "hopper/trainer.h"
+#include "pg/training/buffer_cache.h"
+#include "pg/common/datum.h"
+#include "pg/common/owned.h"
+#include "pg/common/resource_limits.h"
+#include "pg/common/settings.h"
+
+namespace {
+
+struct TrainAggState {
+    std::unique_ptr<hopper::Trainer> trainer;
+    int32 mst_key = 0;
+    int32 dist_key = 0;
+    // Buffers kept for epochs > 1 (each visit trains `epochs` passes over the segment).
+    std::vector<std::vector<float>> cached_x, cached_y;
+    std::vector<int> cached_rows;
+    std::size_t cached_bytes = 0;
+};
+
+std::string where(const TrainAggState& s) {
+    return "While training mst_key " + std::to_string(s.mst_key) + " on segment dist_key " +
+           std::to_string(s.dist_key) + ".";
+}
+
+// Adds the segment and model to a core error's detail, keeping its kind and message.
+[[noreturn]] void rethrow_with_location(const hopper::Error& e, const TrainAggState& s) {
+    std::string detail = e.detail().empty() ? where(s) : e.detail() + " " + where(s);
+    throw hopper::Error(e.kind(), e.message(), detail, e.hint());
+}
+
+}  // namespace
+
+using namespace hopper;
+using namespace hopper::pg;
+
+// train_segment_transition(state internal, model_state bytea, x real[], y real[], mst_key int,
+//                          dist_key int)
+HOPPER_FUNCTION(train_segment_transition) {
+    MemoryContext aggcontext;
+    if (!AggCheckCallContext(fcinfo, &aggcontext))
+        fail(ErrorKind::Internal, "train_segment_transition called outside an aggregate");
+
+    TrainAggState* state = PG_ARGISNULL(0) ? nullptr : reinterpret_cast<TrainAggState*>(PG_GETARG_POINTER(0));
+    if (!state) {
+        auto fresh = std::make_unique<TrainAggState>();
+        fresh->mst_key = PG_ARGISNULL(4) ? -1 : PG_GETARG_INT32(4);
+        fresh->dist_key = PG_ARGISNULL(5) ? -1 : PG_GETARG_INT32(5);
+        if (PG_ARGISNULL(1))
+            fail(ErrorKind::NullValue, "model state must not be NULL", where(*fresh));
+        // The model state is the same value on every row of the segment: read it once.
+        std::string bytes = bytea_to_string(PG_GETARG_DATUM(1));
+        try {
+            // A backstop for direct calls of the aggregate (training runs plan their memory first).
+            const StateSummary summary = inspect_state(bytes);
+            check_memory(training_bytes(summary.config, summary.config.fit.batch_size), "training this model",
+                         "Use a smaller architecture or batch_size.");
+            fresh->trainer = std::make_unique<Trainer>(deserialize_state(bytes));
+        } catch (const Error& e) {
+            rethrow_with_location(e, *fresh);
+        }
+        fresh->trainer->begin_visit();
+        state = own_in_context(aggcontext, std::move(fresh));
+    }
+    if (PG_ARGISNULL(2) || PG_ARGISNULL(3))
+        fail(ErrorKind::NullValue, "packed buffers must not be NULL", where(*state));
+
+    const PackedBuffer xb = detoast_buffer(PG_GETARG_DATUM(2)), yb = detoast_buffer(PG_GETARG_DATUM(3));
+    Float4Matrix x = float4_matrix(xb.value, "independent_var");
+    Float4Matrix y = float4_matrix(yb.value, "dependent_var");
+    const Architecture& arch = state->trainer->config().arch;
+    try {
+        check_training_buffers({x.rows, x.cols}, {y.rows, y.cols}, arch.input_dim, arch.output_dim());
+        check_finite_once(xb, x, "independent_var");
+        check_finite_once(yb, y, "dependent_var");
+    } catch (const Error& e) {
+        std::string shape = "Architecture " + arch.shape_string() + ".";
+        rethrow_with_location(Error(e.kind(), e.message(), e.detail().empty() ? shape : e.detail(), e.hint()), *state);
+    }
+
+    try {
+        state->trainer->train_buffer(x.data, y.data, x.rows);
+    } catch (const Error& e) {
+        rethrow_with_location(e, *state);
+    }
+    if (state->trainer->config().fit.epochs > 1) {
+        state->cached_bytes += sizeof(float) * (std::size_t(x.rows) * x.cols + std::size_t(y.rows) * y.cols);
+        if (state->cached_bytes > std::size_t(setting_segment_cache_mb) * 1024 * 1024)
+            fail(ErrorKind::Limit, "segment data does not fit the segment cache",
+                 "fit_params has epochs = " + std::to_string(state->trainer->config().fit.epochs) +
+                     ", so each segment's buffers are kept in memory to train several passes per visit; they exceed "
+                     "hopper.segment_cache_mb (" + std::to_string(setting_segment_cache_mb) + " MB). " + where(*state),
+                 "Use more segments, raise hopper.segment_cache_mb, or use epochs = 1 and more iterations.");
+        state->cached_x.emplace_back(x.data, x.data + std::size_t(x.rows) * x.cols);
+        state->cached_y.emplace_back(y.data, y.data + std::size_t(y.rows) * y.cols);
+        state->cached_rows.push_back(x.rows);
+    }
+    PG_RETURN_POINTER(state);
+}
+
+HOPPER_FUNCTION(train_segment_final) {
+    if (PG_ARGISNULL(0)) PG_RETURN_NULL();
+    auto* state = reinterpret_cast<TrainAggState*>(PG_GETARG_POINTER(0));
+    Trainer& trainer = *state->trainer;
+    for (int epoch = 1; epoch < trainer.config().fit.epochs; ++epoch) {
+        for (std::size_t b = 0; b < state->cached_rows.size(); ++b) {
+            check_for_interrupts();
+            try {
+                trainer.train_buffer(state->cached_x[b].data(), state->cached_y[b].data(), state->cached_rows[b]);
+            } catch (const Error& e) {
+                rethrow_with_location(e, *state);
+            }
+        }
+    }
+    state->cached_x.clear();
+    state->cached_y.clear();
+    state->cached_rows.clear();
+    trainer.finish_visit();
+    std::string bytes = serialize_state(trainer);
+    PG_RETURN_DATUM(bytes_to_bytea(bytes));
+}
