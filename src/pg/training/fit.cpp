@@ -1,4 +1,6 @@
-// hopper.fit and hopper.fit_multiple (procedures): argument handling; the work is in run.cpp.
+// hopper.fit, hopper.fit_multiple and hopper.fit_data_parallel (procedures): argument handling. The
+// work is the driver's (run.cpp) with a strategy: model hopping (model_hopping.cpp) for fit and
+// fit_multiple, model averaging (data_parallel.cpp) for fit_data_parallel.
 #include <string>
 
 #include "hopper/error.h"
@@ -21,7 +23,27 @@ HOPPER_FUNCTION(fit) {
                                    checkpoints);
     std::unique_ptr<RunObserver> registry = make_registry_observer(std::move(checkpoints));
     req.observers.push_back(registry.get());
-    run_training(spi, std::move(req));
+    std::unique_ptr<TrainingStrategy> hopping = model_hopping_strategy();
+    run_training(spi, std::move(req), *hopping);
+    PG_RETURN_VOID();
+}
+
+// fit_data_parallel(packed_table, model_output_table, model_arch jsonb, compile_params, fit_params,
+//                   num_iterations, validation_table, metrics_compute_frequency, warm_start, name,
+//                   description, topology_table, link_cost_table, combine_levels,
+//                   checkpoint_frequency, searcher_metric)
+HOPPER_FUNCTION(fit_data_parallel) {
+    RunRequest req = single_model_request(fcinfo);
+    DataParallelSettings settings;
+    settings.topology_text = arg_text_or(fcinfo, 11, "");
+    settings.link_cost_text = arg_text_or(fcinfo, 12, "");
+    if (!PG_ARGISNULL(13)) settings.levels = PG_GETARG_INT32(13);
+    std::unique_ptr<TrainingStrategy> averaging = data_parallel_strategy(std::move(settings));
+    CheckpointOptions checkpoints = checkpoint_options(fcinfo, 14, 15, req.metrics_frequency);
+    Spi spi(call_is_nonatomic(fcinfo));
+    std::unique_ptr<RunObserver> registry = make_registry_observer(std::move(checkpoints));
+    req.observers.push_back(registry.get());
+    run_training(spi, std::move(req), *averaging);
     PG_RETURN_VOID();
 }
 
@@ -137,6 +159,7 @@ HOPPER_FUNCTION(fit_multiple) {
         warm_start_from_run(spi, PG_GETARG_INT64(10), req.warm_start, req.models, checkpoints);
     std::unique_ptr<RunObserver> registry = make_registry_observer(std::move(checkpoints));
     req.observers.push_back(registry.get());
-    run_training(spi, std::move(req));
+    std::unique_ptr<TrainingStrategy> hopping = model_hopping_strategy();
+    run_training(spi, std::move(req), *hopping);
     PG_RETURN_VOID();
 }

@@ -1,20 +1,11 @@
-// The training driver behind hopper.fit and hopper.fit_multiple.
+// The training driver: what every run shares, whatever its strategy (run.h).
 //
-// Per iteration (one transaction when called with CALL outside a transaction block):
-//   1. model_input is created, partitioned by dist_key like the packed table, and the models are
-//      put at their ring positions (a model whose position is not a segment waits in the NULL
-//      partition);
-//   2. K hops of exactly two statements: the *training* statement
-//        CREATE UNLOGGED TABLE model_output AS SELECT ..., hopper.train_segment(...)
-//        FROM packed JOIN model_input ... GROUP BY dist_key, mst_key
-//      -- CREATE TABLE AS, because PostgreSQL 15 runs it in parallel (one worker per segment via
-//      partitionwise join and aggregation) while INSERT ... SELECT always runs serially -- and the
-//      *hop*, INSERT INTO model_input SELECT ... FROM model_output JOIN schedule, which moves every
-//      model one ring position on (the first hop of an iteration is skipped: the next iteration
-//      starts where the last one ended);
-//   3. the models are read once, evaluated (all models in one scan of the data) when metrics are
-//      due, and the working tables dropped before the commit, so an error, a cancel or a crash
-//      never leaves a working table behind.
+// Per iteration (one transaction when called with CALL outside a transaction block): the strategy
+// trains the models; the driver stamps each state with the iterations it has completed (so that a
+// resumed run continues the schedule), reports models that diverged, evaluates every model in one
+// scan of the data when metrics are due, tells the observers (the registry writes trial metrics and
+// checkpoints), prints the NOTICE and commits. The output tables appear only in the last
+// transaction, complete (run_outputs.cpp).
 #include "pg/training/run.h"
 
 #include <algorithm>
@@ -25,21 +16,16 @@
 
 #include "hopper/error.h"
 #include "hopper/resources.h"
-#include "hopper/schedule.h"
 #include "hopper/state_format.h"
-#include "pg/training/buffer_cache.h"
 #include "pg/common/datum.h"
-#include "pg/engine/engine.h"
-#include "pg/common/output_tables.h"
-#include "pg/training/preprocess.h"
 #include "pg/common/resource_limits.h"
-#include "pg/training/run_lock.h"
 #include "pg/common/settings.h"
 #include "pg/common/statement_settings.h"
-
-extern "C" {
-#include "storage/lock.h"
-}
+#include "pg/engine/engine.h"
+#include "pg/training/buffer_cache.h"
+#include "pg/training/preprocess.h"
+#include "pg/training/run_lock.h"
+#include "pg/training/run_outputs.h"
 
 extern "C" {
 #include "nodes/nodes.h"
@@ -58,6 +44,8 @@ std::string format_number(double v, int precision) {
     s << v;
     return s.str();
 }
+
+namespace {
 
 void report_iteration(Spi& spi, const RunRequest& req, const RunContext& run, int iteration,
                       const std::vector<std::string>& states, const std::vector<Evaluation>* training,
@@ -97,6 +85,8 @@ std::string progress_text(const ModelConfig& config, const Evaluation& training,
     return s;
 }
 
+}  // namespace
+
 // All models on one packed table in one scan (parallel partial aggregation over the segments).
 std::vector<Evaluation> evaluate_states(Spi& spi, const TableName& packed, const std::vector<std::string>& states,
                                         const std::vector<ModelConfig>& configs, int workers) {
@@ -117,53 +107,6 @@ std::vector<Evaluation> evaluate_states(Spi& spi, const TableName& packed, const
     return out;
 }
 
-namespace {
-
-std::string json_array(const std::vector<double>& v) {
-    std::string s = "[";
-    for (std::size_t i = 0; i < v.size(); ++i) {
-        s += i ? "," : "";
-        s += std::isfinite(v[i]) ? format_number(v[i], 17) : "null";
-    }
-    return s + "]";
-}
-
-std::string metrics_json(const std::vector<Metric>& names, const std::vector<std::vector<double>>& values) {
-    std::string s = "{";
-    for (std::size_t k = 0; k < names.size(); ++k)
-        s += (k ? ",\"" : "\"") + std::string(to_string(names[k])) + "\":" + json_array(values[k]);
-    return s + "}";
-}
-
-std::vector<double> first_metric(const std::vector<std::vector<double>>& m) {
-    return m.empty() ? std::vector<double>{} : m[0];
-}
-
-SqlParam final_or_null(const std::vector<double>& v) {
-    return v.empty() || !std::isfinite(v.back()) ? SqlParam::null(FLOAT8OID) : SqlParam::float8(v.back());
-}
-
-
-}  // namespace
-
-// In one transaction (a CALL inside BEGIN ... COMMIT), every working table hopper creates and drops
-// keeps its lock until the end: a table, its TOAST table and TOAST index per training statement,
-// and the partitions of model_input and the schedule per iteration. Refuse a run that would fill
-// PostgreSQL's shared lock table (max_locks_per_transaction x max_connections, shared with every
-// other session) before it starts, rather than failing with "out of shared memory" hours in.
-static void check_lock_budget(const HopSchedule& sched, int num_iterations) {
-    const int64_t per_iteration = int64_t(sched.hops_per_iteration()) * 3 + int64_t(sched.num_segments() + 2) * 3 + 3;
-    const int64_t needed = per_iteration * num_iterations;
-    const int64_t budget = int64_t(max_locks_per_xact) * MaxBackends / 2;
-    if (needed > budget)
-        fail(ErrorKind::Limit, "training run too long for one transaction",
-             "In a transaction block it would hold about " + std::to_string(needed) +
-                 " locks until it ends; half of PostgreSQL's lock table (max_locks_per_transaction x connections) is " +
-                 std::to_string(budget) + ".",
-             "CALL it outside a transaction block (it then commits after every iteration), run fewer iterations per "
-             "call and continue with warm_start, or raise max_locks_per_transaction.");
-}
-
 bool call_is_nonatomic(FunctionCallInfo fcinfo) {
     return fcinfo->context && IsA(fcinfo->context, CallContext) && !castNode(CallContext, fcinfo->context)->atomic;
 }
@@ -180,6 +123,9 @@ ModelConfig resolve_model_spec(const std::string& arch_json, const std::string& 
     }
 }
 
+namespace {
+
+// Refuses a model whose input and output widths do not fit a packed table (`what` names it).
 void check_packed_matches(const ModelSpec& m, const PackedInfo& info, const char* what) {
     const Architecture& a = m.config.arch;
     if (a.input_dim != info.independent_dim)
@@ -195,21 +141,8 @@ void check_packed_matches(const ModelSpec& m, const PackedInfo& info, const char
              "Architecture " + a.shape_string() + ".");
 }
 
-std::string replaceable_outputs(Spi& spi, const TableName& output) {
-    const std::optional<std::string> token = output_token(spi, output, "model");
-    if (!token)
-        fail(ErrorKind::ObjectNotInPrerequisiteState,
-             "model output table " + output.display() + " was not created by hopper",
-             "A warm start replaces the model output table and its _info, _summary and _hops tables, and hopper "
-             "replaces only tables it created (they carry its mark in their comment and a row in hopper.output_tables).",
-             "Warm start from a table written by fit, fit_multiple, fit_data_parallel or materialize_checkpoint, or "
-             "start from a checkpoint with warm_start_checkpoint or warm_start_run.");
-    require_replaceable(spi, output.with_suffix("_info"), "model_info", *token, "info table");
-    require_replaceable(spi, output.with_suffix("_summary"), "model_summary", *token, "summary table");
-    require_replaceable(spi, output.with_suffix("_hops"), "model_hops", *token, "hops table");
-    return *token;
-}
-
+// Refuses (53200, hopper.max_memory_mb) a run whose models would need more memory than the budget
+// to train on up to `processes` segments at once and to evaluate; `what` describes the run.
 void check_run_memory(const std::vector<ModelSpec>& models, const PackedInfo& info,
                       const std::optional<PackedInfo>& validation, int processes, const std::string& what) {
     // The backend holds every model's state a few times over (the run's states, the statement
@@ -229,6 +162,8 @@ void check_run_memory(const std::vector<ModelSpec>& models, const PackedInfo& in
                  "Use smaller architectures or a smaller batch_size, or train fewer configurations per call.");
 }
 
+// The iteration settings checked, the tables resolved, the output claimed (a second session training
+// into it is refused at once) and, with warm start, checked to be replaceable.
 RunTables resolve_run_tables(Spi& spi, const RunRequest& req) {
     RunTables t;
     t.started_at = spi.scalar_text("SELECT pg_catalog.now()::pg_catalog.text");
@@ -260,22 +195,9 @@ RunTables resolve_run_tables(Spi& spi, const RunRequest& req) {
     return t;
 }
 
-void run_training(Spi& spi, RunRequest req) {
-    const auto started = Clock::now();
-    if (req.models.empty()) fail(ErrorKind::InvalidParameter, "no model configurations to train");
-    const RunTables tables = resolve_run_tables(spi, req);
-    const std::string& started_at = tables.started_at;
-    const TableName& packed = tables.packed;
-    const PackedInfo& info = tables.info;
-    const std::optional<PackedInfo>& vinfo = tables.validation;
-    TableName output = tables.output;
-
-    std::vector<ModelSpec>& models = req.models;
-    std::sort(models.begin(), models.end(), [](const ModelSpec& a, const ModelSpec& b) { return a.mst_key < b.mst_key; });
-    for (std::size_t i = 1; i < models.size(); ++i)
-        if (models[i].mst_key == models[i - 1].mst_key)
-            fail(ErrorKind::InvalidParameter, "duplicate mst_key " + std::to_string(models[i].mst_key));
-    // At most the setting, and what fits in one PostgreSQL value (1 GB less the varlena header).
+// Each model fits the packed (and validation) table, and its state fits the limits: the setting, one
+// PostgreSQL value, and all states together one value (hops and evaluation pass them as one array).
+void check_model_sizes(const std::vector<ModelSpec>& models, const PackedInfo& info, const std::optional<PackedInfo>& vinfo) {
     const std::size_t limit = std::min<std::size_t>(std::size_t(setting_max_state_mb) * 1024 * 1024, MaxAllocSize - VARHDRSZ);
     std::size_t all_states = 0;
     for (const ModelSpec& m : models) {
@@ -289,132 +211,139 @@ void run_training(Spi& spi, RunRequest req) {
                  "Use a smaller architecture, or raise hopper.max_model_state_mb (at most 1024: PostgreSQL stores at most 1 GB in one value).");
         all_states += bytes + 64;
     }
-    // Every hop and evaluation passes all states as one bytea[] value, which PostgreSQL caps at 1 GB.
     if (all_states > MaxAllocSize - 1024)
         fail(ErrorKind::Limit, "model states of the " + std::to_string(models.size()) + " configurations are too large to train at once",
              "They need " + std::to_string(all_states / (1024 * 1024)) +
                  " MB together; hopper passes them between statements as one value, and PostgreSQL stores at most 1 GB in one.",
              "Train fewer configurations per call: split the model selection table.");
+}
 
+// Warm start: every model continues from its row (by mst_key) of the output table.
+void read_warm_start(Spi& spi, const TableName& output, std::vector<ModelSpec>& models) {
+    spi.execute("SELECT mst_key, model_state FROM " + output.quoted());
+    std::map<int32_t, std::string> previous;
+    for (uint64_t r = 0; r < spi.rows(); ++r) {
+        if (spi.is_null(r, 0) || spi.is_null(r, 1))
+            fail(ErrorKind::NullValue,
+                 "model output table " + output.display() + " has a NULL " + (spi.is_null(r, 0) ? "mst_key" : "model_state"),
+                 "A warm start continues every model of the table.", "Delete or repair that row.");
+        previous[int32_t(spi.integer(r, 0))] = spi.bytes(r, 1);
+    }
+    for (ModelSpec& m : models) {
+        auto it = previous.find(m.mst_key);
+        if (it == previous.end()) {
+            notice("mst_key " + std::to_string(m.mst_key) + " starts from fresh weights",
+                   "The warm start table " + output.display() + " has no model for it.");
+            continue;
+        }
+        m.initial_state = it->second;
+        m.initial_source = output.display();
+    }
+}
+
+// Initial states: warm start or transfer learning (architecture checked), else fresh weights.
+std::vector<std::string> initial_states(const std::vector<ModelSpec>& models) {
+    std::vector<std::string> states;
+    for (const ModelSpec& m : models) {
+        if (m.initial_state.empty()) {
+            states.push_back(serialize_state(Trainer(m.config)));
+            continue;
+        }
+        try {
+            states.push_back(serialize_state(restore_for_config(m.initial_state, m.config)));
+        } catch (const Error& e) {
+            throw Error(e.kind(), e.message(),
+                        e.detail() + " In mst_key " + std::to_string(m.mst_key) + ", starting from " + m.initial_source + ".",
+                        e.hint());
+        }
+    }
+    return states;
+}
+
+}  // namespace
+
+void run_training(Spi& spi, RunRequest req, TrainingStrategy& strategy) {
+    const auto started = Clock::now();
+    if (req.models.empty()) fail(ErrorKind::InvalidParameter, "no model configurations to train");
+    const RunTables tables = resolve_run_tables(spi, req);
+    const TableName& packed = tables.packed;
+    const PackedInfo& info = tables.info;
+    const std::optional<PackedInfo>& vinfo = tables.validation;
+    const TableName& output = tables.output;
+
+    std::vector<ModelSpec>& models = req.models;
+    std::sort(models.begin(), models.end(), [](const ModelSpec& a, const ModelSpec& b) { return a.mst_key < b.mst_key; });
+    for (std::size_t i = 1; i < models.size(); ++i)
+        if (models[i].mst_key == models[i - 1].mst_key)
+            fail(ErrorKind::InvalidParameter, "duplicate mst_key " + std::to_string(models[i].mst_key));
+    RunPlan plan;
+    plan.req = &req;
+    plan.tables = &tables;
+    plan.models = &models;
+    for (const ModelSpec& m : models) {
+        plan.mst_keys.push_back(m.mst_key);
+        plan.configs.push_back(m.config);
+    }
+    plan.num_segments = int(info.dist_keys.size());
+    plan.nonatomic = spi.nonatomic();
+    check_model_sizes(models, info, vinfo);
+    strategy.prepare(spi, plan);
     // Before any state is built: a model too large for the budget is refused in milliseconds.
     {
-        const int M = int(models.size()), S = int(info.dist_keys.size());
-        check_run_memory(models, info, vinfo, S, "training " + std::to_string(M) + " configuration" + (M == 1 ? "" : "s") +
-                                                     " on " + std::to_string(S) + " segment" + (S == 1 ? "" : "s"));
+        const int M = int(models.size()), S = plan.num_segments;
+        check_run_memory(models, info, vinfo, strategy.training_processes(plan),
+                         "training " + std::to_string(M) + " configuration" + (M == 1 ? "" : "s") + " on " +
+                             std::to_string(S) + " segment" + (S == 1 ? "" : "s"));
     }
-
-    if (req.warm_start) {
-        spi.execute("SELECT mst_key, model_state FROM " + output.quoted());
-        std::map<int32_t, std::string> previous;
-        for (uint64_t r = 0; r < spi.rows(); ++r) {
-            if (spi.is_null(r, 0) || spi.is_null(r, 1))
-                fail(ErrorKind::NullValue,
-                     "model output table " + output.display() + " has a NULL " + (spi.is_null(r, 0) ? "mst_key" : "model_state"),
-                     "A warm start continues every model of the table.", "Delete or repair that row.");
-            previous[int32_t(spi.integer(r, 0))] = spi.bytes(r, 1);
-        }
-        for (ModelSpec& m : models) {
-            auto it = previous.find(m.mst_key);
-            if (it == previous.end()) {
-                notice("mst_key " + std::to_string(m.mst_key) + " starts from fresh weights",
-                       "The warm start table " + output.display() + " has no model for it.");
-                continue;
-            }
-            m.initial_state = it->second;
-            m.initial_source = output.display();
-        }
-    }
-
-    // Initial states: warm start or transfer learning (architecture checked), else fresh weights.
-    std::vector<std::string> states;
-    std::vector<int32_t> mst_keys;
-    for (const ModelSpec& m : models) {
-        mst_keys.push_back(m.mst_key);
-        if (!m.initial_state.empty()) {
-            try {
-                states.push_back(serialize_state(restore_for_config(m.initial_state, m.config)));
-            } catch (const Error& e) {
-                throw Error(e.kind(), e.message(),
-                            e.detail() + " In mst_key " + std::to_string(m.mst_key) + ", starting from " + m.initial_source + ".",
-                            e.hint());
-            }
-        } else {
-            states.push_back(serialize_state(Trainer(m.config)));
-        }
-    }
+    if (req.warm_start) read_warm_start(spi, output, models);
+    std::vector<std::string> states = initial_states(models);
     // The schedule continues where the models left off: a run resumed from the checkpoints of an
     // interrupted one (or warm-started from its output) trains exactly as if it had never stopped.
     uint32_t first_iteration = 0;
     for (const std::string& st : states) first_iteration = std::max(first_iteration, inspect_state(st).counters.iterations);
 
     const int M = int(models.size());
-    const int S = int(info.dist_keys.size());
-    HopSchedule sched(M, S);
-    if (!spi.nonatomic()) check_lock_budget(sched, req.num_iterations);
     std::vector<ModelHistory> history(M);
     for (int i = 0; i < M; ++i) {
         history[i].training_metrics.resize(models[i].config.compile.metrics.size());
         history[i].validation_metrics.resize(models[i].config.compile.metrics.size());
     }
-    std::vector<HopLogRow> hop_log;
     RunContext run;
     run.multiple = req.multiple;
-    run.method = req.multiple ? "fit_multiple" : "fit";
+    run.method = strategy.method();
     run.packed = packed;
     run.output = output;
     if (vinfo) run.validation = vinfo->table;
     run.models = &models;
     run.num_iterations = req.num_iterations;
-    run.num_segments = S;
+    run.num_segments = plan.num_segments;
     run.name = req.name;
     run.description = req.description;
-    run.started_at = started_at;
+    run.started_at = tables.started_at;
     for (RunObserver* o : req.observers) o->on_start(spi, run);
+
     std::vector<std::string> statuses(M, "completed");
-    std::unique_ptr<ModelHopper> hopper = detect_engine(spi)->model_hopper(spi, packed, info.dist_keys, M, output.schema);
+    std::vector<HopLogRow> hop_log;
     StatementSettings settings;
     BufferCacheScope buffer_cache;  // buffers this backend detoasts are kept for the run
-    std::vector<ModelConfig> configs;
-    for (const ModelSpec& m : models) configs.push_back(m.config);
     double hop_seconds = 0, train_seconds = 0, eval_seconds = 0;
-
     for (int it = 0; it < req.num_iterations; ++it) {
         const auto iteration_started = Clock::now();
+        check_for_interrupts();
         settings.enter();
-        const int schedule_iteration = int((first_iteration + uint32_t(it)) % uint32_t(sched.ring_size()));
-        hopper->begin_iteration(sched, schedule_iteration, mst_keys, states);
-        for (int hop = 0; hop < sched.hops_per_iteration(); ++hop) {
-            check_for_interrupts();
-            if (hop > 0) {
-                auto t = Clock::now();
-                hopper->hop();
-                double dt = seconds_since(t);
-                hop_seconds += dt;
-                if (setting_debug_hops) hop_log.push_back({it + 1, hop + 1, "hop", -1, std::nullopt, dt});
-            }
-            auto t = Clock::now();
-            hopper->train();
-            double dt = seconds_since(t);
-            train_seconds += dt;
-            if (setting_debug_hops)
-                for (auto& [key, dist] : hopper->placements())
-                    hop_log.push_back({it + 1, hop + 1, dist ? "train" : "wait", key, dist, dt});
+        IterationOutcome outcome = strategy.train_iteration(spi, plan, uint64_t(first_iteration) + uint64_t(it), states);
+        train_seconds += outcome.train_seconds;
+        hop_seconds += outcome.hop_seconds;
+        for (HopLogRow& row : outcome.hops) {
+            row.iteration = it + 1;
+            hop_log.push_back(std::move(row));
         }
-        std::map<int32_t, std::string> trained = hopper->read_states();
         for (int i = 0; i < M; ++i) {
-            auto found = trained.find(mst_keys[i]);
-            if (found == trained.end())
-                fail(ErrorKind::Internal, "model mst_key " + std::to_string(mst_keys[i]) + " is missing after training");
-            states[i] = with_iterations(found->second, first_iteration + uint32_t(it) + 1);
-        }
-        hopper->end_iteration();
-
-        for (int i = 0; i < M; ++i) {
+            states[i] = with_iterations(states[i], first_iteration + uint32_t(it) + 1);
             if (history[i].status == "completed" && inspect_state(states[i]).counters.diverged) {
                 history[i].status = "diverged";
-                warning("model mst_key " + std::to_string(mst_keys[i]) + " diverged in iteration " + std::to_string(it + 1),
-                        "Its loss became NaN or infinite; training of this model stopped.",
-                        "Lower the learning rate of this configuration.");
+                const DivergenceText text = strategy.divergence(plan.mst_keys[i], it + 1);
+                warning(text.message, text.detail, text.hint);
             }
         }
 
@@ -423,24 +352,25 @@ void run_training(Spi& spi, RunRequest req) {
         std::vector<Evaluation> train_eval, valid_eval;
         if (evaluate) {
             auto t = Clock::now();
-            train_eval = evaluate_states(spi, packed, states, configs, S);
-            if (vinfo) valid_eval = evaluate_states(spi, vinfo->table, states, configs, int(vinfo->dist_keys.size()));
+            train_eval = evaluate_states(spi, packed, states, plan.configs, plan.num_segments);
+            if (vinfo) valid_eval = evaluate_states(spi, vinfo->table, states, plan.configs, int(vinfo->dist_keys.size()));
             eval_seconds += seconds_since(t);
             const double elapsed = seconds_since(started);
             for (int i = 0; i < M; ++i)
                 record_evaluation(history[i], it + 1, elapsed, train_eval[i], vinfo ? &valid_eval[i] : nullptr);
-            // Progress: the best model by training loss (the only one, for fit).
+            // Progress: the best model by training loss (the only one, for a single configuration).
             int best = 0;
             for (int i = 1; i < M; ++i)
                 if (train_eval[i].loss < train_eval[best].loss) best = i;
             progress = progress_text(models[best].config, train_eval[best], vinfo ? &valid_eval[best] : nullptr);
-            if (M > 1) progress += " (best: mst_key " + std::to_string(mst_keys[best]) + ")";
+            if (M > 1) progress += " (best: mst_key " + std::to_string(plan.mst_keys[best]) + ")";
         }
         for (int i = 0; i < M; ++i) statuses[i] = history[i].status;
         report_iteration(spi, req, run, it + 1, states, evaluate ? &train_eval : nullptr, vinfo ? &valid_eval : nullptr,
                          statuses);
         notice("iteration " + std::to_string(it + 1) + "/" + std::to_string(req.num_iterations) + ": " +
-               format_number(seconds_since(iteration_started), 3) + " s" + progress);
+               format_number(seconds_since(iteration_started), 3) + " s" + (outcome.note.empty() ? "" : ", " + outcome.note) +
+               progress);
         if (spi.nonatomic() && it + 1 < req.num_iterations) {
             settings.leave();
             spi.commit();
@@ -451,193 +381,26 @@ void run_training(Spi& spi, RunRequest req) {
     settings.leave();
     RunOutputs outputs;
     outputs.req = &req;
-    outputs.method = req.multiple ? "fit_multiple" : "fit";
+    outputs.method = strategy.method();
     outputs.packed = packed;
     outputs.output = output;
     outputs.info = &info;
     outputs.validation = &vinfo;
     outputs.models = &models;
-    outputs.mst_keys = &mst_keys;
+    outputs.mst_keys = &plan.mst_keys;
     outputs.states = &states;
     outputs.history = &history;
-    outputs.hops_per_iteration = sched.hops_per_iteration();
+    outputs.hops_per_iteration = strategy.hops_per_iteration(plan);
     outputs.train_seconds = train_seconds;
     outputs.hop_seconds = hop_seconds;
     outputs.eval_seconds = eval_seconds;
-    outputs.started_at = started_at;
+    outputs.started_at = tables.started_at;
     outputs.hop_log = &hop_log;
     outputs.run_id = run.run_id;
     outputs.replaced_token = tables.replaced_token;
     write_run_outputs(spi, outputs);
     for (RunObserver* o : req.observers) o->on_finish(spi, run, states);
     release_run_locks();
-}
-
-void write_run_outputs(Spi& spi, const RunOutputs& outputs) {
-    const RunRequest& req = *outputs.req;
-    const TableName& packed = outputs.packed;
-    const TableName& output = outputs.output;
-    const TableName info_table = output.with_suffix("_info");
-    const TableName summary_table = output.with_suffix("_summary");
-    const TableName hops_table = output.with_suffix("_hops");
-    const PackedInfo& info = *outputs.info;
-    const std::optional<PackedInfo>& vinfo = *outputs.validation;
-    const std::vector<ModelSpec>& models = *outputs.models;
-    const std::vector<int32_t>& mst_keys = *outputs.mst_keys;
-    const std::vector<std::string>& states = *outputs.states;
-    const std::vector<ModelHistory>& history = *outputs.history;
-    const int M = int(models.size());
-    const int S = int(info.dist_keys.size());
-    const double train_seconds = outputs.train_seconds, hop_seconds = outputs.hop_seconds,
-                 eval_seconds = outputs.eval_seconds;
-    const std::string& started_at = outputs.started_at;
-    if (req.warm_start) {
-        // Checked again: the tables may have changed while the run trained.
-        if (replaceable_outputs(spi, output) != outputs.replaced_token)
-            fail(ErrorKind::ObjectNotInPrerequisiteState,
-                 "model output table " + output.display() + " was replaced while the warm start trained",
-                 "It is not the table the run started from.", "Run the warm start again.");
-        spi.execute("DROP TABLE " + output.quoted());
-        for (const TableName& t : {info_table, summary_table, hops_table})
-            if (table_exists(t)) spi.execute("DROP TABLE " + t.quoted());
-    }
-    const std::string token = new_output_token(spi);
-    const std::string run_text = outputs.run_id ? " of training run " + std::to_string(outputs.run_id) : "";
-    spi.execute("CREATE TABLE " + output.quoted() +
-                " (mst_key pg_catalog.int4 PRIMARY KEY, model_id pg_catalog.int4, model_state pg_catalog.bytea NOT NULL,"
-                " model_arch pg_catalog.jsonb NOT NULL, compile_params pg_catalog.text NOT NULL,"
-                " fit_params pg_catalog.text NOT NULL, model_config pg_catalog.jsonb NOT NULL)");
-    spi.execute("ALTER TABLE " + output.quoted() + " ALTER COLUMN model_state SET STORAGE EXTERNAL");
-    const std::optional<int64_t> run_id = outputs.run_id ? std::optional<int64_t>(outputs.run_id) : std::nullopt;
-    record_output_table(spi, output, "model", token, "hopper model output" + run_text, run_id);
-    {
-        std::vector<int32_t> model_ids;
-        std::vector<std::string> archs, compiles, fits, configs;
-        std::vector<int32_t> has_id;
-        for (const ModelSpec& m : models) {
-            model_ids.push_back(m.model_id.value_or(INT32_MIN));
-            archs.push_back(m.arch_json);
-            compiles.push_back(m.compile_text);
-            fits.push_back(m.fit_text);
-            configs.push_back(m.config.to_json());
-        }
-        spi.execute("INSERT INTO " + output.quoted() +
-                        " SELECT k, " + null_if("i", "-2147483648") + ", s, a::pg_catalog.jsonb, c, f, g::pg_catalog.jsonb"
-                        " FROM " + rows_from({"int4", "int4", "bytea", "text", "text", "text", "text"}) +
-                        " AS t(k, i, s, a, c, f, g)",
-                    {SqlParam::int4_array(mst_keys), SqlParam::int4_array(model_ids), SqlParam::bytea_array(states),
-                     SqlParam::text_array(archs), SqlParam::text_array(compiles), SqlParam::text_array(fits),
-                     SqlParam::text_array(configs)});
-    }
-
-    spi.execute("CREATE TABLE " + info_table.quoted() +
-                " (mst_key pg_catalog.int4 PRIMARY KEY, model_id pg_catalog.int4, compile_params pg_catalog.text,"
-                " fit_params pg_catalog.text, model_type pg_catalog.text, model_size pg_catalog.float8,"
-                " num_params pg_catalog.int8, metrics_elapsed_time pg_catalog.float8[], metrics_type pg_catalog.text[],"
-                " loss_type pg_catalog.text, training_metrics_final pg_catalog.float8,"
-                " training_loss_final pg_catalog.float8, training_metrics pg_catalog.float8[],"
-                " training_loss pg_catalog.float8[], validation_metrics_final pg_catalog.float8,"
-                " validation_loss_final pg_catalog.float8, validation_metrics pg_catalog.float8[],"
-                " validation_loss pg_catalog.float8[], metrics_iters pg_catalog.int4[],"
-                " training_metrics_all pg_catalog.jsonb, validation_metrics_all pg_catalog.jsonb,"
-                " status pg_catalog.text NOT NULL, steps pg_catalog.int8, samples_seen pg_catalog.int8)");
-    record_output_table(spi, info_table, "model_info", token, "hopper learning curves" + run_text, run_id);
-    Prepared insert_info = spi.prepare(
-        "INSERT INTO " + info_table.quoted() +
-            " VALUES ($1, $2, $3, $4, 'hopper_mlp', $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,"
-            " $19::pg_catalog.jsonb, $20::pg_catalog.jsonb, $21, $22, $23)",
-        {INT4OID, INT4OID, TEXTOID, TEXTOID, FLOAT8OID, INT8OID, FLOAT8ARRAYOID, TEXTARRAYOID, TEXTOID, FLOAT8OID,
-         FLOAT8OID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID, FLOAT8ARRAYOID, FLOAT8ARRAYOID,
-         INT4ARRAYOID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID});
-    for (int i = 0; i < M; ++i) {
-        const ModelSpec& m = models[i];
-        const ModelHistory& h = history[i];
-        const StateSummary st = inspect_state(states[i]);
-        std::vector<std::string> metric_names;
-        for (Metric x : m.config.compile.metrics) metric_names.push_back(to_string(x));
-        const std::vector<double> tm = first_metric(h.training_metrics), vm = first_metric(h.validation_metrics);
-        spi.execute(insert_info,
-                    {SqlParam::int4(m.mst_key), m.model_id ? SqlParam::int4(*m.model_id) : SqlParam::null(INT4OID),
-                     SqlParam::text(m.compile_text), SqlParam::text(m.fit_text), SqlParam::float8(double(st.bytes) / 1024.0),
-                     SqlParam::int8(int64_t(st.num_params)), SqlParam::float8_array(h.elapsed), SqlParam::text_array(metric_names),
-                     SqlParam::text(to_string(m.config.compile.loss)), final_or_null(tm), final_or_null(h.training_loss),
-                     SqlParam::float8_array(tm), SqlParam::float8_array(h.training_loss),
-                     vinfo ? final_or_null(vm) : SqlParam::null(FLOAT8OID),
-                     vinfo ? final_or_null(h.validation_loss) : SqlParam::null(FLOAT8OID),
-                     vinfo ? SqlParam::float8_array(vm) : SqlParam::null(FLOAT8ARRAYOID),
-                     vinfo ? SqlParam::float8_array(h.validation_loss) : SqlParam::null(FLOAT8ARRAYOID),
-                     SqlParam::int4_array(h.iterations), SqlParam::text_copy(metrics_json(m.config.compile.metrics, h.training_metrics)),
-                     vinfo ? SqlParam::text_copy(metrics_json(m.config.compile.metrics, h.validation_metrics))
-                           : SqlParam::null(TEXTOID),
-                     SqlParam::text(h.status), SqlParam::int8(int64_t(st.counters.steps)),
-                     SqlParam::int8(int64_t(st.counters.samples_seen))});
-    }
-
-    spi.execute("CREATE TABLE " + summary_table.quoted() +
-                " (source_table pg_catalog.text, validation_table pg_catalog.text, model_output_table pg_catalog.text,"
-                " model_selection_table pg_catalog.text, model_arch_table pg_catalog.text, method pg_catalog.text,"
-                " num_iterations pg_catalog.int4, metrics_compute_frequency pg_catalog.int4, warm_start pg_catalog.bool,"
-                " name pg_catalog.text, description pg_catalog.text, num_models pg_catalog.int4,"
-                " num_segments pg_catalog.int4, dist_keys pg_catalog.int4[], hops_per_iteration pg_catalog.int4,"
-                " dependent_varname pg_catalog.text, independent_varname pg_catalog.text,"
-                " dependent_vartype pg_catalog.text, response_type pg_catalog.text, class_values pg_catalog.text[],"
-                " normalizing_const pg_catalog.float8, scale pg_catalog.text, feature_center pg_catalog.float4[],"
-                " feature_spread pg_catalog.float4[], num_rows pg_catalog.int8, metrics_iters pg_catalog.int4[],"
-                " training_seconds pg_catalog.float8, hop_seconds pg_catalog.float8, evaluation_seconds pg_catalog.float8,"
-                " start_training_time pg_catalog.timestamptz, end_training_time pg_catalog.timestamptz,"
-                " hopper_version pg_catalog.text)");
-    record_output_table(spi, summary_table, "model_summary", token, "hopper training summary" + run_text, run_id);
-    {
-        std::vector<double> center(info.feature_center.begin(), info.feature_center.end());
-        std::vector<double> spread(info.feature_spread.begin(), info.feature_spread.end());
-        std::vector<int32_t> dist_keys(info.dist_keys.begin(), info.dist_keys.end());
-        const bool classification = info.response_type == "classification";
-        spi.execute(
-            "INSERT INTO " + summary_table.quoted() +
-                " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,"
-                " $21, $22, $23::pg_catalog.float4[], $24::pg_catalog.float4[], $25, $26, $27, $28, $29,"
-                " $30::pg_catalog.timestamptz, pg_catalog.clock_timestamp(), $31)",
-            {SqlParam::text(packed.display()), vinfo ? SqlParam::text_copy(vinfo->table.display()) : SqlParam::null(TEXTOID),
-             SqlParam::text_copy(output.display()),
-             req.mst_table_text.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(req.mst_table_text),
-             req.arch_table_text.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(req.arch_table_text),
-             SqlParam::text(outputs.method), SqlParam::int4(req.num_iterations),
-             SqlParam::int4(req.metrics_frequency), SqlParam::boolean(req.warm_start),
-             req.name.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(req.name),
-             req.description.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(req.description), SqlParam::int4(M),
-             SqlParam::int4(S), SqlParam::int4_array(dist_keys), SqlParam::int4(outputs.hops_per_iteration),
-             SqlParam::text(info.dependent_varname), SqlParam::text(info.independent_varname),
-             SqlParam::text(info.dependent_vartype), SqlParam::text(info.response_type),
-             classification ? SqlParam::text_array(info.class_values) : SqlParam::null(TEXTARRAYOID),
-             SqlParam::float8(info.normalizing_const), SqlParam::text(info.scale),
-             center.empty() ? SqlParam::null(FLOAT8ARRAYOID) : SqlParam::float8_array(center),
-             spread.empty() ? SqlParam::null(FLOAT8ARRAYOID) : SqlParam::float8_array(spread), SqlParam::int8(info.num_rows),
-             SqlParam::int4_array(history[0].iterations), SqlParam::float8(train_seconds), SqlParam::float8(hop_seconds),
-             SqlParam::float8(eval_seconds), SqlParam::text(started_at), SqlParam::text(HOPPER_VERSION)});
-    }
-
-    if (setting_debug_hops && outputs.hop_log) {
-        spi.execute("CREATE TABLE " + hops_table.quoted() +
-                    " (iteration pg_catalog.int4, hop pg_catalog.int4, statement pg_catalog.text,"
-                    " mst_key pg_catalog.int4, dist_key pg_catalog.int4, seconds pg_catalog.float8)");
-        record_output_table(spi, hops_table, "model_hops", token, "hopper record of hops" + run_text, run_id);
-        std::vector<int32_t> its, hops, keys, dists;
-        std::vector<std::string> stmts;
-        std::vector<double> secs;
-        for (const HopLogRow& r : *outputs.hop_log) {
-            its.push_back(r.iteration);
-            hops.push_back(r.hop);
-            stmts.push_back(r.statement);
-            keys.push_back(r.mst_key);
-            dists.push_back(r.dist_key.value_or(INT32_MIN));
-            secs.push_back(r.seconds);
-        }
-        spi.execute("INSERT INTO " + hops_table.quoted() +
-                        " SELECT i, h, s, " + null_if("k", "-1") + ", " + null_if("d", "-2147483648") + ", t FROM " +
-                        rows_from({"int4", "int4", "text", "int4", "int4", "float8"}) + " AS r(i, h, s, k, d, t)",
-                    {SqlParam::int4_array(its), SqlParam::int4_array(hops), SqlParam::text_array(stmts), SqlParam::int4_array(keys),
-                     SqlParam::int4_array(dists), SqlParam::float8_array(secs)});
-    }
 }
 
 }  // namespace hopper::pg

@@ -1,10 +1,14 @@
-// Training runs: hopper.fit and hopper.fit_multiple share one driver. fit is fit_multiple with a
-// single configuration, so both train by the same model-hopping statements and write the same
-// output tables.
+// Training runs: one driver (run_training) owns what every run shares -- resolving and claiming the
+// tables, limits and the memory plan, warm start and initial states, observers (the registry), the
+// per-iteration divergence check, evaluation, report, NOTICE and commit, and the output tables --
+// and a TrainingStrategy says what one iteration does: model hopping (fit, fit_multiple;
+// model_hopping.cpp) or data-parallel model averaging (fit_data_parallel; data_parallel.cpp). A new
+// strategy is a small file: a subclass and a procedure that builds a request for it.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -70,7 +74,7 @@ public:
 };
 
 struct RunRequest {
-    bool multiple = false;  // fit_multiple (else fit)
+    bool multiple = false;  // several configurations (fit_multiple) rather than one
     std::string packed_text, output_text, validation_text, mst_table_text, arch_table_text;
     std::vector<ModelSpec> models;
     int num_iterations = 1;
@@ -89,21 +93,6 @@ struct ModelHistory {
     std::string status = "completed";
 };
 
-// Tells the request's observers that iteration `iteration` (1-based) ended; `training` and
-// `validation` are nullptr when it was not evaluated (validation also without a validation table).
-void report_iteration(Spi& spi, const RunRequest& req, const RunContext& run, int iteration,
-                      const std::vector<std::string>& states, const std::vector<Evaluation>* training,
-                      const std::vector<Evaluation>* validation, const std::vector<std::string>& statuses);
-
-// Adds one evaluation (at iteration `iteration`, `elapsed` seconds into the run) to a model's
-// curves; `validation` is nullptr without a validation table.
-void record_evaluation(ModelHistory& h, int iteration, double elapsed, const Evaluation& training,
-                       const Evaluation* validation);
-
-// ", training loss 0.41, accuracy 0.85, validation loss ..." for an iteration's NOTICE: the losses
-// and the first metric of the model evaluated.
-std::string progress_text(const ModelConfig& config, const Evaluation& training, const Evaluation* validation);
-
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t);
 std::string format_number(double v, int precision = 4);
@@ -117,50 +106,16 @@ struct HopLogRow {
     double seconds;
 };
 
-// Everything the output tables of a run are written from. Training drivers other than model
-// hopping (e.g. data-parallel fit) fill it in to leave the same tables as fit.
-struct RunOutputs {
-    const RunRequest* req = nullptr;  // warm_start, table texts, iterations, name, description
-    const char* method = "fit";       // the summary's method column
-    TableName packed, output;
-    const PackedInfo* info = nullptr;
-    const std::optional<PackedInfo>* validation = nullptr;
-    const std::vector<ModelSpec>* models = nullptr;  // sorted by mst_key
-    const std::vector<int32_t>* mst_keys = nullptr;
-    const std::vector<std::string>* states = nullptr;
-    const std::vector<ModelHistory>* history = nullptr;
-    int hops_per_iteration = 0;
-    double train_seconds = 0, hop_seconds = 0, eval_seconds = 0;
-    std::string started_at;
-    const std::vector<HopLogRow>* hop_log = nullptr;  // the _hops table, when hopper.debug_hops is on
-    int64_t run_id = 0;                               // recorded with the output tables (0: none)
-    std::string replaced_token;                       // warm start: the token of the tables replaced
-};
 
-// Writes the output table, _info and _summary (and _hops) in the caller's transaction, recorded in
-// hopper.output_tables; with warm start, replaces the previous run's (only tables hopper created
-// with the token the run started from: resolve_run_tables checked them, and they are checked again).
-void write_run_outputs(Spi& spi, const RunOutputs& outputs);
 
 // Parses and validates a configuration given as text (architecture JSON, compile, fit), naming
 // the model in errors.
 ModelConfig resolve_model_spec(const std::string& arch_json, const std::string& compile_text,
                                const std::string& fit_text, const std::string& which);
 
-// Runs the whole training. With a non-atomic Spi (CALL outside a transaction block) it commits
-// after every iteration, so a long run never holds one transaction open; output tables appear
-// only in the last transaction, complete.
-void run_training(Spi& spi, RunRequest req);
-
-// Loss and metrics of several model states on a packed table, in one parallel scan.
-std::vector<Evaluation> evaluate_states(Spi& spi, const TableName& packed, const std::vector<std::string>& states,
-                                        const std::vector<ModelConfig>& configs, int workers);
-
-// What every training driver resolves first: the iteration settings checked, the packed table and
-// its facts, the validation table (packed like it), and the output table -- new, or with warm start
-// the previous run's, which hopper must have created -- with its _info, _summary and _hops names
-// free (or, with warm start, taken by tables of the same output). Claims the output table for this
-// session (run_lock.h): a second session training into it is refused at once.
+// What the driver resolves first: the packed table and its facts, the validation table (packed like
+// it), and the output table -- new, or with warm start the previous run's, which hopper must have
+// created -- claimed for this session (run_lock.h).
 struct RunTables {
     std::string started_at;  // timestamptz text
     TableName packed;
@@ -169,19 +124,68 @@ struct RunTables {
     TableName output;
     std::string replaced_token;  // warm start: the token hopper gave the output tables it replaces
 };
-RunTables resolve_run_tables(Spi& spi, const RunRequest& req);
 
-// Before a warm start replaces `output` and its _info, _summary and _hops: the token hopper gave them,
-// or 55000 (the output is not hopper's) / 42P07 (a sibling table is not hopper's).
-std::string replaceable_outputs(Spi& spi, const TableName& output);
+// Everything a strategy may look at: the resolved tables, the models (sorted by mst_key) and their
+// configurations, and the call's settings.
+struct RunPlan {
+    const RunRequest* req = nullptr;
+    const RunTables* tables = nullptr;
+    const std::vector<ModelSpec>* models = nullptr;
+    std::vector<int32_t> mst_keys;
+    std::vector<ModelConfig> configs;
+    int num_segments = 0;  // segments holding data
+    bool nonatomic = false;  // the run commits after every iteration
+};
 
-// Refuses (53200, hopper.max_memory_mb) a run whose models would need more memory than the budget
-// to train on up to `processes` segments at once and to evaluate; `what` describes the run.
-void check_run_memory(const std::vector<ModelSpec>& models, const PackedInfo& info,
-                      const std::optional<PackedInfo>& validation, int processes, const std::string& what);
+// What one iteration of a strategy did, for the run's timings, NOTICE and _hops table.
+struct IterationOutcome {
+    double train_seconds = 0, hop_seconds = 0;
+    std::string note;               // after the iteration's time in its NOTICE (e.g. the combine); may be empty
+    std::vector<HopLogRow> hops;    // filled when hopper.debug_hops is on
+};
 
-// Refuses a model whose input and output widths do not fit a packed table (`what` names it).
-void check_packed_matches(const ModelSpec& m, const PackedInfo& info, const char* what);
+// The text of the WARNING for a model that diverged.
+struct DivergenceText {
+    std::string message, detail, hint;
+};
+
+class TrainingStrategy {
+public:
+    virtual ~TrainingStrategy() = default;
+    virtual const char* method() const = 0;     // "fit", "fit_multiple", "fit_data_parallel"
+    virtual int hops_per_iteration(const RunPlan& plan) const = 0;
+    // How many segments train a model at the same time (for the memory plan).
+    virtual int training_processes(const RunPlan& plan) const = 0;
+    // Right after the tables are resolved: what the strategy reads and checks for itself (refusals
+    // before any state is built).
+    virtual void prepare(Spi& spi, const RunPlan& plan) = 0;
+    // Trains one iteration: `states` (by model index) in, the trained states out. `schedule_iteration`
+    // counts the iterations the models have been through before (a resumed run continues it).
+    virtual IterationOutcome train_iteration(Spi& spi, const RunPlan& plan, uint64_t schedule_iteration,
+                                             std::vector<std::string>& states) = 0;
+    virtual DivergenceText divergence(int32_t mst_key, int iteration) const = 0;
+};
+
+// Runs the whole training. With a non-atomic Spi (CALL outside a transaction block) it commits
+// after every iteration, so a long run never holds one transaction open; output tables appear
+// only in the last transaction, complete.
+void run_training(Spi& spi, RunRequest req, TrainingStrategy& strategy);
+
+// The strategies (model_hopping.cpp, data_parallel.cpp).
+std::unique_ptr<TrainingStrategy> model_hopping_strategy();
+struct DataParallelSettings {
+    std::string topology_text, link_cost_text;
+    std::optional<int> levels;
+};
+std::unique_ptr<TrainingStrategy> data_parallel_strategy(DataParallelSettings settings);
+
+// Loss and metrics of several model states on a packed table, in one parallel scan.
+std::vector<Evaluation> evaluate_states(Spi& spi, const TableName& packed, const std::vector<std::string>& states,
+                                        const std::vector<ModelConfig>& configs, int workers);
+
+
+
+
 
 // The arguments fit and fit_data_parallel share: packed_table, model_output_table, model_arch,
 // compile_params, fit_params, num_iterations, validation_table, metrics_compute_frequency,

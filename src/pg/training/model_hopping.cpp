@@ -1,0 +1,128 @@
+// Model hopping (Cerebro; MADlib's fit_multiple): the strategy of hopper.fit and hopper.fit_multiple.
+//
+// Per iteration:
+//   1. model_input is created, partitioned by dist_key like the packed table, and the models are
+//      put at their ring positions (a model whose position is not a segment waits in the NULL
+//      partition);
+//   2. K hops of exactly two statements: the *training* statement
+//        CREATE UNLOGGED TABLE model_output AS SELECT ..., hopper.train_segment(...)
+//        FROM packed JOIN model_input ... GROUP BY dist_key, mst_key
+//      -- CREATE TABLE AS, because PostgreSQL 15 runs it in parallel (one worker per segment via
+//      partitionwise join and aggregation) while INSERT ... SELECT always runs serially -- and the
+//      *hop*, INSERT INTO model_input SELECT ... FROM model_output JOIN schedule, which moves every
+//      model one ring position on (the first hop of an iteration is skipped: the next iteration
+//      starts where the last one ended);
+//   3. the models are read once and the working tables dropped before the commit, so an error, a
+//      cancel or a crash never leaves a working table behind.
+// The statements themselves are the engine's (engine/: plain PostgreSQL or Citus); the driver
+// (run.cpp) does everything else.
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hopper/error.h"
+#include "hopper/schedule.h"
+#include "pg/common/settings.h"
+#include "pg/engine/engine.h"
+#include "pg/training/run.h"
+
+extern "C" {
+#include "storage/lock.h"
+}
+
+namespace hopper::pg {
+namespace {
+
+// In one transaction (a CALL inside BEGIN ... COMMIT), every working table hopper creates and drops
+// keeps its lock until the end: a table, its TOAST table and TOAST index per training statement,
+// and the partitions of model_input and the schedule per iteration. Refuse a run that would fill
+// PostgreSQL's shared lock table (max_locks_per_transaction x max_connections, shared with every
+// other session) before it starts, rather than failing with "out of shared memory" hours in.
+void check_lock_budget(const HopSchedule& sched, int num_iterations) {
+    const int64_t per_iteration = int64_t(sched.hops_per_iteration()) * 3 + int64_t(sched.num_segments() + 2) * 3 + 3;
+    const int64_t needed = per_iteration * num_iterations;
+    const int64_t budget = int64_t(max_locks_per_xact) * MaxBackends / 2;
+    if (needed > budget)
+        fail(ErrorKind::Limit, "training run too long for one transaction",
+             "In a transaction block it would hold about " + std::to_string(needed) +
+                 " locks until it ends; half of PostgreSQL's lock table (max_locks_per_transaction x connections) is " +
+                 std::to_string(budget) + ".",
+             "CALL it outside a transaction block (it then commits after every iteration), run fewer iterations per "
+             "call and continue with warm_start, or raise max_locks_per_transaction.");
+}
+
+class ModelHopping final : public TrainingStrategy {
+public:
+    const char* method() const override { return multiple_ ? "fit_multiple" : "fit"; }
+
+    int hops_per_iteration(const RunPlan& plan) const override {
+        return HopSchedule(int(plan.models->size()), plan.num_segments).hops_per_iteration();
+    }
+
+    // Each segment trains one model at a time: min(M, S) at once.
+    int training_processes(const RunPlan& plan) const override {
+        return std::min<int>(int(plan.models->size()), plan.num_segments);
+    }
+
+    void prepare(Spi& spi, const RunPlan& plan) override {
+        multiple_ = plan.req->multiple;
+        sched_ = std::make_unique<HopSchedule>(int(plan.models->size()), plan.num_segments);
+        if (!plan.nonatomic) check_lock_budget(*sched_, plan.req->num_iterations);
+        const RunTables& t = *plan.tables;
+        hopper_ = detect_engine(spi)->model_hopper(spi, t.packed, t.info.dist_keys, int(plan.models->size()),
+                                                   t.output.schema);
+    }
+
+    IterationOutcome train_iteration(Spi&, const RunPlan& plan, uint64_t schedule_iteration,
+                                     std::vector<std::string>& states) override {
+        IterationOutcome out;
+        const HopSchedule& sched = *sched_;
+        // Positions repeat every K iterations (HopSchedule::position).
+        const int iteration = int(schedule_iteration % uint64_t(sched.ring_size()));
+        hopper_->begin_iteration(sched, iteration, plan.mst_keys, states);
+        for (int hop = 0; hop < sched.hops_per_iteration(); ++hop) {
+            check_for_interrupts();
+            if (hop > 0) {
+                auto t = Clock::now();
+                hopper_->hop();
+                const double dt = seconds_since(t);
+                out.hop_seconds += dt;
+                if (setting_debug_hops) out.hops.push_back({0, hop + 1, "hop", -1, std::nullopt, dt});
+            }
+            auto t = Clock::now();
+            hopper_->train();
+            const double dt = seconds_since(t);
+            out.train_seconds += dt;
+            if (setting_debug_hops)
+                for (auto& [key, dist] : hopper_->placements())
+                    out.hops.push_back({0, hop + 1, dist ? "train" : "wait", key, dist, dt});
+        }
+        std::map<int32_t, std::string> trained = hopper_->read_states();
+        for (std::size_t i = 0; i < states.size(); ++i) {
+            auto found = trained.find(plan.mst_keys[i]);
+            if (found == trained.end())
+                fail(ErrorKind::Internal, "model mst_key " + std::to_string(plan.mst_keys[i]) + " is missing after training");
+            states[i] = std::move(found->second);
+        }
+        hopper_->end_iteration();
+        return out;
+    }
+
+    DivergenceText divergence(int32_t mst_key, int iteration) const override {
+        return {"model mst_key " + std::to_string(mst_key) + " diverged in iteration " + std::to_string(iteration),
+                "Its loss became NaN or infinite; training of this model stopped.",
+                "Lower the learning rate of this configuration."};
+    }
+
+private:
+    bool multiple_ = false;
+    std::unique_ptr<HopSchedule> sched_;
+    std::unique_ptr<ModelHopper> hopper_;
+};
+
+}  // namespace
+
+std::unique_ptr<TrainingStrategy> model_hopping_strategy() { return std::make_unique<ModelHopping>(); }
+
+}  // namespace hopper::pg
