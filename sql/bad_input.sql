@@ -102,7 +102,10 @@ SELECT n, try(s, ARRAY['out_val']) FROM (VALUES
     (3, $$SELECT hopper.preprocess_validation('new_class', 'out_val', 'y', 'x', 'pts_packed')$$),
     (4, $$SELECT hopper.preprocess_validation('wide', 'out_val', 'y', 'x', 'pts_packed')$$),
     (5, $$SELECT hopper.preprocess_validation('pts', 'out_val', 'y', 'x', 'pts_packed', buffer_size => -1)$$),
-    (6, $$SELECT hopper.preprocess_validation('pts', 'out_val', 'y', 'x', 'no_such_packed')$$)
+    (6, $$SELECT hopper.preprocess_validation('pts', 'out_val', 'y', 'x', 'no_such_packed')$$),
+    -- refused like preprocess refuses it (0.1.0 created 2000 partitions)
+    (7, $$SELECT hopper.preprocess_validation('pts', 'out_val', 'y', 'x', 'pts_packed', num_segments => 2000)$$),
+    (8, $$SELECT hopper.preprocess_validation('pts', 'out_val', 'y', 'x', 'pts_packed', num_segments => 0)$$)
 ) AS c(n, s) ORDER BY n;
 
 -- fit (a procedure: every failure must leave no output, _info or _summary)

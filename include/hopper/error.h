@@ -25,6 +25,7 @@ enum class ErrorKind {
     Privilege,         // 42501
     ObjectInUse,       // 55006: e.g. a checkpoint that a model version still needs
     UndefinedObject,   // 42704: no such model, checkpoint, parameter table, ...
+    DuplicateObject,               // 42710: a model or parameter table of that name exists
     ObjectNotInPrerequisiteState,  // 55000: e.g. a checkpoint that is not COMPLETED
     SerializationFailure,          // 40001: a concurrent change; retry
     DiskFull,                      // 53100: an output would not fit on the disk

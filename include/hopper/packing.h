@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,22 @@ BufferPlan plan_buffers(int64_t num_rows, int buffer_size, int num_segments);
 enum class ScaleKind { None, Standardize, MinMax };
 ScaleKind parse_scale_kind(const std::string& name);  // "none" | "standardize" | "minmax"
 const char* to_string(ScaleKind kind);
+
+constexpr int kDefaultBufferSize = 256;
+constexpr int kMaxNumSegments = 1024;
+
+// How one packing lays rows out, validated in one place for hopper.preprocess and
+// preprocess_validation. 0 means "not given": the caller fills in the default (256 rows and the
+// engine's segment count for training data; the training table's for validation data) and checks
+// the result again with check_layout.
+struct PackingLayout {
+    int buffer_size = 0;
+    int num_segments = 0;
+};
+// nullopt: not given. Given values must be positive, num_segments at most kMaxNumSegments.
+PackingLayout make_packing_layout(std::optional<int64_t> buffer_size, std::optional<int64_t> num_segments);
+// The same ranges for a layout whose defaults were filled in (from an engine or a summary table).
+void check_layout(const PackingLayout& layout);
 
 // Per-feature statistics for scaling, accumulated row by row (Welford, in double).
 class FeatureStats {

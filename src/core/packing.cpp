@@ -57,6 +57,28 @@ ScaleKind parse_scale_kind(const std::string& name) {
          "Valid values are none, standardize and minmax.");
 }
 
+namespace {
+int checked_size(int64_t v, const char* name, int64_t max) {
+    if (v < 1 || v > max)
+        fail(ErrorKind::InvalidParameter,
+             std::string(name) + (max == INT32_MAX ? " must be positive" : " must be between 1 and " + std::to_string(max)),
+             "It is " + std::to_string(v) + ".");
+    return int(v);
+}
+}  // namespace
+
+PackingLayout make_packing_layout(std::optional<int64_t> buffer_size, std::optional<int64_t> num_segments) {
+    PackingLayout l;
+    if (buffer_size) l.buffer_size = checked_size(*buffer_size, "buffer_size", INT32_MAX);
+    if (num_segments) l.num_segments = checked_size(*num_segments, "num_segments", kMaxNumSegments);
+    return l;
+}
+
+void check_layout(const PackingLayout& l) {
+    (void)checked_size(l.buffer_size, "buffer_size", INT32_MAX);
+    (void)checked_size(l.num_segments, "num_segments", kMaxNumSegments);
+}
+
 const char* to_string(ScaleKind kind) {
     switch (kind) {
         case ScaleKind::None: return "none";

@@ -99,3 +99,23 @@ TEST(Packing, FindsNonFiniteValues) {
     float inf[] = {INFINITY};
     EXPECT_EQ(first_non_finite(inf, 1), 0);
 }
+
+// The packing layout is validated in one place for preprocess and preprocess_validation (0.1.0 let
+// preprocess_validation create 2000 partitions that preprocess refused).
+TEST(Packing, LayoutValidatedOnce) {
+    EXPECT_EQ(make_packing_layout(std::nullopt, std::nullopt).buffer_size, 0);
+    EXPECT_EQ(make_packing_layout(100, 8).num_segments, 8);
+    EXPECT_EQ(make_packing_layout(std::nullopt, kMaxNumSegments).num_segments, kMaxNumSegments);
+    for (int64_t bad : {int64_t(0), int64_t(-1), int64_t(kMaxNumSegments) + 1, int64_t(2000)})
+        EXPECT_THROW(make_packing_layout(std::nullopt, bad), Error) << bad;
+    for (int64_t bad : {int64_t(0), int64_t(-5), int64_t(1) << 40}) EXPECT_THROW(make_packing_layout(bad, std::nullopt), Error) << bad;
+    EXPECT_THROW(check_layout(PackingLayout{256, 2000}), Error);  // a default read from a hand-edited summary
+    EXPECT_THROW(check_layout(PackingLayout{0, 4}), Error);
+    EXPECT_NO_THROW(check_layout(PackingLayout{256, 4}));
+    try {
+        make_packing_layout(std::nullopt, 2000);
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::InvalidParameter);
+        EXPECT_EQ(e.message(), "num_segments must be between 1 and 1024");
+    }
+}

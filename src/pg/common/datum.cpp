@@ -250,6 +250,11 @@ int64_t arg_int_or(FunctionCallInfo fcinfo, int i, int64_t fallback) {
     return arg_int(fcinfo, i, "");
 }
 
+std::optional<int64_t> arg_int_opt(FunctionCallInfo fcinfo, int i) {
+    if (PG_NARGS() <= i || PG_ARGISNULL(i)) return std::nullopt;
+    return arg_int(fcinfo, i, "");
+}
+
 double arg_float8_or(FunctionCallInfo fcinfo, int i, double fallback) {
     if (PG_NARGS() <= i || PG_ARGISNULL(i)) return fallback;
     return PG_GETARG_FLOAT8(i);

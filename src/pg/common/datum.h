@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,6 +55,7 @@ std::string arg_text(FunctionCallInfo fcinfo, int i, const char* name);
 std::string arg_text_or(FunctionCallInfo fcinfo, int i, const std::string& fallback);
 int64_t arg_int(FunctionCallInfo fcinfo, int i, const char* name);
 int64_t arg_int_or(FunctionCallInfo fcinfo, int i, int64_t fallback);
+std::optional<int64_t> arg_int_opt(FunctionCallInfo fcinfo, int i);  // nullopt when NULL or not passed
 double arg_float8_or(FunctionCallInfo fcinfo, int i, double fallback);
 bool arg_bool_or(FunctionCallInfo fcinfo, int i, bool fallback);
 std::string arg_jsonb_or(FunctionCallInfo fcinfo, int i, const std::string& fallback);

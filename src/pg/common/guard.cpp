@@ -16,15 +16,13 @@ void check_for_interrupts() {
 
 void notice(const std::string& message, const std::string& detail) {
     call([&] {
-        ereport(NOTICE, (errmsg_internal("%s", message.c_str()),
-                         detail.empty() ? 0 : errdetail_internal("%s", detail.c_str())));
+        ereport(NOTICE, (errmsg("%s", message.c_str()), detail.empty() ? 0 : errdetail("%s", detail.c_str())));
     });
 }
 
 void warning(const std::string& message, const std::string& detail, const std::string& hint) {
     call([&] {
-        ereport(WARNING, (errmsg_internal("%s", message.c_str()),
-                          detail.empty() ? 0 : errdetail_internal("%s", detail.c_str()),
+        ereport(WARNING, (errmsg("%s", message.c_str()), detail.empty() ? 0 : errdetail("%s", detail.c_str()),
                           hint.empty() ? 0 : errhint("%s", hint.c_str())));
     });
 }
@@ -47,6 +45,7 @@ static int sqlstate_for(ErrorKind kind) {
         case ErrorKind::Privilege: return ERRCODE_INSUFFICIENT_PRIVILEGE;
         case ErrorKind::ObjectInUse: return ERRCODE_OBJECT_IN_USE;
         case ErrorKind::UndefinedObject: return ERRCODE_UNDEFINED_OBJECT;
+        case ErrorKind::DuplicateObject: return ERRCODE_DUPLICATE_OBJECT;
         case ErrorKind::ObjectNotInPrerequisiteState: return ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE;
         case ErrorKind::SerializationFailure: return ERRCODE_T_R_SERIALIZATION_FAILURE;
         case ErrorKind::DiskFull: return ERRCODE_DISK_FULL;
@@ -85,11 +84,15 @@ void CaughtError::capture(std::exception_ptr e) noexcept {
     }
 }
 
+// Errors about the user's input and data are user-facing messages (errmsg: translatable, shown at
+// any log_error_verbosity); an internal error (XX000: a bug in hopper) is errmsg_internal.
 void CaughtError::raise() {
     pending = false;
     if (pg_error) ReThrowError(pg_error);
-    ereport(ERROR, (errcode(sqlstate), errmsg_internal("%s", message),
-                    detail[0] ? errdetail_internal("%s", detail) : 0,
+    if (sqlstate == ERRCODE_INTERNAL_ERROR)
+        ereport(ERROR, (errcode(sqlstate), errmsg_internal("%s", message), detail[0] ? errdetail_internal("%s", detail) : 0,
+                        hint[0] ? errhint("%s", hint) : 0));
+    ereport(ERROR, (errcode(sqlstate), errmsg("%s", message), detail[0] ? errdetail("%s", detail) : 0,
                     hint[0] ? errhint("%s", hint) : 0));
     pg_unreachable();
 }

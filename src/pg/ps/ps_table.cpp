@@ -129,18 +129,6 @@ void ps_shmem_startup() {
     LWLockRelease(AddinShmemInitLock);
 }
 
-// ---- errors ----
-
-[[noreturn]] void raise(int sqlstate, const std::string& message, const std::string& detail = {},
-                        const std::string& hint = {}) {
-    call([&] {
-        ereport(ERROR, (errcode(sqlstate), errmsg_internal("%s", message.c_str()),
-                        detail.empty() ? 0 : errdetail_internal("%s", detail.c_str()),
-                        hint.empty() ? 0 : errhint("%s", hint.c_str())));
-    });
-    throw std::logic_error("unreachable");
-}
-
 std::string quoted(const std::string& name) { return "\"" + name + "\""; }
 
 // ---- worker binding and session exit ----
@@ -248,7 +236,7 @@ bool lookup(const std::string& name, ps_table::Handle* h) {
 }
 
 [[noreturn]] void no_such_table(const std::string& name) {
-    raise(ERRCODE_UNDEFINED_OBJECT, "parameter table " + quoted(name) + " does not exist", "",
+    fail(ErrorKind::UndefinedObject, "parameter table " + quoted(name) + " does not exist", "",
           "hopper.ps_tables lists the parameter tables of this database.");
 }
 
@@ -454,10 +442,10 @@ int64_t run(const ps_table::Handle& h, int worker, OpKind kind, const ps_table::
             const std::string who = "worker " + std::to_string(worker);
             switch (r.step) {
                 case Step::Dropped:
-                    raise(ERRCODE_UNDEFINED_OBJECT,
+                    fail(ErrorKind::UndefinedObject,
                           "parameter table " + table + (sleeping ? " was dropped while " + who + " waited" : " was dropped"));
                 case Step::Gone:
-                    raise(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+                    fail(ErrorKind::ObjectNotInPrerequisiteState,
                           "worker " + std::to_string(r.blocker) + " of parameter table " + table + " is gone",
                           "Its session ended at clock " + std::to_string(r.blocker_clock) + "; " + who + " at clock " +
                               std::to_string(r.my_clock) + " needs every worker at clock " + std::to_string(r.needed) +
@@ -470,7 +458,7 @@ int64_t run(const ps_table::Handle& h, int worker, OpKind kind, const ps_table::
                     if (busy_since == 0) busy_since = now;
                     const long waited_ms = long((now - busy_since) / 1000);
                     if (waited_ms >= kTakeoverGraceMs)
-                        raise(ERRCODE_OBJECT_IN_USE,
+                        fail(ErrorKind::ObjectInUse,
                               who + " of parameter table " + table + " is in use by another session",
                               "Process " + std::to_string(r.busy_pid) + " is " + who + ".",
                               "A worker belongs to one session at a time; it is released when that session ends.");
@@ -522,7 +510,7 @@ namespace ps_table {
 
 void require_shared_memory() {
     if (shared && shared->magic == kMagic) return;
-    raise(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE, "parameter tables need hopper in shared_preload_libraries",
+    fail(ErrorKind::ObjectNotInPrerequisiteState, "parameter tables need hopper in shared_preload_libraries",
           "Parameter tables live in shared memory that is reserved when the server starts.",
           "Add hopper to shared_preload_libraries in postgresql.conf and restart the server.");
 }
@@ -552,7 +540,7 @@ const Handle& open(const std::string& name) {
 
 void check_worker(const Handle& h, int64_t worker) {
     if (worker < 0 || worker >= h.settings.num_workers)
-        raise(ERRCODE_INVALID_PARAMETER_VALUE,
+        fail(ErrorKind::InvalidParameter,
               "worker " + std::to_string(worker) + " does not exist in parameter table " + quoted(h.settings.name),
               "Its workers are 0 to " + std::to_string(h.settings.num_workers - 1) + ".");
 }
@@ -663,14 +651,14 @@ void create(const ps::TableSettings& s, const ps::SnapshotView* from) {
     switch (outcome) {
         case Ok: cache().erase(s.name); return;
         case Duplicate:
-            raise(ERRCODE_DUPLICATE_OBJECT, "parameter table " + table + " already exists", "",
+            fail(ErrorKind::DuplicateObject, "parameter table " + table + " already exists", "",
                   "Drop it first with hopper.ps_drop, or choose another name.");
         case NoSlot:
-            raise(ERRCODE_PROGRAM_LIMIT_EXCEEDED, "too many parameter tables",
+            fail(ErrorKind::Limit, "too many parameter tables",
                   "hopper.ps_max_tables is " + std::to_string(shared->max_tables) + " (for all databases together).",
                   "Drop a parameter table, or raise hopper.ps_max_tables (takes effect after a server restart).");
         case NoMemory:
-            raise(ERRCODE_PROGRAM_LIMIT_EXCEEDED, "not enough shared memory for parameter table " + table,
+            fail(ErrorKind::Limit, "not enough shared memory for parameter table " + table,
                   "It needs " + mb(layout.bytes) + "; " + mb(shared->arena_bytes - used_bytes) + " of the " +
                       mb(shared->arena_bytes) + " in hopper.ps_memory_mb are free (largest free block " +
                       mb(largest_free) + ").",
@@ -688,7 +676,7 @@ bool drop(const std::string& name, bool if_exists) {
         }
         const bool allowed = call([&] { return has_privs_of_role(GetUserId(), h.owner); });
         if (!allowed)
-            raise(ERRCODE_INSUFFICIENT_PRIVILEGE, "must be owner of parameter table " + quoted(name));
+            fail(ErrorKind::Privilege, "must be owner of parameter table " + quoted(name));
         PsTable* t = slot(h.slot);
         bool dropped = false;
         call([&] {
@@ -733,7 +721,7 @@ ps::SnapshotBuffer snapshot(const Handle& h) {
         }
         LWLockRelease(t->lock);
     });
-    if (!same) raise(ERRCODE_UNDEFINED_OBJECT, "parameter table " + quoted(h.settings.name) + " was dropped");
+    if (!same) fail(ErrorKind::UndefinedObject, "parameter table " + quoted(h.settings.name) + " was dropped");
     ps::seal_snapshot(b);
     return b;
 }

@@ -38,15 +38,6 @@ using nlohmann::json;
 
 // ---- helpers shared with registry.cpp --------------------------------------------------------
 
-void raise_sqlstate(int sqlstate, const std::string& message, const std::string& detail, const std::string& hint) {
-    call([&] {
-        ereport(ERROR, (errcode(sqlstate), errmsg_internal("%s", message.c_str()),
-                        detail.empty() ? 0 : errdetail_internal("%s", detail.c_str()),
-                        hint.empty() ? 0 : errhint("%s", hint.c_str())));
-    });
-    throw std::logic_error("ereport returned");  // not reached
-}
-
 void SafeSearchPath::enter() {
     if (level_ >= 0) return;
     level_ = call([] { return NewGUCNestLevel(); });
@@ -171,10 +162,10 @@ void require_may_modify(const CheckpointRow& c) {
 // The payload of a COMPLETED checkpoint stored in the database, checked.
 std::string read_payload(Spi& spi, const CheckpointRow& c) {
     if (c.state != "COMPLETED")
-        raise_sqlstate(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE, "checkpoint " + c.uuid + " is " + c.state,
+        fail(ErrorKind::ObjectNotInPrerequisiteState, "checkpoint " + c.uuid + " is " + c.state,
                        "Only COMPLETED checkpoints can be loaded.");
     if (c.storage != "database")
-        raise_sqlstate(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE, "checkpoint " + c.uuid + " is stored outside the database",
+        fail(ErrorKind::ObjectNotInPrerequisiteState, "checkpoint " + c.uuid + " is stored outside the database",
                        "It is at " + c.uri + " (format " + c.format + ").", "Load it from there.");
     spi.execute("SELECT pg_catalog.string_agg(data, ''::pg_catalog.bytea ORDER BY chunk_no), count(*), max(chunk_no)"
                 " FROM hopper.checkpoint_chunks WHERE checkpoint_id = $1",
@@ -245,7 +236,7 @@ std::string versions_using(Spi& spi, int64_t checkpoint_id) {
 }
 
 [[noreturn]] void refuse_registered(Spi& spi, const CheckpointRow& c) {
-    raise_sqlstate(ERRCODE_OBJECT_IN_USE, "checkpoint " + c.uuid + " is registered as a model version",
+    fail(ErrorKind::ObjectInUse, "checkpoint " + c.uuid + " is registered as a model version",
                    "It is " + versions_using(spi, c.id) + ".", "Delete those model versions first.");
 }
 
@@ -583,7 +574,7 @@ void materialize_checkpoint_table(Spi& spi, int64_t checkpoint_id, const TableNa
     if (!facts.is_object() || !facts.contains("response_type") || !facts["response_type"].is_string() ||
         !facts.contains("dependent_varname") || !facts["dependent_varname"].is_string() ||
         !facts.contains("dependent_vartype") || !facts["dependent_vartype"].is_string())
-        raise_sqlstate(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+        fail(ErrorKind::ObjectNotInPrerequisiteState,
                        "checkpoint " + c.uuid + " does not describe the data it was trained on",
                        "predict needs the response type, the dependent variable's name and type, and the scaling of the"
                        " features.",
@@ -727,7 +718,7 @@ HOPPER_FUNCTION(end_task) {
     if (t.type == "TRAINING")
         fail(ErrorKind::InvalidParameter, "task " + std::to_string(id) + " is a training task", "fit and fit_multiple end it.");
     if (t.state != "ACTIVE")
-        raise_sqlstate(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE, "task " + std::to_string(id) + " has already ended",
+        fail(ErrorKind::ObjectNotInPrerequisiteState, "task " + std::to_string(id) + " has already ended",
                        "It is " + t.state + ".");
     spi.execute("UPDATE hopper.tasks SET state = $2, end_time = pg_catalog.clock_timestamp() WHERE task_id = $1",
                 {SqlParam::int8(id), SqlParam::text(state)});
@@ -825,7 +816,7 @@ HOPPER_FUNCTION(set_checkpoint_state) {
     const CheckpointState from = parse_checkpoint_state(c.state);
     if (from == to) PG_RETURN_VOID();
     if (!checkpoint_transition_allowed(from, to))
-        raise_sqlstate(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+        fail(ErrorKind::ObjectNotInPrerequisiteState,
                        "checkpoint " + uuid + " cannot go from " + c.state + " to " + to_string(to),
                        "Allowed: ACTIVE to COMPLETED or ERROR, COMPLETED to ERROR, DELETING to DELETED or PARTIALLY_DELETED,"
                        " PARTIALLY_DELETED to DELETED.",
@@ -839,7 +830,7 @@ HOPPER_FUNCTION(set_checkpoint_state) {
                              " THEN pg_catalog.clock_timestamp() ELSE report_time END WHERE checkpoint_id = $1 AND state = $3",
                              {SqlParam::int8(c.id), SqlParam::text(to_string(to)), SqlParam::text(to_string(from))});
     if (n == 0)
-        raise_sqlstate(ERRCODE_T_R_SERIALIZATION_FAILURE, "checkpoint " + uuid + " was changed by another transaction",
+        fail(ErrorKind::SerializationFailure, "checkpoint " + uuid + " was changed by another transaction",
                        "", "Retry.");
     path.leave();
     PG_RETURN_VOID();

@@ -120,7 +120,7 @@ HOPPER_FUNCTION(create_model) {
     if (spi.rows() == 0) {
         spi.execute("SELECT name FROM hopper.models WHERE pg_catalog.lower(name) = pg_catalog.lower($1)", {SqlParam::text(name)});
         const std::string existing = spi.rows() ? spi.text(0, 0) : name;
-        raise_sqlstate(ERRCODE_DUPLICATE_OBJECT, "model \"" + name + "\" already exists",
+        fail(ErrorKind::DuplicateObject, "model \"" + name + "\" already exists",
                        existing == name ? "" : "Model names are unique without regard to case; \"" + existing + "\" exists.");
     }
     const int64_t id = spi.integer(0, 0);
@@ -185,14 +185,14 @@ HOPPER_FUNCTION(register_model_version) {
     path.enter();
     ModelRow m = find_model(spi, model_name, true);
     if (m.archived)
-        raise_sqlstate(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE, "model \"" + m.name + "\" is archived",
+        fail(ErrorKind::ObjectNotInPrerequisiteState, "model \"" + m.name + "\" is archived",
                        "An archived model accepts no new versions.", "Unarchive it with hopper.unarchive_model first.");
     spi.execute("SELECT checkpoint_id, state FROM hopper.checkpoints WHERE uuid = $1::pg_catalog.uuid", {SqlParam::text(uuid)});
     if (spi.rows() == 0) fail(ErrorKind::UndefinedObject, "checkpoint " + uuid + " does not exist");
     const int64_t checkpoint_id = spi.integer(0, 0);
     const std::string state = spi.text(0, 1);
     if (state != "COMPLETED")
-        raise_sqlstate(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE, "checkpoint " + uuid + " is " + state,
+        fail(ErrorKind::ObjectNotInPrerequisiteState, "checkpoint " + uuid + " is " + state,
                        "Only COMPLETED checkpoints can be registered as model versions.");
     // The trigger numbers the version and protects the checkpoint atomically (and re-checks both).
     const int64_t version = explain_serialization_failure("model \"" + m.name + "\" or checkpoint " + uuid, [&] {

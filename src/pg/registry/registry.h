@@ -19,11 +19,6 @@
 
 namespace hopper::pg {
 
-// Raises a PostgreSQL error with a SQLSTATE that hopper::ErrorKind has no kind for (duplicate
-// object, object not in prerequisite state, ...).
-[[noreturn]] void raise_sqlstate(int sqlstate, const std::string& message, const std::string& detail = {},
-                                 const std::string& hint = {});
-
 // search_path = pg_catalog, pg_temp for the registry's own statements (undone by leave(), by the
 // destructor, or by the transaction's abort), so that no object in the caller's search_path can
 // stand in for an operator or function the registry uses. Resolve the caller's table names before

@@ -527,6 +527,7 @@ PackedInfo pack_table(Spi& spi, const PackOptions& opt) {
         layout.scale_kind = parse_scale_kind(t.scale);
         if (buffer_size <= 0) buffer_size = t.buffer_size;
         if (num_segments <= 0) num_segments = t.num_segments;
+        check_layout(PackingLayout{buffer_size, num_segments});
         Counts c = count_and_check(spi, src, layout.response, "validation source table");
         layout.x_dim = c.x_dim;
         layout.y_dim = layout.response == Response::Classification ? int(layout.class_values.size()) : c.y_dim;
@@ -544,16 +545,12 @@ PackedInfo pack_table(Spi& spi, const PackOptions& opt) {
         }();
     }
 
-    if (buffer_size == 0) buffer_size = 256;
-    if (buffer_size < 0)
-        fail(ErrorKind::InvalidParameter, "buffer_size must be positive", "It is " + std::to_string(opt.buffer_size) + ".");
+    if (buffer_size == 0) buffer_size = kDefaultBufferSize;
     if (!opt.segment_placement.empty() && opt.segment_placement != "shard" && opt.segment_placement != "worker")
         fail(ErrorKind::InvalidParameter, "unknown segment_placement \"" + opt.segment_placement + "\"", "",
              "Valid values are shard (one segment per shard) and worker (one segment per worker node).");
     if (num_segments == 0) num_segments = detect_engine(spi)->default_num_segments(spi, opt.segment_placement);
-    if (num_segments < 0 || num_segments > 1024)
-        fail(ErrorKind::InvalidParameter, "num_segments must be between 1 and 1024",
-             "It is " + std::to_string(opt.num_segments) + ".");
+    check_layout(PackingLayout{buffer_size, num_segments});
     layout.scale_kind = parse_scale_kind(opt.scale);
     if (!(opt.normalizing_const > 0) || !std::isfinite(opt.normalizing_const))
         fail(ErrorKind::InvalidParameter, "normalizing_const must be a positive finite number");
@@ -598,13 +595,9 @@ HOPPER_FUNCTION(preprocess) {
     opt.output_table = arg_text(fcinfo, 1, "output_table");
     opt.dependent_varname = arg_text(fcinfo, 2, "dependent_varname");
     opt.independent_varname = arg_text(fcinfo, 3, "independent_varname");
-    opt.buffer_size = int(arg_int_or(fcinfo, 4, 0));
-    if (!PG_ARGISNULL(4) && opt.buffer_size <= 0)
-        fail(ErrorKind::InvalidParameter, "buffer_size must be positive", "It is " + std::to_string(opt.buffer_size) + ".");
-    opt.num_segments = int(arg_int_or(fcinfo, 5, 0));
-    if (!PG_ARGISNULL(5) && opt.num_segments <= 0)
-        fail(ErrorKind::InvalidParameter, "num_segments must be between 1 and 1024",
-             "It is " + std::to_string(opt.num_segments) + ".");
+    const PackingLayout layout = make_packing_layout(arg_int_opt(fcinfo, 4), arg_int_opt(fcinfo, 5));
+    opt.buffer_size = layout.buffer_size;
+    opt.num_segments = layout.num_segments;
     opt.normalizing_const = arg_float8_or(fcinfo, 6, 1.0);
     opt.scale = arg_text_or(fcinfo, 7, "none");
     opt.seed = uint64_t(arg_int_or(fcinfo, 8, 0));
@@ -626,13 +619,9 @@ HOPPER_FUNCTION(preprocess_validation) {
     opt.dependent_varname = arg_text(fcinfo, 2, "dependent_varname");
     opt.independent_varname = arg_text(fcinfo, 3, "independent_varname");
     opt.training_packed_table = arg_text(fcinfo, 4, "training_preprocessed_table");
-    opt.buffer_size = int(arg_int_or(fcinfo, 5, 0));
-    if (!PG_ARGISNULL(5) && opt.buffer_size <= 0)
-        fail(ErrorKind::InvalidParameter, "buffer_size must be positive", "It is " + std::to_string(opt.buffer_size) + ".");
-    opt.num_segments = int(arg_int_or(fcinfo, 6, 0));
-    if (!PG_ARGISNULL(6) && opt.num_segments <= 0)
-        fail(ErrorKind::InvalidParameter, "num_segments must be between 1 and 1024",
-             "It is " + std::to_string(opt.num_segments) + ".");
+    const PackingLayout layout = make_packing_layout(arg_int_opt(fcinfo, 5), arg_int_opt(fcinfo, 6));
+    opt.buffer_size = layout.buffer_size;
+    opt.num_segments = layout.num_segments;
     Spi spi;
     PackedInfo info = pack_table(spi, opt);
     notice("packed " + std::to_string(info.num_rows) + " validation rows into " + std::to_string(info.num_buffers) +
