@@ -23,7 +23,7 @@
 #include "pg/common/datum.h"
 #include "pg/engine/engine.h"
 #include "pg/common/names.h"
-#include "pg/common/statement_settings.h"
+#include "pg/common/scoped_settings.h"
 
 namespace hopper::pg {
 
@@ -123,18 +123,12 @@ CombineOutcome run_hierarchical_combine(Spi& spi, const CombineSource& source, c
     {
         // The states are stored compressed (they compress: the high bytes of small sums are all 0 or
         // all 1); lz4 where the server has it -- pglz took 4x longer than the whole partial level.
-        const int level = call([] { return NewGUCNestLevel(); });
-#ifdef USE_LZ4
-        call([] {
-            (void)set_config_option("default_toast_compression", "lz4", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true,
-                                    0, false);
-        });
-#endif
+        Lz4Compression lz4;
+        lz4.enter();
         partials = store->create("SELECT (" + source.dist_key_sql + ")::pg_catalog.int4 AS dist_key, hopper." + K +
                                      "_partial(" + args + ") AS state FROM " + source.from_sql + " GROUP BY 1",
                                  source.params);
-        // (On an error the transaction's abort restores the setting.)
-        call([&] { AtEOXact_GUC(true, level); });
+        lz4.leave();
     }
     out.partial_seconds = seconds_since(t0);
 

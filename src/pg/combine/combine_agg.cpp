@@ -19,7 +19,7 @@
 #include "hopper/network.h"
 #include "hopper/state_format.h"
 #include "pg/common/datum.h"
-#include "pg/common/owned.h"
+#include "pg/common/aggregate.h"
 
 extern "C" {
 #include "access/detoast.h"
@@ -46,31 +46,6 @@ struct MetricsAgg {
     std::size_t model_bytes = 0;
     MatrixF scratch;
 };
-
-MemoryContext aggregate_context(FunctionCallInfo fcinfo, const char* function) {
-    MemoryContext context;
-    if (!AggCheckCallContext(fcinfo, &context))
-        fail(ErrorKind::Internal, std::string(function) + " called outside an aggregate");
-    return context;
-}
-
-template <typename Agg>
-Agg* state_arg(FunctionCallInfo fcinfo, int i) {
-    return PG_ARGISNULL(i) ? nullptr : reinterpret_cast<Agg*>(PG_GETARG_POINTER(i));
-}
-
-template <typename Agg>
-Agg* ensure_state(MemoryContext context, Agg* state) {
-    return state ? state : own_in_context(context, std::make_unique<Agg>());
-}
-
-Datum state_or_null(FunctionCallInfo fcinfo, void* state) {
-    if (!state) {
-        fcinfo->isnull = true;
-        return (Datum)0;
-    }
-    return PointerGetDatum(state);
-}
 
 // merge(state internal, serialized bytea): the intermediate and final levels' transition.
 template <typename Agg>

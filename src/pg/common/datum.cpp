@@ -9,6 +9,7 @@
 #include "pg/common/datum.h"
 
 extern "C" {
+#include "utils/uuid.h"
 #include "utils/numeric.h"
 }
 
@@ -248,6 +249,24 @@ int64_t arg_int(FunctionCallInfo fcinfo, int i, const char* name) {
 int64_t arg_int_or(FunctionCallInfo fcinfo, int i, int64_t fallback) {
     if (PG_NARGS() <= i || PG_ARGISNULL(i)) return fallback;
     return arg_int(fcinfo, i, "");
+}
+
+std::string uuid_arg(FunctionCallInfo fcinfo, int i, const char* name) {
+    require_not_null(fcinfo, i, name);
+    Datum d = PG_GETARG_DATUM(i);
+    return std::string(call([&] { return DatumGetCString(DirectFunctionCall1(uuid_out, d)); }));
+}
+
+Datum uuid_datum(const std::string& text) {
+    return call([&] { return DirectFunctionCall1(uuid_in, CStringGetDatum(text.c_str())); });
+}
+
+std::string arg_json_object(FunctionCallInfo fcinfo, int i, const char* name) {
+    std::string s = arg_jsonb_or(fcinfo, i, "{}");
+    const std::size_t at = s.find_first_not_of(" \t\r\n");
+    if (at == std::string::npos || s[at] != '{')
+        fail(ErrorKind::InvalidParameter, std::string(name) + " must be a JSON object", "It is " + s.substr(0, 80) + ".");
+    return s;
 }
 
 std::optional<int64_t> arg_int_opt(FunctionCallInfo fcinfo, int i) {

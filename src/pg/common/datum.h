@@ -56,6 +56,11 @@ std::string arg_text_or(FunctionCallInfo fcinfo, int i, const std::string& fallb
 int64_t arg_int(FunctionCallInfo fcinfo, int i, const char* name);
 int64_t arg_int_or(FunctionCallInfo fcinfo, int i, int64_t fallback);
 std::optional<int64_t> arg_int_opt(FunctionCallInfo fcinfo, int i);  // nullopt when NULL or not passed
+// Text form of a uuid argument (22004 when NULL), and a uuid Datum from text.
+std::string uuid_arg(FunctionCallInfo fcinfo, int i, const char* name);
+Datum uuid_datum(const std::string& text);
+// A jsonb argument that must be a JSON object, as text; "{}" when NULL or not passed.
+std::string arg_json_object(FunctionCallInfo fcinfo, int i, const char* name);
 double arg_float8_or(FunctionCallInfo fcinfo, int i, double fallback);
 bool arg_bool_or(FunctionCallInfo fcinfo, int i, bool fallback);
 std::string arg_jsonb_or(FunctionCallInfo fcinfo, int i, const std::string& fallback);

@@ -55,6 +55,7 @@
 
 #include "hopper/combine.h"
 #include "hopper/error.h"
+#include "pg/common/scoped_settings.h"
 #include "pg/engine/engine.h"
 
 extern "C" {
@@ -124,28 +125,18 @@ std::vector<int32_t> ascending_keys_for(Spi& spi, const TableName& table, const 
 // settings the training aggregate reads, and the compression of stored states. Citus sends SET
 // LOCAL to every node taking part in the transaction (citus.propagate_set_commands = local);
 // leave() undoes them, like a function's SET.
-class WorkerSettings {
+class WorkerSettings : public ScopedSettings {
 public:
-    void enter(Spi& spi) {
-        if (level_ >= 0) return;
-        level_ = call([] { return NewGUCNestLevel(); });
-        spi.execute("SELECT pg_catalog.current_setting('hopper.segment_cache_mb'),"
-                    " pg_catalog.current_setting('default_toast_compression')");
-        const std::string cache = spi.text(0, 0), compression = spi.text(0, 1);
-        spi.execute("SET LOCAL citus.propagate_set_commands = 'local'");
-        spi.execute("SET LOCAL jit = off");
-        spi.execute("SET LOCAL hopper.segment_cache_mb = " + quote_literal(cache));
-        spi.execute("SET LOCAL default_toast_compression = " + quote_literal(compression));
-    }
-    void leave() {
-        if (level_ < 0) return;
-        const int level = level_;
-        level_ = -1;
-        call([&] { AtEOXact_GUC(true, level); });
-    }
-
-private:
-    int level_ = -1;  // (on an error, the transaction's abort restores the settings)
+    explicit WorkerSettings(Spi& spi)
+        : ScopedSettings([&spi] {
+              spi.execute("SELECT pg_catalog.current_setting('hopper.segment_cache_mb'),"
+                          " pg_catalog.current_setting('default_toast_compression')");
+              const std::string cache = spi.text(0, 0), compression = spi.text(0, 1);
+              spi.execute("SET LOCAL citus.propagate_set_commands = 'local'");
+              spi.execute("SET LOCAL jit = off");
+              spi.execute("SET LOCAL hopper.segment_cache_mb = " + quote_literal(cache));
+              spi.execute("SET LOCAL default_toast_compression = " + quote_literal(compression));
+          }) {}
 };
 
 // Working tables and statements of one run on Citus.
@@ -153,7 +144,7 @@ class CitusHopper final : public ModelHopper {
 public:
     CitusHopper(Spi& spi, const TableName& packed, const std::vector<int32_t>& dist_keys, int num_models,
                 const std::string& schema)
-        : spi_(spi), packed_(packed), dist_keys_(dist_keys), models_(num_models) {
+        : spi_(spi), packed_(packed), dist_keys_(dist_keys), models_(num_models), worker_settings_(spi) {
         static int run_counter = 0;
         const std::string stem = "__hopper_" + std::to_string(MyProcPid) + "_" + std::to_string(++run_counter);
         input_ = TableName{schema, stem + "_model_input"};
@@ -162,7 +153,7 @@ public:
 
     void begin_iteration(const HopSchedule& sched, int iteration, const std::vector<int32_t>& mst_keys,
                          const std::vector<std::string>& states) override {
-        worker_settings_.enter(spi_);
+        worker_settings_.enter();
         // Distributed by dist_key like the packed table and colocated with it: the training join and
         // the aggregate run inside each shard.
         for (const TableName* t : {&input_, &output_}) {
@@ -211,19 +202,14 @@ public:
         if (output_filled_) spi_.execute("TRUNCATE " + output_.quoted());
         uint64_t rows = spi_.execute(training_sql());
         output_filled_ = true;
-        if (rows != uint64_t(models_))
-            fail(ErrorKind::Data, "a model did not come back from training",
-                 std::to_string(models_) + " models went into the training statement and " + std::to_string(rows) +
-                     " came back.",
-                 "A segment of the packed table may have lost all its rows since it was packed; pack it again.");
+        check_trained_models(rows, models_);
     }
 
     // The hop: a repartitioned INSERT ... SELECT (workers exchange the model rows directly).
     void hop() override {
         spi_.execute("TRUNCATE " + input_.quoted());
         uint64_t moved = spi_.execute(hop_sql());
-        if (moved != uint64_t(models_))
-            fail(ErrorKind::Internal, "the hop moved " + std::to_string(moved) + " of " + std::to_string(models_) + " models");
+        check_hopped_models(moved, models_);
     }
 
     std::vector<std::pair<int32_t, std::optional<int32_t>>> placements() override {
@@ -311,8 +297,8 @@ public:
                      " (dist_key pg_catalog.int4 NOT NULL, state pg_catalog.bytea)");
         distribute(partials_);
         created_partials_ = true;
-        WorkerSettings settings;
-        settings.enter(spi_);
+        WorkerSettings settings(spi_);
+        settings.enter();
         spi_.execute("INSERT INTO " + partials_.quoted() + " (dist_key, state) " + partial_sql, params);
         settings.leave();
         return partials_.quoted();
@@ -459,8 +445,8 @@ public:
                                  int workers) override {
         if (!distributed_by_dist_key(spi, packed)) return postgres_engine()->evaluate(spi, packed, states, workers);
         constexpr std::size_t kPerStatement = 256;
-        WorkerSettings settings;
-        settings.enter(spi);
+        WorkerSettings settings(spi);
+        settings.enter();
         std::vector<double> out;
         for (std::size_t first = 0; first < states.size(); first += kPerStatement) {
             const std::size_t n = std::min(kPerStatement, states.size() - first);

@@ -96,6 +96,12 @@ public:
                                                            const std::string& dist_key_column) = 0;
 };
 
+// What every engine checks after its statements: every model came back from the training statement
+// (a segment that lost all its rows since it was packed trains nothing), and the hop moved every
+// model (anything else is a bug).
+void check_trained_models(uint64_t came_back, int models);
+void check_hopped_models(uint64_t moved, int models);
+
 // The states in a model_output working table, by mst_key (both engines' ModelHopper::read_states).
 std::map<int32_t, std::string> read_model_states(Spi& spi, const TableName& model_output);
 

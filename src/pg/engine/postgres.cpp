@@ -11,7 +11,7 @@
 
 #include "hopper/error.h"
 #include "pg/engine/engine.h"
-#include "pg/common/statement_settings.h"
+#include "pg/common/scoped_settings.h"
 
 namespace hopper::pg {
 namespace {
@@ -102,11 +102,7 @@ public:
         set_parallel_workers(std::min<int>(models_, int(dist_keys_.size())));
         uint64_t rows = spi_.execute(sql);
         output_exists_ = true;
-        if (rows != uint64_t(models_))
-            fail(ErrorKind::Data, "a model did not come back from training",
-                 std::to_string(models_) + " models went into the training statement and " + std::to_string(rows) +
-                     " came back.",
-                 "A segment of the packed table may have lost all its rows since it was packed; pack it again.");
+        check_trained_models(rows, models_);
     }
 
     // The hop: each model moves one ring position on.
@@ -120,8 +116,7 @@ public:
         }
         spi_.execute(truncate_);
         uint64_t moved = spi_.execute(hop_, {});
-        if (moved != uint64_t(models_))
-            fail(ErrorKind::Internal, "the hop moved " + std::to_string(moved) + " of " + std::to_string(models_) + " models");
+        check_hopped_models(moved, models_);
     }
 
     // Where each model is now (for the debug record).
@@ -243,19 +238,7 @@ public:
 
 }  // namespace
 
-std::map<int32_t, std::string> read_model_states(Spi& spi, const TableName& model_output) {
-    spi.execute("SELECT mst_key, model_state FROM " + model_output.quoted());
-    std::map<int32_t, std::string> out;
-    for (uint64_t r = 0; r < spi.rows(); ++r) out[int32_t(spi.integer(r, 0))] = spi.bytes(r, 1);
-    return out;
-}
-
 std::unique_ptr<Engine> postgres_engine() { return std::make_unique<PostgresEngine>(); }
 
-std::unique_ptr<Engine> detect_engine(Spi& spi) {
-    if (spi.scalar_bool("SELECT EXISTS (SELECT FROM pg_catalog.pg_extension WHERE extname OPERATOR(pg_catalog.=) 'citus')"))
-        return citus_engine();
-    return postgres_engine();
-}
 
 }  // namespace hopper::pg

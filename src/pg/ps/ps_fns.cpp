@@ -14,7 +14,7 @@
 #include "hopper/registry.h"
 #include "pg/common/datum.h"
 #include "pg/ps/ps_table.h"
-#include "pg/registry/registry.h"
+#include "pg/registry/checkpoint_store.h"
 #include "pg/common/spi.h"
 
 extern "C" {
@@ -454,8 +454,7 @@ HOPPER_FUNCTION(ps_memory) {
 // tables, sql/ext/40_registry.sql) with format hopper_ps_v1, stored in hopper.checkpoint_chunks.
 HOPPER_FUNCTION(ps_save) {
     const pst::Handle& h = pst::open(arg_text(fcinfo, 0, "name"));
-    const std::string metadata = arg_jsonb_or(fcinfo, 1, "{}");
-    if (metadata.empty() || metadata[0] != '{') fail(ErrorKind::InvalidParameter, "metadata must be a JSON object");
+    const std::string metadata = arg_json_object(fcinfo, 1, "metadata");
     const ps::TableSettings settings = h.settings;
     ps::SnapshotBuffer b = pst::snapshot(h);
     const std::string_view payload(b.bytes);
@@ -471,31 +470,16 @@ HOPPER_FUNCTION(ps_save) {
                             {"num_workers", settings.num_workers},
                             {"clocks", clocks}};
     for (const ps::KeyRange& r : settings.keys.ranges()) facts["key_ranges"].push_back({r.lo, r.hi});
-    const std::string table_facts = nlohmann::json{{"parameter_table", facts}}.dump();
+    // The caller's metadata with the table's facts under "parameter_table" (replacing a key of that name).
+    nlohmann::json meta = nlohmann::json::parse(metadata);
+    meta["parameter_table"] = facts;
     const std::string resources = nlohmann::json{{"parameter_table", payload.size()}}.dump();
     std::string uuid;
     {
         Spi spi;
         SafeSearchPath path;
         path.enter();
-        spi.execute("INSERT INTO hopper.checkpoints (task_id, state, steps_completed, format, storage, size_bytes, checksum,"
-                    " resources, metadata) VALUES (NULL, 'ACTIVE', $1, $2, 'database', $3, $4, $5::pg_catalog.jsonb,"
-                    " $6::pg_catalog.jsonb OPERATOR(pg_catalog.||) $7::pg_catalog.jsonb)"
-                    " RETURNING checkpoint_id, uuid::pg_catalog.text",
-                    {SqlParam::int8(min_clock), SqlParam::text(kCheckpointFormat), SqlParam::int8(int64_t(payload.size())),
-                     SqlParam::text_copy(sha256_hex(payload)), SqlParam::text(resources), SqlParam::text(metadata),
-                     SqlParam::text(table_facts)});
-        const int64_t id = spi.integer(0, 0);
-        uuid = spi.text(0, 1);
-        const Prepared chunk = spi.prepare(
-            "INSERT INTO hopper.checkpoint_chunks (checkpoint_id, chunk_no, data) VALUES ($1, $2, $3)",
-            {INT8OID, INT4OID, BYTEAOID});
-        int32_t n = 0;
-        for (std::string_view part : split_chunks(payload))
-            spi.execute(chunk, {SqlParam::int8(id), SqlParam::int4(n++), SqlParam::bytea(part)});
-        spi.execute("UPDATE hopper.checkpoints SET state = 'COMPLETED', report_time = pg_catalog.clock_timestamp()"
-                    " WHERE checkpoint_id = $1",
-                    {SqlParam::int8(id)});
+        uuid = store_checkpoint(spi, std::nullopt, payload, min_clock, meta.dump(), resources, kCheckpointFormat).uuid;
         path.leave();
     }
     PG_RETURN_DATUM(uuid_datum(uuid));

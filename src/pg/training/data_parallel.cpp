@@ -21,7 +21,7 @@
 #include "pg/combine/combine.h"
 #include "pg/common/resource_limits.h"
 #include "pg/common/settings.h"
-#include "pg/common/statement_settings.h"
+#include "pg/common/scoped_settings.h"
 #include "pg/training/run.h"
 
 namespace hopper::pg {

@@ -12,7 +12,7 @@
 #include "hopper/state_format.h"
 #include "pg/training/buffer_cache.h"
 #include "pg/common/datum.h"
-#include "pg/common/owned.h"
+#include "pg/common/aggregate.h"
 
 namespace {
 
@@ -34,13 +34,8 @@ using namespace hopper::pg;
 
 // evaluate_models_transition(state internal, model_states bytea[], x real[], y real[])
 HOPPER_FUNCTION(evaluate_models_transition) {
-    MemoryContext aggcontext;
-    if (!AggCheckCallContext(fcinfo, &aggcontext))
-        fail(ErrorKind::Internal, "evaluate_models_transition called outside an aggregate");
-    EvalAggState* state = PG_ARGISNULL(0) ? nullptr : reinterpret_cast<EvalAggState*>(PG_GETARG_POINTER(0));
-    if (!state) {
-        state = own_in_context(aggcontext, std::make_unique<EvalAggState>());
-    }
+    MemoryContext aggcontext = aggregate_context(fcinfo, "evaluate_models_transition");
+    EvalAggState* state = ensure_state(aggcontext, state_arg<EvalAggState>(fcinfo, 0));
     if (state->models.empty()) {
         if (PG_ARGISNULL(1)) fail(ErrorKind::NullValue, "model states must not be NULL");
         // All rows carry the same array: load the models once per process.
@@ -108,9 +103,7 @@ HOPPER_FUNCTION(evaluate_models_serialize) {
 }
 
 HOPPER_FUNCTION(evaluate_models_deserialize) {
-    MemoryContext aggcontext;
-    if (!AggCheckCallContext(fcinfo, &aggcontext))
-        fail(ErrorKind::Internal, "evaluate_models_deserialize called outside an aggregate");
+    MemoryContext aggcontext = aggregate_context(fcinfo, "evaluate_models_deserialize");
     std::string in = bytea_to_string(PG_GETARG_DATUM(0));
     std::size_t at = 0;
     auto get = [&](void* p, std::size_t n) {
@@ -134,11 +127,9 @@ HOPPER_FUNCTION(evaluate_models_deserialize) {
 }
 
 HOPPER_FUNCTION(evaluate_models_combine) {
-    MemoryContext aggcontext;
-    if (!AggCheckCallContext(fcinfo, &aggcontext))
-        fail(ErrorKind::Internal, "evaluate_models_combine called outside an aggregate");
-    auto* a = PG_ARGISNULL(0) ? nullptr : reinterpret_cast<EvalAggState*>(PG_GETARG_POINTER(0));
-    auto* b = PG_ARGISNULL(1) ? nullptr : reinterpret_cast<EvalAggState*>(PG_GETARG_POINTER(1));
+    MemoryContext aggcontext = aggregate_context(fcinfo, "evaluate_models_combine");
+    auto* a = state_arg<EvalAggState>(fcinfo, 0);
+    auto* b = state_arg<EvalAggState>(fcinfo, 1);
     if (!b) {
         if (!a) PG_RETURN_NULL();
         PG_RETURN_POINTER(a);

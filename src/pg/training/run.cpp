@@ -20,7 +20,7 @@
 #include "pg/common/datum.h"
 #include "pg/common/resource_limits.h"
 #include "pg/common/settings.h"
-#include "pg/common/statement_settings.h"
+#include "pg/common/scoped_settings.h"
 #include "pg/engine/engine.h"
 #include "pg/training/buffer_cache.h"
 #include "pg/training/preprocess.h"

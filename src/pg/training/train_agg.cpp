@@ -15,7 +15,7 @@
 #include "hopper/trainer.h"
 #include "pg/training/buffer_cache.h"
 #include "pg/common/datum.h"
-#include "pg/common/owned.h"
+#include "pg/common/aggregate.h"
 #include "pg/common/resource_limits.h"
 #include "pg/common/settings.h"
 
@@ -50,11 +50,8 @@ using namespace hopper::pg;
 // train_segment_transition(state internal, model_state bytea, x real[], y real[], mst_key int,
 //                          dist_key int)
 HOPPER_FUNCTION(train_segment_transition) {
-    MemoryContext aggcontext;
-    if (!AggCheckCallContext(fcinfo, &aggcontext))
-        fail(ErrorKind::Internal, "train_segment_transition called outside an aggregate");
-
-    TrainAggState* state = PG_ARGISNULL(0) ? nullptr : reinterpret_cast<TrainAggState*>(PG_GETARG_POINTER(0));
+    MemoryContext aggcontext = aggregate_context(fcinfo, "train_segment_transition");
+    TrainAggState* state = state_arg<TrainAggState>(fcinfo, 0);
     if (!state) {
         auto fresh = std::make_unique<TrainAggState>();
         fresh->mst_key = PG_ARGISNULL(4) ? -1 : PG_GETARG_INT32(4);
@@ -113,7 +110,7 @@ HOPPER_FUNCTION(train_segment_transition) {
 
 HOPPER_FUNCTION(train_segment_final) {
     if (PG_ARGISNULL(0)) PG_RETURN_NULL();
-    auto* state = reinterpret_cast<TrainAggState*>(PG_GETARG_POINTER(0));
+    auto* state = state_arg<TrainAggState>(fcinfo, 0);
     Trainer& trainer = *state->trainer;
     for (int epoch = 1; epoch < trainer.config().fit.epochs; ++epoch) {
         for (std::size_t b = 0; b < state->cached_rows.size(); ++b) {

@@ -1,4 +1,5 @@
-// The model registry: models, their numbered versions and aliases (tables in sql/ext/40_registry.sql).
+// The model registry's SQL functions: models, their numbered versions and aliases (tables in
+// sql/ext/40_registry.sql).
 //
 // The functions check what they can up front, to give precise errors, and then make one change that
 // the database checks again atomically: registration numbers the version and protects the checkpoint
@@ -11,7 +12,8 @@
 #include "hopper/error.h"
 #include "hopper/registry.h"
 #include "pg/common/datum.h"
-#include "pg/registry/registry.h"
+#include "pg/registry/checkpoint_store.h"
+#include "pg/registry/listing.h"
 
 namespace hopper::pg {
 namespace {
@@ -37,13 +39,6 @@ ModelRow find_model(Spi& spi, const std::string& name, bool for_change) {
     return m;
 }
 
-std::string object_arg(FunctionCallInfo fcinfo, int i, const char* name) {
-    std::string s = arg_jsonb_or(fcinfo, i, "{}");
-    std::size_t at = s.find_first_not_of(" \t\r\n");
-    if (at == std::string::npos || s[at] != '{')
-        fail(ErrorKind::InvalidParameter, std::string(name) + " must be a JSON object", "It is " + s.substr(0, 80) + ".");
-    return s;
-}
 
 std::vector<std::string> labels_arg(FunctionCallInfo fcinfo, int i) {
     if (PG_NARGS() <= i || PG_ARGISNULL(i)) return {};
@@ -107,7 +102,7 @@ HOPPER_FUNCTION(create_model) {
     const std::string name = arg_text(fcinfo, 0, "name");
     check_registry_name(name, "model name");
     const std::optional<std::string> description = text_or_null(fcinfo, 1), notes = text_or_null(fcinfo, 4);
-    const std::string metadata = object_arg(fcinfo, 2, "metadata");
+    const std::string metadata = arg_json_object(fcinfo, 2, "metadata");
     const std::vector<std::string> labels = labels_arg(fcinfo, 3);
     Spi spi;
     SafeSearchPath path;
@@ -178,7 +173,7 @@ HOPPER_FUNCTION(register_model_version) {
     const std::string uuid = uuid_arg(fcinfo, 1, "checkpoint");
     const std::optional<std::string> name = text_or_null(fcinfo, 2), comment = text_or_null(fcinfo, 3),
                                      notes = text_or_null(fcinfo, 6);
-    const std::string metadata = object_arg(fcinfo, 4, "metadata");
+    const std::string metadata = arg_json_object(fcinfo, 4, "metadata");
     const std::vector<std::string> labels = labels_arg(fcinfo, 5);
     Spi spi;
     SafeSearchPath path;
@@ -316,10 +311,10 @@ HOPPER_FUNCTION(list_model_versions) {
     spi.execute("SELECT e.version, e.version_id, e.name, e.checkpoint_uuid, e.aliases, e.labels, e.creation_time,"
                 " e.steps_completed, e.searcher_metric, e.searcher_value, e.validation_metrics, count(*) OVER ()"
                 " FROM hopper.model_versions_expanded e WHERE e.model_id = $1" +
-                    registry_order_clause(key, descending, 4) + ", e.version" + (descending ? " DESC" : " ASC") +
+                    order_clause(key, descending, 4) + ", e.version" + (descending ? " DESC" : " ASC") +
                     " LIMIT $2 OFFSET $3",
                 {SqlParam::int8(m.id), SqlParam::int8(page_size), SqlParam::int8(page_offset), SqlParam::text(key.metric)});
-    registry_put_result_rows(spi, fcinfo);
+    put_result_rows(spi, fcinfo);
     path.leave();
     return (Datum)0;
 }

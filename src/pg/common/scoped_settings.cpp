@@ -1,11 +1,11 @@
-#include "pg/common/statement_settings.h"
+#include "pg/common/scoped_settings.h"
 
 #include <algorithm>
 #include <exception>
 
-#include "pg/training/buffer_cache.h"
 #include "pg/common/guard.h"
 #include "pg/common/settings.h"
+#include "pg/training/buffer_cache.h"
 
 extern "C" {
 #include "optimizer/optimizer.h"
@@ -14,19 +14,48 @@ extern "C" {
 
 namespace hopper::pg {
 
-namespace {
-
-void set_saved(const char* name, const std::string& value) {
+void set_in_scope(const char* name, const std::string& value) {
     call([&] {
         (void)set_config_option(name, value.c_str(), PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
     });
 }
 
+namespace {
+void set_saved(const char* name, const std::string& value) { set_in_scope(name, value); }
 }  // namespace
 
-void StatementSettings::enter() {
+void ScopedSettings::enter() {
     if (level_ >= 0) return;
     level_ = call([] { return NewGUCNestLevel(); });
+    apply_();
+}
+
+void ScopedSettings::leave() {
+    if (level_ < 0) return;
+    int level = level_;
+    level_ = -1;
+    call([&] { AtEOXact_GUC(true, level); });
+}
+
+ScopedSettings::~ScopedSettings() {
+    // On an error the transaction's abort restores the settings; otherwise restore them here.
+    if (level_ >= 0 && std::uncaught_exceptions() == 0) {
+        try {
+            leave();
+        } catch (...) {
+        }
+    }
+}
+
+void apply_safe_search_path() { set_saved("search_path", "pg_catalog, pg_temp"); }
+
+void apply_lz4_compression() {
+#ifdef USE_LZ4
+    set_saved("default_toast_compression", "lz4");
+#endif
+}
+
+void apply_statement_settings() {
     // Segments run as partitions: partitionwise join + aggregation gives one aggregate per segment
     // under a Parallel Append.
     set_saved("enable_partitionwise_join", "on");
@@ -57,23 +86,6 @@ void StatementSettings::enter() {
             (void)set_config_option(buffer_cache_setting_name, cache.c_str(), PGC_SUSET, PGC_S_SESSION, GUC_ACTION_SAVE,
                                     true, 0, false);
         });
-}
-
-void StatementSettings::leave() {
-    if (level_ < 0) return;
-    int level = level_;
-    level_ = -1;
-    call([&] { AtEOXact_GUC(true, level); });
-}
-
-StatementSettings::~StatementSettings() {
-    // On an error the transaction abort restores the settings; otherwise restore them here.
-    if (level_ >= 0 && std::uncaught_exceptions() == 0) {
-        try {
-            leave();
-        } catch (...) {
-        }
-    }
 }
 
 void set_parallel_workers(int wanted) {
