@@ -30,32 +30,32 @@ COMMENT ON TYPE hopper.combine_outcome IS 'what hopper.hierarchical_combine ran,
 -- vector_sum: the plain numeric example (float8 vectors of one length; compensated sums).
 
 CREATE FUNCTION hopper.vector_sum_add(internal, double precision[]) RETURNS internal
-AS 'MODULE_PATHNAME', 'combine_vector_sum_add' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+AS 'MODULE_PATHNAME', 'vector_sum_add' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 COMMENT ON FUNCTION hopper.vector_sum_add(internal, double precision[]) IS
 'transition function of hopper.vector_sum and vector_sum_partial: adds one vector (NULL vectors are skipped)';
 
 CREATE FUNCTION hopper.vector_sum_merge(internal, bytea) RETURNS internal
-AS 'MODULE_PATHNAME', 'combine_vector_sum_merge' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+AS 'MODULE_PATHNAME', 'vector_sum_merge' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 COMMENT ON FUNCTION hopper.vector_sum_merge(internal, bytea) IS
 'transition function of hopper.vector_sum_intermediate and vector_sum_final: merges one serialized state (NULL states are skipped)';
 
 CREATE FUNCTION hopper.vector_sum_combine(internal, internal) RETURNS internal
-AS 'MODULE_PATHNAME', 'combine_vector_sum_combine' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+AS 'MODULE_PATHNAME', 'vector_sum_combine' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 COMMENT ON FUNCTION hopper.vector_sum_combine(internal, internal) IS
 'combine function of the vector_sum aggregates: merges two partial states';
 
 CREATE FUNCTION hopper.vector_sum_serialize(internal) RETURNS bytea
-AS 'MODULE_PATHNAME', 'combine_vector_sum_serialize' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+AS 'MODULE_PATHNAME', 'vector_sum_serialize' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION hopper.vector_sum_serialize(internal) IS
 'serialize function of the vector_sum aggregates, and final function of vector_sum_partial and vector_sum_intermediate';
 
 CREATE FUNCTION hopper.vector_sum_deserialize(bytea, internal) RETURNS internal
-AS 'MODULE_PATHNAME', 'combine_vector_sum_deserialize' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+AS 'MODULE_PATHNAME', 'vector_sum_deserialize' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION hopper.vector_sum_deserialize(bytea, internal) IS
 'deserialize function of the vector_sum aggregates (checks the state: kind, length, checksum)';
 
 CREATE FUNCTION hopper.vector_sum_finish(internal) RETURNS hopper.vector_total
-AS 'MODULE_PATHNAME', 'combine_vector_sum_finish' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+AS 'MODULE_PATHNAME', 'vector_sum_finish' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 COMMENT ON FUNCTION hopper.vector_sum_finish(internal) IS
 'final function of hopper.vector_sum and vector_sum_final: count, sum and mean';
 
@@ -91,32 +91,32 @@ COMMENT ON AGGREGATE hopper.vector_sum_final(bytea) IS
 -- model_average: the weighted mean of model states (parameters and optimizer slots), exact.
 
 CREATE FUNCTION hopper.model_average_add(internal, bytea, bigint) RETURNS internal
-AS 'MODULE_PATHNAME', 'combine_model_average_add' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+AS 'MODULE_PATHNAME', 'model_average_add' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 COMMENT ON FUNCTION hopper.model_average_add(internal, bytea, bigint) IS
 'transition function of hopper.model_average and model_average_partial: adds a model state with its weight (NULL states are skipped)';
 
 CREATE FUNCTION hopper.model_average_merge(internal, bytea) RETURNS internal
-AS 'MODULE_PATHNAME', 'combine_model_average_merge' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+AS 'MODULE_PATHNAME', 'model_average_merge' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 COMMENT ON FUNCTION hopper.model_average_merge(internal, bytea) IS
 'transition function of hopper.model_average_intermediate and model_average_final: merges one serialized averaging state (NULL states are skipped)';
 
 CREATE FUNCTION hopper.model_average_combine(internal, internal) RETURNS internal
-AS 'MODULE_PATHNAME', 'combine_model_average_combine' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+AS 'MODULE_PATHNAME', 'model_average_combine' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 COMMENT ON FUNCTION hopper.model_average_combine(internal, internal) IS
 'combine function of the model_average aggregates: adds two averaging states (exact, order-independent)';
 
 CREATE FUNCTION hopper.model_average_serialize(internal) RETURNS bytea
-AS 'MODULE_PATHNAME', 'combine_model_average_serialize' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+AS 'MODULE_PATHNAME', 'model_average_serialize' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION hopper.model_average_serialize(internal) IS
 'serialize function of the model_average aggregates, and final function of model_average_partial and model_average_intermediate';
 
 CREATE FUNCTION hopper.model_average_deserialize(bytea, internal) RETURNS internal
-AS 'MODULE_PATHNAME', 'combine_model_average_deserialize' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+AS 'MODULE_PATHNAME', 'model_average_deserialize' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION hopper.model_average_deserialize(bytea, internal) IS
 'deserialize function of the model_average aggregates (checks the state: kind, sizes, configuration, checksum)';
 
 CREATE FUNCTION hopper.model_average_finish(internal) RETURNS bytea
-AS 'MODULE_PATHNAME', 'combine_model_average_finish' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+AS 'MODULE_PATHNAME', 'model_average_finish' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 COMMENT ON FUNCTION hopper.model_average_finish(internal) IS
 'final function of hopper.model_average and model_average_final: the averaged model state';
 
@@ -152,32 +152,32 @@ COMMENT ON AGGREGATE hopper.model_average_final(bytea) IS
 -- metrics: loss and compiled metrics of one model over packed buffers (hopper.evaluate's sums).
 
 CREATE FUNCTION hopper.metrics_add(internal, bytea, real[], real[]) RETURNS internal
-AS 'MODULE_PATHNAME', 'combine_metrics_add' LANGUAGE C IMMUTABLE PARALLEL SAFE COST 100000;
+AS 'MODULE_PATHNAME', 'metrics_add' LANGUAGE C IMMUTABLE PARALLEL SAFE COST 100000;
 COMMENT ON FUNCTION hopper.metrics_add(internal, bytea, real[], real[]) IS
 'transition function of hopper.metrics and metrics_partial: evaluates the model on one packed buffer and adds its loss and metric sums';
 
 CREATE FUNCTION hopper.metrics_merge(internal, bytea) RETURNS internal
-AS 'MODULE_PATHNAME', 'combine_metrics_merge' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+AS 'MODULE_PATHNAME', 'metrics_merge' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 COMMENT ON FUNCTION hopper.metrics_merge(internal, bytea) IS
 'transition function of hopper.metrics_intermediate and metrics_final: merges one serialized state (NULL states are skipped)';
 
 CREATE FUNCTION hopper.metrics_combine(internal, internal) RETURNS internal
-AS 'MODULE_PATHNAME', 'combine_metrics_combine' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+AS 'MODULE_PATHNAME', 'metrics_combine' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 COMMENT ON FUNCTION hopper.metrics_combine(internal, internal) IS
 'combine function of the metrics aggregates: adds two partial states';
 
 CREATE FUNCTION hopper.metrics_serialize(internal) RETURNS bytea
-AS 'MODULE_PATHNAME', 'combine_metrics_serialize' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+AS 'MODULE_PATHNAME', 'metrics_serialize' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION hopper.metrics_serialize(internal) IS
 'serialize function of the metrics aggregates, and final function of metrics_partial and metrics_intermediate';
 
 CREATE FUNCTION hopper.metrics_deserialize(bytea, internal) RETURNS internal
-AS 'MODULE_PATHNAME', 'combine_metrics_deserialize' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+AS 'MODULE_PATHNAME', 'metrics_deserialize' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION hopper.metrics_deserialize(bytea, internal) IS
 'deserialize function of the metrics aggregates (checks the state: kind, names, checksum)';
 
 CREATE FUNCTION hopper.metrics_finish(internal) RETURNS hopper.metrics_total
-AS 'MODULE_PATHNAME', 'combine_metrics_finish' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+AS 'MODULE_PATHNAME', 'metrics_finish' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 COMMENT ON FUNCTION hopper.metrics_finish(internal) IS
 'final function of hopper.metrics and metrics_final: row count, mean loss and metrics';
 

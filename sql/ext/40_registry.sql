@@ -278,6 +278,12 @@ DECLARE
     m record;
     c record;
 BEGIN
+    -- Restoring a dump (a superuser with hopper.restoring on): the row is taken as it was dumped --
+    -- its number, and the counters of its model and checkpoint, were dumped with them.
+    IF current_setting('hopper.restoring', true) = 'on'
+       AND (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = CURRENT_USER) THEN
+        RETURN NEW;
+    END IF;
     -- Takes the model's row lock: concurrent registrations of one model queue here and get
     -- consecutive numbers; an archive committed meanwhile is seen by the re-check of NOT archived.
     UPDATE hopper.models SET next_version = next_version + 1, last_updated_time = now()
@@ -300,7 +306,7 @@ BEGIN
     IF NEW.version IS NOT NULL AND NEW.version <> assigned THEN
         RAISE EXCEPTION 'version numbers are assigned by hopper' USING ERRCODE = 'generated_always',
             DETAIL = format('The next version of this model is %s; %s was given.', assigned, NEW.version),
-            HINT = 'Leave out the version column, or use hopper.register_model_version.';
+            HINT = 'Leave out the version column, or use hopper.register_model_version. To restore a dump, run pg_restore with PGOPTIONS=''-c hopper.restoring=on'' as a superuser.';
     END IF;
     NEW.version := assigned;
     NEW.creation_time := now();

@@ -14,7 +14,7 @@ COMMENT ON FUNCTION hopper.ps_create(text, bigint, integer, text, integer, integ
 CREATE FUNCTION hopper.ps_create(name text, key_ranges int8range[], chunk_size integer DEFAULT 1,
                                  consistency text DEFAULT 'bsp', staleness integer DEFAULT NULL,
                                  num_workers integer DEFAULT 1, init_value real DEFAULT 0)
-RETURNS void AS 'MODULE_PATHNAME', 'ps_create_ranges' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+RETURNS void AS 'MODULE_PATHNAME', 'ps_create' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION hopper.ps_create(text, int8range[], integer, text, integer, integer, real) IS
 'creates parameter table name whose keys are the union of key_ranges (bounded, disjoint); otherwise like ps_create(name, num_keys, ...)';
 

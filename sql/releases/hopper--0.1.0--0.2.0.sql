@@ -5,6 +5,12 @@
 
 -- ---- runs: stored in run_records, read through a view whose state is truthful ----------------------
 ALTER TABLE hopper.runs RENAME TO run_records;
+-- Its constraints, key index and identity sequence take the names a fresh install gives them.
+ALTER TABLE hopper.run_records RENAME CONSTRAINT runs_data_check TO run_records_data_check;
+ALTER TABLE hopper.run_records RENAME CONSTRAINT runs_method_check TO run_records_method_check;
+ALTER TABLE hopper.run_records RENAME CONSTRAINT runs_state_check TO run_records_state_check;
+ALTER INDEX hopper.runs_pkey RENAME TO run_records_pkey;
+ALTER SEQUENCE hopper.runs_run_id_seq RENAME TO run_records_run_id_seq;
 COMMENT ON TABLE hopper.run_records IS
 'storage of hopper.runs: one row per call of hopper.fit, fit_multiple or fit_data_parallel; read hopper.runs, whose state is truthful when read';
 
@@ -189,6 +195,63 @@ $$;
 COMMENT ON FUNCTION hopper.checkpoints_before_update() IS
 'trigger: a checkpoint used by a model version cannot be deleted and its metadata is fixed, a deleted one stays deleted, a completed one keeps its payload, size, checksum and steps (a superuser may repair them); only its owner may change it, others only register it';
 
+-- ---- model versions: a restore (hopper.restoring) keeps the dumped numbers -------------------------
+CREATE OR REPLACE FUNCTION hopper.model_versions_before_insert() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    assigned integer;
+    m record;
+    c record;
+BEGIN
+    -- Restoring a dump (a superuser with hopper.restoring on): the row is taken as it was dumped --
+    -- its number, and the counters of its model and checkpoint, were dumped with them.
+    IF current_setting('hopper.restoring', true) = 'on'
+       AND (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = CURRENT_USER) THEN
+        RETURN NEW;
+    END IF;
+    -- Takes the model's row lock: concurrent registrations of one model queue here and get
+    -- consecutive numbers; an archive committed meanwhile is seen by the re-check of NOT archived.
+    UPDATE hopper.models SET next_version = next_version + 1, last_updated_time = now()
+    WHERE model_id = NEW.model_id AND NOT archived
+    RETURNING next_version - 1 INTO assigned;
+    IF NOT FOUND THEN
+        SELECT name, archived, owner INTO m FROM hopper.models WHERE model_id = NEW.model_id;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'model with id % does not exist', NEW.model_id USING ERRCODE = 'undefined_object';
+        ELSIF m.archived THEN
+            RAISE EXCEPTION 'model "%" is archived', m.name USING ERRCODE = 'object_not_in_prerequisite_state',
+                DETAIL = 'An archived model accepts no new versions.',
+                HINT = 'Unarchive it with hopper.unarchive_model first.';
+        ELSE
+            RAISE EXCEPTION 'permission denied for model "%"', m.name USING ERRCODE = 'insufficient_privilege',
+                DETAIL = format('It belongs to role %s.', m.owner),
+                HINT = format('Ask for membership in role %s.', m.owner);
+        END IF;
+    END IF;
+    IF NEW.version IS NOT NULL AND NEW.version <> assigned THEN
+        RAISE EXCEPTION 'version numbers are assigned by hopper' USING ERRCODE = 'generated_always',
+            DETAIL = format('The next version of this model is %s; %s was given.', assigned, NEW.version),
+            HINT = 'Leave out the version column, or use hopper.register_model_version. To restore a dump, run pg_restore with PGOPTIONS=''-c hopper.restoring=on'' as a superuser.';
+    END IF;
+    NEW.version := assigned;
+    NEW.creation_time := now();
+    NEW.last_updated_time := now();
+    -- Takes the checkpoint's row lock and writes it: a concurrent deletion either waits and then
+    -- sees version_count > 0 (READ COMMITTED) or fails to serialize (REPEATABLE READ).
+    UPDATE hopper.checkpoints SET version_count = version_count + 1
+    WHERE checkpoint_id = NEW.checkpoint_id AND state = 'COMPLETED';
+    IF NOT FOUND THEN
+        SELECT uuid, state INTO c FROM hopper.checkpoints WHERE checkpoint_id = NEW.checkpoint_id;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'checkpoint with id % does not exist', NEW.checkpoint_id USING ERRCODE = 'undefined_object';
+        END IF;
+        RAISE EXCEPTION 'checkpoint % is %', c.uuid, c.state USING ERRCODE = 'object_not_in_prerequisite_state',
+            DETAIL = 'Only COMPLETED checkpoints can be registered as model versions.';
+    END IF;
+    RETURN NEW;
+END
+$$;
+
 -- ---- row-level security: a new row points only at rows of its own roles --------------------------
 DROP POLICY trials_owner ON hopper.trials;
 CREATE POLICY trials_owner ON hopper.trials
@@ -232,6 +295,49 @@ CREATE POLICY model_aliases_update ON hopper.model_aliases FOR UPDATE
     WITH CHECK (EXISTS (SELECT 1 FROM hopper.models m WHERE m.model_id = model_aliases.model_id AND hopper.may_modify(m.owner)));
 CREATE POLICY model_aliases_delete ON hopper.model_aliases FOR DELETE
     USING (EXISTS (SELECT 1 FROM hopper.models m WHERE m.model_id = model_aliases.model_id AND hopper.may_modify(m.owner)));
+
+-- ---- SQL name = C symbol: functions whose C symbol was renamed (the old symbols stay in the
+-- library for databases not yet updated, src/pg/common/legacy_symbols.cpp) ----------------------------
+CREATE OR REPLACE FUNCTION hopper.vector_sum_add(internal, double precision[]) RETURNS internal
+AS 'MODULE_PATHNAME', 'vector_sum_add' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE OR REPLACE FUNCTION hopper.vector_sum_merge(internal, bytea) RETURNS internal
+AS 'MODULE_PATHNAME', 'vector_sum_merge' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE OR REPLACE FUNCTION hopper.vector_sum_combine(internal, internal) RETURNS internal
+AS 'MODULE_PATHNAME', 'vector_sum_combine' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE OR REPLACE FUNCTION hopper.vector_sum_serialize(internal) RETURNS bytea
+AS 'MODULE_PATHNAME', 'vector_sum_serialize' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE OR REPLACE FUNCTION hopper.vector_sum_deserialize(bytea, internal) RETURNS internal
+AS 'MODULE_PATHNAME', 'vector_sum_deserialize' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE OR REPLACE FUNCTION hopper.vector_sum_finish(internal) RETURNS hopper.vector_total
+AS 'MODULE_PATHNAME', 'vector_sum_finish' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE OR REPLACE FUNCTION hopper.model_average_add(internal, bytea, bigint) RETURNS internal
+AS 'MODULE_PATHNAME', 'model_average_add' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE OR REPLACE FUNCTION hopper.model_average_merge(internal, bytea) RETURNS internal
+AS 'MODULE_PATHNAME', 'model_average_merge' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE OR REPLACE FUNCTION hopper.model_average_combine(internal, internal) RETURNS internal
+AS 'MODULE_PATHNAME', 'model_average_combine' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE OR REPLACE FUNCTION hopper.model_average_serialize(internal) RETURNS bytea
+AS 'MODULE_PATHNAME', 'model_average_serialize' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE OR REPLACE FUNCTION hopper.model_average_deserialize(bytea, internal) RETURNS internal
+AS 'MODULE_PATHNAME', 'model_average_deserialize' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE OR REPLACE FUNCTION hopper.model_average_finish(internal) RETURNS bytea
+AS 'MODULE_PATHNAME', 'model_average_finish' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE OR REPLACE FUNCTION hopper.metrics_add(internal, bytea, real[], real[]) RETURNS internal
+AS 'MODULE_PATHNAME', 'metrics_add' LANGUAGE C IMMUTABLE PARALLEL SAFE COST 100000;
+CREATE OR REPLACE FUNCTION hopper.metrics_merge(internal, bytea) RETURNS internal
+AS 'MODULE_PATHNAME', 'metrics_merge' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE OR REPLACE FUNCTION hopper.metrics_combine(internal, internal) RETURNS internal
+AS 'MODULE_PATHNAME', 'metrics_combine' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE OR REPLACE FUNCTION hopper.metrics_serialize(internal) RETURNS bytea
+AS 'MODULE_PATHNAME', 'metrics_serialize' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE OR REPLACE FUNCTION hopper.metrics_deserialize(bytea, internal) RETURNS internal
+AS 'MODULE_PATHNAME', 'metrics_deserialize' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE OR REPLACE FUNCTION hopper.metrics_finish(internal) RETURNS hopper.metrics_total
+AS 'MODULE_PATHNAME', 'metrics_finish' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE OR REPLACE FUNCTION hopper.ps_create(name text, key_ranges int8range[], chunk_size integer DEFAULT 1,
+                                 consistency text DEFAULT 'bsp', staleness integer DEFAULT NULL,
+                                 num_workers integer DEFAULT 1, init_value real DEFAULT 0)
+RETURNS void AS 'MODULE_PATHNAME', 'ps_create' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 -- ---- model outputs written by 0.1.0 ----------------------------------------------------------------
 -- 0.1.0 did not mark the tables it created, and a warm start now replaces only marked tables. The

@@ -1,6 +1,6 @@
 -- Catalog contracts of the extension: every function documented, markings honest, aggregates complete.
 BEGIN;
-SELECT plan(10);
+SELECT plan(11);
 
 SELECT has_schema('hopper');
 
@@ -9,6 +9,14 @@ SELECT is_empty($$
   SELECT p.oid::regprocedure::text FROM pg_proc p
   WHERE p.pronamespace = 'hopper'::regnamespace AND obj_description(p.oid, 'pg_proc') IS NULL
 $$, 'every hopper function has a comment');
+
+-- One SQL function = one C function of the same name (an overloaded SQL name has one C function
+-- that tells its forms apart), so that a function is found by its name in either language.
+SELECT is_empty($$
+  SELECT p.oid::regprocedure::text || ' -> ' || p.prosrc FROM pg_proc p
+  WHERE p.pronamespace = 'hopper'::regnamespace AND p.prolang = (SELECT oid FROM pg_language WHERE lanname = 'c')
+    AND p.prosrc <> p.proname
+$$, 'every C function''s symbol is its SQL name');
 
 -- Everything is SECURITY INVOKER: hopper never runs a caller's request with other rights.
 SELECT is_empty($$

@@ -95,7 +95,7 @@ Datum deserialize_state_datum(FunctionCallInfo fcinfo, const char* function) {
 // ------------------------------------------------------------------------------------------------
 // vector_sum(x float8[]): count, sum and mean of vectors of one length. NULL vectors are skipped.
 
-HOPPER_FUNCTION(combine_vector_sum_add) {
+HOPPER_FUNCTION(vector_sum_add) {
     MemoryContext context = aggregate_context(fcinfo, "vector_sum_add");
     VectorSumAgg* state = state_arg<VectorSumAgg>(fcinfo, 0);
     if (PG_ARGISNULL(1)) return state_or_null(fcinfo, state);
@@ -105,15 +105,15 @@ HOPPER_FUNCTION(combine_vector_sum_add) {
     PG_RETURN_POINTER(state);
 }
 
-HOPPER_FUNCTION(combine_vector_sum_merge) { return merge_serialized<VectorSumAgg>(fcinfo, "vector_sum_merge"); }
-HOPPER_FUNCTION(combine_vector_sum_combine) { return combine_states<VectorSumAgg>(fcinfo, "vector_sum_combine"); }
-HOPPER_FUNCTION(combine_vector_sum_serialize) { return serialize_state_datum<VectorSumAgg>(fcinfo); }
-HOPPER_FUNCTION(combine_vector_sum_deserialize) {
+HOPPER_FUNCTION(vector_sum_merge) { return merge_serialized<VectorSumAgg>(fcinfo, "vector_sum_merge"); }
+HOPPER_FUNCTION(vector_sum_combine) { return combine_states<VectorSumAgg>(fcinfo, "vector_sum_combine"); }
+HOPPER_FUNCTION(vector_sum_serialize) { return serialize_state_datum<VectorSumAgg>(fcinfo); }
+HOPPER_FUNCTION(vector_sum_deserialize) {
     return deserialize_state_datum<VectorSumAgg>(fcinfo, "vector_sum_deserialize");
 }
 
 // -> hopper.vector_total (count bigint, sum float8[], mean float8[])
-HOPPER_FUNCTION(combine_vector_sum_finish) {
+HOPPER_FUNCTION(vector_sum_finish) {
     VectorSumAgg* state = state_arg<VectorSumAgg>(fcinfo, 0);
     if (!state || state->core.empty()) PG_RETURN_NULL();
     const VectorSumState& s = state->core;
@@ -124,7 +124,7 @@ HOPPER_FUNCTION(combine_vector_sum_finish) {
 // ------------------------------------------------------------------------------------------------
 // model_average(model_state bytea, weight bigint): the weighted mean of model states (exact).
 
-HOPPER_FUNCTION(combine_model_average_add) {
+HOPPER_FUNCTION(model_average_add) {
     MemoryContext context = aggregate_context(fcinfo, "model_average_add");
     ModelAverageAgg* state = state_arg<ModelAverageAgg>(fcinfo, 0);
     if (PG_ARGISNULL(1)) return state_or_null(fcinfo, state);
@@ -140,14 +140,14 @@ HOPPER_FUNCTION(combine_model_average_add) {
     PG_RETURN_POINTER(state);
 }
 
-HOPPER_FUNCTION(combine_model_average_merge) {
+HOPPER_FUNCTION(model_average_merge) {
     return merge_serialized<ModelAverageAgg>(fcinfo, "model_average_merge");
 }
-HOPPER_FUNCTION(combine_model_average_combine) {
+HOPPER_FUNCTION(model_average_combine) {
     return combine_states<ModelAverageAgg>(fcinfo, "model_average_combine");
 }
-HOPPER_FUNCTION(combine_model_average_serialize) { return serialize_state_datum<ModelAverageAgg>(fcinfo); }
-HOPPER_FUNCTION(combine_model_average_deserialize) {
+HOPPER_FUNCTION(model_average_serialize) { return serialize_state_datum<ModelAverageAgg>(fcinfo); }
+HOPPER_FUNCTION(model_average_deserialize) {
     return deserialize_state_datum<ModelAverageAgg>(fcinfo, "model_average_deserialize");
 }
 
@@ -159,7 +159,7 @@ bool quiet_model_average = false;
 // Copies left out (diverged, or values not finite or too large to sum exactly) are reported with a
 // count; when every copy was left out there is no average: NULL, not a model of NaN weights.
 // (fit_data_parallel reports divergence itself, so it silences the warning: quiet_model_average.)
-HOPPER_FUNCTION(combine_model_average_finish) {
+HOPPER_FUNCTION(model_average_finish) {
     ModelAverageAgg* state = state_arg<ModelAverageAgg>(fcinfo, 0);
     if (!state || state->core.empty()) PG_RETURN_NULL();
     const ModelAverageState& avg = state->core;
@@ -181,7 +181,7 @@ HOPPER_FUNCTION(combine_model_average_finish) {
 // metrics(model_state bytea, independent_var real[], dependent_var real[]): loss and metrics of one
 // model over packed buffers.
 
-HOPPER_FUNCTION(combine_metrics_add) {
+HOPPER_FUNCTION(metrics_add) {
     MemoryContext context = aggregate_context(fcinfo, "metrics_add");
     MetricsAgg* state = state_arg<MetricsAgg>(fcinfo, 0);
     if (PG_ARGISNULL(1)) fail(ErrorKind::NullValue, "model state must not be NULL");
@@ -231,13 +231,13 @@ HOPPER_FUNCTION(combine_metrics_add) {
     PG_RETURN_POINTER(state);
 }
 
-HOPPER_FUNCTION(combine_metrics_merge) { return merge_serialized<MetricsAgg>(fcinfo, "metrics_merge"); }
-HOPPER_FUNCTION(combine_metrics_combine) { return combine_states<MetricsAgg>(fcinfo, "metrics_combine"); }
-HOPPER_FUNCTION(combine_metrics_serialize) { return serialize_state_datum<MetricsAgg>(fcinfo); }
-HOPPER_FUNCTION(combine_metrics_deserialize) { return deserialize_state_datum<MetricsAgg>(fcinfo, "metrics_deserialize"); }
+HOPPER_FUNCTION(metrics_merge) { return merge_serialized<MetricsAgg>(fcinfo, "metrics_merge"); }
+HOPPER_FUNCTION(metrics_combine) { return combine_states<MetricsAgg>(fcinfo, "metrics_combine"); }
+HOPPER_FUNCTION(metrics_serialize) { return serialize_state_datum<MetricsAgg>(fcinfo); }
+HOPPER_FUNCTION(metrics_deserialize) { return deserialize_state_datum<MetricsAgg>(fcinfo, "metrics_deserialize"); }
 
 // -> hopper.metrics_total (row_count bigint, loss float8, metrics jsonb)
-HOPPER_FUNCTION(combine_metrics_finish) {
+HOPPER_FUNCTION(metrics_finish) {
     MetricsAgg* state = state_arg<MetricsAgg>(fcinfo, 0);
     if (!state || state->core.empty()) PG_RETURN_NULL();
     const MetricsState& s = state->core;

@@ -16,6 +16,7 @@ PGDLLEXPORT void _PG_init(void);
 namespace hopper::pg {
 int setting_parallel_segments = 0;
 bool setting_debug_hops = false;
+bool setting_restoring = false;
 int setting_max_state_mb = 1024;
 int setting_segment_cache_mb = 2048;
 int setting_buffer_cache_mb = 1024;
@@ -75,6 +76,12 @@ void _PG_init(void) {
         "preprocess estimates the size from the rows, features and one-hot classes before it writes anything, and "
         "refuses beyond this with SQLSTATE 53100.",
         &setting_max_packed_table_mb, 0, 0, INT_MAX, PGC_USERSET, GUC_UNIT_MB, nullptr, nullptr, nullptr);
+    DefineCustomBoolVariable(
+        "hopper.restoring",
+        "Restoring a dump: the registry's triggers take model versions as they were dumped.",
+        "pg_restore of a database with hopper's registry needs it on (PGOPTIONS='-c hopper.restoring=on'), so that "
+        "version numbers and the counters dumped with them are kept instead of assigned again. Only superusers may set it.",
+        &setting_restoring, false, PGC_SUSET, 0, nullptr, nullptr, nullptr);
     // Internal: how the parallel workers of a run's statements find the run's buffer cache. Set by
     // hopper for those statements only (SUSET: a user cannot point a session at another's cache).
     DefineCustomStringVariable(

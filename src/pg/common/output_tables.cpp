@@ -1,6 +1,7 @@
 #include "pg/common/output_tables.h"
 
 #include "hopper/error.h"
+#include "pg/common/schema_version.h"
 
 namespace hopper::pg {
 
@@ -24,6 +25,7 @@ std::string new_output_token(Spi& spi) { return spi.scalar_text("SELECT pg_catal
 
 void record_output_table(Spi& spi, const TableName& table, const std::string& kind, const std::string& token,
                          const std::string& description, std::optional<int64_t> run_id) {
+    if (!schema_features().output_tables) return;  // a database not yet updated keeps no marks
     spi.execute("INSERT INTO hopper.output_tables (token, kind, schema_name, table_name, run_id)"
                 " VALUES ($1::pg_catalog.uuid, $2, $3, $4, $5)",
                 {SqlParam::text(token), SqlParam::text(kind), SqlParam::text(table.schema), SqlParam::text(table.name),
@@ -34,6 +36,7 @@ void record_output_table(Spi& spi, const TableName& table, const std::string& ki
 }
 
 std::optional<std::string> output_token(Spi& spi, const TableName& table, const std::string& kind) {
+    if (!schema_features().output_tables) return std::nullopt;
     const Oid relid = table_oid(table);
     if (!OidIsValid(relid)) return std::nullopt;
     spi.execute("SELECT pg_catalog.obj_description($1::pg_catalog.oid, 'pg_class')",
@@ -46,6 +49,12 @@ std::optional<std::string> output_token(Spi& spi, const TableName& table, const 
                 {SqlParam::text(*token), SqlParam::text(kind)});
     if (spi.rows() == 0) return std::nullopt;
     return token;
+}
+
+void forget_output_tables(Spi& spi, const std::string& token) {
+    if (token.empty() || !schema_features().output_tables) return;
+    spi.execute("DELETE FROM hopper.output_tables WHERE token OPERATOR(pg_catalog.=) $1::pg_catalog.uuid",
+                {SqlParam::text(token)});
 }
 
 void require_replaceable(Spi& spi, const TableName& table, const std::string& kind, const std::string& token,

@@ -22,6 +22,9 @@ void record_output_table(Spi& spi, const TableName& table, const std::string& ki
 // The token of `table` if hopper created it as `kind` (and the table exists), else nothing.
 std::optional<std::string> output_token(Spi& spi, const TableName& table, const std::string& kind);
 
+// After the tables of a token were dropped: their rows go from hopper.output_tables.
+void forget_output_tables(Spi& spi, const std::string& token);
+
 // Before replacing `table`: nothing if it does not exist; fine if hopper created it as `kind` with
 // `token` (any token when empty); otherwise 42P07, naming what it is (`what`).
 void require_replaceable(Spi& spi, const TableName& table, const std::string& kind, const std::string& token,

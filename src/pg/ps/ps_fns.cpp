@@ -178,17 +178,10 @@ ps::TableSettings settings_args(FunctionCallInfo fcinfo, ps::KeySpace keys) {
 
 }  // namespace
 
-// ps_create(name, num_keys, chunk_size, consistency, staleness, num_workers, init_value) -> void
-HOPPER_FUNCTION(ps_create) {
-    pst::require_shared_memory();
-    ps::KeySpace keys = ps::KeySpace::contiguous(arg_int(fcinfo, 1, "num_keys"));
-    pst::create(settings_args(fcinfo, std::move(keys)));
-    PG_RETURN_VOID();
-}
+namespace {
 
-// ps_create(name, key_ranges int8range[], ...) -> void
-HOPPER_FUNCTION(ps_create_ranges) {
-    pst::require_shared_memory();
+// The keys of ps_create(name, key_ranges int8range[], ...).
+ps::KeySpace key_ranges_arg(FunctionCallInfo fcinfo) {
     require_not_null(fcinfo, 1, "key_ranges");
     std::vector<ps::KeyRange> ranges;
     struct Bound {
@@ -239,7 +232,19 @@ HOPPER_FUNCTION(ps_create_ranges) {
         // int8range is canonical: [lo, hi).
         ranges.push_back(ps::KeyRange{b.lo_inc ? b.lo : b.lo + 1, b.hi_inc ? b.hi + 1 : b.hi});
     }
-    pst::create(settings_args(fcinfo, ps::KeySpace::from_ranges(std::move(ranges))));
+    return ps::KeySpace::from_ranges(std::move(ranges));
+}
+
+}  // namespace
+
+// ps_create(name, num_keys bigint | key_ranges int8range[], chunk_size, consistency, staleness,
+//           num_workers, init_value) -> void: both SQL forms, told apart by the second argument's type.
+HOPPER_FUNCTION(ps_create) {
+    pst::require_shared_memory();
+    const Oid keys_type = call([&] { return get_fn_expr_argtype(fcinfo->flinfo, 1); });
+    ps::KeySpace keys = keys_type == INT8OID ? ps::KeySpace::contiguous(arg_int(fcinfo, 1, "num_keys"))
+                                             : key_ranges_arg(fcinfo);
+    pst::create(settings_args(fcinfo, std::move(keys)));
     PG_RETURN_VOID();
 }
 

@@ -13,6 +13,7 @@
 #include "hopper/registry.h"
 #include "hopper/state_format.h"
 #include "pg/common/datum.h"
+#include "pg/common/schema_version.h"
 #include "pg/registry/checkpoint_store.h"
 #include "pg/registry/registry.h"
 #include "pg/training/preprocess.h"
@@ -79,7 +80,8 @@ public:
         SafeSearchPath path;
         path.enter();
         spi.execute("SELECT hopper.mark_interrupted_runs()");
-        spi.execute("INSERT INTO hopper.run_records (method, name, description, source_table, validation_table,"
+        runs_table_ = schema_features().run_records ? "hopper.run_records" : "hopper.runs";
+        spi.execute("INSERT INTO " + runs_table_ + " (method, name, description, source_table, validation_table,"
                     " model_output_table, model_selection_table, num_iterations, metrics_compute_frequency,"
                     " checkpoint_frequency, searcher_metric, smaller_is_better, data, start_time, backend_pid,"
                     " backend_start)"
@@ -191,7 +193,7 @@ public:
         spi.execute("UPDATE hopper.tasks SET state = 'COMPLETED', end_time = pg_catalog.clock_timestamp()"
                     " WHERE task_id = ANY ($1)",
                     {SqlParam::int8_array(trial_ids_)});
-        spi.execute("UPDATE hopper.run_records SET state = 'COMPLETED', end_time = pg_catalog.clock_timestamp() WHERE run_id = $1",
+        spi.execute("UPDATE " + runs_table_ + " SET state = 'COMPLETED', end_time = pg_catalog.clock_timestamp() WHERE run_id = $1",
                     {SqlParam::int8(run_id_)});
         path.leave();
         notice("training run " + std::to_string(run_id_) + " recorded in hopper.runs",
@@ -211,6 +213,7 @@ private:
     }
 
     CheckpointOptions opt_;
+    std::string runs_table_;  // where the run's row is stored (older databases: the table hopper.runs)
     SearcherMetric searcher_;
     int frequency_ = 1;
     int64_t run_id_ = 0;

@@ -5,6 +5,7 @@
 #include "hopper/error.h"
 #include "hopper/state_format.h"
 #include "pg/common/output_tables.h"
+#include "pg/common/schema_version.h"
 #include "pg/common/settings.h"
 
 namespace hopper::pg {
@@ -40,6 +41,13 @@ SqlParam final_or_null(const std::vector<double>& v) {
 
 std::string replaceable_outputs(Spi& spi, const TableName& output) {
     const std::optional<std::string> token = output_token(spi, output, "model");
+    if (!token && !schema_features().output_tables)
+        fail(ErrorKind::ObjectNotInPrerequisiteState,
+             "warm start needs the hopper objects of this database updated",
+             "hopper replaces only tables it can prove it created, and this database's hopper objects keep no record "
+             "of them.",
+             "Run ALTER EXTENSION hopper UPDATE (it marks the outputs of completed runs), or start from a checkpoint "
+             "with warm_start_checkpoint or warm_start_run.");
     if (!token)
         fail(ErrorKind::ObjectNotInPrerequisiteState,
              "model output table " + output.display() + " was not created by hopper",
@@ -80,6 +88,7 @@ void write_run_outputs(Spi& spi, const RunOutputs& outputs) {
         spi.execute("DROP TABLE " + output.quoted());
         for (const TableName& t : {info_table, summary_table, hops_table})
             if (table_exists(t)) spi.execute("DROP TABLE " + t.quoted());
+        forget_output_tables(spi, outputs.replaced_token);
     }
     const std::string token = new_output_token(spi);
     const std::string run_text = outputs.run_id ? " of training run " + std::to_string(outputs.run_id) : "";
