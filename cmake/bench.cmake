@@ -6,8 +6,6 @@
 find_package(Threads REQUIRED)
 add_executable(hopper_core_alone ${CMAKE_SOURCE_DIR}/bench/core_alone.cpp)
 target_link_libraries(hopper_core_alone PRIVATE hopper_core ZLIB::ZLIB Threads::Threads)
-# GCC 12 warns about its own AVX-512 intrinsics inside Eigen (as the Makefile notes): false positives.
-target_compile_options(hopper_core_alone PRIVATE -Wno-maybe-uninitialized)
 
 find_package(benchmark QUIET)
 if(NOT benchmark_FOUND)
@@ -17,5 +15,4 @@ endif()
 add_executable(hopper_gemm_bench ${CMAKE_SOURCE_DIR}/bench/gemm.cpp)
 target_include_directories(hopper_gemm_bench SYSTEM PRIVATE ${EIGEN3_INCLUDE_DIR})
 target_compile_definitions(hopper_gemm_bench PRIVATE EIGEN_DONT_PARALLELIZE)
-target_compile_options(hopper_gemm_bench PRIVATE -Wno-maybe-uninitialized)
 target_link_libraries(hopper_gemm_bench PRIVATE benchmark::benchmark)
