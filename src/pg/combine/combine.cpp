@@ -19,6 +19,7 @@
 #include <set>
 
 #include "hopper/error.h"
+#include "hopper/run_settings.h"
 #include "hopper/state_format.h"
 #include "pg/common/datum.h"
 #include "pg/engine/engine.h"
@@ -88,9 +89,7 @@ const char* kind_sql(CombineKind kind) { return to_string(kind); }
 }  // namespace
 
 CombineOutcome run_hierarchical_combine(Spi& spi, const CombineSource& source, const CombineSettings& settings) {
-    if (settings.levels && *settings.levels != 2 && *settings.levels != 3)
-        fail(ErrorKind::InvalidParameter, "levels must be 2 or 3", "It is " + std::to_string(*settings.levels) + ".",
-             "Leave it NULL to let the insertion rule decide.");
+    if (settings.levels) check_combine_levels(*settings.levels, "levels");
     // A temporary table per nesting level (temporary tables are per session, so no other session
     // can collide; the name is the same in every run, so messages are too). Where the partial states
     // live and how the intermediate level runs is the engine's (engine.h: CombineStore).

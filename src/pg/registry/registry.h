@@ -25,9 +25,9 @@ struct CheckpointOptions {
     std::map<int32_t, int64_t> warm_start_checkpoints;  // mst_key -> checkpoint_id it started from
 };
 
-// The registry arguments of fit / fit_multiple: checkpoint_frequency (NULL: as
-// metrics_compute_frequency) and searcher_metric (NULL: the loss).
-CheckpointOptions checkpoint_options(FunctionCallInfo fcinfo, int frequency_arg, int searcher_arg, int metrics_frequency);
+// The registry's options of a run: its validated checkpoint and metrics frequencies, and the
+// searcher_metric argument (NULL: the loss).
+CheckpointOptions checkpoint_options(FunctionCallInfo fcinfo, const RunSettings& settings, int searcher_arg);
 // Warm start from one checkpoint (fit), or from the latest checkpoint of each configuration of a
 // run, matched by mst_key (fit_multiple; a configuration the run lacks starts fresh, with a notice).
 // Refused together with warm_start (which continues from the model output table).

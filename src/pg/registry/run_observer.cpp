@@ -70,10 +70,6 @@ public:
         std::vector<std::vector<Metric>> metrics;
         for (const ModelSpec& m : models) metrics.push_back(m.config.compile.metrics);
         searcher_ = resolve_searcher_metric(opt_.searcher_metric, run.validation.has_value(), metrics);
-        if (opt_.checkpoint_frequency < -1)
-            fail(ErrorKind::InvalidParameter, "checkpoint_frequency must not be negative",
-                 "It is " + std::to_string(opt_.checkpoint_frequency) + ".",
-                 "0 writes a checkpoint only after the last iteration.");
         frequency_ = opt_.checkpoint_frequency < 0 ? opt_.metrics_frequency : opt_.checkpoint_frequency;
         const std::string data = data_facts(read_packed_info(spi, run.packed));
 
@@ -228,15 +224,10 @@ std::unique_ptr<RunObserver> make_registry_observer(CheckpointOptions options) {
     return std::make_unique<RegistryObserver>(std::move(options));
 }
 
-CheckpointOptions checkpoint_options(FunctionCallInfo fcinfo, int frequency_arg, int searcher_arg, int metrics_frequency) {
+CheckpointOptions checkpoint_options(FunctionCallInfo fcinfo, const RunSettings& settings, int searcher_arg) {
     CheckpointOptions o;
-    o.metrics_frequency = metrics_frequency;
-    if (PG_NARGS() > frequency_arg && !PG_ARGISNULL(frequency_arg)) {
-        o.checkpoint_frequency = PG_GETARG_INT32(frequency_arg);
-        if (o.checkpoint_frequency < 0)
-            fail(ErrorKind::InvalidParameter, "checkpoint_frequency must not be negative",
-                 "It is " + std::to_string(o.checkpoint_frequency) + ".", "0 writes a checkpoint only after the last iteration.");
-    }
+    o.metrics_frequency = settings.metrics_frequency;
+    o.checkpoint_frequency = settings.checkpoint_frequency;
     o.searcher_metric = arg_text_or(fcinfo, searcher_arg, "");
     return o;
 }

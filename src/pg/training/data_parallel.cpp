@@ -29,11 +29,7 @@ namespace {
 
 class DataParallel final : public TrainingStrategy {
 public:
-    explicit DataParallel(DataParallelSettings s) : settings_(std::move(s)) {
-        if (settings_.levels && *settings_.levels != 2 && *settings_.levels != 3)
-            fail(ErrorKind::InvalidParameter, "combine_levels must be 2 or 3", "It is " + std::to_string(*settings_.levels) + ".",
-                 "Leave it NULL to let the insertion rule decide.");
-    }
+    explicit DataParallel(DataParallelSettings s) : settings_(std::move(s)) {}
 
     const char* method() const override { return "fit_data_parallel"; }
     int hops_per_iteration(const RunPlan&) const override { return 1; }

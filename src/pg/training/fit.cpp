@@ -4,6 +4,7 @@
 #include <string>
 
 #include "hopper/error.h"
+#include "hopper/run_settings.h"
 #include "pg/common/datum.h"
 #include "pg/registry/registry.h"
 #include "pg/training/run.h"
@@ -15,8 +16,9 @@ using namespace hopper::pg;
 //     num_iterations, validation_table, metrics_compute_frequency, warm_start, name, description,
 //     checkpoint_frequency, warm_start_checkpoint uuid, searcher_metric)
 HOPPER_FUNCTION(fit) {
-    RunRequest req = single_model_request(fcinfo);
-    CheckpointOptions checkpoints = checkpoint_options(fcinfo, 11, 13, req.metrics_frequency);
+    RunSettings settings;
+    RunRequest req = single_model_request(fcinfo, 11, -1, settings);
+    CheckpointOptions checkpoints = checkpoint_options(fcinfo, settings, 13);
     Spi spi(call_is_nonatomic(fcinfo));
     if (PG_NARGS() > 12 && !PG_ARGISNULL(12))
         warm_start_from_checkpoint(spi, uuid_arg(fcinfo, 12, "warm_start_checkpoint"), req.warm_start, req.models[0],
@@ -33,13 +35,14 @@ HOPPER_FUNCTION(fit) {
 //                   description, topology_table, link_cost_table, combine_levels,
 //                   checkpoint_frequency, searcher_metric)
 HOPPER_FUNCTION(fit_data_parallel) {
-    RunRequest req = single_model_request(fcinfo);
+    RunSettings run_settings;
+    RunRequest req = single_model_request(fcinfo, 14, 13, run_settings);
     DataParallelSettings settings;
     settings.topology_text = arg_text_or(fcinfo, 11, "");
     settings.link_cost_text = arg_text_or(fcinfo, 12, "");
-    if (!PG_ARGISNULL(13)) settings.levels = PG_GETARG_INT32(13);
+    settings.levels = run_settings.combine_levels;
     std::unique_ptr<TrainingStrategy> averaging = data_parallel_strategy(std::move(settings));
-    CheckpointOptions checkpoints = checkpoint_options(fcinfo, 14, 15, req.metrics_frequency);
+    CheckpointOptions checkpoints = checkpoint_options(fcinfo, run_settings, 15);
     Spi spi(call_is_nonatomic(fcinfo));
     std::unique_ptr<RunObserver> registry = make_registry_observer(std::move(checkpoints));
     req.observers.push_back(registry.get());
@@ -49,7 +52,7 @@ HOPPER_FUNCTION(fit_data_parallel) {
 
 namespace hopper::pg {
 
-RunRequest single_model_request(FunctionCallInfo fcinfo) {
+RunRequest single_model_request(FunctionCallInfo fcinfo, int checkpoint_arg, int levels_arg, RunSettings& settings) {
     RunRequest req;
     req.multiple = false;
     req.packed_text = arg_text(fcinfo, 0, "packed_table");
@@ -60,9 +63,11 @@ RunRequest single_model_request(FunctionCallInfo fcinfo) {
     m.arch_json = jsonb_to_string(PG_GETARG_DATUM(2));
     m.compile_text = arg_text_or(fcinfo, 3, "");
     m.fit_text = arg_text_or(fcinfo, 4, "");
-    req.num_iterations = int(arg_int(fcinfo, 5, "num_iterations"));
+    settings = make_run_settings(arg_int(fcinfo, 5, "num_iterations"), arg_int_opt(fcinfo, 7), arg_int_opt(fcinfo, checkpoint_arg),
+                                 levels_arg >= 0 ? arg_int_opt(fcinfo, levels_arg) : std::nullopt);
+    req.num_iterations = settings.num_iterations;
+    req.metrics_frequency = settings.metrics_frequency;
     req.validation_text = arg_text_or(fcinfo, 6, "");
-    req.metrics_frequency = int(arg_int_or(fcinfo, 7, 1));
     req.warm_start = arg_bool_or(fcinfo, 8, false);
     req.name = arg_text_or(fcinfo, 9, "");
     req.description = arg_text_or(fcinfo, 10, "");
@@ -144,16 +149,19 @@ HOPPER_FUNCTION(fit_multiple) {
     req.packed_text = arg_text(fcinfo, 0, "packed_table");
     req.output_text = arg_text(fcinfo, 1, "model_output_table");
     req.mst_table_text = arg_text(fcinfo, 2, "model_selection_table");
-    req.num_iterations = int(arg_int(fcinfo, 3, "num_iterations"));
-    req.validation_text = arg_text_or(fcinfo, 4, "");
+    const int64_t num_iterations = arg_int(fcinfo, 3, "num_iterations");
     // MADlib's default: metrics only after the last iteration.
-    req.metrics_frequency = int(arg_int_or(fcinfo, 5, req.num_iterations > 0 ? req.num_iterations : 1));
+    const std::optional<int64_t> metrics = PG_NARGS() > 5 && !PG_ARGISNULL(5) ? arg_int_opt(fcinfo, 5) : num_iterations;
+    const RunSettings settings = make_run_settings(num_iterations, metrics, arg_int_opt(fcinfo, 9), std::nullopt);
+    req.num_iterations = settings.num_iterations;
+    req.metrics_frequency = settings.metrics_frequency;
+    req.validation_text = arg_text_or(fcinfo, 4, "");
     req.warm_start = arg_bool_or(fcinfo, 6, false);
     req.name = arg_text_or(fcinfo, 7, "");
     req.description = arg_text_or(fcinfo, 8, "");
     Spi spi(call_is_nonatomic(fcinfo));
     req.models = read_model_selection(spi, req.mst_table_text, req.arch_table_text);
-    CheckpointOptions checkpoints = checkpoint_options(fcinfo, 9, 11, req.metrics_frequency);
+    CheckpointOptions checkpoints = checkpoint_options(fcinfo, settings, 11);
     checkpoints.mst_table_text = req.mst_table_text;
     if (PG_NARGS() > 10 && !PG_ARGISNULL(10))
         warm_start_from_run(spi, PG_GETARG_INT64(10), req.warm_start, req.models, checkpoints);

@@ -162,16 +162,11 @@ void check_run_memory(const std::vector<ModelSpec>& models, const PackedInfo& in
                  "Use smaller architectures or a smaller batch_size, or train fewer configurations per call.");
 }
 
-// The iteration settings checked, the tables resolved, the output claimed (a second session training
+// The tables resolved, the output claimed (a second session training
 // into it is refused at once) and, with warm start, checked to be replaceable.
 RunTables resolve_run_tables(Spi& spi, const RunRequest& req) {
     RunTables t;
     t.started_at = spi.scalar_text("SELECT pg_catalog.now()::pg_catalog.text");
-    if (req.num_iterations <= 0)
-        fail(ErrorKind::InvalidParameter, "num_iterations must be positive", "It is " + std::to_string(req.num_iterations) + ".");
-    if (req.metrics_frequency <= 0)
-        fail(ErrorKind::InvalidParameter, "metrics_compute_frequency must be positive",
-             "It is " + std::to_string(req.metrics_frequency) + ".");
     t.packed = resolve_input_table(req.packed_text, "packed training table");
     t.info = read_packed_info(spi, t.packed);
     if (!req.validation_text.empty()) {

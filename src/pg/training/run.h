@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "hopper/config.h"
+#include "hopper/run_settings.h"
 #include "pg/common/names.h"
 #include "pg/training/preprocess.h"
 #include "pg/common/spi.h"
@@ -189,8 +190,10 @@ std::vector<Evaluation> evaluate_states(Spi& spi, const TableName& packed, const
 
 // The arguments fit and fit_data_parallel share: packed_table, model_output_table, model_arch,
 // compile_params, fit_params, num_iterations, validation_table, metrics_compute_frequency,
-// warm_start, name, description (arguments 0 to 10), as a request for one model (mst_key 1).
-RunRequest single_model_request(FunctionCallInfo fcinfo);
+// warm_start, name, description (arguments 0 to 10), as a request for one model (mst_key 1); the
+// run's settings, with checkpoint_frequency and combine_levels (-1: none) from those arguments,
+// validated (hopper/run_settings.h) into `settings`.
+RunRequest single_model_request(FunctionCallInfo fcinfo, int checkpoint_arg, int levels_arg, RunSettings& settings);
 
 // Whether a procedure call may commit (CALL outside an explicit transaction block).
 bool call_is_nonatomic(FunctionCallInfo fcinfo);
