@@ -7,27 +7,43 @@
 #include "hopper/network.h"
 #include "hopper/optimizer.h"
 #include "hopper/state_format.h"
+#include "layers.h"
 
 namespace hopper {
 
 namespace {
 
 // Floats per row of the training workspace (GradientWorkspace): each layer's activations, dropout
-// masks, and the two scratch buffers of the backward pass.
+// masks, and the two scratch buffers of the backward pass; Conv2D patch matrices (one per layer,
+// kept from the forward pass for the backward pass) and max pooling's argmax (4 bytes each).
 std::size_t workspace_floats_per_row(const Architecture& a) {
     std::size_t per_row = 0, widest = std::size_t(a.input_dim);
-    for (const DenseLayer& l : a.layers) {
-        per_row += std::size_t(l.units) * (l.dropout > 0.0f ? 2 : 1);
-        widest = std::max(widest, std::size_t(l.units));
+    TensorShape in = a.input_shape();
+    for (const Layer& l : a.layers) {
+        const TensorShape out = layers::output_shape(l, in);
+        const std::size_t size = std::size_t(out.size());
+        per_row += size * (l.dropout > 0.0f ? 2 : 1);
+        per_row += std::size_t(layers::columns_per_row(l, in));
+        if (l.kind == LayerKind::MaxPooling2D) per_row += size;
+        widest = std::max(widest, size);
+        in = out;
     }
     return per_row + 2 * widest;
 }
 
-// Floats per row of a forward pass (Network::predict ping-pongs between two buffers).
+// Floats per row of a forward pass (Network::predict ping-pongs between two buffers, and shares
+// one Conv2D patch matrix and one argmax buffer between its layers).
 std::size_t forward_floats_per_row(const Architecture& a) {
-    std::size_t widest = 0;
-    for (const DenseLayer& l : a.layers) widest = std::max(widest, std::size_t(l.units));
-    return 2 * widest;
+    std::size_t widest = 0, scratch = 0;
+    TensorShape in = a.input_shape();
+    for (const Layer& l : a.layers) {
+        const TensorShape out = layers::output_shape(l, in);
+        widest = std::max(widest, std::size_t(out.size()));
+        scratch = std::max(scratch, std::size_t(layers::columns_per_row(l, in)));
+        if (l.kind == LayerKind::MaxPooling2D) scratch = std::max(scratch, std::size_t(out.size()));
+        in = out;
+    }
+    return 2 * widest + scratch;
 }
 
 std::size_t buffer_bytes(const Architecture& a, int rows) {
