@@ -553,7 +553,7 @@ public:
                 if (have_input_ && s != input_)
                     fail(ErrorKind::InvalidParameter, "conflicting input shapes in Keras model",
                          input_label_ + " gives " + describe(input_) + " but build_input_shape gives " +
-                             describe(s) + ".");
+                             describe_again(input_, s) + ".");
                 if (!have_input_) {
                     have_input_ = true;
                     input_ = s;
@@ -604,12 +604,16 @@ private:
     static std::string describe(const TensorShape& s) {
         return s.flat ? std::to_string(s.channels) + " inputs" : "inputs of shape " + keras_shape_string(s);
     }
+    // The second of two shapes in one sentence: "... gives 8 inputs but ... gives 4".
+    static std::string describe_again(const TensorShape& first, const TensorShape& s) {
+        return first.flat && s.flat ? std::to_string(s.channels) : describe(s);
+    }
 
     void set_input(const TensorShape& s, const KerasLayerRef& r, const std::string& what) {
         if (have_input_ && s != input_)
             refuse(r, "conflicting input shapes in Keras model",
                    input_label_ + " gives " + describe(input_) + " but " + what + " of " + r.label() +
-                       " gives " + describe(s) + ".");
+                       " gives " + describe_again(input_, s) + ".");
         if (!have_input_) {
             have_input_ = true;
             input_ = s;
@@ -618,12 +622,22 @@ private:
     }
 
     // An input shape the layer about to be added declares: the model's input for the first layer,
-    // checked against the computed shapes for later ones.
+    // checked against the computed shapes for later ones -- at once after Dense layers (the width
+    // is their units, whatever the input), else once the shapes are known (finish).
     void declare(const TensorShape& s, const KerasLayerRef& r, const std::string& what) {
-        if (arch.layers.empty())
+        if (arch.layers.empty()) {
             set_input(s, r, what);
-        else
+            return;
+        }
+        const Layer& prev = arch.layers.back();
+        if (prev.kind != LayerKind::Dense) {
             declared_.push_back({arch.layers.size(), s, what, r});
+            return;
+        }
+        if (!s.flat || s.channels != prev.units)
+            refuse(r, "input shape of " + r.label() + " does not match the previous layer",
+                   what + " says " + (s.flat ? std::to_string(s.channels) + " inputs" : keras_shape_string(s)) +
+                       " but the previous layer has " + std::to_string(prev.units) + " units.");
     }
 
     void declare_input(const json& cfg, const KerasLayerRef& r, const json* build_shape) {
