@@ -556,7 +556,10 @@ Architecture parse_native_architecture(const json& j) {
         const char* detail = "input_shape must be a list [height, width, channels] of positive integers, or [n] "
                              "for flat rows of n features.";
         if (shape->is_array() && shape->size() == 1) {
-            if (!as_integer((*shape)[0], 1, kMaxDim, v)) bad_size("input_shape", "", *shape, detail);
+            if (!as_integer((*shape)[0], 1, kMaxDim, v)) {
+                if (as_integer((*shape)[0], int64_t(kMaxDim) + 1, INT64_MAX, v)) bad_size("input_shape", "", (*shape)[0], detail);
+                bad_value("input_shape", "", *shape, detail);
+            }
             a.input_dim = static_cast<int>(v);
         } else {
             if (!input_shape_from_json(*shape, a.input_height, a.input_width, a.input_channels)) {
