@@ -152,6 +152,13 @@ uint64_t columns_per_row(const Layer& l, const TensorShape& in) {
     return mul_sat(k, mul_sat(uint64_t(out.height), uint64_t(out.width)));
 }
 
+uint64_t patch_buffer_floats(const Layer& l, const TensorShape& in, uint64_t batch) {
+    const uint64_t per_image = columns_per_row(l, in);
+    if (per_image == 0) return 0;
+    const uint64_t images = std::max<uint64_t>(1, std::min<uint64_t>(batch, kPatchChunkFloats / per_image));
+    return mul_sat(per_image, images);
+}
+
 std::string shape_token(const Layer& l) {
     std::string s;
     switch (l.kind) {

@@ -21,10 +21,15 @@
 namespace hopper::layers {
 
 // Floats per row hopper allows for one row's activations (every layer's output) and convolution
-// patch buffers, together: 64 Mi floats (256 MiB). Larger feature maps are refused when the
+// patches (one image's of every Conv2D layer), together: 64 Mi floats (256 MiB). Larger feature maps are refused when the
 // architecture is parsed (Limit). No dense architecture can reach it (64 layers of at most 10^6
 // units are 6.4e7 < 2^26 floats), so it never refuses a model hopper accepted before.
 constexpr uint64_t kMaxRowFloats = uint64_t(1) << 26;
+
+// Floats of one chunk of Conv2D patches (im2col): 64 Ki floats, 256 KB, so that the patch matrix
+// stays in the L2 cache while the GEMMs read it (layer_conv.cpp has the measurements). A chunk
+// holds at least one image's patches, whatever their size.
+constexpr uint64_t kPatchChunkFloats = uint64_t(1) << 16;
 
 // a * b, saturating at UINT64_MAX (sizes of absurd layers are compared with limits, never used).
 uint64_t mul_sat(uint64_t a, uint64_t b);
@@ -55,9 +60,12 @@ TensorShape checked_output_shape(const Layer& l, const TensorShape& in, const st
 // BatchNormalization gamma (if scale), beta (if center), moving mean and variance.
 uint64_t param_count(const Layer& l, const TensorShape& in);
 
-// Floats per row of Conv2D's patch matrix (im2col) on `in`; 0 for other layers and for 1x1
+// Floats of Conv2D's patches (im2col) of one image on `in`; 0 for other layers and for 1x1
 // convolutions with stride 1, which read their input directly.
 uint64_t columns_per_row(const Layer& l, const TensorShape& in);
+// Floats of the patch buffer a Conv2D layer keeps (a chunk of images, see kPatchChunkFloats) for
+// batches of `batch` rows; 0 where columns_per_row is 0.
+uint64_t patch_buffer_floats(const Layer& l, const TensorShape& in, uint64_t batch);
 
 // "conv3x3x32", "maxpool2x2_s1_same", "gap", ... for shape_string(); Dense: its units.
 std::string shape_token(const Layer& l);
@@ -75,8 +83,8 @@ struct LayerArgs {
 void initialize(const LayerArgs& a, float* params);
 
 // Pre-activation output z (out.size() x n) of x (in.size() x n). Training keeps in `scratch` what
-// backward needs (patches, argmax, batch statistics) and uses batch statistics for batch
-// normalization; inference uses the moving statistics. Buffers in `scratch` only grow.
+// backward needs (argmax, batch statistics) and uses batch statistics for batch normalization;
+// inference uses the moving statistics. Buffers in `scratch` only grow.
 void forward(const LayerArgs& a, const float* params, const float* x, float* z, Eigen::Index n,
              bool training, LayerScratch& scratch);
 

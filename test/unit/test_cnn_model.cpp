@@ -157,24 +157,35 @@ TEST(CnnModel, EvaluationUsesTheMovingStatistics) {
     for (int i = 0; i < 3; ++i) EXPECT_NEAR(one(i, 0), p(i, 4), 1e-6);
 }
 
-TEST(CnnModel, MemoryPlansCountPatchMatricesAndArgmax) {
+TEST(CnnModel, MemoryPlansCountPatchBuffersAndArgmax) {
     // The Keras simple convnet, batch 128: per row the workspace holds every layer's output
     // (26x26x32, 13x13x32, 11x11x64, 5x5x64, 1600 twice for the Flatten's dropout mask, 10), both
-    // patch matrices (9 x 676 and 288 x 121), both argmax buffers and two scratch buffers of the
-    // widest layer.
+    // argmax buffers and two scratch buffers of the widest layer; per Conv2D layer one chunk of
+    // patches: 10 images of 9 x 676 for conv1, one image of 288 x 121 for conv2 (64 Ki floats each
+    // at most, but at least one image).
     const ModelConfig c = resolve_config(
         parse_architecture(R"({"input_shape": [28, 28, 1], "layers": [
             {"type": "conv2d", "filters": 32, "kernel_size": 3, "activation": "relu"}, {"type": "max_pooling2d"},
             {"type": "conv2d", "filters": 64, "kernel_size": 3, "activation": "relu"}, {"type": "max_pooling2d"},
             {"type": "flatten", "dropout": 0.5}, {"units": 10, "activation": "softmax"}]})"),
         CompileParams{}, parse_fit_params("batch_size=128"));
-    const std::size_t per_row = 21632 + 5408 + 7744 + 1600 + 2 * 1600 + 10 + 9 * 676 + 288 * 121 + 5408 + 1600 + 2 * 21632;
+    const std::size_t per_row = 21632 + 5408 + 7744 + 1600 + 2 * 1600 + 10 + 5408 + 1600 + 2 * 21632;
+    const std::size_t patches = 10 * 9 * 676 + 288 * 121;
     // Only the workspace depends on the batch: compare two batch sizes over the same buffer.
     ModelConfig c256 = c;  // as many digits in the configuration JSON
     c256.fit.batch_size = 256;
     EXPECT_EQ(training_bytes(c256, 1000) - training_bytes(c, 1000), per_row * 128 * sizeof(float));
-    // Inference: two ping-pong buffers of the widest layer and the largest patch matrix, plus the rows.
-    const std::size_t forward_row = 2 * 21632 + 288 * 121 + 784 + 10;
+    // Batch 1: one image's patches per layer.
+    ModelConfig c1 = c, c2 = c;
+    c1.fit.batch_size = 1;
+    c2.fit.batch_size = 2;
+    EXPECT_EQ(training_bytes(c2, 1000) - training_bytes(c1, 1000), (per_row + 9 * 676) * sizeof(float));
+    // (+4: "batch_size":128 has two more digits than 1, in both serialized states.)
+    EXPECT_EQ(training_bytes(c, 1000) - training_bytes(c1, 1000),
+              (per_row * 127 + patches - 9 * 676 - 288 * 121) * sizeof(float) + 4);
+    // Inference: two ping-pong buffers of the widest layer, the largest argmax buffer, the rows;
+    // and the largest patch buffer.
+    const std::size_t forward_row = 2 * 21632 + 5408 + 784 + 10;
     EXPECT_EQ(inference_bytes(c, 200) - inference_bytes(c, 100), forward_row * 100 * sizeof(float));
     EXPECT_EQ(evaluation_bytes({c}, 200) - evaluation_bytes({c}, 100), forward_row * 100 * sizeof(float));
 }
