@@ -525,3 +525,48 @@ TEST(ConfigCnnRefusals, KerasShapesAndPlacement) {
     Error lim = EXPECT_ERR(parse_architecture(keras_with(many + "," + kFlatten)), Limit, "architecture has too many layers");
     EXPECT_NE(lim.detail().find("more than 64 layers"), std::string::npos);
 }
+
+// Hand-built architectures (the port builds none, but resolve_config checks them like parsed ones).
+TEST(ConfigCnnRefusals, HandBuiltArchitecturesAreValidatedToo) {
+    const Architecture good = parse_architecture(kNativeConvnet);
+    EXPECT_NO_THROW(resolve_config(good, CompileParams{}, FitParams{}));
+    Architecture a = good;
+    a.input_dim = 783;
+    EXPECT_ERR(resolve_config(a, CompileParams{}, FitParams{}), InvalidParameter,
+               "input dimension 783 does not match the input shape [28,28,1]");
+    a = good;
+    a.input_width = 0;
+    EXPECT_ERR(resolve_config(a, CompileParams{}, FitParams{}), InvalidParameter, "invalid input shape [28,0,1]");
+    a = good;
+    a.input_height = a.input_width = 2000;
+    a.input_dim = 4000000;
+    EXPECT_ERR(resolve_config(a, CompileParams{}, FitParams{}), Limit, "input shape [2000,2000,1] is too large");
+    a = good;
+    a.layers[0].kernel_w = 0;
+    EXPECT_ERR(resolve_config(a, CompileParams{}, FitParams{}), InvalidParameter, "invalid value for \"kernel_size\" in layer 1: [3,0]");
+    a = good;
+    a.layers[0].stride_h = -1;
+    EXPECT_ERR(resolve_config(a, CompileParams{}, FitParams{}), InvalidParameter, "invalid value for \"strides\" in layer 1");
+    a = good;
+    a.layers[0].filters = 0;
+    EXPECT_ERR(resolve_config(a, CompileParams{}, FitParams{}), InvalidParameter, "invalid value for \"filters\" in layer 1: 0");
+    a = good;
+    a.layers[1].kernel_h = 2000000;
+    EXPECT_ERR(resolve_config(a, CompileParams{}, FitParams{}), InvalidParameter, "invalid value for \"pool_size\" in layer 2");
+    Layer bn;
+    bn.kind = LayerKind::BatchNormalization;
+    bn.momentum = -0.5;
+    a = good;
+    a.layers.insert(a.layers.begin() + 1, bn);
+    EXPECT_ERR(resolve_config(a, CompileParams{}, FitParams{}), InvalidParameter, "invalid value for \"momentum\" in layer 2: -0.5");
+    a.layers[1].momentum = 0.5;
+    a.layers[1].epsilon = 1e-60;  // 0 as a float
+    EXPECT_ERR(resolve_config(a, CompileParams{}, FitParams{}), InvalidParameter, "invalid value for \"epsilon\" in layer 2");
+    a.layers[1].epsilon = 1e-3;
+    EXPECT_NO_THROW(resolve_config(a, CompileParams{}, FitParams{}));
+    // Top-k and the loss look at the output width, whatever the last layer is.
+    Architecture g = parse_architecture(R"({"input_shape": [4, 4, 3], "layers": [{"type": "global_average_pooling2d", "activation": "softmax"}]})");
+    EXPECT_ERR(resolve_config(g, parse_compile_params("metrics=['top_k_categorical_accuracy'], top_k=3"), FitParams{}),
+               InvalidParameter, "invalid value for \"top_k\"");
+    EXPECT_EQ(resolve_config(g, CompileParams{}, FitParams{}).compile.loss, Loss::SoftmaxCrossEntropy);
+}
