@@ -3,8 +3,8 @@
 // results (the demo's accuracies, expected test outputs) depend on every bit of the arithmetic.
 // The values below were recorded from the code before convolutional layers were added (commit
 // dc56dcf), with GCC. Float results depend on the vector instruction set Eigen compiles for (the
-// width of its packets, FMA), so the recorded checksums are keyed by that; on an instruction set
-// without a recording the float checks are skipped (the JSON checks always run).
+// width of its packets, FMA) and on the compiler, so the recorded checksums are keyed by those; on
+// a combination without a recording the float checks are skipped (the JSON checks always run).
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -22,9 +22,13 @@ using namespace hopper;
 
 namespace {
 
-// The vector extensions the compiler targets, as Eigen sees them.
+// The vector extensions the compiler targets, as Eigen sees them, and the compiler family (clang
+// contracts a * b + c into FMA by default where GCC in ISO mode does not).
 std::string isa_signature() {
     std::string s;
+#ifdef __clang__
+    s += "clang,";
+#endif
 #ifdef __AVX512F__
     s += "avx512f,";
 #endif
