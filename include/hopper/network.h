@@ -51,7 +51,9 @@ struct LayerSlice {
 struct LayerScratch {
     MatrixF columns;
     std::vector<int32_t> argmax;  // per output value: the input index (within its sample) it came from
-    VectorF stats;                // batch mean, 1/sqrt(var + eps), new moving mean, new moving variance
+    VectorF stats;                // batch normalization: batch mean, 1/sqrt(var + eps), new moving
+                                  // mean and variance, per-channel factors (layer_batchnorm.cpp)
+    Eigen::VectorXd sums;         // batch normalization: per-channel sums in double
 };
 
 class Network {

@@ -34,31 +34,41 @@ Bn bn_of(const LayerArgs& a, const float* params) {
 
 }  // namespace
 
+// The scratch of a layer with c channels: stats holds 7 segments of c floats (batch mean,
+// 1/sqrt(var + eps), new moving mean, new moving variance, then scale, shift of the forward pass,
+// which the backward pass reuses for its per-channel factors), sums 2 segments of c doubles. They
+// are sized once, so training allocates nothing once warm.
+enum Segment { kMean, kInvStd, kNewMean, kNewVar, kScale, kShift, kSegments };
+
 void batchnorm_forward(const LayerArgs& a, const float* params, const float* x, float* z, Index n,
                        bool training, LayerScratch& s) {
     const Bn bn = bn_of(a, params);
     const Index c = bn.c, m = Index(a.in.height) * a.in.width * n;  // values per channel
     ConstMatrixMap in(x, c, m);
     MatrixMap out(z, c, m);
-    VectorF scale(c), shift(c);  // y = x * scale + shift
+    if (s.stats.size() != kSegments * c + c) s.stats.resize(kSegments * c + c);
+    auto seg = [&](int k) { return s.stats.segment(k * c, c); };
+    auto scale = seg(kScale), shift = seg(kShift);  // y = x * scale + shift
     if (training) {
-        if (s.stats.size() != 4 * c) s.stats.resize(4 * c);
-        Eigen::VectorXd sum = Eigen::VectorXd::Zero(c), sq = Eigen::VectorXd::Zero(c);
-        for (Index j = 0; j < m; ++j) sum += in.col(j).cast<double>();
-        const Eigen::VectorXd mean = sum / double(m);
-        for (Index j = 0; j < m; ++j) sq += (in.col(j).cast<double>() - mean).array().square().matrix();
-        const Eigen::VectorXd var = sq / double(m);
+        if (s.sums.size() != 2 * c) s.sums.resize(2 * c);
+        auto mean = s.sums.head(c), var = s.sums.tail(c);
+        mean.setZero();
+        for (Index j = 0; j < m; ++j) mean += in.col(j).cast<double>();
+        mean /= double(m);
+        var.setZero();
+        for (Index j = 0; j < m; ++j) var += (in.col(j).cast<double>() - mean).array().square().matrix();
+        var /= double(m);
         // Keras computes the update in float32 with momentum and 1 - momentum rounded to float.
         const float mom = float(a.layer.momentum), rest = float(1.0 - a.layer.momentum);
         const double eps = double(float(a.layer.epsilon));
         for (Index i = 0; i < c; ++i) {
             const float inv_std = float(1.0 / std::sqrt(var(i) + eps));
-            s.stats(i) = float(mean(i));
-            s.stats(c + i) = inv_std;
-            s.stats(2 * c + i) = bn.moving_mean[i] * mom + float(mean(i)) * rest;
-            s.stats(3 * c + i) = bn.moving_var[i] * mom + float(var(i)) * rest;
+            seg(kMean)(i) = float(mean(i));
+            seg(kInvStd)(i) = inv_std;
+            seg(kNewMean)(i) = bn.moving_mean[i] * mom + float(mean(i)) * rest;
+            seg(kNewVar)(i) = bn.moving_var[i] * mom + float(var(i)) * rest;
             scale(i) = inv_std * (bn.gamma ? bn.gamma[i] : 1.0f);
-            shift(i) = (bn.beta ? bn.beta[i] : 0.0f) - s.stats(i) * scale(i);
+            shift(i) = (bn.beta ? bn.beta[i] : 0.0f) - seg(kMean)(i) * scale(i);
         }
     } else {
         for (Index i = 0; i < c; ++i) {
@@ -73,13 +83,16 @@ void batchnorm_forward(const LayerArgs& a, const float* params, const float* x, 
 // With xh = (x - mean) * inv_std and y = gamma * xh + beta over the m values of a channel:
 // dgamma = sum(dy * xh), dbeta = sum(dy), dx = gamma * inv_std * (dy - mean(dy) - xh * mean(dy * xh)).
 void batchnorm_backward(const LayerArgs& a, const float* params, const float* x, const float* dz,
-                        float* grad, float* dx, Index n, const LayerScratch& s) {
+                        float* grad, float* dx, Index n, LayerScratch& s) {
     const Bn bn = bn_of(a, params);
     const Index c = bn.c, m = Index(a.in.height) * a.in.width * n;
     ConstMatrixMap in(x, c, m), d(dz, c, m);
-    const auto mean = s.stats.head(c).array();
-    const auto inv_std = s.stats.segment(c, c).array();
-    Eigen::VectorXd sum_d = Eigen::VectorXd::Zero(c), sum_dxh = Eigen::VectorXd::Zero(c);
+    auto seg = [&](int k) { return s.stats.segment(k * c, c); };
+    const auto mean = seg(kMean).array();
+    const auto inv_std = seg(kInvStd).array();
+    auto sum_d = s.sums.head(c), sum_dxh = s.sums.tail(c);
+    sum_d.setZero();
+    sum_dxh.setZero();
     for (Index j = 0; j < m; ++j) {
         sum_d += d.col(j).cast<double>();
         sum_dxh += (d.col(j).array().cast<double>() *
@@ -93,9 +106,9 @@ void batchnorm_backward(const LayerArgs& a, const float* params, const float* x,
         for (Index i = 0; i < c; ++i) grad[sl.bias_offset + i] = float(sum_d(i));
     std::fill(grad + sl.stats_offset, grad + sl.end_offset, 0.0f);  // not trained
     if (!dx) return;
-    VectorF k(c), mean_d(c), mean_dxh(c);
+    // scale (gamma * inv_std) from the forward pass; shift's segment and the spare one take the means.
+    auto k = seg(kScale), mean_d = seg(kShift), mean_dxh = seg(kSegments);
     for (Index i = 0; i < c; ++i) {
-        k(i) = (bn.gamma ? bn.gamma[i] : 1.0f) * inv_std(i);
         mean_d(i) = float(sum_d(i) / double(m));
         mean_dxh(i) = float(sum_dxh(i) / double(m));
     }
@@ -108,8 +121,9 @@ void batchnorm_backward(const LayerArgs& a, const float* params, const float* x,
 
 void batchnorm_store(const LayerArgs& a, float* params, const LayerScratch& s) {
     const Index c = a.in.channels;
-    if (s.stats.size() != 4 * c) return;  // no training forward yet
-    std::copy(s.stats.data() + 2 * c, s.stats.data() + 4 * c, params + a.slice.stats_offset);
+    // Nothing before a training forward (the sums are sized by the first one).
+    if (s.sums.size() != 2 * c || s.stats.size() != kSegments * c + c) return;
+    std::copy(s.stats.data() + kNewMean * c, s.stats.data() + (kNewVar + 1) * c, params + a.slice.stats_offset);
 }
 
 }  // namespace hopper::layers

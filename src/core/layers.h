@@ -111,7 +111,7 @@ void global_pool_backward(const LayerArgs& a, const float* dz, float* dx, Eigen:
 void batchnorm_forward(const LayerArgs& a, const float* params, const float* x, float* z,
                        Eigen::Index n, bool training, LayerScratch& s);
 void batchnorm_backward(const LayerArgs& a, const float* params, const float* x, const float* dz,
-                        float* grad, float* dx, Eigen::Index n, const LayerScratch& s);
+                        float* grad, float* dx, Eigen::Index n, LayerScratch& s);
 void batchnorm_store(const LayerArgs& a, float* params, const LayerScratch& s);
 
 }  // namespace hopper::layers
