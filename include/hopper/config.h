@@ -158,7 +158,7 @@ struct ModelConfig {
 //     {"type": "flatten", "dropout": 0.5},
 //     {"units": 10, "activation": "softmax"}]}
 // Layer keys: conv2d: filters, kernel_size, strides ([1, 1]), padding ("valid" or "same"),
-// activation, use_bias, initializer, dropout; max_pooling2d and average_pooling2d: pool_size,
+// activation, use_bias, initializer, dropout; max_pooling2d and average_pooling2d: pool_size ([2, 2]),
 // strides (the pool size), padding, activation, dropout; global_average_pooling2d, flatten:
 // activation, dropout; batch_normalization: momentum (0.99), epsilon (0.001), center, scale
 // (true), activation, dropout. Sizes are an integer or a [height, width] pair.
