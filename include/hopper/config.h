@@ -1,7 +1,10 @@
 // Model configuration: architecture, compile parameters and fit parameters, parsed from the forms
 // users already have (hopper's own JSON, a Keras Sequential model's to_json(), MADlib's parameter
-// strings) into one canonical form. Every parser throws hopper::Error (Syntax for text that cannot
-// be parsed, InvalidParameter for an unknown key or a bad value, naming the key or layer).
+// strings) into one canonical form. Architectures are sequential stacks of Dense, Conv2D,
+// MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, Flatten and BatchNormalization layers
+// over flat or image (channels-last) inputs. Every parser throws hopper::Error (Syntax for text
+// that cannot be parsed, InvalidParameter for an unknown key or a bad value, Limit for absurd
+// sizes, naming the key or layer).
 #pragma once
 
 #include <cstdint>
@@ -24,22 +27,81 @@ const char* to_string(Loss l);
 const char* to_string(OptimizerKind o);
 const char* to_string(Metric m);
 
-struct DenseLayer {
-    int units = 0;
+// Layer kinds. Images are channels-last tensors [height, width, channels] (Keras' default); a
+// packed row holds height*width*channels values in that order (row-major HWC), exactly as a numpy
+// array of shape (height, width, channels) flattens.
+enum class LayerKind {
+    Dense,                   // units outputs from a flat input
+    Conv2D,                  // filters outputs per position from a kernel_h x kernel_w window
+    MaxPooling2D,            // maximum over each kernel_h x kernel_w window, per channel
+    AveragePooling2D,        // mean over each window; with padding "same", over its valid elements
+    GlobalAveragePooling2D,  // mean over all positions: [h, w, c] -> c (flat)
+    Flatten,                 // [h, w, c] -> h*w*c (flat) in HWC order, as Keras flattens
+    BatchNormalization,      // per channel (the last axis); batch statistics while training
+};
+// Keras' padding: "valid" uses only whole windows; "same" pads so that the output has
+// ceil(input / stride) positions, putting the odd padding element at the bottom/right (TensorFlow).
+enum class Padding { Valid, Same };
+
+const char* to_string(LayerKind k);  // native JSON type names: "dense", "conv2d", "max_pooling2d", ...
+const char* to_string(Padding p);    // "valid", "same"
+
+// One layer. Every kind computes its operation, then `activation`, then (while training) inverted
+// `dropout` on its output: Keras' separate Activation and Dropout layers are merged into the layer
+// before them. A kind ignores the fields it does not use (they keep their defaults when parsed,
+// and equality and the canonical JSON look only at the fields of the layer's kind).
+struct Layer {
+    LayerKind kind = LayerKind::Dense;
+    int units = 0;                   // Dense
+    int filters = 0;                 // Conv2D
+    int kernel_h = 1, kernel_w = 1;  // Conv2D kernel; pooling window (pool_size)
+    int stride_h = 1, stride_w = 1;  // Conv2D, pooling
+    Padding padding = Padding::Valid;  // Conv2D, pooling
     Activation activation = Activation::Linear;
-    bool use_bias = true;
-    Initializer initializer = Initializer::GlorotUniform;
+    bool use_bias = true;                                  // Dense, Conv2D
+    Initializer initializer = Initializer::GlorotUniform;  // Dense and Conv2D kernels
     float dropout = 0.0f;  // inverted dropout applied to this layer's output while training
+    // BatchNormalization, with Keras' defaults: moving = moving * momentum + batch * (1 - momentum).
+    // Doubles, like the Python floats Keras keeps: Keras rounds momentum, 1 - momentum and epsilon
+    // to float32 only where it computes, and so does hopper.
+    double momentum = 0.99;
+    double epsilon = 0.001;
+    bool center = true;  // learn an offset (beta)
+    bool scale = true;   // learn a factor (gamma)
+};
+// The name from when hopper had only dense layers; a default Layer is a Dense layer.
+using DenseLayer = Layer;
+
+// The shape of a layer's output for one sample: an image [height, width, channels] or a flat
+// vector of `channels` features (then height = width = 1).
+struct TensorShape {
+    int height = 1, width = 1, channels = 0;
+    bool flat = true;
+    uint64_t size() const { return uint64_t(height) * uint64_t(width) * uint64_t(channels); }
+    std::string to_string() const;  // "28x28x1" for images, "784" for flat vectors
+    bool operator==(const TensorShape& o) const {
+        return height == o.height && width == o.width && channels == o.channels && flat == o.flat;
+    }
+    bool operator!=(const TensorShape& o) const { return !(*this == o); }
 };
 
 struct Architecture {
+    // Features per row (the width of packed rows): height*width*channels for image inputs.
     int input_dim = 0;
-    std::vector<DenseLayer> layers;  // at least one; softmax only on the last layer
+    // Image inputs: [height, width, channels], channels last; all 0 for flat inputs.
+    int input_height = 0, input_width = 0, input_channels = 0;
+    std::vector<Layer> layers;  // at least one; softmax only on the last, whose output is flat
 
-    int output_dim() const { return layers.empty() ? 0 : layers.back().units; }
-    // Number of float parameters: sum over layers of in*units (+ units if use_bias).
+    bool image_input() const { return input_channels > 0; }
+    TensorShape input_shape() const;
+    // Output shape of each layer, in order (for a valid architecture; see validate in config.cpp).
+    std::vector<TensorShape> layer_shapes() const;
+    int output_dim() const;
+    // Number of float parameters: weights and biases of Dense and Conv2D layers, gamma, beta and
+    // the moving mean and variance of BatchNormalization layers.
     std::size_t num_params() const;
-    // "784-128-10" for messages.
+    // For messages: "784-128-10" for dense networks; with image inputs and other layers, e.g.
+    // "28x28x1-conv3x3x32-maxpool2x2-conv3x3x64-maxpool2x2-flatten-10".
     std::string shape_string() const;
     // Canonical JSON of hopper's native form; equal architectures give equal strings.
     std::string to_json() const;
@@ -87,8 +149,20 @@ struct ModelConfig {
 
 // Parses hopper's native architecture JSON
 //   {"input_dim": 784, "layers": [{"units": 128, "activation": "relu"}, ...],
-//    "initializer": "he_normal" (optional default for all layers)}
-// or a Keras Sequential model's to_json() (InputLayer/Dense/Activation/Dropout only).
+//    "initializer": "he_normal" (optional default for all Dense and Conv2D layers)}
+// where a layer object without "type" is a Dense layer; images give "input_shape" instead of
+// "input_dim", and other layers a "type":
+//   {"input_shape": [28, 28, 1], "layers": [
+//     {"type": "conv2d", "filters": 32, "kernel_size": [3, 3], "activation": "relu"},
+//     {"type": "max_pooling2d", "pool_size": [2, 2]},
+//     {"type": "flatten", "dropout": 0.5},
+//     {"units": 10, "activation": "softmax"}]}
+// Layer keys: conv2d: filters, kernel_size, strides ([1, 1]), padding ("valid" or "same"),
+// activation, use_bias, initializer, dropout; max_pooling2d and average_pooling2d: pool_size ([2, 2]),
+// strides (the pool size), padding, activation, dropout; global_average_pooling2d, flatten:
+// activation, dropout; batch_normalization: momentum (0.99), epsilon (0.001), center, scale
+// (true), activation, dropout. Sizes are an integer or a [height, width] pair.
+// Or a Keras Sequential model's to_json() (see config_keras.cpp for the layers it accepts).
 Architecture parse_architecture(std::string_view json);
 
 // Compile parameters as a JSON object or MADlib's text form, e.g.

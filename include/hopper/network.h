@@ -1,10 +1,22 @@
-// A stack of dense layers over one flat float32 parameter vector.
+// A stack of layers (Dense, Conv2D, pooling, Flatten, BatchNormalization; see config.h) over one
+// flat float32 parameter vector.
 //
 // Data layout: a batch of n samples is an Eigen column-major (features x n) matrix, which is the
 // same memory as row-major (n x features) -- exactly how packed buffers store samples, so packed
-// data is mapped without copying. Parameters are one contiguous vector, layer by layer:
-// W_l (units x inputs, column-major) then b_l (units, if use_bias). Optimizers, averaging and the
-// state format all work on that flat vector.
+// data is mapped without copying. Image samples are height*width*channels values in HWC order
+// (channels last), so Flatten moves no data and a Dense layer after it sees Keras' order.
+//
+// Parameters are one contiguous vector, layer by layer, each in Keras' order of weights:
+//   Dense:   W (units x inputs, column-major, = Keras' kernel (inputs, units) in C order), b (units)
+//   Conv2D:  W (filters x kh*kw*in_channels, column-major, = Keras' kernel (kh, kw, in, filters)
+//            in C order), b (filters)
+//   BatchNormalization: gamma (if scale), beta (if center), moving mean, moving variance
+//            (channels each). The moving statistics are not trained: their gradient is 0, weight
+//            decay skips them, and every optimizer leaves a parameter with gradient 0 (and slots
+//            0) unchanged; after each step the trainer writes their updated values
+//            (GradientWorkspace::store_moving_statistics). So they travel in model states and
+//            are averaged with the other parameters by model averaging.
+// Optimizers, averaging and the state format all work on that flat vector.
 #pragma once
 
 #include <Eigen/Core>
@@ -23,10 +35,25 @@ using MatrixMap = Eigen::Map<MatrixF, Eigen::Unaligned>;
 
 // Where one layer's parameters sit in the flat vector.
 struct LayerSlice {
-    std::size_t weight_offset;  // units*inputs floats, column-major
-    std::size_t bias_offset;    // units floats; == weight_offset + units*inputs; unused if !use_bias
-    int inputs;
-    int units;
+    // Dense: units*inputs floats, column-major; Conv2D: the kernel, filters x kh*kw*in_channels;
+    // BatchNormalization: gamma (if scale); other layers: where their (no) parameters would be.
+    std::size_t weight_offset;
+    // units floats; == weight_offset + units*inputs; unused if !use_bias. BatchNormalization: beta.
+    std::size_t bias_offset;
+    int inputs;  // Dense: input width; Conv2D: kh*kw*in_channels; other layers 0
+    int units;   // Dense: units; Conv2D: filters; other layers 0 (so units*inputs are the weights)
+    std::size_t stats_offset = 0;  // BatchNormalization: moving mean, then moving variance
+    std::size_t end_offset = 0;    // one past the layer's last parameter
+};
+
+// Scratch of one layer other than Dense in a forward/backward pass: Conv2D's patch matrix (kept
+// from forward for the kernel gradient), max pooling's argmax, batch normalization's statistics.
+struct LayerScratch {
+    MatrixF columns;
+    std::vector<int32_t> argmax;  // per output value: the input index (within its sample) it came from
+    VectorF stats;                // batch normalization: batch mean, 1/sqrt(var + eps), new moving
+                                  // mean and variance, per-channel factors (layer_batchnorm.cpp)
+    Eigen::VectorXd sums;         // batch normalization: per-channel sums in double
 };
 
 class Network {
@@ -36,17 +63,22 @@ public:
     const Architecture& arch() const { return arch_; }
     std::size_t num_params() const { return num_params_; }
     const std::vector<LayerSlice>& slices() const { return slices_; }
+    // shapes()[0] is the input shape, shapes()[l + 1] the output shape of layer l.
+    const std::vector<TensorShape>& shapes() const { return shapes_; }
 
-    // Seeded Glorot/He initialisation of weights (per layer initializer); biases zero.
+    // Seeded Glorot/He initialisation of weights (per layer initializer); biases zero; batch
+    // normalization: gamma 1, beta 0, moving mean 0, moving variance 1.
     // Same seed and architecture give the same parameters on every platform.
     void initialize(float* params, uint64_t seed) const;
 
-    // Output activations (output_dim x n) for inputs x (input_dim x n). No dropout.
+    // Output activations (output_dim x n) for inputs x (input_dim x n). No dropout; batch
+    // normalization uses the moving statistics.
     void predict(const float* params, const ConstMatrixMap& x, MatrixF& out) const;
 
 private:
     Architecture arch_;
     std::vector<LayerSlice> slices_;
+    std::vector<TensorShape> shapes_;
     std::size_t num_params_ = 0;
 };
 
@@ -62,9 +94,17 @@ public:
 
     // Computes the mean loss gradient over the batch into `grad` (num_params floats, overwritten)
     // and returns the summed loss over the batch (before the update). `dropout_seed` keys the
-    // dropout masks (only used by layers with dropout > 0); masks are deterministic in it.
+    // dropout masks (only used by layers with dropout > 0); masks are deterministic in it. Batch
+    // normalization runs in training mode (batch statistics); its moving statistics get gradient 0
+    // and their updated values wait for store_moving_statistics.
     double loss_and_gradient(const float* params, const ConstMatrixMap& x, const ConstMatrixMap& y,
                              Loss loss, float* grad, uint64_t dropout_seed);
+
+    // Writes the moving mean and variance of every batch normalization layer, updated with the
+    // last loss_and_gradient's batch (moving * momentum + batch * (1 - momentum), Keras' rule with
+    // the biased batch variance), into params. Call after the optimizer step; nothing happens for
+    // networks without batch normalization or before any loss_and_gradient.
+    void store_moving_statistics(float* params) const;
 
 private:
     const Network& net_;
@@ -74,6 +114,7 @@ private:
     // Gradient target when the caller's grad is not 64-byte aligned: Eigen peels loops by the
     // destination's alignment, so computing in place would make the rounding depend on it.
     VectorF aligned_grad_;
+    std::vector<LayerScratch> scratch_;  // per layer; used by layers other than Dense
 };
 
 }  // namespace hopper

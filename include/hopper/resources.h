@@ -15,7 +15,8 @@ namespace hopper {
 
 // Training one model on buffers of up to `buffer_rows` rows: the incoming and outgoing serialized
 // states, parameters, gradient, last-good copy, optimizer slots, the forward and backward
-// workspace of one minibatch, and the buffer itself.
+// workspace of one minibatch (activations, dropout masks, max pooling's argmax, a chunk of Conv2D
+// patches per convolution), and the buffer itself.
 std::size_t training_bytes(const ModelConfig& config, int buffer_rows);
 
 // Evaluating `configs` over buffers of up to `buffer_rows` rows in one scan: every model's

@@ -13,6 +13,8 @@
 //       optimizer slots, then u32 CRC-32 (zlib) of every byte before it.
 // The configuration travels with the weights, so a state is self-describing: predict, evaluate and
 // warm start check it against what they are asked to do, and a state never meets the wrong model.
+// Convolutional models use this layout unchanged: batch normalization's moving mean and variance
+// are entries of the parameter vector (network.h), so they travel, restore and average with it.
 #pragma once
 
 #include <cstdint>

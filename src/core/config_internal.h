@@ -17,7 +17,9 @@ namespace hopper::cfg {
 using json = nlohmann::json;
 using ojson = nlohmann::ordered_json;  // keeps insertion order: canonical output has a fixed order
 
-// Hard limits of the architecture (see config.h and the checks in validate_architecture).
+// Hard limits of the architecture (see config.h and the checks in validate_architecture; the
+// per-row limit on activations is layers::kMaxRowFloats). 64 layers (after Keras' Activation and
+// Dropout layers are merged into the layer before them) hold VGG-16/19 with batch normalization.
 constexpr int kMaxDim = 1000000;
 constexpr int kMaxLayers = 64;
 constexpr uint64_t kMaxParams = 2147483647ull;  // 2^31-1 floats
@@ -60,6 +62,11 @@ bool as_integer(const json& v, int64_t lo, int64_t hi, int64_t& out);
 bool as_double(const json& v, double& out);  // any finite JSON number
 
 bool activation_from_name(std::string_view name, Activation& out);
+bool padding_from_name(std::string_view name, Padding& out);  // "valid", "same" (any case)
+// A kernel, pool or stride size: an integer n (n x n) or a list [h, w], each in 1..kMaxDim.
+bool window_size(const json& v, int& h, int& w);
+// Refuses a size window_size did not accept: Limit for a part above kMaxDim, else InvalidParameter.
+[[noreturn]] void bad_window_size(const std::string& key, const std::string& where, const json& v);
 bool initializer_from_name(std::string_view name, Initializer& out);
 Initializer default_initializer(Activation a);
 

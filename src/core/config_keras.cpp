@@ -9,30 +9,40 @@
 //   Keras 3       InputLayer with batch_shape, "module"/"registered_name"/"build_config" keys,
 //                 dtype policies as objects, "build_input_shape" on the Sequential config
 //
-// Layer mapping: InputLayer gives input_dim; Dense becomes a DenseLayer; Activation sets the
-// activation of the preceding Dense when that Dense is linear (a linear Activation is a no-op);
-// Dropout sets the dropout of the preceding Dense. Our choices for the corner cases:
-//   - Dropout (or a non-linear Activation) before any Dense: refused, hopper has no input
+// Layers: InputLayer ([null, n] or an image [null, height, width, channels]), Dense, Conv2D,
+// MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, Flatten and BatchNormalization become
+// hopper layers; Activation sets the activation of the layer before it when that one is linear
+// (a linear Activation is a no-op); Dropout sets the dropout of the layer before it. Our choices
+// for the corner cases:
+//   - Dropout (or a non-linear Activation) before any layer: refused, hopper has no input
 //     dropout or input activation.
 //   - Two Dropouts in a row: combined into one of rate 1-(1-a)(1-b). Two independent inverted
 //     dropouts keep an element with probability (1-a)(1-b) and scale it by the inverse of that,
 //     exactly what one dropout of the combined rate does.
-//   - Dense(linear) -> Dropout -> Activation: allowed only for relu (relu(c*x) = c*relu(x) for
+//   - Layer(linear) -> Dropout -> Activation: allowed only for relu (relu(c*x) = c*relu(x) for
 //     c >= 0 and relu(0) = 0, so it commutes with dropout); other activations refused.
-// Keras config keys that do not change the maths (name, trainable=true, dtype, seeds, ...) are
-// ignored; keys that do and that hopper does not implement (regularizers, constraints, a
-// non-zero bias initializer, noise_shape, ...) are refused naming the layer. An unknown key
-// with a null/false value is ignored, with any other value refused.
+// Keras config keys that do not change the maths (name, trainable=true, dtype, seeds, fused, ...)
+// are ignored; keys that do and that hopper does not implement (regularizers, constraints, a
+// non-zero bias initializer, noise_shape, data_format channels_first, dilation_rate > 1,
+// groups > 1, batch renormalization, BatchNormalization over another axis or with other
+// initial statistics, ...) are refused naming the option and the layer. An unknown key with a
+// null/false value is ignored, with any other value refused. Input shapes that layers declare
+// (batch_input_shape on the first layer, Keras 3's build_config on every layer) must agree with
+// the shapes hopper computes.
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 
 #include "config_internal.h"
+#include "hopper/interrupt.h"
 
 namespace hopper::cfg {
 
 namespace {
 
-const char* const kSupported = "Supported Keras layers are: InputLayer, Dense, Activation, Dropout.";
+const char* const kSupported =
+    "Supported Keras layers are: InputLayer, Dense, Conv2D, MaxPooling2D, AveragePooling2D, "
+    "GlobalAveragePooling2D, Flatten, BatchNormalization, Activation, Dropout.";
 
 struct KerasLayerRef {
     std::size_t index;  // 1-based position in the Keras layer list
@@ -55,11 +65,12 @@ bool is_nullish(const json& v) {
            (v.is_number() && v.get<double>() == 0.0);
 }
 
-// Dimension of a Keras shape: `batch` says whether the first element is the batch dimension.
-// Returns -1 if the shape is null (not given). Accepts a list or {"class_name": "TensorShape",
-// "items": [...]} as found in SavedModel metadata.
-int shape_dim(const json& shape, bool batch, const KerasLayerRef& r, const std::string& key) {
-    if (shape.is_null()) return -1;
+// A Keras shape: [n] (flat) or [height, width, channels] (an image) once the batch dimension is
+// dropped (`batch` says whether the first element is one). False if the shape is null (not
+// given). Accepts a list or {"class_name": "TensorShape", "items": [...]} as found in SavedModel
+// metadata.
+bool keras_shape(const json& shape, bool batch, const KerasLayerRef& r, const std::string& key, TensorShape& out) {
+    if (shape.is_null()) return false;
     const json* items = &shape;
     if (shape.is_object()) {
         auto it = shape.find("items");
@@ -71,10 +82,8 @@ int shape_dim(const json& shape, bool batch, const KerasLayerRef& r, const std::
         bad_value(key, " in " + r.label(), shape, "An input shape is a list such as [null, 784].");
     std::vector<json> dims(items->begin(), items->end());
     if (batch && !dims.empty()) dims.erase(dims.begin());
-    if (dims.size() != 1) {
+    if (dims.size() != 1 && dims.size() != 3) {
         // Say how many features a flattened row would have, when that is known.
-        std::string hint = "hopper trains dense networks on flat feature vectors: flatten each row "
-                           "to a one-dimensional array";
         uint64_t prod = 1;
         bool known = !dims.empty();
         for (const json& d : dims) {
@@ -83,25 +92,54 @@ int shape_dim(const json& shape, bool batch, const KerasLayerRef& r, const std::
             prod *= static_cast<uint64_t>(v);
             if (prod > 1000000000000ull) { known = false; break; }
         }
-        if (known)
-            hint += " of " + std::to_string(prod) + " numbers and give the model an input shape of (" +
-                    std::to_string(prod) + ",).";
+        std::string hint;
+        if (dims.size() == 2 && known)
+            hint = "Give the images a channels dimension (input shape (" + show(dims[0]) + ", " + show(dims[1]) +
+                   ", 1)), or flatten each row to " + std::to_string(prod) +
+                   " numbers and give the model an input shape of (" + std::to_string(prod) + ",).";
+        else if (known)
+            hint = "Flatten each row to a one-dimensional array of " + std::to_string(prod) +
+                   " numbers and give the model an input shape of (" + std::to_string(prod) + ",).";
         else
-            hint += " and give the model an input shape of (n,).";
-        refuse(r, "input shape " + show(*items) + " of " + r.label() + " is not one-dimensional",
-               "hopper supports only inputs of shape [null, n].", hint);
+            hint = "Flatten each row to a one-dimensional array and give the model an input shape of (n,).";
+        refuse(r, "input shape " + show(*items) + " of " + r.label() + " is not supported",
+               "hopper supports inputs of shape [null, n] and images of shape [null, height, width, "
+               "channels] (channels last).",
+               hint);
     }
-    int64_t v = 0;
-    if (dims[0].is_null())
-        refuse(r, "input shape " + show(*items) + " of " + r.label() + " has no feature count",
-               {}, "Give the input shape explicitly, e.g. input_shape=(784,).");
-    if (!as_integer(dims[0], 1, kMaxDim, v)) {
-        if (as_integer(dims[0], int64_t(kMaxDim) + 1, INT64_MAX, v))
-            fail(ErrorKind::Limit, "input shape " + show(*items) + " of " + r.label() + " is too large",
-                 "The input dimension must be an integer between 1 and 1000000.");
-        bad_value(key, " in " + r.label(), shape, "The input dimension must be an integer between 1 and 1000000.");
+    int64_t v[3] = {1, 1, 1};
+    for (std::size_t i = 0; i < dims.size(); ++i) {
+        if (dims[i].is_null())
+            refuse(r, "input shape " + show(*items) + " of " + r.label() + " has no feature count",
+                   {}, dims.size() == 1 ? "Give the input shape explicitly, e.g. input_shape=(784,)."
+                                        : "Give the input shape explicitly, e.g. input_shape=(28, 28, 1).");
+        if (!as_integer(dims[i], 1, kMaxDim, v[i])) {
+            if (as_integer(dims[i], int64_t(kMaxDim) + 1, INT64_MAX, v[i]))
+                fail(ErrorKind::Limit, "input shape " + show(*items) + " of " + r.label() + " is too large",
+                     "The input dimension must be an integer between 1 and 1000000.");
+            bad_value(key, " in " + r.label(), shape, "The input dimension must be an integer between 1 and 1000000.");
+        }
     }
-    return static_cast<int>(v);
+    out = TensorShape{};
+    if (dims.size() == 1) {
+        out.channels = static_cast<int>(v[0]);
+        return true;
+    }
+    const uint64_t size = uint64_t(v[0]) * uint64_t(v[1]) * uint64_t(v[2]);
+    if (size > uint64_t(kMaxDim))
+        fail(ErrorKind::Limit, "input shape " + show(*items) + " of " + r.label() + " is too large",
+             "A row has " + std::to_string(size) + " values; hopper reads at most 1000000 per row.");
+    out.height = static_cast<int>(v[0]);
+    out.width = static_cast<int>(v[1]);
+    out.channels = static_cast<int>(v[2]);
+    out.flat = false;
+    return true;
+}
+
+// A shape for messages: "[null, 784]", "[null, 28, 28, 1]".
+std::string keras_shape_string(const TensorShape& s) {
+    if (s.flat) return "[null, " + std::to_string(s.channels) + "]";
+    return "[null, " + std::to_string(s.height) + ", " + std::to_string(s.width) + ", " + std::to_string(s.channels) + "]";
 }
 
 // kernel_initializer / init as a string or {"class_name": ..., "config": {...}}.
@@ -145,16 +183,20 @@ Initializer kernel_initializer(const json& v, const KerasLayerRef& r, const std:
     return out;
 }
 
-bool is_zeros_initializer(const json& v) {
-    Initializer i;
-    if (v.is_string()) return initializer_from_name(v.get_ref<const std::string&>(), i) && i == Initializer::Zeros;
+// An initializer that fills with `value`: "zeros"/"ones", Zeros/Ones, Constant(value).
+bool is_constant_initializer(const json& v, double value) {
+    auto named = [&](const std::string& name) {
+        const std::string n = squash(name);
+        return (value == 0.0 && (n == "zeros" || n == "zero")) || (value == 1.0 && (n == "ones" || n == "one"));
+    };
+    if (v.is_string()) return named(v.get_ref<const std::string&>());
     if (!v.is_object() || !v.contains("class_name") || !v["class_name"].is_string()) return false;
     const std::string& cls = v["class_name"].get_ref<const std::string&>();
-    if (initializer_from_name(cls, i)) return i == Initializer::Zeros;
+    if (named(cls)) return true;
     if (cls == "Constant") {
         const json cfg = v.value("config", json::object());
         return cfg.is_object() && cfg.contains("value") && cfg["value"].is_number() &&
-               cfg["value"].get<double>() == 0.0;
+               cfg["value"].get<double>() == value;
     }
     return false;
 }
@@ -172,7 +214,7 @@ Activation keras_activation(const json& v, const KerasLayerRef& r) {
 bool harmless_key(const std::string& k) {
     static const char* const keys[] = {
         "name", "dtype", "input_dtype", "sparse", "ragged", "optional", "batch_size",
-        "seed", "lora_alpha", "autocast", "dynamic", "expects_training_arg"};
+        "seed", "lora_alpha", "autocast", "dynamic", "expects_training_arg", "fused"};
     for (const char* h : keys)
         if (k == h) return true;
     return false;
@@ -203,12 +245,488 @@ void check_unknown(const json& cfg, const KerasLayerRef& r,
 
 }  // namespace
 
+namespace {
+
+// The shapes a layer declares for its input: Keras 1/2 put batch_input_shape (or input_shape,
+// input_dim) on the first layer, Keras 3 a build_config on every layer.
+struct Declared {
+    std::size_t layer;  // index of the hopper layer it declares the input of
+    TensorShape shape;
+    std::string what;   // "batch_input_shape", ...
+    KerasLayerRef ref;
+};
+
+// The import: one method per Keras layer class, building the architecture as it goes.
+class KerasImport {
+public:
+    Architecture arch;
+    std::vector<std::string> labels;  // Keras label of each hopper layer
+
+    void input_layer(const json& cfg, const KerasLayerRef& r) {
+        if (seen_input_layer_ || !arch.layers.empty())
+            refuse(r, "misplaced InputLayer (" + r.label() + ")",
+                   "An InputLayer must be the first layer of a Sequential model.");
+        seen_input_layer_ = true;
+        bool any = false;
+        TensorShape s;
+        for (const char* k : {"batch_input_shape", "batch_shape"})
+            if (cfg.contains(k) && keras_shape(cfg[k], true, r, k, s)) {
+                set_input(s, r, k);
+                any = true;
+            }
+        if (cfg.contains("input_shape") && keras_shape(cfg["input_shape"], false, r, "input_shape", s)) {
+            set_input(s, r, "input_shape");
+            any = true;
+        }
+        if (!any)
+            refuse(r, r.label() + " has no input shape", {},
+                   "Create the input with an explicit shape, e.g. keras.Input(shape=(784,)).");
+    }
+
+    void dense(const json& cfg, const KerasLayerRef& r, const json* build_shape) {
+        check_trainable(cfg, r);
+        static const std::vector<std::string> handled = {
+            "units", "output_dim", "activation", "use_bias", "bias", "kernel_initializer",
+            "init", "bias_initializer", "kernel_regularizer", "bias_regularizer",
+            "activity_regularizer", "kernel_constraint", "bias_constraint", "W_regularizer",
+            "b_regularizer", "W_constraint", "b_constraint", "batch_input_shape",
+            "batch_shape", "input_shape", "input_dim"};
+        check_unknown(cfg, r, handled);
+        const std::string where = " in " + r.label();
+        check_layer_count();
+        declare_input(cfg, r, build_shape);
+        if (cfg.contains("input_dim") && !cfg["input_dim"].is_null()) {  // Keras 1
+            int64_t v = 0;
+            if (!as_integer(cfg["input_dim"], 1, kMaxDim, v))
+                bad_size("input_dim", where, cfg["input_dim"],
+                         "input_dim must be an integer between 1 and 1000000.");
+            TensorShape s;
+            s.channels = static_cast<int>(v);
+            declare(s, r, "input_dim");
+        }
+        refuse_regularizers(cfg, r, {"kernel_regularizer", "bias_regularizer", "activity_regularizer",
+                                     "W_regularizer", "b_regularizer"});
+        refuse_constraints(cfg, r, {"kernel_constraint", "bias_constraint", "W_constraint", "b_constraint"});
+
+        Layer l;
+        const char* ukey = cfg.contains("units") ? "units" : "output_dim";
+        if (!cfg.contains(ukey))
+            fail(ErrorKind::InvalidParameter, "missing key \"units\"" + where);
+        int64_t v = 0;
+        if (!as_integer(cfg[ukey], 1, kMaxDim, v))
+            bad_size(ukey, where, cfg[ukey], "units must be an integer between 1 and 1000000.");
+        l.units = static_cast<int>(v);
+        if (cfg.contains("activation")) l.activation = keras_activation(cfg["activation"], r);
+        const char* bkey = cfg.contains("use_bias") ? "use_bias" : "bias";
+        if (cfg.contains(bkey)) {
+            if (!cfg[bkey].is_boolean())
+                bad_value(bkey, where, cfg[bkey], "use_bias must be true or false.");
+            l.use_bias = cfg[bkey].get<bool>();
+        }
+        // Keras's default kernel initializer is glorot_uniform whatever the activation.
+        l.initializer = Initializer::GlorotUniform;
+        const char* ikey = cfg.contains("kernel_initializer") ? "kernel_initializer" : "init";
+        if (cfg.contains(ikey) && !cfg[ikey].is_null())
+            l.initializer = kernel_initializer(cfg[ikey], r, ikey);
+        check_bias_initializer(cfg, r, l.use_bias);
+        add(l, r);
+    }
+
+    void conv2d(const json& cfg, const KerasLayerRef& r, const json* build_shape) {
+        check_trainable(cfg, r);
+        static const std::vector<std::string> handled = {
+            "filters", "kernel_size", "strides", "padding", "data_format", "dilation_rate", "groups",
+            "activation", "use_bias", "kernel_initializer", "bias_initializer", "kernel_regularizer",
+            "bias_regularizer", "activity_regularizer", "kernel_constraint", "bias_constraint",
+            "batch_input_shape", "batch_shape", "input_shape"};
+        check_unknown(cfg, r, handled);
+        const std::string where = " in " + r.label();
+        check_layer_count();
+        declare_input(cfg, r, build_shape);
+        check_data_format(cfg, r);
+        refuse_regularizers(cfg, r, {"kernel_regularizer", "bias_regularizer", "activity_regularizer"});
+        refuse_constraints(cfg, r, {"kernel_constraint", "bias_constraint"});
+        if (cfg.contains("dilation_rate") && !cfg["dilation_rate"].is_null()) {
+            int h = 0, w = 0;
+            if (!window_size(cfg["dilation_rate"], h, w) || h != 1 || w != 1)
+                refuse(r, "unsupported dilation_rate " + show(cfg["dilation_rate"]) + where,
+                       "hopper implements convolutions without dilation (dilation_rate 1).",
+                       "Remove dilation_rate from the layer.");
+        }
+        if (cfg.contains("groups") && !cfg["groups"].is_null()) {
+            int64_t g = 0;
+            if (!as_integer(cfg["groups"], 1, 1, g))
+                refuse(r, "unsupported groups " + show(cfg["groups"]) + where,
+                       "hopper implements convolutions over all input channels (groups 1).",
+                       "Remove groups from the layer.");
+        }
+        Layer l;
+        l.kind = LayerKind::Conv2D;
+        if (!cfg.contains("filters"))
+            fail(ErrorKind::InvalidParameter, "missing key \"filters\"" + where);
+        int64_t v = 0;
+        if (!as_integer(cfg["filters"], 1, kMaxDim, v))
+            bad_size("filters", where, cfg["filters"], "filters must be an integer between 1 and 1000000.");
+        l.filters = static_cast<int>(v);
+        if (!cfg.contains("kernel_size"))
+            fail(ErrorKind::InvalidParameter, "missing key \"kernel_size\"" + where);
+        if (!window_size(cfg["kernel_size"], l.kernel_h, l.kernel_w))
+            bad_window_size("kernel_size", where, cfg["kernel_size"]);
+        window_options(cfg, r, l);
+        if (cfg.contains("activation")) l.activation = keras_activation(cfg["activation"], r);
+        if (cfg.contains("use_bias")) {
+            if (!cfg["use_bias"].is_boolean())
+                bad_value("use_bias", where, cfg["use_bias"], "use_bias must be true or false.");
+            l.use_bias = cfg["use_bias"].get<bool>();
+        }
+        l.initializer = Initializer::GlorotUniform;  // Keras' default
+        if (cfg.contains("kernel_initializer") && !cfg["kernel_initializer"].is_null())
+            l.initializer = kernel_initializer(cfg["kernel_initializer"], r, "kernel_initializer");
+        check_bias_initializer(cfg, r, l.use_bias);
+        add(l, r);
+    }
+
+    void pooling(const json& cfg, const KerasLayerRef& r, const json* build_shape, LayerKind kind) {
+        check_trainable(cfg, r);
+        check_unknown(cfg, r, {"pool_size", "strides", "padding", "data_format", "batch_input_shape",
+                               "batch_shape", "input_shape"});
+        const std::string where = " in " + r.label();
+        check_layer_count();
+        declare_input(cfg, r, build_shape);
+        check_data_format(cfg, r);
+        Layer l;
+        l.kind = kind;
+        l.kernel_h = l.kernel_w = 2;  // Keras' default pool_size
+        if (cfg.contains("pool_size") && !window_size(cfg["pool_size"], l.kernel_h, l.kernel_w))
+            bad_window_size("pool_size", where, cfg["pool_size"]);
+        l.stride_h = l.kernel_h;  // strides=None: the pool size
+        l.stride_w = l.kernel_w;
+        window_options(cfg, r, l);
+        add(l, r);
+    }
+
+    void global_pooling(const json& cfg, const KerasLayerRef& r, const json* build_shape) {
+        check_trainable(cfg, r);
+        check_unknown(cfg, r, {"data_format", "keepdims", "batch_input_shape", "batch_shape", "input_shape"});
+        check_layer_count();
+        declare_input(cfg, r, build_shape);
+        check_data_format(cfg, r);
+        if (cfg.contains("keepdims") && !is_nullish(cfg["keepdims"]))
+            refuse(r, "unsupported keepdims in " + r.label(),
+                   "hopper's GlobalAveragePooling2D outputs a flat vector (keepdims false).",
+                   "Remove keepdims from the layer.");
+        Layer l;
+        l.kind = LayerKind::GlobalAveragePooling2D;
+        add(l, r);
+    }
+
+    void flatten(const json& cfg, const KerasLayerRef& r, const json* build_shape) {
+        check_trainable(cfg, r);
+        check_unknown(cfg, r, {"data_format", "batch_input_shape", "batch_shape", "input_shape"});
+        check_layer_count();
+        declare_input(cfg, r, build_shape);
+        // channels_first would flatten in CHW order: another weight layout for the Dense after it.
+        check_data_format(cfg, r);
+        Layer l;
+        l.kind = LayerKind::Flatten;
+        add(l, r);
+    }
+
+    void batch_normalization(const json& cfg, const KerasLayerRef& r, const json* build_shape) {
+        check_trainable(cfg, r);
+        static const std::vector<std::string> handled = {
+            "axis", "momentum", "epsilon", "center", "scale", "beta_initializer", "gamma_initializer",
+            "moving_mean_initializer", "moving_variance_initializer", "beta_regularizer",
+            "gamma_regularizer", "beta_constraint", "gamma_constraint", "batch_input_shape",
+            "batch_shape", "input_shape"};
+        check_unknown(cfg, r, handled);
+        const std::string where = " in " + r.label();
+        check_layer_count();
+        declare_input(cfg, r, build_shape);
+        refuse_regularizers(cfg, r, {"beta_regularizer", "gamma_regularizer"});
+        refuse_constraints(cfg, r, {"beta_constraint", "gamma_constraint"});
+        Layer l;
+        l.kind = LayerKind::BatchNormalization;
+        double d = 0;
+        if (cfg.contains("momentum") && !cfg["momentum"].is_null()) {
+            if (!as_double(cfg["momentum"], d) || !(d >= 0.0 && d <= 1.0))
+                bad_value("momentum", where, cfg["momentum"], "momentum must be between 0 and 1.");
+            l.momentum = d;
+        }
+        if (cfg.contains("epsilon") && !cfg["epsilon"].is_null()) {
+            if (!as_double(cfg["epsilon"], d) || !(d > 0.0) || !(static_cast<float>(d) > 0.0f) ||
+                !std::isfinite(static_cast<float>(d)))
+                bad_value("epsilon", where, cfg["epsilon"], "epsilon must be a positive number.");
+            l.epsilon = d;
+        }
+        for (const char* key : {"center", "scale"})
+            if (cfg.contains(key)) {
+                if (!cfg[key].is_boolean()) bad_value(key, where, cfg[key], std::string(key) + " must be true or false.");
+                (std::string(key) == "center" ? l.center : l.scale) = cfg[key].get<bool>();
+            }
+        struct Init {
+            const char* key;
+            double value;
+            bool used;
+        };
+        for (const Init& i : {Init{"beta_initializer", 0.0, l.center}, Init{"gamma_initializer", 1.0, l.scale},
+                              Init{"moving_mean_initializer", 0.0, true},
+                              Init{"moving_variance_initializer", 1.0, true}})
+            if (i.used && cfg.contains(i.key) && !cfg[i.key].is_null() && !is_constant_initializer(cfg[i.key], i.value))
+                refuse(r, "unsupported " + std::string(i.key) + " " + show(cfg[i.key]) + where,
+                       "hopper starts batch normalization with gamma 1, beta 0, moving mean 0 and moving "
+                       "variance 1.",
+                       "Use the default initializers of BatchNormalization.");
+        // The axis can only be checked once the input's rank is known (after the input shape).
+        if (cfg.contains("axis") && !cfg["axis"].is_null()) {
+            const json& ax = cfg["axis"];
+            const json* one = &ax;
+            if (ax.is_array()) one = ax.size() == 1 ? &ax[0] : nullptr;
+            int64_t v = 0;
+            if (!one || !as_integer(*one, -1000, 1000, v) || v == 0)
+                refuse(r, "unsupported axis " + show(ax) + where,
+                       "hopper normalizes over the channels, the last axis (-1).", "Remove axis from the layer.");
+            if (v != -1) axes_.push_back({arch.layers.size(), v, r, show(ax)});
+        }
+        add(l, r);
+    }
+
+    void activation(const json& cfg, const KerasLayerRef& r) {
+        check_trainable(cfg, r);
+        check_unknown(cfg, r, {"activation"});
+        Activation a = keras_activation(cfg.value("activation", json()), r);
+        if (a == Activation::Linear) return;  // identity
+        if (arch.layers.empty())
+            refuse(r, r.label() + " applies " + std::string(to_string(a)) + " before any layer",
+                   "hopper applies activations to the outputs of layers only.",
+                   "Remove the Activation layer or move it after a Dense or Conv2D layer.");
+        Layer& d = arch.layers.back();
+        if (d.activation != Activation::Linear)
+            refuse(r, r.label() + " applies " + std::string(to_string(a)) + " after " + labels.back() +
+                          " which already uses " + to_string(d.activation),
+                   "hopper applies one activation per layer.",
+                   "Give the layer before activation='linear' or remove one of the activations.");
+        if (dropout_since_layer_ && a != Activation::Relu)
+            refuse(r, r.label() + " applies " + std::string(to_string(a)) + " after a Dropout layer",
+                   "hopper applies dropout after the activation; only relu commutes with dropout.",
+                   "Put the Activation layer before the Dropout layer.");
+        d.activation = a;
+    }
+
+    void dropout(const json& cfg, const KerasLayerRef& r) {
+        check_trainable(cfg, r);
+        check_unknown(cfg, r, {"rate", "p", "noise_shape"});
+        if (cfg.contains("noise_shape") && !cfg["noise_shape"].is_null())
+            refuse(r, "unsupported noise_shape in " + r.label(),
+                   "hopper drops each value independently.", "Remove noise_shape.");
+        const char* key = cfg.contains("rate") ? "rate" : "p";  // p: Keras 1
+        if (!cfg.contains(key))
+            fail(ErrorKind::InvalidParameter, "missing key \"rate\" in " + r.label());
+        double rate = 0;
+        if (!as_double(cfg[key], rate) || !(rate >= 0.0 && rate < 1.0))
+            bad_value(key, " in " + r.label(), cfg[key],
+                      "The dropout rate must be at least 0 and less than 1.");
+        if (arch.layers.empty())
+            refuse(r, r.label() + " drops inputs before any layer",
+                   "hopper applies dropout to the outputs of layers only.",
+                   "Remove the Dropout layer or move it after the first layer.");
+        Layer& d = arch.layers.back();
+        double keep = (1.0 - static_cast<double>(d.dropout)) * (1.0 - rate);
+        float combined = static_cast<float>(1.0 - keep);
+        if (!(combined < 1.0f))
+            bad_value(key, " in " + r.label(), cfg[key],
+                      "The combined dropout rate of consecutive Dropout layers must be less than 1.");
+        d.dropout = combined;
+        dropout_since_layer_ = true;
+    }
+
+    // After the last layer: the input shape, validation, and the declared shapes and axes that
+    // needed the computed shapes.
+    Architecture finish(const json* build_input_shape) {
+        if (arch.layers.empty())
+            fail(ErrorKind::InvalidParameter, "Keras model has no layers",
+                 "hopper needs at least one layer after the input, such as a Dense layer.");
+        if (build_input_shape) {
+            KerasLayerRef r{0, {}};
+            TensorShape s;
+            if (keras_shape(*build_input_shape, true, r, "build_input_shape", s)) {
+                if (have_input_ && s != input_)
+                    fail(ErrorKind::InvalidParameter, "conflicting input shapes in Keras model",
+                         input_label_ + " gives " + describe(input_) + " but build_input_shape gives " +
+                             describe_again(input_, s) + ".");
+                if (!have_input_) {
+                    have_input_ = true;
+                    input_ = s;
+                    input_label_ = "build_input_shape";
+                }
+            }
+        }
+        if (!have_input_)
+            fail(ErrorKind::InvalidParameter, "Keras model does not specify its input shape", {},
+                 "Build the model with an input shape (keras.Input(shape=(n,)) or input_shape=(n,) on "
+                 "the first layer; (height, width, channels) for images) before calling to_json().");
+        arch.input_dim = static_cast<int>(input_.size());
+        if (!input_.flat) {
+            arch.input_height = input_.height;
+            arch.input_width = input_.width;
+            arch.input_channels = input_.channels;
+        }
+        validate_architecture(arch, &labels, input_label_);
+
+        const std::vector<TensorShape> shapes = arch.layer_shapes();
+        for (const Declared& d : declared_) {
+            const TensorShape& in = d.layer == 0 ? input_ : shapes[d.layer - 1];
+            if (d.shape != in)
+                refuse(d.ref, "input shape of " + d.ref.label() + " does not match the previous layer",
+                       d.what + " says " + keras_shape_string(d.shape) + " but the previous layer outputs " +
+                           keras_shape_string(in) + ".");
+        }
+        for (const Axis& a : axes_) {
+            const TensorShape& in = a.layer == 0 ? input_ : shapes[a.layer - 1];
+            const int64_t last = in.flat ? 1 : 3;  // with the batch axis
+            if (a.axis != last)
+                refuse(a.ref, "unsupported axis " + a.shown + " in " + a.ref.label(),
+                       "hopper normalizes over the channels, the last axis; the input of the layer has "
+                       "shape " + keras_shape_string(in) + ".",
+                       "Use axis=-1.");
+        }
+        return arch;
+    }
+
+private:
+    struct Axis {
+        std::size_t layer;
+        int64_t axis;
+        KerasLayerRef ref;
+        std::string shown;
+    };
+
+    static std::string describe(const TensorShape& s) {
+        return s.flat ? std::to_string(s.channels) + " inputs" : "inputs of shape " + keras_shape_string(s);
+    }
+    // The second of two shapes in one sentence: "... gives 8 inputs but ... gives 4".
+    static std::string describe_again(const TensorShape& first, const TensorShape& s) {
+        return first.flat && s.flat ? std::to_string(s.channels) : describe(s);
+    }
+
+    void set_input(const TensorShape& s, const KerasLayerRef& r, const std::string& what) {
+        if (have_input_ && s != input_)
+            refuse(r, "conflicting input shapes in Keras model",
+                   input_label_ + " gives " + describe(input_) + " but " + what + " of " + r.label() +
+                       " gives " + describe_again(input_, s) + ".");
+        if (!have_input_) {
+            have_input_ = true;
+            input_ = s;
+            input_label_ = what + " of " + r.label();
+        }
+    }
+
+    // An input shape the layer about to be added declares: the model's input for the first layer,
+    // checked against the computed shapes for later ones -- at once after Dense layers (the width
+    // is their units, whatever the input), else once the shapes are known (finish).
+    void declare(const TensorShape& s, const KerasLayerRef& r, const std::string& what) {
+        if (arch.layers.empty()) {
+            set_input(s, r, what);
+            return;
+        }
+        const Layer& prev = arch.layers.back();
+        if (prev.kind != LayerKind::Dense) {
+            declared_.push_back({arch.layers.size(), s, what, r});
+            return;
+        }
+        if (!s.flat || s.channels != prev.units)
+            refuse(r, "input shape of " + r.label() + " does not match the previous layer",
+                   what + " says " + (s.flat ? std::to_string(s.channels) + " inputs" : keras_shape_string(s)) +
+                       " but the previous layer has " + std::to_string(prev.units) + " units.");
+    }
+
+    void declare_input(const json& cfg, const KerasLayerRef& r, const json* build_shape) {
+        TensorShape s;
+        for (const char* k : {"batch_input_shape", "batch_shape"})
+            if (cfg.contains(k) && keras_shape(cfg[k], true, r, k, s)) declare(s, r, k);
+        if (cfg.contains("input_shape") && keras_shape(cfg["input_shape"], false, r, "input_shape", s))
+            declare(s, r, "input_shape");
+        if (build_shape && keras_shape(*build_shape, true, r, "build_config.input_shape", s))
+            declare(s, r, "build_config.input_shape");
+    }
+
+    void check_layer_count() const {
+        if (arch.layers.size() >= static_cast<std::size_t>(kMaxLayers))
+            fail(ErrorKind::Limit, "architecture has too many layers",
+                 "The Keras model has more than " + std::to_string(kMaxLayers) +
+                     " layers (not counting Activation and Dropout layers); at most " +
+                     std::to_string(kMaxLayers) + " are supported.");
+    }
+
+    void add(const Layer& l, const KerasLayerRef& r) {
+        arch.layers.push_back(l);
+        labels.push_back(r.label());
+        dropout_since_layer_ = false;
+    }
+
+    static void refuse_regularizers(const json& cfg, const KerasLayerRef& r, std::initializer_list<const char*> keys) {
+        for (const char* k : keys)
+            if (cfg.contains(k) && !cfg[k].is_null())
+                refuse(r, "unsupported " + std::string(k) + " in " + r.label(),
+                       "hopper does not implement Keras regularizers.",
+                       "Remove the regularizer; for L2 on weights use weight_decay in the "
+                       "compile parameters.");
+    }
+
+    static void refuse_constraints(const json& cfg, const KerasLayerRef& r, std::initializer_list<const char*> keys) {
+        for (const char* k : keys)
+            if (cfg.contains(k) && !cfg[k].is_null())
+                refuse(r, "unsupported " + std::string(k) + " in " + r.label(),
+                       "hopper does not implement Keras weight constraints.",
+                       "Remove the constraint from the layer.");
+    }
+
+    static void check_bias_initializer(const json& cfg, const KerasLayerRef& r, bool use_bias) {
+        if (use_bias && cfg.contains("bias_initializer") && !cfg["bias_initializer"].is_null() &&
+            !is_constant_initializer(cfg["bias_initializer"], 0.0))
+            refuse(r, "unsupported bias_initializer " + show(cfg["bias_initializer"]) + " in " + r.label(),
+                   "hopper initialises biases to zero.",
+                   "Use the default bias initializer (zeros).");
+    }
+
+    static void check_data_format(const json& cfg, const KerasLayerRef& r) {
+        if (!cfg.contains("data_format") || cfg["data_format"].is_null()) return;
+        const json& f = cfg["data_format"];
+        if (!f.is_string() || f.get_ref<const std::string&>() != "channels_last")
+            refuse(r, "unsupported data_format " + show(f) + " in " + r.label(),
+                   "hopper reads images channels last ([height, width, channels]), Keras' default.",
+                   "Build the model with data_format=\"channels_last\".");
+    }
+
+    // strides and padding of Conv2D and pooling layers (the defaults already in l).
+    static void window_options(const json& cfg, const KerasLayerRef& r, Layer& l) {
+        const std::string where = " in " + r.label();
+        if (cfg.contains("strides") && !cfg["strides"].is_null() &&
+            !window_size(cfg["strides"], l.stride_h, l.stride_w))
+            bad_window_size("strides", where, cfg["strides"]);
+        if (cfg.contains("padding") && !cfg["padding"].is_null())
+            if (!cfg["padding"].is_string() ||
+                !padding_from_name(cfg["padding"].get_ref<const std::string&>(), l.padding))
+                bad_value("padding", where, cfg["padding"], "hopper supports padding \"valid\" and \"same\".");
+    }
+
+    bool seen_input_layer_ = false;
+    bool have_input_ = false;
+    TensorShape input_;
+    std::string input_label_;
+    bool dropout_since_layer_ = false;  // a Dropout follows the current layer
+    std::vector<Declared> declared_;
+    std::vector<Axis> axes_;
+};
+
+}  // namespace
+
 Architecture parse_keras_architecture(const json& j) {
     const json& cn = j["class_name"];
     if (!cn.is_string() || cn.get_ref<const std::string&>() != "Sequential")
         fail(ErrorKind::InvalidParameter, "unsupported Keras model class " + show(cn),
              "Only Keras Sequential models can be imported.",
-             "Build the model with keras.Sequential and a stack of Dense layers.");
+             "Build the model with keras.Sequential and a stack of supported layers.");
     auto cfg_it = j.find("config");
     if (cfg_it == j.end())
         fail(ErrorKind::InvalidParameter, "Keras model has no \"config\"",
@@ -227,26 +745,10 @@ Architecture parse_keras_architecture(const json& j) {
         fail(ErrorKind::InvalidParameter, "Keras model has no list of layers",
              "Expected \"config\" to be a list of layers or an object with \"layers\".");
 
-    Architecture arch;
-    std::vector<std::string> labels;
-    int input_dim = -1;
-    std::string input_label;
-    bool seen_input_layer = false;
-    bool dropout_since_dense = false;  // a Dropout follows the current Dense
-
-    auto set_input = [&](int dim, const KerasLayerRef& r, const std::string& what) {
-        if (dim < 0) return;
-        if (input_dim >= 0 && dim != input_dim)
-            refuse(r, "conflicting input shapes in Keras model",
-                   input_label + " gives " + std::to_string(input_dim) + " inputs but " + what +
-                       " of " + r.label() + " gives " + std::to_string(dim) + ".");
-        if (input_dim < 0) {
-            input_dim = dim;
-            input_label = what + " of " + r.label();
-        }
-    };
-
+    KerasImport im;
+    InterruptTicker ticker(256);
     for (std::size_t i = 0; i < layers->size(); ++i) {
+        ticker.tick();
         const json& lj = (*layers)[i];
         KerasLayerRef r{i + 1, {}};
         if (!lj.is_object() || !lj.contains("class_name") || !lj["class_name"].is_string())
@@ -269,190 +771,26 @@ Architecture parse_keras_architecture(const json& j) {
         if (auto b = lj.find("build_config"); b != lj.end() && b->is_object())
             if (auto s = b->find("input_shape"); s != b->end() && !s->is_null()) build_shape = &*s;
 
-        if (cls == "InputLayer") {
-            if (seen_input_layer || !arch.layers.empty())
-                refuse(r, "misplaced InputLayer (" + r.label() + ")",
-                       "An InputLayer must be the first layer of a Sequential model.");
-            seen_input_layer = true;
-            int dim = -1;
-            for (const char* k : {"batch_input_shape", "batch_shape"})
-                if (cfg.contains(k) && !cfg[k].is_null()) set_input(dim = shape_dim(cfg[k], true, r, k), r, k);
-            if (cfg.contains("input_shape") && !cfg["input_shape"].is_null())
-                set_input(dim = shape_dim(cfg["input_shape"], false, r, "input_shape"), r, "input_shape");
-            if (dim < 0)
-                refuse(r, r.label() + " has no input shape", {},
-                       "Create the input with an explicit shape, e.g. keras.Input(shape=(784,)).");
-            continue;
-        }
-
-        if (cls == "Dense") {
-            check_trainable(cfg, r);
-            static const std::vector<std::string> handled = {
-                "units", "output_dim", "activation", "use_bias", "bias", "kernel_initializer",
-                "init", "bias_initializer", "kernel_regularizer", "bias_regularizer",
-                "activity_regularizer", "kernel_constraint", "bias_constraint", "W_regularizer",
-                "b_regularizer", "W_constraint", "b_constraint", "batch_input_shape",
-                "batch_shape", "input_shape", "input_dim"};
-            check_unknown(cfg, r, handled);
-            const std::string where = " in " + r.label();
-            if (arch.layers.size() >= static_cast<std::size_t>(kMaxLayers))
-                fail(ErrorKind::Limit, "architecture has too many layers",
-                     "The Keras model has more than " + std::to_string(kMaxLayers) + " Dense layers; at most " +
-                         std::to_string(kMaxLayers) + " are supported.");
-            // Input shape: given on the first Dense when there is no InputLayer; on later
-            // layers it must agree with the previous layer's width.
-            int width = arch.layers.empty() ? -1 : arch.layers.back().units;
-            auto check_in = [&](int dim, const std::string& what) {
-                if (dim < 0) return;
-                if (width < 0) set_input(dim, r, what);
-                else if (dim != width)
-                    refuse(r, "input shape of " + r.label() + " does not match the previous layer",
-                           what + " says " + std::to_string(dim) +
-                               " inputs but the previous layer has " + std::to_string(width) +
-                               " units.");
-            };
-            for (const char* k : {"batch_input_shape", "batch_shape"})
-                if (cfg.contains(k)) check_in(shape_dim(cfg[k], true, r, k), k);
-            if (cfg.contains("input_shape"))
-                check_in(shape_dim(cfg["input_shape"], false, r, "input_shape"), "input_shape");
-            if (cfg.contains("input_dim") && !cfg["input_dim"].is_null()) {  // Keras 1
-                int64_t v = 0;
-                if (!as_integer(cfg["input_dim"], 1, kMaxDim, v))
-                    bad_size("input_dim", where, cfg["input_dim"],
-                              "input_dim must be an integer between 1 and 1000000.");
-                check_in(static_cast<int>(v), "input_dim");
-            }
-            if (build_shape) check_in(shape_dim(*build_shape, true, r, "build_config.input_shape"),
-                                      "build_config.input_shape");
-
-            for (const char* k : {"kernel_regularizer", "bias_regularizer", "activity_regularizer",
-                                  "W_regularizer", "b_regularizer"})
-                if (cfg.contains(k) && !cfg[k].is_null())
-                    refuse(r, "unsupported " + std::string(k) + where,
-                           "hopper does not implement Keras regularizers.",
-                           "Remove the regularizer; for L2 on weights use weight_decay in the "
-                           "compile parameters.");
-            for (const char* k : {"kernel_constraint", "bias_constraint", "W_constraint", "b_constraint"})
-                if (cfg.contains(k) && !cfg[k].is_null())
-                    refuse(r, "unsupported " + std::string(k) + where,
-                           "hopper does not implement Keras weight constraints.",
-                           "Remove the constraint from the layer.");
-
-            DenseLayer l;
-            const char* ukey = cfg.contains("units") ? "units" : "output_dim";
-            if (!cfg.contains(ukey))
-                fail(ErrorKind::InvalidParameter, "missing key \"units\"" + where);
-            int64_t v = 0;
-            if (!as_integer(cfg[ukey], 1, kMaxDim, v))
-                bad_size(ukey, where, cfg[ukey], "units must be an integer between 1 and 1000000.");
-            l.units = static_cast<int>(v);
-            if (cfg.contains("activation")) l.activation = keras_activation(cfg["activation"], r);
-            const char* bkey = cfg.contains("use_bias") ? "use_bias" : "bias";
-            if (cfg.contains(bkey)) {
-                if (!cfg[bkey].is_boolean())
-                    bad_value(bkey, where, cfg[bkey], "use_bias must be true or false.");
-                l.use_bias = cfg[bkey].get<bool>();
-            }
-            // Keras's default kernel initializer is glorot_uniform whatever the activation.
-            l.initializer = Initializer::GlorotUniform;
-            const char* ikey = cfg.contains("kernel_initializer") ? "kernel_initializer" : "init";
-            if (cfg.contains(ikey) && !cfg[ikey].is_null())
-                l.initializer = kernel_initializer(cfg[ikey], r, ikey);
-            if (l.use_bias && cfg.contains("bias_initializer") && !cfg["bias_initializer"].is_null() &&
-                !is_zeros_initializer(cfg["bias_initializer"]))
-                refuse(r, "unsupported bias_initializer " + show(cfg["bias_initializer"]) + where,
-                       "hopper initialises biases to zero.",
-                       "Use the default bias initializer (zeros).");
-            arch.layers.push_back(l);
-            labels.push_back(r.label());
-            dropout_since_dense = false;
-            continue;
-        }
-
-        if (cls == "Activation") {
-            check_trainable(cfg, r);
-            check_unknown(cfg, r, {"activation"});
-            Activation a = keras_activation(cfg.value("activation", json()), r);
-            if (a == Activation::Linear) continue;  // identity
-            if (arch.layers.empty())
-                refuse(r, r.label() + " applies " + std::string(to_string(a)) +
-                              " before any Dense layer",
-                       "hopper applies activations to the outputs of Dense layers only.",
-                       "Remove the Activation layer or move it after a Dense layer.");
-            DenseLayer& d = arch.layers.back();
-            if (d.activation != Activation::Linear)
-                refuse(r, r.label() + " applies " + std::string(to_string(a)) + " after " +
-                              labels.back() + " which already uses " + to_string(d.activation),
-                       "hopper applies one activation per Dense layer.",
-                       "Give the Dense layer activation='linear' or remove one of the activations.");
-            if (dropout_since_dense && a != Activation::Relu)
-                refuse(r, r.label() + " applies " + std::string(to_string(a)) +
-                              " after a Dropout layer",
-                       "hopper applies dropout after the activation; only relu commutes with dropout.",
-                       "Put the Activation layer before the Dropout layer.");
-            d.activation = a;
-            continue;
-        }
-
-        if (cls == "Dropout") {
-            check_trainable(cfg, r);
-            check_unknown(cfg, r, {"rate", "p", "noise_shape"});
-            if (cfg.contains("noise_shape") && !cfg["noise_shape"].is_null())
-                refuse(r, "unsupported noise_shape in " + r.label(),
-                       "hopper drops each value independently.", "Remove noise_shape.");
-            const char* key = cfg.contains("rate") ? "rate" : "p";  // p: Keras 1
-            if (!cfg.contains(key))
-                fail(ErrorKind::InvalidParameter, "missing key \"rate\" in " + r.label());
-            double rate = 0;
-            if (!as_double(cfg[key], rate) || !(rate >= 0.0 && rate < 1.0))
-                bad_value(key, " in " + r.label(), cfg[key],
-                          "The dropout rate must be at least 0 and less than 1.");
-            if (arch.layers.empty())
-                refuse(r, r.label() + " drops inputs before any Dense layer",
-                       "hopper applies dropout to the outputs of Dense layers only.",
-                       "Remove the Dropout layer or move it after the first Dense layer.");
-            DenseLayer& d = arch.layers.back();
-            double keep = (1.0 - static_cast<double>(d.dropout)) * (1.0 - rate);
-            float combined = static_cast<float>(1.0 - keep);
-            if (!(combined < 1.0f))
-                bad_value(key, " in " + r.label(), cfg[key],
-                          "The combined dropout rate of consecutive Dropout layers must be less than 1.");
-            d.dropout = combined;
-            dropout_since_dense = true;
-            continue;
-        }
-
-        std::string msg = "unsupported Keras layer \"" + cls + "\" (layer " + std::to_string(i + 1);
-        if (!r.name.empty()) msg += ", \"" + r.name + "\"";
-        msg += ")";
-        fail(ErrorKind::InvalidParameter, msg, {},
-             cls == "Flatten" || cls == "Reshape"
-                 ? std::string(kSupported) + " Flatten the data to one-dimensional rows instead."
-                 : std::string(kSupported));
-    }
-
-    if (arch.layers.empty())
-        fail(ErrorKind::InvalidParameter, "Keras model has no Dense layer",
-             "hopper needs at least one Dense layer.");
-    if (build_input_shape) {
-        KerasLayerRef r{0, {}};
-        int dim = shape_dim(*build_input_shape, true, r, "build_input_shape");
-        if (input_dim >= 0 && dim >= 0 && dim != input_dim)
-            fail(ErrorKind::InvalidParameter, "conflicting input shapes in Keras model",
-                 input_label + " gives " + std::to_string(input_dim) +
-                     " inputs but build_input_shape gives " + std::to_string(dim) + ".");
-        if (input_dim < 0 && dim >= 0) {
-            input_dim = dim;
-            input_label = "build_input_shape";
+        if (cls == "InputLayer") im.input_layer(cfg, r);
+        else if (cls == "Dense") im.dense(cfg, r, build_shape);
+        else if (cls == "Conv2D") im.conv2d(cfg, r, build_shape);
+        else if (cls == "MaxPooling2D") im.pooling(cfg, r, build_shape, LayerKind::MaxPooling2D);
+        else if (cls == "AveragePooling2D") im.pooling(cfg, r, build_shape, LayerKind::AveragePooling2D);
+        else if (cls == "GlobalAveragePooling2D") im.global_pooling(cfg, r, build_shape);
+        else if (cls == "Flatten") im.flatten(cfg, r, build_shape);
+        else if (cls == "BatchNormalization") im.batch_normalization(cfg, r, build_shape);
+        else if (cls == "Activation") im.activation(cfg, r);
+        else if (cls == "Dropout") im.dropout(cfg, r);
+        else {
+            std::string msg = "unsupported Keras layer \"" + cls + "\" (layer " + std::to_string(i + 1);
+            if (!r.name.empty()) msg += ", \"" + r.name + "\"";
+            msg += ")";
+            fail(ErrorKind::InvalidParameter, msg, {},
+                 cls == "Reshape" ? std::string(kSupported) + " Use a Flatten layer, or reshape the data itself."
+                                  : std::string(kSupported));
         }
     }
-    if (input_dim < 0)
-        fail(ErrorKind::InvalidParameter, "Keras model does not specify its input shape", {},
-             "Build the model with an input shape (keras.Input(shape=(n,)) or input_shape=(n,) on "
-             "the first layer) before calling to_json().");
-    arch.input_dim = input_dim;
-    validate_architecture(arch, &labels, input_label);
-    return arch;
+    return im.finish(build_input_shape);
 }
 
 }  // namespace hopper::cfg

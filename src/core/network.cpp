@@ -1,5 +1,7 @@
-// Dense network: initialisation, forward pass, loss and backpropagation over one flat parameter
-// vector. The hot path is GradientWorkspace::loss_and_gradient; see the notes there.
+// Network: initialisation, forward pass, loss and backpropagation over one flat parameter vector.
+// The hot path is GradientWorkspace::loss_and_gradient; see the notes there. Dense layers are
+// computed here, exactly as before other layers existed (stored models and pinned results depend
+// on every bit); the other kinds go through the small interface of layers.h.
 #include "hopper/network.h"
 
 #include <algorithm>
@@ -9,6 +11,7 @@
 
 #include "hopper/error.h"
 #include "hopper/rng.h"
+#include "layers.h"
 
 namespace hopper {
 
@@ -106,16 +109,16 @@ double loss_sum_impl(Loss loss, const P& p, const Y& y) {
 }
 
 // Standard deviation (normal) or half-width (uniform) of an initializer.
-double init_scale(Initializer init, int fan_in, int fan_out) {
+double init_scale(Initializer init, double fan_in, double fan_out) {
     switch (init) {
         case Initializer::GlorotUniform:
-            return std::sqrt(6.0 / double(fan_in + fan_out));
+            return std::sqrt(6.0 / (fan_in + fan_out));
         case Initializer::GlorotNormal:
-            return std::sqrt(2.0 / double(fan_in + fan_out));
+            return std::sqrt(2.0 / (fan_in + fan_out));
         case Initializer::HeUniform:
-            return std::sqrt(6.0 / double(fan_in));
+            return std::sqrt(6.0 / fan_in);
         case Initializer::HeNormal:
-            return std::sqrt(2.0 / double(fan_in));
+            return std::sqrt(2.0 / fan_in);
         case Initializer::Zeros:
             return 0.0;
     }
@@ -127,32 +130,66 @@ double init_scale(Initializer init, int fan_in, int fan_out) {
 Network::Network(Architecture arch) : arch_(std::move(arch)) {
     // Computed here rather than by Architecture::num_params() so the network owns its layout.
     std::size_t offset = 0;
-    int inputs = arch_.input_dim;
     slices_.reserve(arch_.layers.size());
-    for (const DenseLayer& layer : arch_.layers) {
-        if (inputs <= 0 || layer.units <= 0)
-            fail(ErrorKind::Internal, "network layer with a non-positive size");
+    shapes_.reserve(arch_.layers.size() + 1);
+    shapes_.push_back(arch_.input_shape());
+    for (const Layer& layer : arch_.layers) {
+        const TensorShape& in = shapes_.back();
+        const TensorShape out = layers::output_shape(layer, in);
+        if (in.size() == 0 || out.size() == 0 || in.size() > layers::kMaxRowFloats ||
+            out.size() > layers::kMaxRowFloats || (layer.kind == LayerKind::Dense && !in.flat))
+            fail(ErrorKind::Internal, "network layer with an invalid size");
         LayerSlice s;
         s.weight_offset = offset;
-        s.bias_offset = offset + std::size_t(layer.units) * std::size_t(inputs);
-        s.inputs = inputs;
-        s.units = layer.units;
+        s.inputs = 0;
+        s.units = 0;
+        if (layer.kind == LayerKind::Dense) {
+            s.inputs = int(in.size());
+            s.units = layer.units;
+        } else if (layer.kind == LayerKind::Conv2D) {
+            const int64_t k = int64_t(layer.kernel_h) * layer.kernel_w * in.channels;
+            if (k > std::numeric_limits<int>::max())
+                fail(ErrorKind::Internal, "network layer with an invalid size");
+            s.inputs = int(k);
+            s.units = layer.filters;
+        }
+        const std::size_t weights = std::size_t(s.units) * std::size_t(s.inputs);
+        s.bias_offset = offset + weights;
+        offset = s.bias_offset + (s.units > 0 && layer.use_bias ? std::size_t(s.units) : 0);
+        if (layer.kind == LayerKind::BatchNormalization) {
+            const std::size_t c = std::size_t(in.channels);
+            s.bias_offset = s.weight_offset + (layer.scale ? c : 0);
+            offset = s.bias_offset + (layer.center ? c : 0);
+        }
+        s.stats_offset = offset;
+        if (layer.kind == LayerKind::BatchNormalization) offset += 2 * std::size_t(in.channels);
+        s.end_offset = offset;
         slices_.push_back(s);
-        offset = s.bias_offset + (layer.use_bias ? std::size_t(layer.units) : 0);
-        inputs = layer.units;
+        shapes_.push_back(out);
     }
     num_params_ = offset;
+    if (num_params_ != arch_.num_params())
+        fail(ErrorKind::Internal, "network layout does not match the architecture's parameter count");
 }
 
 void Network::initialize(float* params, uint64_t seed) const {
     for (std::size_t l = 0; l < slices_.size(); ++l) {
         const LayerSlice& s = slices_[l];
-        const DenseLayer& layer = arch_.layers[l];
+        const Layer& layer = arch_.layers[l];
+        if (layer.kind != LayerKind::Dense && layer.kind != LayerKind::Conv2D) {
+            layers::initialize({layer, shapes_[l], shapes_[l + 1], s}, params);
+            continue;
+        }
         const std::size_t count = std::size_t(s.units) * std::size_t(s.inputs);
         float* w = params + s.weight_offset;
         // One stream per layer: adding a layer leaves the earlier layers' weights unchanged.
         Rng rng(mix_seed(seed, l));
-        const double scale = init_scale(layer.initializer, s.inputs, s.units);
+        // Keras' fans: a Conv2D kernel (kh, kw, in, filters) has fan_in kh*kw*in (= s.inputs) and
+        // fan_out kh*kw*filters.
+        const double fan_out = layer.kind == LayerKind::Conv2D
+                                   ? double(layer.kernel_h) * double(layer.kernel_w) * double(layer.filters)
+                                   : double(s.units);
+        const double scale = init_scale(layer.initializer, double(s.inputs), fan_out);
         switch (layer.initializer) {
             case Initializer::GlorotUniform:
             case Initializer::HeUniform:
@@ -180,14 +217,21 @@ void Network::predict(const float* params, const ConstMatrixMap& x, MatrixF& out
         fail(ErrorKind::Internal, "input rows do not match the network");
     // Ping-pong between `out` and `tmp` so the last layer lands in `out`.
     MatrixF tmp;
+    LayerScratch scratch;
     for (std::size_t l = 0; l < nl; ++l) {
         MatrixF& dst = ((nl - 1 - l) % 2 == 0) ? out : tmp;
         const MatrixF& src = (&dst == &out) ? tmp : out;
-        dst.resize(slices_[l].units, n);
-        if (l == 0)
-            dense_forward(arch_.layers[l], slices_[l], params, x, dst);
-        else
-            dense_forward(arch_.layers[l], slices_[l], params, src, dst);
+        const Layer& layer = arch_.layers[l];
+        dst.resize(Eigen::Index(shapes_[l + 1].size()), n);
+        if (layer.kind != LayerKind::Dense) {
+            layers::forward({layer, shapes_[l], shapes_[l + 1], slices_[l]}, params,
+                            l == 0 ? x.data() : src.data(), dst.data(), n, false, scratch);
+            activate(layer.activation, dst);
+        } else if (l == 0) {
+            dense_forward(layer, slices_[l], params, x, dst);
+        } else {
+            dense_forward(layer, slices_[l], params, src, dst);
+        }
     }
 }
 
@@ -212,7 +256,19 @@ double loss_sum(Loss loss, const MatrixF& p, const ConstMatrixMap& y) {
 // > 0 unless it underflowed, and then it contributes nothing either way).
 
 GradientWorkspace::GradientWorkspace(const Network& net)
-    : net_(net), activations_(net.slices().size()), masks_(net.slices().size()) {}
+    : net_(net),
+      activations_(net.slices().size()),
+      masks_(net.slices().size()),
+      scratch_(net.slices().size()) {}
+
+void GradientWorkspace::store_moving_statistics(float* params) const {
+    const auto& layers = net_.arch().layers;
+    const auto& shapes = net_.shapes();
+    for (std::size_t l = 0; l < layers.size(); ++l)
+        if (layers[l].kind == LayerKind::BatchNormalization)
+            layers::store_moving_statistics({layers[l], shapes[l], shapes[l + 1], net_.slices()[l]},
+                                            params, scratch_[l]);
+}
 
 namespace {
 
@@ -283,10 +339,16 @@ double GradientWorkspace::loss_and_gradient(const float* params, const ConstMatr
                                             uint64_t dropout_seed) {
     const auto& slices = net_.slices();
     const auto& layers = net_.arch().layers;
+    const auto& shapes = net_.shapes();
     const std::size_t nl = slices.size();
     const Eigen::Index n = x.cols();
+    // Output width of layer l (units for Dense).
+    auto width = [&](std::size_t l) { return Eigen::Index(shapes[l + 1].size()); };
+    auto args = [&](std::size_t l) {
+        return layers::LayerArgs{layers[l], shapes[l], shapes[l + 1], slices[l]};
+    };
     if (nl == 0) fail(ErrorKind::Internal, "network without layers");
-    if (x.rows() != net_.arch().input_dim || y.rows() != slices.back().units || y.cols() != n)
+    if (x.rows() != net_.arch().input_dim || y.rows() != width(nl - 1) || y.cols() != n)
         fail(ErrorKind::Internal, "batch shape does not match the network");
     if (n == 0) {
         std::fill(grad, grad + net_.num_params(), 0.0f);
@@ -303,27 +365,32 @@ double GradientWorkspace::loss_and_gradient(const float* params, const ConstMatr
     // Grow buffers only when a larger batch arrives.
     Eigen::Index max_inner = 1;
     for (std::size_t l = 0; l < nl; ++l) {
-        if (activations_[l].rows() != slices[l].units || activations_[l].cols() < n)
-            activations_[l].resize(slices[l].units, n);
+        if (activations_[l].rows() != width(l) || activations_[l].cols() < n)
+            activations_[l].resize(width(l), n);
         if (layers[l].dropout > 0.0f &&
-            (masks_[l].rows() != slices[l].units || masks_[l].cols() < n))
-            masks_[l].resize(slices[l].units, n);
-        if (l > 0) max_inner = std::max<Eigen::Index>(max_inner, slices[l].inputs);
+            (masks_[l].rows() != width(l) || masks_[l].cols() < n))
+            masks_[l].resize(width(l), n);
+        if (l > 0) max_inner = std::max<Eigen::Index>(max_inner, width(l - 1));
     }
     if (delta_.size() < max_inner * n) delta_.resize(max_inner, n);
-    const int out_units = slices.back().units;
+    const int out_units = int(width(nl - 1));
     if (delta_prev_.size() < Eigen::Index(out_units) * n) delta_prev_.resize(out_units, n);
 
-    auto act = [&](std::size_t l) { return MatrixMap(activations_[l].data(), slices[l].units, n); };
-    auto mask = [&](std::size_t l) { return MatrixMap(masks_[l].data(), slices[l].units, n); };
+    auto act = [&](std::size_t l) { return MatrixMap(activations_[l].data(), width(l), n); };
+    auto mask = [&](std::size_t l) { return MatrixMap(masks_[l].data(), width(l), n); };
 
     // Forward.
     for (std::size_t l = 0; l < nl; ++l) {
         MatrixMap a = act(l);
-        if (l == 0)
+        if (layers[l].kind != LayerKind::Dense) {
+            layers::forward(args(l), params, l == 0 ? x.data() : act(l - 1).data(), a.data(), n,
+                            true, scratch_[l]);
+            activate(layers[l].activation, a);
+        } else if (l == 0) {
             dense_forward(layers[l], slices[l], params, x, a);
-        else
+        } else {
             dense_forward(layers[l], slices[l], params, act(l - 1), a);
+        }
         const float rate = layers[l].dropout;
         if (rate >= 1.0f) fail(ErrorKind::InvalidParameter, "dropout rate must be below 1");
         if (rate > 0.0f) {
@@ -349,7 +416,7 @@ double GradientWorkspace::loss_and_gradient(const float* params, const ConstMatr
     const double loss_total = loss_sum_impl(loss, p, y);
 
     // Output dL/dZ (of the mean loss over the batch), in place in the output buffer.
-    const DenseLayer& last = layers.back();
+    const Layer& last = layers.back();
     const float inv_n = 1.0f / float(n);
     if (last.dropout == 0.0f && last.activation == Activation::Softmax &&
         loss == Loss::SoftmaxCrossEntropy) {
@@ -395,18 +462,25 @@ double GradientWorkspace::loss_and_gradient(const float* params, const ConstMatr
     for (std::size_t l = nl; l-- > 0;) {
         const LayerSlice& s = slices[l];
         MatrixMap dz = act(l);
-        MatrixMap gw(grad + s.weight_offset, s.units, s.inputs);
-        if (l == 0)
-            gw.noalias() = dz * x.transpose();
-        else
-            gw.noalias() = dz * act(l - 1).transpose();
-        if (layers[l].use_bias) VectorMap(grad + s.bias_offset, s.units) = dz.rowwise().sum();
-        if (l == 0) break;  // the input gradient is not needed
+        if (layers[l].kind != LayerKind::Dense) {
+            // The input gradient only above the first layer.
+            layers::backward(args(l), params, l == 0 ? x.data() : act(l - 1).data(), dz.data(), grad,
+                             l == 0 ? nullptr : delta_.data(), n, scratch_[l]);
+            if (l == 0) break;
+        } else {
+            MatrixMap gw(grad + s.weight_offset, s.units, s.inputs);
+            if (l == 0)
+                gw.noalias() = dz * x.transpose();
+            else
+                gw.noalias() = dz * act(l - 1).transpose();
+            if (layers[l].use_bias) VectorMap(grad + s.bias_offset, s.units) = dz.rowwise().sum();
+            if (l == 0) break;  // the input gradient is not needed
 
-        ConstMatrixMap w(params + s.weight_offset, s.units, s.inputs);
-        MatrixMap g(delta_.data(), s.inputs, n);
-        g.noalias() = w.transpose() * dz;
-        const DenseLayer& below = layers[l - 1];
+            ConstMatrixMap w(params + s.weight_offset, s.units, s.inputs);
+            MatrixMap(delta_.data(), s.inputs, n).noalias() = w.transpose() * dz;
+        }
+        MatrixMap g(delta_.data(), width(l - 1), n);
+        const Layer& below = layers[l - 1];
         MatrixMap a_below = act(l - 1);
         if (below.dropout > 0.0f)
             activation_backward(below.activation, below.dropout, g, a_below, mask(l - 1));

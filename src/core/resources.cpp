@@ -7,27 +7,43 @@
 #include "hopper/network.h"
 #include "hopper/optimizer.h"
 #include "hopper/state_format.h"
+#include "layers.h"
 
 namespace hopper {
 
 namespace {
 
-// Floats per row of the training workspace (GradientWorkspace): each layer's activations, dropout
-// masks, and the two scratch buffers of the backward pass.
-std::size_t workspace_floats_per_row(const Architecture& a) {
-    std::size_t per_row = 0, widest = std::size_t(a.input_dim);
-    for (const DenseLayer& l : a.layers) {
-        per_row += std::size_t(l.units) * (l.dropout > 0.0f ? 2 : 1);
-        widest = std::max(widest, std::size_t(l.units));
+// Floats of the training workspace (GradientWorkspace) for minibatches of `batch` rows: per row,
+// each layer's activations, dropout masks and max pooling's argmax (4 bytes each), and the two
+// scratch buffers of the backward pass; per Conv2D layer, its patch buffer (a chunk of images).
+std::size_t workspace_floats(const Architecture& a, std::size_t batch) {
+    std::size_t per_row = 0, fixed = 0, widest = std::size_t(a.input_dim);
+    TensorShape in = a.input_shape();
+    for (const Layer& l : a.layers) {
+        const TensorShape out = layers::output_shape(l, in);
+        const std::size_t size = std::size_t(out.size());
+        per_row += size * (l.dropout > 0.0f ? 2 : 1);
+        if (l.kind == LayerKind::MaxPooling2D) per_row += size;
+        fixed += std::size_t(layers::patch_buffer_floats(l, in, batch));
+        widest = std::max(widest, size);
+        in = out;
     }
-    return per_row + 2 * widest;
+    return (per_row + 2 * widest) * batch + fixed;
 }
 
-// Floats per row of a forward pass (Network::predict ping-pongs between two buffers).
-std::size_t forward_floats_per_row(const Architecture& a) {
-    std::size_t widest = 0;
-    for (const DenseLayer& l : a.layers) widest = std::max(widest, std::size_t(l.units));
-    return 2 * widest;
+// Floats of a forward pass over `rows` rows: Network::predict ping-pongs between two buffers of the
+// widest layer and shares one argmax buffer and one patch buffer between its layers.
+std::size_t forward_floats(const Architecture& a, std::size_t rows) {
+    std::size_t widest = 0, argmax = 0, patches = 0;
+    TensorShape in = a.input_shape();
+    for (const Layer& l : a.layers) {
+        const TensorShape out = layers::output_shape(l, in);
+        widest = std::max(widest, std::size_t(out.size()));
+        if (l.kind == LayerKind::MaxPooling2D) argmax = std::max(argmax, std::size_t(out.size()));
+        patches = std::max(patches, std::size_t(layers::patch_buffer_floats(l, in, rows)));
+        in = out;
+    }
+    return (2 * widest + argmax) * rows + patches;
 }
 
 std::size_t buffer_bytes(const Architecture& a, int rows) {
@@ -42,7 +58,7 @@ std::size_t training_bytes(const ModelConfig& config, int buffer_rows) {
     const int batch = std::max(1, std::min(config.fit.batch_size, std::max(1, buffer_rows)));
     // params, gradient, last-good copy, slots
     const std::size_t trainer = (3 + k) * p * sizeof(float);
-    return 2 * state_size(config) + trainer + workspace_floats_per_row(config.arch) * std::size_t(batch) * sizeof(float) +
+    return 2 * state_size(config) + trainer + workspace_floats(config.arch, std::size_t(batch)) * sizeof(float) +
            buffer_bytes(config.arch, buffer_rows);
 }
 
@@ -50,7 +66,7 @@ std::size_t evaluation_bytes(const std::vector<ModelConfig>& configs, int buffer
     std::size_t params = 0, widest_pass = 0, widest_buffer = 0;
     for (const ModelConfig& c : configs) {
         params += c.arch.num_params() * sizeof(float) + state_size(c);
-        widest_pass = std::max(widest_pass, forward_floats_per_row(c.arch) * std::size_t(std::max(1, buffer_rows)) * sizeof(float));
+        widest_pass = std::max(widest_pass, forward_floats(c.arch, std::size_t(std::max(1, buffer_rows))) * sizeof(float));
         widest_buffer = std::max(widest_buffer, buffer_bytes(c.arch, buffer_rows));
     }
     return params + widest_pass + widest_buffer;
@@ -58,7 +74,7 @@ std::size_t evaluation_bytes(const std::vector<ModelConfig>& configs, int buffer
 
 std::size_t inference_bytes(const ModelConfig& config, int rows) {
     return state_size(config) + config.arch.num_params() * sizeof(float) +
-           forward_floats_per_row(config.arch) * std::size_t(std::max(1, rows)) * sizeof(float) +
+           forward_floats(config.arch, std::size_t(std::max(1, rows))) * sizeof(float) +
            buffer_bytes(config.arch, rows);
 }
 

@@ -118,7 +118,9 @@ void Trainer::train_buffer(const float* x, const float* y, int rows) {
         }
         if (weight_decay != 0.0) {
             const float wd = float(weight_decay);
-            // A plain loop: vectorised and scalar iterations compile to the same arithmetic.
+            // A plain loop: vectorised and scalar iterations compile to the same arithmetic. The
+            // weights are the kernels of Dense and Conv2D layers (units*inputs is 0 for the others:
+            // batch normalization's gamma and beta are not decayed, nor its moving statistics).
             for (const LayerSlice& s : slices) {
                 float* g = grad + s.weight_offset;
                 const float* w = params + s.weight_offset;
@@ -127,6 +129,7 @@ void Trainer::train_buffer(const float* x, const float* y, int rows) {
             }
         }
         optimizer_.apply(params, grad, counters_.steps);
+        workspace_->store_moving_statistics(params);
         ++counters_.steps;
         counters_.samples_seen += uint64_t(n);
         counters_.last_visit_loss_sum += batch_loss;

@@ -1,11 +1,15 @@
 // parse_architecture: hopper's native JSON and Keras Sequential to_json(). An accepted
-// architecture must survive its canonical JSON: parse(to_json(a)) == a.
+// architecture must survive its canonical JSON: parse(to_json(a)) == a, and make a network whose
+// layout and shapes agree with it.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "fuzz_common.h"
 #include "hopper/config.h"
+#include "hopper/network.h"
+#include "hopper/resources.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     using namespace hopper;
@@ -19,5 +23,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     hopper_fuzz::require(a == b, "architecture changes through its canonical JSON:", canonical);
     hopper_fuzz::require(b.to_json() == canonical, "canonical architecture JSON is not stable:", canonical);
     hopper_fuzz::require(a.num_params() > 0 && a.num_params() <= 2147483647u, "parameter count out of range");
+    // The network lays out what the architecture counts (no allocation of parameters here), its
+    // output is the flat vector the architecture says, and the memory plan is computable.
+    std::vector<Network> net;
+    hopper_fuzz::require(hopper_fuzz::accepts([&] { net.emplace_back(a); }), "an accepted architecture has no network:", canonical);
+    hopper_fuzz::require(net[0].num_params() == a.num_params(), "network and architecture count parameters differently:", canonical);
+    hopper_fuzz::require(net[0].shapes().back().flat && net[0].shapes().back().size() == uint64_t(a.output_dim()) &&
+                             net[0].shapes().front().size() == uint64_t(a.input_dim),
+                         "network shapes disagree with the architecture:", canonical);
+    ModelConfig c;
+    c.arch = a;
+    hopper_fuzz::require(training_bytes(c, 64) > inference_bytes(c, 1), "memory plan out of order:", canonical);
     return 0;
 }

@@ -1,7 +1,8 @@
 // Packed buffers: the checks the PostgreSQL port applies to the independent_var/dependent_var
 // arrays before training or evaluating (hopper/buffer_check.h), then training and evaluation of a
 // small model on whatever passed -- and, for one input bit, on non-finite data too, which the
-// trainer must survive (it marks the model diverged) without undefined behaviour.
+// trainer must survive (it marks the model diverged) without undefined behaviour. One mode bit
+// makes the model a small CNN.
 //
 // Input: byte 0 ndim of x, byte 1 ndim of y, byte 2 number of floats that belong to x, byte 3
 // model and mode bits, then 4 int32 dimensions (x0, x1, y0, y1), then float data (x then y).
@@ -39,14 +40,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     require(std::size_t(xs.rows) * std::size_t(xs.cols) == nx, "accepted x shape does not cover its data");
     require(std::size_t(ys.rows) * std::size_t(ys.cols) == ny, "accepted y shape does not cover its data");
 
-    // A small model whose widths come from the input's mode bits.
+    // A small model whose widths come from the input's mode bits: a dense network, or (bit 128) a
+    // CNN on 1 x input_dim x 1 images with convolution, batch normalization and pooling ("same"
+    // padding, so that even a 1x1 image passes), whose batch statistics see whatever data passed.
     const int input_dim = 1 + (mode & 3);
     const int output_dim = 1 + ((mode >> 2) & 3);
     const bool regression = output_dim > 1 && (mode & 16);
-    std::string arch = "{\"input_dim\": " + std::to_string(input_dim) +
-                       ", \"layers\": [{\"units\": 3, \"activation\": \"tanh\", \"dropout\": 0.25}, {\"units\": " +
-                       std::to_string(output_dim) + ", \"activation\": \"" +
-                       (output_dim == 1 ? "sigmoid" : regression ? "linear" : "softmax") + "\"}]}";
+    const std::string output = "{\"units\": " + std::to_string(output_dim) + ", \"activation\": \"" +
+                               (output_dim == 1 ? "sigmoid" : regression ? "linear" : "softmax") + "\"}";
+    std::string arch = (mode & 128)
+                           ? "{\"input_shape\": [1, " + std::to_string(input_dim) +
+                                 ", 1], \"layers\": [{\"type\": \"conv2d\", \"filters\": 2, \"kernel_size\": [1, 2], "
+                                 "\"padding\": \"same\", \"activation\": \"tanh\", \"dropout\": 0.25}, "
+                                 "{\"type\": \"batch_normalization\"}, {\"type\": \"max_pooling2d\", \"pool_size\": [1, 2], "
+                                 "\"padding\": \"same\"}, {\"type\": \"flatten\"}, " +
+                                 output + "]}"
+                           : "{\"input_dim\": " + std::to_string(input_dim) +
+                                 ", \"layers\": [{\"units\": 3, \"activation\": \"tanh\", \"dropout\": 0.25}, " + output + "]}";
     std::string compile = (mode & 32) ? "optimizer='Adam(lr=0.01)'" : "optimizer='SGD(lr=0.1, momentum=0.9, nesterov=True)'";
     if (regression) compile += ", metrics=['mae', 'mse']";
     else if (output_dim > 1) compile += ", metrics=['accuracy', 'top_k_categorical_accuracy'], top_k=1";

@@ -50,6 +50,12 @@ int main(int argc, char** argv) {
          "loss='mse', optimizer='Adam(lr=0.01)', metrics=['mae', 'mse']", "batch_size=1"},
         {"rmsprop_decay", R"({"input_dim": 2, "initializer": "he_normal", "layers": [{"units": 5, "activation": "relu"}, {"units": 2, "activation": "sigmoid"}]})",
          "loss='binary_crossentropy', optimizer='RMSprop(lr=0.01, decay=0.001)', metrics=['loss'], weight_decay=0.0001", "batch_size=2, epochs=2"},
+        // Convolutional models: batch normalization (its moving statistics in the state), pooling
+        // of both kinds, "same" padding with strides, Flatten with dropout, global pooling.
+        {"cnn_adam_bn", R"({"input_shape": [4, 3, 2], "layers": [{"type": "conv2d", "filters": 3, "kernel_size": 2, "padding": "same", "activation": "relu"}, {"type": "batch_normalization"}, {"type": "max_pooling2d", "pool_size": [2, 1]}, {"type": "flatten", "dropout": 0.5}, {"units": 3, "activation": "softmax"}]})",
+         "optimizer='Adam(lr=0.01)', metrics=['accuracy'], weight_decay=0.001", "batch_size=3"},
+        {"cnn_gap_momentum", R"({"input_shape": [5, 5, 1], "layers": [{"type": "conv2d", "filters": 2, "kernel_size": [3, 2], "strides": 2, "padding": "same", "use_bias": false}, {"type": "batch_normalization", "center": false, "momentum": 0.9, "activation": "tanh"}, {"type": "average_pooling2d", "pool_size": 2, "strides": 1, "padding": "same"}, {"type": "global_average_pooling2d", "activation": "softmax"}]})",
+         "optimizer='SGD(lr=0.1, momentum=0.9)', metrics=['accuracy']", "batch_size=2"},
     };
     for (const Seed& s : seeds) {
         ModelConfig c = resolve_config(parse_architecture(s.arch), parse_compile_params(s.compile), parse_fit_params(s.fit));
@@ -79,6 +85,20 @@ int main(int argc, char** argv) {
             b.append(reinterpret_cast<const char*>(y.data()), y.size() * 4);
             write(root / "buffer" / (std::string(s.name) + ".bin"), b);
         }
+    }
+    // A buffer for fuzz_buffer's CNN (mode bit 128): 3 rows of 1x3x1 images, 2 classes.
+    {
+        std::string b(20, '\0');
+        b[0] = 2;
+        b[1] = 2;
+        b[2] = 9;
+        b[3] = char(2 | (1 << 2) | 128);
+        int dims[4] = {3, 3, 3, 2};
+        std::memcpy(&b[4], dims, sizeof dims);
+        const float x[9] = {0.5f, -1, 2, 0, 0.25f, -0.5f, 1, 1, -2}, y[6] = {1, 0, 0, 1, 1, 0};
+        b.append(reinterpret_cast<const char*>(x), sizeof x);
+        b.append(reinterpret_cast<const char*>(y), sizeof y);
+        write(root / "buffer" / "cnn.bin", b);
     }
     std::printf("seeds written to %s\n", root.c_str());
     return 0;

@@ -1,0 +1,129 @@
+// BatchNormalization over the last axis (channels of an image, features of a flat vector), as
+// Keras computes it: y = (x - mean) / sqrt(var + epsilon) * gamma + beta, with the mean and the
+// biased variance of the batch (over samples and positions) while training and the moving
+// statistics otherwise. After each training step the moving statistics become
+// moving * momentum + batch * (1 - momentum) (Keras 3, and tf.keras 2 once its fused kernel's
+// Bessel correction is removed again). Batch statistics are summed in double: a channel of a
+// 128-image batch of 26x26 maps has 86,528 values.
+#include <cmath>
+
+#include "layers.h"
+
+namespace hopper::layers {
+
+using Index = Eigen::Index;
+
+namespace {
+
+// Parameter and scratch layout of one layer with c channels.
+struct Bn {
+    Index c;
+    const float* gamma;  // null without scale
+    const float* beta;   // null without center
+    const float* moving_mean;
+    const float* moving_var;
+};
+
+Bn bn_of(const LayerArgs& a, const float* params) {
+    const Index c = a.in.channels;
+    const LayerSlice& s = a.slice;
+    return Bn{c, a.layer.scale ? params + s.weight_offset : nullptr,
+              a.layer.center ? params + s.bias_offset : nullptr, params + s.stats_offset,
+              params + s.stats_offset + c};
+}
+
+}  // namespace
+
+// The scratch of a layer with c channels: stats holds 7 segments of c floats (batch mean,
+// 1/sqrt(var + eps), new moving mean, new moving variance, then scale, shift of the forward pass,
+// which the backward pass reuses for its per-channel factors), sums 2 segments of c doubles. They
+// are sized once, so training allocates nothing once warm.
+enum Segment { kMean, kInvStd, kNewMean, kNewVar, kScale, kShift, kSegments };
+
+void batchnorm_forward(const LayerArgs& a, const float* params, const float* x, float* z, Index n,
+                       bool training, LayerScratch& s) {
+    const Bn bn = bn_of(a, params);
+    const Index c = bn.c, m = Index(a.in.height) * a.in.width * n;  // values per channel
+    ConstMatrixMap in(x, c, m);
+    MatrixMap out(z, c, m);
+    if (s.stats.size() != kSegments * c + c) s.stats.resize(kSegments * c + c);
+    auto seg = [&](int k) { return s.stats.segment(k * c, c); };
+    auto scale = seg(kScale), shift = seg(kShift);  // y = x * scale + shift
+    if (training) {
+        if (s.sums.size() != 2 * c) s.sums.resize(2 * c);
+        auto mean = s.sums.head(c), var = s.sums.tail(c);
+        mean.setZero();
+        for (Index j = 0; j < m; ++j) mean += in.col(j).cast<double>();
+        mean /= double(m);
+        var.setZero();
+        for (Index j = 0; j < m; ++j) var += (in.col(j).cast<double>() - mean).array().square().matrix();
+        var /= double(m);
+        // Keras computes the update in float32 with momentum and 1 - momentum rounded to float.
+        const float mom = float(a.layer.momentum), rest = float(1.0 - a.layer.momentum);
+        const double eps = double(float(a.layer.epsilon));
+        for (Index i = 0; i < c; ++i) {
+            const float inv_std = float(1.0 / std::sqrt(var(i) + eps));
+            seg(kMean)(i) = float(mean(i));
+            seg(kInvStd)(i) = inv_std;
+            seg(kNewMean)(i) = bn.moving_mean[i] * mom + float(mean(i)) * rest;
+            seg(kNewVar)(i) = bn.moving_var[i] * mom + float(var(i)) * rest;
+            scale(i) = inv_std * (bn.gamma ? bn.gamma[i] : 1.0f);
+            shift(i) = (bn.beta ? bn.beta[i] : 0.0f) - seg(kMean)(i) * scale(i);
+        }
+    } else {
+        for (Index i = 0; i < c; ++i) {
+            scale(i) = float(1.0 / std::sqrt(double(bn.moving_var[i]) + double(float(a.layer.epsilon)))) *
+                       (bn.gamma ? bn.gamma[i] : 1.0f);
+            shift(i) = (bn.beta ? bn.beta[i] : 0.0f) - bn.moving_mean[i] * scale(i);
+        }
+    }
+    out = (in.array().colwise() * scale.array()).colwise() + shift.array();
+}
+
+// With xh = (x - mean) * inv_std and y = gamma * xh + beta over the m values of a channel:
+// dgamma = sum(dy * xh), dbeta = sum(dy), dx = gamma * inv_std * (dy - mean(dy) - xh * mean(dy * xh)).
+void batchnorm_backward(const LayerArgs& a, const float* params, const float* x, const float* dz,
+                        float* grad, float* dx, Index n, LayerScratch& s) {
+    const Bn bn = bn_of(a, params);
+    const Index c = bn.c, m = Index(a.in.height) * a.in.width * n;
+    ConstMatrixMap in(x, c, m), d(dz, c, m);
+    auto seg = [&](int k) { return s.stats.segment(k * c, c); };
+    const auto mean = seg(kMean).array();
+    const auto inv_std = seg(kInvStd).array();
+    auto sum_d = s.sums.head(c), sum_dxh = s.sums.tail(c);
+    sum_d.setZero();
+    sum_dxh.setZero();
+    for (Index j = 0; j < m; ++j) {
+        sum_d += d.col(j).cast<double>();
+        sum_dxh += (d.col(j).array().cast<double>() *
+                    ((in.col(j).array() - mean) * inv_std).cast<double>())
+                       .matrix();
+    }
+    const LayerSlice& sl = a.slice;
+    if (a.layer.scale)
+        for (Index i = 0; i < c; ++i) grad[sl.weight_offset + i] = float(sum_dxh(i));
+    if (a.layer.center)
+        for (Index i = 0; i < c; ++i) grad[sl.bias_offset + i] = float(sum_d(i));
+    std::fill(grad + sl.stats_offset, grad + sl.end_offset, 0.0f);  // not trained
+    if (!dx) return;
+    // scale (gamma * inv_std) from the forward pass; shift's segment and the spare one take the means.
+    auto k = seg(kScale), mean_d = seg(kShift), mean_dxh = seg(kSegments);
+    for (Index i = 0; i < c; ++i) {
+        mean_d(i) = float(sum_d(i) / double(m));
+        mean_dxh(i) = float(sum_dxh(i) / double(m));
+    }
+    MatrixMap out(dx, c, m);
+    for (Index j = 0; j < m; ++j)
+        out.col(j) = (k.array() * (d.col(j).array() - mean_d.array() -
+                                   (in.col(j).array() - mean) * inv_std * mean_dxh.array()))
+                         .matrix();
+}
+
+void batchnorm_store(const LayerArgs& a, float* params, const LayerScratch& s) {
+    const Index c = a.in.channels;
+    // Nothing before a training forward (the sums are sized by the first one).
+    if (s.sums.size() != 2 * c || s.stats.size() != kSegments * c + c) return;
+    std::copy(s.stats.data() + kNewMean * c, s.stats.data() + (kNewVar + 1) * c, params + a.slice.stats_offset);
+}
+
+}  // namespace hopper::layers

@@ -1,0 +1,117 @@
+// The layers other than Dense, behind one small interface: shape rules and checks, parameter
+// counts, per-row memory, initialisation, and the forward and backward pass of one layer over a
+// batch. Dense layers stay in network.cpp, whose arithmetic hopper's stored models and tests pin
+// bit for bit. Not installed.
+//
+// Data: a batch is (features x n), column-major, one sample per column; an image sample holds
+// height*width*channels values in HWC order, so an image batch is also a (channels x positions*n)
+// matrix, which is how Conv2D, pooling and batch normalization see it.
+//
+// Adding a layer kind: its LayerKind, its rules in layers.cpp (shape, checks, parameters, memory,
+// dispatch), its forward/backward in a layer_*.cpp file, and its keys in the parsers
+// (config.cpp's native form, config_keras.cpp).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "hopper/config.h"
+#include "hopper/network.h"
+
+namespace hopper::layers {
+
+// Floats per row hopper allows for one row's activations (every layer's output) and convolution
+// patches (one image's of every Conv2D layer), together: 64 Mi floats (256 MiB). Larger feature maps are refused when the
+// architecture is parsed (Limit). No dense architecture can reach it (64 layers of at most 10^6
+// units are 6.4e7 < 2^26 floats), so it never refuses a model hopper accepted before.
+constexpr uint64_t kMaxRowFloats = uint64_t(1) << 26;
+
+// Floats of one chunk of Conv2D patches (im2col): 64 Ki floats, 256 KB, so that the patch matrix
+// stays in the L2 cache while the GEMMs read it (layer_conv.cpp has the measurements). A chunk
+// holds at least one image's patches, whatever their size.
+constexpr uint64_t kPatchChunkFloats = uint64_t(1) << 16;
+
+// a * b, saturating at UINT64_MAX (sizes of absurd layers are compared with limits, never used).
+uint64_t mul_sat(uint64_t a, uint64_t b);
+uint64_t add_sat(uint64_t a, uint64_t b);
+
+// Window arithmetic of Conv2D and pooling layers, Keras' (conv_utils.conv_output_length): "valid"
+// gives floor((in - kernel) / stride) + 1 positions (none if the kernel is larger than the input),
+// "same" ceil(in / stride), padded by max((out - 1) * stride + kernel - in, 0) of which the smaller
+// half goes on top/left (TensorFlow's rule, which Keras 3 follows on every backend).
+int64_t output_length(int64_t in, int64_t kernel, int64_t stride, Padding padding);
+
+struct Window {
+    int in_h, in_w, channels;
+    int k_h, k_w, s_h, s_w;
+    int out_h, out_w;
+    int pad_top, pad_left;
+};
+Window window_of(const Layer& l, const TensorShape& in);
+
+// Output shape of `l` on input `in`, without checks (a validated architecture).
+TensorShape output_shape(const Layer& l, const TensorShape& in);
+// The same, after checking that `l` applies to `in`: Dense needs a flat input, Conv2D and pooling
+// an image whose (padded) size holds the window, every output at most kMaxRowFloats values.
+// Throws hopper::Error (InvalidParameter, or Limit for sizes) naming the layer by `label`.
+TensorShape checked_output_shape(const Layer& l, const TensorShape& in, const std::string& label);
+
+// Floats of parameters of `l` on input `in` (saturating): Dense and Conv2D weights and biases;
+// BatchNormalization gamma (if scale), beta (if center), moving mean and variance.
+uint64_t param_count(const Layer& l, const TensorShape& in);
+
+// Floats of Conv2D's patches (im2col) of one image on `in`; 0 for other layers and for 1x1
+// convolutions with stride 1, which read their input directly.
+uint64_t columns_per_row(const Layer& l, const TensorShape& in);
+// Floats of the patch buffer a Conv2D layer keeps (a chunk of images, see kPatchChunkFloats) for
+// batches of `batch` rows; 0 where columns_per_row is 0.
+uint64_t patch_buffer_floats(const Layer& l, const TensorShape& in, uint64_t batch);
+
+// "conv3x3x32", "maxpool2x2_s1_same", "gap", ... for shape_string(); Dense: its units.
+std::string shape_token(const Layer& l);
+
+// One layer of a network, as the functions below see it.
+struct LayerArgs {
+    const Layer& layer;
+    const TensorShape& in;
+    const TensorShape& out;
+    const LayerSlice& slice;
+};
+
+// Initial parameters of a layer without a kernel (BatchNormalization: gamma 1, beta 0, moving
+// mean 0, moving variance 1). Kernels (Dense, Conv2D) are drawn by Network::initialize.
+void initialize(const LayerArgs& a, float* params);
+
+// Pre-activation output z (out.size() x n) of x (in.size() x n). Training keeps in `scratch` what
+// backward needs (argmax, batch statistics) and uses batch statistics for batch normalization;
+// inference uses the moving statistics. Buffers in `scratch` only grow.
+void forward(const LayerArgs& a, const float* params, const float* x, float* z, Eigen::Index n,
+             bool training, LayerScratch& scratch);
+
+// After a training forward: the parameter gradient (mean over the batch: dz already carries the
+// 1/n) into grad at the layer's slice, every entry of the slice written (0 for moving statistics),
+// and dL/dx into dx unless dx is null. x is the forward's input, intact.
+void backward(const LayerArgs& a, const float* params, const float* x, const float* dz,
+              float* grad, float* dx, Eigen::Index n, LayerScratch& scratch);
+
+// Writes the moving statistics updated by the last training forward into params
+// (BatchNormalization; nothing for other layers or before any training forward).
+void store_moving_statistics(const LayerArgs& a, float* params, const LayerScratch& scratch);
+
+// The kinds' implementations (layer_conv.cpp, layer_pool.cpp, layer_batchnorm.cpp).
+void conv_forward(const LayerArgs& a, const float* params, const float* x, float* z, Eigen::Index n,
+                  LayerScratch& s);
+void conv_backward(const LayerArgs& a, const float* params, const float* x, const float* dz,
+                   float* grad, float* dx, Eigen::Index n, LayerScratch& s);
+void pool_forward(const LayerArgs& a, const float* x, float* z, Eigen::Index n, LayerScratch& s);
+void pool_backward(const LayerArgs& a, const float* dz, float* dx, Eigen::Index n,
+                   const LayerScratch& s);
+void global_pool_forward(const LayerArgs& a, const float* x, float* z, Eigen::Index n);
+void global_pool_backward(const LayerArgs& a, const float* dz, float* dx, Eigen::Index n);
+void batchnorm_forward(const LayerArgs& a, const float* params, const float* x, float* z,
+                       Eigen::Index n, bool training, LayerScratch& s);
+void batchnorm_backward(const LayerArgs& a, const float* params, const float* x, const float* dz,
+                        float* grad, float* dx, Eigen::Index n, LayerScratch& s);
+void batchnorm_store(const LayerArgs& a, float* params, const LayerScratch& s);
+
+}  // namespace hopper::layers
