@@ -395,3 +395,5 @@ BEGIN
     END LOOP;
 END
 $$;
+
+-- ==== objects new in 0.2.0, written by hand (kept as they are by the generator) ====
