@@ -256,7 +256,9 @@ SELECT n, try(s) FROM (VALUES
     (15, $$SELECT hopper.evaluate_models(ARRAY[model_state], '{{1,2}}'::real[], '{{1,0,0},{0,1,0}}'::real[]) FROM pts_model$$),
     (16, $$SELECT hopper.evaluate_models(ARRAY[model_state], '{{1,NaN}}'::real[], '{{1,0,0}}'::real[]) FROM pts_model$$),
     (17, $$SELECT hopper.evaluate_models(ARRAY[model_state], '{{1,2,3}}'::real[], '{{1,0,0}}'::real[]) FROM pts_model$$),
-    (18, $$SELECT hopper.evaluate_models(ARRAY['\x'::bytea], '{{1,2}}'::real[], '{{1,0,0}}'::real[])$$)
+    (18, $$SELECT hopper.evaluate_models(ARRAY['\x'::bytea], '{{1,2}}'::real[], '{{1,0,0}}'::real[])$$),
+    -- A model state passed by reference between a run's statements means nothing outside the run.
+    (19, $$SELECT hopper.train_segment('HOPPERSR'::bytea || int4send(pg_backend_pid()) || '\x0000000000000000000000000000000000000000'::bytea, '{{1,2}}'::real[], '{{1,0,0}}'::real[], 1, 0)$$)
 ) AS c(n, s) ORDER BY n;
 
 -- evaluate and predict

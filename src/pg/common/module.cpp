@@ -2,7 +2,7 @@
 #include <climits>
 
 #include "hopper/interrupt.h"
-#include "pg/training/buffer_cache.h"
+#include "pg/training/run_area.h"
 #include "pg/common/guard.h"
 #include "pg/ps/ps.h"
 #include "pg/training/run_lock.h"
@@ -82,10 +82,11 @@ void _PG_init(void) {
         "pg_restore of a database with hopper's registry needs it on (PGOPTIONS='-c hopper.restoring=on'), so that "
         "version numbers and the counters dumped with them are kept instead of assigned again. Only superusers may set it.",
         &setting_restoring, false, PGC_SUSET, 0, nullptr, nullptr, nullptr);
-    // Internal: how the parallel workers of a run's statements find the run's buffer cache. Set by
-    // hopper for those statements only (SUSET: a user cannot point a session at another's cache).
+    // Internal: how the parallel workers of a run's statements find the run's shared area (buffer
+    // cache, model states). Set by hopper for those statements only (SUSET: a user cannot point a
+    // session at another's area).
     DefineCustomStringVariable(
-        buffer_cache_setting_name, "Internal: the running fit's buffer cache, for its parallel workers.", nullptr,
+        run_area_setting_name, "Internal: the running fit's shared area, for its parallel workers.", nullptr,
         &setting_buffer_cache_area, "", PGC_SUSET, GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE | GUC_DISALLOW_IN_FILE,
         nullptr, nullptr, nullptr);
     ps_init();  // parameter tables: their GUCs, and shared memory when preloaded

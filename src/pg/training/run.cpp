@@ -22,7 +22,7 @@
 #include "pg/common/settings.h"
 #include "pg/common/scoped_settings.h"
 #include "pg/engine/engine.h"
-#include "pg/training/buffer_cache.h"
+#include "pg/training/run_area.h"
 #include "pg/training/preprocess.h"
 #include "pg/training/run_lock.h"
 #include "pg/training/run_outputs.h"
@@ -320,7 +320,7 @@ void run_training(Spi& spi, RunRequest req, TrainingStrategy& strategy) {
     std::vector<std::string> statuses(M, "completed");
     std::vector<HopLogRow> hop_log;
     StatementSettings settings;
-    BufferCacheScope buffer_cache;  // buffers this backend detoasts are kept for the run
+    RunAreaScope run_area;  // buffers detoasted and states trained in this run are shared through it
     double hop_seconds = 0, train_seconds = 0, eval_seconds = 0;
     for (int it = 0; it < req.num_iterations; ++it) {
         const auto iteration_started = Clock::now();
