@@ -18,8 +18,8 @@ SELECT count(*) AS buffers, min(pg_column_size(independent_var)) AS stored_bytes
 -- Before any run the counters are zero.
 SELECT * FROM hopper.buffer_cache_stats();
 
--- 3 iterations: every buffer is read 3 times to train and 3 times to evaluate. The first read of
--- each of the 20 buffers detoasts it (misses), the other 100 reads are hits.
+-- 3 iterations: every buffer is read 3 times to train (the training metrics come from those
+-- passes). The first read of each of the 20 buffers detoasts it (misses), the other 40 reads are hits.
 CALL hopper.fit('wide_packed', 'cached', :'arch', '{"optimizer": "sgd", "learning_rate": 0.05}', '{"batch_size": 20}', 3);
 SELECT hits, misses, not_kept, kept_bytes, budget_bytes = 1024 * 1024 * 1024 AS default_budget FROM hopper.buffer_cache_stats();
 -- The session lets go of the cache's shared memory when the run ends.
@@ -56,7 +56,7 @@ CALL hopper.fit_multiple('wide_packed2', 'serial', 'mst', 2);
 SELECT hits, misses, not_kept FROM hopper.buffer_cache_stats();
 RESET hopper.parallel_segments;
 CALL hopper.fit_multiple('wide_packed2', 'parallel', 'mst', 2);
--- Parallel workers (one per segment, new ones for every statement) share the run's cache: the
+-- The leader and its parallel workers (new ones for every statement) share the run's cache: the
 -- same reads, the same counts.
 SELECT hits, misses, not_kept FROM hopper.buffer_cache_stats();
 SELECT s.mst_key, s.model_state = p.model_state AS same_state FROM serial s JOIN parallel p USING (mst_key) ORDER BY 1;

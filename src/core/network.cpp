@@ -3,6 +3,7 @@
 // computed here, exactly as before other layers existed (stored models and pinned results depend
 // on every bit); the other kinds go through the small interface of layers.h.
 #include "hopper/network.h"
+#include "hopper/metrics.h"
 
 #include <algorithm>
 #include <cmath>
@@ -336,7 +337,8 @@ void activation_backward(Activation act, float rate, G&& g, const A& a, const Mk
 
 double GradientWorkspace::loss_and_gradient(const float* params, const ConstMatrixMap& x,
                                             const ConstMatrixMap& y, Loss loss, float* grad,
-                                            uint64_t dropout_seed) {
+                                            uint64_t dropout_seed, const CompileParams* compile,
+                                            EvalTotals* totals) {
     const auto& slices = net_.slices();
     const auto& layers = net_.arch().layers;
     const auto& shapes = net_.shapes();
@@ -414,6 +416,9 @@ double GradientWorkspace::loss_and_gradient(const float* params, const ConstMatr
 
     MatrixMap p = act(nl - 1);
     const double loss_total = loss_sum_impl(loss, p, y);
+    // The outputs become dL/dZ below: their metrics are taken now.
+    if (totals && compile && std::isfinite(loss_total))
+        add_batch_totals(ConstMatrixMap(p.data(), p.rows(), p.cols()), y, loss_total, *compile, *totals);
 
     // Output dL/dZ (of the mean loss over the batch), in place in the output buffer.
     const Layer& last = layers.back();

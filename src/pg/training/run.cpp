@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -105,6 +106,16 @@ std::vector<Evaluation> evaluate_states(Spi& spi, const TableName& packed, const
     }
     settings.leave();
     return out;
+}
+
+Evaluation running_evaluation(const EvalTotals& totals, const ModelConfig& config) {
+    Evaluation e;
+    e.count = totals.count;
+    e.loss = totals.loss();
+    e.metrics.assign(config.compile.metrics.size(), std::numeric_limits<double>::quiet_NaN());
+    if (totals.metric_sums.size() == e.metrics.size())
+        for (std::size_t m = 0; m < e.metrics.size(); ++m) e.metrics[m] = totals.metric(m);
+    return e;
 }
 
 bool call_is_nonatomic(FunctionCallInfo fcinfo) {
@@ -260,6 +271,7 @@ std::vector<std::string> initial_states(const std::vector<ModelSpec>& models) {
 void run_training(Spi& spi, RunRequest req, TrainingStrategy& strategy) {
     const auto started = Clock::now();
     if (req.models.empty()) fail(ErrorKind::InvalidParameter, "no model configurations to train");
+    req.exact_training_metrics = setting_training_metrics == kTrainingMetricsExact;
     const RunTables tables = resolve_run_tables(spi, req);
     const TableName& packed = tables.packed;
     const PackedInfo& info = tables.info;
@@ -333,9 +345,14 @@ void run_training(Spi& spi, RunRequest req, TrainingStrategy& strategy) {
             row.iteration = it + 1;
             hop_log.push_back(std::move(row));
         }
+        // The running training metrics of this iteration are in the states; with_iterations clears
+        // them for the next one.
+        std::vector<Evaluation> running(M);
         for (int i = 0; i < M; ++i) {
+            const TrainCounters counters = inspect_state(states[i]).counters;
+            running[i] = running_evaluation(counters.iteration_totals, plan.configs[i]);
             states[i] = with_iterations(states[i], first_iteration + uint32_t(it) + 1);
-            if (history[i].status == "completed" && inspect_state(states[i]).counters.diverged) {
+            if (history[i].status == "completed" && counters.diverged) {
                 history[i].status = "diverged";
                 const DivergenceText text = strategy.divergence(plan.mst_keys[i], it + 1);
                 warning(text.message, text.detail, text.hint);
@@ -347,7 +364,8 @@ void run_training(Spi& spi, RunRequest req, TrainingStrategy& strategy) {
         std::vector<Evaluation> train_eval, valid_eval;
         if (evaluate) {
             auto t = Clock::now();
-            train_eval = evaluate_states(spi, packed, states, plan.configs, plan.num_segments);
+            train_eval = req.exact_training_metrics ? evaluate_states(spi, packed, states, plan.configs, plan.num_segments)
+                                                    : running;
             if (vinfo) valid_eval = evaluate_states(spi, vinfo->table, states, plan.configs, int(vinfo->dist_keys.size()));
             eval_seconds += seconds_since(t);
             const double elapsed = seconds_since(started);
