@@ -1,5 +1,6 @@
 -- Parameter-server tables: float4 values per int8 key in shared memory, read and updated by
--- numbered workers with BSP, SSP or ASP consistency (docs/parameter_server.md). Needs
+-- numbered workers with BSP, SSP, SparseSSP or ASP consistency (docs/parameter_server.md); one
+-- logical table may be split over several servers by a range map (ps_create_part). Needs
 -- shared_preload_libraries = 'hopper'. Creating, dropping and Adds take effect at once and are not
 -- undone by ROLLBACK. Every function here is VOLATILE and PARALLEL UNSAFE unless noted: they read
 -- and change shared state, may wait for other sessions, and bind workers to the calling session.
@@ -9,7 +10,7 @@ CREATE FUNCTION hopper.ps_create(name text, num_keys bigint, chunk_size integer 
                                  num_workers integer DEFAULT 1, init_value real DEFAULT 0)
 RETURNS void AS 'MODULE_PATHNAME', 'ps_create' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION hopper.ps_create(text, bigint, integer, text, integer, integer, real) IS
-'creates parameter table name with keys 0 .. num_keys-1, every value init_value; chunk c covers keys [c*chunk_size, (c+1)*chunk_size); consistency ''bsp'', ''ssp'' (needs staleness) or ''asp''; workers 0 .. num_workers-1';
+'creates parameter table name with keys 0 .. num_keys-1, every value init_value; chunk c covers keys [c*chunk_size, (c+1)*chunk_size); consistency ''bsp'', ''ssp'' (needs staleness), ''sparse_ssp'' (needs staleness; waits only for the workers that wrote the chunks read) or ''asp''; workers 0 .. num_workers-1';
 
 CREATE FUNCTION hopper.ps_create(name text, key_ranges int8range[], chunk_size integer DEFAULT 1,
                                  consistency text DEFAULT 'bsp', staleness integer DEFAULT NULL,
@@ -17,6 +18,13 @@ CREATE FUNCTION hopper.ps_create(name text, key_ranges int8range[], chunk_size i
 RETURNS void AS 'MODULE_PATHNAME', 'ps_create' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION hopper.ps_create(text, int8range[], integer, text, integer, integer, real) IS
 'creates parameter table name whose keys are the union of key_ranges (bounded, disjoint); otherwise like ps_create(name, num_keys, ...)';
+
+CREATE FUNCTION hopper.ps_create_part(name text, range_map int8range[], part integer, chunk_size integer DEFAULT 1,
+                                      consistency text DEFAULT 'bsp', staleness integer DEFAULT NULL,
+                                      num_workers integer DEFAULT 1, init_value real DEFAULT 0)
+RETURNS void AS 'MODULE_PATHNAME', 'ps_create_part' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION hopper.ps_create_part(text, int8range[], integer, integer, text, integer, integer, real) IS
+'creates part number part (from 0) of a parameter table split over several servers: range_map lists every part''s keys in key order, without gap or overlap, inner boundaries multiples of chunk_size; this server holds the keys range_map[part + 1]; otherwise like ps_create';
 
 CREATE FUNCTION hopper.ps_drop(name text, if_exists boolean DEFAULT false) RETURNS boolean
 AS 'MODULE_PATHNAME', 'ps_drop' LANGUAGE C VOLATILE PARALLEL UNSAFE;
@@ -26,12 +34,12 @@ COMMENT ON FUNCTION hopper.ps_drop(text, boolean) IS
 CREATE FUNCTION hopper.ps_get(name text, worker integer, keys bigint[]) RETURNS real[]
 AS 'MODULE_PATHNAME', 'ps_get' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION hopper.ps_get(text, integer, bigint[]) IS
-'values of keys (sorted, unique) as worker sees them: waits until the consistency allows (BSP: every worker at this worker''s clock; SSP(s): every worker at clock - s; ASP: never)';
+'values of keys (sorted, unique) as worker sees them: waits until the consistency allows (BSP: every worker at this worker''s clock; SSP(s): every worker at clock - s; SparseSSP(s): every worker that wrote their chunks at clock - s, after ending the worker''s previous iteration if its last Get started one; ASP: never)';
 
 CREATE FUNCTION hopper.ps_add(name text, worker integer, keys bigint[], deltas real[]) RETURNS void
 AS 'MODULE_PATHNAME', 'ps_add' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION hopper.ps_add(text, integer, bigint[], real[]) IS
-'value += delta for each key (sorted, unique); visible at once under SSP and ASP, when the last worker finishes the iteration under BSP (a BSP Add from a worker ahead of the slowest waits); not undone by ROLLBACK';
+'value += delta for each key (sorted, unique); visible at once under SSP, SparseSSP (where it makes the worker a writer of the keys'' chunks) and ASP, when the last worker finishes the iteration under BSP (a BSP Add from a worker ahead of the slowest waits); not undone by ROLLBACK';
 
 CREATE FUNCTION hopper.ps_clock(name text, worker integer) RETURNS bigint
 AS 'MODULE_PATHNAME', 'ps_clock' LANGUAGE C VOLATILE PARALLEL UNSAFE;
@@ -75,7 +83,8 @@ CREATE FUNCTION hopper.ps_tables_internal(
     OUT num_chunks bigint, OUT consistency text, OUT staleness integer, OUT num_workers integer,
     OUT min_clock bigint, OUT max_clock bigint, OUT memory_bytes bigint, OUT owner oid,
     OUT created_at timestamptz, OUT get_calls bigint, OUT get_keys bigint, OUT add_calls bigint,
-    OUT add_keys bigint, OUT clocks bigint, OUT waits bigint)
+    OUT add_keys bigint, OUT clocks bigint, OUT waits bigint, OUT late_adds bigint, OUT part integer,
+    OUT map_lo bigint[], OUT map_hi bigint[])
 RETURNS SETOF record AS 'MODULE_PATHNAME', 'ps_tables_internal' LANGUAGE C VOLATILE PARALLEL SAFE ROWS 10;
 COMMENT ON FUNCTION hopper.ps_tables_internal() IS
 'the parameter tables of this database, read from shared memory (used by the view hopper.ps_tables)';
@@ -86,10 +95,13 @@ SELECT t.name, t.num_keys,
              FROM pg_catalog.generate_subscripts(t.key_lo, 1) AS i ORDER BY i) AS key_ranges,
        t.chunk_size, t.num_chunks, t.consistency, t.staleness, t.num_workers, t.min_clock, t.max_clock,
        t.memory_bytes, t.owner::regrole AS owner, t.created_at, t.get_calls, t.get_keys, t.add_calls,
-       t.add_keys, t.clocks, t.waits
+       t.add_keys, t.clocks, t.waits, t.late_adds, t.part,
+       CASE WHEN t.part IS NOT NULL THEN
+           ARRAY(SELECT pg_catalog.int8range(t.map_lo[i], t.map_hi[i])
+                 FROM pg_catalog.generate_subscripts(t.map_lo, 1) AS i ORDER BY i) END AS range_map
 FROM hopper.ps_tables_internal() AS t;
 COMMENT ON VIEW hopper.ps_tables IS
-'parameter tables of this database: settings, slowest and fastest worker clock, shared memory used, and call/key counters since creation';
+'parameter tables of this database: settings, slowest and fastest worker clock, shared memory used, call/key counters since creation, late_adds (SparseSSP: chunks first written after a Get too far ahead had read them), and for a part of a table split over servers its part number and the range map';
 
 CREATE FUNCTION hopper.ps_workers_internal(OUT table_name text, OUT worker integer, OUT clock bigint,
                                            OUT status text, OUT pid integer)

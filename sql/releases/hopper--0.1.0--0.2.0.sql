@@ -397,3 +397,44 @@ END
 $$;
 
 -- ==== objects new in 0.2.0, written by hand (kept as they are by the generator) ====
+
+-- Parameter tables: SparseSSP, tables split over servers (ps_create_part), late_adds, part and
+-- range_map in hopper.ps_tables (issue 19).
+CREATE FUNCTION hopper.ps_create_part(name text, range_map int8range[], part integer, chunk_size integer DEFAULT 1,
+                                      consistency text DEFAULT 'bsp', staleness integer DEFAULT NULL,
+                                      num_workers integer DEFAULT 1, init_value real DEFAULT 0)
+RETURNS void AS 'MODULE_PATHNAME', 'ps_create_part' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION hopper.ps_create_part(text, int8range[], integer, integer, text, integer, integer, real) IS
+'creates part number part (from 0) of a parameter table split over several servers: range_map lists every part''s keys in key order, without gap or overlap, inner boundaries multiples of chunk_size; this server holds the keys range_map[part + 1]; otherwise like ps_create';
+DROP VIEW hopper.ps_tables;
+DROP FUNCTION hopper.ps_tables_internal();
+CREATE FUNCTION hopper.ps_tables_internal(
+    OUT name text, OUT num_keys bigint, OUT key_lo bigint[], OUT key_hi bigint[], OUT chunk_size integer,
+    OUT num_chunks bigint, OUT consistency text, OUT staleness integer, OUT num_workers integer,
+    OUT min_clock bigint, OUT max_clock bigint, OUT memory_bytes bigint, OUT owner oid,
+    OUT created_at timestamptz, OUT get_calls bigint, OUT get_keys bigint, OUT add_calls bigint,
+    OUT add_keys bigint, OUT clocks bigint, OUT waits bigint, OUT late_adds bigint, OUT part integer,
+    OUT map_lo bigint[], OUT map_hi bigint[])
+RETURNS SETOF record AS 'MODULE_PATHNAME', 'ps_tables_internal' LANGUAGE C VOLATILE PARALLEL SAFE ROWS 10;
+COMMENT ON FUNCTION hopper.ps_tables_internal() IS
+'the parameter tables of this database, read from shared memory (used by the view hopper.ps_tables)';
+
+CREATE VIEW hopper.ps_tables AS
+SELECT t.name, t.num_keys,
+       ARRAY(SELECT pg_catalog.int8range(t.key_lo[i], t.key_hi[i])
+             FROM pg_catalog.generate_subscripts(t.key_lo, 1) AS i ORDER BY i) AS key_ranges,
+       t.chunk_size, t.num_chunks, t.consistency, t.staleness, t.num_workers, t.min_clock, t.max_clock,
+       t.memory_bytes, t.owner::regrole AS owner, t.created_at, t.get_calls, t.get_keys, t.add_calls,
+       t.add_keys, t.clocks, t.waits, t.late_adds, t.part,
+       CASE WHEN t.part IS NOT NULL THEN
+           ARRAY(SELECT pg_catalog.int8range(t.map_lo[i], t.map_hi[i])
+                 FROM pg_catalog.generate_subscripts(t.map_lo, 1) AS i ORDER BY i) END AS range_map
+FROM hopper.ps_tables_internal() AS t;
+COMMENT ON VIEW hopper.ps_tables IS
+'parameter tables of this database: settings, slowest and fastest worker clock, shared memory used, call/key counters since creation, late_adds (SparseSSP: chunks first written after a Get too far ahead had read them), and for a part of a table split over servers its part number and the range map';
+COMMENT ON FUNCTION hopper.ps_create(text, bigint, integer, text, integer, integer, real) IS
+'creates parameter table name with keys 0 .. num_keys-1, every value init_value; chunk c covers keys [c*chunk_size, (c+1)*chunk_size); consistency ''bsp'', ''ssp'' (needs staleness), ''sparse_ssp'' (needs staleness; waits only for the workers that wrote the chunks read) or ''asp''; workers 0 .. num_workers-1';
+COMMENT ON FUNCTION hopper.ps_get(text, integer, bigint[]) IS
+'values of keys (sorted, unique) as worker sees them: waits until the consistency allows (BSP: every worker at this worker''s clock; SSP(s): every worker at clock - s; SparseSSP(s): every worker that wrote their chunks at clock - s, after ending the worker''s previous iteration if its last Get started one; ASP: never)';
+COMMENT ON FUNCTION hopper.ps_add(text, integer, bigint[], real[]) IS
+'value += delta for each key (sorted, unique); visible at once under SSP, SparseSSP (where it makes the worker a writer of the keys'' chunks) and ASP, when the last worker finishes the iteration under BSP (a BSP Add from a worker ahead of the slowest waits); not undone by ROLLBACK';

@@ -17,7 +17,8 @@ namespace {
 constexpr int64_t kMaxKeys = int64_t(1) << 40;
 constexpr int64_t kMaxStaleness = 1000000;
 constexpr char kMagic[8] = {'H', 'O', 'P', 'P', 'E', 'R', 'P', 'S'};
-constexpr uint16_t kSnapshotVersion = 1;
+constexpr uint16_t kSnapshotVersion = 1;   // tables of their own under BSP, SSP, ASP
+constexpr uint16_t kSnapshotVersion2 = 2;  // SparseSSP tables and parts of partitioned tables
 constexpr std::size_t kSnapshotHeader = 56;
 
 std::string range_text(const KeyRange& r) {
@@ -50,8 +51,10 @@ Consistency parse_consistency(std::string_view text) {
     if (t == "bsp") return Consistency::BSP;
     if (t == "ssp") return Consistency::SSP;
     if (t == "asp") return Consistency::ASP;
+    if (t == "sparse_ssp") return Consistency::SparseSSP;
     fail(ErrorKind::InvalidParameter, "unknown consistency \"" + std::string(text) + "\"",
-         "", "Use 'bsp' (bulk synchronous), 'ssp' (stale synchronous, with a staleness) or 'asp' (asynchronous).");
+         "", "Use 'bsp' (bulk synchronous), 'ssp' (stale synchronous, with a staleness), 'sparse_ssp' "
+             "(stale synchronous per chunk, with a staleness) or 'asp' (asynchronous).");
 }
 
 const char* consistency_name(Consistency c) {
@@ -59,6 +62,7 @@ const char* consistency_name(Consistency c) {
         case Consistency::BSP: return "bsp";
         case Consistency::SSP: return "ssp";
         case Consistency::ASP: return "asp";
+        case Consistency::SparseSSP: return "sparse_ssp";
     }
     return "?";
 }
@@ -257,6 +261,48 @@ std::vector<Span> chunk_spans(const KeySpace& keys, int64_t chunk_size, const in
     return spans;
 }
 
+ChunkIndex::ChunkIndex(const KeySpace& keys, int64_t chunk_size) : chunk_size_(chunk_size), ranges_(keys.ranges()) {
+    bool have_last = false;
+    int64_t last = 0;
+    for (const KeyRange& r : ranges_) {
+        const int64_t a = floor_div(r.lo, chunk_size);
+        const int64_t b = floor_div(r.hi - 1, chunk_size);
+        first_chunk_.push_back(a);
+        if (have_last && a == last) {  // the range starts in the chunk where the previous one ended
+            base_.push_back(count_ - 1);
+            count_ += b - a;
+        } else {
+            base_.push_back(count_);
+            count_ += b - a + 1;
+        }
+        last = b;
+        have_last = true;
+    }
+}
+
+void ChunkIndex::of_keys(const int64_t* keys, std::size_t n, std::vector<int64_t>* out) const {
+    out->clear();
+    std::size_t r = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        while (r < ranges_.size() && keys[i] >= ranges_[r].hi) ++r;
+        if (r == ranges_.size() || keys[i] < ranges_[r].lo)
+            fail(ErrorKind::Internal, "ChunkIndex::of_keys: key " + std::to_string(keys[i]) + " is not in the table");
+        const int64_t index = base_[r] + (floor_div(keys[i], chunk_size_) - first_chunk_[r]);
+        if (out->empty() || out->back() != index) out->push_back(index);
+    }
+}
+
+void ChunkIndex::of_chunk_ids(const int64_t* ids, std::size_t n, std::vector<int64_t>* out) const {
+    out->clear();
+    std::size_t r = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        while (r < ranges_.size() && floor_div(ranges_[r].hi - 1, chunk_size_) < ids[i]) ++r;
+        if (r == ranges_.size() || first_chunk_[r] > ids[i])
+            fail(ErrorKind::Internal, "ChunkIndex::of_chunk_ids: chunk " + std::to_string(ids[i]) + " holds no key");
+        out->push_back(base_[r] + (ids[i] - first_chunk_[r]));
+    }
+}
+
 // ---- settings ----
 
 void validate_name(std::string_view name) {
@@ -280,10 +326,14 @@ TableSettings make_settings(std::string name, KeySpace keys, int64_t chunk_size,
              "It is " + std::to_string(chunk_size) + ".");
     s.chunk_size = chunk_size;
     s.consistency = parse_consistency(consistency);
-    if (s.consistency == Consistency::SSP) {
+    if (s.consistency == Consistency::SSP || s.consistency == Consistency::SparseSSP) {
         if (!staleness)
-            fail(ErrorKind::InvalidParameter, "consistency 'ssp' needs a staleness",
-                 "", "Pass staleness => s: a worker at clock c reads once every worker has reached c - s.");
+            fail(ErrorKind::InvalidParameter,
+                 std::string("consistency '") + consistency_name(s.consistency) + "' needs a staleness", "",
+                 s.consistency == Consistency::SSP
+                     ? "Pass staleness => s: a worker at clock c reads once every worker has reached c - s."
+                     : "Pass staleness => s: a worker at clock c reads once every worker that wrote what it "
+                       "reads has reached c - s.");
         if (*staleness < 0 || *staleness > kMaxStaleness)
             fail(ErrorKind::InvalidParameter, "staleness must be between 0 and " + std::to_string(kMaxStaleness),
                  "It is " + std::to_string(*staleness) + ".");
@@ -292,7 +342,7 @@ TableSettings make_settings(std::string name, KeySpace keys, int64_t chunk_size,
         fail(ErrorKind::InvalidParameter,
              std::string("consistency '") + consistency_name(s.consistency) + "' takes no staleness",
              "Staleness " + std::to_string(*staleness) + " was given.",
-             "Use consistency => 'ssp' for bounded staleness.");
+             "Use consistency => 'ssp' or 'sparse_ssp' for bounded staleness.");
     }
     if (num_workers < 1 || num_workers > kMaxWorkers)
         fail(ErrorKind::InvalidParameter, "num_workers must be between 1 and " + std::to_string(kMaxWorkers),
@@ -304,12 +354,61 @@ TableSettings make_settings(std::string name, KeySpace keys, int64_t chunk_size,
     return s;
 }
 
+void validate_range_map(const std::vector<KeyRange>& map, int64_t chunk_size) {
+    if (map.empty()) fail(ErrorKind::InvalidParameter, "a range map needs at least one part");
+    if (map.size() > std::size_t(kMaxParts))
+        fail(ErrorKind::InvalidParameter, "a range map may have at most " + std::to_string(kMaxParts) + " parts",
+             "It has " + std::to_string(map.size()) + ".");
+    auto part = [&](std::size_t i) { return "part " + std::to_string(i) + " " + range_text(map[i]); };
+    for (std::size_t i = 0; i < map.size(); ++i) {
+        if (map[i].lo >= map[i].hi)
+            fail(ErrorKind::InvalidParameter, "the parts of a range map must not be empty", part(i) + " is empty.");
+        if (i == 0) continue;
+        const KeyRange& prev = map[i - 1];
+        if (map[i].lo < prev.lo)
+            fail(ErrorKind::InvalidParameter, "the parts of a range map must be in key order",
+                 part(i) + " starts before " + part(i - 1) + ".");
+        if (map[i].lo < prev.hi)
+            fail(ErrorKind::InvalidParameter, "the parts of a range map must not overlap",
+                 part(i - 1) + " and " + part(i) + " overlap.");
+        if (map[i].lo > prev.hi)
+            fail(ErrorKind::InvalidParameter, "the parts of a range map must not leave gaps",
+                 "Keys " + std::to_string(prev.hi) + " to " + std::to_string(map[i].lo - 1) + " between " +
+                     part(i - 1) + " and " + part(i) + " belong to no part.");
+        if (chunk_size > 0 && map[i].lo % chunk_size != 0)
+            fail(ErrorKind::InvalidParameter, "the boundaries between parts must be multiples of chunk_size",
+                 "Part " + std::to_string(i) + " starts at key " + std::to_string(map[i].lo) + "; chunk_size is " +
+                     std::to_string(chunk_size) + ".",
+                 "A chunk must lie whole on one server.");
+    }
+    KeySpace::from_ranges(map);  // the total number of keys
+}
+
+TableSettings make_part_settings(std::string name, const std::vector<KeyRange>& map, int64_t part,
+                                 int64_t chunk_size, std::string_view consistency, std::optional<int64_t> staleness,
+                                 int64_t num_workers, double init_value) {
+    validate_name(name);
+    if (chunk_size < 1 || chunk_size > kMaxChunkSize)
+        fail(ErrorKind::InvalidParameter, "chunk_size must be between 1 and " + std::to_string(kMaxChunkSize),
+             "It is " + std::to_string(chunk_size) + ".");
+    validate_range_map(map, chunk_size);
+    if (part < 0 || part >= int64_t(map.size()))
+        fail(ErrorKind::InvalidParameter, "part " + std::to_string(part) + " is not in the range map",
+             "Its parts are 0 to " + std::to_string(map.size() - 1) + ".");
+    TableSettings s = make_settings(std::move(name), KeySpace::from_ranges({map[std::size_t(part)]}), chunk_size,
+                                    consistency, staleness, num_workers, init_value);
+    s.part = int32_t(part);
+    s.range_map = map;
+    return s;
+}
+
 // ---- consistency ----
 
 std::optional<int64_t> ClockRule::get_needs(int64_t clock) const {
     switch (consistency) {
         case Consistency::ASP: return std::nullopt;
-        case Consistency::SSP: return clock - staleness;
+        case Consistency::SSP:
+        case Consistency::SparseSSP: return clock - staleness;
         case Consistency::BSP: return clock;
     }
     return std::nullopt;
@@ -336,13 +435,14 @@ int64_t min_clock(const WorkerState* workers, int32_t n) {
     return m;
 }
 
-WaitCheck check_wait(std::optional<int64_t> needs, const WorkerState* workers, int32_t n) {
+WaitCheck check_wait(std::optional<int64_t> needs, const WorkerState* workers, int32_t n, const uint64_t* only) {
     WaitCheck out;
     if (!needs) return out;
     out.needed = *needs;
     int32_t slowest = -1, slowest_gone = -1;
     for (int32_t i = 0; i < n; ++i) {
         if (workers[i].clock >= *needs) continue;
+        if (only && !(only[i / 64] >> (i % 64) & 1)) continue;
         if (slowest < 0 || workers[i].clock < workers[slowest].clock) slowest = i;
         if (workers[i].status == kWorkerGone &&
             (slowest_gone < 0 || workers[i].clock < workers[slowest_gone].clock))
@@ -361,21 +461,32 @@ WaitCheck check_wait(std::optional<int64_t> needs, const WorkerState* workers, i
 
 // ---- layout and allocation ----
 
-TableLayout table_layout(int32_t num_workers, std::size_t num_ranges, int64_t num_keys, bool pending) {
-    if (num_workers < 1 || num_workers > kMaxWorkers || num_keys < 1 || num_keys > kMaxKeys ||
-        int64_t(num_ranges) > kMaxKeyRanges || num_ranges < 1)
+TableLayout table_layout(const TableShape& shape) {
+    if (shape.num_workers < 1 || shape.num_workers > kMaxWorkers || shape.num_keys < 1 || shape.num_keys > kMaxKeys ||
+        int64_t(shape.num_ranges) > kMaxKeyRanges || shape.num_ranges < 1 || shape.sparse_chunks < 0 ||
+        shape.sparse_chunks > kMaxKeys || shape.map_parts > std::size_t(kMaxParts))
         fail(ErrorKind::Internal, "table_layout: settings out of range");
     TableLayout l;
     uint64_t at = 0;
     l.workers = at;
-    at = align_up(at + uint64_t(num_workers) * sizeof(WorkerState), 64);
+    at = align_up(at + uint64_t(shape.num_workers) * sizeof(WorkerState), 64);
     l.ranges = at;
-    at = align_up(at + uint64_t(num_ranges) * sizeof(KeyRange), 64);
+    at = align_up(at + uint64_t(shape.num_ranges) * sizeof(KeyRange), 64);
     l.values = at;
-    at = align_up(at + uint64_t(num_keys) * 4, 64);
-    if (pending) {
+    at = align_up(at + uint64_t(shape.num_keys) * 4, 64);
+    if (shape.pending) {
         l.pending = at;
-        at = align_up(at + uint64_t(num_keys) * 4, 64);
+        at = align_up(at + uint64_t(shape.num_keys) * 4, 64);
+    }
+    if (shape.sparse_chunks > 0) {
+        l.writers = at;
+        at = align_up(at + uint64_t(shape.sparse_chunks) * uint64_t(worker_words(shape.num_workers)) * 8, 64);
+        l.read_marks = at;
+        at = align_up(at + uint64_t(shape.sparse_chunks) * 8, 64);
+    }
+    if (shape.map_parts > 0) {
+        l.range_map = at;
+        at = align_up(at + uint64_t(shape.map_parts) * sizeof(KeyRange), 64);
     }
     l.bytes = at;
     return l;
@@ -406,6 +517,7 @@ int64_t SnapshotMeta::num_keys() const {
 SnapshotBuffer start_snapshot(const SnapshotMeta& meta) {
     validate_name(meta.name);
     const int64_t k = meta.num_keys();
+    const bool v2 = meta.version2();
     SnapshotBuffer b;
     std::size_t at = kSnapshotHeader + meta.name.size() + 16 * meta.ranges.size();
     b.clocks_at = at;
@@ -416,10 +528,25 @@ SnapshotBuffer start_snapshot(const SnapshotMeta& meta) {
         b.pending_at = at;
         at += 4 * std::size_t(k);
     }
+    std::size_t map_at = 0, chunks_at = 0;
+    if (v2) {
+        map_at = at;
+        at += 8 + 16 * meta.range_map.size();
+        b.in_iteration_at = at;
+        at += std::size_t(meta.num_workers);
+        chunks_at = at;
+        at += 8;
+        if (meta.sparse_chunks > 0) {
+            b.writers_at = at;
+            at += std::size_t(meta.sparse_chunks) * std::size_t(worker_words(meta.num_workers)) * 8;
+            b.read_marks_at = at;
+            at += std::size_t(meta.sparse_chunks) * 8;
+        }
+    }
     b.bytes.assign(at + 4, '\0');
     std::string& out = b.bytes;
     std::memcpy(&out[0], kMagic, sizeof kMagic);
-    put<uint16_t>(out, 8, kSnapshotVersion);
+    put<uint16_t>(out, 8, v2 ? kSnapshotVersion2 : kSnapshotVersion);
     put<uint16_t>(out, 10, uint16_t(meta.consistency));
     put<int32_t>(out, 12, meta.staleness);
     put<int32_t>(out, 16, meta.num_workers);
@@ -435,6 +562,17 @@ SnapshotBuffer start_snapshot(const SnapshotMeta& meta) {
         put<int64_t>(out, r_at + 8, r.hi);
         r_at += 16;
     }
+    if (v2) {
+        put<int32_t>(out, map_at, meta.part);
+        put<uint32_t>(out, map_at + 4, uint32_t(meta.range_map.size()));
+        std::size_t m_at = map_at + 8;
+        for (const KeyRange& r : meta.range_map) {
+            put<int64_t>(out, m_at, r.lo);
+            put<int64_t>(out, m_at + 8, r.hi);
+            m_at += 16;
+        }
+        put<int64_t>(out, chunks_at, meta.sparse_chunks);
+    }
     return b;
 }
 
@@ -448,15 +586,18 @@ SnapshotView read_snapshot(std::string_view bytes) {
     if (bytes.size() < kSnapshotHeader + 4) corrupt("it is too short (" + std::to_string(bytes.size()) + " bytes)");
     if (std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) corrupt("it does not start with HOPPERPS");
     const uint16_t version = get<uint16_t>(bytes, 8);
-    if (version != kSnapshotVersion)
+    if (version != kSnapshotVersion && version != kSnapshotVersion2)
         fail(ErrorKind::Data, "parameter table checkpoint has format version " + std::to_string(version),
-             "This hopper reads version " + std::to_string(kSnapshotVersion) + ".");
+             "This hopper reads versions " + std::to_string(kSnapshotVersion) + " and " +
+                 std::to_string(kSnapshotVersion2) + ".");
     const uint32_t stored_crc = get<uint32_t>(bytes, bytes.size() - 4);
     if (crc32_of(bytes.substr(0, bytes.size() - 4)) != stored_crc) corrupt("checksum mismatch");
+    const std::size_t body = bytes.size() - 4;
     SnapshotView v;
     SnapshotMeta& m = v.meta;
     const uint16_t consistency = get<uint16_t>(bytes, 10);
-    if (consistency > 2) corrupt("unknown consistency " + std::to_string(consistency));
+    if (consistency > 3 || (version == kSnapshotVersion && consistency > 2))
+        corrupt("unknown consistency " + std::to_string(consistency));
     m.consistency = Consistency(consistency);
     m.staleness = get<int32_t>(bytes, 12);
     m.num_workers = get<int32_t>(bytes, 16);
@@ -469,16 +610,21 @@ SnapshotView read_snapshot(std::string_view bytes) {
     if (name_len < 1 || name_len > kMaxNameBytes) corrupt("bad name length");
     if (num_ranges < 1 || num_ranges > uint64_t(kMaxKeyRanges)) corrupt("bad number of key ranges");
     if (k < 1 || k > kMaxKeys) corrupt("bad number of keys");
-    const std::size_t expected = kSnapshotHeader + name_len + 16 * num_ranges + 8 * std::size_t(m.num_workers) +
-                                 4 * std::size_t(k) * (m.has_pending ? 2 : 1) + 4;
-    if (bytes.size() != expected)
-        corrupt("its size is " + std::to_string(bytes.size()) + " bytes, its header implies " + std::to_string(expected));
+    if (m.chunk_size < 1 || m.chunk_size > kMaxChunkSize) corrupt("bad chunk size");
+    const std::size_t fixed = kSnapshotHeader + name_len + 16 * num_ranges + 8 * std::size_t(m.num_workers) +
+                              4 * std::size_t(k) * (m.has_pending ? 2 : 1);
+    if (version == kSnapshotVersion && body != fixed)
+        corrupt("its size is " + std::to_string(bytes.size()) + " bytes, its header implies " + std::to_string(fixed + 4));
+    if (version == kSnapshotVersion2 && body < fixed + 8)
+        corrupt("its size is " + std::to_string(bytes.size()) + " bytes, its header implies at least " +
+                std::to_string(fixed + 12));
     m.name.assign(bytes.data() + kSnapshotHeader, name_len);
     std::size_t at = kSnapshotHeader + name_len;
     for (uint64_t i = 0; i < num_ranges; ++i, at += 16)
         m.ranges.push_back(KeyRange{get<int64_t>(bytes, at), get<int64_t>(bytes, at + 8)});
+    KeySpace ks;
     try {
-        KeySpace ks = KeySpace::from_ranges(m.ranges);
+        ks = KeySpace::from_ranges(m.ranges);
         if (ks.size() != k) corrupt("its key ranges do not hold its number of keys");
     } catch (const Error& e) {
         if (e.kind() == ErrorKind::Data) throw;
@@ -490,15 +636,74 @@ SnapshotView read_snapshot(std::string_view bytes) {
         if (c < 0) corrupt("a worker clock is negative");
     v.values = bytes.data() + at;
     at += 4 * std::size_t(k);
-    if (m.has_pending) v.pending = bytes.data() + at;
+    if (m.has_pending) {
+        v.pending = bytes.data() + at;
+        at += 4 * std::size_t(k);
+    }
     if (m.has_pending != (m.consistency == Consistency::BSP)) corrupt("pending buffer does not match consistency");
+    v.in_iteration.assign(std::size_t(m.num_workers), 0);
+    if (version == kSnapshotVersion) return v;
+
+    // Version 2: the range map, in_iteration flags and SparseSSP state, each bounded by what is left.
+    auto need = [&](std::size_t n, const char* what) {
+        if (body - at < n) corrupt(std::string("it ends inside its ") + what);
+    };
+    m.part = get<int32_t>(bytes, at);
+    const uint32_t parts = get<uint32_t>(bytes, at + 4);
+    at += 8;
+    if (parts > uint32_t(kMaxParts)) corrupt("bad number of range map parts");
+    need(16 * std::size_t(parts), "range map");
+    for (uint32_t i = 0; i < parts; ++i, at += 16)
+        m.range_map.push_back(KeyRange{get<int64_t>(bytes, at), get<int64_t>(bytes, at + 8)});
+    if ((m.part < 0) != m.range_map.empty() || m.part < -1) corrupt("its part does not match its range map");
+    if (m.part >= 0) {
+        try {
+            validate_range_map(m.range_map, m.chunk_size);
+        } catch (const Error& e) {
+            corrupt("its range map is invalid (" + e.message() + ")");
+        }
+        if (m.part >= int32_t(m.range_map.size()) || m.ranges.size() != 1 ||
+            !(m.ranges[0] == m.range_map[std::size_t(m.part)]))
+            corrupt("its keys are not its part of its range map");
+    }
+    need(std::size_t(m.num_workers) + 8, "worker flags");
+    for (int32_t i = 0; i < m.num_workers; ++i, ++at) {
+        const uint8_t flag = uint8_t(bytes[at]);
+        if (flag > 1) corrupt("a worker's in_iteration flag is " + std::to_string(flag));
+        v.in_iteration[std::size_t(i)] = flag;
+    }
+    m.sparse_chunks = get<int64_t>(bytes, at);
+    at += 8;
+    const int64_t expected_chunks = m.consistency == Consistency::SparseSSP ? ChunkIndex(ks, m.chunk_size).count() : 0;
+    if (m.sparse_chunks != expected_chunks) corrupt("its number of chunks with SparseSSP state is wrong");
+    if (m.sparse_chunks > 0) {
+        const std::size_t words = std::size_t(worker_words(m.num_workers));
+        const std::size_t c = std::size_t(m.sparse_chunks);
+        need(c * words * 8 + c * 8, "SparseSSP state");
+        v.writers = bytes.data() + at;
+        // Bits beyond the last worker are never set.
+        if (m.num_workers % 64 != 0) {
+            const uint64_t beyond = ~uint64_t(0) << (m.num_workers % 64);
+            for (std::size_t j = 0; j < c; ++j)
+                if (get<uint64_t>(bytes, at + (j * words + words - 1) * 8) & beyond)
+                    corrupt("a chunk is written by a worker that does not exist");
+        }
+        at += c * words * 8;
+        v.read_marks = bytes.data() + at;
+        at += c * 8;
+    }
+    if (at != body) corrupt("it has " + std::to_string(body - at) + " bytes more than its header implies");
     return v;
 }
 
 TableSettings snapshot_settings(const SnapshotMeta& meta, const std::string& name) {
     std::optional<int64_t> staleness;
-    if (meta.consistency == Consistency::SSP || meta.staleness != 0) staleness = meta.staleness;
+    if (meta.consistency == Consistency::SSP || meta.consistency == Consistency::SparseSSP || meta.staleness != 0)
+        staleness = meta.staleness;
     try {
+        if (meta.part >= 0)
+            return make_part_settings(name, meta.range_map, meta.part, meta.chunk_size,
+                                      consistency_name(meta.consistency), staleness, meta.num_workers, 0.0);
         return make_settings(name, KeySpace::from_ranges(meta.ranges), meta.chunk_size,
                              consistency_name(meta.consistency), staleness, meta.num_workers, 0.0);
     } catch (const Error& e) {

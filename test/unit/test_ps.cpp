@@ -305,17 +305,27 @@ TEST(PsRules, CheckWaitReportsTheSlowestAndGoneWorkers) {
 }
 
 TEST(PsLayout, PartsAreAlignedAndSized) {
-    TableLayout l = table_layout(3, 2, 10, true);
+    TableLayout l = table_layout(TableShape{3, 2, 10, true});
     EXPECT_EQ(l.workers, 0u);
-    EXPECT_EQ(l.ranges, 64u);  // 3 x 16 bytes rounded up
-    EXPECT_EQ(l.values, 128u);
-    EXPECT_EQ(l.pending, 192u);
-    EXPECT_EQ(l.bytes, 256u);
-    TableLayout n = table_layout(1, 1, 1000, false);
+    EXPECT_EQ(l.ranges, 128u);  // 3 x 24 bytes rounded up
+    EXPECT_EQ(l.values, 192u);
+    EXPECT_EQ(l.pending, 256u);
+    EXPECT_EQ(l.writers, 0u);
+    EXPECT_EQ(l.range_map, 0u);
+    EXPECT_EQ(l.bytes, 320u);
+    TableLayout n = table_layout(TableShape{1, 1, 1000, false});
     EXPECT_EQ(n.pending, 0u);
     EXPECT_EQ(n.bytes, 128u + 4032u);  // 4000 bytes of values rounded up to 64
     for (uint64_t x : {l.ranges, l.values, l.pending, l.bytes, n.values, n.bytes}) EXPECT_EQ(x % 64, 0u);
-    EXPECT_THROW(table_layout(0, 1, 1, false), Error);
+    EXPECT_THROW(table_layout(TableShape{0, 1, 1, false}), Error);
+    // SparseSSP: 70 workers need 2 words per chunk; 5 chunks of writers and read marks. A part: its map.
+    TableLayout s = table_layout(TableShape{70, 1, 10, false, 5, 3});
+    EXPECT_EQ(s.values, 1728u);         // 70 x 24 = 1680 -> 1728 (ranges: 16 -> 64)
+    EXPECT_EQ(s.writers, 1728u + 64u);  // 40 bytes of values
+    EXPECT_EQ(s.read_marks, s.writers + 128u);  // 5 x 2 x 8 = 80 -> 128
+    EXPECT_EQ(s.range_map, s.read_marks + 64u);  // 40 -> 64
+    EXPECT_EQ(s.bytes, s.range_map + 64u);       // 3 x 16 = 48 -> 64
+    EXPECT_THROW(table_layout(TableShape{1, 1, 1, false, 0, std::size_t(kMaxParts) + 1}), Error);
 }
 
 TEST(PsArena, FirstFitFillsGapsAndRespectsAlignment) {

@@ -124,31 +124,47 @@ int worker_arg(FunctionCallInfo fcinfo, const pst::Handle& h) {
     return int(w);
 }
 
+// What an operation touches, and the storage its Access points into.
+struct Touched {
+    pst::Access access;
+    std::vector<int64_t> offsets;  // when the keys are not their own offsets
+    std::vector<ps::Span> spans;
+    std::vector<int64_t> chunks;   // SparseSSP: dense chunk numbers
+};
+
 // Offsets of the keys in the table (the keys themselves for [0, num_keys) tables).
-pst::Access key_access(const pst::Handle& h, const Int8Arg& keys, std::vector<int64_t>& scratch) {
-    pst::Access a;
+void key_access(const pst::Handle& h, const Int8Arg& keys, Touched* t) {
+    pst::Access& a = t->access;
     a.n = keys.n;
     naming_table(h.settings.name, [&] {
         if (h.settings.keys.offsets_are_keys()) {
             h.settings.keys.validate(keys.data, keys.n, "keys");
             a.offsets = keys.data;
         } else {
-            scratch.resize(keys.n);
-            h.settings.keys.offsets(keys.data, keys.n, scratch.data(), "keys");
-            a.offsets = scratch.data();
+            t->offsets.resize(keys.n);
+            h.settings.keys.offsets(keys.data, keys.n, t->offsets.data(), "keys");
+            a.offsets = t->offsets.data();
         }
     });
-    return a;
+    if (h.rule.sparse()) {
+        h.chunks.of_keys(keys.data, keys.n, &t->chunks);
+        a.chunks = t->chunks.data();
+        a.nchunks = t->chunks.size();
+    }
 }
 
-pst::Access chunk_access(const pst::Handle& h, const Int8Arg& ids, std::vector<ps::Span>& spans) {
-    pst::Access a;
+void chunk_access(const pst::Handle& h, const Int8Arg& ids, Touched* t) {
+    pst::Access& a = t->access;
     int64_t total = 0;
     naming_table(h.settings.name,
-                 [&] { spans = ps::chunk_spans(h.settings.keys, h.settings.chunk_size, ids.data, ids.n, &total); });
-    a.spans = spans.data();
-    a.nspans = spans.size();
-    return a;
+                 [&] { t->spans = ps::chunk_spans(h.settings.keys, h.settings.chunk_size, ids.data, ids.n, &total); });
+    a.spans = t->spans.data();
+    a.nspans = t->spans.size();
+    if (h.rule.sparse()) {
+        h.chunks.of_chunk_ids(ids.data, ids.n, &t->chunks);
+        a.chunks = t->chunks.data();
+        a.nchunks = t->chunks.size();
+    }
 }
 
 void check_deltas(const Float4Arg& deltas, std::size_t expected, bool chunks) {
@@ -165,24 +181,39 @@ std::optional<int64_t> optional_int(FunctionCallInfo fcinfo, int i) {
     return arg_int(fcinfo, i, "");
 }
 
+// The arguments (chunk_size, consistency, staleness, num_workers, init_value) from position `at` on.
+struct CommonArgs {
+    int64_t chunk_size = 1;
+    std::string consistency;
+    std::optional<int64_t> staleness;
+    int64_t num_workers = 1;
+    double init = 0;
+};
+CommonArgs common_args(FunctionCallInfo fcinfo, int at) {
+    CommonArgs c;
+    c.chunk_size = arg_int(fcinfo, at, "chunk_size");
+    c.consistency = arg_text(fcinfo, at + 1, "consistency");
+    c.staleness = optional_int(fcinfo, at + 2);
+    c.num_workers = arg_int(fcinfo, at + 3, "num_workers");
+    require_not_null(fcinfo, at + 4, "init_value");
+    c.init = PG_GETARG_FLOAT4(at + 4);
+    return c;
+}
+
 ps::TableSettings settings_args(FunctionCallInfo fcinfo, ps::KeySpace keys) {
     std::string name = arg_text(fcinfo, 0, "name");
-    const int64_t chunk_size = arg_int(fcinfo, 2, "chunk_size");
-    const std::string consistency = arg_text(fcinfo, 3, "consistency");
-    const std::optional<int64_t> staleness = optional_int(fcinfo, 4);
-    const int64_t num_workers = arg_int(fcinfo, 5, "num_workers");
-    require_not_null(fcinfo, 6, "init_value");
-    const double init = PG_GETARG_FLOAT4(6);
-    return ps::make_settings(std::move(name), std::move(keys), chunk_size, consistency, staleness, num_workers, init);
+    const CommonArgs c = common_args(fcinfo, 2);
+    return ps::make_settings(std::move(name), std::move(keys), c.chunk_size, c.consistency, c.staleness,
+                             c.num_workers, c.init);
 }
 
 }  // namespace
 
 namespace {
 
-// The keys of ps_create(name, key_ranges int8range[], ...).
-ps::KeySpace key_ranges_arg(FunctionCallInfo fcinfo) {
-    require_not_null(fcinfo, 1, "key_ranges");
+// An int8range[] argument as [lo, hi) ranges, in the order given: bounded, non-empty, not NULL.
+std::vector<ps::KeyRange> ranges_arg(FunctionCallInfo fcinfo, int i, const char* arg) {
+    require_not_null(fcinfo, i, arg);
     std::vector<ps::KeyRange> ranges;
     struct Bound {
         int64_t lo, hi;
@@ -190,7 +221,7 @@ ps::KeySpace key_ranges_arg(FunctionCallInfo fcinfo) {
     };
     std::vector<Bound> bounds;
     call([&] {
-        ArrayType* a = PG_GETARG_ARRAYTYPE_P(1);
+        ArrayType* a = PG_GETARG_ARRAYTYPE_P(i);
         Datum* values;
         bool* nulls;
         int n;
@@ -223,8 +254,9 @@ ps::KeySpace key_ranges_arg(FunctionCallInfo fcinfo) {
     });
     for (std::size_t k = 0; k < bounds.size(); ++k) {
         const Bound& b = bounds[k];
-        const std::string where = "key_ranges[" + std::to_string(k + 1) + "]";
-        if (b.is_null) fail(ErrorKind::NullValue, "key_ranges must not contain NULL elements", where + " is NULL.");
+        const std::string where = std::string(arg) + "[" + std::to_string(k + 1) + "]";
+        if (b.is_null)
+            fail(ErrorKind::NullValue, std::string(arg) + " must not contain NULL elements", where + " is NULL.");
         if (b.empty) fail(ErrorKind::InvalidParameter, "key ranges must not be empty", where + " is empty.");
         if (b.lo_inf || b.hi_inf)
             fail(ErrorKind::InvalidParameter, "key ranges must be bounded", where + " has no " +
@@ -232,7 +264,12 @@ ps::KeySpace key_ranges_arg(FunctionCallInfo fcinfo) {
         // int8range is canonical: [lo, hi).
         ranges.push_back(ps::KeyRange{b.lo_inc ? b.lo : b.lo + 1, b.hi_inc ? b.hi + 1 : b.hi});
     }
-    return ps::KeySpace::from_ranges(std::move(ranges));
+    return ranges;
+}
+
+// The keys of ps_create(name, key_ranges int8range[], ...).
+ps::KeySpace key_ranges_arg(FunctionCallInfo fcinfo) {
+    return ps::KeySpace::from_ranges(ranges_arg(fcinfo, 1, "key_ranges"));
 }
 
 }  // namespace
@@ -245,6 +282,19 @@ HOPPER_FUNCTION(ps_create) {
     ps::KeySpace keys = keys_type == INT8OID ? ps::KeySpace::contiguous(arg_int(fcinfo, 1, "num_keys"))
                                              : key_ranges_arg(fcinfo);
     pst::create(settings_args(fcinfo, std::move(keys)));
+    PG_RETURN_VOID();
+}
+
+// ps_create_part(name, range_map int8range[], part, chunk_size, consistency, staleness, num_workers,
+//                init_value) -> void: part `part` of a table split over servers by range_map.
+HOPPER_FUNCTION(ps_create_part) {
+    pst::require_shared_memory();
+    std::string name = arg_text(fcinfo, 0, "name");
+    const std::vector<ps::KeyRange> map = ranges_arg(fcinfo, 1, "range_map");
+    const int64_t part = arg_int(fcinfo, 2, "part");
+    const CommonArgs c = common_args(fcinfo, 3);
+    pst::create(ps::make_part_settings(std::move(name), map, part, c.chunk_size, c.consistency, c.staleness,
+                                       c.num_workers, c.init));
     PG_RETURN_VOID();
 }
 
@@ -321,25 +371,27 @@ Datum values_out(std::size_t n, Enc enc, float** data) {
 Datum get_keys(FunctionCallInfo fcinfo, Enc enc) {
     const pst::Handle& h = pst::open(arg_text(fcinfo, 0, "name"));
     const int worker = worker_arg(fcinfo, h);
-    std::vector<int64_t> copy, scratch;
+    std::vector<int64_t> copy;
     const Int8Arg keys = ids_arg(fcinfo, 2, "keys", enc, copy);
-    const pst::Access a = key_access(h, keys, scratch);
+    Touched t;
+    key_access(h, keys, &t);
     float* data = nullptr;
     const Datum out = values_out(keys.n, enc, &data);
-    pst::get(h, worker, a, data);
+    pst::get(h, worker, t.access, data);
     return out;
 }
 
 Datum add_keys(FunctionCallInfo fcinfo, Enc enc) {
     const pst::Handle& h = pst::open(arg_text(fcinfo, 0, "name"));
     const int worker = worker_arg(fcinfo, h);
-    std::vector<int64_t> copy, scratch;
+    std::vector<int64_t> copy;
     std::vector<float> delta_copy;
     const Int8Arg keys = ids_arg(fcinfo, 2, "keys", enc, copy);
     const Float4Arg deltas = deltas_arg(fcinfo, 3, enc, delta_copy);
-    const pst::Access a = key_access(h, keys, scratch);
+    Touched t;
+    key_access(h, keys, &t);
     check_deltas(deltas, keys.n, false);
-    pst::add(h, worker, a, deltas.data);
+    pst::add(h, worker, t.access, deltas.data);
     PG_RETURN_VOID();
 }
 
@@ -348,11 +400,11 @@ Datum get_chunks(FunctionCallInfo fcinfo, Enc enc) {
     const int worker = worker_arg(fcinfo, h);
     std::vector<int64_t> copy;
     const Int8Arg ids = ids_arg(fcinfo, 2, "chunk_ids", enc, copy);
-    std::vector<ps::Span> spans;
-    const pst::Access a = chunk_access(h, ids, spans);
+    Touched t;
+    chunk_access(h, ids, &t);
     float* data = nullptr;
-    const Datum out = values_out(a.count(), enc, &data);
-    pst::get(h, worker, a, data);
+    const Datum out = values_out(t.access.count(), enc, &data);
+    pst::get(h, worker, t.access, data);
     return out;
 }
 
@@ -363,10 +415,10 @@ Datum add_chunks(FunctionCallInfo fcinfo, Enc enc) {
     std::vector<float> delta_copy;
     const Int8Arg ids = ids_arg(fcinfo, 2, "chunk_ids", enc, copy);
     const Float4Arg deltas = deltas_arg(fcinfo, 3, enc, delta_copy);
-    std::vector<ps::Span> spans;
-    const pst::Access a = chunk_access(h, ids, spans);
-    check_deltas(deltas, a.count(), true);
-    pst::add(h, worker, a, deltas.data);
+    Touched t;
+    chunk_access(h, ids, &t);
+    check_deltas(deltas, t.access.count(), true);
+    pst::add(h, worker, t.access, deltas.data);
     PG_RETURN_VOID();
 }
 
@@ -396,16 +448,23 @@ HOPPER_FUNCTION(ps_clock) {
     PG_RETURN_INT64(pst::clock(h, worker));
 }
 
-// ps_tables_internal() -> setof record (see the view hopper.ps_tables)
+// ps_tables_internal() -> setof record (see the view hopper.ps_tables). Release 0.1.0 declared the
+// first 20 columns only; until its update runs, rows are cut to what the declaration has.
 HOPPER_FUNCTION(ps_tables_internal) {
     const std::vector<pst::TableInfo> tables = pst::list_tables();
     std::vector<std::vector<Datum>> rows;
-    for (const pst::TableInfo& t : tables) {
-        std::vector<int64_t> lo, hi;
-        for (const ps::KeyRange& r : t.settings.keys.ranges()) {
-            lo.push_back(r.lo);
-            hi.push_back(r.hi);
+    std::vector<std::vector<bool>> row_nulls;
+    auto bounds = [](const std::vector<ps::KeyRange>& ranges, std::vector<int64_t>* lo, std::vector<int64_t>* hi) {
+        for (const ps::KeyRange& r : ranges) {
+            lo->push_back(r.lo);
+            hi->push_back(r.hi);
         }
+    };
+    for (const pst::TableInfo& t : tables) {
+        std::vector<int64_t> lo, hi, map_lo, map_hi;
+        bounds(t.settings.keys.ranges(), &lo, &hi);
+        bounds(t.settings.range_map, &map_lo, &map_hi);
+        const bool part = t.settings.part >= 0;
         const ps::ChunkRange cr = ps::chunk_range(t.settings.keys, t.settings.chunk_size);
         rows.push_back({string_to_text(t.name), Int64GetDatum(t.settings.keys.size()), make_int8_array(lo),
                         make_int8_array(hi), Int32GetDatum(int32_t(t.settings.chunk_size)), Int64GetDatum(cr.count),
@@ -415,13 +474,23 @@ HOPPER_FUNCTION(ps_tables_internal) {
                         ObjectIdGetDatum(t.owner), TimestampTzGetDatum(t.created_at),
                         Int64GetDatum(int64_t(t.get_calls)), Int64GetDatum(int64_t(t.get_keys)),
                         Int64GetDatum(int64_t(t.add_calls)), Int64GetDatum(int64_t(t.add_keys)),
-                        Int64GetDatum(int64_t(t.clocks)), Int64GetDatum(int64_t(t.waits))});
+                        Int64GetDatum(int64_t(t.clocks)), Int64GetDatum(int64_t(t.waits)),
+                        Int64GetDatum(int64_t(t.late_adds)), Int32GetDatum(t.settings.part),
+                        part ? make_int8_array(map_lo) : Datum(0), part ? make_int8_array(map_hi) : Datum(0)});
+        std::vector<bool> nulls(rows.back().size(), false);
+        nulls[21] = nulls[22] = nulls[23] = !part;
+        row_nulls.push_back(std::move(nulls));
     }
     call([&] {
         InitMaterializedSRF(fcinfo, 0);
         ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
-        bool nulls[20] = {false};
-        for (auto& row : rows) tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, row.data(), nulls);
+        const std::size_t columns = std::size_t(rsinfo->setDesc->natts);
+        if (columns != 20 && columns != 24) elog(ERROR, "ps_tables_internal: unexpected result type");
+        for (std::size_t k = 0; k < rows.size(); ++k) {
+            bool nulls[24];
+            for (std::size_t c = 0; c < 24; ++c) nulls[c] = row_nulls[k][c];
+            tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, rows[k].data(), nulls);
+        }
     });
     return (Datum)0;
 }
@@ -475,6 +544,11 @@ HOPPER_FUNCTION(ps_save) {
                             {"num_workers", settings.num_workers},
                             {"clocks", clocks}};
     for (const ps::KeyRange& r : settings.keys.ranges()) facts["key_ranges"].push_back({r.lo, r.hi});
+    if (settings.part >= 0) {
+        facts["part"] = settings.part;
+        facts["range_map"] = nlohmann::json::array();
+        for (const ps::KeyRange& r : settings.range_map) facts["range_map"].push_back({r.lo, r.hi});
+    }
     // The caller's metadata with the table's facts under "parameter_table" (replacing a key of that name).
     nlohmann::json meta = nlohmann::json::parse(metadata);
     meta["parameter_table"] = facts;

@@ -59,11 +59,21 @@ struct PsTable {
     uint64 ranges_at;
     uint64 values_at;
     uint64 pending_at;  // 0: none
+    uint64 writers_at;  // SparseSSP: num_chunks x worker_words bit sets (0: none)
+    uint64 read_marks_at;
+    int64 num_chunks;   // SparseSSP: chunks with writers and read marks (0 otherwise)
+    int32 worker_words;
+    int32 part;         // a part of a partitioned table: its index in the range map (-1: none)
+    int32 num_parts;
+    uint64 map_at;      // the range map (0: none)
     int64 min_clock;
     LWLock* lock;
     ConditionVariable cv;
-    pg_atomic_uint64 get_calls, get_keys, add_calls, add_keys, clocks, waits;
+    pg_atomic_uint64 get_calls, get_keys, add_calls, add_keys, clocks, waits, late_adds;
 };
+
+// Writer sets and read marks are updated with 64-bit atomics in place (and copied with memcpy).
+static_assert(sizeof(pg_atomic_uint64) == 8, "pg_atomic_uint64 must be a plain 64-bit word");
 
 struct PsShared {
     uint32 magic;
@@ -92,6 +102,9 @@ pg_atomic_uint32* values_of(PsTable* t) { return reinterpret_cast<pg_atomic_uint
 pg_atomic_uint32* pending_of(PsTable* t) {
     return t->pending_at ? reinterpret_cast<pg_atomic_uint32*>(arena() + t->pending_at) : nullptr;
 }
+pg_atomic_uint64* writers_of(PsTable* t) { return reinterpret_cast<pg_atomic_uint64*>(arena() + t->writers_at); }
+pg_atomic_uint64* read_marks_of(PsTable* t) { return reinterpret_cast<pg_atomic_uint64*>(arena() + t->read_marks_at); }
+ps::KeyRange* map_of(PsTable* t) { return reinterpret_cast<ps::KeyRange*>(arena() + t->map_at); }
 
 void ps_shmem_request() {
     if (prev_shmem_request_hook) prev_shmem_request_hook();
@@ -124,6 +137,7 @@ void ps_shmem_startup() {
             pg_atomic_init_u64(&t->add_keys, 0);
             pg_atomic_init_u64(&t->clocks, 0);
             pg_atomic_init_u64(&t->waits, 0);
+            pg_atomic_init_u64(&t->late_adds, 0);
         }
     }
     LWLockRelease(AddinShmemInitLock);
@@ -176,7 +190,7 @@ struct SlotCopy {
     uint64 generation = 0;
     Oid owner = InvalidOid;
     int64 chunk_size = 0;
-    int32 consistency = 0, staleness = 0, num_workers = 0, num_ranges = 0;
+    int32 consistency = 0, staleness = 0, num_workers = 0, num_ranges = 0, part = -1, num_parts = 0;
 };
 
 void copy_slot(int i, SlotCopy* out) {
@@ -189,6 +203,8 @@ void copy_slot(int i, SlotCopy* out) {
     out->staleness = t->staleness;
     out->num_workers = t->num_workers;
     out->num_ranges = t->num_ranges;
+    out->part = t->part;
+    out->num_parts = t->num_parts;
 }
 
 int find_slot_locked(const char* name) {
@@ -210,13 +226,16 @@ bool lookup(const std::string& name, ps_table::Handle* h) {
             LWLockRelease(shared->directory_lock);
         });
         if (sc.slot < 0) return false;
-        std::vector<ps::KeyRange> ranges(std::size_t(sc.num_ranges));
+        std::vector<ps::KeyRange> ranges(std::size_t(sc.num_ranges)), map(std::size_t(sc.num_parts));
         bool same = false;
         call([&] {
             LWLockAcquire(shared->directory_lock, LW_SHARED);
             PsTable* t = slot(sc.slot);
             same = t->in_use && t->generation == sc.generation;
-            if (same) std::memcpy(ranges.data(), ranges_of(t), sizeof(ps::KeyRange) * ranges.size());
+            if (same) {
+                std::memcpy(ranges.data(), ranges_of(t), sizeof(ps::KeyRange) * ranges.size());
+                if (!map.empty()) std::memcpy(map.data(), map_of(t), sizeof(ps::KeyRange) * map.size());
+            }
             LWLockRelease(shared->directory_lock);
         });
         if (!same) continue;  // dropped (and maybe re-created) meanwhile: look again
@@ -230,7 +249,10 @@ bool lookup(const std::string& name, ps_table::Handle* h) {
         s.consistency = ps::Consistency(sc.consistency);
         s.staleness = sc.staleness;
         s.num_workers = sc.num_workers;
+        s.part = sc.part;
+        s.range_map = std::move(map);
         h->rule = ps::ClockRule{s.consistency, s.staleness};
+        h->chunks = h->rule.sparse() ? ps::ChunkIndex(s.keys, s.chunk_size) : ps::ChunkIndex();
         return true;
     }
 }
@@ -242,7 +264,8 @@ bool lookup(const std::string& name, ps_table::Handle* h) {
 
 // ---- one attempt at an operation, under the table lock ----
 
-enum class OpKind { Get, Add, Clock };
+// FoldClock: the Clock a SparseSSP Get does first, if the worker's previous Get started an iteration.
+enum class OpKind { Get, Add, Clock, FoldClock };
 enum class Step { Done, Wait, Dropped, Busy, Gone };
 
 struct StepResult {
@@ -254,6 +277,7 @@ struct StepResult {
     int32 busy_pid = 0;
     bool broadcast = false;
     uint64 overflowed = 0;  // Adds (or folded BSP Adds) left out: they would have made a value infinite
+    uint64 late = 0;        // SparseSSP: chunks this Add wrote for the first time after a Get too far ahead read them
 };
 
 inline float load_float(pg_atomic_uint32* p) {
@@ -343,9 +367,57 @@ uint64 fold_pending(PsTable* t) noexcept {
     return overflowed;
 }
 
+// SparseSSP: the union of the writer sets of the chunks `a` touches (table lock held).
+void writers_of_access(PsTable* t, const ps_table::Access& a, uint64* out) noexcept {
+    const int32 words = t->worker_words;
+    std::memset(out, 0, sizeof(uint64) * std::size_t(words));
+    pg_atomic_uint64* w = writers_of(t);
+    for (std::size_t i = 0; i < a.nchunks; ++i)
+        for (int32 k = 0; k < words; ++k) out[k] |= pg_atomic_read_u64(&w[a.chunks[i] * words + k]);
+}
+
+// SparseSSP: whether `worker` already is a writer of every chunk `a` touches.
+bool writes_all(PsTable* t, const ps_table::Access& a, int worker) noexcept {
+    pg_atomic_uint64* w = writers_of(t);
+    const uint64 bit = uint64(1) << (worker % 64);
+    for (std::size_t i = 0; i < a.nchunks; ++i)
+        if (!(pg_atomic_read_u64(&w[a.chunks[i] * t->worker_words + worker / 64]) & bit)) return false;
+    return true;
+}
+
+// SparseSSP, under the exclusive lock (so that no Get is between its wait check and its read):
+// makes `worker` a writer of the chunks of `a` and returns how many it was not a writer of already
+// although a Get from a clock beyond `clock + staleness` had read them. Those Gets did not wait for
+// this worker, so this Add reaches them later than the staleness allows.
+uint64 become_writer(PsTable* t, const ps_table::Access& a, int worker, int64 clock) noexcept {
+    pg_atomic_uint64* w = writers_of(t);
+    pg_atomic_uint64* marks = read_marks_of(t);
+    const uint64 bit = uint64(1) << (worker % 64);
+    uint64 late = 0;
+    for (std::size_t i = 0; i < a.nchunks; ++i) {
+        const int64 c = a.chunks[i];
+        if (pg_atomic_fetch_or_u64(&w[c * t->worker_words + worker / 64], bit) & bit) continue;
+        // A read mark is 1 + the highest clock of a Get that read the chunk (0: none).
+        if (int64(pg_atomic_read_u64(&marks[c])) > clock + t->staleness + 1) ++late;
+    }
+    return late;
+}
+
+// SparseSSP: records that a Get from `clock` read the chunks of `a` (table lock held).
+void mark_read(PsTable* t, const ps_table::Access& a, int64 clock) noexcept {
+    pg_atomic_uint64* marks = read_marks_of(t);
+    const uint64 mark = uint64(clock) + 1;
+    for (std::size_t i = 0; i < a.nchunks; ++i) {
+        pg_atomic_uint64* m = &marks[a.chunks[i]];
+        uint64 old = pg_atomic_read_u64(m);
+        while (old < mark && !pg_atomic_compare_exchange_u64(m, &old, mark)) {
+        }
+    }
+}
+
 void attempt(PsTable* t, uint64 generation, const ps::ClockRule& rule, int worker, OpKind kind,
              const ps_table::Access* a, float* out, const float* deltas, StepResult* r) noexcept {
-    LWLockMode mode = kind == OpKind::Clock ? LW_EXCLUSIVE : LW_SHARED;
+    LWLockMode mode = kind == OpKind::Clock || kind == OpKind::FoldClock ? LW_EXCLUSIVE : LW_SHARED;
     for (;;) {
         LWLockAcquire(t->lock, mode);
         if (!t->in_use || t->generation != generation) {
@@ -371,8 +443,9 @@ void attempt(PsTable* t, uint64 generation, const ps::ClockRule& rule, int worke
             me.pid = MyProcPid;
         }
         r->my_clock = me.clock;
-        if (kind == OpKind::Clock) {
+        if (kind == OpKind::Clock || (kind == OpKind::FoldClock && me.in_iteration)) {
             me.clock += 1;
+            me.in_iteration = 0;  // a retried Get (after a cancelled wait) must not clock again
             r->my_clock = me.clock;
             const int64 m = ps::min_clock(ws, t->num_workers);
             if (m > t->min_clock) {
@@ -380,14 +453,29 @@ void attempt(PsTable* t, uint64 generation, const ps::ClockRule& rule, int worke
                 t->min_clock = m;
                 r->broadcast = true;
             }
+            // SparseSSP: a waiter may wait for this worker alone, slowest or not.
+            if (rule.sparse()) r->broadcast = true;
             pg_atomic_fetch_add_u64(&t->clocks, 1);
             LWLockRelease(t->lock);
             r->step = Step::Done;
             return;
         }
+        if (kind == OpKind::FoldClock) {  // the worker's previous iteration has been clocked already
+            LWLockRelease(t->lock);
+            r->step = Step::Done;
+            return;
+        }
+        if (kind == OpKind::Add && rule.sparse() && mode == LW_SHARED && !writes_all(t, *a, worker)) {
+            LWLockRelease(t->lock);  // becoming a writer needs the exclusive lock
+            mode = LW_EXCLUSIVE;
+            continue;
+        }
         const std::optional<int64_t> needs = kind == OpKind::Get ? rule.get_needs(me.clock) : rule.add_needs(me.clock);
         if (needs && t->min_clock < *needs) {
-            const ps::WaitCheck c = ps::check_wait(needs, ws, t->num_workers);
+            uint64 only[ps::kMaxWorkers / 64];
+            const bool sparse_get = kind == OpKind::Get && rule.sparse();
+            if (sparse_get) writers_of_access(t, *a, only);
+            const ps::WaitCheck c = ps::check_wait(needs, ws, t->num_workers, sparse_get ? only : nullptr);
             if (c.kind != ps::WaitCheck::Proceed) {
                 r->step = c.kind == ps::WaitCheck::WorkerGone ? Step::Gone : Step::Wait;
                 r->blocker = c.blocker;
@@ -400,9 +488,17 @@ void attempt(PsTable* t, uint64 generation, const ps::ClockRule& rule, int worke
         const uint64 keys = a->count();
         if (kind == OpKind::Get) {
             do_get(t, *a, out);
+            if (rule.sparse()) {
+                mark_read(t, *a, me.clock);
+                me.in_iteration = 1;  // only this backend writes its own worker's flag
+            }
             pg_atomic_fetch_add_u64(&t->get_calls, 1);
             pg_atomic_fetch_add_u64(&t->get_keys, keys);
         } else {
+            if (rule.sparse() && mode == LW_EXCLUSIVE) {
+                r->late = become_writer(t, *a, worker, me.clock);
+                if (r->late) pg_atomic_fetch_add_u64(&t->late_adds, r->late);
+            }
             r->overflowed = do_add(t, *a, deltas);
             pg_atomic_fetch_add_u64(&t->add_calls, 1);
             pg_atomic_fetch_add_u64(&t->add_keys, keys);
@@ -418,6 +514,7 @@ std::string rule_text(const ps::ClockRule& rule) {
         case ps::Consistency::BSP: return "BSP";
         case ps::Consistency::SSP: return "SSP with staleness " + std::to_string(rule.staleness);
         case ps::Consistency::ASP: return "ASP";
+        case ps::Consistency::SparseSSP: return "SparseSSP with staleness " + std::to_string(rule.staleness);
     }
     return "";
 }
@@ -448,8 +545,9 @@ int64_t run(const ps_table::Handle& h, int worker, OpKind kind, const ps_table::
                     fail(ErrorKind::ObjectNotInPrerequisiteState,
                           "worker " + std::to_string(r.blocker) + " of parameter table " + table + " is gone",
                           "Its session ended at clock " + std::to_string(r.blocker_clock) + "; " + who + " at clock " +
-                              std::to_string(r.my_clock) + " needs every worker at clock " + std::to_string(r.needed) +
-                              " or later (" + rule_text(h.rule) + ").",
+                              std::to_string(r.my_clock) + " needs every worker" +
+                              (h.rule.sparse() ? " that wrote what it reads" : "") + " at clock " +
+                              std::to_string(r.needed) + " or later (" + rule_text(h.rule) + ").",
                           "Run worker " + std::to_string(r.blocker) + " again in a new session (it resumes at clock " +
                               std::to_string(r.blocker_clock) + "), or drop the table.");
                 case Step::Busy: {
@@ -494,6 +592,16 @@ int64_t run(const ps_table::Handle& h, int worker, OpKind kind, const ps_table::
                 kind == OpKind::Clock ? "The Adds of the iteration this Clock completed (BSP) were summed first."
                                       : "Each delta that would overflow float32 is dropped; the others were added.",
                 "Scale the updates down (a lower learning rate), or check the workers for diverging gradients.");
+    if (r.late > 0)
+        warning("worker " + std::to_string(worker) + " wrote " + std::to_string(r.late) + " chunk" +
+                    (r.late == 1 ? "" : "s") + " of parameter table " + quoted(h.settings.name) +
+                    " for the first time after workers more than " + std::to_string(h.rule.staleness) +
+                    " clocks ahead had read " + (r.late == 1 ? "it" : "them"),
+                "Worker " + std::to_string(worker) + " is at clock " + std::to_string(r.my_clock) +
+                    ". Under SparseSSP a Get waits only for the workers that wrote its chunks before, so those Gets "
+                    "did not wait for this Add.",
+                "Let each worker add (zeros will do) to every chunk it is going to update before the others run "
+                "ahead, for instance at clock 0.");
     return r.my_clock;
 }
 
@@ -545,7 +653,11 @@ void check_worker(const Handle& h, int64_t worker) {
               "Its workers are 0 to " + std::to_string(h.settings.num_workers - 1) + ".");
 }
 
-void get(const Handle& h, int worker, const Access& a, float* out) { run(h, worker, OpKind::Get, &a, out, nullptr); }
+void get(const Handle& h, int worker, const Access& a, float* out) {
+    // SparseSSP folds the Clock that ends the previous iteration into the Get (FlexPS's SparseKVClientTable).
+    if (h.rule.sparse()) run(h, worker, OpKind::FoldClock, nullptr, nullptr, nullptr);
+    run(h, worker, OpKind::Get, &a, out, nullptr);
+}
 
 void add(const Handle& h, int worker, const Access& a, const float* deltas) {
     run(h, worker, OpKind::Add, &a, nullptr, deltas);
@@ -557,7 +669,13 @@ void create(const ps::TableSettings& s, const ps::SnapshotView* from) {
     require_shared_memory();
     const auto& ranges = s.keys.ranges();
     const bool pending = s.consistency == ps::Consistency::BSP;
-    const ps::TableLayout layout = ps::table_layout(s.num_workers, ranges.size(), s.keys.size(), pending);
+    const int64 sparse_chunks =
+        s.consistency == ps::Consistency::SparseSSP ? ps::ChunkIndex(s.keys, s.chunk_size).count() : 0;
+    const int32 words = ps::worker_words(s.num_workers);
+    const ps::TableLayout layout = ps::table_layout(
+        ps::TableShape{s.num_workers, ranges.size(), s.keys.size(), pending, sparse_chunks, s.range_map.size()});
+    if (from && from->meta.sparse_chunks != sparse_chunks)
+        fail(ErrorKind::Internal, "parameter table checkpoint: SparseSSP state does not match the table");
     const Oid owner = call([] { return GetUserId(); });
     const TimestampTz now = call([] { return GetCurrentTimestamp(); });
     std::vector<ps::Block> used;
@@ -611,9 +729,29 @@ void create(const ps::TableSettings& s, const ps::SnapshotView* from) {
             t->ranges_at = *at + layout.ranges;
             t->values_at = *at + layout.values;
             t->pending_at = pending ? *at + layout.pending : 0;
+            t->num_chunks = sparse_chunks;
+            t->worker_words = words;
+            t->writers_at = sparse_chunks ? *at + layout.writers : 0;
+            t->read_marks_at = sparse_chunks ? *at + layout.read_marks : 0;
+            t->part = s.part;
+            t->num_parts = int32(s.range_map.size());
+            t->map_at = s.range_map.empty() ? 0 : *at + layout.range_map;
             WorkerState* w = workers_of(t);
             for (int32 k = 0; k < s.num_workers; ++k)
-                w[k] = WorkerState{from ? from->clocks[std::size_t(k)] : 0, 0, ps::kWorkerNotJoined};
+                w[k] = WorkerState{from ? from->clocks[std::size_t(k)] : 0, 0, ps::kWorkerNotJoined,
+                                   from ? from->in_iteration[std::size_t(k)] : 0, 0};
+            if (sparse_chunks) {
+                const std::size_t writer_bytes = std::size_t(sparse_chunks) * std::size_t(words) * 8;
+                if (from) {
+                    std::memcpy(static_cast<void*>(writers_of(t)), from->writers, writer_bytes);
+                    std::memcpy(static_cast<void*>(read_marks_of(t)), from->read_marks, std::size_t(sparse_chunks) * 8);
+                } else {
+                    std::memset(static_cast<void*>(writers_of(t)), 0, writer_bytes);
+                    std::memset(static_cast<void*>(read_marks_of(t)), 0, std::size_t(sparse_chunks) * 8);
+                }
+            }
+            if (!s.range_map.empty())
+                std::memcpy(map_of(t), s.range_map.data(), sizeof(ps::KeyRange) * s.range_map.size());
             t->min_clock = ps::min_clock(w, s.num_workers);
             std::memcpy(ranges_of(t), ranges.data(), sizeof(ps::KeyRange) * ranges.size());
             pg_atomic_uint32* v = values_of(t);
@@ -636,6 +774,7 @@ void create(const ps::TableSettings& s, const ps::SnapshotView* from) {
             pg_atomic_write_u64(&t->add_keys, 0);
             pg_atomic_write_u64(&t->clocks, 0);
             pg_atomic_write_u64(&t->waits, 0);
+            pg_atomic_write_u64(&t->late_adds, 0);
             t->generation = shared->next_generation++;
             t->in_use = true;
             LWLockRelease(t->lock);
@@ -705,6 +844,9 @@ ps::SnapshotBuffer snapshot(const Handle& h) {
     meta.staleness = h.settings.staleness;
     meta.num_workers = h.settings.num_workers;
     meta.has_pending = h.rule.buffers_adds();
+    meta.part = h.settings.part;
+    meta.range_map = h.settings.range_map;
+    meta.sparse_chunks = h.chunks.count();
     ps::SnapshotBuffer b = ps::start_snapshot(meta);
     PsTable* t = slot(h.slot);
     bool same = false;
@@ -718,6 +860,14 @@ ps::SnapshotBuffer snapshot(const Handle& h) {
             std::memcpy(&b.bytes[b.values_at], static_cast<const void*>(values_of(t)), 4 * std::size_t(t->num_keys));
             if (b.pending_at)
                 std::memcpy(&b.bytes[b.pending_at], static_cast<const void*>(pending_of(t)), 4 * std::size_t(t->num_keys));
+            if (b.in_iteration_at)
+                for (int32 k = 0; k < t->num_workers; ++k) b.bytes[b.in_iteration_at + std::size_t(k)] = char(w[k].in_iteration);
+            if (b.writers_at) {
+                std::memcpy(&b.bytes[b.writers_at], static_cast<const void*>(writers_of(t)),
+                            std::size_t(t->num_chunks) * std::size_t(t->worker_words) * 8);
+                std::memcpy(&b.bytes[b.read_marks_at], static_cast<const void*>(read_marks_of(t)),
+                            std::size_t(t->num_chunks) * 8);
+            }
         }
         LWLockRelease(t->lock);
     });
@@ -771,6 +921,7 @@ std::vector<TableInfo> list_tables() {
                 info.add_keys = pg_atomic_read_u64(&t->add_keys);
                 info.clocks = pg_atomic_read_u64(&t->clocks);
                 info.waits = pg_atomic_read_u64(&t->waits);
+                info.late_adds = pg_atomic_read_u64(&t->late_adds);
             }
             LWLockRelease(t->lock);
         });

@@ -18,6 +18,7 @@ struct Handle {
     Oid owner = InvalidOid;
     ps::TableSettings settings;
     ps::ClockRule rule;
+    ps::ChunkIndex chunks;  // SparseSSP: dense chunk numbers (empty otherwise)
 };
 
 // Raises 55000 unless hopper was preloaded (shared memory exists).
@@ -29,18 +30,23 @@ const Handle& open(const std::string& name);
 // 22023 unless 0 <= worker < num_workers.
 void check_worker(const Handle& h, int64_t worker);
 
-// Which values an operation touches: `n` offsets, or `nspans` runs of offsets.
+// Which values an operation touches: `n` offsets, or `nspans` runs of offsets; under SparseSSP also
+// the dense numbers of their chunks (ascending, each once).
 struct Access {
     const int64_t* offsets = nullptr;
     std::size_t n = 0;
     const ps::Span* spans = nullptr;
     std::size_t nspans = 0;
+    const int64_t* chunks = nullptr;
+    std::size_t nchunks = 0;
     std::size_t count() const;
 };
 
 // The operations. Each binds `worker` to this session (55006 if another live session has it),
 // waits as the table's consistency requires (interruptible; 55000 if a gone worker holds it back;
-// 42704 if the table is dropped meanwhile) and then reads or updates the values.
+// 42704 if the table is dropped meanwhile) and then reads or updates the values. Under SparseSSP a
+// Get first clocks if the worker's previous Get started an iteration (not again when retried after
+// a cancelled wait), and an Add makes the worker a writer of the chunks it touches.
 void get(const Handle& h, int worker, const Access& a, float* out);
 void add(const Handle& h, int worker, const Access& a, const float* deltas);
 int64_t clock(const Handle& h, int worker);
@@ -63,7 +69,7 @@ struct TableInfo {
     int64_t min_clock = 0;
     int64_t max_clock = 0;
     uint64_t memory_bytes = 0;
-    uint64_t get_calls = 0, get_keys = 0, add_calls = 0, add_keys = 0, clocks = 0, waits = 0;
+    uint64_t get_calls = 0, get_keys = 0, add_calls = 0, add_keys = 0, clocks = 0, waits = 0, late_adds = 0;
 };
 std::vector<TableInfo> list_tables();  // of the current database, by name
 
