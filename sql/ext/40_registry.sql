@@ -46,7 +46,7 @@ COMMENT ON TABLE hopper.tasks IS
 -- Stored in hopper.run_records; read through the view hopper.runs, whose state is truthful when read.
 CREATE TABLE hopper.run_records (
     run_id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    method text NOT NULL CHECK (method IN ('fit', 'fit_multiple', 'fit_data_parallel')),
+    method text NOT NULL CHECK (method IN ('fit', 'fit_multiple', 'fit_data_parallel', 'fit_automl')),
     name text,
     description text,
     source_table text NOT NULL,
@@ -74,7 +74,7 @@ CREATE TABLE hopper.run_records (
     backend_start timestamptz
 );
 COMMENT ON TABLE hopper.run_records IS
-'storage of hopper.runs: one row per call of hopper.fit, fit_multiple or fit_data_parallel; read hopper.runs, whose state is truthful when read';
+'storage of hopper.runs: one row per call of hopper.fit, fit_multiple or fit_data_parallel, or per adaptive search (fit_automl); read hopper.runs, whose state is truthful when read';
 
 -- Whether a training run is alive: the backend running it holds a session-level advisory lock
 -- (key space 1213223473, key the run id modulo 2^31) from its first transaction until it ends,
@@ -102,7 +102,7 @@ SELECT r.run_id, r.method, r.name, r.description, r.source_table, r.validation_t
        r.owner, r.start_time, r.end_time, r.backend_pid, r.backend_start
 FROM hopper.run_records r;
 COMMENT ON VIEW hopper.runs IS
-'one row per call of hopper.fit, fit_multiple or fit_data_parallel: its tables, settings, searcher metric and the facts of the packed data; state is ACTIVE only while a session is running it (INTERRUPTED once it stopped without completing: an error, a cancel, a crash)';
+'one row per call of hopper.fit, fit_multiple or fit_data_parallel, or per adaptive search (fit_automl, hopper.searches): its tables, settings, searcher metric and the facts of the packed data; state is ACTIVE only while a session is running it (INTERRUPTED once it stopped without completing: an error, a cancel, a crash)';
 
 CREATE TABLE hopper.checkpoints (
     checkpoint_id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -154,7 +154,9 @@ CREATE TABLE hopper.trials (
     model_config jsonb NOT NULL,
     hparams jsonb NOT NULL,
     warm_start_checkpoint_id bigint REFERENCES hopper.checkpoints,
-    status text NOT NULL DEFAULT 'training' CHECK (status IN ('training', 'completed', 'diverged')),
+    -- pending (an adaptive search has not started its bracket yet), training, stopped (an adaptive
+    -- search stopped it early: hopper.search_trials), completed, diverged.
+    status text NOT NULL DEFAULT 'training' CHECK (status IN ('pending', 'training', 'stopped', 'completed', 'diverged')),
     UNIQUE (run_id, mst_key)
 );
 COMMENT ON TABLE hopper.trials IS

@@ -193,7 +193,9 @@ public:
                          rows_from({"int4", "int4", "int4", "int4", "bytea"}) + " AS m(k, p, d, w, s)",
                      {SqlParam::int4_array(mst_keys), SqlParam::int4_array(pos), SqlParam::int4_array(dist),
                       SqlParam::int4_array(waiting), SqlParam::bytea_array(states)});
-        waiting_models_ = models_ > int(dist_keys_.size());
+        // Models wait whenever the ring has more positions than segments (more models than segments,
+        // or a phased ring whose models queue for the same first segment).
+        waiting_models_ = sched.ring_size() > int(dist_keys_.size());
     }
 
     // The training statement, pushed down to every shard: the join and the aggregate run where the

@@ -141,8 +141,8 @@ void check_packed_matches(const ModelSpec& m, const PackedInfo& info, const char
              "Architecture " + a.shape_string() + ".");
 }
 
-// Refuses (53200, hopper.max_memory_mb) a run whose models would need more memory than the budget
-// to train on up to `processes` segments at once and to evaluate; `what` describes the run.
+}  // namespace
+
 void check_run_memory(const std::vector<ModelSpec>& models, const PackedInfo& info,
                       const std::optional<PackedInfo>& validation, int processes, const std::string& what) {
     // The backend holds every model's state a few times over (the run's states, the statement
@@ -162,8 +162,6 @@ void check_run_memory(const std::vector<ModelSpec>& models, const PackedInfo& in
                  "Use smaller architectures or a smaller batch_size, or train fewer configurations per call.");
 }
 
-// The tables resolved, the output claimed (a second session training
-// into it is refused at once) and, with warm start, checked to be replaceable.
 RunTables resolve_run_tables(Spi& spi, const RunRequest& req) {
     RunTables t;
     t.started_at = spi.scalar_text("SELECT pg_catalog.now()::pg_catalog.text");
@@ -190,8 +188,6 @@ RunTables resolve_run_tables(Spi& spi, const RunRequest& req) {
     return t;
 }
 
-// Each model fits the packed (and validation) table, and its state fits the limits: the setting, one
-// PostgreSQL value, and all states together one value (hops and evaluation pass them as one array).
 void check_model_sizes(const std::vector<ModelSpec>& models, const PackedInfo& info, const std::optional<PackedInfo>& vinfo) {
     const std::size_t limit = std::min<std::size_t>(std::size_t(setting_max_state_mb) * 1024 * 1024, MaxAllocSize - VARHDRSZ);
     std::size_t all_states = 0;
@@ -212,6 +208,8 @@ void check_model_sizes(const std::vector<ModelSpec>& models, const PackedInfo& i
                  " MB together; hopper passes them between statements as one value, and PostgreSQL stores at most 1 GB in one.",
              "Train fewer configurations per call: split the model selection table.");
 }
+
+namespace {
 
 // Warm start: every model continues from its row (by mst_key) of the output table.
 void read_warm_start(Spi& spi, const TableName& output, std::vector<ModelSpec>& models) {
@@ -236,7 +234,8 @@ void read_warm_start(Spi& spi, const TableName& output, std::vector<ModelSpec>& 
     }
 }
 
-// Initial states: warm start or transfer learning (architecture checked), else fresh weights.
+}  // namespace
+
 std::vector<std::string> initial_states(const std::vector<ModelSpec>& models) {
     std::vector<std::string> states;
     for (const ModelSpec& m : models) {
@@ -254,8 +253,6 @@ std::vector<std::string> initial_states(const std::vector<ModelSpec>& models) {
     }
     return states;
 }
-
-}  // namespace
 
 void run_training(Spi& spi, RunRequest req, TrainingStrategy& strategy) {
     const auto started = Clock::now();
