@@ -1,0 +1,76 @@
+// The core's matrix-product seam (src/core/gemm.h): every transpose combination and accumulation,
+// on shapes below and above the size where a build with oneDNN hands products to it, against a
+// plain double-precision product. Float sums differ in the last bits between libraries, so the
+// tolerance is relative to the size of the dot products.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "gemm.h"
+
+namespace {
+
+std::vector<float> values(std::size_t n, uint32_t seed) {
+    std::vector<float> v(n);
+    for (auto& x : v) {
+        seed = seed * 1664525u + 1013904223u;
+        x = float(seed >> 8) / float(1 << 24) - 0.5f;
+    }
+    return v;
+}
+
+// Element (i, j) of op(M) where M is stored column-major with the given rows.
+float at(const std::vector<float>& m, long rows, bool transposed, long i, long j) {
+    return transposed ? m[std::size_t(j + i * rows)] : m[std::size_t(i + j * rows)];
+}
+
+class Gemm : public ::testing::TestWithParam<std::tuple<bool, bool, bool, int>> {};
+
+TEST_P(Gemm, MatchesADoublePrecisionProduct) {
+    const auto [ta, tb, accumulate, size] = GetParam();
+    // size 0: tiny (Eigen in every build); 1: the MLP's first layer (above the oneDNN cut).
+    const long m = size ? 128 : 7, n = size ? 256 : 5, k = size ? 784 : 3;
+    const std::vector<float> a = values(std::size_t(m * k), 1), b = values(std::size_t(k * n), 2);
+    std::vector<float> c = values(std::size_t(m * n), 3);
+    const std::vector<float> c0 = c;
+    hopper::detail::gemm(ta, tb, m, n, k, a.data(), b.data(), c.data(), accumulate);
+    const long a_rows = ta ? k : m, b_rows = tb ? n : k;
+    for (long j = 0; j < n; ++j)
+        for (long i = 0; i < m; ++i) {
+            double want = accumulate ? c0[std::size_t(i + j * m)] : 0.0;
+            for (long p = 0; p < k; ++p) want += double(at(a, a_rows, ta, i, p)) * double(at(b, b_rows, tb, p, j));
+            ASSERT_NEAR(c[std::size_t(i + j * m)], want, 1e-5 * std::sqrt(double(k)))
+                << "C(" << i << "," << j << ") with " << hopper::detail::gemm_backend();
+        }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllForms, Gemm,
+                         ::testing::Combine(::testing::Bool(), ::testing::Bool(), ::testing::Bool(),
+                                            ::testing::Values(0, 1)));
+
+TEST(Gemm, EmptyProductsWriteNothing) {
+    std::vector<float> c{1.0f, 2.0f};
+    hopper::detail::gemm(false, false, 0, 2, 3, nullptr, nullptr, c.data());
+    hopper::detail::gemm(false, false, 2, 0, 3, nullptr, nullptr, c.data());
+    EXPECT_EQ(c, (std::vector<float>{1.0f, 2.0f}));
+    // k = 0: C = 0 (a sum of nothing), or left as it is when accumulating.
+    hopper::detail::gemm(false, false, 2, 1, 0, nullptr, nullptr, c.data(), true);
+    EXPECT_EQ(c, (std::vector<float>{1.0f, 2.0f}));
+    hopper::detail::gemm(false, false, 2, 1, 0, nullptr, nullptr, c.data());
+    EXPECT_EQ(c, (std::vector<float>{0.0f, 0.0f}));
+}
+
+TEST(Gemm, NamesItsBackend) {
+    const std::string b = hopper::detail::gemm_backend();
+#ifdef HOPPER_WITH_ONEDNN
+    EXPECT_EQ(b, "onednn");
+#else
+    EXPECT_EQ(b, "eigen");
+#endif
+}
+
+}  // namespace
