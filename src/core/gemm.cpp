@@ -2,6 +2,8 @@
 
 #ifdef HOPPER_WITH_ONEDNN
 #include <dnnl.h>
+#include <pthread.h>
+#include <signal.h>
 // libgomp's, declared here rather than through omp.h, which clang (the sanitizer and fuzz builds)
 // does not find without libomp-dev.
 extern "C" void omp_set_num_threads(int);
@@ -52,9 +54,19 @@ void onednn_gemm(bool ta, bool tb, Eigen::Index m, Eigen::Index n, Eigen::Index 
     // PostgreSQL backend, and the same kernels, hence the same bits, in every process.
     thread_local const bool one_thread = (omp_set_num_threads(1), true);
     (void)one_thread;
+    // oneDNN up to 3.10 points rsp at a heap workspace inside its AVX2/AVX-512 sgemm kernels, so a
+    // signal handled meanwhile writes its frame over the heap (oneDNN issue #4845, fixed in 3.11;
+    // Debian 12 has 2.6). A PostgreSQL backend gets signals all the time (a parallel worker's
+    // SIGUSR1, timeouts, cancel): fit_multiple on two segments aborted with "corrupted size vs.
+    // prev_size" in about half of the runs. So signals wait until the product is done (<1 ms; two
+    // system calls per product, ~1 us against ~300 us of arithmetic) and are handled then.
+    sigset_t all, previous;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &previous);
     // dnnl_sgemm is row-major: the column-major C is the row-major C^T = op(B)^T op(A)^T.
     const dnnl_status_t st = dnnl_sgemm(tb ? 'T' : 'N', ta ? 'T' : 'N', n, m, k, 1.0f, b, tb ? n : k, a, ta ? k : m,
                                         accumulate ? 1.0f : 0.0f, c, m);
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
     if (st == dnnl_out_of_memory) throw Error(ErrorKind::OutOfMemory, "out of memory in a matrix product (oneDNN)");
     if (st != dnnl_success)
         throw Error(ErrorKind::Internal, "oneDNN matrix product failed (status " + std::to_string(int(st)) + ")");
