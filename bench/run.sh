@@ -14,7 +14,8 @@
 # Settings (environment): BENCH_QUICK=1; BENCH_EPOCHS, BENCH_RUNS (override either mode);
 # BENCH_DIR (default /tmp/hopper-bench: private PostgreSQL tree, cluster, raw results);
 # BENCH_PORT (default 54340); BENCH_OUT (report file); BENCH_PROFILE=0 (skip the perf profiles);
-# BENCH_SKIP_DEPS=1 (do not call apt); BENCH_KEEP=1 (leave the cluster running);
+# BENCH_SKIP_DEPS=1 (do not call apt); BENCH_KEEP=1 (leave the cluster running); BENCH_SCALING=0 (skip
+# the scaling table, which packs 840,000 more rows first);
 # BENCH_ONLY=case,case (run only these cases, for trying things out: see CASES in bench/bench.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -58,6 +59,42 @@ SELECT hopper.load_model_selection_table('bench_arch', 'bench_mst', ARRAY[1],
   ARRAY['batch_size=256']);
 VACUUM ANALYZE;
 SQL
+# The fixed cost of a hop: 1,024 rows on 2 segments (bench.py's "tiny" case).
+run >/dev/null 2>&1 <<'SQL'
+SET client_min_messages = warning;
+CREATE TABLE fashion_tiny AS SELECT * FROM fashion_train WHERE id < 1024;
+SELECT hopper.preprocess('fashion_tiny', 'fashion_tiny_packed_2', 'class_name', 'pixels',
+                         buffer_size => 256, num_segments => 2, normalizing_const => 255, seed => 1);
+SQL
+# The scaling table (bench.py's SCALING_POINTS): 4 segments, 16 and 32 configurations (learning rates
+# spread log-uniformly by generate_model_configs' grid), the data replicated 4 and 10 times.
+if [ "${BENCH_SCALING:-1}" = 1 ]; then
+  echo "== packing the scaling table's data (4 segments; 240,000 and 600,000 rows)"
+  run >/dev/null 2>&1 <<'SQL'
+SET client_min_messages = warning;
+SELECT hopper.preprocess('fashion_train', 'fashion_packed_4', 'class_name', 'pixels',
+                         buffer_size => 256, num_segments => 4, normalizing_const => 255, seed => 1);
+SELECT hopper.load_model_selection_table('bench_arch', 'bench_mst_16', ARRAY[1],
+  ARRAY(SELECT format($$loss='categorical_crossentropy', optimizer='%s(lr=%s)', metrics=['accuracy']$$, o, lr)
+        FROM unnest(ARRAY['SGD', 'Adam']) o, unnest(ARRAY[0.0005, 0.001, 0.002, 0.003, 0.005, 0.01, 0.02, 0.03]) lr),
+  ARRAY['batch_size=256']);
+SELECT hopper.load_model_selection_table('bench_arch', 'bench_mst_32', ARRAY[1],
+  ARRAY(SELECT format($$loss='categorical_crossentropy', optimizer='%s(lr=%s)', metrics=['accuracy']$$, o, lr)
+        FROM unnest(ARRAY['SGD', 'Adam']) o, unnest(ARRAY[0.0005, 0.001, 0.002, 0.003, 0.005, 0.01, 0.02, 0.03]) lr),
+  ARRAY['batch_size=256', 'batch_size=128']);
+SQL
+  for times in 4 10; do
+    [ "$QUICK" = 1 ] && [ "$times" = 10 ] && continue
+    run >/dev/null 2>&1 <<SQL
+SET client_min_messages = warning;
+CREATE TABLE fashion_x$times AS SELECT t.id + k * 60000 AS id, t.class_name, t.pixels
+  FROM fashion_train t, pg_catalog.generate_series(0, $times - 1) k;
+SELECT hopper.preprocess('fashion_x$times', 'fashion_x${times}_packed_2', 'class_name', 'pixels',
+                         buffer_size => 256, num_segments => 2, normalizing_const => 255, seed => 1);
+DROP TABLE fashion_x$times;
+SQL
+  done
+fi
 # Warm shared_buffers with the packed data, as in a steady state of repeated training.
 run -c "SELECT count(*), sum(pg_catalog.array_length(independent_var, 1)) FROM fashion_packed_1" \
     -c "SELECT count(*), sum(pg_catalog.array_length(independent_var, 1)) FROM fashion_packed_2" >/dev/null
