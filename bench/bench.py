@@ -184,6 +184,49 @@ if args.only:
     CASES = [c for c in CASES if c[0] in keep]
 
 
+def categorize(path):
+    """perf samples of one recording grouped by where they fall; (categories, top symbols)."""
+    # "|" between fields: some dso names have spaces ("[JIT] tid 1234", oneDNN's generated kernels).
+    rep = subprocess.run(["perf", "report", "-i", path, "--no-children", "--stdio", "--sort", "dso,symbol",
+                          "-g", "none", "--percent-limit", "0.05", "--field-separator", "|"],
+                         capture_output=True, text=True).stdout
+    cats, top = {}, []
+    for line in rep.splitlines():
+        f = line.split("|")
+        m = re.match(r"\s*([\d.]+)%", f[0]) if len(f) >= 3 and not line.startswith("#") else None
+        if not m:
+            continue
+        pct, dso, sym = float(m.group(1)), f[1].strip(), re.sub(r"^\[.\]\s*", "", f[2].strip())
+        if "gebp" in sym or "gemm_pack" in sym or "general_matrix" in sym or "gemv" in sym:
+            c = "Eigen matrix products (the small ones; GEMM kernels and packing)"
+        elif "read_idx" in sym or "libz" in dso and "crc32" not in sym or sym.startswith("main"):
+            c = "reading the idx files (core alone's start-up)"
+        elif "dnnl" in dso or dso.startswith("[JIT]"):
+            c = "oneDNN matrix products (the large ones)"
+        elif "pglz" in sym or "LZ4" in sym:
+            c = "compression of model states (pglz/lz4)"
+        elif "crc32" in sym:
+            c = "model state checksums (crc32)"
+        elif dso in ("hopper.so", "hopper_core_alone") or dso.startswith("libm"):
+            c = "hopper core, other (activations, loss, optimizer, checks)"
+        elif dso == "postgres":
+            c = "PostgreSQL (detoasting buffers, executor, locks)"
+        elif dso.startswith("libc"):
+            c = "libc (memcpy, malloc)"
+        elif "kernel" in dso:
+            c = "kernel (page faults, scheduling)"
+        else:
+            c = "other"
+        cats[c] = cats.get(c, 0.0) + pct
+        if len(top) < 12:
+            top.append((pct, dso, sym[:110]))
+    rest = 100.0 - sum(cats.values())
+    if rest > 0.05:
+        cats["symbols under 0.05% each (mostly oneDNN's generated code, spread over many addresses)"] = rest
+    return cats, top
+
+
+
 # ---------------------------------------------------------------------------------------------
 # Measuring.
 
@@ -290,40 +333,6 @@ def measure():
         subprocess.run(["perf", "record", "-q", "-F", "999", "-o", pc, "--", CORE, "--data", DATA, "--epochs", str(E),
                         "--compile", compile_params(SGD)], capture_output=True, check=True)
 
-        def categorize(path):
-            rep = subprocess.run(["perf", "report", "-i", path, "--no-children", "--stdio", "--sort", "dso,symbol",
-                                  "-g", "none", "--percent-limit", "0.05"], capture_output=True, text=True).stdout
-            cats, top = {}, []
-            for line in rep.splitlines():
-                m = re.match(r"\s*([\d.]+)%\s+(\S+)\s+\[(.)\]\s+(.*)$", line)
-                if not m:
-                    continue
-                pct, dso, sym = float(m.group(1)), m.group(2), m.group(4).strip()
-                if "gebp" in sym or "gemm_pack" in sym or "general_matrix" in sym or "gemv" in sym:
-                    c = "Eigen matrix products (the small ones; GEMM kernels and packing)"
-                elif "read_idx" in sym or "libz" in dso and "crc32" not in sym or sym.startswith("main"):
-                    c = "reading the idx files (core alone's start-up)"
-                elif "dnnl" in dso:
-                    c = "oneDNN matrix products (the large ones)"
-                elif "pglz" in sym or "LZ4" in sym:
-                    c = "compression of model states (pglz/lz4)"
-                elif "crc32" in sym:
-                    c = "model state checksums (crc32)"
-                elif dso in ("hopper.so", "hopper_core_alone") or dso.startswith("libm"):
-                    c = "hopper core, other (activations, loss, optimizer, checks)"
-                elif dso == "postgres":
-                    c = "PostgreSQL (detoasting buffers, executor, locks)"
-                elif dso.startswith("libc"):
-                    c = "libc (memcpy, malloc)"
-                elif "kernel" in dso:
-                    c = "kernel (page faults, scheduling)"
-                else:
-                    c = "other"
-                cats[c] = cats.get(c, 0.0) + pct
-                if len(top) < 12:
-                    top.append((pct, dso, sym[:110]))
-            return cats, top
-
         profiles = {"hopper fit backend": categorize(pf), "core alone (whole process)": categorize(pc)}
 
     meta["load_end"] = loadavg()
@@ -342,6 +351,9 @@ if args.report_only:
     with open(RESULTS) as f:
         results = [json.loads(l) for l in f if l.strip()]
     E, R = state["meta"]["epochs"], state["meta"]["runs"]
+    recordings = {"hopper fit backend": "perf.fit.data", "core alone (whole process)": "perf.core.data"}
+    if state.get("profiles") and all(os.path.exists(os.path.join(args.work, f)) for f in recordings.values()):
+        state["profiles"] = {k: list(categorize(os.path.join(args.work, f))) for k, f in recordings.items()}
     args.quick = state["meta"]["quick"]
 else:
     state, results = measure()

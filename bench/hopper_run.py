@@ -188,7 +188,7 @@ result.update({
     "peak_rss_mb": peak["rss"], "private_peak_mb": peak["anon"], "backend_hwm_mb": peak["backend_hwm"],
     "worker_hwm_mb": peak["worker_hwm"], "max_workers_seen": peak["workers"],
     "models": acc,
-    "test_accuracy": max(m["test_accuracy"] for m in acc),
+    "test_accuracy": max((m["test_accuracy"] for m in acc if m["test_accuracy"] is not None), default=None),
 })
 if args.hops:
     # Per hop: the training statement's time (logged once per model placement, so take one) and the

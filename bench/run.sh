@@ -2,7 +2,7 @@
 # bench/run.sh: hopper side by side with scikit-learn, PyTorch and the machine's own GEMM limit, on
 # Fashion-MNIST (MLP 784-128-10, minibatch 256, SGD+momentum and Adam, one thread then two).
 #
-#   bash bench/run.sh                  # full run: 10 epochs, median of 3 runs (~15 min on 2 quiet cores)
+#   bash bench/run.sh                  # full run: 10 epochs, median of 3 runs, scaling table (~25 min on 2 quiet cores)
 #   BENCH_QUICK=1 bash bench/run.sh    # trying it out: 2 epochs, 1 run, no profile (~2 min)
 #
 # On a fresh Debian 12 machine it installs what it needs (Debian packages, with sudo unless root),
