@@ -242,7 +242,8 @@ def render(meta, r):
            "- s/epoch: wall seconds of one pass over the 60,000 training images (hopper fit: the CALL's wall time over "
            "the epochs, with the defaults: test-set evaluation after every epoch included; 'training only' is "
            "training_seconds + hop_seconds of the summary). CPU s/epoch: CPU time of the processes doing the work "
-           "(the better estimate on a busy machine: wall time waits for a core).", ""]
+           "(hopper fit: of the whole CALL, evaluations included; PyTorch: of its training loop, its per-epoch test "
+           "evaluation excluded), the better estimate on a busy machine: wall time waits for a core.", ""]
     if "floor" in r:
         f = r["floor"]
         out += [f"GEMM floor (hopper_conv_bench, batch 128, median of 9): one training step {f['step_ms']:.2f} ms "
