@@ -139,11 +139,20 @@ namespace {
 // Refuses a model whose input and output widths do not fit a packed table (`what` names it).
 void check_packed_matches(const ModelSpec& m, const PackedInfo& info, const char* what) {
     const Architecture& a = m.config.arch;
-    if (a.input_dim != info.independent_dim)
-        fail(ErrorKind::InvalidParameter,
-             "model configuration mst_key " + std::to_string(m.mst_key) + " expects " + std::to_string(a.input_dim) +
-                 " features but " + what + " " + info.table.display() + " has " + std::to_string(info.independent_dim),
-             "Architecture " + a.shape_string() + ".");
+    if (a.input_dim != info.independent_dim) {
+        const std::string message = "model configuration mst_key " + std::to_string(m.mst_key) + " expects " +
+                                    std::to_string(a.input_dim) + " features but " + what + " " +
+                                    info.table.display() + " has " + std::to_string(info.independent_dim);
+        if (!a.image_input()) fail(ErrorKind::InvalidParameter, message, "Architecture " + a.shape_string() + ".");
+        // An image's packed row holds height*width*channels values: say which product is wrong.
+        fail(ErrorKind::InvalidParameter, message,
+             "Architecture " + a.shape_string() + ": its input shape [" + std::to_string(a.input_height) + ", " +
+                 std::to_string(a.input_width) + ", " + std::to_string(a.input_channels) + "] (height, width, channels) reads " +
+                 std::to_string(a.input_height) + "*" + std::to_string(a.input_width) + "*" + std::to_string(a.input_channels) +
+                 " = " + std::to_string(a.input_dim) + " values from each packed row.",
+             "Give the input shape of the packed images: height*width*channels must be " +
+                 std::to_string(info.independent_dim) + ".");
+    }
     if (a.output_dim() != info.dependent_dim)
         fail(ErrorKind::InvalidParameter,
              "model configuration mst_key " + std::to_string(m.mst_key) + " has " + std::to_string(a.output_dim()) +
