@@ -12,6 +12,8 @@ extern "C" void omp_set_num_threads(int);
 #include <string>
 
 #include "hopper/error.h"
+#include "hopper/matrix_products.h"
+#include <vector>
 
 namespace hopper::detail {
 
@@ -87,7 +89,27 @@ void gemm(bool ta, bool tb, Eigen::Index m, Eigen::Index n, Eigen::Index k, cons
     eigen_gemm(ta, tb, m, n, k, a, b, c, accumulate);
 }
 
-const char* gemm_backend() {
+const char* gemm_backend() { return matrix_product_backend(); }
+
+}  // namespace hopper::detail
+
+namespace hopper {
+
+void warm_up_matrix_products() noexcept {
+#ifdef HOPPER_WITH_ONEDNN
+    try {
+        // One product above the cut makes oneDNN generate its kernels for this machine's ISA.
+        constexpr Eigen::Index m = 128, n = 128, k = 64;
+        static_assert(double(m * n * k) >= detail::kOneDnnMinMultiplyAdds, "the warm-up product must go to oneDNN");
+        std::vector<float> a(std::size_t(m * k), 0.0f), b(std::size_t(k * n), 0.0f), c(std::size_t(m * n));
+        detail::gemm(false, false, m, n, k, a.data(), b.data(), c.data());
+    } catch (...) {
+        // Only a head start: a product that fails later fails with its own error.
+    }
+#endif
+}
+
+const char* matrix_product_backend() noexcept {
 #ifdef HOPPER_WITH_ONEDNN
     return "onednn";
 #else
@@ -95,4 +117,4 @@ const char* gemm_backend() {
 #endif
 }
 
-}  // namespace hopper::detail
+}  // namespace hopper

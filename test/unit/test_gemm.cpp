@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "gemm.h"
+#include "hopper/matrix_products.h"
 
 namespace {
 
@@ -119,4 +120,17 @@ TEST(Gemm, SignalsDuringProductsLeaveTheHeapIntact) {
     worker.join();
     sigaction(SIGUSR2, &old, nullptr);
     EXPECT_GT(signals_handled.load(), 0);
+}
+
+TEST(Gemm, WarmUpLeavesProductsAsTheyWere) {
+    // The postmaster warms the kernels up before it forks; products afterwards are the same.
+    const long m = 128, n = 256, k = 784;
+    const std::vector<float> a = values(std::size_t(m * k), 5), b = values(std::size_t(k * n), 6);
+    std::vector<float> before(std::size_t(m * n)), after(std::size_t(m * n));
+    hopper::detail::gemm(false, false, m, n, k, a.data(), b.data(), before.data());
+    hopper::warm_up_matrix_products();
+    hopper::warm_up_matrix_products();
+    hopper::detail::gemm(false, false, m, n, k, a.data(), b.data(), after.data());
+    EXPECT_EQ(before, after);
+    EXPECT_STREQ(hopper::matrix_product_backend(), hopper::detail::gemm_backend());
 }

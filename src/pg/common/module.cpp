@@ -2,6 +2,7 @@
 #include <climits>
 
 #include "hopper/interrupt.h"
+#include "hopper/matrix_products.h"
 #include "pg/training/run_area.h"
 #include "pg/common/guard.h"
 #include "pg/ps/ps.h"
@@ -106,4 +107,7 @@ void _PG_init(void) {
         nullptr, nullptr, nullptr);
     ps_init();  // parameter tables: their GUCs, and shared memory when preloaded
     MarkGUCPrefixReserved("hopper");
+    // Preloaded: every backend and parallel worker is forked from here with the product kernels
+    // ready (a model hop's worker would otherwise spend ~38 ms generating them).
+    if (process_shared_preload_libraries_in_progress) hopper::warm_up_matrix_products();
 }
