@@ -34,6 +34,7 @@ SELECT hopper.load_model_selection_table('arch', 'mst3', ARRAY[1], ARRAY['lr=0.1
 SELECT hopper.load_model_selection_table('arch', 'mst5', ARRAY[1],
     ARRAY['lr=0.1', 'lr=0.2', 'lr=0.3', 'lr=0.4', 'lr=0.5'], ARRAY['batch_size=5']);
 CREATE TABLE plans (run text, n serial, plan jsonb);
+CREATE TABLE eval_plans (run text, n serial, plan jsonb);
 SQL
 
 # capture NAME MST SETTING [PACKED]: one iteration of fit_multiple with auto_explain on; keeps the
@@ -60,6 +61,36 @@ SELECT '$name', substr(chunk, strpos(chunk, '{'))::jsonb -> 'Plan'
 FROM regexp_split_to_table(:'log', '(^|\n)NOTICE:  ') WITH ORDINALITY AS c(chunk, n)
 WHERE chunk LIKE 'duration: %plan:%'
   AND chunk LIKE '%"Query Text": "CREATE UNLOGGED TABLE %hopper.train_segment(%'
+ORDER BY n;
+SQL
+  q -f "$TMP/$name.sql"
+}
+
+# capture_evaluation NAME SETTING: one iteration with exact training metrics (all models evaluated over
+# the packed table after it); keeps the plans of its evaluation statements in table eval_plans.
+capture_evaluation() {
+  local name=$1 setting=$2
+  q >/dev/null 2>"$TMP/$name.log" <<SQL
+\set SHOW_CONTEXT never
+LOAD 'auto_explain';
+SET auto_explain.log_min_duration = 0;
+SET auto_explain.log_nested_statements = on;
+SET auto_explain.log_analyze = on;
+SET auto_explain.log_timing = off;
+SET auto_explain.log_format = json;
+SET auto_explain.log_level = notice;
+SET client_min_messages = notice;
+SET hopper.training_metrics = exact;
+$setting
+CALL hopper.fit_multiple('packed', 'out_$name', 'mst3', 1);
+SQL
+  cat > "$TMP/$name.sql" <<SQL
+\\set log \`cat $TMP/$name.log\`
+INSERT INTO eval_plans (run, plan)
+SELECT '$name', substr(chunk, strpos(chunk, '{'))::jsonb -> 'Plan'
+FROM regexp_split_to_table(:'log', '(^|\n)NOTICE:  ') WITH ORDINALITY AS c(chunk, n)
+WHERE chunk LIKE 'duration: %plan:%'
+  AND chunk LIKE '%"Query Text": "SELECT d.dist_key, hopper.evaluate_models_sums(%'
 ORDER BY n;
 SQL
   q -f "$TMP/$name.sql"
@@ -116,6 +147,33 @@ SELECT run || ' ' || repeat('  ', depth) || (node ->> 'Node Type') || coalesce('
        || coalesce(' ' || (node ->> 'Relation Name'), '')
 FROM t ORDER BY run, path;
 SQL
+  exit 1
+fi
+# Evaluation runs one whole aggregate per segment, in parallel like training (it ran serially when
+# its statement was prepared without CURSOR_OPT_PARALLEL_OK): 3 segments, 3 processes planned.
+capture_evaluation e3 ""
+capture_evaluation e3_cap1 "SET hopper.parallel_segments = 1;"
+expected_eval="e3|1|t|t|2|3|t
+e3_cap1|1|f|f|0|1|f"
+actual_eval=$(q -A -t <<'SQL'
+WITH p AS (
+  SELECT run, plan,
+         jsonb_path_query_first(plan, 'strict $.** ? (@."Node Type" starts with "Gather")') AS gather,
+         jsonb_path_query_first(plan, 'strict $.** ? (@."Node Type" == "Append" && @."Parallel Aware" == true)') AS pappend,
+         (SELECT count(*) FROM jsonb_path_query(plan, 'strict $.** ? (@."Node Type" == "Aggregate" && @."Partial Mode" == "Simple")')) AS aggregates
+  FROM eval_plans)
+SELECT run, count(*), bool_and(gather IS NOT NULL), bool_and(pappend IS NOT NULL),
+       max(coalesce((gather ->> 'Workers Planned')::int, 0)), max(aggregates),
+       bool_or(coalesce((gather ->> 'Workers Launched')::int, 0) > 0)
+FROM p GROUP BY run ORDER BY run;
+SQL
+)
+if [ "$actual_eval" != "$expected_eval" ]; then
+  echo "fit_multiple_plan: unexpected evaluation plans" >&2
+  echo "expected (run|statements|gathered|parallel_append|workers|per_segment_aggregates|launched):" >&2
+  echo "$expected_eval" >&2
+  echo "actual:" >&2
+  echo "$actual_eval" >&2
   exit 1
 fi
 echo "fit_multiple_plan: ok"
