@@ -37,10 +37,12 @@ CREATE TABLE plans (run text, n serial, plan jsonb);
 CREATE TABLE eval_plans (run text, n serial, plan jsonb);
 SQL
 
-# capture NAME MST SETTING [PACKED]: one iteration of fit_multiple with auto_explain on; keeps the
-# plans of its training statements in table plans.
+# capture NAME MST SETTING [PACKED [TABLE [STATEMENT]]]: one iteration of fit_multiple with
+# auto_explain on; keeps the plans of its statements that start like STATEMENT (default: the training
+# statements) in TABLE (default: plans).
 capture() {
-  local name=$1 mst=$2 setting=$3 packed=${4:-packed}
+  local name=$1 mst=$2 setting=$3 packed=${4:-packed} table=${5:-plans}
+  local statement=${6:-'CREATE UNLOGGED TABLE %hopper.train_segment('}
   q >/dev/null 2>"$TMP/$name.log" <<SQL
 \set SHOW_CONTEXT never
 LOAD 'auto_explain';
@@ -56,41 +58,11 @@ CALL hopper.fit_multiple('$packed', 'out_$name', '$mst', 1);
 SQL
   cat > "$TMP/$name.sql" <<SQL
 \\set log \`cat $TMP/$name.log\`
-INSERT INTO plans (run, plan)
+INSERT INTO $table (run, plan)
 SELECT '$name', substr(chunk, strpos(chunk, '{'))::jsonb -> 'Plan'
 FROM regexp_split_to_table(:'log', '(^|\n)NOTICE:  ') WITH ORDINALITY AS c(chunk, n)
 WHERE chunk LIKE 'duration: %plan:%'
-  AND chunk LIKE '%"Query Text": "CREATE UNLOGGED TABLE %hopper.train_segment(%'
-ORDER BY n;
-SQL
-  q -f "$TMP/$name.sql"
-}
-
-# capture_evaluation NAME SETTING: one iteration with exact training metrics (all models evaluated over
-# the packed table after it); keeps the plans of its evaluation statements in table eval_plans.
-capture_evaluation() {
-  local name=$1 setting=$2
-  q >/dev/null 2>"$TMP/$name.log" <<SQL
-\set SHOW_CONTEXT never
-LOAD 'auto_explain';
-SET auto_explain.log_min_duration = 0;
-SET auto_explain.log_nested_statements = on;
-SET auto_explain.log_analyze = on;
-SET auto_explain.log_timing = off;
-SET auto_explain.log_format = json;
-SET auto_explain.log_level = notice;
-SET client_min_messages = notice;
-SET hopper.training_metrics = exact;
-$setting
-CALL hopper.fit_multiple('packed', 'out_$name', 'mst3', 1);
-SQL
-  cat > "$TMP/$name.sql" <<SQL
-\\set log \`cat $TMP/$name.log\`
-INSERT INTO eval_plans (run, plan)
-SELECT '$name', substr(chunk, strpos(chunk, '{'))::jsonb -> 'Plan'
-FROM regexp_split_to_table(:'log', '(^|\n)NOTICE:  ') WITH ORDINALITY AS c(chunk, n)
-WHERE chunk LIKE 'duration: %plan:%'
-  AND chunk LIKE '%"Query Text": "SELECT d.dist_key, hopper.evaluate_models_sums(%'
+  AND chunk LIKE '%"Query Text": "$statement%'
 ORDER BY n;
 SQL
   q -f "$TMP/$name.sql"
@@ -151,8 +123,9 @@ SQL
 fi
 # Evaluation runs one whole aggregate per segment, in parallel like training (it ran serially when
 # its statement was prepared without CURSOR_OPT_PARALLEL_OK): 3 segments, 3 processes planned.
-capture_evaluation e3 ""
-capture_evaluation e3_cap1 "SET hopper.parallel_segments = 1;"
+evaluation='SELECT d.dist_key, hopper.evaluate_models_sums('
+capture e3 mst3 "SET hopper.training_metrics = exact;" packed eval_plans "$evaluation"
+capture e3_cap1 mst3 "SET hopper.training_metrics = exact; SET hopper.parallel_segments = 1;" packed eval_plans "$evaluation"
 expected_eval="e3|1|t|t|2|3|t
 e3_cap1|1|f|f|0|1|f"
 actual_eval=$(q -A -t <<'SQL'
