@@ -50,6 +50,16 @@ SELECT m.iteration, m.steps_completed, jsonb_object_keys(m.validation_metrics) A
        abs(m.searcher_value - i.validation_loss[m.iteration]) < 1e-12 AS searcher_is_validation_loss
 FROM hopper.trial_metrics m JOIN hopper.trials t USING (trial_id), reg_m_info i
 WHERE t.run_id = :fit_run ORDER BY 1, 3;
+-- The same curves in long form (hopper.learning_curves): one row per iteration, split and metric,
+-- equal to the _info table's arrays.
+SELECT lc.split, lc.metric, count(*) AS iterations,
+       bool_and(lc.value = CASE lc.split || '.' || lc.metric
+                             WHEN 'training.loss' THEN i.training_loss[lc.iteration]
+                             WHEN 'training.accuracy' THEN i.training_metrics[lc.iteration]
+                             WHEN 'validation.loss' THEN i.validation_loss[lc.iteration]
+                             WHEN 'validation.accuracy' THEN i.validation_metrics[lc.iteration] END) AS same_as_info,
+       min(lc.iteration) AS first, max(lc.iteration) AS last, bool_and(lc.run_name = 'reg_fit' AND lc.method = 'fit') AS named
+FROM hopper.learning_curves lc, reg_m_info i WHERE lc.run_id = :fit_run GROUP BY 1, 2 ORDER BY 1, 2;
 -- One checkpoint per saved iteration: steps, size, checksum and the metrics of that iteration.
 SELECT e.iteration, e.steps_completed, e.state, e.storage, e.format, e.task_type, e.mst_key,
        e.size_bytes = octet_length(m.model_state) AS size_ok, e.checksum LIKE 'sha256:%' AS has_checksum,
