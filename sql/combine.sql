@@ -152,7 +152,10 @@ FROM hopper.hierarchical_combine('hc_packed', 'metrics', '{independent_var, depe
 CREATE TABLE hc_vec_seg AS SELECT (dist_key + 4)::smallint AS seg, x FROM hc_vec8;
 SELECT producers, result -> 'count' AS count FROM hopper.hierarchical_combine('hc_vec_seg', 'vector_sum', '{x}', dist_key_column => 'seg');
 
--- Data-parallel fit: each iteration trains a copy per segment and averages them.
+-- Data-parallel fit: each iteration trains a copy per segment and averages them. Exact training
+-- metrics (a pass over the training table after each evaluated iteration): with the training table
+-- as validation table, both give the same numbers.
+SET hopper.training_metrics = exact;
 CALL hopper.fit_data_parallel('hc_packed', 'hc_dp',
     '{"input_dim": 2, "layers": [{"units": 16, "activation": "relu"}, {"units": 6, "activation": "softmax"}]}',
     $$optimizer='Adam(lr=0.02)', metrics=['accuracy']$$, 'batch_size=25', 6,
@@ -160,6 +163,8 @@ CALL hopper.fit_data_parallel('hc_packed', 'hc_dp',
 SELECT training_metrics_final > 0.97 AS learned, training_loss[1] > training_loss[2] AS loss_fell, metrics_iters,
        metrics_type, status, steps, samples_seen, num_params, validation_loss_final = training_loss_final AS same_table
 FROM hc_dp_info;
+SELECT training_metrics FROM hc_dp_summary;
+RESET hopper.training_metrics;
 SELECT source_table, method, num_iterations, num_models, num_segments, hops_per_iteration, name, metrics_iters,
        hop_seconds >= 0 AS timed
 FROM hc_dp_summary;

@@ -41,6 +41,18 @@ SELECT e.mst_key, abs(e.loss - i.validation_loss_final) < 1e-9 AS same_loss,
        abs((e.metrics ->> 'accuracy')::float8 - i.validation_metrics_final) < 1e-9 AS same_accuracy, e.row_count
 FROM hopper.evaluate('blobs_model', 'blobs_valid_packed') e JOIN blobs_model_info i USING (mst_key);
 
+-- Evaluation runs one segment per process and adds the segments' exact sums: the same bits with
+-- one process as with one per segment, and the same as one aggregate over the whole table.
+SET hopper.parallel_segments = 1;
+CREATE TEMP TABLE eval_serial AS SELECT * FROM hopper.evaluate('blobs_model', 'blobs_packed');
+RESET hopper.parallel_segments;
+SELECT s.loss = p.loss AS same_loss, s.metrics = p.metrics AS same_metrics, s.row_count = p.row_count AS same_rows
+FROM eval_serial s JOIN hopper.evaluate('blobs_model', 'blobs_packed') p USING (mst_key);
+SELECT sums[1] AS metrics, sums[2] AS rows, sums[3] / sums[2] = whole[2] AS same_loss, sums[4] / sums[2] = whole[3] AS same_accuracy
+FROM (SELECT hopper.evaluate_models_sums(ARRAY[m.model_state], d.independent_var, d.dependent_var) AS sums,
+             hopper.evaluate_models(ARRAY[m.model_state], d.independent_var, d.dependent_var) AS whole
+      FROM blobs_packed d, blobs_model m) x;
+
 -- predict scores raw rows, scaled like the training data.
 SELECT hopper.predict('blobs_model', 'blobs', 'id', 'x', 'blobs_predicted');
 SELECT avg((p.estimated_label = b.label)::int) > 0.97 AS accurate, count(*)
@@ -56,6 +68,28 @@ CALL hopper.fit('blobs_packed', 'blobs_model_again',
     $$loss='categorical_crossentropy', optimizer='Adam(lr=0.02)', metrics=['accuracy', 'top_k_categorical_accuracy'], top_k=2$$,
     'batch_size=25', 8, validation_table => 'blobs_valid_packed', metrics_compute_frequency => 4);
 SELECT a.model_state = b.model_state AS identical FROM blobs_model a, blobs_model_again b;
+
+-- Training metrics: by default the running mean over the minibatches an iteration trained, each
+-- measured before its update (as Keras reports them); hopper.training_metrics = exact evaluates the
+-- training table again after the iteration. They agree when the updates change nothing: with a
+-- learning rate far below float precision every minibatch meets the same model the exact pass sees
+-- (only the loss's per-batch rounding may differ).
+SELECT training_metrics FROM blobs_model_summary;
+CALL hopper.fit('blobs_packed', 'frozen_running',
+    '{"input_dim": 2, "layers": [{"units": 16, "activation": "relu"}, {"units": 6, "activation": "softmax"}]}',
+    $$optimizer='SGD(lr=1e-30)', metrics=['accuracy', 'top_k_categorical_accuracy'], top_k=2$$, 'batch_size=25', 2);
+SET hopper.training_metrics = exact;
+CALL hopper.fit('blobs_packed', 'frozen_exact',
+    '{"input_dim": 2, "layers": [{"units": 16, "activation": "relu"}, {"units": 6, "activation": "softmax"}]}',
+    $$optimizer='SGD(lr=1e-30)', metrics=['accuracy', 'top_k_categorical_accuracy'], top_k=2$$, 'batch_size=25', 2);
+RESET hopper.training_metrics;
+SELECT rs.training_metrics AS running, es.training_metrics AS exact,
+       hopper.model_weights(r.model_state) = hopper.model_weights(e.model_state) AS same_weights,
+       abs(ri.training_loss_final - ei.training_loss_final) < 1e-6 AS same_loss,
+       ri.training_metrics_final = ei.training_metrics_final AS same_accuracy,
+       ri.training_metrics_final < 0.9 AS untrained
+FROM frozen_running_summary rs, frozen_exact_summary es, frozen_running r, frozen_exact e,
+     frozen_running_info ri, frozen_exact_info ei;
 
 -- Warm start continues from the stored state (optimizer moments and step counter included).
 CALL hopper.fit('blobs_packed', 'blobs_model',

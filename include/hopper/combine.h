@@ -95,6 +95,9 @@ struct ModelAverageState {
     uint64_t excluded = 0;       // of them, diverged copies left out of the sums
     uint64_t max_steps = 0, max_base_samples = 0, last_samples = 0, max_base_visits = 0;
     __int128 last_loss_sum = 0;  // fixed point, like the sums
+    // The copies' training totals of the iteration, summed (healthy copies only): each copy trained
+    // on other rows. Grid values (metrics.h), so the sum is exact in any order.
+    EvalTotals iteration_totals;
     bool diverged = false;
 
     bool empty() const { return models == 0; }

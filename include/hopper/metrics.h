@@ -29,6 +29,12 @@ struct EvalTotals {
 //   TopKAccuracy: argmax(y) is among the k largest p (ties broken by lower index)
 //   MeanSquaredError / MeanAbsoluteError: mean over outputs of (p-y)^2 / |p-y|
 //   Loss: the compiled loss, same as loss_sum()
+// Adds one batch to the totals: its summed loss and the metrics of its outputs p (output_dim x n,
+// post-activation) against targets y. Training adds each minibatch this way, from the forward pass
+// it makes anyway, before the update (the running training metrics Keras reports).
+void add_batch_totals(const ConstMatrixMap& p, const ConstMatrixMap& y, double loss, const CompileParams& compile,
+                      EvalTotals& totals);
+
 // Adds the totals of evaluating `params` on inputs x (input_dim x n) with targets y.
 void evaluate_batch(const Network& net, const float* params, const ConstMatrixMap& x,
                     const ConstMatrixMap& y, const CompileParams& compile, EvalTotals& totals,

@@ -27,6 +27,8 @@
 
 namespace hopper {
 
+struct EvalTotals;  // metrics.h
+
 using MatrixF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>;
 using VectorF = Eigen::Matrix<float, Eigen::Dynamic, 1>;
 // PostgreSQL guarantees only 8-byte alignment of array data: maps are unaligned.
@@ -97,8 +99,11 @@ public:
     // dropout masks (only used by layers with dropout > 0); masks are deterministic in it. Batch
     // normalization runs in training mode (batch statistics); its moving statistics get gradient 0
     // and their updated values wait for store_moving_statistics.
+    // With `totals`, also adds the batch's loss and `compile`'s metrics of its outputs to them
+    // (add_batch_totals): the running training metrics, at the cost of one pass over the outputs.
     double loss_and_gradient(const float* params, const ConstMatrixMap& x, const ConstMatrixMap& y,
-                             Loss loss, float* grad, uint64_t dropout_seed);
+                             Loss loss, float* grad, uint64_t dropout_seed, const CompileParams* compile = nullptr,
+                             EvalTotals* totals = nullptr);
 
     // Writes the moving mean and variance of every batch normalization layer, updated with the
     // last loss_and_gradient's batch (moving * momentum + batch * (1 - momentum), Keras' rule with

@@ -10,7 +10,9 @@
 //   68  u32 training iterations completed (where model hopping's schedule resumes; version 1 had a
 //       reserved 0 here, and version 1 states are still read, as states of 0 iterations)
 //   72  configuration JSON (ModelConfig::to_json), then P floats of parameters, then K*P floats of
-//       optimizer slots, then u32 CRC-32 (zlib) of every byte before it.
+//       optimizer slots, then the training totals of the iteration in progress (f64 loss sum, f64
+//       samples, one f64 sum per compile metric; version 1 has none), then u32 CRC-32 (zlib) of
+//       every byte before it.
 // The configuration travels with the weights, so a state is self-describing: predict, evaluate and
 // warm start check it against what they are asked to do, and a state never meets the wrong model.
 // Convolutional models use this layout unchanged: batch normalization's moving mean and variance
@@ -64,8 +66,9 @@ std::size_t state_size(const ModelConfig& config);
 
 uint32_t crc32_of(std::string_view bytes);
 
-// The same state with its count of completed training iterations set (the header field and the
-// checksum change, nothing else). Version 1 states come back as version 2.
+// The same state with its count of completed training iterations set and its training totals
+// cleared for the next iteration (the driver has read them); parameters and optimizer slots are
+// unchanged. Version 1 states come back as version 2.
 std::string with_iterations(std::string_view bytes, uint32_t iterations);
 
 }  // namespace hopper

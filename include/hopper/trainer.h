@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "hopper/config.h"
+#include "hopper/metrics.h"
 #include "hopper/network.h"
 #include "hopper/optimizer.h"
 
@@ -24,6 +25,10 @@ struct TrainCounters {
     // Loss of the last visit, averaged over its rows, measured before each update.
     double last_visit_loss_sum = 0.0;
     uint64_t last_visit_samples = 0;
+    // Loss and compile metrics of every minibatch trained since the driver last cleared them (it
+    // does at the end of each training iteration), each measured on the minibatch's forward pass
+    // before its update: the running training metrics Keras reports, free of a second pass.
+    EvalTotals iteration_totals;
 };
 
 class Trainer {

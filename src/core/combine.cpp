@@ -351,6 +351,7 @@ void ModelAverageState::add(std::string_view model_state, uint64_t w) {
     if (healthy) {
         for (std::size_t i = 0; i < sums.size(); ++i) add_checked(sums[i], terms[i], "a weighted sum");
         weight += w;
+        iteration_totals.merge(c.iteration_totals);
     } else {
         ++excluded;
     }
@@ -380,6 +381,7 @@ void ModelAverageState::merge(const ModelAverageState& other) {
         fail(ErrorKind::InvalidParameter, "model averaging weights are too large", "Their sum exceeds 2^63.");
     for (std::size_t i = 0; i < sums.size(); ++i) add_checked(sums[i], other.sums[i], "a weighted sum");
     add_checked(last_loss_sum, other.last_loss_sum, "the last-visit loss");
+    iteration_totals.merge(other.iteration_totals);
     weight += other.weight;
     models += other.models;
     excluded += other.excluded;
@@ -408,13 +410,17 @@ std::string ModelAverageState::result() const {
     c.diverged = diverged;
     c.last_visit_loss_sum = std::ldexp(double(last_loss_sum), -kFixedPointBits);
     c.last_visit_samples = last_samples;
-    Trainer t(parse_model_config(config_json), std::move(params), std::move(slots), c);
+    ModelConfig config = parse_model_config(config_json);
+    c.iteration_totals = iteration_totals;
+    if (c.iteration_totals.metric_sums.size() != config.compile.metrics.size()) c.iteration_totals = EvalTotals{};
+    Trainer t(std::move(config), std::move(params), std::move(slots), c);
     return serialize_state(t);
 }
 
 std::size_t ModelAverageState::serialized_size(const ModelConfig& config) {
     const std::size_t values = config.arch.num_params() * (1 + Optimizer::slots_for(config.compile.optimizer.kind));
-    return kHeader + 4 + config.to_json().size() + 8 + 4 + 7 * 8 + 16 + 1 + 16 * values + 4;
+    return kHeader + 4 + config.to_json().size() + 8 + 4 + 7 * 8 + 16 + 8 + 8 + 4 + 8 * config.compile.metrics.size() + 1 +
+           16 * values + 4;
 }
 
 std::string ModelAverageState::serialize() const {
@@ -431,6 +437,10 @@ std::string ModelAverageState::serialize() const {
     w.put<uint64_t>(last_samples);
     w.put<uint64_t>(max_base_visits);
     w.put<__int128>(last_loss_sum);
+    w.put<double>(iteration_totals.loss_sum);
+    w.put<double>(iteration_totals.count);
+    w.put<uint32_t>(uint32_t(iteration_totals.metric_sums.size()));
+    for (double v : iteration_totals.metric_sums) w.put<double>(v);
     w.put<uint8_t>(diverged ? 1 : 0);
     w.put_raw(sums.data(), 16 * sums.size());
     return w.frame(CombineKind::ModelAverage);
@@ -451,6 +461,15 @@ ModelAverageState ModelAverageState::deserialize(std::string_view bytes) {
     s.last_samples = r.get<uint64_t>();
     s.max_base_visits = r.get<uint64_t>();
     s.last_loss_sum = r.get<__int128>();
+    s.iteration_totals.loss_sum = r.get<double>();
+    s.iteration_totals.count = r.get<double>();
+    const uint32_t num_metrics = r.get<uint32_t>();
+    if (num_metrics > 4096) bad_state(K, "too many metrics", std::to_string(num_metrics));
+    for (uint32_t i = 0; i < num_metrics; ++i) s.iteration_totals.metric_sums.push_back(r.get<double>());
+    bool finite = std::isfinite(s.iteration_totals.loss_sum) && std::isfinite(s.iteration_totals.count) &&
+                  s.iteration_totals.count >= 0;
+    for (double v : s.iteration_totals.metric_sums) finite = finite && std::isfinite(v);
+    if (!finite) bad_state(K, "training totals are not finite");
     uint8_t flag = r.get<uint8_t>();
     if (flag > 1) bad_state(K, "unknown flags");
     s.diverged = flag == 1;

@@ -68,35 +68,27 @@ Eigen::Index argmax(const Col& c) {
 
 }  // namespace
 
-void evaluate_batch(const Network& net, const float* params, const ConstMatrixMap& x,
-                    const ConstMatrixMap& y, const CompileParams& compile, EvalTotals& totals,
-                    MatrixF& scratch) {
+void add_batch_totals(const ConstMatrixMap& p, const ConstMatrixMap& y, double loss, const CompileParams& compile,
+                      EvalTotals& totals) {
     const std::size_t nm = compile.metrics.size();
     if (totals.metric_sums.empty() && totals.count == 0.0) totals.metric_sums.assign(nm, 0.0);
     if (totals.metric_sums.size() != nm)
         fail(ErrorKind::Internal, "evaluation totals do not match the metric list");
-    const Eigen::Index n = x.cols();
+    const Eigen::Index n = p.cols();
     if (n == 0) return;
-    if (y.cols() != n || y.rows() != net.arch().output_dim())
-        fail(ErrorKind::Internal, "target shape does not match the network");
-
-    net.predict(params, x, scratch);
-    const MatrixF& p = scratch;
+    if (y.cols() != n || y.rows() != p.rows()) fail(ErrorKind::Internal, "target shape does not match the outputs");
     const Eigen::Index k = p.rows();
-    const double loss = loss_sum(compile.loss, p, y);
     totals.loss_sum += on_sum_grid(loss);
     totals.count += double(n);
-
     // A row whose outputs are not all finite has no prediction: it never counts as a hit (an argmax
     // over NaNs, or NaN >= 0.5, would otherwise make up a class).
-    std::vector<char> scored(std::size_t(n), 1);
-    for (Eigen::Index j = 0; j < n; ++j) scored[std::size_t(j)] = p.col(j).allFinite() ? 1 : 0;
+    auto scored = [&](Eigen::Index j) { return p.col(j).allFinite(); };
     for (std::size_t m = 0; m < nm; ++m) {
         double sum = 0.0;
         switch (compile.metrics[m]) {
             case Metric::Accuracy:
                 for (Eigen::Index j = 0; j < n; ++j) {
-                    if (!scored[std::size_t(j)]) continue;
+                    if (!scored(j)) continue;
                     if (k == 1)
                         sum += ((p(0, j) >= 0.5f) == (y(0, j) >= 0.5f)) ? 1.0 : 0.0;
                     else
@@ -105,7 +97,7 @@ void evaluate_batch(const Network& net, const float* params, const ConstMatrixMa
                 break;
             case Metric::TopKAccuracy:
                 for (Eigen::Index j = 0; j < n; ++j) {
-                    if (!scored[std::size_t(j)]) continue;
+                    if (!scored(j)) continue;
                     const Eigen::Index c = argmax(y.col(j));
                     const float pc = p(c, j);
                     // Rank of the true class; an equal value at a lower index ranks above it.
@@ -139,6 +131,20 @@ void evaluate_batch(const Network& net, const float* params, const ConstMatrixMa
         }
         totals.metric_sums[m] += on_sum_grid(sum);
     }
+}
+
+void evaluate_batch(const Network& net, const float* params, const ConstMatrixMap& x,
+                    const ConstMatrixMap& y, const CompileParams& compile, EvalTotals& totals,
+                    MatrixF& scratch) {
+    if (x.cols() == 0) {
+        if (totals.metric_sums.empty() && totals.count == 0.0) totals.metric_sums.assign(compile.metrics.size(), 0.0);
+        return;
+    }
+    if (y.cols() != x.cols() || y.rows() != net.arch().output_dim())
+        fail(ErrorKind::Internal, "target shape does not match the network");
+    net.predict(params, x, scratch);
+    const ConstMatrixMap p(scratch.data(), scratch.rows(), scratch.cols());
+    add_batch_totals(p, y, loss_sum(compile.loss, scratch, y), compile, totals);
 }
 
 }  // namespace hopper

@@ -3,6 +3,7 @@
 // computed here, exactly as before other layers existed (stored models and pinned results depend
 // on every bit); the other kinds go through the small interface of layers.h.
 #include "hopper/network.h"
+#include "hopper/metrics.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,6 +12,7 @@
 
 #include "hopper/error.h"
 #include "hopper/rng.h"
+#include "gemm.h"
 #include "layers.h"
 
 namespace hopper {
@@ -64,8 +66,7 @@ void activate(Activation act, M&& z) {
 template <typename A, typename Z>
 void dense_forward(const DenseLayer& layer, const LayerSlice& s, const float* params, const A& a,
                    Z&& z) {
-    ConstMatrixMap w(params + s.weight_offset, s.units, s.inputs);
-    z.noalias() = w * a;
+    detail::gemm(false, false, s.units, a.cols(), s.inputs, params + s.weight_offset, a.data(), z.data());
     if (layer.use_bias) z.colwise() += ConstVectorMap(params + s.bias_offset, s.units);
     activate(layer.activation, z);
 }
@@ -336,7 +337,8 @@ void activation_backward(Activation act, float rate, G&& g, const A& a, const Mk
 
 double GradientWorkspace::loss_and_gradient(const float* params, const ConstMatrixMap& x,
                                             const ConstMatrixMap& y, Loss loss, float* grad,
-                                            uint64_t dropout_seed) {
+                                            uint64_t dropout_seed, const CompileParams* compile,
+                                            EvalTotals* totals) {
     const auto& slices = net_.slices();
     const auto& layers = net_.arch().layers;
     const auto& shapes = net_.shapes();
@@ -414,6 +416,9 @@ double GradientWorkspace::loss_and_gradient(const float* params, const ConstMatr
 
     MatrixMap p = act(nl - 1);
     const double loss_total = loss_sum_impl(loss, p, y);
+    // The outputs become dL/dZ below: their metrics are taken now.
+    if (totals && compile && std::isfinite(loss_total))
+        add_batch_totals(ConstMatrixMap(p.data(), p.rows(), p.cols()), y, loss_total, *compile, *totals);
 
     // Output dL/dZ (of the mean loss over the batch), in place in the output buffer.
     const Layer& last = layers.back();
@@ -468,16 +473,12 @@ double GradientWorkspace::loss_and_gradient(const float* params, const ConstMatr
                              l == 0 ? nullptr : delta_.data(), n, scratch_[l]);
             if (l == 0) break;
         } else {
-            MatrixMap gw(grad + s.weight_offset, s.units, s.inputs);
-            if (l == 0)
-                gw.noalias() = dz * x.transpose();
-            else
-                gw.noalias() = dz * act(l - 1).transpose();
+            detail::gemm(false, true, s.units, s.inputs, n, dz.data(), l == 0 ? x.data() : act(l - 1).data(),
+                         grad + s.weight_offset);
             if (layers[l].use_bias) VectorMap(grad + s.bias_offset, s.units) = dz.rowwise().sum();
             if (l == 0) break;  // the input gradient is not needed
 
-            ConstMatrixMap w(params + s.weight_offset, s.units, s.inputs);
-            MatrixMap(delta_.data(), s.inputs, n).noalias() = w.transpose() * dz;
+            detail::gemm(true, false, s.inputs, n, s.units, params + s.weight_offset, dz.data(), delta_.data());
         }
         MatrixMap g(delta_.data(), width(l - 1), n);
         const Layer& below = layers[l - 1];

@@ -46,6 +46,11 @@ struct Parsed {
     std::size_t params_offset;
 };
 
+// Bytes of the iteration totals (version 2): loss sum, sample count, one sum per compile metric.
+std::size_t totals_bytes(uint16_t version, const ModelConfig& config) {
+    return version < 2 ? 0 : 8 * (2 + config.compile.metrics.size());
+}
+
 Parsed parse(std::string_view bytes) {
     if (bytes.size() < kStateHeaderSize + 4)
         corrupt("too short", "It has " + std::to_string(bytes.size()) + " bytes; a state has at least " +
@@ -79,7 +84,14 @@ Parsed parse(std::string_view bytes) {
     const std::size_t body = bytes.size() - 4 - kStateHeaderSize;
     if (config_len > body) corrupt("configuration length exceeds the state");
     if (p.num_slots > 8) corrupt("too many optimizer slots", std::to_string(p.num_slots));
-    const std::size_t float_bytes = body - config_len;
+    try {
+        p.config = parse_model_config(bytes.substr(kStateHeaderSize, config_len));
+    } catch (const Error& e) {
+        corrupt("its configuration cannot be read", e.message());
+    }
+    const std::size_t totals = totals_bytes(version, p.config);
+    if (body - config_len < totals) corrupt("too short for its training totals");
+    const std::size_t float_bytes = body - config_len - totals;
     if (float_bytes % 4 != 0) corrupt("parameter area is not a whole number of floats");
     const uint64_t floats = float_bytes / 4;
     if (p.num_params == 0 || p.num_params > floats || floats / p.num_params != uint64_t(p.num_slots) + 1 ||
@@ -87,12 +99,6 @@ Parsed parse(std::string_view bytes) {
         corrupt("parameter count does not match the state size",
                 std::to_string(p.num_params) + " parameters with " + std::to_string(p.num_slots) +
                     " optimizer slots do not fill " + std::to_string(float_bytes) + " bytes.");
-
-    try {
-        p.config = parse_model_config(bytes.substr(kStateHeaderSize, config_len));
-    } catch (const Error& e) {
-        corrupt("its configuration cannot be read", e.message());
-    }
     if (p.config.arch.num_params() != p.num_params)
         corrupt("parameter count does not match its architecture",
                 "The architecture " + p.config.arch.shape_string() + " has " +
@@ -100,6 +106,18 @@ Parsed parse(std::string_view bytes) {
                     std::to_string(p.num_params) + ".");
     if (uint32_t(Optimizer::slots_for(p.config.compile.optimizer.kind)) != p.num_slots)
         corrupt("optimizer slots do not match its optimizer");
+    if (totals > 0) {
+        std::size_t at = kStateHeaderSize + config_len + float_bytes;
+        EvalTotals& t = p.counters.iteration_totals;
+        t.loss_sum = get<double>(bytes, at);
+        t.count = get<double>(bytes, at + 8);
+        t.metric_sums.resize(p.config.compile.metrics.size());
+        for (std::size_t i = 0; i < t.metric_sums.size(); ++i) t.metric_sums[i] = get<double>(bytes, at + 16 + 8 * i);
+        bool finite = std::isfinite(t.loss_sum) && std::isfinite(t.count) && t.count >= 0;
+        for (double v : t.metric_sums) finite = finite && std::isfinite(v);
+        if (!finite) corrupt("training totals are not finite");
+        if (t.count == 0 && t.metric_sums.empty()) t = EvalTotals{};
+    }
     p.params_offset = kStateHeaderSize + config_len;
     return p;
 }
@@ -121,8 +139,17 @@ uint32_t crc32_of(std::string_view bytes) {
 }
 
 std::string with_iterations(std::string_view bytes, uint32_t iterations) {
-    (void)parse(bytes);  // a well-formed state of a version this hopper reads
+    const Parsed p = parse(bytes);  // a well-formed state of a version this hopper reads
     std::string out(bytes);
+    if (p.version < 2) {
+        // Version 1 has no training totals: they go in, empty, before the checksum.
+        out.resize(out.size() - 4);
+        out.append(totals_bytes(2, p.config), '\0');
+        out.append(4, '\0');
+    } else {
+        const std::size_t n = totals_bytes(2, p.config);
+        std::memset(&out[out.size() - 4 - n], 0, n);
+    }
     put<uint16_t>(out, 8, kStateFormatVersion);
     put<uint32_t>(out, 68, iterations);
     put<uint32_t>(out, out.size() - 4, crc32_of(std::string_view(out).substr(0, out.size() - 4)));
@@ -132,14 +159,15 @@ std::string with_iterations(std::string_view bytes, uint32_t iterations) {
 std::size_t state_size(const ModelConfig& config) {
     const std::size_t p = config.arch.num_params();
     const std::size_t k = Optimizer::slots_for(config.compile.optimizer.kind);
-    return kStateHeaderSize + config.to_json().size() + 4 * p * (k + 1) + 4;
+    return kStateHeaderSize + config.to_json().size() + 4 * p * (k + 1) + totals_bytes(kStateFormatVersion, config) + 4;
 }
 
 std::string serialize_state(const Trainer& trainer) {
     const std::string config = trainer.config().to_json();
     const auto& params = trainer.params();
     const auto& slots = trainer.optimizer().slots();
-    const std::size_t total = kStateHeaderSize + config.size() + 4 * (params.size() + slots.size()) + 4;
+    const std::size_t totals = totals_bytes(kStateFormatVersion, trainer.config());
+    const std::size_t total = kStateHeaderSize + config.size() + 4 * (params.size() + slots.size()) + totals + 4;
     std::string out(total, '\0');
     std::memcpy(&out[0], kMagic, sizeof kMagic);
     const TrainCounters& c = trainer.counters();
@@ -161,6 +189,15 @@ std::string serialize_state(const Trainer& trainer) {
     at += 4 * params.size();
     if (!slots.empty()) std::memcpy(&out[at], slots.data(), 4 * slots.size());
     at += 4 * slots.size();
+    const EvalTotals& t = c.iteration_totals;
+    if (t.count > 0 || t.loss_sum != 0) {
+        if (t.metric_sums.size() != trainer.config().compile.metrics.size())
+            fail(ErrorKind::Internal, "training totals do not match the metric list");
+        put<double>(out, at, t.loss_sum);
+        put<double>(out, at + 8, t.count);
+        for (std::size_t i = 0; i < t.metric_sums.size(); ++i) put<double>(out, at + 16 + 8 * i, t.metric_sums[i]);
+    }
+    at += totals;
     put<uint32_t>(out, at, crc32_of(std::string_view(out).substr(0, at)));
     return out;
 }
@@ -222,6 +259,7 @@ Trainer restore_for_config(std::string_view bytes, const ModelConfig& config, bo
         counters.iterations = p.counters.iterations;
     }
     counters.diverged = false;
+    counters.iteration_totals = EvalTotals{};  // a new run counts its own (and may ask for other metrics)
     if (optimizer_kept) *optimizer_kept = keep;
     return Trainer(config, std::move(params), std::move(slots), counters);
 }

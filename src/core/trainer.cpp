@@ -111,7 +111,8 @@ void Trainer::train_buffer(const float* x, const float* y, int rows) {
         ConstMatrixMap xb(x + std::size_t(start) * in_dim, in_dim, n);
         ConstMatrixMap yb(y + std::size_t(start) * out_dim, out_dim, n);
         const double batch_loss = workspace_->loss_and_gradient(
-            params, xb, yb, loss, grad, mix_seed(config_.fit.seed, counters_.steps));
+            params, xb, yb, loss, grad, mix_seed(config_.fit.seed, counters_.steps), &config_.compile,
+            &counters_.iteration_totals);
         if (!std::isfinite(batch_loss)) {
             diverge();
             return;

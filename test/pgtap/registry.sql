@@ -1,14 +1,14 @@
 -- Checkpoints and model registry: catalog contracts (tables, keys, indexes, row-level security,
 -- dump configuration, volatility), index-only plans for the everyday queries, and SQLSTATEs.
 BEGIN;
-SELECT plan(61);
+SELECT plan(62);
 SET LOCAL client_min_messages = warning;
 
 -- ---- catalog contracts ----
 SELECT has_table('hopper', t, 'table ' || t) FROM unnest(ARRAY['tasks', 'run_records', 'trials', 'trial_metrics', 'checkpoints',
     'checkpoint_chunks', 'checkpoint_training', 'models', 'model_versions', 'model_aliases', 'output_tables']) t;
 SELECT has_view('hopper', v, 'view ' || v) FROM unnest(ARRAY['runs', 'checkpoints_expanded', 'latest_checkpoints', 'best_checkpoints',
-                                                             'model_versions_expanded']) v;
+                                                             'model_versions_expanded', 'learning_curves']) v;
 SELECT is((SELECT reloptions FROM pg_class WHERE oid = 'hopper.runs'::regclass), ARRAY['security_invoker=true'],
           'hopper.runs applies the caller''s row-level security');
 SELECT fk_ok('hopper', 'model_versions', 'checkpoint_id', 'hopper', 'checkpoints', 'checkpoint_id');

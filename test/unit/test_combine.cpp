@@ -168,6 +168,18 @@ TEST(CombineModelAverage, CountersOfCopiesTrainedFromOneState) {
     EXPECT_EQ(out.last_visit_samples, 20u);
     EXPECT_NEAR(out.last_visit_loss_sum, c0.last_visit_loss_sum + c1.last_visit_loss_sum, 1e-12);
     EXPECT_FALSE(out.diverged);
+    // The running training totals of the copies add up: each trained on its own rows. Exactly, and
+    // in any order, also through the serialized partial states.
+    EXPECT_EQ(out.iteration_totals.count, 20.0);
+    EXPECT_EQ(out.iteration_totals.loss_sum, c0.iteration_totals.loss_sum + c1.iteration_totals.loss_sum);
+    ASSERT_EQ(out.iteration_totals.metric_sums.size(), 1u);
+    EXPECT_EQ(out.iteration_totals.metric_sums[0], c0.iteration_totals.metric_sums[0] + c1.iteration_totals.metric_sums[0]);
+    ModelAverageState first, second;
+    second.add(copies[1], 12);
+    first.add(copies[0], 8);
+    ModelAverageState merged = ModelAverageState::deserialize(second.serialize());
+    merged.merge(ModelAverageState::deserialize(first.serialize()));
+    EXPECT_EQ(merged.result(), a.result());
 }
 
 TEST(CombineModelAverage, ThreeLevelAndTwoLevelAreIdenticalInAnyOrder) {

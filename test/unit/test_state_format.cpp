@@ -3,12 +3,14 @@
 // itself is reached).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "hopper/error.h"
+#include "hopper/metrics.h"
 #include "hopper/state_format.h"
 
 using namespace hopper;
@@ -142,11 +144,14 @@ TEST(StateFormat, Version1StatesStillLoad) {
     for (std::size_t i = 0; i < t.optimizer().slots().size(); ++i)
         EXPECT_NEAR(t.optimizer().slots()[i], now.optimizer().slots()[i], 1e-5f * (1.0f + std::fabs(now.optimizer().slots()[i])))
             << i;
-    // Written again it is a version 2 state that differs only in the version and the checksum.
+    // Written again it is a version 2 state: the same bytes up to the optimizer slots, then empty
+    // training totals (loss sum, samples, one sum per metric), then the checksum.
     const std::string again = serialize_state(t);
-    ASSERT_EQ(again.size(), old.size());
+    const std::size_t totals = 8 * (2 + t.config().compile.metrics.size());
+    ASSERT_EQ(again.size(), old.size() + totals);
     EXPECT_EQ(again[8], 2);
-    EXPECT_EQ(again.substr(10, again.size() - 14), old.substr(10, old.size() - 14));
+    EXPECT_EQ(again.substr(10, old.size() - 14), old.substr(10, old.size() - 14));
+    EXPECT_EQ(again.substr(old.size() - 4, totals), std::string(totals, '\0'));
     EXPECT_EQ(inspect_state(old).counters.steps, 6u);
     EXPECT_EQ(inspect_state(old).format_version, 1);
     EXPECT_EQ(inspect_state(again).format_version, 2);
@@ -300,4 +305,56 @@ TEST(StateFormat, RestoreForConfigChecksArchitectureAndKeepsMatchingOptimizers) 
         EXPECT_NE(e.detail().find("3-4-2"), std::string::npos);
         EXPECT_NE(e.detail().find("3-8-2"), std::string::npos);
     }
+}
+
+// Running training metrics: each minibatch's loss and metrics, from its forward pass before its
+// update, summed in the state, exactly what evaluating the batch with the parameters of that moment
+// gives; they travel with the state, average over data-parallel copies, and with_iterations clears them.
+TEST(TrainingTotals, AreTheMinibatchesBeforeTheirUpdates) {
+    ModelConfig config = small_config();
+    config.compile.metrics = {Metric::Accuracy, Metric::Loss};
+    Trainer t(config);
+    Trainer replay(config);
+    EvalTotals expected;
+    MatrixF scratch;
+    for (int seed = 1; seed <= 3; ++seed) {
+        Batch b = batch(seed);
+        t.train_buffer(b.x.data(), b.y.data(), b.rows);
+        for (int start = 0; start < b.rows; start += config.fit.batch_size) {
+            const int n = std::min(config.fit.batch_size, b.rows - start);
+            // What the batch scores with the parameters it meets (dropout-free network: the same forward pass).
+            evaluate_batch(replay.network(), replay.params().data(), ConstMatrixMap(b.x.data() + start * 3, 3, n),
+                           ConstMatrixMap(b.y.data() + start * 2, 2, n), config.compile, expected, scratch);
+            replay.train_buffer(b.x.data() + start * 3, b.y.data() + start * 2, n);
+        }
+    }
+    const EvalTotals& got = t.counters().iteration_totals;
+    EXPECT_EQ(got.count, 18.0);
+    EXPECT_EQ(got.count, expected.count);
+    EXPECT_NEAR(got.loss_sum, expected.loss_sum, 1e-5);
+    ASSERT_EQ(got.metric_sums.size(), 2u);
+    EXPECT_EQ(got.metric_sums[0], expected.metric_sums[0]);
+    EXPECT_EQ(got.metric_sums[1], got.loss_sum);  // the "loss" metric is the loss
+
+    // They travel with the state, and with_iterations clears them for the next iteration.
+    const std::string bytes = serialize_state(t);
+    EXPECT_EQ(bytes.size(), state_size(config));
+    const TrainCounters c = inspect_state(bytes).counters;
+    EXPECT_EQ(c.iteration_totals.count, got.count);
+    EXPECT_EQ(c.iteration_totals.loss_sum, got.loss_sum);
+    EXPECT_EQ(c.iteration_totals.metric_sums, got.metric_sums);
+    const TrainCounters cleared = inspect_state(with_iterations(bytes, 1)).counters;
+    EXPECT_EQ(cleared.iteration_totals.count, 0.0);
+    EXPECT_EQ(cleared.iteration_totals.loss_sum, 0.0);
+    EXPECT_EQ(deserialize_state(with_iterations(bytes, 1)).params(), t.params());
+    // Warm start begins with none (its compile metrics may differ).
+    EXPECT_EQ(restore_for_config(bytes, config).counters().iteration_totals.count, 0.0);
+
+    // Non-finite totals are a corrupt state, like any other field.
+    std::string bad = bytes;
+    const double nan = std::nan("");
+    std::memcpy(&bad[bad.size() - 4 - 8 * 4], &nan, 8);
+    const uint32_t crc = crc32_of(std::string_view(bad).substr(0, bad.size() - 4));
+    std::memcpy(&bad[bad.size() - 4], &crc, 4);
+    EXPECT_THROW(inspect_state(bad), Error);
 }

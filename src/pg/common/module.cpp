@@ -2,7 +2,8 @@
 #include <climits>
 
 #include "hopper/interrupt.h"
-#include "pg/training/buffer_cache.h"
+#include "hopper/matrix_products.h"
+#include "pg/training/run_area.h"
 #include "pg/common/guard.h"
 #include "pg/ps/ps.h"
 #include "pg/training/run_lock.h"
@@ -23,7 +24,14 @@ int setting_buffer_cache_mb = 1024;
 int setting_max_memory_mb = 0;
 int setting_max_packed_table_mb = 0;
 char* setting_buffer_cache_area = nullptr;
+int setting_training_metrics = kTrainingMetricsRunning;
 }  // namespace hopper::pg
+
+static const struct config_enum_entry training_metrics_options[] = {
+    {"running", hopper::pg::kTrainingMetricsRunning, false},
+    {"exact", hopper::pg::kTrainingMetricsExact, false},
+    {nullptr, 0, false},
+};
 
 // The core's long loops (parsers, packing plans) check for cancel through this. Only when an
 // interrupt is pending does it leave the core's frames, as a PgError the guard re-raises.
@@ -46,6 +54,14 @@ void _PG_init(void) {
         "Record where every model was in every hop and how long each statement took.",
         "fit and fit_multiple write the record to <model_output_table>_hops.",
         &setting_debug_hops, false, PGC_USERSET, 0, nullptr, nullptr, nullptr);
+    DefineCustomEnumVariable(
+        "hopper.training_metrics",
+        "Where fit, fit_multiple and fit_data_parallel take the training loss and metrics from.",
+        "running: the mean over the minibatches the iteration trained, each measured before its update, as Keras "
+        "reports them (free). exact: a second pass over the training table after the iteration, with the updated "
+        "weights (costs about a third of an epoch per model). Validation metrics are always exact.",
+        &setting_training_metrics, kTrainingMetricsRunning, training_metrics_options, PGC_USERSET, 0, nullptr, nullptr,
+        nullptr);
     DefineCustomIntVariable(
         "hopper.max_model_state_mb",
         "Largest model state (weights and optimizer slots) hopper will create, in megabytes.",
@@ -82,12 +98,16 @@ void _PG_init(void) {
         "pg_restore of a database with hopper's registry needs it on (PGOPTIONS='-c hopper.restoring=on'), so that "
         "version numbers and the counters dumped with them are kept instead of assigned again. Only superusers may set it.",
         &setting_restoring, false, PGC_SUSET, 0, nullptr, nullptr, nullptr);
-    // Internal: how the parallel workers of a run's statements find the run's buffer cache. Set by
-    // hopper for those statements only (SUSET: a user cannot point a session at another's cache).
+    // Internal: how the parallel workers of a run's statements find the run's shared area (buffer
+    // cache, model states). Set by hopper for those statements only (SUSET: a user cannot point a
+    // session at another's area).
     DefineCustomStringVariable(
-        buffer_cache_setting_name, "Internal: the running fit's buffer cache, for its parallel workers.", nullptr,
+        run_area_setting_name, "Internal: the running fit's shared area, for its parallel workers.", nullptr,
         &setting_buffer_cache_area, "", PGC_SUSET, GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE | GUC_DISALLOW_IN_FILE,
         nullptr, nullptr, nullptr);
     ps_init();  // parameter tables: their GUCs, and shared memory when preloaded
     MarkGUCPrefixReserved("hopper");
+    // Preloaded: every backend and parallel worker is forked from here with the product kernels
+    // ready (a model hop's worker would otherwise spend ~38 ms generating them).
+    if (process_shared_preload_libraries_in_progress) hopper::warm_up_matrix_products();
 }

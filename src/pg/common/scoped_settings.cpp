@@ -5,7 +5,7 @@
 
 #include "pg/common/guard.h"
 #include "pg/common/settings.h"
-#include "pg/training/buffer_cache.h"
+#include "pg/training/run_area.h"
 
 extern "C" {
 #include "optimizer/optimizer.h"
@@ -80,10 +80,10 @@ void apply_statement_settings() {
     set_saved("default_toast_compression", "lz4");
 #endif
     // The run's buffer cache, for the parallel workers of these statements (buffer_cache.h).
-    const std::string cache = buffer_cache_setting();
+    const std::string cache = run_area_setting();
     if (!cache.empty())
         call([&] {
-            (void)set_config_option(buffer_cache_setting_name, cache.c_str(), PGC_SUSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+            (void)set_config_option(run_area_setting_name, cache.c_str(), PGC_SUSET, PGC_S_SESSION, GUC_ACTION_SAVE,
                                     true, 0, false);
         });
 }
@@ -95,12 +95,17 @@ void set_parallel_workers(int wanted) {
         set_saved("max_parallel_workers_per_gather", "0");
         return;
     }
-    // cap processes are cap workers; the leader only gathers. PostgreSQL's cost model spreads a
-    // Parallel Append's whole (non-partial) subplans -- the per-segment aggregates -- over the
-    // planned workers and not over a participating leader, so cap - 1 workers plus the leader
-    // cost 2 segments as much as a serial plan and the planner ran them one after the other
-    // (bench/: fit_multiple on 2 segments was no faster than on 1).
-    set_saved("parallel_leader_participation", "off");
+    // cap processes: planned as cap workers, run as cap - 1 workers and the leader. PostgreSQL's cost
+    // model spreads a Parallel Append's whole (non-partial) subplans -- the per-segment aggregates --
+    // over the planned workers and not over a participating leader, so a plan of cap - 1 workers
+    // costs 2 segments as much as a serial plan and the planner ran them one after the other
+    // (bench/: fit_multiple on 2 segments was no faster than on 1). So the plan has cap workers and
+    // the launch is held to cap - 1 (max_parallel_workers counts the workers this backend may
+    // launch): the leader, which the Parallel Append gives the last subplan, trains one segment
+    // itself. That saves one worker's start and exit per statement, the largest fixed cost of a
+    // hop (bench/: 2 segments, 4 models, ~5 ms of ~20 ms per hop), and the leader's caches are warm.
+    set_saved("parallel_leader_participation", "on");
+    set_saved("max_parallel_workers", std::to_string(cap - 1));
     set_saved("max_parallel_workers_per_gather", std::to_string(cap));
 }
 

@@ -36,9 +36,9 @@
 //
 // Evaluation: hopper.evaluate_models has an internal (pseudo-type) state, which Citus cannot
 // combine across shards (it would pull every buffer to the coordinator), so each shard computes
-// hopper.metrics_partial per model (GROUP BY dist_key: pushed down) and the coordinator merges the
-// sums, in dist_key order, with the same code (EvalTotals, exact sums) the parallel aggregate uses:
-// the same losses and metrics as on plain PostgreSQL, bit for bit.
+// hopper.evaluate_models_sums over all models (GROUP BY dist_key: pushed down, one scan of the
+// shard) and the coordinator adds the shards' exact sums in dist_key order (evaluate_by_segment,
+// as plain PostgreSQL does with its partitions): the same losses and metrics, bit for bit.
 //
 // Hierarchical combine: partial states stay beside the source's segments, the intermediate level
 // runs on the nodes, and the default topology is group = node (CitusCombineStore below).
@@ -440,37 +440,15 @@ public:
         return std::make_unique<CitusHopper>(spi, packed, dist_keys, num_models, schema);
     }
 
-    // Per shard and model, hopper.metrics_partial (pushed down: GROUP BY dist_key); the coordinator
-    // merges each model's sums in dist_key order. Each state is its own statement parameter, used
-    // once, so it is sent once per shard task.
+    // Per shard, hopper.evaluate_models_sums over all models (pushed down: GROUP BY dist_key, one
+    // scan of the shard's buffers); the coordinator adds the shards' exact sums in dist_key order
+    // (evaluate_by_segment), as on plain PostgreSQL.
     std::vector<double> evaluate(Spi& spi, const TableName& packed, const std::vector<std::string>& states,
                                  int workers) override {
         if (!distributed_by_dist_key(spi, packed)) return postgres_engine()->evaluate(spi, packed, states, workers);
-        constexpr std::size_t kPerStatement = 256;
         WorkerSettings settings(spi);
         settings.enter();
-        std::vector<double> out;
-        for (std::size_t first = 0; first < states.size(); first += kPerStatement) {
-            const std::size_t n = std::min(kPerStatement, states.size() - first);
-            std::string sql = "SELECT d.dist_key";
-            std::vector<SqlParam> params;
-            for (std::size_t i = 0; i < n; ++i) {
-                sql += ", hopper.metrics_partial($" + std::to_string(i + 1) +
-                       "::pg_catalog.bytea, d.independent_var, d.dependent_var)";
-                params.push_back(SqlParam::bytea(states[first + i]));
-            }
-            spi.execute(sql + " FROM " + packed.quoted() + " AS d GROUP BY d.dist_key", params);
-            for (std::size_t i = 0; i < n; ++i) {
-                std::vector<std::pair<int32_t, MetricsState>> partials;
-                for (uint64_t r = 0; r < spi.rows(); ++r)
-                    if (!spi.is_null(r, int(i) + 1))
-                        partials.emplace_back(int32_t(spi.integer(r, 0)), MetricsState::deserialize(spi.bytes(r, int(i) + 1)));
-                const MetricsState total = combine_two_level(std::move(partials));
-                out.push_back(total.totals.count);
-                out.push_back(total.totals.loss());
-                for (std::size_t k = 0; k < total.totals.metric_sums.size(); ++k) out.push_back(total.totals.metric(k));
-            }
-        }
+        std::vector<double> out = evaluate_by_segment(spi, packed, states);
         settings.leave();
         return out;
     }

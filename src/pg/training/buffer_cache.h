@@ -4,12 +4,10 @@
 // A packed buffer (~800 kB for 256 Fashion-MNIST images) is stored out of line in TOAST, in
 // ~400 chunks of 2 kB; fetching them cost a fifth of an epoch (bench/), and a run reads every buffer
 // once per model and iteration, in the backend (one segment) or in parallel workers that PostgreSQL
-// starts anew for every statement. So the run keeps each buffer once detoasted in a dynamic shared
-// memory area, keyed by its TOAST pointer: a TOAST value is never changed in place (an UPDATE writes
-// a new value with a new OID), so within one run the pointer names the same bytes. The area lives
-// while a BufferCacheScope (one run) does, is bounded by hopper.buffer_cache_mb (what does not fit
-// is detoasted as before), and is freed when the scope ends, normally or by an error. Workers find
-// it through an internal setting that only the run's own statements carry (StatementSettings).
+// starts anew for every statement. So the run keeps each buffer once detoasted in its shared area
+// (run_area.h), keyed by its TOAST pointer: a TOAST value is never changed in place (an UPDATE writes
+// a new value with a new OID), so within one run the pointer names the same bytes. The cache is
+// bounded by hopper.buffer_cache_mb (what does not fit is detoasted as before).
 #pragma once
 
 #include <cstdint>
@@ -32,19 +30,6 @@ struct BufferCacheStats {
     int64_t budget = 0;        // the run's budget in bytes: hopper.buffer_cache_mb, or less if
                                // /dev/shm has less room
 };
-
-class BufferCacheScope {
-public:
-    BufferCacheScope();
-    ~BufferCacheScope();
-    BufferCacheScope(const BufferCacheScope&) = delete;
-    BufferCacheScope& operator=(const BufferCacheScope&) = delete;
-};
-
-// The value of the internal setting that lets the parallel workers of this backend's statements
-// use the run's cache ("" outside a run). StatementSettings sets it for the run's statements.
-std::string buffer_cache_setting();
-extern const char* const buffer_cache_setting_name;
 
 // A packed buffer as a plain (detoasted) varlena: from the run's cache when there is one and the
 // value is stored out of line, else detoasted into the current memory context.

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -22,7 +23,7 @@
 #include "pg/common/settings.h"
 #include "pg/common/scoped_settings.h"
 #include "pg/engine/engine.h"
-#include "pg/training/buffer_cache.h"
+#include "pg/training/run_area.h"
 #include "pg/training/preprocess.h"
 #include "pg/training/run_lock.h"
 #include "pg/training/run_outputs.h"
@@ -107,6 +108,16 @@ std::vector<Evaluation> evaluate_states(Spi& spi, const TableName& packed, const
     return out;
 }
 
+Evaluation running_evaluation(const EvalTotals& totals, const ModelConfig& config) {
+    Evaluation e;
+    e.count = totals.count;
+    e.loss = totals.loss();
+    e.metrics.assign(config.compile.metrics.size(), std::numeric_limits<double>::quiet_NaN());
+    if (totals.metric_sums.size() == e.metrics.size())
+        for (std::size_t m = 0; m < e.metrics.size(); ++m) e.metrics[m] = totals.metric(m);
+    return e;
+}
+
 bool call_is_nonatomic(FunctionCallInfo fcinfo) {
     return fcinfo->context && IsA(fcinfo->context, CallContext) && !castNode(CallContext, fcinfo->context)->atomic;
 }
@@ -128,11 +139,20 @@ namespace {
 // Refuses a model whose input and output widths do not fit a packed table (`what` names it).
 void check_packed_matches(const ModelSpec& m, const PackedInfo& info, const char* what) {
     const Architecture& a = m.config.arch;
-    if (a.input_dim != info.independent_dim)
-        fail(ErrorKind::InvalidParameter,
-             "model configuration mst_key " + std::to_string(m.mst_key) + " expects " + std::to_string(a.input_dim) +
-                 " features but " + what + " " + info.table.display() + " has " + std::to_string(info.independent_dim),
-             "Architecture " + a.shape_string() + ".");
+    if (a.input_dim != info.independent_dim) {
+        const std::string message = "model configuration mst_key " + std::to_string(m.mst_key) + " expects " +
+                                    std::to_string(a.input_dim) + " features but " + what + " " +
+                                    info.table.display() + " has " + std::to_string(info.independent_dim);
+        if (!a.image_input()) fail(ErrorKind::InvalidParameter, message, "Architecture " + a.shape_string() + ".");
+        // An image's packed row holds height*width*channels values: say which product is wrong.
+        fail(ErrorKind::InvalidParameter, message,
+             "Architecture " + a.shape_string() + ": its input shape [" + std::to_string(a.input_height) + ", " +
+                 std::to_string(a.input_width) + ", " + std::to_string(a.input_channels) + "] (height, width, channels) reads " +
+                 std::to_string(a.input_height) + "*" + std::to_string(a.input_width) + "*" + std::to_string(a.input_channels) +
+                 " = " + std::to_string(a.input_dim) + " values from each packed row.",
+             "Give the input shape of the packed images: height*width*channels must be " +
+                 std::to_string(info.independent_dim) + ".");
+    }
     if (a.output_dim() != info.dependent_dim)
         fail(ErrorKind::InvalidParameter,
              "model configuration mst_key " + std::to_string(m.mst_key) + " has " + std::to_string(a.output_dim()) +
@@ -257,6 +277,7 @@ std::vector<std::string> initial_states(const std::vector<ModelSpec>& models) {
 void run_training(Spi& spi, RunRequest req, TrainingStrategy& strategy) {
     const auto started = Clock::now();
     if (req.models.empty()) fail(ErrorKind::InvalidParameter, "no model configurations to train");
+    req.exact_training_metrics = setting_training_metrics == kTrainingMetricsExact;
     const RunTables tables = resolve_run_tables(spi, req);
     const TableName& packed = tables.packed;
     const PackedInfo& info = tables.info;
@@ -317,7 +338,7 @@ void run_training(Spi& spi, RunRequest req, TrainingStrategy& strategy) {
     std::vector<std::string> statuses(M, "completed");
     std::vector<HopLogRow> hop_log;
     StatementSettings settings;
-    BufferCacheScope buffer_cache;  // buffers this backend detoasts are kept for the run
+    RunAreaScope run_area;  // buffers detoasted and states trained in this run are shared through it
     double hop_seconds = 0, train_seconds = 0, eval_seconds = 0;
     for (int it = 0; it < req.num_iterations; ++it) {
         const auto iteration_started = Clock::now();
@@ -330,9 +351,14 @@ void run_training(Spi& spi, RunRequest req, TrainingStrategy& strategy) {
             row.iteration = it + 1;
             hop_log.push_back(std::move(row));
         }
+        // The running training metrics of this iteration are in the states; with_iterations clears
+        // them for the next one.
+        std::vector<Evaluation> running(M);
         for (int i = 0; i < M; ++i) {
+            const TrainCounters counters = inspect_state(states[i]).counters;
+            running[i] = running_evaluation(counters.iteration_totals, plan.configs[i]);
             states[i] = with_iterations(states[i], first_iteration + uint32_t(it) + 1);
-            if (history[i].status == "completed" && inspect_state(states[i]).counters.diverged) {
+            if (history[i].status == "completed" && counters.diverged) {
                 history[i].status = "diverged";
                 const DivergenceText text = strategy.divergence(plan.mst_keys[i], it + 1);
                 warning(text.message, text.detail, text.hint);
@@ -344,7 +370,8 @@ void run_training(Spi& spi, RunRequest req, TrainingStrategy& strategy) {
         std::vector<Evaluation> train_eval, valid_eval;
         if (evaluate) {
             auto t = Clock::now();
-            train_eval = evaluate_states(spi, packed, states, plan.configs, plan.num_segments);
+            train_eval = req.exact_training_metrics ? evaluate_states(spi, packed, states, plan.configs, plan.num_segments)
+                                                    : running;
             if (vinfo) valid_eval = evaluate_states(spi, vinfo->table, states, plan.configs, int(vinfo->dist_keys.size()));
             eval_seconds += seconds_since(t);
             const double elapsed = seconds_since(started);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "hopper/config.h"
+#include "hopper/metrics.h"
 #include "hopper/run_settings.h"
 #include "pg/common/names.h"
 #include "pg/training/preprocess.h"
@@ -86,6 +87,9 @@ struct RunRequest {
     std::vector<ModelSpec> models;
     int num_iterations = 1;
     int metrics_frequency = 1;  // evaluate every n iterations, and always at the last
+    // Training metrics from a second pass over the training table (hopper.training_metrics =
+    // exact) rather than from the minibatches the iteration trained (running, the default).
+    bool exact_training_metrics = false;
     bool warm_start = false;
     std::string name, description;
     std::vector<RunObserver*> observers;
@@ -206,6 +210,8 @@ struct DataParallelSettings {
 std::unique_ptr<TrainingStrategy> data_parallel_strategy(DataParallelSettings settings);
 
 // Loss and metrics of several model states on a packed table, in one parallel scan.
+// The running training metrics of an iteration (TrainCounters::iteration_totals) as an Evaluation.
+Evaluation running_evaluation(const EvalTotals& totals, const ModelConfig& config);
 std::vector<Evaluation> evaluate_states(Spi& spi, const TableName& packed, const std::vector<std::string>& states,
                                         const std::vector<ModelConfig>& configs, int workers);
 

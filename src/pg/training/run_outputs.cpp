@@ -32,6 +32,10 @@ std::vector<double> first_metric(const std::vector<std::vector<double>>& m) {
     return m.empty() ? std::vector<double>{} : m[0];
 }
 
+// The info table's model_type (MADlib's column): networks over image inputs are CNNs, the others
+// dense networks, as in hopper 0.1.0.
+const char* model_type(const Architecture& arch) { return arch.image_input() ? "hopper_cnn" : "hopper_mlp"; }
+
 SqlParam final_or_null(const std::vector<double>& v) {
     return v.empty() || !std::isfinite(v.back()) ? SqlParam::null(FLOAT8OID) : SqlParam::float8(v.back());
 }
@@ -133,11 +137,11 @@ void write_run_outputs(Spi& spi, const RunOutputs& outputs) {
     record_output_table(spi, info_table, "model_info", token, "hopper learning curves" + run_text, run_id);
     Prepared insert_info = spi.prepare(
         "INSERT INTO " + info_table.quoted() +
-            " VALUES ($1, $2, $3, $4, 'hopper_mlp', $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,"
+            " VALUES ($1, $2, $3, $4, $24, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,"
             " $19::pg_catalog.jsonb, $20::pg_catalog.jsonb, $21, $22, $23)",
         {INT4OID, INT4OID, TEXTOID, TEXTOID, FLOAT8OID, INT8OID, FLOAT8ARRAYOID, TEXTARRAYOID, TEXTOID, FLOAT8OID,
          FLOAT8OID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID, FLOAT8ARRAYOID, FLOAT8ARRAYOID,
-         INT4ARRAYOID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID});
+         INT4ARRAYOID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID, TEXTOID});
     for (int i = 0; i < M; ++i) {
         const ModelSpec& m = models[i];
         const ModelHistory& h = history[i];
@@ -159,13 +163,14 @@ void write_run_outputs(Spi& spi, const RunOutputs& outputs) {
                      vinfo ? SqlParam::text_copy(metrics_json(m.config.compile.metrics, h.validation_metrics))
                            : SqlParam::null(TEXTOID),
                      SqlParam::text(h.status), SqlParam::int8(int64_t(st.counters.steps)),
-                     SqlParam::int8(int64_t(st.counters.samples_seen))});
+                     SqlParam::int8(int64_t(st.counters.samples_seen)), SqlParam::text(model_type(m.config.arch))});
     }
 
     spi.execute("CREATE TABLE " + summary_table.quoted() +
                 " (source_table pg_catalog.text, validation_table pg_catalog.text, model_output_table pg_catalog.text,"
                 " model_selection_table pg_catalog.text, model_arch_table pg_catalog.text, method pg_catalog.text,"
-                " num_iterations pg_catalog.int4, metrics_compute_frequency pg_catalog.int4, warm_start pg_catalog.bool,"
+                " num_iterations pg_catalog.int4, metrics_compute_frequency pg_catalog.int4, training_metrics pg_catalog.text,"
+                " warm_start pg_catalog.bool,"
                 " name pg_catalog.text, description pg_catalog.text, num_models pg_catalog.int4,"
                 " num_segments pg_catalog.int4, dist_keys pg_catalog.int4[], hops_per_iteration pg_catalog.int4,"
                 " dependent_varname pg_catalog.text, independent_varname pg_catalog.text,"
@@ -184,14 +189,15 @@ void write_run_outputs(Spi& spi, const RunOutputs& outputs) {
         spi.execute(
             "INSERT INTO " + summary_table.quoted() +
                 " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,"
-                " $21, $22, $23::pg_catalog.float4[], $24::pg_catalog.float4[], $25, $26, $27, $28, $29,"
-                " $30::pg_catalog.timestamptz, pg_catalog.clock_timestamp(), $31)",
+                " $21, $22, $23, $24::pg_catalog.float4[], $25::pg_catalog.float4[], $26, $27, $28, $29, $30,"
+                " $31::pg_catalog.timestamptz, pg_catalog.clock_timestamp(), $32)",
             {SqlParam::text(packed.display()), vinfo ? SqlParam::text_copy(vinfo->table.display()) : SqlParam::null(TEXTOID),
              SqlParam::text_copy(output.display()),
              req.mst_table_text.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(req.mst_table_text),
              req.arch_table_text.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(req.arch_table_text),
              SqlParam::text(outputs.method), SqlParam::int4(req.num_iterations),
-             SqlParam::int4(req.metrics_frequency), SqlParam::boolean(req.warm_start),
+             SqlParam::int4(req.metrics_frequency), SqlParam::text(req.exact_training_metrics ? "exact" : "running"),
+             SqlParam::boolean(req.warm_start),
              req.name.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(req.name),
              req.description.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(req.description), SqlParam::int4(M),
              SqlParam::int4(S), SqlParam::int4_array(dist_keys), SqlParam::int4(outputs.hops_per_iteration),

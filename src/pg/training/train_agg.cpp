@@ -6,6 +6,7 @@
 // Training is sequential SGD: there is no combine function, because two halves of a segment
 // cannot be trained apart and merged.
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "hopper/state_format.h"
 #include "hopper/trainer.h"
 #include "pg/training/buffer_cache.h"
+#include "pg/training/state_store.h"
 #include "pg/common/datum.h"
 #include "pg/common/aggregate.h"
 #include "pg/common/resource_limits.h"
@@ -25,6 +27,8 @@ struct TrainAggState {
     std::unique_ptr<hopper::Trainer> trainer;
     int32 mst_key = 0;
     int32 dist_key = 0;
+    // Where the state came from when it was passed by reference: the trained state goes back there.
+    std::optional<hopper::pg::ReferencedState> from;
     // Buffers kept for epochs > 1 (each visit trains `epochs` passes over the segment).
     std::vector<std::vector<float>> cached_x, cached_y;
     std::vector<int> cached_rows;
@@ -59,13 +63,18 @@ HOPPER_FUNCTION(train_segment_transition) {
         if (PG_ARGISNULL(1))
             fail(ErrorKind::NullValue, "model state must not be NULL", where(*fresh));
         // The model state is the same value on every row of the segment: read it once.
-        std::string bytes = bytea_to_string(PG_GETARG_DATUM(1));
+        const std::string bytes = bytea_to_string(PG_GETARG_DATUM(1));
+        std::string_view model_state = bytes;
+        if (is_state_reference(bytes)) {
+            fresh->from = resolve_state_reference(bytes);
+            model_state = fresh->from->bytes;
+        }
         try {
             // A backstop for direct calls of the aggregate (training runs plan their memory first).
-            const StateSummary summary = inspect_state(bytes);
+            const StateSummary summary = inspect_state(model_state);
             check_memory(training_bytes(summary.config, summary.config.fit.batch_size), "training this model",
                          "Use a smaller architecture or batch_size.");
-            fresh->trainer = std::make_unique<Trainer>(deserialize_state(bytes));
+            fresh->trainer = std::make_unique<Trainer>(deserialize_state(model_state));
         } catch (const Error& e) {
             rethrow_with_location(e, *fresh);
         }
@@ -127,5 +136,6 @@ HOPPER_FUNCTION(train_segment_final) {
     state->cached_rows.clear();
     trainer.finish_visit();
     std::string bytes = serialize_state(trainer);
+    if (state->from) bytes = store_trained_state(*state->from, bytes);
     PG_RETURN_DATUM(bytes_to_bytea(bytes));
 }

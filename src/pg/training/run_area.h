@@ -1,0 +1,79 @@
+// A training run's dynamic shared memory area, shared by the backend that runs fit / fit_multiple /
+// fit_data_parallel and the parallel workers of its statements. It holds what would otherwise go
+// through tables or TOAST once per model and hop: the detoasted packed buffers (buffer_cache.h) and
+// the model states passed between hops by reference (state_store.h).
+//
+// The area lives while a RunAreaScope (one run) does and is freed when the scope ends, normally or
+// by an error. Workers find it through an internal setting that only the run's own statements carry
+// (StatementSettings) and trust it only if it belongs to their own leader.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "pg/common/pg_headers.h"
+
+extern "C" {
+#include "lib/dshash.h"
+#include "port/atomics.h"
+#include "storage/dsm.h"
+#include "utils/dsa.h"
+}
+
+namespace hopper::pg {
+
+// Model-state stores a run can hold at once (a nested run gets its own).
+constexpr int kMaxStateStores = 4;
+
+// What a worker checks before it trusts the area, the buffer cache's table and counters, and the
+// state stores. It lives in a small DSM segment of its own: a worker attaches it by handle, which
+// fails softly (no segment) and has a known length, so not even a superuser's made-up setting can
+// make a worker read outside mapped memory.
+struct RunAreaControl {
+    uint32 magic;
+    int32 leader_pid;
+    dsa_handle area;
+    dshash_table_handle buffers;
+    uint64 buffer_budget;
+    pg_atomic_uint64 buffer_bytes, hits, misses, not_kept;
+    // State stores: their slot arrays (InvalidDsaPointer when unused) and slot counts, written by
+    // the leader before the statements that use them.
+    dsa_pointer state_slots[kMaxStateStores];
+    int32 state_slot_count[kMaxStateStores];
+};
+
+// This process's view of a run's area.
+struct RunArea {
+    dsm_segment* segment = nullptr;  // holds the RunAreaControl
+    dsa_area* area = nullptr;
+    dshash_table* buffers = nullptr;
+    RunAreaControl* control = nullptr;
+};
+
+class RunAreaScope {
+public:
+    RunAreaScope();
+    ~RunAreaScope();
+    RunAreaScope(const RunAreaScope&) = delete;
+    RunAreaScope& operator=(const RunAreaScope&) = delete;
+};
+
+// The run's area in this process: the backend's own during its run, or in a parallel worker its
+// leader's (attached on first use, until the worker exits); nullptr otherwise.
+RunArea* active_run_area();
+// The backend's own area during its run (nullptr in workers and outside runs).
+RunArea* own_run_area();
+
+// With POSIX shared memory the area lives in /dev/shm, which containers often make small: how much
+// of `wanted` bytes a run may take (half of the free room at most).
+uint64 shm_room(uint64 wanted);
+
+// Raises the area's size limit by `bytes` (the leader, before storing more).
+void grow_run_area_limit(uint64 bytes);
+
+// The value of the internal setting that lets the parallel workers of this backend's statements use
+// the run's area ("" outside a run). StatementSettings sets it for the run's statements.
+std::string run_area_setting();
+extern const char* const run_area_setting_name;
+
+}  // namespace hopper::pg
