@@ -71,10 +71,10 @@ int64_t record_new_search(Spi& spi, const SearchSettings& s, const SearchPlan& p
             promoted.push_back(b.rungs[i].num_promoted);
         }
     spi.execute("INSERT INTO hopper.search_rungs (run_id, bracket, rung, num_configs, iterations, num_promoted)"
-                " SELECT $1, b, r, n, i, p FROM " + rows_from({"int4", "int4", "int4", "int4", "int4"}) +
+                " SELECT $6, b, r, n, i, p FROM " + rows_from({"int4", "int4", "int4", "int4", "int4"}) +
                     " AS t(b, r, n, i, p)",
-                {SqlParam::int8(run_id), SqlParam::int4_array(brackets), SqlParam::int4_array(rungs),
-                 SqlParam::int4_array(configs), SqlParam::int4_array(iterations), SqlParam::int4_array(promoted)});
+                {SqlParam::int4_array(brackets), SqlParam::int4_array(rungs), SqlParam::int4_array(configs),
+                 SqlParam::int4_array(iterations), SqlParam::int4_array(promoted), SqlParam::int8(run_id)});
     for (const BracketPlan& b : plan.brackets) {
         std::vector<int32_t> keys;
         for (int k = 0; k < b.num_trials; ++k) keys.push_back(b.first_key + k);
