@@ -1,6 +1,6 @@
 -- SQLSTATEs of the foundation's error branches, and numeric tolerances of what it computes.
 BEGIN;
-SELECT plan(23);
+SELECT plan(27);
 SET LOCAL client_min_messages = warning;
 
 CREATE TEMP TABLE tap_points AS
@@ -44,6 +44,13 @@ SELECT throws_ok($$SELECT hopper.model_forward(model_state, ARRAY[1, 2, 3]::floa
 SET LOCAL hopper.max_model_state_mb = 1;
 SELECT throws_ok($$CALL hopper.fit('tap_packed', 'tap_m', '{"input_dim": 2, "layers": [{"units": 200000, "activation": "relu"}, {"units": 2, "activation": "softmax"}]}', $m$optimizer='Adam()'$m$, '', 1)$$,
                  '54000', NULL, 'model state over the limit');
+-- Adaptive search: refused inside a transaction block (25001), bad budgets (22023, 54000).
+SELECT throws_ok($$CALL hopper.fit_automl('public.tap_packed', 'tap_am', 'tap_am_arch', model_id_list => '{1}', compile_params_grid => '{}')$$,
+                 '25001', NULL, 'fit_automl inside a transaction block');
+SELECT throws_ok($$CALL hopper.fit_automl('public.tap_packed', 'tap_am', 'tap_am_arch', model_id_list => '{1}', compile_params_grid => '{}', eta => 1)$$,
+                 '25001', NULL, 'the transaction block is refused before the arguments');
+SELECT throws_ok($$CALL hopper.fit_automl(run_id => 1)$$, '25001', NULL, 'continuing inside a transaction block');
+SELECT throws_ok($$CALL hopper.fit_automl()$$, '25001', NULL, 'no arguments inside a transaction block');
 RESET hopper.max_model_state_mb;
 
 -- Numbers: a two-class problem is learned, losses are finite and evaluate agrees with the info

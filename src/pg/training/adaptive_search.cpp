@@ -174,9 +174,10 @@ Search start_search(Spi& spi, const SearchRequest& req) {
                                                "model selection table");
     require_absent(mst.with_suffix("_summary"), "model selection summary table");
 
+    const std::map<int32_t, Architecture> archs = read_architectures(spi, arch, st.model_ids);
     const std::vector<SelectionEntry> rows = draw_configurations(spi, st, budget);
     const SearchPlan plan = plan_search(budget);
-    check_against_architectures(rows, read_architectures(spi, arch, st.model_ids));
+    check_against_architectures(rows, archs);
     SummaryFacts facts;
     facts.search_type = to_string(st.search_type);
     facts.compile_grid = st.compile_space;
