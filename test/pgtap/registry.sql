@@ -1,7 +1,7 @@
 -- Checkpoints and model registry: catalog contracts (tables, keys, indexes, row-level security,
 -- dump configuration, volatility), index-only plans for the everyday queries, and SQLSTATEs.
 BEGIN;
-SELECT plan(68);
+SELECT plan(69);
 SET LOCAL client_min_messages = warning;
 
 -- ---- catalog contracts ----
@@ -37,7 +37,7 @@ SELECT is((SELECT count(*)::int FROM pg_extension e, unnest(e.extconfig) c WHERE
            AND c::regclass::text LIKE 'hopper.%_id_seq'), 5, 'pg_dump keeps the identity counters');
 -- Adaptive searches (hopper.fit_automl): their tables are registry tables too.
 SELECT has_table('hopper', t, 'table ' || t) FROM unnest(ARRAY['searches', 'search_rungs', 'trial_rungs']) t;
-SELECT has_view('hopper', v, 'view ' || v) FROM unnest(ARRAY['search_brackets', 'search_trials']) v;
+SELECT has_view('hopper', v, 'view ' || v) FROM unnest(ARRAY['search_brackets', 'search_trials', 'run_progress']) v;
 SELECT is((SELECT count(*)::int FROM pg_class WHERE relnamespace = 'hopper'::regnamespace
            AND relname IN ('searches', 'search_rungs', 'trial_rungs') AND relrowsecurity
            AND EXISTS (SELECT 1 FROM pg_extension e, unnest(e.extconfig) c WHERE e.extname = 'hopper' AND c = pg_class.oid)

@@ -17,6 +17,7 @@
 #include "pg/registry/checkpoint_store.h"
 #include "pg/registry/registry.h"
 #include "pg/training/preprocess.h"
+#include "pg/training/progress.h"
 #include "pg/training/run_lock.h"
 
 namespace hopper::pg {
@@ -149,7 +150,11 @@ public:
                 const Evaluation& t = (*report.training)[i];
                 const Evaluation* v = report.validation ? &(*report.validation)[i] : nullptr;
                 double value = searcher_metric_value(searcher_.validation && v ? *v : t, names, searcher_.metric);
-                if (std::isfinite(value)) searcher[i] = value;
+                if (std::isfinite(value)) {
+                    searcher[i] = value;
+                    if (!best_ || (searcher_.smaller_is_better ? value < best_->first : value > best_->first))
+                        best_ = std::make_pair(value, models[i].mst_key);
+                }
                 spi.execute("INSERT INTO hopper.trial_metrics (trial_id, iteration, steps_completed, training_metrics,"
                             " validation_metrics, searcher_value, elapsed_seconds, report_time)"
                             " VALUES ($1, $2, $3, $4::pg_catalog.jsonb, $5::pg_catalog.jsonb, $6, $7,"
@@ -161,6 +166,7 @@ public:
                              SqlParam::float8(elapsed)});
             }
         }
+        if (best_) progress_best(best_->first, best_->second);
         if (due) {
             const std::string metadata =
                 json{{"hopper_version", HOPPER_VERSION}, {"iteration", report.iteration}}.dump();
@@ -211,6 +217,7 @@ private:
     CheckpointOptions opt_;
     std::string runs_table_;  // where the run's row is stored (older databases: the table hopper.runs)
     SearcherMetric searcher_;
+    std::optional<std::pair<double, int32_t>> best_;  // best searcher value so far, for hopper.run_progress
     int frequency_ = 1;
     int64_t run_id_ = 0;
     std::vector<int64_t> trial_ids_;

@@ -30,6 +30,7 @@
 #include "pg/registry/registry.h"
 #include "pg/registry/search_records.h"
 #include "pg/training/model_selection.h"
+#include "pg/training/progress.h"
 #include "pg/training/run_area.h"
 #include "pg/training/run_lock.h"
 #include "pg/training/run_outputs.h"
@@ -59,6 +60,7 @@ struct Search {
     std::vector<ModelSpec> models;  // by mst_key
     std::map<int32_t, Trial> trials;
     std::set<std::pair<int, int>> started_rungs;  // (bracket index, rung) marked TRAINING by this call
+    std::optional<std::pair<double, int32_t>> best;  // best searcher value so far (this call), for run_progress
     double elapsed_before = 0;                    // seconds spent by earlier calls
 };
 
@@ -400,7 +402,11 @@ std::string train_ring_iteration(Spi& spi, Search& s, Engine& engine, const std:
             const Evaluation* v = s.tables.validation ? &validation[i] : nullptr;
             const double value = searcher_value_of(s, m, training[i], v);
             std::optional<double> finite;
-            if (std::isfinite(value)) finite = value;
+            if (std::isfinite(value)) {
+                finite = value;
+                if (!s.best || (s.searcher.smaller_is_better ? value < s.best->first : value > s.best->first))
+                    s.best = std::make_pair(value, m.mst_key);
+            }
             searcher_values[evaluate_keys[i]] = finite;
             record_trial_metrics(spi, t.trial_id, t.iterations, int64_t(inspect_state(t.state).counters.steps),
                                  evaluation_json(training[i], m.config.compile.metrics),
@@ -408,6 +414,11 @@ std::string train_ring_iteration(Spi& spi, Search& s, Engine& engine, const std:
                                  finite, elapsed);
         }
     }
+
+    if (s.best) progress_best(s.best->first, s.best->second);
+    int64_t done = 0;
+    for (const auto& [key, t] : s.trials) done += t.iterations;
+    progress_model_iterations_done(done);
 
     // Rungs whose trials all reached the budget: ranked, checkpointed, decided.
     std::string decided;
@@ -505,9 +516,13 @@ void run_adaptive_search(Spi& spi, const SearchRequest& req) {
 
     RunAreaScope run_area;  // buffers detoasted once are shared by the whole search
     std::unique_ptr<Engine> engine = detect_engine(spi);
+    RunProgress progress;
+    progress.begin(s.run_id, "fit_automl", int(s.settings.budget.max_iterations), s.progress->plan().model_iterations(),
+                   segment_buffers(spi, s.tables.packed));
     int ring_iteration = 0;
     while (!s.progress->finished()) {
         check_for_interrupts();
+        progress_iteration(ring_iteration + 1);
         const auto t = Clock::now();
         StatementSettings settings;
         settings.enter();

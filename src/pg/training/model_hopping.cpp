@@ -25,6 +25,7 @@
 #include "hopper/schedule.h"
 #include "pg/common/settings.h"
 #include "pg/engine/engine.h"
+#include "pg/training/progress.h"
 #include "pg/training/run.h"
 
 extern "C" {
@@ -101,6 +102,7 @@ IterationOutcome train_ring(ModelHopper& hopper, const HopSchedule& sched, int i
     hopper.begin_iteration(sched, iteration, mst_keys, states);
     for (int hop = 0; hop < sched.hops_per_iteration(); ++hop) {
         check_for_interrupts();
+        progress_hop(hop + 1, sched.hops_per_iteration(), int(mst_keys.size()));
         if (hop > 0) {
             auto t = Clock::now();
             hopper.hop();

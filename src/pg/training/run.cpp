@@ -23,6 +23,7 @@
 #include "pg/common/settings.h"
 #include "pg/common/scoped_settings.h"
 #include "pg/engine/engine.h"
+#include "pg/training/progress.h"
 #include "pg/training/run_area.h"
 #include "pg/training/preprocess.h"
 #include "pg/training/run_lock.h"
@@ -256,6 +257,14 @@ void read_warm_start(Spi& spi, const TableName& output, std::vector<ModelSpec>& 
 
 }  // namespace
 
+std::map<int32_t, int32_t> segment_buffers(Spi& spi, const TableName& packed) {
+    spi.execute("SELECT dist_key, pg_catalog.count(*)::pg_catalog.int4 FROM " + packed.quoted() + " GROUP BY dist_key");
+    std::map<int32_t, int32_t> out;
+    for (uint64_t r = 0; r < spi.rows(); ++r)
+        if (!spi.is_null(r, 0)) out[int32_t(spi.integer(r, 0))] = int32_t(spi.integer(r, 1));
+    return out;
+}
+
 std::vector<std::string> initial_states(const std::vector<ModelSpec>& models) {
     std::vector<std::string> states;
     for (const ModelSpec& m : models) {
@@ -334,6 +343,8 @@ void run_training(Spi& spi, RunRequest req, TrainingStrategy& strategy) {
     run.description = req.description;
     run.started_at = tables.started_at;
     for (RunObserver* o : req.observers) o->on_start(spi, run);
+    RunProgress progress;
+    progress.begin(run.run_id, run.method, req.num_iterations, int64_t(req.num_iterations) * M, segment_buffers(spi, packed));
 
     std::vector<std::string> statuses(M, "completed");
     std::vector<HopLogRow> hop_log;
@@ -343,6 +354,7 @@ void run_training(Spi& spi, RunRequest req, TrainingStrategy& strategy) {
     for (int it = 0; it < req.num_iterations; ++it) {
         const auto iteration_started = Clock::now();
         check_for_interrupts();
+        progress_iteration(it + 1);
         settings.enter();
         IterationOutcome outcome = strategy.train_iteration(spi, plan, uint64_t(first_iteration) + uint64_t(it), states);
         train_seconds += outcome.train_seconds;
@@ -384,6 +396,7 @@ void run_training(Spi& spi, RunRequest req, TrainingStrategy& strategy) {
             progress = progress_text(models[best].config, train_eval[best], vinfo ? &valid_eval[best] : nullptr);
             if (M > 1) progress += " (best: mst_key " + std::to_string(plan.mst_keys[best]) + ")";
         }
+        progress_model_iterations_done(int64_t(it + 1) * M);
         for (int i = 0; i < M; ++i) statuses[i] = history[i].status;
         report_iteration(spi, req, run, it + 1, states, evaluate ? &train_eval : nullptr, vinfo ? &valid_eval : nullptr,
                          statuses);

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -147,6 +148,8 @@ void check_model_sizes(const std::vector<ModelSpec>& models, const PackedInfo& i
 // to train on up to `processes` segments at once and to evaluate; `what` describes the run.
 void check_run_memory(const std::vector<ModelSpec>& models, const PackedInfo& info,
                       const std::optional<PackedInfo>& validation, int processes, const std::string& what);
+// Each segment's (dist_key's) number of packed buffers, for the progress of a run.
+std::map<int32_t, int32_t> segment_buffers(Spi& spi, const TableName& packed);
 // Initial states: warm start or transfer learning (architecture checked), else fresh weights.
 std::vector<std::string> initial_states(const std::vector<ModelSpec>& models);
 
