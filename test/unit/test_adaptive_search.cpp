@@ -10,8 +10,11 @@
 
 #include "hopper/adaptive_search.h"
 #include "hopper/error.h"
+#include "error_helpers.h"
 
 using namespace hopper;
+using hopper::test::kind_of;
+using hopper::test::message_of;
 
 namespace {
 
@@ -42,24 +45,7 @@ std::vector<std::pair<int, int>> rungs(const BracketPlan& b) {
 
 using Pairs = std::vector<std::pair<int, int>>;
 
-ErrorKind kind_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.kind();
-    }
-    ADD_FAILURE() << "no error";
-    return ErrorKind::Internal;
-}
 
-std::string message_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.message();
-    }
-    return "";
-}
 
 }  // namespace
 
