@@ -122,6 +122,17 @@ CALL hopper.fit_automl('am_packed', 'am_skip', 'am_arch', model_id_list => '{2}'
 SELECT b.rung, b.budget, b.num_configs, b.num_promoted FROM hopper.search_brackets b JOIN hopper.runs r USING (run_id)
 WHERE r.name = 'skip' ORDER BY b.rung;
 
+-- Trials that diverge rank last, are never promoted and are never the best; a rung that promotes
+-- nobody ends its bracket (the rungs after it are SKIPPED) and the search completes without a best.
+CALL hopper.fit_automl('am_packed', 'am_div', 'am_arch', model_id_list => '{1}',
+    compile_params_grid => '{"loss": "categorical_crossentropy", "optimizer": "sgd", "learning_rate": {"uniform": [1000000, 10000000]}}',
+    automl_method => 'successive_halving', num_configs => 4, max_iterations => 2, eta => 2, random_state => 1, name => 'div');
+SELECT b.rung, b.state, cardinality(b.mst_keys) AS trials, coalesce(cardinality(b.survivors), 0) AS survivors
+FROM hopper.search_brackets b JOIN hopper.runs r USING (run_id) WHERE r.name = 'div' ORDER BY b.rung;
+SELECT t.status, count(*), count(t.searcher_value) AS with_value FROM hopper.search_trials t JOIN hopper.runs r USING (run_id)
+WHERE r.name = 'div' GROUP BY 1;
+SELECT s.best_mst_key, s.best_checkpoint_id IS NULL AS no_best_checkpoint, r.state FROM hopper.searches s JOIN hopper.runs r USING (run_id) WHERE r.name = 'div';
+
 -- ---- bad input: refused before anything is created or trained ----
 
 -- A procedure that commits after every iteration cannot run inside a transaction block (25001).
@@ -172,8 +183,11 @@ CALL hopper.fit_automl(run_id => 999999);
 CALL hopper.fit('am_packed', 'am_single', '{"input_dim": 2, "layers": [{"units": 3, "activation": "softmax"}]}',
                 '', '', 1, name => 'single');
 SELECT run_id AS single_run FROM hopper.runs WHERE name = 'single' \gset
+-- (SQLSTATEs only where the message names a run id: ids differ between plain PostgreSQL and Citus runs.)
+\set VERBOSITY sqlstate
 CALL hopper.fit_automl(run_id => :single_run);
 CALL hopper.fit_automl(run_id => :hb_run);
+\set VERBOSITY terse
 CALL hopper.fit_automl(run_id => :hb_run, max_iterations => 27);
 \set VERBOSITY default
 SELECT count(*) AS searches_recorded, to_regclass('am_bad') IS NULL AS no_output,
@@ -188,8 +202,9 @@ GRANT USAGE ON SCHEMA test_automl, hopper TO hopper_am_mallory;
 SET ROLE hopper_am_mallory;
 -- Read: yes. Continue, change, plant or delete: no.
 SELECT count(*) > 0 AS reads_brackets FROM hopper.search_brackets WHERE run_id = :hb_run;
-\set VERBOSITY terse
+\set VERBOSITY sqlstate
 CALL hopper.fit_automl(run_id => :hb_run);
+\set VERBOSITY terse
 UPDATE hopper.search_rungs SET num_promoted = 0 WHERE run_id = :hb_run;
 DELETE FROM hopper.searches WHERE run_id = :hb_run;
 UPDATE hopper.trial_rungs SET promoted = NOT promoted WHERE run_id = :hb_run;

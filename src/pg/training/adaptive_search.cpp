@@ -402,7 +402,9 @@ std::string train_ring_iteration(Spi& spi, Search& s, Engine& engine, const std:
             const Evaluation* v = s.tables.validation ? &validation[i] : nullptr;
             const double value = searcher_value_of(s, m, training[i], v);
             std::optional<double> finite;
-            if (std::isfinite(value)) {
+            // A trial that diverged has no searcher value: its running metrics may still be finite
+            // (the minibatches before the NaN), but its weights are not a model to pick.
+            if (std::isfinite(value) && !t.diverged) {
                 finite = value;
                 if (!s.best || (s.searcher.smaller_is_better ? value < s.best->first : value > s.best->first))
                     s.best = std::make_pair(value, m.mst_key);
