@@ -11,7 +11,9 @@
 //                matrix kept from forward to backward (hopper's first version)
 //   per-image    im2col and GEMMs one image at a time
 //   direct       the convolution as loops, vectorised over filters, no patch matrix
-//   GEMMs        the three products alone on ready matrices, batch-wide and in chunks: the floor
+//   GEMMs        the three products alone on ready matrices, batch-wide and in chunks, through the
+//                core's product seam (src/core/gemm.h: oneDNN for large products where built with it,
+//                Eigen otherwise; the other alternatives multiply with Eigen): the floor
 //                of any im2col method
 // and then one whole training step of the network (GradientWorkspace::loss_and_gradient) next to
 // the GEMM floor of all its products (the faster arrangement of each). Each figure is the median
@@ -30,6 +32,7 @@
 #include "hopper/config.h"
 #include "hopper/network.h"
 #include "hopper/rng.h"
+#include "gemm.h"    // the core's product seam (src/core): what the layers call
 #include "layers.h"  // the core's layer functions (src/core, not installed)
 
 using namespace hopper;
@@ -204,9 +207,9 @@ Timings time_conv(const Conv& cv, Index n) {
                 const Index m = std::min(images, n - j0);
                 ConstMatrixMap dzz(dz.data() + j0 * out, cv.f, cv.positions() * m);
                 MatrixMap pm(p.data(), kk, cv.positions() * m);
-                zz.leftCols(cv.positions() * m).noalias() = w * pm;
-                gw2.noalias() += dzz * pm.transpose();
-                if (cv.need_dx) pm.noalias() = w.transpose() * dzz;
+                detail::gemm(false, false, cv.f, cv.positions() * m, kk, w.data(), pm.data(), zz.data());
+                detail::gemm(false, true, cv.f, kk, cv.positions() * m, dzz.data(), pm.data(), gw2.data(), true);
+                if (cv.need_dx) detail::gemm(true, false, kk, cv.positions() * m, cv.f, w.data(), dzz.data(), pm.data());
             }
         });
     };
@@ -256,14 +259,15 @@ int main(int argc, char** argv) {
     });
     MatrixF dw(10, 1600), a = MatrixF::Random(1600, n), d = MatrixF::Random(10, n), o(10, n), da(1600, n);
     const double dense = median_ms([&] {
-        o.noalias() = dw * a;
-        dw.noalias() = d * a.transpose();
-        da.noalias() = dw.transpose() * d;
+        detail::gemm(false, false, 10, n, 1600, dw.data(), a.data(), o.data());
+        detail::gemm(false, true, 10, 1600, n, d.data(), a.data(), dw.data());
+        detail::gemm(true, false, 1600, n, 10, dw.data(), d.data(), da.data());
     });
     gemm_floor += dense;
     double gflop = 2.0 * 10 * 1600 * double(n) * 3 * 1e-9;
     for (const Conv& cv : convs) gflop += cv.gflop(n);
     std::printf("simple convnet, one training step: %.2f ms (%.1f GFLOP/s); its GEMMs alone: %.2f ms (%.1f GFLOP/s)\n", full,
                 gflop / full * 1e3, gemm_floor, gflop / gemm_floor * 1e3);
+    std::printf("large products by: %s\n", detail::gemm_backend());
     return 0;
 }

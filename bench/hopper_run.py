@@ -184,10 +184,11 @@ result.update({
     "cpu_seconds": cpu,
     "cpu_seconds_per_epoch": cpu * train_hop / row["wall_seconds"] / its if row["wall_seconds"] > 0 else None,
     "wall_client_seconds": wall_client,
+    "call_seconds": wall_client - 0.12,  # the statements before pg_sleep(0.12): the SETs and the CALL
     "peak_rss_mb": peak["rss"], "private_peak_mb": peak["anon"], "backend_hwm_mb": peak["backend_hwm"],
     "worker_hwm_mb": peak["worker_hwm"], "max_workers_seen": peak["workers"],
     "models": acc,
-    "test_accuracy": max(m["test_accuracy"] for m in acc),
+    "test_accuracy": max((m["test_accuracy"] for m in acc if m["test_accuracy"] is not None), default=None),
 })
 if args.hops:
     # Per hop: the training statement's time (logged once per model placement, so take one) and the

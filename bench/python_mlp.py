@@ -5,7 +5,13 @@ Fashion-MNIST with PyTorch or scikit-learn, one run per process (bench/run.sh ru
   {"system", "optimizer", "threads", "epochs", "params", "samples_per_epoch",
    "epoch_seconds": [...], "epoch_cpu_seconds": [...], "test_accuracy", "test_loss", "versions"}
 
-  python_mlp.py torch|sklearn --optimizer sgd|adam [--epochs 10] [--threads 1] [--data DIR]
+  python_mlp.py torch|sklearn --optimizer sgd|adam [--epochs 10] [--threads 1] [--data DIR] [--no-metrics]
+
+Each epoch does what a user's training loop does, like hopper's fit with a validation table and its
+defaults: the training loss and accuracy as a running mean over the epoch's minibatches (Keras'
+and PyTorch's usual report), then the loss and accuracy on the 10,000 test images; both are inside
+the timed epoch ("train_loss", "train_accuracy", "test_accuracy_per_epoch" in the output).
+--no-metrics times the bare training loop (the figures of bench runs before issue 15).
 
 Both train with the same hyper-parameters as hopper in bench/run.sh: SGD lr 0.01 momentum 0.9
 (plain momentum, not Nesterov) or Adam lr 0.001 (betas 0.9/0.999), no weight decay, Glorot-uniform
@@ -28,7 +34,9 @@ parser.add_argument("--threads", type=int, default=1)
 parser.add_argument("--batch-size", type=int, default=256)
 parser.add_argument("--seed", type=int, default=1)
 parser.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
+parser.add_argument("--no-metrics", action="store_true", help="time the training loop alone")
 args = parser.parse_args()
+METRICS = not args.no_metrics
 
 for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[var] = str(args.threads)
@@ -51,6 +59,7 @@ def read_idx(images, labels):
 x_train, y_train = read_idx(f"{args.data}/train-images-idx3-ubyte.gz", f"{args.data}/train-labels-idx1-ubyte.gz")
 x_test, y_test = read_idx(f"{args.data}/t10k-images-idx3-ubyte.gz", f"{args.data}/t10k-labels-idx1-ubyte.gz")
 epoch_seconds, epoch_cpu = [], []
+train_loss, train_acc, test_acc_per_epoch = [], [], []
 versions = {"numpy": np.__version__}
 
 
@@ -78,14 +87,29 @@ if args.system == "torch":
     gen = torch.Generator().manual_seed(args.seed)
     n = xt.shape[0]
 
+    x_test_t, y_test_t = torch.from_numpy(x_test), torch.from_numpy(y_test)
+
     def epoch():
         order = torch.randperm(n, generator=gen)
+        loss_sum = torch.zeros((), dtype=torch.float64)
+        correct = torch.zeros((), dtype=torch.int64)
         for start in range(0, n, args.batch_size):
             idx = order[start:start + args.batch_size]
             opt.zero_grad(set_to_none=True)
-            loss = loss_fn(model(xt[idx]), yt[idx])
+            logits = model(xt[idx])
+            loss = loss_fn(logits, yt[idx])
             loss.backward()
             opt.step()
+            if METRICS:  # accumulated as tensors: no synchronisation per step, as a careful user writes it
+                with torch.no_grad():
+                    loss_sum += loss.detach() * len(idx)
+                    correct += (logits.argmax(1) == yt[idx]).sum()
+        if METRICS:
+            train_loss.append(float(loss_sum) / n)
+            train_acc.append(float(correct) / n)
+            with torch.no_grad():
+                test_logits = model(x_test_t)
+                test_acc_per_epoch.append(float((test_logits.argmax(1) == y_test_t).float().mean()))
 
     for _ in range(args.epochs):
         timed(epoch)
@@ -109,8 +133,16 @@ else:
         clf = MLPClassifier(solver="adam", learning_rate_init=ADAM_LR, beta_1=0.9, beta_2=0.999, epsilon=1e-7, **common)
     classes = np.arange(10)
     warnings.simplefilter("ignore")
-    for _ in range(args.epochs):  # partial_fit: exactly one shuffled pass over the data
-        timed(lambda: clf.partial_fit(x_train, y_train, classes=classes))
+    def epoch():  # partial_fit: exactly one shuffled pass over the data
+        clf.partial_fit(x_train, y_train, classes=classes)
+        if METRICS:
+            # scikit-learn keeps the epoch's running loss itself (loss_curve_); accuracy as a user gets
+            # it on the test images.
+            train_loss.append(float(clf.loss_curve_[-1]))
+            test_acc_per_epoch.append(float((clf.predict(x_test) == y_test).mean()))
+
+    for _ in range(args.epochs):
+        timed(epoch)
     params = sum(w.size for w in clf.coefs_) + sum(b.size for b in clf.intercepts_)
     dtype = str(clf.coefs_[0].dtype)
     versions["sklearn_dtype"] = dtype
@@ -121,5 +153,6 @@ else:
 json.dump({"system": args.system, "optimizer": args.optimizer, "threads": args.threads, "epochs": args.epochs,
            "params": int(params), "samples_per_epoch": int(x_train.shape[0]), "epoch_seconds": epoch_seconds,
            "epoch_cpu_seconds": epoch_cpu, "test_accuracy": test_acc, "test_loss": test_loss,
-           "versions": versions}, sys.stdout)
+           "metrics_per_epoch": METRICS, "train_loss": train_loss, "train_accuracy": train_acc,
+           "test_accuracy_per_epoch": test_acc_per_epoch, "versions": versions}, sys.stdout)
 print()

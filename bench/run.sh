@@ -2,7 +2,7 @@
 # bench/run.sh: hopper side by side with scikit-learn, PyTorch and the machine's own GEMM limit, on
 # Fashion-MNIST (MLP 784-128-10, minibatch 256, SGD+momentum and Adam, one thread then two).
 #
-#   bash bench/run.sh                  # full run: 10 epochs, median of 3 runs (~15 min on 2 quiet cores)
+#   bash bench/run.sh                  # full run: 10 epochs, median of 3 runs, scaling table (~25 min on 2 quiet cores)
 #   BENCH_QUICK=1 bash bench/run.sh    # trying it out: 2 epochs, 1 run, no profile (~2 min)
 #
 # On a fresh Debian 12 machine it installs what it needs (Debian packages, with sudo unless root),
@@ -14,7 +14,8 @@
 # Settings (environment): BENCH_QUICK=1; BENCH_EPOCHS, BENCH_RUNS (override either mode);
 # BENCH_DIR (default /tmp/hopper-bench: private PostgreSQL tree, cluster, raw results);
 # BENCH_PORT (default 54340); BENCH_OUT (report file); BENCH_PROFILE=0 (skip the perf profiles);
-# BENCH_SKIP_DEPS=1 (do not call apt); BENCH_KEEP=1 (leave the cluster running);
+# BENCH_SKIP_DEPS=1 (do not call apt); BENCH_KEEP=1 (leave the cluster running); BENCH_SCALING=0 (skip
+# the scaling table, which packs 840,000 more rows first);
 # BENCH_ONLY=case,case (run only these cases, for trying things out: see CASES in bench/bench.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,42 +37,9 @@ if [ -z "${BENCH_COMMIT:-}" ] && ! git diff --quiet HEAD -- src include Makefile
   COMMIT="$COMMIT (with uncommitted changes)"
 fi
 
-echo "== dependencies (Debian packages)"
-if [ "${BENCH_SKIP_DEPS:-0}" != 1 ]; then
-  # python3-sklearn/-torch use the system BLAS through libblas.so.3: OpenBLAS, as the issue's
-  # reference figures assume (Debian's default libblas3 is the slow reference implementation).
-  bash scripts/install-deps.sh python3-sklearn python3-torch python3-numpy libopenblas0-pthread \
-    libbenchmark-dev dataset-fashion-mnist time
-fi
+source bench/setup.sh
 
-echo "== building hopper and the benchmark programs"
-make -j2 PG_CONFIG="$PG_CONFIG" >/dev/null
-cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$BUILD" --target hopper_core_alone hopper_gemm_bench hopper_load_idx -j2 >/dev/null
-eval "$(test/private-install.sh "$WORK/pg")"   # sets PG_BIN
-export PATH="$PG_BIN:$PATH"
-
-echo "== starting a private cluster in $WORK/cluster"
-[ -d "$WORK/cluster" ] && PG_BIN=$PG_BIN test/cluster.sh stop "$WORK/cluster"
-eval "$(PG_BIN=$PG_BIN HOPPER_TEST_PORT=$PORT HOPPER_TEST_SHARED_BUFFERS=1GB test/cluster.sh start "$WORK/cluster")"
-export PGHOST PGPORT PGUSER HOPPER_CLUSTER
-if [ "${BENCH_KEEP:-0}" != 1 ]; then
-  trap 'PG_BIN=$PG_BIN "$ROOT/test/cluster.sh" stop "$WORK/cluster"' EXIT
-fi
-# Nothing but the benchmark may run in this cluster (bench/hopper_run.py tells processes apart by role).
-psql -X -q -d postgres -c "ALTER SYSTEM SET autovacuum = off" -c "SELECT pg_catalog.pg_reload_conf()" >/dev/null
-psql -X -q -d postgres -c "CREATE DATABASE hopper_bench"
-export PGDATABASE=hopper_bench
-
-echo "== loading and packing Fashion-MNIST"
-run() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
-run -c "CREATE EXTENSION hopper" \
-    -c "CREATE TABLE fashion_train (id int PRIMARY KEY, label int, class_name text, pixels real[])" \
-    -c "CREATE TABLE fashion_test (id int PRIMARY KEY, label int, class_name text, pixels real[])"
-"$BUILD/hopper_load_idx" "$DATA/train-images-idx3-ubyte.gz" "$DATA/train-labels-idx1-ubyte.gz" |
-  run -c "COPY fashion_train FROM STDIN (FORMAT binary)"
-"$BUILD/hopper_load_idx" "$DATA/t10k-images-idx3-ubyte.gz" "$DATA/t10k-labels-idx1-ubyte.gz" |
-  run -c "COPY fashion_test FROM STDIN (FORMAT binary)"
+echo "== packing Fashion-MNIST"
 run >/dev/null 2>&1 <<'SQL'
 SET client_min_messages = warning;
 SELECT hopper.preprocess('fashion_train', 'fashion_packed_1', 'class_name', 'pixels',
@@ -91,6 +59,42 @@ SELECT hopper.load_model_selection_table('bench_arch', 'bench_mst', ARRAY[1],
   ARRAY['batch_size=256']);
 VACUUM ANALYZE;
 SQL
+# The fixed cost of a hop: 1,024 rows on 2 segments (bench.py's "tiny" case).
+run >/dev/null 2>&1 <<'SQL'
+SET client_min_messages = warning;
+CREATE TABLE fashion_tiny AS SELECT * FROM fashion_train WHERE id < 1024;
+SELECT hopper.preprocess('fashion_tiny', 'fashion_tiny_packed_2', 'class_name', 'pixels',
+                         buffer_size => 256, num_segments => 2, normalizing_const => 255, seed => 1);
+SQL
+# The scaling table (bench.py's SCALING_POINTS): 4 segments, 16 and 32 configurations (learning rates
+# spread log-uniformly by generate_model_configs' grid), the data replicated 4 and 10 times.
+if [ "${BENCH_SCALING:-1}" = 1 ]; then
+  echo "== packing the scaling table's data (4 segments; 240,000 and 600,000 rows)"
+  run >/dev/null 2>&1 <<'SQL'
+SET client_min_messages = warning;
+SELECT hopper.preprocess('fashion_train', 'fashion_packed_4', 'class_name', 'pixels',
+                         buffer_size => 256, num_segments => 4, normalizing_const => 255, seed => 1);
+SELECT hopper.load_model_selection_table('bench_arch', 'bench_mst_16', ARRAY[1],
+  ARRAY(SELECT format($$loss='categorical_crossentropy', optimizer='%s(lr=%s)', metrics=['accuracy']$$, o, lr)
+        FROM unnest(ARRAY['SGD', 'Adam']) o, unnest(ARRAY[0.0005, 0.001, 0.002, 0.003, 0.005, 0.01, 0.02, 0.03]) lr),
+  ARRAY['batch_size=256']);
+SELECT hopper.load_model_selection_table('bench_arch', 'bench_mst_32', ARRAY[1],
+  ARRAY(SELECT format($$loss='categorical_crossentropy', optimizer='%s(lr=%s)', metrics=['accuracy']$$, o, lr)
+        FROM unnest(ARRAY['SGD', 'Adam']) o, unnest(ARRAY[0.0005, 0.001, 0.002, 0.003, 0.005, 0.01, 0.02, 0.03]) lr),
+  ARRAY['batch_size=256', 'batch_size=128']);
+SQL
+  for times in 4 10; do
+    [ "$QUICK" = 1 ] && [ "$times" = 10 ] && continue
+    run >/dev/null 2>&1 <<SQL
+SET client_min_messages = warning;
+CREATE TABLE fashion_x$times AS SELECT t.id + k * 60000 AS id, t.class_name, t.pixels
+  FROM fashion_train t, pg_catalog.generate_series(0, $times - 1) k;
+SELECT hopper.preprocess('fashion_x$times', 'fashion_x${times}_packed_2', 'class_name', 'pixels',
+                         buffer_size => 256, num_segments => 2, normalizing_const => 255, seed => 1);
+DROP TABLE fashion_x$times;
+SQL
+  done
+fi
 # Warm shared_buffers with the packed data, as in a steady state of repeated training.
 run -c "SELECT count(*), sum(pg_catalog.array_length(independent_var, 1)) FROM fashion_packed_1" \
     -c "SELECT count(*), sum(pg_catalog.array_length(independent_var, 1)) FROM fashion_packed_2" >/dev/null
@@ -102,3 +106,9 @@ QUICK_FLAG=()
 [ "$QUICK" = 1 ] && QUICK_FLAG=(--quick)
 /usr/bin/python3 bench/bench.py --work "$WORK" --build "$BUILD" --out "$OUT" --epochs "$EPOCHS" --runs "$RUNS" \
   --commit "$COMMIT" --only "${BENCH_ONLY:-}" "${PROFILE_FLAG[@]}" "${QUICK_FLAG[@]}"
+
+# Optional: the CNN section (bench/cnn/run.sh) in the same cluster, on the same loaded data.
+if [ "${BENCH_CNN:-0}" = 1 ]; then
+  echo "== CNN section (bench/cnn/run.sh)"
+  BENCH_CNN_REUSE=1 BENCH_DIR=$WORK BENCH_BUILD=$BUILD BENCH_COMMIT=$COMMIT bash bench/cnn/run.sh
+fi

@@ -3,7 +3,8 @@
 # package names given as arguments are installed too (the demo adds dataset-fashion-mnist).
 #   postgresql-15, postgresql-server-dev-15  the server and the headers the extension builds against
 #   libpq-dev                                 the parameter-server C++ client talks to PostgreSQL with it
-#   libeigen3-dev                             float32 matrix products in the training core
+#   libeigen3-dev                             float32 matrices and small products in the training core
+#   libdnnl-dev                               oneDNN: the core's large float32 matrix products (src/core/gemm.h)
 #   nlohmann-json3-dev                        parsing architectures and parameters (JSON)
 #   zlib1g-dev                                CRC-32 checksums of model states
 #   googletest (libgtest-dev)                 the core's unit tests
@@ -15,7 +16,7 @@ SUDO=""
 export DEBIAN_FRONTEND=noninteractive
 
 need=()
-for p in postgresql-15 postgresql-server-dev-15 libpq-dev libeigen3-dev nlohmann-json3-dev zlib1g-dev \
+for p in postgresql-15 postgresql-server-dev-15 libpq-dev libeigen3-dev libdnnl-dev nlohmann-json3-dev zlib1g-dev \
          libgtest-dev postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl cmake g++ make clang \
          libclang-rt-14-dev "$@"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")

@@ -285,6 +285,61 @@ SELECT n, try(s, ARRAY['out_pred']) FROM (VALUES
     (16, $$SELECT hopper.predict('injected_model', 'pts', 'id', 'x', 'out_pred')$$)
 ) AS c(n, s) ORDER BY n;
 
+-- Convolutional networks: 4x4x1 images (16 features per packed row). Every case fails before
+-- anything is trained or written: an input shape whose product is not the packed width, windows
+-- larger than their input, sizes that are not positive, Keras options hopper does not implement
+-- (named in the message), a Dense layer on an image, shapes that disagree with the layer before,
+-- states of another architecture.
+CREATE TABLE img AS SELECT g AS id, ARRAY(SELECT ((g + i) % 5)::float8 FROM generate_series(1, 16) i) AS x, (g % 3)::text AS y
+FROM generate_series(1, 60) g;
+SELECT hopper.preprocess('img', 'img_packed', 'y', 'x', buffer_size => 20, num_segments => 2);
+CALL hopper.fit('img_packed', 'img_model', '{"input_shape": [4, 4, 1], "layers": [{"type": "conv2d", "filters": 2, "kernel_size": 3, "activation": "relu"}, {"type": "flatten"}, {"units": 3, "activation": "softmax"}]}',
+                $$optimizer='SGD(lr=0.1)'$$, '', 1);
+SELECT hopper.load_model_arch('img_archs', '{"input_shape": [4, 4, 2], "layers": [{"type": "flatten"}, {"units": 3, "activation": "softmax"}]}') AS model_id;
+SELECT hopper.load_model_selection_table('img_archs', 'img_mst', ARRAY[1], ARRAY[''], ARRAY['']);
+-- The input shape's product (4*4*2 = 32) is not the packed width (16): the detail says which product.
+CALL hopper.fit('img_packed', 'out_cnn', '{"input_shape": [4, 4, 2], "layers": [{"type": "flatten"}, {"units": 3, "activation": "softmax"}]}', '', '', 1);
+\set keras_head '{"class_name": "Sequential", "config": {"layers": [{"class_name": "InputLayer", "config": {"batch_input_shape": [null, 4, 4, 1]}}, '
+\set keras_tail ', {"class_name": "Flatten", "config": {}}, {"class_name": "Dense", "config": {"units": 3, "activation": "softmax"}}]}}'
+SELECT n, try(s, ARRAY['out_cnn']) FROM (VALUES
+    (1, $$CALL hopper.fit('img_packed', 'out_cnn', '{"input_shape": [4, 4, 2], "layers": [{"type": "flatten"}, {"units": 3, "activation": "softmax"}]}', '', '', 1)$$),
+    (2, $$CALL hopper.fit_data_parallel('img_packed', 'out_cnn', '{"input_shape": [4, 4, 2], "layers": [{"type": "flatten"}, {"units": 3, "activation": "softmax"}]}', '', '', 1)$$),
+    (3, $$CALL hopper.fit_multiple('img_packed', 'out_cnn', 'img_mst', 1)$$),
+    (4, $$CALL hopper.fit('img_packed', 'out_cnn', '{"input_shape": [4, 4, 1], "layers": [{"type": "conv2d", "filters": 2, "kernel_size": 5}, {"type": "flatten"}, {"units": 3, "activation": "softmax"}]}', '', '', 1)$$),
+    (5, $$CALL hopper.fit('img_packed', 'out_cnn', '{"input_shape": [4, 4, 1], "layers": [{"type": "conv2d", "filters": 2, "kernel_size": [1, 5]}, {"type": "flatten"}, {"units": 3, "activation": "softmax"}]}', '', '', 1)$$),
+    (6, $$CALL hopper.fit('img_packed', 'out_cnn', '{"input_shape": [4, 4, 1], "layers": [{"type": "conv2d", "filters": 2, "kernel_size": 3}, {"type": "max_pooling2d", "pool_size": 3}, {"type": "flatten"}, {"units": 3, "activation": "softmax"}]}', '', '', 1)$$),
+    (7, $$CALL hopper.fit('img_packed', 'out_cnn', '{"input_shape": [4, 4, 1], "layers": [{"type": "conv2d", "filters": 0, "kernel_size": 3}, {"type": "flatten"}, {"units": 3, "activation": "softmax"}]}', '', '', 1)$$),
+    (8, $$CALL hopper.fit('img_packed', 'out_cnn', '{"input_shape": [4, 4, 1], "layers": [{"type": "conv2d", "filters": -4, "kernel_size": 3}, {"type": "flatten"}, {"units": 3, "activation": "softmax"}]}', '', '', 1)$$),
+    (9, $$CALL hopper.fit('img_packed', 'out_cnn', '{"input_shape": [4, 4, 1], "layers": [{"type": "conv2d", "filters": 2, "kernel_size": 3, "strides": 0}, {"type": "flatten"}, {"units": 3, "activation": "softmax"}]}', '', '', 1)$$),
+    (10, $$CALL hopper.fit('img_packed', 'out_cnn', '{"input_shape": [4, 4, 1], "layers": [{"type": "average_pooling2d", "strides": [2, -1]}, {"type": "flatten"}, {"units": 3, "activation": "softmax"}]}', '', '', 1)$$),
+    (11, $$CALL hopper.fit('img_packed', 'out_cnn', '{"input_shape": [4, 4, 1], "layers": [{"type": "conv2d", "filters": 2, "kernel_size": 0}, {"type": "flatten"}, {"units": 3, "activation": "softmax"}]}', '', '', 1)$$),
+    (12, $$CALL hopper.fit('img_packed', 'out_cnn', '{"input_shape": [4, 4, 0], "layers": [{"type": "flatten"}, {"units": 3, "activation": "softmax"}]}', '', '', 1)$$),
+    (13, $$CALL hopper.fit('img_packed', 'out_cnn', '{"input_shape": [4, 4, 1], "layers": [{"type": "conv2d", "filters": 2, "kernel_size": 3}, {"units": 3, "activation": "softmax"}]}', '', '', 1)$$),
+    (14, $$CALL hopper.fit('img_packed', 'out_cnn', '{"input_shape": [4, 4, 1], "layers": [{"type": "conv2d", "filters": 2, "kernel_size": 3, "data_format": "channels_first"}, {"type": "flatten"}, {"units": 3, "activation": "softmax"}]}', '', '', 1)$$),
+    (15, $$CALL hopper.fit('img_packed', 'out_cnn', '{"input_shape": [4, 4, 1], "layers": [{"type": "conv2d", "filters": 2, "kernel_size": 3, "dilation_rate": 2}, {"type": "flatten"}, {"units": 3, "activation": "softmax"}]}', '', '', 1)$$),
+    (16, $$CALL hopper.fit('img_packed', 'out_cnn', '$$ || :'keras_head' || $$ {"class_name": "Conv2D", "config": {"filters": 2, "kernel_size": [3, 3], "data_format": "channels_first"}}$$ || :'keras_tail' || $$', '', '', 1)$$),
+    (17, $$CALL hopper.fit('img_packed', 'out_cnn', '$$ || :'keras_head' || $$ {"class_name": "Conv2D", "config": {"filters": 2, "kernel_size": [3, 3], "dilation_rate": [2, 2]}}$$ || :'keras_tail' || $$', '', '', 1)$$),
+    (18, $$CALL hopper.fit('img_packed', 'out_cnn', '$$ || :'keras_head' || $$ {"class_name": "Conv2D", "config": {"filters": 2, "kernel_size": [3, 3], "groups": 2}}$$ || :'keras_tail' || $$', '', '', 1)$$),
+    (19, $$CALL hopper.fit('img_packed', 'out_cnn', '$$ || :'keras_head' || $$ {"class_name": "MaxPooling2D", "config": {"pool_size": [2, 2], "data_format": "channels_first"}}$$ || :'keras_tail' || $$', '', '', 1)$$),
+    (20, $$CALL hopper.fit('img_packed', 'out_cnn', '$$ || :'keras_head' || $$ {"class_name": "Conv2D", "config": {"filters": 2, "kernel_size": [5, 5]}}$$ || :'keras_tail' || $$', '', '', 1)$$),
+    (21, $$CALL hopper.fit('img_packed', 'out_cnn', '$$ || :'keras_head' || $$ {"class_name": "Conv2D", "config": {"filters": 0, "kernel_size": [3, 3]}}$$ || :'keras_tail' || $$', '', '', 1)$$),
+    (22, $$CALL hopper.fit('img_packed', 'out_cnn', '$$ || :'keras_head' || $$ {"class_name": "Conv2D", "config": {"filters": 2, "kernel_size": [3, 3], "strides": [0, 1]}}$$ || :'keras_tail' || $$', '', '', 1)$$),
+    (23, $$CALL hopper.fit('img_packed', 'out_cnn', '$$ || :'keras_head' || $$ {"class_name": "BatchNormalization", "config": {"axis": 1}}$$ || :'keras_tail' || $$', '', '', 1)$$),
+    (24, $$CALL hopper.fit('img_packed', 'out_cnn', '$$ || :'keras_head' || $$ {"class_name": "BatchNormalization", "config": {"momentum": 1.5}}$$ || :'keras_tail' || $$', '', '', 1)$$),
+    (25, $$CALL hopper.fit('img_packed', 'out_cnn', '$$ || :'keras_head' || $$ {"class_name": "GlobalAveragePooling2D", "config": {"keepdims": true}}, {"class_name": "Dense", "config": {"units": 3, "activation": "softmax"}}]}}', '', '', 1)$$),
+    -- The Flatten's 2*2*2 = 8 values do not match the Dense layer's recorded input shape.
+    (26, $$CALL hopper.fit('img_packed', 'out_cnn', '$$ || :'keras_head' || $$ {"class_name": "Conv2D", "config": {"filters": 2, "kernel_size": [3, 3]}}, {"class_name": "Flatten", "config": {}}, {"class_name": "Dense", "config": {"units": 3, "activation": "softmax"}, "build_config": {"input_shape": [null, 18]}}]}}', '', '', 1)$$),
+    -- States of another architecture: warm start, transfer learning.
+    (27, $$CALL hopper.fit('img_packed', 'img_model', '{"input_shape": [4, 4, 1], "layers": [{"type": "conv2d", "filters": 3, "kernel_size": 3, "activation": "relu"}, {"type": "flatten"}, {"units": 3, "activation": "softmax"}]}', '', '', 1, warm_start => true)$$),
+    (28, $$SELECT hopper.load_model_arch('img_archs', '{"input_shape": [4, 4, 1], "layers": [{"type": "batch_normalization"}, {"type": "flatten"}, {"units": 3, "activation": "softmax"}]}', 'other', NULL, (SELECT model_state FROM img_model))$$),
+    -- Rows of the wrong width for a CNN: model_forward, evaluate, predict.
+    (29, $$SELECT hopper.model_forward(model_state, ARRAY[1, 2, 3]::float8[]) FROM img_model$$),
+    (30, $$SELECT * FROM hopper.evaluate('img_model', 'pts_packed')$$),
+    (31, $$SELECT hopper.predict('img_model', 'pts', 'id', 'x', 'out_cnn')$$)
+) AS c(n, s) ORDER BY n;
+-- The CNN warm-started in vain is the one trained above.
+SELECT hopper.model_state_info(model_state) ->> 'layers' AS layers, (hopper.model_state_info(model_state) ->> 'steps')::int AS steps FROM img_model;
+
 -- Names with quotes, spaces, dots and semicolons work end to end (quoted like PostgreSQL does).
 CREATE SCHEMA "we.ird";
 CREATE TABLE "we.ird"."ta ble;drop" AS SELECT id AS "i d", x AS "x""q", y AS "y;z" FROM pts;

@@ -95,6 +95,26 @@ SELECT count(*) AS models, bool_and(e.loss = v.loss) AS same_loss
 FROM hopper.evaluate('parallel', 'wide_packed2') e JOIN evaluated v USING (mst_key);
 RESET hopper.buffer_cache_area;
 
+-- How buffers get in: stored uncompressed (floats hardly compress), as wide_packed's are, they are
+-- fetched from TOAST straight into the area; stored compressed (here: features of 5 values), they are
+-- detoasted and then copied in. Both give what the uncached run gives, bit for bit.
+SELECT bool_and(pg_column_compression(independent_var) IS NULL) AS uncompressed FROM wide_packed;
+CREATE TABLE flat AS
+SELECT g AS id, (g % 3) AS label, ARRAY(SELECT ((g * j) % 5)::real FROM generate_series(1, 64) j) AS x
+FROM generate_series(1, 600) g;
+SELECT hopper.preprocess('flat', 'flat_packed', 'label', 'x', buffer_size => 200, num_segments => 1) AS packed;
+-- preprocess stores packed buffers uncompressed (STORAGE EXTERNAL); a user may change that.
+ALTER TABLE flat_packed ALTER COLUMN independent_var SET STORAGE EXTENDED;
+UPDATE flat_packed SET independent_var = independent_var || '{}'::real[];
+SELECT bool_and(pg_column_compression(independent_var) IS NOT NULL) AS compressed FROM flat_packed;
+CALL hopper.fit('flat_packed', 'flat_cached', :'arch', '{"optimizer": "sgd", "learning_rate": 0.05}', '{"batch_size": 20}', 2);
+-- Still out of line after compression (3 buffers of 200 rows), so the cache keeps them.
+SELECT hits, misses, not_kept FROM hopper.buffer_cache_stats();
+SET hopper.buffer_cache_mb = 0;
+CALL hopper.fit('flat_packed', 'flat_uncached', :'arch', '{"optimizer": "sgd", "learning_rate": 0.05}', '{"batch_size": 20}', 2);
+RESET hopper.buffer_cache_mb;
+SELECT c.model_state = u.model_state AS same_state FROM flat_cached c, flat_uncached u;
+
 -- The setting's range.
 SET hopper.buffer_cache_mb = -1;
 RESET hopper.buffer_cache_mb;

@@ -41,6 +41,18 @@ SELECT e.mst_key, abs(e.loss - i.validation_loss_final) < 1e-9 AS same_loss,
        abs((e.metrics ->> 'accuracy')::float8 - i.validation_metrics_final) < 1e-9 AS same_accuracy, e.row_count
 FROM hopper.evaluate('blobs_model', 'blobs_valid_packed') e JOIN blobs_model_info i USING (mst_key);
 
+-- Evaluation runs one segment per process and adds the segments' exact sums: the same bits with
+-- one process as with one per segment, and the same as one aggregate over the whole table.
+SET hopper.parallel_segments = 1;
+CREATE TEMP TABLE eval_serial AS SELECT * FROM hopper.evaluate('blobs_model', 'blobs_packed');
+RESET hopper.parallel_segments;
+SELECT s.loss = p.loss AS same_loss, s.metrics = p.metrics AS same_metrics, s.row_count = p.row_count AS same_rows
+FROM eval_serial s JOIN hopper.evaluate('blobs_model', 'blobs_packed') p USING (mst_key);
+SELECT sums[1] AS metrics, sums[2] AS rows, sums[3] / sums[2] = whole[2] AS same_loss, sums[4] / sums[2] = whole[3] AS same_accuracy
+FROM (SELECT hopper.evaluate_models_sums(ARRAY[m.model_state], d.independent_var, d.dependent_var) AS sums,
+             hopper.evaluate_models(ARRAY[m.model_state], d.independent_var, d.dependent_var) AS whole
+      FROM blobs_packed d, blobs_model m) x;
+
 -- predict scores raw rows, scaled like the training data.
 SELECT hopper.predict('blobs_model', 'blobs', 'id', 'x', 'blobs_predicted');
 SELECT avg((p.estimated_label = b.label)::int) > 0.97 AS accurate, count(*)

@@ -50,6 +50,16 @@ SELECT m.iteration, m.steps_completed, jsonb_object_keys(m.validation_metrics) A
        abs(m.searcher_value - i.validation_loss[m.iteration]) < 1e-12 AS searcher_is_validation_loss
 FROM hopper.trial_metrics m JOIN hopper.trials t USING (trial_id), reg_m_info i
 WHERE t.run_id = :fit_run ORDER BY 1, 3;
+-- The same curves in long form (hopper.learning_curves): one row per iteration, split and metric,
+-- equal to the _info table's arrays.
+SELECT lc.split, lc.metric, count(*) AS iterations,
+       bool_and(lc.value = CASE lc.split || '.' || lc.metric
+                             WHEN 'training.loss' THEN i.training_loss[lc.iteration]
+                             WHEN 'training.accuracy' THEN i.training_metrics[lc.iteration]
+                             WHEN 'validation.loss' THEN i.validation_loss[lc.iteration]
+                             WHEN 'validation.accuracy' THEN i.validation_metrics[lc.iteration] END) AS same_as_info,
+       min(lc.iteration) AS first, max(lc.iteration) AS last, bool_and(lc.run_name = 'reg_fit' AND lc.method = 'fit') AS named
+FROM hopper.learning_curves lc, reg_m_info i WHERE lc.run_id = :fit_run GROUP BY 1, 2 ORDER BY 1, 2;
 -- One checkpoint per saved iteration: steps, size, checksum and the metrics of that iteration.
 SELECT e.iteration, e.steps_completed, e.state, e.storage, e.format, e.task_type, e.mst_key,
        e.size_bytes = octet_length(m.model_state) AS size_ok, e.checksum LIKE 'sha256:%' AS has_checksum,
@@ -80,6 +90,37 @@ CALL hopper.fit_multiple('reg_packed', 'reg_multi', 'reg_mst', 3, validation_tab
 SELECT run_id AS multi_run FROM hopper.runs WHERE name = 'reg_multi' \gset
 SELECT method, model_selection_table, checkpoint_frequency, searcher_metric, smaller_is_better
 FROM hopper.runs WHERE run_id = :multi_run;
+
+-- The run's learning curves as a picture (hopper.learning_curves_svg): one line per configuration,
+-- the best last value of the searcher metric (validation accuracy, larger is better) highlighted.
+SELECT hopper.learning_curves_svg(:multi_run) AS svg \gset
+SELECT :'svg' LIKE '<svg xmlns="http://www.w3.org/2000/svg"%</svg>' || chr(10) AS whole_document,
+       (SELECT count(*) FROM regexp_matches(:'svg', '<polyline', 'g')) AS lines,
+       (SELECT count(*) FROM regexp_matches(:'svg', 'class="curve best"', 'g')) AS highlighted,
+       strpos(:'svg', '>run ' || :multi_run || ' (reg_multi): validation accuracy</text>') > 0 AS titled,
+       substring(:'svg' from 'font-weight="bold">mst_key ([0-9]+):')::int = (
+           SELECT mst_key FROM hopper.learning_curves
+           WHERE run_id = :multi_run AND split = 'validation' AND metric = 'accuracy' AND iteration = 3
+           ORDER BY value DESC, mst_key LIMIT 1) AS best_is_highest_last_accuracy;
+-- Another metric and split; loss: the smallest last value is the best.
+SELECT hopper.learning_curves_svg(:multi_run, 'loss', 'training') AS svg \gset
+SELECT strpos(:'svg', ': training loss</text>') > 0 AS titled,
+       substring(:'svg' from 'font-weight="bold">mst_key ([0-9]+):')::int = (
+           SELECT mst_key FROM hopper.learning_curves
+           WHERE run_id = :multi_run AND split = 'training' AND metric = 'loss' AND iteration = 3
+           ORDER BY value, mst_key LIMIT 1) AS best_is_lowest_last_loss;
+-- And as text, a sparkline per configuration.
+SELECT mst_key, length(hopper.sparkline(array_agg(value ORDER BY iteration))) AS points
+FROM hopper.learning_curves WHERE run_id = :multi_run AND split = 'validation' AND metric = 'accuracy'
+GROUP BY mst_key ORDER BY mst_key;
+SELECT hopper.sparkline(ARRAY[0, 1, NULL, 'NaN', 0.5]::float8[]) AS gaps, hopper.sparkline('{}') AS empty,
+       hopper.sparkline(NULL) IS NULL AS strict;
+SELECT pg_temp.try($$SELECT hopper.sparkline('{{1,2},{3,4}}')$$);
+SELECT pg_temp.try($$SELECT hopper.learning_curves_svg(-5)$$);
+SELECT pg_temp.try($$SELECT hopper.learning_curves_svg(NULL)$$);
+SELECT pg_temp.try($$SELECT hopper.learning_curves_svg($$ || :multi_run || $$, 'accuracy', 'test')$$);
+SELECT regexp_replace(pg_temp.try($$SELECT hopper.learning_curves_svg($$ || :multi_run || $$, 'f1')$$),
+                      'run [0-9]+', 'run <id>') AS try;
 
 -- docs/registry.md: every checkpoint of a run, one row per (configuration, saved iteration).
 SELECT mst_key, iteration, steps_completed, state,

@@ -63,6 +63,24 @@ CREATE AGGREGATE hopper.evaluate_models(model_states bytea[], independent_var re
 COMMENT ON AGGREGATE hopper.evaluate_models(bytea[], real[], real[]) IS
 'loss and metrics of several models over packed buffers in one scan; returns, for each model in order, its row count, loss and metrics (in the order of its compile parameters)';
 
+CREATE FUNCTION hopper.evaluate_models_sums_final(internal) RETURNS double precision[]
+AS 'MODULE_PATHNAME', 'evaluate_models_sums_final' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION hopper.evaluate_models_sums_final(internal) IS
+'final function of hopper.evaluate_models_sums: per model, its number of metrics, the row count, the loss sum and the metric sums';
+
+-- No serial functions, on purpose: its partial states never cross processes, so PostgreSQL runs each
+-- segment (GROUP BY dist_key) as one whole aggregate in one process, and hopper adds the segments'
+-- exact sums up (a parallel scan shared a segment's few heap pages between processes unevenly).
+CREATE AGGREGATE hopper.evaluate_models_sums(model_states bytea[], independent_var real[], dependent_var real[]) (
+    SFUNC = hopper.evaluate_models_transition,
+    STYPE = internal,
+    COMBINEFUNC = hopper.evaluate_models_combine,
+    FINALFUNC = hopper.evaluate_models_sums_final,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE hopper.evaluate_models_sums(bytea[], real[], real[]) IS
+'hopper.evaluate_models as exact sums that merge across segments: for each model in order, its number of metrics k, row count, loss sum and k metric sums';
+
 CREATE PROCEDURE hopper.fit(
     packed_table text,
     model_output_table text,

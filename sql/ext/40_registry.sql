@@ -46,7 +46,7 @@ COMMENT ON TABLE hopper.tasks IS
 -- Stored in hopper.run_records; read through the view hopper.runs, whose state is truthful when read.
 CREATE TABLE hopper.run_records (
     run_id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    method text NOT NULL CHECK (method IN ('fit', 'fit_multiple', 'fit_data_parallel')),
+    method text NOT NULL CHECK (method IN ('fit', 'fit_multiple', 'fit_data_parallel', 'fit_automl')),
     name text,
     description text,
     source_table text NOT NULL,
@@ -74,7 +74,7 @@ CREATE TABLE hopper.run_records (
     backend_start timestamptz
 );
 COMMENT ON TABLE hopper.run_records IS
-'storage of hopper.runs: one row per call of hopper.fit, fit_multiple or fit_data_parallel; read hopper.runs, whose state is truthful when read';
+'storage of hopper.runs: one row per call of hopper.fit, fit_multiple or fit_data_parallel, or per adaptive search (fit_automl); read hopper.runs, whose state is truthful when read';
 
 -- Whether a training run is alive: the backend running it holds a session-level advisory lock
 -- (key space 1213223473, key the run id modulo 2^31) from its first transaction until it ends,
@@ -102,7 +102,7 @@ SELECT r.run_id, r.method, r.name, r.description, r.source_table, r.validation_t
        r.owner, r.start_time, r.end_time, r.backend_pid, r.backend_start
 FROM hopper.run_records r;
 COMMENT ON VIEW hopper.runs IS
-'one row per call of hopper.fit, fit_multiple or fit_data_parallel: its tables, settings, searcher metric and the facts of the packed data; state is ACTIVE only while a session is running it (INTERRUPTED once it stopped without completing: an error, a cancel, a crash)';
+'one row per call of hopper.fit, fit_multiple or fit_data_parallel, or per adaptive search (fit_automl, hopper.searches): its tables, settings, searcher metric and the facts of the packed data; state is ACTIVE only while a session is running it (INTERRUPTED once it stopped without completing: an error, a cancel, a crash)';
 
 CREATE TABLE hopper.checkpoints (
     checkpoint_id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -154,7 +154,9 @@ CREATE TABLE hopper.trials (
     model_config jsonb NOT NULL,
     hparams jsonb NOT NULL,
     warm_start_checkpoint_id bigint REFERENCES hopper.checkpoints,
-    status text NOT NULL DEFAULT 'training' CHECK (status IN ('training', 'completed', 'diverged')),
+    -- pending (an adaptive search has not started its bracket yet), training, stopped (an adaptive
+    -- search stopped it early: hopper.search_trials), completed, diverged.
+    status text NOT NULL DEFAULT 'training' CHECK (status IN ('pending', 'training', 'stopped', 'completed', 'diverged')),
     UNIQUE (run_id, mst_key)
 );
 COMMENT ON TABLE hopper.trials IS
@@ -673,6 +675,31 @@ COMMENT ON VIEW hopper.model_versions_expanded IS
 
 GRANT SELECT ON hopper.checkpoints_expanded, hopper.latest_checkpoints, hopper.best_checkpoints,
     hopper.model_versions_expanded TO PUBLIC;
+
+CREATE VIEW hopper.learning_curves WITH (security_invoker = true) AS
+SELECT tr.run_id, r.name AS run_name, r.method, tr.trial_id, tr.mst_key, m.iteration, m.steps_completed,
+       m.elapsed_seconds, m.report_time, s.split, kv.key AS metric,
+       CASE WHEN pg_catalog.jsonb_typeof(kv.value) = 'number' THEN (kv.value #>> '{}')::double precision END AS value
+FROM hopper.trial_metrics m
+JOIN hopper.trials tr ON tr.trial_id = m.trial_id
+JOIN hopper.run_records r ON r.run_id = tr.run_id
+CROSS JOIN LATERAL (VALUES ('training', m.training_metrics), ('validation', m.validation_metrics)) AS s(split, metrics)
+CROSS JOIN LATERAL pg_catalog.jsonb_each(s.metrics) AS kv;
+COMMENT ON VIEW hopper.learning_curves IS
+'learning curves in long form, one row per run, configuration (trial, mst_key), evaluated iteration, split (training or validation), metric (loss, accuracy, ...) and value (NULL where it was not finite): what BI tools and notebooks plot directly';
+GRANT SELECT ON hopper.learning_curves TO PUBLIC;
+
+CREATE FUNCTION hopper.learning_curves_svg(run_id bigint, metric text DEFAULT NULL, split text DEFAULT NULL)
+RETURNS text
+AS 'MODULE_PATHNAME', 'learning_curves_svg' LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION hopper.learning_curves_svg(bigint, text, text) IS
+'an SVG line chart of a training run''s learning curves: the metric (default: the run''s searcher metric) on the split (default: validation when recorded, else training) per evaluated iteration, one line per configuration, the one with the best last value highlighted; psql -At -c "SELECT hopper.learning_curves_svg(7)" > curves.svg';
+
+CREATE FUNCTION hopper.sparkline(curve double precision[])
+RETURNS text
+AS 'MODULE_PATHNAME', 'sparkline' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION hopper.sparkline(double precision[]) IS
+'a curve as one line of text: a block character per value (8 heights between the smallest and the largest), a space for NULL, NaN or infinity; e.g. SELECT mst_key, hopper.sparkline(array_agg(value ORDER BY iteration)) FROM hopper.learning_curves WHERE ... GROUP BY mst_key';
 
 -- ---- functions: tasks and checkpoints -------------------------------------------------------------
 CREATE FUNCTION hopper.create_task(task_type text, description text DEFAULT NULL, metadata jsonb DEFAULT '{}')

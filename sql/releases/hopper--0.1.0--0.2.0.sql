@@ -398,6 +398,281 @@ $$;
 
 -- ==== objects new in 0.2.0, written by hand (kept as they are by the generator) ====
 
+-- ---- evaluation by segment: exact sums that merge across segments (issue 15) ----------------------
+CREATE FUNCTION hopper.evaluate_models_sums_final(internal) RETURNS double precision[]
+AS 'MODULE_PATHNAME', 'evaluate_models_sums_final' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION hopper.evaluate_models_sums_final(internal) IS
+'final function of hopper.evaluate_models_sums: per model, its number of metrics, the row count, the loss sum and the metric sums';
+
+-- No serial functions, on purpose: its partial states never cross processes, so PostgreSQL runs each
+-- segment (GROUP BY dist_key) as one whole aggregate in one process, and hopper adds the segments'
+-- exact sums up (a parallel scan shared a segment's few heap pages between processes unevenly).
+CREATE AGGREGATE hopper.evaluate_models_sums(model_states bytea[], independent_var real[], dependent_var real[]) (
+    SFUNC = hopper.evaluate_models_transition,
+    STYPE = internal,
+    COMBINEFUNC = hopper.evaluate_models_combine,
+    FINALFUNC = hopper.evaluate_models_sums_final,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE hopper.evaluate_models_sums(bytea[], real[], real[]) IS
+'hopper.evaluate_models as exact sums that merge across segments: for each model in order, its number of metrics k, row count, loss sum and k metric sums';
+
+CREATE VIEW hopper.learning_curves WITH (security_invoker = true) AS
+SELECT tr.run_id, r.name AS run_name, r.method, tr.trial_id, tr.mst_key, m.iteration, m.steps_completed,
+       m.elapsed_seconds, m.report_time, s.split, kv.key AS metric,
+       CASE WHEN pg_catalog.jsonb_typeof(kv.value) = 'number' THEN (kv.value #>> '{}')::double precision END AS value
+FROM hopper.trial_metrics m
+JOIN hopper.trials tr ON tr.trial_id = m.trial_id
+JOIN hopper.run_records r ON r.run_id = tr.run_id
+CROSS JOIN LATERAL (VALUES ('training', m.training_metrics), ('validation', m.validation_metrics)) AS s(split, metrics)
+CROSS JOIN LATERAL pg_catalog.jsonb_each(s.metrics) AS kv;
+COMMENT ON VIEW hopper.learning_curves IS
+'learning curves in long form, one row per run, configuration (trial, mst_key), evaluated iteration, split (training or validation), metric (loss, accuracy, ...) and value (NULL where it was not finite): what BI tools and notebooks plot directly';
+GRANT SELECT ON hopper.learning_curves TO PUBLIC;
+
+CREATE FUNCTION hopper.learning_curves_svg(run_id bigint, metric text DEFAULT NULL, split text DEFAULT NULL)
+RETURNS text
+AS 'MODULE_PATHNAME', 'learning_curves_svg' LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION hopper.learning_curves_svg(bigint, text, text) IS
+'an SVG line chart of a training run''s learning curves: the metric (default: the run''s searcher metric) on the split (default: validation when recorded, else training) per evaluated iteration, one line per configuration, the one with the best last value highlighted; psql -At -c "SELECT hopper.learning_curves_svg(7)" > curves.svg';
+
+CREATE FUNCTION hopper.sparkline(curve double precision[])
+RETURNS text
+AS 'MODULE_PATHNAME', 'sparkline' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION hopper.sparkline(double precision[]) IS
+'a curve as one line of text: a block character per value (8 heights between the smallest and the largest), a space for NULL, NaN or infinity; e.g. SELECT mst_key, hopper.sparkline(array_agg(value ORDER BY iteration)) FROM hopper.learning_curves WHERE ... GROUP BY mst_key';
+
+-- ---- adaptive model selection (issue 14): hopper.fit_automl and its records ----------------------
+ALTER TABLE hopper.run_records DROP CONSTRAINT run_records_method_check;
+ALTER TABLE hopper.run_records ADD CONSTRAINT run_records_method_check
+    CHECK (method IN ('fit', 'fit_multiple', 'fit_data_parallel', 'fit_automl'));
+COMMENT ON TABLE hopper.run_records IS
+'storage of hopper.runs: one row per call of hopper.fit, fit_multiple or fit_data_parallel, or per adaptive search (fit_automl); read hopper.runs, whose state is truthful when read';
+COMMENT ON VIEW hopper.runs IS
+'one row per call of hopper.fit, fit_multiple or fit_data_parallel, or per adaptive search (fit_automl, hopper.searches): its tables, settings, searcher metric and the facts of the packed data; state is ACTIVE only while a session is running it (INTERRUPTED once it stopped without completing: an error, a cancel, a crash)';
+ALTER TABLE hopper.trials DROP CONSTRAINT trials_status_check;
+ALTER TABLE hopper.trials ADD CONSTRAINT trials_status_check
+    CHECK (status IN ('pending', 'training', 'stopped', 'completed', 'diverged'));
+
+-- Adaptive model selection: hopper.fit_automl runs successive halving or Hyperband by model hopping,
+-- and every decision it takes is a row here. The run itself is a row of hopper.runs (method
+-- fit_automl), each configuration a row of hopper.trials (status pending, training, stopped,
+-- completed or diverged), its learning curve in hopper.trial_metrics and its state at the end of
+-- every rung it trained in a checkpoint (hopper.checkpoints_expanded). These tables add the plan
+-- (brackets and rungs with their budgets) and the outcome of each trial at each rung (its searcher
+-- value, rank and whether it survived). Rows belong to the owner of their run, as the registry's do.
+
+CREATE TABLE hopper.searches (
+    run_id bigint PRIMARY KEY REFERENCES hopper.run_records,
+    automl_method text NOT NULL CHECK (automl_method IN ('hyperband', 'successive_halving')),
+    max_iterations integer NOT NULL CHECK (max_iterations >= 1),
+    eta integer NOT NULL CHECK (eta >= 2),
+    skip_last integer NOT NULL CHECK (skip_last >= 0),
+    num_brackets integer NOT NULL CHECK (num_brackets >= 1),
+    -- Configurations (trials) of the whole search, and the iterations they train in all when
+    -- nothing diverges (model-epochs).
+    num_configs integer NOT NULL CHECK (num_configs >= 1),
+    model_iterations bigint NOT NULL CHECK (model_iterations >= 1),
+    model_arch_table text NOT NULL,
+    model_id_list integer[] NOT NULL,
+    compile_params_grid jsonb NOT NULL,
+    fit_params_grid jsonb NOT NULL,
+    search_type text NOT NULL CHECK (search_type IN ('grid', 'random')),
+    random_state bigint,
+    pack_brackets boolean NOT NULL,
+    -- Set when the search completes: the trial and checkpoint with the best searcher value.
+    best_mst_key integer,
+    best_checkpoint_id bigint REFERENCES hopper.checkpoints
+);
+COMMENT ON TABLE hopper.searches IS
+'one row per adaptive search (hopper.fit_automl; the run is in hopper.runs): method, budget (max_iterations, eta, skip_last), brackets, search space and random_state, and, once it completed, its best trial and checkpoint';
+
+CREATE TABLE hopper.search_rungs (
+    run_id bigint NOT NULL REFERENCES hopper.searches,
+    bracket integer NOT NULL CHECK (bracket >= 0),  -- Hyperband's s: the halvings the bracket plans
+    rung integer NOT NULL CHECK (rung >= 0),
+    num_configs integer NOT NULL CHECK (num_configs >= 1),
+    iterations integer NOT NULL CHECK (iterations >= 1),  -- each trial's iterations in all at the rung's end
+    num_promoted integer NOT NULL CHECK (num_promoted >= 0),
+    -- PENDING, TRAINING, COMPLETED; SKIPPED when a rung before it promoted nobody (all diverged).
+    state text NOT NULL DEFAULT 'PENDING' CHECK (state IN ('PENDING', 'TRAINING', 'COMPLETED', 'SKIPPED')),
+    -- The trials of the rung, once known (rung 0: at the start; later: the survivors of the rung before).
+    mst_keys integer[],
+    start_time timestamptz,
+    end_time timestamptz,
+    PRIMARY KEY (run_id, bracket, rung)
+);
+COMMENT ON TABLE hopper.search_rungs IS
+'the plan and progress of an adaptive search: one row per rung of every bracket, with its budget (iterations each trial has trained at its end), how many configurations train in it and how many go on, its state and its trials';
+
+CREATE TABLE hopper.trial_rungs (
+    trial_id bigint NOT NULL REFERENCES hopper.trials,
+    run_id bigint NOT NULL,
+    bracket integer NOT NULL,
+    rung integer NOT NULL,
+    iteration integer NOT NULL CHECK (iteration >= 1),
+    searcher_value double precision,
+    rank integer NOT NULL CHECK (rank >= 1),  -- 1: the best of the rung
+    promoted boolean NOT NULL,                -- goes on to the next rung
+    checkpoint_id bigint REFERENCES hopper.checkpoints,  -- the trial's state at the end of the rung
+    PRIMARY KEY (trial_id, rung),
+    FOREIGN KEY (run_id, bracket, rung) REFERENCES hopper.search_rungs
+);
+COMMENT ON TABLE hopper.trial_rungs IS
+'the decision about each trial at each rung it trained in: its searcher value, its rank in the rung, whether it survived to the next, and the checkpoint of its state at that point';
+CREATE INDEX trial_rungs_rung_idx ON hopper.trial_rungs (run_id, bracket, rung, rank);
+
+CREATE TRIGGER searches_keep_columns BEFORE UPDATE ON hopper.searches
+    FOR EACH ROW EXECUTE FUNCTION hopper.keep_columns('run_id');
+CREATE TRIGGER search_rungs_keep_columns BEFORE UPDATE ON hopper.search_rungs
+    FOR EACH ROW EXECUTE FUNCTION hopper.keep_columns('run_id', 'bracket', 'rung');
+CREATE TRIGGER trial_rungs_keep_columns BEFORE UPDATE ON hopper.trial_rungs
+    FOR EACH ROW EXECUTE FUNCTION hopper.keep_columns('trial_id', 'run_id', 'bracket', 'rung');
+
+-- Everyone reads; rows are written by the owner of their run (a trial's rows by the owner of its
+-- task), and may point only at that run's trials and checkpoints.
+GRANT SELECT, INSERT, UPDATE, DELETE ON hopper.searches, hopper.search_rungs, hopper.trial_rungs TO PUBLIC;
+
+ALTER TABLE hopper.searches ENABLE ROW LEVEL SECURITY;
+CREATE POLICY searches_read ON hopper.searches FOR SELECT USING (true);
+CREATE POLICY searches_owner ON hopper.searches
+    USING (EXISTS (SELECT 1 FROM hopper.run_records r WHERE r.run_id = searches.run_id AND hopper.may_modify(r.owner)))
+    WITH CHECK (EXISTS (SELECT 1 FROM hopper.run_records r WHERE r.run_id = searches.run_id AND hopper.may_modify(r.owner))
+                AND (best_checkpoint_id IS NULL
+                     OR EXISTS (SELECT 1 FROM hopper.checkpoint_training ct JOIN hopper.trials t ON t.trial_id = ct.trial_id
+                                WHERE ct.checkpoint_id = searches.best_checkpoint_id AND t.run_id = searches.run_id)));
+
+ALTER TABLE hopper.search_rungs ENABLE ROW LEVEL SECURITY;
+CREATE POLICY search_rungs_read ON hopper.search_rungs FOR SELECT USING (true);
+CREATE POLICY search_rungs_owner ON hopper.search_rungs
+    USING (EXISTS (SELECT 1 FROM hopper.run_records r WHERE r.run_id = search_rungs.run_id AND hopper.may_modify(r.owner)))
+    WITH CHECK (EXISTS (SELECT 1 FROM hopper.run_records r WHERE r.run_id = search_rungs.run_id AND hopper.may_modify(r.owner)));
+
+ALTER TABLE hopper.trial_rungs ENABLE ROW LEVEL SECURITY;
+CREATE POLICY trial_rungs_read ON hopper.trial_rungs FOR SELECT USING (true);
+CREATE POLICY trial_rungs_owner ON hopper.trial_rungs
+    USING (EXISTS (SELECT 1 FROM hopper.tasks k WHERE k.task_id = trial_rungs.trial_id AND hopper.may_modify(k.owner)))
+    WITH CHECK (EXISTS (SELECT 1 FROM hopper.trials t JOIN hopper.tasks k ON k.task_id = t.trial_id
+                        WHERE t.trial_id = trial_rungs.trial_id AND t.run_id = trial_rungs.run_id
+                          AND hopper.may_modify(k.owner))
+                AND (checkpoint_id IS NULL
+                     OR EXISTS (SELECT 1 FROM hopper.checkpoints c WHERE c.checkpoint_id = trial_rungs.checkpoint_id
+                                AND c.task_id = trial_rungs.trial_id)));
+
+SELECT pg_catalog.pg_extension_config_dump('hopper.searches', '');
+SELECT pg_catalog.pg_extension_config_dump('hopper.search_rungs', '');
+SELECT pg_catalog.pg_extension_config_dump('hopper.trial_rungs', '');
+
+-- Brackets, rungs, budgets and survivors of every search.
+CREATE VIEW hopper.search_brackets WITH (security_invoker = true) AS
+SELECT g.run_id, r.name AS run_name, s.automl_method, g.bracket, g.rung, g.iterations AS budget,
+       g.iterations - coalesce(lag(g.iterations) OVER (PARTITION BY g.run_id, g.bracket ORDER BY g.rung), 0)
+           AS iterations_in_rung,
+       g.num_configs, g.num_promoted, g.state, g.mst_keys,
+       d.ranking,
+       CASE WHEN g.state = 'COMPLETED' THEN coalesce(d.survivors, '{}') END AS survivors,
+       d.ranking[1] AS best_mst_key, d.best_value, r.searcher_metric, g.start_time, g.end_time
+FROM hopper.search_rungs g
+JOIN hopper.searches s ON s.run_id = g.run_id
+JOIN hopper.run_records r ON r.run_id = g.run_id
+LEFT JOIN LATERAL (
+    SELECT array_agg(t.mst_key ORDER BY x.rank) AS ranking,
+           array_agg(t.mst_key ORDER BY x.rank) FILTER (WHERE x.promoted) AS survivors,
+           (array_agg(x.searcher_value ORDER BY x.rank))[1] AS best_value
+    FROM hopper.trial_rungs x JOIN hopper.trials t ON t.trial_id = x.trial_id
+    WHERE x.run_id = g.run_id AND x.bracket = g.bracket AND x.rung = g.rung) d ON true;
+COMMENT ON VIEW hopper.search_brackets IS
+'every rung of every bracket of every adaptive search: budget (iterations in all at its end, and in the rung), how many configurations train and survive, its state, its trials, their ranking by the searcher metric (best first), the survivors and the best value';
+
+-- Each trial of every search: its bracket, status (stopped: at which rung), and its latest state.
+CREATE VIEW hopper.search_trials WITH (security_invoker = true) AS
+SELECT t.run_id, r.name AS run_name, t.trial_id, t.mst_key, b.bracket, t.status, x.rung AS last_rung,
+       CASE WHEN t.status = 'stopped' THEN x.rung END AS stopped_at_rung, x.iteration AS iterations,
+       x.searcher_value, x.rank, c.uuid AS checkpoint_uuid, t.model_id, t.compile_params, t.fit_params, t.hparams
+FROM hopper.trials t
+JOIN hopper.searches s ON s.run_id = t.run_id
+JOIN hopper.run_records r ON r.run_id = t.run_id
+JOIN hopper.search_rungs b ON b.run_id = t.run_id AND b.rung = 0 AND t.mst_key = ANY (b.mst_keys)
+LEFT JOIN LATERAL (
+    SELECT y.rung, y.iteration, y.searcher_value, y.rank, y.checkpoint_id FROM hopper.trial_rungs y
+    WHERE y.trial_id = t.trial_id ORDER BY y.rung DESC LIMIT 1) x ON true
+LEFT JOIN hopper.checkpoints c ON c.checkpoint_id = x.checkpoint_id;
+COMMENT ON VIEW hopper.search_trials IS
+'every configuration (trial) of every adaptive search: its bracket, status (stopped_at_rung for one stopped early), the last rung it completed with its iterations, searcher value and rank there, and the checkpoint of its state then (ready for hopper.register_model_version)';
+
+GRANT SELECT ON hopper.search_brackets, hopper.search_trials TO PUBLIC;
+
+CREATE PROCEDURE hopper.fit_automl(
+    packed_table text DEFAULT NULL,
+    model_output_table text DEFAULT NULL,
+    model_arch_table text DEFAULT NULL,
+    model_selection_table text DEFAULT NULL,
+    model_id_list integer[] DEFAULT NULL,
+    compile_params_grid jsonb DEFAULT NULL,
+    fit_params_grid jsonb DEFAULT NULL,
+    automl_method text DEFAULT NULL,
+    max_iterations integer DEFAULT NULL,
+    eta integer DEFAULT NULL,
+    skip_last integer DEFAULT NULL,
+    num_brackets integer DEFAULT NULL,
+    num_configs integer DEFAULT NULL,
+    search_type text DEFAULT NULL,
+    random_state bigint DEFAULT NULL,
+    validation_table text DEFAULT NULL,
+    metrics_compute_frequency integer DEFAULT NULL,
+    searcher_metric text DEFAULT NULL,
+    pack_brackets boolean DEFAULT NULL,
+    name text DEFAULT NULL,
+    description text DEFAULT NULL,
+    run_id bigint DEFAULT NULL)
+AS 'MODULE_PATHNAME', 'fit_automl' LANGUAGE C;
+COMMENT ON PROCEDURE hopper.fit_automl(text, text, text, text, integer[], jsonb, jsonb, text, integer, integer, integer, integer, integer, text, bigint, text, integer, text, boolean, text, text, bigint) IS
+'adaptive model selection by model hopping: draws configurations from a search space (as generate_model_configs, into model_selection_table) and runs hyperband (default) or successive_halving with budget max_iterations (default 9) and eta (default 3); search_type random (default) or grid (successive_halving only); model_selection_table defaults to <model_output_table>_mst; searcher_metric as fit_multiple''s (default: the loss, on the validation table when given); each rung trains its trials together, ranks them by the searcher metric and continues the best 1/eta from their state; writes model_output_table, _info and _summary like fit_multiple and records every decision (hopper.searches, search_rungs, trial_rungs, views search_brackets and search_trials); must be CALLed outside a transaction block (it commits after every ring iteration); run_id => an interrupted search continues it from its last completed rungs';
+
+-- Live progress of training runs (src/pg/training/progress.h): shared memory read by a function,
+-- and a view that adds the run's name and owner (hopper.runs) and computes rates and the time left.
+CREATE FUNCTION hopper.run_progress_segments(
+    OUT run_id bigint, OUT method text, OUT on_worker_node boolean, OUT pid integer, OUT iteration integer,
+    OUT num_iterations integer, OUT hop integer, OUT hops_per_iteration integer, OUT models_in_ring integer,
+    OUT model_iterations_done bigint, OUT model_iterations_total bigint, OUT best_searcher_value double precision,
+    OUT best_mst_key integer, OUT start_time timestamptz, OUT updated timestamptz, OUT dist_key integer,
+    OUT mst_key integer, OUT segment_pid integer, OUT buffers_done integer, OUT buffers_total integer,
+    OUT rows_done bigint, OUT visit_start timestamptz, OUT hop_start timestamptz, OUT segment_updated timestamptz)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'run_progress_segments' LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION hopper.run_progress_segments() IS
+'the raw shared-memory progress of the training runs going on in this database, one row per run and segment; read the view hopper.run_progress';
+
+CREATE VIEW hopper.run_progress WITH (security_invoker = true) AS
+WITH p AS (
+    SELECT s.*, pg_catalog.clock_timestamp() AS now,
+           -- a segment's share of its current visit; a visit that began before this hop counts as not begun
+           CASE WHEN s.visit_start >= s.hop_start THEN s.buffers_done::double precision / NULLIF(s.buffers_total, 0)
+                ELSE 0 END AS visit_fraction
+    FROM hopper.run_progress_segments() s
+), f AS (
+    SELECT p.*,
+           (p.model_iterations_done + p.models_in_ring * (GREATEST(p.hop - 1, 0)
+                + COALESCE(pg_catalog.avg(p.visit_fraction) OVER (PARTITION BY p.run_id, p.pid), 0))
+                / NULLIF(p.hops_per_iteration, 0))
+           / NULLIF(p.model_iterations_total, 0)::double precision AS fraction
+    FROM p
+)
+SELECT f.run_id, r.name AS run_name, f.method, r.owner, f.pid, f.on_worker_node,
+       f.iteration, f.num_iterations, f.hop, f.hops_per_iteration, f.models_in_ring,
+       f.dist_key AS segment, f.mst_key, f.segment_pid, f.buffers_done, f.buffers_total, f.rows_done,
+       round((f.rows_done / NULLIF(EXTRACT(epoch FROM f.segment_updated - f.visit_start), 0))::numeric, 1) AS rows_per_second,
+       round(EXTRACT(epoch FROM f.now - f.start_time), 3) AS elapsed_seconds,
+       round(LEAST(GREATEST(f.fraction, 0), 1)::numeric, 4) AS fraction_done,
+       CASE WHEN f.fraction > 0
+            THEN round(EXTRACT(epoch FROM f.now - f.start_time) * (1 - LEAST(f.fraction, 1)::numeric) / f.fraction::numeric, 1)
+       END AS estimated_seconds_left,
+       f.best_searcher_value, f.best_mst_key, r.searcher_metric, f.updated AS updated_at
+FROM f LEFT JOIN hopper.runs r ON r.run_id = f.run_id AND NOT f.on_worker_node;
+COMMENT ON VIEW hopper.run_progress IS
+'the training runs going on in this database (fit, fit_multiple, fit_data_parallel, fit_automl), live from shared memory: iteration i of N, hop h of H, per segment the configuration it trains (mst_key), buffers and rows done in its current visit, rows/s, elapsed and estimated seconds left, the best searcher value so far, the backend pids; needs hopper in shared_preload_libraries; on Citus the coordinator shows the run and each worker node (on_worker_node) the segments it trains';
+GRANT SELECT ON hopper.run_progress TO PUBLIC;
+
 -- Parameter tables: SparseSSP, tables split over servers (ps_create_part), late_adds, part and
 -- range_map in hopper.ps_tables (issue 19).
 CREATE FUNCTION hopper.ps_create_part(name text, range_map int8range[], part integer, chunk_size integer DEFAULT 1,

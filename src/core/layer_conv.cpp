@@ -28,6 +28,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "gemm.h"
 #include "layers.h"
 
 namespace hopper::layers {
@@ -130,7 +131,7 @@ void conv_forward(const LayerArgs& a, const float* params, const float* x, float
     MatrixMap out(z, f, positions * n);
     const ConstVectorMap bias(params + a.slice.bias_offset, l.use_bias ? f : 0);
     if (pointwise(l)) {
-        out.noalias() = kernel * ConstMatrixMap(x, k, positions * n);
+        detail::gemm(false, false, f, positions * n, k, kernel.data(), x, z);
         if (l.use_bias) out.colwise() += bias;
         return;
     }
@@ -140,7 +141,7 @@ void conv_forward(const LayerArgs& a, const float* params, const float* x, float
         const Index m = std::min(chunk, n - j);
         im2col(w, x + j * in_size, m, s.columns.data());
         MatrixMap zj(z + j * positions * f, f, positions * m);
-        zj.noalias() = kernel * MatrixMap(s.columns.data(), k, positions * m);
+        detail::gemm(false, false, f, positions * m, k, kernel.data(), s.columns.data(), zj.data());
         if (l.use_bias) zj.colwise() += bias;  // while the chunk's output is in cache
     }
 }
@@ -157,8 +158,8 @@ void conv_backward(const LayerArgs& a, const float* params, const float* x, cons
     VectorMap gb(grad + a.slice.bias_offset, l.use_bias ? f : 0);
     if (pointwise(l)) {
         if (l.use_bias) gb = d.rowwise().sum();
-        gw.noalias() = d * ConstMatrixMap(x, k, positions * n).transpose();
-        if (dx) MatrixMap(dx, k, positions * n).noalias() = kernel.transpose() * d;
+        detail::gemm(false, true, f, k, positions * n, dz, x, gw.data());
+        if (dx) detail::gemm(true, false, k, positions * n, f, kernel.data(), dz, dx);
         return;
     }
     const Index in_size = Index(a.in.size()), chunk = images_per_chunk(k * positions, n);
@@ -168,15 +169,15 @@ void conv_backward(const LayerArgs& a, const float* params, const float* x, cons
         MatrixMap cols(s.columns.data(), k, positions * m);
         ConstMatrixMap dj(dz + j * positions * f, f, positions * m);
         im2col(w, x + j * in_size, m, cols.data());
-        if (j == 0) {
-            gw.noalias() = dj * cols.transpose();
-            if (l.use_bias) gb = dj.rowwise().sum();
-        } else {
-            gw.noalias() += dj * cols.transpose();
-            if (l.use_bias) gb += dj.rowwise().sum();
+        detail::gemm(false, true, f, k, positions * m, dj.data(), cols.data(), gw.data(), /*accumulate=*/j > 0);
+        if (l.use_bias) {
+            if (j == 0)
+                gb = dj.rowwise().sum();
+            else
+                gb += dj.rowwise().sum();
         }
         if (!dx) continue;
-        cols.noalias() = kernel.transpose() * dj;
+        detail::gemm(true, false, k, positions * m, f, kernel.data(), dj.data(), cols.data());
         col2im(w, cols.data(), m, dx + j * in_size);
     }
 }

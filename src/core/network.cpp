@@ -12,6 +12,7 @@
 
 #include "hopper/error.h"
 #include "hopper/rng.h"
+#include "gemm.h"
 #include "layers.h"
 
 namespace hopper {
@@ -65,8 +66,7 @@ void activate(Activation act, M&& z) {
 template <typename A, typename Z>
 void dense_forward(const DenseLayer& layer, const LayerSlice& s, const float* params, const A& a,
                    Z&& z) {
-    ConstMatrixMap w(params + s.weight_offset, s.units, s.inputs);
-    z.noalias() = w * a;
+    detail::gemm(false, false, s.units, a.cols(), s.inputs, params + s.weight_offset, a.data(), z.data());
     if (layer.use_bias) z.colwise() += ConstVectorMap(params + s.bias_offset, s.units);
     activate(layer.activation, z);
 }
@@ -473,16 +473,12 @@ double GradientWorkspace::loss_and_gradient(const float* params, const ConstMatr
                              l == 0 ? nullptr : delta_.data(), n, scratch_[l]);
             if (l == 0) break;
         } else {
-            MatrixMap gw(grad + s.weight_offset, s.units, s.inputs);
-            if (l == 0)
-                gw.noalias() = dz * x.transpose();
-            else
-                gw.noalias() = dz * act(l - 1).transpose();
+            detail::gemm(false, true, s.units, s.inputs, n, dz.data(), l == 0 ? x.data() : act(l - 1).data(),
+                         grad + s.weight_offset);
             if (layers[l].use_bias) VectorMap(grad + s.bias_offset, s.units) = dz.rowwise().sum();
             if (l == 0) break;  // the input gradient is not needed
 
-            ConstMatrixMap w(params + s.weight_offset, s.units, s.inputs);
-            MatrixMap(delta_.data(), s.inputs, n).noalias() = w.transpose() * dz;
+            detail::gemm(true, false, s.inputs, n, s.units, params + s.weight_offset, dz.data(), delta_.data());
         }
         MatrixMap g(delta_.data(), width(l - 1), n);
         const Layer& below = layers[l - 1];

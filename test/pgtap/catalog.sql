@@ -34,14 +34,18 @@ $$, 'functions that run statements are not parallel safe');
 -- The training and evaluation aggregates run inside parallel workers, so they must be PARALLEL SAFE.
 SELECT is((SELECT string_agg(p.proname || ':' || p.proparallel::text, ',' ORDER BY p.proname) FROM pg_proc p
            WHERE p.pronamespace = 'hopper'::regnamespace AND p.prokind = 'a'
-             AND p.proname IN ('train_segment', 'evaluate_models')),
-          'evaluate_models:s,train_segment:s', 'training and evaluation aggregates are parallel safe');
+             AND p.proname IN ('train_segment', 'evaluate_models', 'evaluate_models_sums')),
+          'evaluate_models:s,evaluate_models_sums:s,train_segment:s', 'training and evaluation aggregates are parallel safe');
 
--- Every aggregate with an internal state that can be combined declares serialize/deserialize too.
+-- Every aggregate with an internal state that can be combined declares serialize/deserialize too,
+-- so PostgreSQL can run it as a parallel partial aggregate. The one exception on purpose:
+-- evaluate_models_sums, which hopper runs one whole segment per process (GROUP BY dist_key) and
+-- whose missing serial functions keep PostgreSQL from splitting a segment between processes.
 SELECT is_empty($$
   SELECT a.aggfnoid::regprocedure::text FROM pg_aggregate a JOIN pg_proc p ON p.oid = a.aggfnoid
   WHERE p.pronamespace = 'hopper'::regnamespace AND a.aggtranstype = 'internal'::regtype
     AND a.aggcombinefn <> 0 AND (a.aggserialfn = 0 OR a.aggdeserialfn = 0)
+    AND p.proname <> 'evaluate_models_sums'
 $$, 'combinable internal-state aggregates serialize');
 
 -- Combine functions of internal states must not be STRICT (the first state starts empty).

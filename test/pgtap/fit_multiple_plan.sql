@@ -48,7 +48,8 @@ CREATE TEMP TABLE training_statement AS SELECT
     ' GROUP BY d.dist_key, mi.mst_key, mi.pos'::text AS sql;
 
 -- hopper's statement settings (StatementSettings::enter), and set_parallel_workers(2), i.e.
--- hopper.parallel_segments = 2: 2 workers; the leader only gathers. (Without it, 3 segments would get
+-- hopper.parallel_segments = 2: planned for 2 workers, launched as 1 worker and the leader, which
+-- takes a subplan of the Parallel Append itself. (Without it, 3 segments would get
 -- 3 workers only through the parallel_workers of the engine's waiting partition, which this simplified
 -- statement leaves out; test/scripts/fit_multiple_plan.sh checks the real statements.)
 SET LOCAL enable_partitionwise_join = on;
@@ -60,13 +61,14 @@ SET LOCAL min_parallel_table_scan_size = 0;
 SET LOCAL parallel_setup_cost = 10;
 SET LOCAL parallel_tuple_cost = 0;
 SET LOCAL jit = off;
-SET LOCAL parallel_leader_participation = off;
+SET LOCAL parallel_leader_participation = on;
 SET LOCAL max_parallel_workers_per_gather = 2;
+SET LOCAL max_parallel_workers = 1;
 
 CREATE TEMP TABLE p AS SELECT pg_temp.plan_of(sql) AS plan FROM training_statement;
 
 SELECT is((SELECT plan ->> 'Node Type' FROM p), 'Gather', 'the training statement is gathered from parallel workers');
-SELECT is((SELECT (plan ->> 'Workers Planned')::int FROM p), 2, 'two workers, the leader only gathers');
+SELECT is((SELECT (plan ->> 'Workers Planned')::int FROM p), 2, 'planned for two processes (one worker and the leader run)');
 SELECT is((SELECT plan -> 'Plans' -> 0 ->> 'Node Type' FROM p), 'Append', 'under the Gather an Append');
 SELECT ok((SELECT (plan -> 'Plans' -> 0 ->> 'Parallel Aware')::boolean FROM p), 'the Append is a Parallel Append');
 SELECT is((SELECT jsonb_array_length(plan -> 'Plans' -> 0 -> 'Plans') FROM p), 3, 'one subplan per segment');
@@ -88,8 +90,10 @@ SELECT ok((SELECT NOT (pg_temp.node_types(plan) && ARRAY['Hash Join', 'Merge Joi
 -- PostgreSQL costs a Parallel Append's whole subplans spread over the workers only, not over a
 -- participating leader: hence one worker per segment (with one worker the plan is serial).
 SET LOCAL max_parallel_workers_per_gather = 1;
+SET LOCAL parallel_leader_participation = off;
 SELECT ok((SELECT NOT ('Gather' = ANY (pg_temp.node_types(plan))) FROM (SELECT pg_temp.plan_of(sql) AS plan FROM training_statement) x),
           'one worker without the leader: the segments would run one after another');
+SET LOCAL parallel_leader_participation = on;
 SET LOCAL max_parallel_workers_per_gather = 3;
 SELECT is((SELECT plan -> 'Plans' -> 0 ->> 'Node Type' FROM (SELECT pg_temp.plan_of(sql) AS plan FROM training_statement) x), 'Append',
           'more workers allowed: still a Parallel Append of the segments');
@@ -110,12 +114,18 @@ SELECT ok((SELECT plan ->> 'Node Type' <> 'Gather' OR plan -> 'Plans' -> 0 ->> '
           'without enable_partitionwise_aggregate the segments do not run as parallel aggregates');
 SET LOCAL enable_partitionwise_aggregate = on;
 
--- The evaluation of all models in one scan is a parallel partial aggregation.
+-- The evaluation of all models (engine/engine.cpp evaluate_by_segment) runs like training: one
+-- whole aggregate per segment under a Parallel Append, so every process evaluates whole segments
+-- (a parallel scan shared one segment's few heap pages unevenly between processes).
 CREATE TEMP TABLE e AS SELECT pg_temp.plan_of(
-    'SELECT hopper.evaluate_models(ARRAY[''\x00''::bytea], independent_var, dependent_var) FROM public.tap_fmp_packed') AS plan;
-SELECT ok((SELECT plan ->> 'Partial Mode' = 'Finalize' AND plan -> 'Plans' -> 0 ->> 'Node Type' = 'Gather'
-                  AND jsonb_path_exists(plan, 'strict $.** ? (@."Partial Mode" == "Partial")') FROM e),
-          'evaluation: Finalize Aggregate over Gather over partial aggregates');
+    'SELECT d.dist_key, hopper.evaluate_models_sums(ARRAY[''\x00''::bytea], d.independent_var, d.dependent_var)'
+    ' FROM public.tap_fmp_packed AS d GROUP BY d.dist_key ORDER BY d.dist_key') AS plan;
+SELECT ok((SELECT jsonb_path_exists(plan, 'strict $.** ? (@."Node Type" == "Gather" || @."Node Type" == "Gather Merge")')
+                  AND (SELECT array_agg(DISTINCT (c ->> 'Node Type') || '/' || (c ->> 'Partial Mode'))
+                         FROM jsonb_path_query(plan, 'strict $.** ? (@."Parallel Aware" == true && @."Node Type" == "Append").Plans[*]') c)
+                      = ARRAY['Aggregate/Simple']
+             FROM e),
+          'evaluation: a Parallel Append of whole per-segment aggregates');
 
 -- The setting that caps the parallelism is there and documented.
 SELECT is(current_setting('hopper.parallel_segments'), '0', 'hopper.parallel_segments defaults to one process per segment');

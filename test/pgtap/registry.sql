@@ -1,14 +1,14 @@
 -- Checkpoints and model registry: catalog contracts (tables, keys, indexes, row-level security,
 -- dump configuration, volatility), index-only plans for the everyday queries, and SQLSTATEs.
 BEGIN;
-SELECT plan(61);
+SELECT plan(69);
 SET LOCAL client_min_messages = warning;
 
 -- ---- catalog contracts ----
 SELECT has_table('hopper', t, 'table ' || t) FROM unnest(ARRAY['tasks', 'run_records', 'trials', 'trial_metrics', 'checkpoints',
     'checkpoint_chunks', 'checkpoint_training', 'models', 'model_versions', 'model_aliases', 'output_tables']) t;
 SELECT has_view('hopper', v, 'view ' || v) FROM unnest(ARRAY['runs', 'checkpoints_expanded', 'latest_checkpoints', 'best_checkpoints',
-                                                             'model_versions_expanded']) v;
+                                                             'model_versions_expanded', 'learning_curves']) v;
 SELECT is((SELECT reloptions FROM pg_class WHERE oid = 'hopper.runs'::regclass), ARRAY['security_invoker=true'],
           'hopper.runs applies the caller''s row-level security');
 SELECT fk_ok('hopper', 'model_versions', 'checkpoint_id', 'hopper', 'checkpoints', 'checkpoint_id');
@@ -35,6 +35,14 @@ SELECT is((SELECT count(*)::int FROM pg_extension e, unnest(e.extconfig) c
                  'hopper.model_versions', 'hopper.model_aliases', 'hopper.output_tables')), 11, 'pg_dump keeps the rows of every registry table');
 SELECT is((SELECT count(*)::int FROM pg_extension e, unnest(e.extconfig) c WHERE e.extname = 'hopper'
            AND c::regclass::text LIKE 'hopper.%_id_seq'), 5, 'pg_dump keeps the identity counters');
+-- Adaptive searches (hopper.fit_automl): their tables are registry tables too.
+SELECT has_table('hopper', t, 'table ' || t) FROM unnest(ARRAY['searches', 'search_rungs', 'trial_rungs']) t;
+SELECT has_view('hopper', v, 'view ' || v) FROM unnest(ARRAY['search_brackets', 'search_trials', 'run_progress']) v;
+SELECT is((SELECT count(*)::int FROM pg_class WHERE relnamespace = 'hopper'::regnamespace
+           AND relname IN ('searches', 'search_rungs', 'trial_rungs') AND relrowsecurity
+           AND EXISTS (SELECT 1 FROM pg_extension e, unnest(e.extconfig) c WHERE e.extname = 'hopper' AND c = pg_class.oid)
+           AND (SELECT prokind FROM pg_proc WHERE oid = 'hopper.fit_automl'::regproc) = 'p'),
+          3, 'search tables: row-level security, kept by pg_dump; fit_automl is a procedure');
 SELECT has_trigger('hopper', 'model_versions', 'model_versions_before_insert', 'numbering trigger');
 SELECT has_trigger('hopper', 'checkpoints', 'checkpoints_before_update', 'deletion guard trigger');
 SELECT is((SELECT string_agg(proname || ':' || provolatile::text, ',' ORDER BY proname) FROM pg_proc

@@ -1,6 +1,6 @@
 -- SQLSTATEs of the foundation's error branches, and numeric tolerances of what it computes.
 BEGIN;
-SELECT plan(16);
+SELECT plan(27);
 SET LOCAL client_min_messages = warning;
 
 CREATE TEMP TABLE tap_points AS
@@ -22,9 +22,35 @@ SELECT throws_ok($$CALL hopper.fit('tap_packed', 'tap_m', '{"input_dim": 2, "lay
 SELECT throws_ok($$CALL hopper.fit('tap_packed', 'tap_m', '{"input_dim": 2, "layers": [{"units": 2, "activation": "softmax"}]}', $m$optimizer='Adamax()'$m$, '', 1)$$,
                  '22023', NULL, 'unknown optimizer');
 SELECT throws_ok($$SELECT hopper.model_state_info('\xdeadbeef'::bytea)$$, '22000', NULL, 'corrupt model state');
+-- Convolutional networks: refused before training, with the option or the shapes named.
+SELECT throws_ok($$CALL hopper.fit('tap_packed', 'tap_m', '{"input_shape": [2, 2, 1], "layers": [{"type": "flatten"}, {"units": 2, "activation": "softmax"}]}', '', '', 1)$$,
+                 '22023', 'model configuration mst_key 1 expects 4 features but packed table public.tap_packed has 2', 'input shape whose product is not the packed width');
+SELECT throws_ok($$CALL hopper.fit('tap_packed', 'tap_m', '{"input_shape": [1, 2, 1], "layers": [{"type": "conv2d", "filters": 2, "kernel_size": 2}, {"type": "flatten"}, {"units": 2, "activation": "softmax"}]}', '', '', 1)$$,
+                 '22023', 'kernel_size 2x2 of layer 1 is larger than its input', 'kernel larger than the input');
+SELECT throws_ok(format($$CALL hopper.fit('tap_packed', 'tap_m', %L, '', '', 1)$$,
+                        '{"class_name": "Sequential", "config": {"layers": [{"class_name": "InputLayer", "config": {"batch_input_shape": [null, 1, 2, 1]}}, {"class_name": "Conv2D", "config": {"filters": 2, "kernel_size": [1, 1], "data_format": "channels_first"}}, {"class_name": "Flatten", "config": {}}, {"class_name": "Dense", "config": {"units": 2, "activation": "softmax"}}]}}'),
+                 '22023', 'unsupported data_format "channels_first" in Keras layer 2', 'channels_first named');
+SELECT throws_ok(format($$CALL hopper.fit('tap_packed', 'tap_m', %L, '', '', 1)$$,
+                        '{"class_name": "Sequential", "config": {"layers": [{"class_name": "InputLayer", "config": {"batch_input_shape": [null, 1, 2, 1]}}, {"class_name": "Conv2D", "config": {"filters": 2, "kernel_size": [1, 1], "dilation_rate": [1, 2]}}, {"class_name": "Flatten", "config": {}}, {"class_name": "Dense", "config": {"units": 2, "activation": "softmax"}}]}}'),
+                 '22023', 'unsupported dilation_rate [1,2] in Keras layer 2', 'dilation named');
+SELECT throws_ok(format($$CALL hopper.fit('tap_packed', 'tap_m', %L, '', '', 1)$$,
+                        '{"class_name": "Sequential", "config": {"layers": [{"class_name": "InputLayer", "config": {"batch_input_shape": [null, 1, 2, 1]}}, {"class_name": "Conv2D", "config": {"filters": 2, "kernel_size": [1, 1], "groups": 2}}, {"class_name": "Flatten", "config": {}}, {"class_name": "Dense", "config": {"units": 2, "activation": "softmax"}}]}}'),
+                 '22023', 'unsupported groups 2 in Keras layer 2', 'groups named');
+CALL hopper.fit('tap_packed', 'tap_cnn', '{"input_shape": [1, 2, 1], "layers": [{"type": "conv2d", "filters": 2, "kernel_size": [1, 2]}, {"type": "flatten"}, {"units": 2, "activation": "softmax"}]}', '', '', 1);
+SELECT throws_ok($$CALL hopper.fit('tap_packed', 'tap_cnn', '{"input_shape": [1, 2, 1], "layers": [{"type": "batch_normalization"}, {"type": "flatten"}, {"units": 2, "activation": "softmax"}]}', '', '', 1, warm_start => true)$$,
+                 '22023', 'model state does not match the architecture', 'warm start from a state of another architecture');
+SELECT throws_ok($$SELECT hopper.model_forward(model_state, ARRAY[1, 2, 3]::float8[]) FROM tap_cnn$$,
+                 '22000', 'row has 3 features but the model expects 2', 'a CNN scoring a row of another width');
 SET LOCAL hopper.max_model_state_mb = 1;
 SELECT throws_ok($$CALL hopper.fit('tap_packed', 'tap_m', '{"input_dim": 2, "layers": [{"units": 200000, "activation": "relu"}, {"units": 2, "activation": "softmax"}]}', $m$optimizer='Adam()'$m$, '', 1)$$,
                  '54000', NULL, 'model state over the limit');
+-- Adaptive search: refused inside a transaction block (25001), bad budgets (22023, 54000).
+SELECT throws_ok($$CALL hopper.fit_automl('public.tap_packed', 'tap_am', 'tap_am_arch', model_id_list => '{1}', compile_params_grid => '{}')$$,
+                 '25001', NULL, 'fit_automl inside a transaction block');
+SELECT throws_ok($$CALL hopper.fit_automl('public.tap_packed', 'tap_am', 'tap_am_arch', model_id_list => '{1}', compile_params_grid => '{}', eta => 1)$$,
+                 '25001', NULL, 'the transaction block is refused before the arguments');
+SELECT throws_ok($$CALL hopper.fit_automl(run_id => 1)$$, '25001', NULL, 'continuing inside a transaction block');
+SELECT throws_ok($$CALL hopper.fit_automl()$$, '25001', NULL, 'no arguments inside a transaction block');
 RESET hopper.max_model_state_mb;
 
 -- Numbers: a two-class problem is learned, losses are finite and evaluate agrees with the info

@@ -34,12 +34,15 @@ SELECT hopper.load_model_selection_table('arch', 'mst3', ARRAY[1], ARRAY['lr=0.1
 SELECT hopper.load_model_selection_table('arch', 'mst5', ARRAY[1],
     ARRAY['lr=0.1', 'lr=0.2', 'lr=0.3', 'lr=0.4', 'lr=0.5'], ARRAY['batch_size=5']);
 CREATE TABLE plans (run text, n serial, plan jsonb);
+CREATE TABLE eval_plans (run text, n serial, plan jsonb);
 SQL
 
-# capture NAME MST SETTING [PACKED]: one iteration of fit_multiple with auto_explain on; keeps the
-# plans of its training statements in table plans.
+# capture NAME MST SETTING [PACKED [TABLE [STATEMENT]]]: one iteration of fit_multiple with
+# auto_explain on; keeps the plans of its statements that start like STATEMENT (default: the training
+# statements) in TABLE (default: plans).
 capture() {
-  local name=$1 mst=$2 setting=$3 packed=${4:-packed}
+  local name=$1 mst=$2 setting=$3 packed=${4:-packed} table=${5:-plans}
+  local statement=${6:-'CREATE UNLOGGED TABLE %hopper.train_segment('}
   q >/dev/null 2>"$TMP/$name.log" <<SQL
 \set SHOW_CONTEXT never
 LOAD 'auto_explain';
@@ -55,11 +58,11 @@ CALL hopper.fit_multiple('$packed', 'out_$name', '$mst', 1);
 SQL
   cat > "$TMP/$name.sql" <<SQL
 \\set log \`cat $TMP/$name.log\`
-INSERT INTO plans (run, plan)
+INSERT INTO $table (run, plan)
 SELECT '$name', substr(chunk, strpos(chunk, '{'))::jsonb -> 'Plan'
 FROM regexp_split_to_table(:'log', '(^|\n)NOTICE:  ') WITH ORDINALITY AS c(chunk, n)
 WHERE chunk LIKE 'duration: %plan:%'
-  AND chunk LIKE '%"Query Text": "CREATE UNLOGGED TABLE %hopper.train_segment(%'
+  AND chunk LIKE '%"Query Text": "$statement%'
 ORDER BY n;
 SQL
   q -f "$TMP/$name.sql"
@@ -116,6 +119,34 @@ SELECT run || ' ' || repeat('  ', depth) || (node ->> 'Node Type') || coalesce('
        || coalesce(' ' || (node ->> 'Relation Name'), '')
 FROM t ORDER BY run, path;
 SQL
+  exit 1
+fi
+# Evaluation runs one whole aggregate per segment, in parallel like training (it ran serially when
+# its statement was prepared without CURSOR_OPT_PARALLEL_OK): 3 segments, 3 processes planned.
+evaluation='SELECT d.dist_key, hopper.evaluate_models_sums('
+capture e3 mst3 "SET hopper.training_metrics = exact;" packed eval_plans "$evaluation"
+capture e3_cap1 mst3 "SET hopper.training_metrics = exact; SET hopper.parallel_segments = 1;" packed eval_plans "$evaluation"
+expected_eval="e3|1|t|t|2|3|t
+e3_cap1|1|f|f|0|1|f"
+actual_eval=$(q -A -t <<'SQL'
+WITH p AS (
+  SELECT run, plan,
+         jsonb_path_query_first(plan, 'strict $.** ? (@."Node Type" starts with "Gather")') AS gather,
+         jsonb_path_query_first(plan, 'strict $.** ? (@."Node Type" == "Append" && @."Parallel Aware" == true)') AS pappend,
+         (SELECT count(*) FROM jsonb_path_query(plan, 'strict $.** ? (@."Node Type" == "Aggregate" && @."Partial Mode" == "Simple")')) AS aggregates
+  FROM eval_plans)
+SELECT run, count(*), bool_and(gather IS NOT NULL), bool_and(pappend IS NOT NULL),
+       max(coalesce((gather ->> 'Workers Planned')::int, 0)), max(aggregates),
+       bool_or(coalesce((gather ->> 'Workers Launched')::int, 0) > 0)
+FROM p GROUP BY run ORDER BY run;
+SQL
+)
+if [ "$actual_eval" != "$expected_eval" ]; then
+  echo "fit_multiple_plan: unexpected evaluation plans" >&2
+  echo "expected (run|statements|gathered|parallel_append|workers|per_segment_aggregates|launched):" >&2
+  echo "$expected_eval" >&2
+  echo "actual:" >&2
+  echo "$actual_eval" >&2
   exit 1
 fi
 echo "fit_multiple_plan: ok"

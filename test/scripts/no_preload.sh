@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # hopper on a server that does not preload it: the extension installs and trains; only parameter
-# tables (which need shared memory reserved at server start) refuse, with a hint.
+# tables (which need shared memory reserved at server start) refuse, with a hint, and hopper.run_progress
+# is empty.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 dir=$(mktemp -d /tmp/hopper-nopreload.XXXXXX)
@@ -18,6 +19,8 @@ CALL hopper.fit('pts_packed', 'pts_model', '{"input_dim": 2, "layers": [{"units"
 SQL
 acc=$(q -d nopreload -c "SELECT training_metrics_final FROM pts_model_info")
 [ "$acc" = 1 ] || { echo "no_preload: expected accuracy 1, got $acc" >&2; exit 1; }
+# Live progress needs the shared memory reserved at server start: without it the view is empty.
+[ "$(q -d nopreload -c "SELECT count(*) FROM hopper.run_progress")" = 0 ] || { echo "no_preload: run_progress not empty" >&2; exit 1; }
 if out=$(psql -X -q -d nopreload -c "SELECT hopper.ps_create('t', 10)" 2>&1); then
   echo "no_preload: ps_create succeeded without preloading" >&2
   exit 1

@@ -8,20 +8,11 @@
 
 #include "hopper/buffer_check.h"
 #include "hopper/error.h"
+#include "error_helpers.h"
 
 using namespace hopper;
-
-namespace {
-ErrorKind kind_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.kind();
-    }
-    ADD_FAILURE() << "no error";
-    return ErrorKind::Internal;
-}
-}  // namespace
+using hopper::test::kind_of;
+using hopper::test::message_of;
 
 TEST(BufferCheck, Shapes) {
     int d2[2] = {3, 4};

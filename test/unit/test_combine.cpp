@@ -11,10 +11,13 @@
 
 #include "hopper/combine.h"
 #include "hopper/error.h"
+#include "error_helpers.h"
 #include "hopper/state_format.h"
 #include "hopper/trainer.h"
 
 using namespace hopper;
+using hopper::test::kind_of;
+using hopper::test::message_of;
 
 namespace {
 
@@ -39,26 +42,6 @@ std::string trained_state(const ModelConfig& config, uint64_t data_seed, int row
     return serialize_state(t);
 }
 
-template <typename F>
-ErrorKind kind_of(F&& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.kind();
-    }
-    ADD_FAILURE() << "no error";
-    return ErrorKind::Internal;
-}
-
-template <typename F>
-std::string message_of(F&& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.message();
-    }
-    return "(no error)";
-}
 
 bool close(double a, double b) {
     return std::fabs(a - b) <= kFloatStateTolerance * std::max({1.0, std::fabs(a), std::fabs(b)});

@@ -7,30 +7,16 @@
 #include <regex>
 
 #include "hopper/error.h"
+#include "error_helpers.h"
 #include "hopper/registry.h"
 
 using namespace hopper;
+using hopper::test::kind_of;
+using hopper::test::message_of;
 
 namespace {
 
-ErrorKind kind_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.kind();
-    }
-    ADD_FAILURE() << "no error";
-    return ErrorKind::Internal;
-}
 
-std::string message_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.message();
-    }
-    return "";
-}
 
 }  // namespace
 

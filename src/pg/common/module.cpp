@@ -2,6 +2,8 @@
 #include <climits>
 
 #include "hopper/interrupt.h"
+#include "hopper/matrix_products.h"
+#include "pg/training/progress.h"
 #include "pg/training/run_area.h"
 #include "pg/common/guard.h"
 #include "pg/ps/ps.h"
@@ -105,5 +107,9 @@ void _PG_init(void) {
         &setting_buffer_cache_area, "", PGC_SUSET, GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE | GUC_DISALLOW_IN_FILE,
         nullptr, nullptr, nullptr);
     ps_init();  // parameter tables: their GUCs, and shared memory when preloaded
+    progress_init();  // hopper.run_progress: its settings, and shared memory when preloaded
     MarkGUCPrefixReserved("hopper");
+    // Preloaded: every backend and parallel worker is forked from here with the product kernels
+    // ready (a model hop's worker would otherwise spend ~38 ms generating them).
+    if (process_shared_preload_libraries_in_progress) hopper::warm_up_matrix_products();
 }

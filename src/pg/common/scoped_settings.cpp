@@ -5,6 +5,7 @@
 
 #include "pg/common/guard.h"
 #include "pg/common/settings.h"
+#include "pg/training/progress.h"
 #include "pg/training/run_area.h"
 
 extern "C" {
@@ -79,6 +80,8 @@ void apply_statement_settings() {
     // (bench/: ~15% of a fit_multiple iteration with 4 models on one segment); lz4 gives up ~8x sooner.
     set_saved("default_toast_compression", "lz4");
 #endif
+    // The run whose progress the processes training these statements report (progress.h).
+    if (const int64_t run = progress_run_id(); run > 0) set_saved("hopper.progress_run", std::to_string(run));
     // The run's buffer cache, for the parallel workers of these statements (buffer_cache.h).
     const std::string cache = run_area_setting();
     if (!cache.empty())

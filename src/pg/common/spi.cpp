@@ -147,7 +147,10 @@ uint64_t Spi::execute_with_large_params(const std::string& sql, const std::vecto
     source_.clear();
     Bound b = bind_for_statement(params);
     rows_ = call([&] {
-        SPIPlanPtr plan = SPI_prepare(sql.c_str(), (int)params.size(), b.types.data());
+        // CURSOR_OPT_PARALLEL_OK, as SPI_execute gives its statements: SPI_prepare's plans are never
+        // parallel, and evaluation (one aggregate per segment under a Parallel Append) ran serially.
+        SPIPlanPtr plan =
+            SPI_prepare_cursor(sql.c_str(), (int)params.size(), b.types.data(), CURSOR_OPT_PARALLEL_OK);
         if (!plan) elog(ERROR, "SPI_prepare failed (%s): %s", SPI_result_code_string(SPI_result), sql.c_str());
         ParamListInfo list = makeParamList((int)params.size());
         for (std::size_t i = 0; i < params.size(); ++i) {

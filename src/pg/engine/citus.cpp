@@ -36,9 +36,9 @@
 //
 // Evaluation: hopper.evaluate_models has an internal (pseudo-type) state, which Citus cannot
 // combine across shards (it would pull every buffer to the coordinator), so each shard computes
-// hopper.metrics_partial per model (GROUP BY dist_key: pushed down) and the coordinator merges the
-// sums, in dist_key order, with the same code (EvalTotals, exact sums) the parallel aggregate uses:
-// the same losses and metrics as on plain PostgreSQL, bit for bit.
+// hopper.evaluate_models_sums over all models (GROUP BY dist_key: pushed down, one scan of the
+// shard) and the coordinator adds the shards' exact sums in dist_key order (evaluate_by_segment,
+// as plain PostgreSQL does with its partitions): the same losses and metrics, bit for bit.
 //
 // Hierarchical combine: partial states stay beside the source's segments, the intermediate level
 // runs on the nodes, and the default topology is group = node (CitusCombineStore below).
@@ -130,12 +130,15 @@ public:
     explicit WorkerSettings(Spi& spi)
         : ScopedSettings([&spi] {
               spi.execute("SELECT pg_catalog.current_setting('hopper.segment_cache_mb'),"
-                          " pg_catalog.current_setting('default_toast_compression')");
-              const std::string cache = spi.text(0, 0), compression = spi.text(0, 1);
+                          " pg_catalog.current_setting('default_toast_compression'),"
+                          " pg_catalog.current_setting('hopper.progress_run')");
+              const std::string cache = spi.text(0, 0), compression = spi.text(0, 1), progress = spi.text(0, 2);
               spi.execute("SET LOCAL citus.propagate_set_commands = 'local'");
               spi.execute("SET LOCAL jit = off");
               spi.execute("SET LOCAL hopper.segment_cache_mb = " + quote_literal(cache));
               spi.execute("SET LOCAL default_toast_compression = " + quote_literal(compression));
+              // The shard backends report the segments they train in their node's hopper.run_progress.
+              spi.execute("SET LOCAL hopper.progress_run = " + quote_literal(progress));
           }) {}
 };
 
@@ -193,7 +196,9 @@ public:
                          rows_from({"int4", "int4", "int4", "int4", "bytea"}) + " AS m(k, p, d, w, s)",
                      {SqlParam::int4_array(mst_keys), SqlParam::int4_array(pos), SqlParam::int4_array(dist),
                       SqlParam::int4_array(waiting), SqlParam::bytea_array(states)});
-        waiting_models_ = models_ > int(dist_keys_.size());
+        // Models wait whenever the ring has more positions than segments (more models than segments,
+        // or a phased ring whose models queue for the same first segment).
+        waiting_models_ = sched.ring_size() > int(dist_keys_.size());
     }
 
     // The training statement, pushed down to every shard: the join and the aggregate run where the
@@ -438,37 +443,15 @@ public:
         return std::make_unique<CitusHopper>(spi, packed, dist_keys, num_models, schema);
     }
 
-    // Per shard and model, hopper.metrics_partial (pushed down: GROUP BY dist_key); the coordinator
-    // merges each model's sums in dist_key order. Each state is its own statement parameter, used
-    // once, so it is sent once per shard task.
+    // Per shard, hopper.evaluate_models_sums over all models (pushed down: GROUP BY dist_key, one
+    // scan of the shard's buffers); the coordinator adds the shards' exact sums in dist_key order
+    // (evaluate_by_segment), as on plain PostgreSQL.
     std::vector<double> evaluate(Spi& spi, const TableName& packed, const std::vector<std::string>& states,
                                  int workers) override {
         if (!distributed_by_dist_key(spi, packed)) return postgres_engine()->evaluate(spi, packed, states, workers);
-        constexpr std::size_t kPerStatement = 256;
         WorkerSettings settings(spi);
         settings.enter();
-        std::vector<double> out;
-        for (std::size_t first = 0; first < states.size(); first += kPerStatement) {
-            const std::size_t n = std::min(kPerStatement, states.size() - first);
-            std::string sql = "SELECT d.dist_key";
-            std::vector<SqlParam> params;
-            for (std::size_t i = 0; i < n; ++i) {
-                sql += ", hopper.metrics_partial($" + std::to_string(i + 1) +
-                       "::pg_catalog.bytea, d.independent_var, d.dependent_var)";
-                params.push_back(SqlParam::bytea(states[first + i]));
-            }
-            spi.execute(sql + " FROM " + packed.quoted() + " AS d GROUP BY d.dist_key", params);
-            for (std::size_t i = 0; i < n; ++i) {
-                std::vector<std::pair<int32_t, MetricsState>> partials;
-                for (uint64_t r = 0; r < spi.rows(); ++r)
-                    if (!spi.is_null(r, int(i) + 1))
-                        partials.emplace_back(int32_t(spi.integer(r, 0)), MetricsState::deserialize(spi.bytes(r, int(i) + 1)));
-                const MetricsState total = combine_two_level(std::move(partials));
-                out.push_back(total.totals.count);
-                out.push_back(total.totals.loss());
-                for (std::size_t k = 0; k < total.totals.metric_sums.size(); ++k) out.push_back(total.totals.metric(k));
-            }
-        }
+        std::vector<double> out = evaluate_by_segment(spi, packed, states);
         settings.leave();
         return out;
     }

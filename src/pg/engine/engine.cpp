@@ -3,6 +3,9 @@
 #include "pg/engine/engine.h"
 
 #include "hopper/error.h"
+#include "hopper/metrics.h"
+#include "hopper/state_format.h"
+#include "pg/common/schema_version.h"
 
 namespace hopper::pg {
 
@@ -23,6 +26,54 @@ void check_trained_models(uint64_t came_back, int models) {
 void check_hopped_models(uint64_t moved, int models) {
     if (moved != uint64_t(models))
         fail(ErrorKind::Internal, "the hop moved " + std::to_string(moved) + " of " + std::to_string(models) + " models");
+}
+
+std::vector<double> evaluate_by_segment(Spi& spi, const TableName& packed, const std::vector<std::string>& states) {
+    const std::size_t M = states.size();
+    std::vector<EvalTotals> totals(M);
+    for (std::size_t i = 0; i < M; ++i) totals[i].metric_sums.assign(inspect_state(states[i]).config.compile.metrics.size(), 0.0);
+    // evaluate_models_sums has no serial functions, so no partial aggregation across processes:
+    // each segment is one whole aggregate in one process (20_training.sql says why). A database not
+    // yet updated from 0.1.0 lacks it: evaluate_models per segment then gives means, which are
+    // weighted back into sums (exact to the last bit or two, until ALTER EXTENSION hopper UPDATE).
+    const bool sums = schema_features().evaluate_models_sums;
+    spi.execute_with_large_params(std::string("SELECT d.dist_key, hopper.") +
+                                      (sums ? "evaluate_models_sums" : "evaluate_models") +
+                                      "($1, d.independent_var, d.dependent_var) FROM " + packed.quoted() +
+                                      " AS d GROUP BY d.dist_key ORDER BY d.dist_key",
+                                  {SqlParam::bytea_array(states)});
+    for (uint64_t r = 0; r < spi.rows(); ++r) {
+        if (spi.is_null(r, 1)) continue;
+        const std::vector<double> flat = spi.float8_array(r, 1);
+        std::size_t at = 0;
+        for (std::size_t i = 0; i < M; ++i) {
+            const std::size_t k = totals[i].metric_sums.size();
+            EvalTotals segment;
+            if (sums) {
+                if (at + 3 > flat.size() || std::size_t(flat[at]) != k || at + 3 + k > flat.size())
+                    fail(ErrorKind::Internal, "evaluation returned sums that do not match the models");
+                segment.count = flat[at + 1];
+                segment.loss_sum = flat[at + 2];
+                segment.metric_sums.assign(flat.begin() + long(at) + 3, flat.begin() + long(at + 3 + k));
+                at += 3 + k;
+            } else {
+                if (at + 2 + k > flat.size()) fail(ErrorKind::Internal, "evaluation returned too few values");
+                segment.count = flat[at];
+                segment.loss_sum = segment.count > 0 ? flat[at + 1] * segment.count : 0.0;
+                for (std::size_t m = 0; m < k; ++m)
+                    segment.metric_sums.push_back(segment.count > 0 ? flat[at + 2 + m] * segment.count : 0.0);
+                at += 2 + k;
+            }
+            totals[i].merge(segment);
+        }
+    }
+    std::vector<double> out;
+    for (const EvalTotals& t : totals) {
+        out.push_back(t.count);
+        out.push_back(t.loss());
+        for (std::size_t k = 0; k < t.metric_sums.size(); ++k) out.push_back(t.metric(k));
+    }
+    return out;
 }
 
 std::map<int32_t, std::string> read_model_states(Spi& spi, const TableName& model_output) {

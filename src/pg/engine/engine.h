@@ -102,6 +102,12 @@ public:
 void check_trained_models(uint64_t came_back, int models);
 void check_hopped_models(uint64_t moved, int models);
 
+// Evaluates every model over a packed table one segment per process (both engines: GROUP BY
+// dist_key, so a segment's aggregate runs whole where its rows are) with hopper.evaluate_models_sums,
+// and adds the segments' exact sums up in dist_key order: per model, the row count, the loss and the
+// metrics (Engine::evaluate's result), the same whatever ran where. The caller sets up the plan.
+std::vector<double> evaluate_by_segment(Spi& spi, const TableName& packed, const std::vector<std::string>& states);
+
 // The states in a model_output working table, by mst_key (both engines' ModelHopper::read_states).
 std::map<int32_t, std::string> read_model_states(Spi& spi, const TableName& model_output);
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "pg/common/spi.h"
+#include "pg/training/preprocess.h"
 #include "pg/training/run.h"
 
 namespace hopper::pg {
@@ -35,6 +36,14 @@ void warm_start_from_checkpoint(Spi& spi, const std::string& uuid, bool warm_sta
                                 CheckpointOptions& options);
 void warm_start_from_run(Spi& spi, int64_t run_id, bool warm_start, std::vector<ModelSpec>& models,
                          CheckpointOptions& options);
+
+// What the registry stores about training, shared by the run observer and adaptive searches:
+// the facts of the packed data that predict needs (hopper.runs.data), an evaluation as a JSON object
+// {"loss": ..., "<metric>": ...} (hopper.trial_metrics; non-finite values null), and the value of a
+// searcher metric ("loss" or a metric name) in an evaluation (NaN if it has none).
+std::string packed_data_facts(const PackedInfo& info);
+std::string evaluation_json(const Evaluation& e, const std::vector<Metric>& names);
+double searcher_metric_value(const Evaluation& e, const std::vector<Metric>& names, const std::string& metric);
 
 // The observer that records a training run (hopper.run_records, trials, trial_metrics) and writes
 // its checkpoints (every checkpoint_frequency iterations and at the last).

@@ -17,15 +17,14 @@
 #include "pg/registry/checkpoint_store.h"
 #include "pg/registry/registry.h"
 #include "pg/training/preprocess.h"
+#include "pg/training/progress.h"
 #include "pg/training/run_lock.h"
 
 namespace hopper::pg {
 
 using nlohmann::json;
 
-namespace {
-
-std::string metrics_object(const Evaluation& e, const std::vector<Metric>& names) {
+std::string evaluation_json(const Evaluation& e, const std::vector<Metric>& names) {
     json j = json::object();
     j["loss"] = std::isfinite(e.loss) ? json(e.loss) : json(nullptr);
     for (std::size_t k = 0; k < names.size() && k < e.metrics.size(); ++k)
@@ -33,14 +32,14 @@ std::string metrics_object(const Evaluation& e, const std::vector<Metric>& names
     return j.dump();
 }
 
-double pick_metric(const Evaluation& e, const std::vector<Metric>& names, const std::string& metric) {
+double searcher_metric_value(const Evaluation& e, const std::vector<Metric>& names, const std::string& metric) {
     if (metric == "loss") return e.loss;
     for (std::size_t k = 0; k < names.size() && k < e.metrics.size(); ++k)
         if (metric == to_string(names[k])) return e.metrics[k];
     return std::nan("");
 }
 
-std::string data_facts(const PackedInfo& info) {
+std::string packed_data_facts(const PackedInfo& info) {
     json d = json::object();
     const bool classification = info.response_type == "classification";
     d["source_table"] = info.table.display();
@@ -60,6 +59,8 @@ std::string data_facts(const PackedInfo& info) {
     return d.dump();
 }
 
+namespace {
+
 class RegistryObserver : public RunObserver {
 public:
     explicit RegistryObserver(CheckpointOptions o) : opt_(std::move(o)) {}
@@ -71,7 +72,7 @@ public:
         for (const ModelSpec& m : models) metrics.push_back(m.config.compile.metrics);
         searcher_ = resolve_searcher_metric(opt_.searcher_metric, run.validation.has_value(), metrics);
         frequency_ = opt_.checkpoint_frequency < 0 ? opt_.metrics_frequency : opt_.checkpoint_frequency;
-        const std::string data = data_facts(read_packed_info(spi, run.packed));
+        const std::string data = packed_data_facts(read_packed_info(spi, run.packed));
 
         SafeSearchPath path;
         path.enter();
@@ -148,19 +149,24 @@ public:
                 const auto& names = models[i].config.compile.metrics;
                 const Evaluation& t = (*report.training)[i];
                 const Evaluation* v = report.validation ? &(*report.validation)[i] : nullptr;
-                double value = pick_metric(searcher_.validation && v ? *v : t, names, searcher_.metric);
-                if (std::isfinite(value)) searcher[i] = value;
+                double value = searcher_metric_value(searcher_.validation && v ? *v : t, names, searcher_.metric);
+                if (std::isfinite(value)) {
+                    searcher[i] = value;
+                    if (!best_ || (searcher_.smaller_is_better ? value < best_->first : value > best_->first))
+                        best_ = std::make_pair(value, models[i].mst_key);
+                }
                 spi.execute("INSERT INTO hopper.trial_metrics (trial_id, iteration, steps_completed, training_metrics,"
                             " validation_metrics, searcher_value, elapsed_seconds, report_time)"
                             " VALUES ($1, $2, $3, $4::pg_catalog.jsonb, $5::pg_catalog.jsonb, $6, $7,"
                             " pg_catalog.clock_timestamp())",
                             {SqlParam::int8(trial_ids_[i]), SqlParam::int4(report.iteration), SqlParam::int8(steps[i]),
-                             SqlParam::text_copy(metrics_object(t, names)),
-                             v ? SqlParam::text_copy(metrics_object(*v, names)) : SqlParam::null(TEXTOID),
+                             SqlParam::text_copy(evaluation_json(t, names)),
+                             v ? SqlParam::text_copy(evaluation_json(*v, names)) : SqlParam::null(TEXTOID),
                              searcher[i] ? SqlParam::float8(*searcher[i]) : SqlParam::null(FLOAT8OID),
                              SqlParam::float8(elapsed)});
             }
         }
+        if (best_) progress_best(best_->first, best_->second);
         if (due) {
             const std::string metadata =
                 json{{"hopper_version", HOPPER_VERSION}, {"iteration", report.iteration}}.dump();
@@ -211,6 +217,7 @@ private:
     CheckpointOptions opt_;
     std::string runs_table_;  // where the run's row is stored (older databases: the table hopper.runs)
     SearcherMetric searcher_;
+    std::optional<std::pair<double, int32_t>> best_;  // best searcher value so far, for hopper.run_progress
     int frequency_ = 1;
     int64_t run_id_ = 0;
     std::vector<int64_t> trial_ids_;

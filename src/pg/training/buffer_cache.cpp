@@ -11,6 +11,8 @@
 
 extern "C" {
 #include "access/detoast.h"
+#include "access/table.h"
+#include "access/tableam.h"
 }
 
 namespace hopper::pg {
@@ -82,22 +84,52 @@ PackedBuffer detoast_buffer(Datum d) {
         pg_atomic_fetch_add_u64(&control->hits, 1);
         return hit;
     }
-    // Detoast here (no lock held: fetching can fail), then copy into the area if the budget allows.
-    varlena* local = call([&] { return pg_detoast_datum(v); });
-    const uint64 size = VARSIZE(local);
+    // Packed float buffers are stored uncompressed (they hardly compress): those are fetched from
+    // TOAST straight into the area, without a palloc'ed copy of the whole buffer first -- its page
+    // faults and the second copy were most of the first epoch's cost after the fetch itself. Others
+    // are detoasted here (no lock held: fetching can fail) and copied in if the budget allows.
+    // (VARATT_EXTERNAL_IS_COMPRESSED, spelled out: the macro compares signed with unsigned.)
+    const bool compressed = uint32(VARATT_EXTERNAL_GET_EXTSIZE(pointer)) < uint32(pointer.va_rawsize - VARHDRSZ);
+    const bool direct = !stale && !compressed;
+    varlena* local = direct ? nullptr : call([&] { return pg_detoast_datum(v); });
+    const uint64 size = direct ? uint64(VARATT_EXTERNAL_GET_EXTSIZE(pointer)) + VARHDRSZ : uint64(VARSIZE(local));
+    auto not_kept = [&]() -> PackedBuffer {
+        pg_atomic_fetch_add_u64(&control->not_kept, 1);
+        if (!local) local = call([&] { return pg_detoast_datum(v); });
+        return {PointerGetDatum(local)};
+    };
     if (stale || pg_atomic_fetch_add_u64(&control->buffer_bytes, size) + size > control->buffer_budget) {
         if (!stale) pg_atomic_fetch_sub_u64(&control->buffer_bytes, size);
-        pg_atomic_fetch_add_u64(&control->not_kept, 1);
-        return {PointerGetDatum(local)};
+        return not_kept();
+    }
+    const dsa_pointer dp =
+        call([&] { return dsa_allocate_extended(cache->area, size, DSA_ALLOC_HUGE | DSA_ALLOC_NO_OOM); });
+    if (!DsaPointerIsValid(dp)) {
+        pg_atomic_fetch_sub_u64(&control->buffer_bytes, size);
+        return not_kept();
+    }
+    auto* copy = static_cast<varlena*>(dsa_get_address(cache->area, dp));
+    if (direct) {
+        try {
+            call([&] {
+                SET_VARSIZE(copy, size);
+                Relation toast = table_open(pointer.va_toastrelid, AccessShareLock);
+                table_relation_fetch_toast_slice(toast, pointer.va_valueid, int32(size - VARHDRSZ), 0,
+                                                 int32(size - VARHDRSZ), copy);
+                table_close(toast, AccessShareLock);
+            });
+        } catch (...) {
+            call([&] { dsa_free(cache->area, dp); });
+            pg_atomic_fetch_sub_u64(&control->buffer_bytes, size);
+            throw;
+        }
+    } else {
+        std::memcpy(copy, local, size);
     }
     bool kept_by_other = false;
-    PackedBuffer kept{PointerGetDatum(local)};
+    PackedBuffer kept{};
     call([&] {
         PackedBuffer& r = kept;
-        const dsa_pointer dp = dsa_allocate_extended(cache->area, size, DSA_ALLOC_HUGE | DSA_ALLOC_NO_OOM);
-        if (!DsaPointerIsValid(dp)) return;
-        void* copy = dsa_get_address(cache->area, dp);
-        std::memcpy(copy, local, size);
         bool found = false;
         auto* e = static_cast<SharedEntry*>(dshash_find_or_insert(cache->buffers, &key, &found));
         if (found) {
@@ -120,9 +152,9 @@ PackedBuffer detoast_buffer(Datum d) {
     } else if (kept.finite_checked) {
         pg_atomic_fetch_sub_u64(&control->buffer_bytes, size);
         pg_atomic_fetch_add_u64(&control->hits, 1);
-    } else {
+    } else {  // another process kept a different value under this key (it changed since): not ours
         pg_atomic_fetch_sub_u64(&control->buffer_bytes, size);
-        pg_atomic_fetch_add_u64(&control->not_kept, 1);
+        return not_kept();
     }
     return kept;
 }

@@ -22,6 +22,7 @@
 #include "pg/common/resource_limits.h"
 #include "pg/common/settings.h"
 #include "pg/common/scoped_settings.h"
+#include "pg/training/progress.h"
 #include "pg/training/run.h"
 
 namespace hopper::pg {
@@ -67,6 +68,7 @@ public:
     IterationOutcome train_iteration(Spi& spi, const RunPlan& plan, uint64_t, std::vector<std::string>& states) override {
         const int S = plan.num_segments;
         std::string& state = states.at(0);
+        progress_hop(1, 1, 1);  // one statement trains every segment's copy
         set_parallel_workers(S);
         source_.params = {SqlParam::bytea(state)};
         CombineOutcome combined = [&] {

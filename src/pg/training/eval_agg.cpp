@@ -159,3 +159,20 @@ HOPPER_FUNCTION(evaluate_models_final) {
     }
     PG_RETURN_DATUM(make_float8_array(out));
 }
+
+// Flattened sums: per model, its number of metrics k, the row count, the loss sum, then its k
+// metric sums. Sums of segments merge exactly (grid values, metrics.h), so the engines evaluate one
+// segment per process (GROUP BY dist_key) and add the segments' sums up: the result does not
+// depend on how many processes ran.
+HOPPER_FUNCTION(evaluate_models_sums_final) {
+    if (PG_ARGISNULL(0)) PG_RETURN_NULL();
+    auto* state = reinterpret_cast<EvalAggState*>(PG_GETARG_POINTER(0));
+    std::vector<double> out;
+    for (const EvalTotals& t : state->totals) {
+        out.push_back(double(t.metric_sums.size()));
+        out.push_back(t.count);
+        out.push_back(t.loss_sum);
+        out.insert(out.end(), t.metric_sums.begin(), t.metric_sums.end());
+    }
+    PG_RETURN_DATUM(make_float8_array(out));
+}

@@ -25,6 +25,7 @@
 #include "hopper/schedule.h"
 #include "pg/common/settings.h"
 #include "pg/engine/engine.h"
+#include "pg/training/progress.h"
 #include "pg/training/run.h"
 
 extern "C" {
@@ -76,37 +77,9 @@ public:
 
     IterationOutcome train_iteration(Spi&, const RunPlan& plan, uint64_t schedule_iteration,
                                      std::vector<std::string>& states) override {
-        IterationOutcome out;
-        const HopSchedule& sched = *sched_;
         // Positions repeat every K iterations (HopSchedule::position).
-        const int iteration = int(schedule_iteration % uint64_t(sched.ring_size()));
-        hopper_->begin_iteration(sched, iteration, plan.mst_keys, states);
-        for (int hop = 0; hop < sched.hops_per_iteration(); ++hop) {
-            check_for_interrupts();
-            if (hop > 0) {
-                auto t = Clock::now();
-                hopper_->hop();
-                const double dt = seconds_since(t);
-                out.hop_seconds += dt;
-                if (setting_debug_hops) out.hops.push_back({0, hop + 1, "hop", -1, std::nullopt, dt});
-            }
-            auto t = Clock::now();
-            hopper_->train();
-            const double dt = seconds_since(t);
-            out.train_seconds += dt;
-            if (setting_debug_hops)
-                for (auto& [key, dist] : hopper_->placements())
-                    out.hops.push_back({0, hop + 1, dist ? "train" : "wait", key, dist, dt});
-        }
-        std::map<int32_t, std::string> trained = hopper_->read_states();
-        for (std::size_t i = 0; i < states.size(); ++i) {
-            auto found = trained.find(plan.mst_keys[i]);
-            if (found == trained.end())
-                fail(ErrorKind::Internal, "model mst_key " + std::to_string(plan.mst_keys[i]) + " is missing after training");
-            states[i] = std::move(found->second);
-        }
-        hopper_->end_iteration();
-        return out;
+        const int iteration = int(schedule_iteration % uint64_t(sched_->ring_size()));
+        return train_ring(*hopper_, *sched_, iteration, plan.mst_keys, states);
     }
 
     DivergenceText divergence(int32_t mst_key, int iteration) const override {
@@ -122,6 +95,39 @@ private:
 };
 
 }  // namespace
+
+IterationOutcome train_ring(ModelHopper& hopper, const HopSchedule& sched, int iteration,
+                            const std::vector<int32_t>& mst_keys, std::vector<std::string>& states) {
+    IterationOutcome out;
+    hopper.begin_iteration(sched, iteration, mst_keys, states);
+    for (int hop = 0; hop < sched.hops_per_iteration(); ++hop) {
+        check_for_interrupts();
+        progress_hop(hop + 1, sched.hops_per_iteration(), int(mst_keys.size()));
+        if (hop > 0) {
+            auto t = Clock::now();
+            hopper.hop();
+            const double dt = seconds_since(t);
+            out.hop_seconds += dt;
+            if (setting_debug_hops) out.hops.push_back({0, hop + 1, "hop", -1, std::nullopt, dt});
+        }
+        auto t = Clock::now();
+        hopper.train();
+        const double dt = seconds_since(t);
+        out.train_seconds += dt;
+        if (setting_debug_hops)
+            for (auto& [key, dist] : hopper.placements())
+                out.hops.push_back({0, hop + 1, dist ? "train" : "wait", key, dist, dt});
+    }
+    std::map<int32_t, std::string> trained = hopper.read_states();
+    for (std::size_t i = 0; i < states.size(); ++i) {
+        auto found = trained.find(mst_keys[i]);
+        if (found == trained.end())
+            fail(ErrorKind::Internal, "model mst_key " + std::to_string(mst_keys[i]) + " is missing after training");
+        states[i] = std::move(found->second);
+    }
+    hopper.end_iteration();
+    return out;
+}
 
 std::unique_ptr<TrainingStrategy> model_hopping_strategy() { return std::make_unique<ModelHopping>(); }
 

@@ -18,6 +18,8 @@
 #include "pg/common/names.h"
 #include "pg/common/output_tables.h"
 #include "pg/common/spi.h"
+#include "pg/training/model_selection.h"
+#include "pg/training/run.h"
 
 using namespace hopper;
 using namespace hopper::pg;
@@ -61,7 +63,10 @@ void check_weights(const std::string& weights, const Architecture& arch) {
     }
 }
 
-// Architectures of `ids` from the architecture table, parsed; unknown, repeated or NULL ones refused.
+}  // namespace
+
+namespace hopper::pg {
+
 std::map<int32_t, Architecture> read_architectures(Spi& spi, const TableName& arch, const std::vector<int32_t>& ids) {
     require_column(arch, "model_id", kArchWhat);
     require_column(arch, "model_arch", kArchWhat);
@@ -98,12 +103,6 @@ std::map<int32_t, Architecture> read_architectures(Spi& spi, const TableName& ar
     }
     return out;
 }
-
-struct SummaryFacts {
-    std::string search_type;
-    std::optional<std::string> compile_grid, fit_grid;
-    std::optional<int64_t> random_state;
-};
 
 void write_selection(Spi& spi, const TableName& mst, const TableName& summary, const TableName& arch,
                      const std::vector<SelectionEntry>& rows, const SummaryFacts& facts) {
@@ -147,6 +146,70 @@ void write_selection(Spi& spi, const TableName& mst, const TableName& summary, c
                  SqlParam::int4(int32_t(rows.size())),
                  facts.random_state ? SqlParam::int8(*facts.random_state) : SqlParam::null(INT8OID)});
 }
+
+// Reads the model selection table and the architectures it refers to.
+// mst_text becomes the table's qualified name (what the summary records).
+std::vector<ModelSpec> read_model_selection(Spi& spi, std::string& mst_text, std::string& arch_table_display) {
+    TableName mst = resolve_input_table(mst_text, "model selection table");
+    mst_text = mst.display();
+    for (const char* col : {"mst_key", "model_id", "compile_params", "fit_params"})
+        require_column(mst, col, "model selection table");
+    TableName mst_summary = mst.with_suffix("_summary");
+    if (!table_exists(mst_summary))
+        fail(ErrorKind::UndefinedTable, "model selection summary table " + mst_summary.display() + " does not exist",
+             "It names the model architecture table.",
+             "Create model selection tables with hopper.load_model_selection_table or hopper.generate_model_configs.");
+    spi.execute("SELECT model_arch_table FROM " + mst_summary.quoted() + " LIMIT 1");
+    if (spi.rows() == 0 || spi.is_null(0, 0))
+        fail(ErrorKind::InvalidParameter,
+             "model selection summary table " + mst_summary.display() +
+                 (spi.rows() == 0 ? " is empty" : " has a NULL model_arch_table"),
+             "It names the model architecture table.",
+             "Create model selection tables with hopper.load_model_selection_table or hopper.generate_model_configs.");
+    std::string arch_text = spi.text(0, 0);
+    TableName arch = resolve_input_table(arch_text, "model architecture table");
+    arch_table_display = arch.display();
+    for (const char* col : {"model_id", "model_arch"}) require_column(arch, col, "model architecture table");
+    const bool has_weights = OidIsValid(column_type(arch, "model_weights"));
+
+    spi.execute("SELECT mst_key, model_id, compile_params, fit_params FROM " + mst.quoted() + " ORDER BY mst_key");
+    if (spi.rows() == 0)
+        fail(ErrorKind::InvalidParameter, "model selection table " + mst.display() + " is empty");
+    std::vector<ModelSpec> models(spi.rows());
+    for (uint64_t r = 0; r < spi.rows(); ++r) {
+        if (spi.is_null(r, 0) || spi.is_null(r, 1))
+            fail(ErrorKind::NullValue, "model selection table " + mst.display() + " has a NULL mst_key or model_id");
+        models[r].mst_key = int32_t(spi.integer(r, 0));
+        models[r].model_id = int32_t(spi.integer(r, 1));
+        models[r].compile_text = spi.is_null(r, 2) ? "" : spi.text(r, 2);
+        models[r].fit_text = spi.is_null(r, 3) ? "" : spi.text(r, 3);
+    }
+    for (ModelSpec& m : models) {
+        spi.execute("SELECT model_arch::pg_catalog.text" + std::string(has_weights ? ", model_weights" : "") + " FROM " +
+                        arch.quoted() + " WHERE model_id OPERATOR(pg_catalog.=) $1",
+                    {SqlParam::int4(*m.model_id)});
+        if (spi.rows() != 1)
+            fail(ErrorKind::InvalidParameter,
+                 "model_id " + std::to_string(*m.model_id) + " of mst_key " + std::to_string(m.mst_key) +
+                     (spi.rows() == 0 ? " does not exist in " : " is not unique in ") + arch.display());
+        if (spi.is_null(0, 0))
+            fail(ErrorKind::NullValue, "model_arch of model_id " + std::to_string(*m.model_id) + " is NULL");
+        m.arch_json = spi.text(0, 0);
+        if (has_weights && !spi.is_null(0, 1)) {
+            m.initial_state = spi.bytes(0, 1);
+            m.initial_source = arch.display() + " (model_id " + std::to_string(*m.model_id) + ")";
+        }
+    }
+    for (ModelSpec& m : models)
+        m.config = resolve_model_spec(m.arch_json, m.compile_text, m.fit_text,
+                                      "mst_key " + std::to_string(m.mst_key) + " (model_id " + std::to_string(*m.model_id) + ")");
+    return models;
+}
+
+
+}  // namespace hopper::pg
+
+namespace {
 
 // Output tables of a model selection call: the table and its summary must both be new.
 std::pair<TableName, TableName> selection_outputs(const std::string& text) {

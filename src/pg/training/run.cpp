@@ -23,6 +23,7 @@
 #include "pg/common/settings.h"
 #include "pg/common/scoped_settings.h"
 #include "pg/engine/engine.h"
+#include "pg/training/progress.h"
 #include "pg/training/run_area.h"
 #include "pg/training/preprocess.h"
 #include "pg/training/run_lock.h"
@@ -139,11 +140,20 @@ namespace {
 // Refuses a model whose input and output widths do not fit a packed table (`what` names it).
 void check_packed_matches(const ModelSpec& m, const PackedInfo& info, const char* what) {
     const Architecture& a = m.config.arch;
-    if (a.input_dim != info.independent_dim)
-        fail(ErrorKind::InvalidParameter,
-             "model configuration mst_key " + std::to_string(m.mst_key) + " expects " + std::to_string(a.input_dim) +
-                 " features but " + what + " " + info.table.display() + " has " + std::to_string(info.independent_dim),
-             "Architecture " + a.shape_string() + ".");
+    if (a.input_dim != info.independent_dim) {
+        const std::string message = "model configuration mst_key " + std::to_string(m.mst_key) + " expects " +
+                                    std::to_string(a.input_dim) + " features but " + what + " " +
+                                    info.table.display() + " has " + std::to_string(info.independent_dim);
+        if (!a.image_input()) fail(ErrorKind::InvalidParameter, message, "Architecture " + a.shape_string() + ".");
+        // An image's packed row holds height*width*channels values: say which product is wrong.
+        fail(ErrorKind::InvalidParameter, message,
+             "Architecture " + a.shape_string() + ": its input shape [" + std::to_string(a.input_height) + ", " +
+                 std::to_string(a.input_width) + ", " + std::to_string(a.input_channels) + "] (height, width, channels) reads " +
+                 std::to_string(a.input_height) + "*" + std::to_string(a.input_width) + "*" + std::to_string(a.input_channels) +
+                 " = " + std::to_string(a.input_dim) + " values from each packed row.",
+             "Give the input shape of the packed images: height*width*channels must be " +
+                 std::to_string(info.independent_dim) + ".");
+    }
     if (a.output_dim() != info.dependent_dim)
         fail(ErrorKind::InvalidParameter,
              "model configuration mst_key " + std::to_string(m.mst_key) + " has " + std::to_string(a.output_dim()) +
@@ -152,8 +162,8 @@ void check_packed_matches(const ModelSpec& m, const PackedInfo& info, const char
              "Architecture " + a.shape_string() + ".");
 }
 
-// Refuses (53200, hopper.max_memory_mb) a run whose models would need more memory than the budget
-// to train on up to `processes` segments at once and to evaluate; `what` describes the run.
+}  // namespace
+
 void check_run_memory(const std::vector<ModelSpec>& models, const PackedInfo& info,
                       const std::optional<PackedInfo>& validation, int processes, const std::string& what) {
     // The backend holds every model's state a few times over (the run's states, the statement
@@ -173,8 +183,6 @@ void check_run_memory(const std::vector<ModelSpec>& models, const PackedInfo& in
                  "Use smaller architectures or a smaller batch_size, or train fewer configurations per call.");
 }
 
-// The tables resolved, the output claimed (a second session training
-// into it is refused at once) and, with warm start, checked to be replaceable.
 RunTables resolve_run_tables(Spi& spi, const RunRequest& req) {
     RunTables t;
     t.started_at = spi.scalar_text("SELECT pg_catalog.now()::pg_catalog.text");
@@ -201,8 +209,6 @@ RunTables resolve_run_tables(Spi& spi, const RunRequest& req) {
     return t;
 }
 
-// Each model fits the packed (and validation) table, and its state fits the limits: the setting, one
-// PostgreSQL value, and all states together one value (hops and evaluation pass them as one array).
 void check_model_sizes(const std::vector<ModelSpec>& models, const PackedInfo& info, const std::optional<PackedInfo>& vinfo) {
     const std::size_t limit = std::min<std::size_t>(std::size_t(setting_max_state_mb) * 1024 * 1024, MaxAllocSize - VARHDRSZ);
     std::size_t all_states = 0;
@@ -223,6 +229,8 @@ void check_model_sizes(const std::vector<ModelSpec>& models, const PackedInfo& i
                  " MB together; hopper passes them between statements as one value, and PostgreSQL stores at most 1 GB in one.",
              "Train fewer configurations per call: split the model selection table.");
 }
+
+namespace {
 
 // Warm start: every model continues from its row (by mst_key) of the output table.
 void read_warm_start(Spi& spi, const TableName& output, std::vector<ModelSpec>& models) {
@@ -247,7 +255,16 @@ void read_warm_start(Spi& spi, const TableName& output, std::vector<ModelSpec>& 
     }
 }
 
-// Initial states: warm start or transfer learning (architecture checked), else fresh weights.
+}  // namespace
+
+std::map<int32_t, int32_t> segment_buffers(Spi& spi, const TableName& packed) {
+    spi.execute("SELECT dist_key, pg_catalog.count(*)::pg_catalog.int4 FROM " + packed.quoted() + " GROUP BY dist_key");
+    std::map<int32_t, int32_t> out;
+    for (uint64_t r = 0; r < spi.rows(); ++r)
+        if (!spi.is_null(r, 0)) out[int32_t(spi.integer(r, 0))] = int32_t(spi.integer(r, 1));
+    return out;
+}
+
 std::vector<std::string> initial_states(const std::vector<ModelSpec>& models) {
     std::vector<std::string> states;
     for (const ModelSpec& m : models) {
@@ -265,8 +282,6 @@ std::vector<std::string> initial_states(const std::vector<ModelSpec>& models) {
     }
     return states;
 }
-
-}  // namespace
 
 void run_training(Spi& spi, RunRequest req, TrainingStrategy& strategy) {
     const auto started = Clock::now();
@@ -328,6 +343,8 @@ void run_training(Spi& spi, RunRequest req, TrainingStrategy& strategy) {
     run.description = req.description;
     run.started_at = tables.started_at;
     for (RunObserver* o : req.observers) o->on_start(spi, run);
+    RunProgress progress;
+    progress.begin(run.run_id, run.method, req.num_iterations, int64_t(req.num_iterations) * M, segment_buffers(spi, packed));
 
     std::vector<std::string> statuses(M, "completed");
     std::vector<HopLogRow> hop_log;
@@ -337,6 +354,7 @@ void run_training(Spi& spi, RunRequest req, TrainingStrategy& strategy) {
     for (int it = 0; it < req.num_iterations; ++it) {
         const auto iteration_started = Clock::now();
         check_for_interrupts();
+        progress_iteration(it + 1);
         settings.enter();
         IterationOutcome outcome = strategy.train_iteration(spi, plan, uint64_t(first_iteration) + uint64_t(it), states);
         train_seconds += outcome.train_seconds;
@@ -378,6 +396,7 @@ void run_training(Spi& spi, RunRequest req, TrainingStrategy& strategy) {
             progress = progress_text(models[best].config, train_eval[best], vinfo ? &valid_eval[best] : nullptr);
             if (M > 1) progress += " (best: mst_key " + std::to_string(plan.mst_keys[best]) + ")";
         }
+        progress_model_iterations_done(int64_t(it + 1) * M);
         for (int i = 0; i < M; ++i) statuses[i] = history[i].status;
         report_iteration(spi, req, run, it + 1, states, evaluate ? &train_eval : nullptr, vinfo ? &valid_eval : nullptr,
                          statuses);

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,7 +21,13 @@
 #include "pg/training/preprocess.h"
 #include "pg/common/spi.h"
 
+namespace hopper {
+class HopSchedule;
+}
+
 namespace hopper::pg {
+
+class ModelHopper;
 
 struct ModelSpec {
     int32_t mst_key = 1;
@@ -130,6 +137,22 @@ struct RunTables {
     std::string replaced_token;  // warm start: the token hopper gave the output tables it replaces
 };
 
+// The tables resolved, the output claimed (a second session training into it is refused at once)
+// and, with warm start, checked to be replaceable. (Reads packed_text, validation_text,
+// output_text and warm_start of the request.)
+RunTables resolve_run_tables(Spi& spi, const RunRequest& req);
+// Each model fits the packed (and validation) table, and its state fits the limits: the setting, one
+// PostgreSQL value, and all states together one value (hops and evaluation pass them as one array).
+void check_model_sizes(const std::vector<ModelSpec>& models, const PackedInfo& info, const std::optional<PackedInfo>& vinfo);
+// Refuses (53200, hopper.max_memory_mb) a run whose models would need more memory than the budget
+// to train on up to `processes` segments at once and to evaluate; `what` describes the run.
+void check_run_memory(const std::vector<ModelSpec>& models, const PackedInfo& info,
+                      const std::optional<PackedInfo>& validation, int processes, const std::string& what);
+// Each segment's (dist_key's) number of packed buffers, for the progress of a run.
+std::map<int32_t, int32_t> segment_buffers(Spi& spi, const TableName& packed);
+// Initial states: warm start or transfer learning (architecture checked), else fresh weights.
+std::vector<std::string> initial_states(const std::vector<ModelSpec>& models);
+
 // Everything a strategy may look at: the resolved tables, the models (sorted by mst_key) and their
 // configurations, and the call's settings.
 struct RunPlan {
@@ -178,6 +201,11 @@ void run_training(Spi& spi, RunRequest req, TrainingStrategy& strategy);
 
 // The strategies (model_hopping.cpp, data_parallel.cpp).
 std::unique_ptr<TrainingStrategy> model_hopping_strategy();
+// One iteration of model hopping on a ring (model_hopping.cpp): places the models (states by
+// mst_keys' order) as `sched` says for `iteration`, runs its hops and returns the trained states in
+// `states`. The strategy's iteration, and an adaptive search's ring iteration (phased rings).
+IterationOutcome train_ring(ModelHopper& hopper, const HopSchedule& sched, int iteration,
+                            const std::vector<int32_t>& mst_keys, std::vector<std::string>& states);
 struct DataParallelSettings {
     std::string topology_text, link_cost_text;
     std::optional<int> levels;

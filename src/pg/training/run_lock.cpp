@@ -94,6 +94,8 @@ void hold_run_lock(int64_t run_id) {
         fail(ErrorKind::Internal, "training run " + std::to_string(run_id) + " is already held by another session");
 }
 
+bool try_hold_run_lock(int64_t run_id) { return take(kRunLockSpace, int32_t(run_id % 2147483648LL)); }
+
 void release_run_locks() {
     call([] { release_from(1); });
 }

@@ -22,6 +22,8 @@ constexpr int32_t kOutputLockSpace = 0x48504F31;  // "HPO1"
 void claim_output_table(const TableName& output);
 // Takes the run's lock (the run row was just inserted by this session).
 void hold_run_lock(int64_t run_id);
+// Takes the lock of an existing run that this session continues; false if another session holds it.
+bool try_hold_run_lock(int64_t run_id);
 // Releases every lock this session took for runs (at the end of a run).
 void release_run_locks();
 

@@ -32,6 +32,10 @@ std::vector<double> first_metric(const std::vector<std::vector<double>>& m) {
     return m.empty() ? std::vector<double>{} : m[0];
 }
 
+// The info table's model_type (MADlib's column): networks over image inputs are CNNs, the others
+// dense networks, as in hopper 0.1.0.
+const char* model_type(const Architecture& arch) { return arch.image_input() ? "hopper_cnn" : "hopper_mlp"; }
+
 SqlParam final_or_null(const std::vector<double>& v) {
     return v.empty() || !std::isfinite(v.back()) ? SqlParam::null(FLOAT8OID) : SqlParam::float8(v.back());
 }
@@ -133,11 +137,11 @@ void write_run_outputs(Spi& spi, const RunOutputs& outputs) {
     record_output_table(spi, info_table, "model_info", token, "hopper learning curves" + run_text, run_id);
     Prepared insert_info = spi.prepare(
         "INSERT INTO " + info_table.quoted() +
-            " VALUES ($1, $2, $3, $4, 'hopper_mlp', $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,"
+            " VALUES ($1, $2, $3, $4, $24, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,"
             " $19::pg_catalog.jsonb, $20::pg_catalog.jsonb, $21, $22, $23)",
         {INT4OID, INT4OID, TEXTOID, TEXTOID, FLOAT8OID, INT8OID, FLOAT8ARRAYOID, TEXTARRAYOID, TEXTOID, FLOAT8OID,
          FLOAT8OID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID, FLOAT8ARRAYOID, FLOAT8ARRAYOID,
-         INT4ARRAYOID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID});
+         INT4ARRAYOID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID, TEXTOID});
     for (int i = 0; i < M; ++i) {
         const ModelSpec& m = models[i];
         const ModelHistory& h = history[i];
@@ -159,7 +163,7 @@ void write_run_outputs(Spi& spi, const RunOutputs& outputs) {
                      vinfo ? SqlParam::text_copy(metrics_json(m.config.compile.metrics, h.validation_metrics))
                            : SqlParam::null(TEXTOID),
                      SqlParam::text(h.status), SqlParam::int8(int64_t(st.counters.steps)),
-                     SqlParam::int8(int64_t(st.counters.samples_seen))});
+                     SqlParam::int8(int64_t(st.counters.samples_seen)), SqlParam::text(model_type(m.config.arch))});
     }
 
     spi.execute("CREATE TABLE " + summary_table.quoted() +

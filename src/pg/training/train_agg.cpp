@@ -15,6 +15,7 @@
 #include "hopper/state_format.h"
 #include "hopper/trainer.h"
 #include "pg/training/buffer_cache.h"
+#include "pg/training/progress.h"
 #include "pg/training/state_store.h"
 #include "pg/common/datum.h"
 #include "pg/common/aggregate.h"
@@ -56,6 +57,7 @@ using namespace hopper::pg;
 HOPPER_FUNCTION(train_segment_transition) {
     MemoryContext aggcontext = aggregate_context(fcinfo, "train_segment_transition");
     TrainAggState* state = state_arg<TrainAggState>(fcinfo, 0);
+    const bool first_buffer = !state;
     if (!state) {
         auto fresh = std::make_unique<TrainAggState>();
         fresh->mst_key = PG_ARGISNULL(4) ? -1 : PG_GETARG_INT32(4);
@@ -102,6 +104,7 @@ HOPPER_FUNCTION(train_segment_transition) {
     } catch (const Error& e) {
         rethrow_with_location(e, *state);
     }
+    progress_buffer(state->dist_key, state->mst_key, x.rows, first_buffer);
     if (state->trainer->config().fit.epochs > 1) {
         state->cached_bytes += sizeof(float) * (std::size_t(x.rows) * x.cols + std::size_t(y.rows) * y.cols);
         if (state->cached_bytes > std::size_t(setting_segment_cache_mb) * 1024 * 1024)

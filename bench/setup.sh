@@ -1,0 +1,42 @@
+# bench/setup.sh: sourced by bench/run.sh and bench/cnn/run.sh (from the repository root, with ROOT,
+# PG_CONFIG, WORK, PORT, BUILD and DATA set): Debian packages, the build (hopper and the benchmark
+# programs), a private copy of PostgreSQL with this build installed, a throwaway cluster in
+# $WORK/cluster (stopped on exit unless BENCH_KEEP=1), database hopper_bench with the extension and
+# Fashion-MNIST loaded raw into fashion_train and fashion_test (pixels 0-255, class_name as label);
+# defines run (psql that stops at the first error).
+echo "== dependencies (Debian packages)"
+if [ "${BENCH_SKIP_DEPS:-0}" != 1 ]; then
+  # python3-sklearn/-torch use the system BLAS through libblas.so.3: OpenBLAS, as the issue's
+  # reference figures assume (Debian's default libblas3 is the slow reference implementation).
+  bash scripts/install-deps.sh python3-sklearn python3-torch python3-numpy libopenblas0-pthread \
+    libbenchmark-dev dataset-fashion-mnist time libblis4-serial libdnnl-dev
+fi
+
+echo "== building hopper and the benchmark programs"
+make -j2 PG_CONFIG="$PG_CONFIG" >/dev/null
+cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$BUILD" --target hopper_core_alone hopper_gemm_bench hopper_conv_bench hopper_load_idx -j2 >/dev/null
+eval "$(test/private-install.sh "$WORK/pg")"   # sets PG_BIN
+export PATH="$PG_BIN:$PATH"
+
+echo "== starting a private cluster in $WORK/cluster"
+[ -d "$WORK/cluster" ] && PG_BIN=$PG_BIN test/cluster.sh stop "$WORK/cluster"
+eval "$(PG_BIN=$PG_BIN HOPPER_TEST_PORT=$PORT HOPPER_TEST_SHARED_BUFFERS=1GB test/cluster.sh start "$WORK/cluster")"
+export PGHOST PGPORT PGUSER HOPPER_CLUSTER
+if [ "${BENCH_KEEP:-0}" != 1 ]; then
+  trap 'PG_BIN=$PG_BIN "$ROOT/test/cluster.sh" stop "$WORK/cluster"' EXIT
+fi
+# Nothing but the benchmark may run in this cluster (bench/hopper_run.py tells processes apart by role).
+psql -X -q -d postgres -c "ALTER SYSTEM SET autovacuum = off" -c "SELECT pg_catalog.pg_reload_conf()" >/dev/null
+psql -X -q -d postgres -c "CREATE DATABASE hopper_bench"
+export PGDATABASE=hopper_bench
+
+echo "== loading and packing Fashion-MNIST"
+run() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
+run -c "CREATE EXTENSION hopper" \
+    -c "CREATE TABLE fashion_train (id int PRIMARY KEY, label int, class_name text, pixels real[])" \
+    -c "CREATE TABLE fashion_test (id int PRIMARY KEY, label int, class_name text, pixels real[])"
+"$BUILD/hopper_load_idx" "$DATA/train-images-idx3-ubyte.gz" "$DATA/train-labels-idx1-ubyte.gz" |
+  run -c "COPY fashion_train FROM STDIN (FORMAT binary)"
+"$BUILD/hopper_load_idx" "$DATA/t10k-images-idx3-ubyte.gz" "$DATA/t10k-labels-idx1-ubyte.gz" |
+  run -c "COPY fashion_test FROM STDIN (FORMAT binary)"

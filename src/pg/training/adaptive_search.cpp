@@ -1,0 +1,586 @@
+// hopper.fit_automl: successive halving and Hyperband by model hopping (adaptive_search.h).
+//
+// One ring iteration per transaction: every trial of the rungs in training that has not reached
+// its rung's budget trains one iteration (one pass over the data) in one phased hop ring, where a
+// trial starts at segment phase(mst_key - 1, its iterations so far) and visits the segments in
+// order from there -- so it trains exactly as it would alone, whichever other trials share the
+// ring. Trials that reached their rung's budget are evaluated; a rung whose trials all did is
+// ranked (core: rank_rung), checkpointed and recorded, and its survivors go on from their states.
+// Calling the procedure again with the run's id reads the recorded decisions back, restarts the
+// rungs that had not completed from the checkpoints of the rung before, and so reaches the same
+// decisions as a search that was never interrupted.
+#include "pg/training/adaptive_search.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "hopper/error.h"
+#include "hopper/registry.h"
+#include "hopper/schedule.h"
+#include "hopper/state_format.h"
+#include "pg/common/datum.h"
+#include "pg/common/guard.h"
+#include "pg/common/names.h"
+#include "pg/common/scoped_settings.h"
+#include "pg/common/settings.h"
+#include "pg/engine/engine.h"
+#include "pg/registry/registry.h"
+#include "pg/registry/search_records.h"
+#include "pg/training/model_selection.h"
+#include "pg/training/progress.h"
+#include "pg/training/run_area.h"
+#include "pg/training/run_lock.h"
+#include "pg/training/run_outputs.h"
+
+namespace hopper::pg {
+namespace {
+
+// Defaults: Li et al.'s example budget (R = 81 is theirs; 9 keeps a default call short) and eta.
+constexpr int64_t kDefaultMaxIterations = 9;
+constexpr int64_t kDefaultEta = 3;
+
+struct Trial {
+    std::size_t model = 0;  // index into the search's models
+    int64_t trial_id = 0;
+    std::string state;      // while it trains
+    int iterations = 0;     // trained so far
+    bool diverged = false;
+};
+
+// A search being run by this call: what was decided or recorded, and the trials' states.
+struct Search {
+    int64_t run_id = 0;
+    SearchSettings settings;
+    std::unique_ptr<SearchProgress> progress;
+    SearcherMetric searcher;
+    RunTables tables;
+    std::vector<ModelSpec> models;  // by mst_key
+    std::map<int32_t, Trial> trials;
+    std::set<std::pair<int, int>> started_rungs;  // (bracket index, rung) marked TRAINING by this call
+    std::optional<std::pair<double, int32_t>> best;  // best searcher value so far (this call), for run_progress
+    double elapsed_before = 0;                    // seconds spent by earlier calls
+};
+
+std::vector<std::vector<Metric>> metrics_of(const std::vector<ModelSpec>& models) {
+    std::vector<std::vector<Metric>> out;
+    for (const ModelSpec& m : models) out.push_back(m.config.compile.metrics);
+    return out;
+}
+
+RunRequest tables_request(const SearchSettings& s) {
+    RunRequest r;
+    r.multiple = true;
+    r.packed_text = s.packed;
+    r.output_text = s.output;
+    r.validation_text = s.validation;
+    r.mst_table_text = s.mst_table;
+    r.arch_table_text = s.arch_table;
+    r.num_iterations = int(s.budget.max_iterations);
+    r.metrics_frequency = s.metrics_frequency > 0 ? s.metrics_frequency : int(s.budget.max_iterations);
+    r.exact_training_metrics = setting_training_metrics == kTrainingMetricsExact;
+    r.name = s.name;
+    r.description = s.description;
+    return r;
+}
+
+// Limits every search checks before it trains: states that fit, memory for min(M, S) segments.
+void check_limits(const Search& s) {
+    check_model_sizes(s.models, s.tables.info, s.tables.validation);
+    const int M = int(s.models.size()), S = int(s.tables.info.dist_keys.size());
+    check_run_memory(s.models, s.tables.info, s.tables.validation, std::min(M, S),
+                     "an adaptive search of " + std::to_string(M) + " configurations on " + std::to_string(S) +
+                         " segment" + (S == 1 ? "" : "s"));
+}
+
+// ---- a new search -----------------------------------------------------------------------------
+
+std::vector<SelectionEntry> draw_configurations(Spi& spi, SearchSettings& s, AutomlBudget& budget) {
+    SearchSpec spec;
+    spec.model_ids = s.model_ids;
+    spec.compile_space = s.compile_space;
+    spec.fit_space = s.fit_space;
+    spec.type = s.search_type;
+    if (s.search_type == SearchType::Grid) {
+        if (budget.method == AutomlMethod::Hyperband)
+            fail(ErrorKind::InvalidParameter, "hyperband draws its configurations at random",
+                 "Its brackets start different numbers of configurations from one search space.",
+                 "Use search_type => 'random', or automl_method => 'successive_halving' to run every configuration "
+                 "of a grid.");
+        std::vector<SelectionEntry> grid = generate_model_configs(spec);
+        if (budget.num_configs && *budget.num_configs != int64_t(grid.size()))
+            fail(ErrorKind::InvalidParameter,
+                 "num_configs is " + std::to_string(*budget.num_configs) + " but the grid has " +
+                     std::to_string(grid.size()) + " configurations",
+                 {}, "Leave num_configs out with search_type 'grid'.");
+        budget.num_configs = int64_t(grid.size());
+        return grid;
+    }
+    if (s.random_state) {
+        spec.seed = uint64_t(*s.random_state);
+    } else {
+        s.random_state = spi.scalar_int("SELECT (pg_catalog.random() OPERATOR(pg_catalog.*) 9007199254740991)::pg_catalog.int8");
+        spec.seed = uint64_t(*s.random_state);
+        notice("random search with random_state " + std::to_string(*s.random_state),
+               "Pass random_state => " + std::to_string(*s.random_state) + " to draw the same configurations again.");
+    }
+    spec.num_configs = plan_search(budget).num_trials();
+    return generate_model_configs(spec);
+}
+
+Search start_search(Spi& spi, const SearchRequest& req) {
+    Search s;
+    SearchSettings& st = s.settings;
+    auto required = [](const std::optional<std::string>& v, const char* name) -> const std::string& {
+        if (!v) fail(ErrorKind::NullValue, std::string(name) + " must not be NULL");
+        return *v;
+    };
+    st.packed = required(req.packed_text, "packed_table");
+    st.output = required(req.output_text, "model_output_table");
+    st.arch_table = required(req.arch_table_text, "model_arch_table");
+    if (!req.model_ids) fail(ErrorKind::NullValue, "model_id_list must not be NULL");
+    st.model_ids = *req.model_ids;
+    st.compile_space = required(req.compile_space, "compile_params_grid");
+    st.fit_space = req.fit_space.value_or("{}");
+    st.validation = req.validation_text.value_or("");
+    st.search_type = parse_search_type(req.search_type.value_or("random"));
+    st.random_state = req.random_state;
+    st.pack_brackets = req.pack_brackets.value_or(true);
+    st.name = req.name.value_or("");
+    st.description = req.description.value_or("");
+    if (req.metrics_frequency && *req.metrics_frequency < 0)
+        fail(ErrorKind::InvalidParameter, "metrics_compute_frequency must not be negative",
+             "It is " + std::to_string(*req.metrics_frequency) + ".",
+             "0 (the default) evaluates the trials at the end of every rung only.");
+    st.metrics_frequency = int(std::min<int64_t>(req.metrics_frequency.value_or(0), kMaxSearchIterations));
+
+    // The budget first: a bad one is refused before any table is touched.
+    AutomlBudget& budget = st.budget;
+    budget.method = parse_automl_method(req.method.value_or("hyperband"));
+    budget.max_iterations = req.max_iterations.value_or(kDefaultMaxIterations);
+    budget.eta = req.eta.value_or(kDefaultEta);
+    budget.skip_last = req.skip_last.value_or(0);
+    budget.num_brackets = req.num_brackets;
+    budget.num_configs = req.num_configs;
+    if (st.search_type == SearchType::Random || budget.num_configs) plan_search(budget);
+
+    s.tables = resolve_run_tables(spi, tables_request(st));
+    st.packed = s.tables.packed.display();
+    st.output = s.tables.output.display();
+    if (s.tables.validation) st.validation = s.tables.validation->table.display();
+    const TableName arch = resolve_input_table(st.arch_table, "model architecture table");
+    st.arch_table = arch.display();
+    const TableName mst = resolve_output_table(req.mst_table_text.value_or(s.tables.output.with_suffix("_mst").display()),
+                                               "model selection table");
+    require_absent(mst.with_suffix("_summary"), "model selection summary table");
+
+    const std::map<int32_t, Architecture> archs = read_architectures(spi, arch, st.model_ids);
+    const std::vector<SelectionEntry> rows = draw_configurations(spi, st, budget);
+    const SearchPlan plan = plan_search(budget);
+    check_against_architectures(rows, archs);
+    SummaryFacts facts;
+    facts.search_type = to_string(st.search_type);
+    facts.compile_grid = st.compile_space;
+    facts.fit_grid = st.fit_space;
+    facts.random_state = st.search_type == SearchType::Random ? st.random_state : std::nullopt;
+    write_selection(spi, mst, mst.with_suffix("_summary"), arch, rows, facts);
+    st.mst_table = mst.display();
+    std::string arch_display;
+    s.models = read_model_selection(spi, st.mst_table, arch_display);
+
+    s.searcher = resolve_searcher_metric(req.searcher_metric.value_or(""), s.tables.validation.has_value(),
+                                         metrics_of(s.models));
+    st.searcher_metric = s.searcher.name;
+    check_limits(s);
+
+    std::map<int32_t, int64_t> trial_ids;
+    s.run_id = record_new_search(spi, st, plan, s.searcher, s.models, packed_data_facts(s.tables.info),
+                                 s.tables.started_at, trial_ids);
+    s.progress = std::make_unique<SearchProgress>(plan);
+    for (std::size_t i = 0; i < s.models.size(); ++i)
+        s.trials[s.models[i].mst_key] = Trial{i, trial_ids.at(s.models[i].mst_key), {}, 0, false};
+    notice("adaptive search: training run " + std::to_string(s.run_id) + ", " + to_string(budget.method) + " with " +
+               plan.describe() + ", " + std::to_string(plan.model_iterations()) + " model-iterations at most",
+           "Follow it in hopper.search_brackets; CALL hopper.fit_automl(run_id => " + std::to_string(s.run_id) +
+               ") continues it if it is interrupted.");
+    return s;
+}
+
+// ---- a search continued -----------------------------------------------------------------------
+
+Search resume_search(Spi& spi, const SearchRequest& req) {
+    if (req.packed_text || req.output_text || req.arch_table_text || req.mst_table_text || req.validation_text ||
+        req.model_ids || req.compile_space || req.fit_space || req.method || req.search_type || req.max_iterations ||
+        req.eta || req.skip_last || req.num_brackets || req.num_configs || req.random_state || req.metrics_frequency ||
+        req.searcher_metric || req.pack_brackets || req.name || req.description)
+        fail(ErrorKind::InvalidParameter, "a search continued by run_id takes no other arguments",
+             "It continues with the tables, search space and budget it was started with.",
+             "CALL hopper.fit_automl(run_id => " + std::to_string(*req.run_id) + ").");
+    RecordedSearch rec = read_search(spi, *req.run_id);
+    Search s;
+    s.run_id = rec.run_id;
+    s.settings = rec.settings;
+    s.elapsed_before = rec.elapsed_seconds;
+    const SearchPlan plan = plan_search(s.settings.budget);
+    // The plan is a function of the budget; recorded rungs that differ mean the rows were edited.
+    {
+        std::vector<std::pair<int, int>> keys;
+        std::vector<RungPlan> rungs;
+        for (const BracketPlan& b : plan.brackets)
+            for (std::size_t i = 0; i < b.rungs.size(); ++i) {
+                keys.emplace_back(b.s, int(i));
+                rungs.push_back(b.rungs[i]);
+            }
+        bool same = keys == rec.rung_keys && rungs.size() == rec.rung_plans.size();
+        for (std::size_t i = 0; same && i < rungs.size(); ++i)
+            same = rungs[i].iterations == rec.rung_plans[i].iterations &&
+                   rungs[i].num_configs == rec.rung_plans[i].num_configs &&
+                   rungs[i].num_promoted == rec.rung_plans[i].num_promoted;
+        if (!same || int(rec.trial_ids.size()) != plan.num_trials())
+            fail(ErrorKind::Data, "training run " + std::to_string(s.run_id) + " does not match its recorded budget",
+                 "Its rows in hopper.search_rungs or hopper.trials were changed.");
+    }
+    s.tables = resolve_run_tables(spi, tables_request(s.settings));
+
+    // The configurations as recorded with the trials (the model selection table may have changed).
+    {
+        SafeSearchPath path;
+        path.enter();
+        spi.execute("SELECT mst_key, model_id, model_arch::pg_catalog.text, compile_params, fit_params"
+                    " FROM hopper.trials WHERE run_id = $1 ORDER BY mst_key",
+                    {SqlParam::int8(s.run_id)});
+        for (uint64_t r = 0; r < spi.rows(); ++r) {
+            ModelSpec m;
+            m.mst_key = int32_t(spi.integer(r, 0));
+            if (!spi.is_null(r, 1)) m.model_id = int32_t(spi.integer(r, 1));
+            m.arch_json = spi.text(r, 2);
+            m.compile_text = spi.text(r, 3);
+            m.fit_text = spi.text(r, 4);
+            s.models.push_back(std::move(m));
+        }
+        path.leave();
+        for (ModelSpec& m : s.models)
+            m.config = resolve_model_spec(m.arch_json, m.compile_text, m.fit_text, "mst_key " + std::to_string(m.mst_key));
+    }
+    s.searcher = resolve_searcher_metric(rec.searcher.name, s.tables.validation.has_value(), metrics_of(s.models));
+    check_limits(s);
+
+    // Replay the decisions.
+    s.progress = std::make_unique<SearchProgress>(plan);
+    std::map<int, int> bracket_index;
+    for (std::size_t b = 0; b < plan.brackets.size(); ++b) bracket_index[plan.brackets[b].s] = int(b);
+    std::map<std::pair<int, int>, const RecordedRung*> decided;
+    for (const RecordedRung& d : rec.decisions) {
+        auto b = bracket_index.find(d.bracket);
+        if (b == bracket_index.end())
+            fail(ErrorKind::Data, "training run " + std::to_string(s.run_id) + " records a rung of a bracket it does not have");
+        s.progress->record(RungRef{b->second, d.rung}, d.ranking, d.diverged);
+        decided[{b->second, d.rung}] = &d;
+    }
+    for (std::size_t i = 0; i < s.models.size(); ++i)
+        s.trials[s.models[i].mst_key] = Trial{i, rec.trial_ids.at(s.models[i].mst_key), {}, 0, false};
+
+    // The rungs to train again start from the states at the end of the rung before (or fresh).
+    std::map<int64_t, int> restart;
+    for (int b = 0; b < int(plan.brackets.size()); ++b) {
+        if (s.progress->bracket_finished(b)) continue;
+        const RungRef r{b, s.progress->current_rung(b)};
+        for (int32_t key : s.progress->members(r)) {
+            Trial& t = s.trials.at(key);
+            if (r.rung == 0) {
+                t.state = initial_states({s.models[t.model]}).front();
+                t.iterations = 0;
+            } else {
+                const RecordedRung& before = *decided.at({b, r.rung - 1});
+                t.state = checkpoint_payload(spi, before.checkpoints.at(key));
+                t.iterations = int(inspect_state(t.state).counters.iterations);
+            }
+            restart[t.trial_id] = t.iterations;
+        }
+    }
+    reopen_search(spi, s.run_id, restart);
+    notice("adaptive search: continuing training run " + std::to_string(s.run_id) + " after " +
+           std::to_string(rec.decisions.size()) + " completed rung" + (rec.decisions.size() == 1 ? "" : "s"));
+    return s;
+}
+
+// ---- training ---------------------------------------------------------------------------------
+
+double searcher_value_of(const Search& s, const ModelSpec& m, const Evaluation& training, const Evaluation* validation) {
+    return searcher_metric_value(s.searcher.validation && validation ? *validation : training, m.config.compile.metrics,
+                                 s.searcher.metric);
+}
+
+// One ring iteration: trains, evaluates and records; returns a line for the NOTICE.
+std::string train_ring_iteration(Spi& spi, Search& s, Engine& engine, const std::chrono::steady_clock::time_point started) {
+    SearchProgress& progress = *s.progress;
+    const SearchPlan& plan = progress.plan();
+    const std::vector<RungRef> rungs = progress.training_rungs(s.settings.pack_brackets);
+    for (const RungRef& r : rungs) {
+        if (!s.started_rungs.insert({r.bracket, r.rung}).second) continue;
+        const std::vector<int32_t>& members = progress.members(r);
+        std::map<int32_t, int64_t> ids;
+        for (int32_t key : members) {
+            Trial& t = s.trials.at(key);
+            ids[key] = t.trial_id;
+            if (t.state.empty() && r.rung == 0) t.state = initial_states({s.models[t.model]}).front();
+        }
+        record_rung_start(spi, s.run_id, plan.brackets[r.bracket].s, r.rung, members, ids);
+    }
+
+    // Every member short of its rung's budget trains one iteration, all in one ring.
+    const int S = int(s.tables.info.dist_keys.size());
+    std::vector<int32_t> keys;
+    std::vector<std::string> states;
+    std::vector<int> phases;
+    for (const RungRef& r : rungs)
+        for (int32_t key : progress.members(r)) {
+            Trial& t = s.trials.at(key);
+            if (t.iterations >= progress.target_iterations(r)) continue;
+            keys.push_back(key);
+            states.push_back(std::move(t.state));
+            phases.push_back(HopSchedule::phase(key - 1, uint64_t(t.iterations), S));
+        }
+    std::vector<int32_t> sorted = keys;
+    std::sort(sorted.begin(), sorted.end());
+    double train_seconds = 0;
+    if (!keys.empty()) {
+        const auto t0 = Clock::now();
+        const HopSchedule sched = HopSchedule::for_phases(phases, S);
+        std::unique_ptr<ModelHopper> hopper =
+            engine.model_hopper(spi, s.tables.packed, s.tables.info.dist_keys, int(keys.size()), s.tables.output.schema);
+        train_ring(*hopper, sched, 0, keys, states);
+        train_seconds = seconds_since(t0);
+    }
+
+    // After the iteration: running metrics, iteration counters, divergence.
+    std::vector<int32_t> evaluate_keys;
+    std::vector<Evaluation> running;
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+        Trial& t = s.trials.at(keys[i]);
+        const ModelSpec& m = s.models[t.model];
+        const TrainCounters counters = inspect_state(states[i]).counters;
+        t.iterations += 1;
+        t.state = with_iterations(states[i], uint32_t(t.iterations));
+        if (counters.diverged && !t.diverged) {
+            t.diverged = true;
+            warning("trial mst_key " + std::to_string(keys[i]) + " diverged in iteration " + std::to_string(t.iterations),
+                    "Its loss became NaN or infinite; it ranks last at the end of its rung.",
+                    "Narrow the learning rate range of the search space.");
+        }
+        const RungRef r{plan.bracket_of(keys[i]), progress.current_rung(plan.bracket_of(keys[i]))};
+        const bool rung_end = t.iterations >= progress.target_iterations(r);
+        const bool curve_point = s.settings.metrics_frequency > 0 && t.iterations % s.settings.metrics_frequency == 0;
+        if (rung_end || curve_point) {
+            evaluate_keys.push_back(keys[i]);
+            running.push_back(running_evaluation(counters.iteration_totals, m.config));
+        }
+    }
+
+    // Evaluation of the trials at a rung's end (and at learning-curve points).
+    std::map<int32_t, std::optional<double>> searcher_values;
+    if (!evaluate_keys.empty()) {
+        std::vector<std::string> eval_states;
+        std::vector<ModelConfig> configs;
+        for (int32_t key : evaluate_keys) {
+            eval_states.push_back(s.trials.at(key).state);
+            configs.push_back(s.models[s.trials.at(key).model].config);
+        }
+        const bool exact = setting_training_metrics == kTrainingMetricsExact;
+        const std::vector<Evaluation> training =
+            exact ? evaluate_states(spi, s.tables.packed, eval_states, configs, S) : running;
+        std::vector<Evaluation> validation;
+        if (s.tables.validation)
+            validation = evaluate_states(spi, s.tables.validation->table, eval_states, configs,
+                                         int(s.tables.validation->dist_keys.size()));
+        const double elapsed = s.elapsed_before + seconds_since(started);
+        for (std::size_t i = 0; i < evaluate_keys.size(); ++i) {
+            const Trial& t = s.trials.at(evaluate_keys[i]);
+            const ModelSpec& m = s.models[t.model];
+            const Evaluation* v = s.tables.validation ? &validation[i] : nullptr;
+            const double value = searcher_value_of(s, m, training[i], v);
+            std::optional<double> finite;
+            // A trial that diverged has no searcher value: its running metrics may still be finite
+            // (the minibatches before the NaN), but its weights are not a model to pick.
+            if (std::isfinite(value) && !t.diverged) {
+                finite = value;
+                if (!s.best || (s.searcher.smaller_is_better ? value < s.best->first : value > s.best->first))
+                    s.best = std::make_pair(value, m.mst_key);
+            }
+            searcher_values[evaluate_keys[i]] = finite;
+            record_trial_metrics(spi, t.trial_id, t.iterations, int64_t(inspect_state(t.state).counters.steps),
+                                 evaluation_json(training[i], m.config.compile.metrics),
+                                 v ? std::optional<std::string>(evaluation_json(*v, m.config.compile.metrics)) : std::nullopt,
+                                 finite, elapsed);
+        }
+    }
+
+    if (s.best) progress_best(s.best->first, s.best->second);
+    int64_t done = 0;
+    for (const auto& [key, t] : s.trials) done += t.iterations;
+    progress_model_iterations_done(done);
+
+    // Rungs whose trials all reached the budget: ranked, checkpointed, decided.
+    std::string decided;
+    for (const RungRef& r : rungs) {
+        const std::vector<int32_t> members = progress.members(r);
+        const int budget = progress.target_iterations(r);
+        bool done = true;
+        for (int32_t key : members) done = done && s.trials.at(key).iterations >= budget;
+        if (!done) continue;
+        std::vector<RungScore> scores;
+        std::vector<RungMember> recorded;
+        std::vector<int32_t> diverged;
+        for (int32_t key : members) {
+            const Trial& t = s.trials.at(key);
+            auto v = searcher_values.find(key);
+            scores.push_back(RungScore{key, v == searcher_values.end() ? std::nullopt : v->second, t.diverged});
+            recorded.push_back(RungMember{key, t.trial_id, &t.state, t.iterations, scores.back().value});
+            if (t.diverged) diverged.push_back(key);
+        }
+        const BracketPlan& bracket = plan.brackets[r.bracket];
+        const RungRanking ranking = rank_rung(scores, bracket.rungs[r.rung].num_promoted, s.searcher.smaller_is_better);
+        const auto statuses = progress.record(r, ranking, diverged);
+        std::vector<int> skipped;
+        for (const RungRef& k : progress.skipped_rungs(r.bracket)) skipped.push_back(k.rung);
+        record_rung_end(spi, s.run_id, bracket.s, r.rung, budget, recorded, ranking, statuses,
+                        s.searcher.smaller_is_better, skipped);
+        // Trials that stop free their states (their checkpoints hold them).
+        for (const auto& [key, status] : statuses)
+            if (status != TrialStatus::Training) std::string().swap(s.trials.at(key).state);
+        decided += "; bracket " + std::to_string(bracket.s) + " rung " + std::to_string(r.rung) + " done at " +
+                   std::to_string(budget) + " iteration" + (budget == 1 ? "" : "s") + ", best mst_key " +
+                   std::to_string(ranking.order.front()) + ", " + std::to_string(ranking.promoted.size()) + " go on";
+    }
+    return std::to_string(keys.size()) + " trial" + (keys.size() == 1 ? "" : "s") + " trained in " +
+           format_number(train_seconds, 3) + " s" + decided;
+}
+
+void finish_search(Spi& spi, Search& s) {
+    std::vector<int64_t> trial_ids;
+    std::vector<int32_t> mst_keys;
+    std::map<int32_t, std::vector<Metric>> metrics;
+    for (const ModelSpec& m : s.models) {
+        trial_ids.push_back(s.trials.at(m.mst_key).trial_id);
+        mst_keys.push_back(m.mst_key);
+        metrics[m.mst_key] = m.config.compile.metrics;
+    }
+    const auto best = record_search_end(spi, s.run_id, trial_ids);
+    std::map<int32_t, std::string> finals = final_trial_states(spi, s.run_id);
+    std::map<int32_t, ModelHistory> curves = trial_histories(spi, s.run_id, metrics, s.tables.validation.has_value());
+    std::vector<std::string> states;
+    std::vector<ModelHistory> history;
+    for (const ModelSpec& m : s.models) {
+        auto f = finals.find(m.mst_key);
+        if (f == finals.end())
+            fail(ErrorKind::Data, "trial mst_key " + std::to_string(m.mst_key) + " of training run " +
+                                      std::to_string(s.run_id) + " has no checkpoint");
+        states.push_back(std::move(f->second));
+        history.push_back(std::move(curves[m.mst_key]));
+    }
+    const RunRequest req = tables_request(s.settings);
+    RunOutputs out;
+    out.req = &req;
+    out.method = "fit_automl";
+    out.packed = s.tables.packed;
+    out.output = s.tables.output;
+    out.info = &s.tables.info;
+    out.validation = &s.tables.validation;
+    out.models = &s.models;
+    out.mst_keys = &mst_keys;
+    out.states = &states;
+    out.history = &history;
+    out.started_at = s.tables.started_at;
+    out.run_id = s.run_id;
+    write_run_outputs(spi, out);
+    release_run_locks();
+    if (best)
+        notice("adaptive search done: best mst_key " + std::to_string(best->first) + " (checkpoint " + best->second + ")",
+               "Every trial and its decisions: SELECT * FROM hopper.search_trials WHERE run_id = " +
+                   std::to_string(s.run_id) + "; register the best with hopper.register_model_version(<model>, '" +
+                   best->second + "').");
+    else
+        notice("adaptive search done: no trial has a finite " + s.searcher.name);
+}
+
+}  // namespace
+
+void run_adaptive_search(Spi& spi, const SearchRequest& req) {
+    const auto started = Clock::now();
+    if (!spi.nonatomic())
+        fail(ErrorKind::ActiveTransaction, "hopper.fit_automl cannot run inside a transaction block",
+             "It commits after every iteration of its trials, so that an interrupted search can continue.",
+             "CALL it on its own, outside BEGIN ... COMMIT.");
+    Search s = req.run_id ? resume_search(spi, req) : start_search(spi, req);
+    spi.commit();  // the search and its plan are recorded before anything trains
+
+    RunAreaScope run_area;  // buffers detoasted once are shared by the whole search
+    std::unique_ptr<Engine> engine = detect_engine(spi);
+    RunProgress progress;
+    progress.begin(s.run_id, "fit_automl", int(s.settings.budget.max_iterations), s.progress->plan().model_iterations(),
+                   segment_buffers(spi, s.tables.packed));
+    int ring_iteration = 0;
+    while (!s.progress->finished()) {
+        check_for_interrupts();
+        progress_iteration(ring_iteration + 1);
+        const auto t = Clock::now();
+        StatementSettings settings;
+        settings.enter();
+        const std::string line = train_ring_iteration(spi, s, *engine, started);
+        settings.leave();
+        notice("ring iteration " + std::to_string(++ring_iteration) + ": " + format_number(seconds_since(t), 3) + " s, " +
+               line);
+        spi.commit();
+    }
+    finish_search(spi, s);
+}
+
+}  // namespace hopper::pg
+
+// fit_automl(packed_table, model_output_table, model_arch_table, model_selection_table, model_id_list,
+//            compile_params_grid, fit_params_grid, automl_method, max_iterations, eta, skip_last,
+//            num_brackets, num_configs, search_type, random_state, validation_table,
+//            metrics_compute_frequency, searcher_metric, pack_brackets, name, description, run_id)
+HOPPER_FUNCTION(fit_automl) {
+    using namespace hopper::pg;
+    SearchRequest req;
+    auto text = [&](int i) -> std::optional<std::string> {
+        if (PG_NARGS() <= i || PG_ARGISNULL(i)) return std::nullopt;
+        return text_to_string(PG_GETARG_DATUM(i));
+    };
+    auto json = [&](int i) -> std::optional<std::string> {
+        if (PG_NARGS() <= i || PG_ARGISNULL(i)) return std::nullopt;
+        return jsonb_to_string(PG_GETARG_DATUM(i));
+    };
+    req.packed_text = text(0);
+    req.output_text = text(1);
+    req.arch_table_text = text(2);
+    req.mst_table_text = text(3);
+    if (PG_NARGS() > 4 && !PG_ARGISNULL(4)) {
+        std::vector<int32_t> ids;
+        for (int64_t v : int_array_to_vector(PG_GETARG_DATUM(4), "model_id_list")) ids.push_back(int32_t(v));
+        req.model_ids = ids;
+    }
+    req.compile_space = json(5);
+    req.fit_space = json(6);
+    req.method = text(7);
+    req.max_iterations = arg_int_opt(fcinfo, 8);
+    req.eta = arg_int_opt(fcinfo, 9);
+    req.skip_last = arg_int_opt(fcinfo, 10);
+    req.num_brackets = arg_int_opt(fcinfo, 11);
+    req.num_configs = arg_int_opt(fcinfo, 12);
+    req.search_type = text(13);
+    req.random_state = arg_int_opt(fcinfo, 14);
+    req.validation_text = text(15);
+    req.metrics_frequency = arg_int_opt(fcinfo, 16);
+    req.searcher_metric = text(17);
+    if (PG_NARGS() > 18 && !PG_ARGISNULL(18)) req.pack_brackets = PG_GETARG_BOOL(18);
+    req.name = text(19);
+    req.description = text(20);
+    req.run_id = arg_int_opt(fcinfo, 21);
+    Spi spi(call_is_nonatomic(fcinfo));
+    run_adaptive_search(spi, req);
+    PG_RETURN_VOID();
+}
