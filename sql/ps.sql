@@ -257,6 +257,59 @@ SELECT hopper.ps_clock('overflow_bsp', 0);
 SELECT hopper.ps_get('overflow_bsp', 0, ARRAY[0, 1]::bigint[]);
 SELECT hopper.ps_drop('overflow_asp'), hopper.ps_drop('overflow_bsp');
 
+-- ---- SparseSSP: Gets wait only for the workers that wrote the chunks they read -------------------
+-- Keys 0..39 in chunks of 10, staleness 0, workers 0 and 1 in this one session. Worker 1 writes
+-- chunk 3 at clock 0 and then stops. Worker 0 writes and reads chunk 0 only: each Get ends its
+-- previous iteration (the Clock is folded in), and it runs ahead of worker 1 without waiting.
+SELECT hopper.ps_create('sparse_t', 40, chunk_size => 10, consistency => 'sparse_ssp', staleness => 0, num_workers => 2);
+SELECT hopper.ps_add('sparse_t', 1, ARRAY[30]::bigint[], ARRAY[5]::real[]);
+SELECT hopper.ps_add('sparse_t', 0, ARRAY[1]::bigint[], ARRAY[1]::real[]);
+SELECT i, hopper.ps_get('sparse_t', 0, ARRAY[0, 1]::bigint[]) FROM generate_series(1, 3) i;
+SELECT hopper.ps_add('sparse_t', 0, ARRAY[1]::bigint[], ARRAY[1]::real[]);
+SELECT worker, clock FROM hopper.ps_workers WHERE table_name = 'sparse_t' ORDER BY worker;
+-- Worker 1 (clock 0) now writes chunk 0 for the first time, which worker 0 read at clock 2 without
+-- waiting for it: more than the staleness late, and it is told so.
+SELECT hopper.ps_add('sparse_t', 1, ARRAY[2]::bigint[], ARRAY[1]::real[]);
+SELECT late_adds FROM hopper.ps_tables WHERE name = 'sparse_t';
+-- Reading worker 1's chunk 3 from clock 2 needs worker 1 at clock 2: it waits (here: until the timeout).
+SET statement_timeout = '300ms';
+SELECT hopper.ps_get('sparse_t', 0, ARRAY[30]::bigint[]);
+RESET statement_timeout;
+-- The Get that timed out had ended worker 0's iteration first: worker 0 is at clock 3. Worker 1
+-- catches up (its first Get starts an iteration, each later one ends the one before) and the read
+-- goes through, with worker 1's Add in it.
+SELECT i, hopper.ps_get('sparse_t', 1, ARRAY[30]::bigint[]) FROM generate_series(1, 4) i;
+SELECT hopper.ps_get('sparse_t', 0, ARRAY[30]::bigint[]);
+SELECT worker, clock FROM hopper.ps_workers WHERE table_name = 'sparse_t' ORDER BY worker;
+-- Plain SSP with the same moves: worker 0 cannot run ahead of worker 1 on any chunk.
+SELECT hopper.ps_create('dense_t', 40, chunk_size => 10, consistency => 'ssp', staleness => 0, num_workers => 2);
+SELECT hopper.ps_add('dense_t', 1, ARRAY[30]::bigint[], ARRAY[5]::real[]);
+SELECT hopper.ps_get('dense_t', 0, ARRAY[0, 1]::bigint[]), hopper.ps_clock('dense_t', 0);
+SET statement_timeout = '300ms';
+SELECT hopper.ps_get('dense_t', 0, ARRAY[0, 1]::bigint[]);
+RESET statement_timeout;
+SELECT pg_temp.err($$SELECT hopper.ps_create('x', 10, consistency => 'sparse_ssp')$$);
+SELECT hopper.ps_drop('sparse_t'), hopper.ps_drop('dense_t');
+
+-- ---- one table over several servers: a part per server, by a range map ---------------------------
+SELECT hopper.ps_create_part('part_t', ARRAY[int8range(0, 100), int8range(100, 250)], 1, chunk_size => 50,
+                             consistency => 'ssp', staleness => 1, num_workers => 2);
+SELECT name, num_keys, key_ranges, part, range_map FROM hopper.ps_tables WHERE name = 'part_t';
+SELECT hopper.ps_add('part_t', 0, ARRAY[100, 249]::bigint[], ARRAY[1, 2]::real[]);
+SELECT hopper.ps_get('part_t', 0, ARRAY[100, 249]::bigint[]);
+SELECT pg_temp.err($$SELECT hopper.ps_get('part_t', 0, ARRAY[99]::bigint[])$$);
+-- Range maps with gaps, overlaps, empty or unbounded parts, boundaries inside a chunk, a part out of range.
+SELECT pg_temp.err($$SELECT hopper.ps_create_part('x', ARRAY[int8range(0, 100), int8range(110, 200)], 0)$$);
+SELECT pg_temp.err($$SELECT hopper.ps_create_part('x', ARRAY[int8range(0, 100), int8range(90, 200)], 0)$$);
+SELECT pg_temp.err($$SELECT hopper.ps_create_part('x', ARRAY[int8range(100, 200), int8range(0, 100)], 0)$$);
+SELECT pg_temp.err($$SELECT hopper.ps_create_part('x', ARRAY[int8range(0, 100), int8range(100, 100)], 0)$$);
+SELECT pg_temp.err($$SELECT hopper.ps_create_part('x', ARRAY[int8range(0, 100), int8range(100, NULL)], 0)$$);
+SELECT pg_temp.err($$SELECT hopper.ps_create_part('x', ARRAY[int8range(0, 105), int8range(105, 200)], 0, chunk_size => 10)$$);
+SELECT pg_temp.err($$SELECT hopper.ps_create_part('x', ARRAY[int8range(0, 100), int8range(100, 200)], 2)$$);
+SELECT pg_temp.err($$SELECT hopper.ps_create_part('x', ARRAY[int8range(0, 100), int8range(100, 200)], -1)$$);
+SELECT pg_temp.err($$SELECT hopper.ps_create_part('x', '{}'::int8range[], 0)$$);
+SELECT hopper.ps_drop('part_t');
+
 -- ---- the catalog and clean-up -------------------------------------------------------------------
 SELECT name, consistency, staleness, num_workers FROM hopper.ps_tables ORDER BY name;
 SELECT tables >= 5 AS counted, used_bytes > 0 AS used, largest_free_bytes <= memory_bytes AS sane FROM hopper.ps_memory();

@@ -281,7 +281,7 @@ TEST(PsRules, BspWaitsForEveryWorkerToFinishThePreviousIteration) {
 }
 
 TEST(PsRules, CheckWaitReportsTheSlowestAndGoneWorkers) {
-    std::vector<WorkerState> w = {{3, 10, kWorkerActive}, {1, 11, kWorkerActive}, {2, 0, kWorkerNotJoined}};
+    std::vector<WorkerState> w = {{3, 10, kWorkerActive, 0, 0}, {1, 11, kWorkerActive, 0, 0}, {2, 0, kWorkerNotJoined, 0, 0}};
     EXPECT_EQ(min_clock(w.data(), 3), 1);
     EXPECT_EQ(check_wait(std::nullopt, w.data(), 3).kind, WaitCheck::Proceed);
     EXPECT_EQ(check_wait(1, w.data(), 3).kind, WaitCheck::Proceed);
