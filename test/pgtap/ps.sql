@@ -25,7 +25,7 @@ SELECT has_view('hopper', 'ps_tables', 'catalog of parameter tables');
 SELECT has_view('hopper', 'ps_workers', 'workers and their clocks');
 SELECT columns_are('hopper', 'ps_tables', ARRAY['name', 'num_keys', 'key_ranges', 'chunk_size', 'num_chunks',
     'consistency', 'staleness', 'num_workers', 'min_clock', 'max_clock', 'memory_bytes', 'owner', 'created_at',
-    'get_calls', 'get_keys', 'add_calls', 'add_keys', 'clocks', 'waits']);
+    'get_calls', 'get_keys', 'add_calls', 'add_keys', 'clocks', 'waits', 'late_adds', 'part', 'range_map']);
 SELECT columns_are('hopper', 'ps_workers', ARRAY['table_name', 'worker', 'clock', 'status', 'pid']);
 
 -- Honest markings: everything that reads or changes tables, waits or binds workers is volatile and

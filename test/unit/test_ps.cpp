@@ -320,8 +320,9 @@ TEST(PsLayout, PartsAreAlignedAndSized) {
     EXPECT_THROW(table_layout(TableShape{0, 1, 1, false}), Error);
     // SparseSSP: 70 workers need 2 words per chunk; 5 chunks of writers and read marks. A part: its map.
     TableLayout s = table_layout(TableShape{70, 1, 10, false, 5, 3});
-    EXPECT_EQ(s.values, 1728u);         // 70 x 24 = 1680 -> 1728 (ranges: 16 -> 64)
-    EXPECT_EQ(s.writers, 1728u + 64u);  // 40 bytes of values
+    EXPECT_EQ(s.ranges, 1728u);         // 70 workers x 24 bytes = 1680 -> 1728
+    EXPECT_EQ(s.values, 1792u);         // one range: 16 -> 64
+    EXPECT_EQ(s.writers, 1792u + 64u);  // 40 bytes of values
     EXPECT_EQ(s.read_marks, s.writers + 128u);  // 5 x 2 x 8 = 80 -> 128
     EXPECT_EQ(s.range_map, s.read_marks + 64u);  // 40 -> 64
     EXPECT_EQ(s.bytes, s.range_map + 64u);       // 3 x 16 = 48 -> 64
