@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <utility>
 
 namespace hopper::ps {
@@ -32,7 +33,10 @@ std::string field(const PGresult* r, int code) {
         message = PQerrorMessage(conn);
         while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
     }
-    if (state.empty()) state = PQstatus(conn) == CONNECTION_OK ? "XX000" : "08006";
+    // libpq's own errors carry no SQLSTATE; a connection lost in the middle of a query reads as
+    // CONNECTION_OK until libpq notices, but its message says what happened.
+    if (state.empty())
+        state = PQstatus(conn) != CONNECTION_OK || message.find("connection") != std::string::npos ? "08006" : "XX000";
     throw Error(state, message, detail, hint);
 }
 
@@ -87,8 +91,16 @@ const char* consistency_text(Consistency c) {
         case Consistency::BSP: return "bsp";
         case Consistency::SSP: return "ssp";
         case Consistency::ASP: return "asp";
+        case Consistency::SparseSSP: return "sparse_ssp";
     }
     return "bsp";
+}
+
+bool stale(Consistency c) { return c == Consistency::SSP || c == Consistency::SparseSSP; }
+
+Consistency parse_consistency(const std::string& c) {
+    return c == "ssp" ? Consistency::SSP : c == "asp" ? Consistency::ASP : c == "sparse_ssp" ? Consistency::SparseSSP
+                                                                                               : Consistency::BSP;
 }
 
 }  // namespace
@@ -141,7 +153,7 @@ std::vector<std::string> Connection::query(const std::string& sql, const std::ve
 void CreateTable(Connection& conn, const std::string& name, const TableOptions& o) {
     conn.query("SELECT hopper.ps_create($1, $2::bigint, $3::integer, $4, $5::integer, $6::integer, $7::real)",
                {name, std::to_string(o.num_keys), std::to_string(o.chunk_size), consistency_text(o.consistency),
-                std::to_string(o.consistency == Consistency::SSP ? o.staleness : 0), std::to_string(o.num_workers),
+                std::to_string(stale(o.consistency) ? o.staleness : 0), std::to_string(o.num_workers),
                 float_text(o.init_value)});
 }
 
@@ -185,28 +197,63 @@ struct KVTable<float>::Impl {
         Result r = check(c(), PQprepare(c(), name, sql, int(oids.size()), oids.data()));
     }
 
-    // Runs a prepared statement with binary parameters (table, worker, then extra) and a binary result.
-    PGresult* run(const char* stmt, const std::string* a3, const std::string* a4) {
+    // What the operation sent last is waiting for (one at a time per connection).
+    enum class Pending { None, Values, Done, Clock } pending = Pending::None;
+    std::vector<float>* pending_out = nullptr;
+
+    // Sends a prepared statement with binary parameters (table, worker, then extra), binary result.
+    void send(const char* stmt, const std::string* a3, const std::string* a4, Pending kind, std::vector<float>* out) {
+        if (pending != Pending::None)
+            throw Error("55000", "an asynchronous operation on parameter table \"" + table + "\" is outstanding",
+                        "One operation at a time per table and worker.", "Call Wait() before the next operation.");
         const char* values[4] = {table.data(), worker_bin.data(), a3 ? a3->data() : nullptr, a4 ? a4->data() : nullptr};
         int lengths[4] = {int(table.size()), 4, a3 ? int(a3->size()) : 0, a4 ? int(a4->size()) : 0};
         int formats[4] = {1, 1, 1, 1};
         const int n = a4 ? 4 : a3 ? 3 : 2;
-        PGresult* r = PQexecPrepared(c(), stmt, n, values, lengths, formats, 1);
-        if (!r || PQresultStatus(r) != PGRES_TUPLES_OK) throw_result(c(), r);
-        return r;
+        if (!PQsendQueryPrepared(c(), stmt, n, values, lengths, formats, 1)) throw_result(c(), nullptr);
+        pending = kind;
+        pending_out = out;
     }
 
-    void get(const char* stmt, const std::vector<int64_t>& ids, std::vector<float>* out) {
+    // Completes the outstanding operation: its values into the vector given to send, the clock.
+    void wait() {
+        if (pending == Pending::None) return;
+        const Pending kind = std::exchange(pending, Pending::None);
+        PGresult* ok = nullptr;
+        PGresult* failed = nullptr;
+        // Every result of the query must be read before the connection takes the next one.
+        while (PGresult* r = PQgetResult(c())) {
+            if (PQresultStatus(r) == PGRES_TUPLES_OK && !ok && !failed)
+                ok = r;
+            else if (PQresultStatus(r) != PGRES_TUPLES_OK && !failed)
+                failed = r;
+            else
+                PQclear(r);
+        }
+        if (failed || !ok) {
+            if (ok) PQclear(ok);
+            throw_result(c(), failed);
+        }
+        Result r(ok);
+        if (kind == Pending::Values) {
+            if (PQntuples(r.r) != 1 || PQgetisnull(r.r, 0, 0)) throw Error("XX000", "unexpected result from the server");
+            unpack_floats(PQgetvalue(r.r, 0, 0), PQgetlength(r.r, 0, 0), pending_out);
+        } else if (kind == Pending::Clock) {
+            if (PQntuples(r.r) != 1 || PQgetlength(r.r, 0, 0) != 8) throw Error("XX000", "unexpected result from the server");
+            const char* v = PQgetvalue(r.r, 0, 0);
+            clock = int64_t((uint64_t(get32(v)) << 32) | get32(v + 4));
+        }
+    }
+
+    void send_get(const char* stmt, const std::vector<int64_t>& ids, std::vector<float>* out) {
         pack(keys_buf, ids.data(), 8 * ids.size());
-        Result r(run(stmt, &keys_buf, nullptr));
-        if (PQntuples(r.r) != 1 || PQgetisnull(r.r, 0, 0)) throw Error("XX000", "unexpected result from the server");
-        unpack_floats(PQgetvalue(r.r, 0, 0), PQgetlength(r.r, 0, 0), out);
+        send(stmt, &keys_buf, nullptr, Pending::Values, out);
     }
 
-    void add(const char* stmt, const std::vector<int64_t>& ids, const float* v, std::size_t n) {
+    void send_add(const char* stmt, const std::vector<int64_t>& ids, const float* v, std::size_t n) {
         pack(keys_buf, ids.data(), 8 * ids.size());
         pack(vals_buf, v, 4 * n);
-        Result r(run(stmt, &keys_buf, &vals_buf));
+        send(stmt, &keys_buf, &vals_buf, Pending::Done, nullptr);
     }
 
     int64_t chunk_length(int64_t id) const {
@@ -252,7 +299,7 @@ KVTable<float>::KVTable(const std::string& conninfo, std::string table, int work
         m.chunk_size = std::stoll(text(1));
         m.num_workers = std::stoi(text(2));
         const std::string c = text(3);
-        m.consistency = c == "ssp" ? Consistency::SSP : c == "asp" ? Consistency::ASP : Consistency::BSP;
+        m.consistency = parse_consistency(c);
         const std::vector<int64_t> lo = numbers(text(4)), hi = numbers(text(5));
         if (lo.size() != hi.size()) throw Error("XX000", "unexpected key ranges from the server");
         for (std::size_t i = 0; i < lo.size(); ++i) m.ranges.emplace_back(lo[i], hi[i]);
@@ -273,37 +320,61 @@ KVTable<float>::~KVTable() = default;
 KVTable<float>::KVTable(KVTable&&) noexcept = default;
 KVTable<float>& KVTable<float>::operator=(KVTable&&) noexcept = default;
 
-void KVTable<float>::Get(const std::vector<int64_t>& keys, std::vector<float>* vals) {
-    impl_->get("hopper_ps_get", keys, vals);
+void KVTable<float>::GetAsync(const std::vector<int64_t>& keys, std::vector<float>* vals) {
+    impl_->send_get("hopper_ps_get", keys, vals);
 }
 
-void KVTable<float>::Add(const std::vector<int64_t>& keys, const std::vector<float>& vals) {
+void KVTable<float>::GetChunkAsync(const std::vector<int64_t>& chunk_ids, std::vector<float>* flat) {
+    impl_->send_get("hopper_ps_get_chunk", chunk_ids, flat);
+}
+
+void KVTable<float>::AddAsync(const std::vector<int64_t>& keys, const std::vector<float>& vals) {
     if (vals.size() != keys.size())
         throw Error("22023", "deltas must have one value per key",
                     "There are " + std::to_string(keys.size()) + " keys and " + std::to_string(vals.size()) + " deltas.");
-    impl_->add("hopper_ps_add", keys, vals.data(), vals.size());
+    impl_->send_add("hopper_ps_add", keys, vals.data(), vals.size());
+}
+
+void KVTable<float>::AddChunkAsync(const std::vector<int64_t>& chunk_ids, const std::vector<float>& flat) {
+    impl_->send_add("hopper_ps_add_chunk", chunk_ids, flat.data(), flat.size());
+}
+
+void KVTable<float>::ClockAsync() { impl_->send("hopper_ps_clock", nullptr, nullptr, Impl::Pending::Clock, nullptr); }
+
+void KVTable<float>::Wait() { impl_->wait(); }
+
+bool KVTable<float>::Outstanding() const { return impl_->pending != Impl::Pending::None; }
+
+void KVTable<float>::Get(const std::vector<int64_t>& keys, std::vector<float>* vals) {
+    GetAsync(keys, vals);
+    Wait();
+}
+
+void KVTable<float>::Add(const std::vector<int64_t>& keys, const std::vector<float>& vals) {
+    AddAsync(keys, vals);
+    Wait();
 }
 
 int64_t KVTable<float>::Clock() {
-    Result r(impl_->run("hopper_ps_clock", nullptr, nullptr));
-    if (PQntuples(r.r) != 1 || PQgetlength(r.r, 0, 0) != 8) throw Error("XX000", "unexpected result from the server");
-    const char* p = PQgetvalue(r.r, 0, 0);
-    impl_->clock = int64_t((uint64_t(get32(p)) << 32) | get32(p + 4));
+    ClockAsync();
+    Wait();
     return impl_->clock;
 }
 
 void KVTable<float>::GetChunk(const std::vector<int64_t>& chunk_ids, std::vector<float>* flat) {
-    impl_->get("hopper_ps_get_chunk", chunk_ids, flat);
+    GetChunkAsync(chunk_ids, flat);
+    Wait();
 }
 
 void KVTable<float>::AddChunk(const std::vector<int64_t>& chunk_ids, const std::vector<float>& flat) {
-    impl_->add("hopper_ps_add_chunk", chunk_ids, flat.data(), flat.size());
+    AddChunkAsync(chunk_ids, flat);
+    Wait();
 }
 
 void KVTable<float>::GetChunk(const std::vector<int64_t>& chunk_ids, const std::vector<std::vector<float>*>& vals) {
     if (vals.size() != chunk_ids.size())
         throw Error("22023", "GetChunk needs one output vector per chunk id");
-    impl_->get("hopper_ps_get_chunk", chunk_ids, &impl_->flat);
+    GetChunk(chunk_ids, &impl_->flat);
     std::size_t at = 0;
     for (std::size_t i = 0; i < chunk_ids.size(); ++i) {
         const std::size_t len = std::size_t(impl_->chunk_length(chunk_ids[i]));
@@ -318,7 +389,161 @@ void KVTable<float>::AddChunk(const std::vector<int64_t>& chunk_ids, const std::
         throw Error("22023", "AddChunk needs one value vector per chunk id");
     impl_->flat.clear();
     for (const auto* v : vals) impl_->flat.insert(impl_->flat.end(), v->begin(), v->end());
-    impl_->add("hopper_ps_add_chunk", chunk_ids, impl_->flat.data(), impl_->flat.size());
+    AddChunk(chunk_ids, impl_->flat);
+}
+
+// ---- PartitionedKVTable ----
+
+namespace {
+std::vector<int64_t> numbers_of(const std::string& s) {
+    std::vector<int64_t> v;
+    std::size_t at = 0;
+    while (at < s.size() && s[at] == ' ') ++at;
+    while (at < s.size()) {
+        std::size_t used = 0;
+        v.push_back(std::stoll(s.substr(at), &used));
+        at += used;
+        while (at < s.size() && s[at] == ' ') ++at;
+    }
+    return v;
+}
+}  // namespace
+
+PartitionedKVTable::PartitionedKVTable(const std::vector<std::string>& conninfos, const std::string& table, int worker) {
+    if (conninfos.empty()) throw Error("22023", "a partitioned table needs at least one server");
+    std::vector<int64_t> map_lo, map_hi;
+    for (std::size_t i = 0; i < conninfos.size(); ++i) {
+        servers_.emplace_back(conninfos[i], table, worker);
+        auto r = servers_.back().connection().query(
+            "SELECT coalesce(part, -1) || ' ' || coalesce(array_to_string(map_lo, ' '), '') || ' ; ' ||"
+            " coalesce(array_to_string(map_hi, ' '), '') FROM hopper.ps_tables_internal() WHERE name = $1",
+            {table});
+        const std::string row = r.empty() ? "" : r[0];
+        const std::size_t semi = row.find(';');
+        std::vector<int64_t> head = numbers_of(row.substr(0, semi == std::string::npos ? row.size() : semi));
+        std::vector<int64_t> hi = semi == std::string::npos ? std::vector<int64_t>{} : numbers_of(row.substr(semi + 1));
+        const int64_t part = head.empty() ? -1 : head[0];
+        std::vector<int64_t> lo(head.begin() + (head.empty() ? 0 : 1), head.end());
+        if (part != int64_t(i))
+            throw Error("22023", "server " + std::to_string(i + 1) + " does not hold part " + std::to_string(i) +
+                                     " of parameter table \"" + table + "\"",
+                        part < 0 ? "Its table of that name is not a part of a partitioned table."
+                                 : "It holds part " + std::to_string(part) + ".",
+                        "List the servers in the order of the range map.");
+        if (i == 0) {
+            map_lo = lo;
+            map_hi = hi;
+        } else if (lo != map_lo || hi != map_hi) {
+            throw Error("22023", "the servers of parameter table \"" + table + "\" disagree on its range map",
+                        "Server " + std::to_string(i + 1) + " has another map than server 1.");
+        }
+        if (servers_.back().consistency() != servers_.front().consistency() ||
+            servers_.back().num_workers() != servers_.front().num_workers())
+            throw Error("22023", "the parts of parameter table \"" + table + "\" have different settings");
+    }
+    if (map_lo.size() != conninfos.size() || map_hi.size() != conninfos.size())
+        throw Error("22023", "parameter table \"" + table + "\" has " + std::to_string(map_lo.size()) + " parts and " +
+                                 std::to_string(conninfos.size()) + " servers were given");
+    bounds_ = map_lo;
+    bounds_.push_back(map_hi.back());
+    keys_.resize(servers_.size());
+    vals_.resize(servers_.size());
+}
+
+void PartitionedKVTable::wait_all() {
+    std::exception_ptr first;
+    for (auto& s : servers_) {
+        try {
+            s.Wait();
+        } catch (...) {
+            if (!first) first = std::current_exception();
+        }
+    }
+    if (first) std::rethrow_exception(first);
+}
+
+void PartitionedKVTable::Get(const std::vector<int64_t>& keys, std::vector<float>* vals) {
+    const bool every_server = consistency() == Consistency::SparseSSP;
+    for (auto& k : keys_) k.clear();
+    std::size_t part = 0;
+    for (int64_t key : keys) {
+        while (part + 1 < servers_.size() && key >= bounds_[part + 1]) ++part;
+        keys_[part].push_back(key);  // keys outside the map: the owning server (or the last) refuses them
+    }
+    try {
+        for (std::size_t i = 0; i < servers_.size(); ++i)
+            if (every_server || !keys_[i].empty()) servers_[i].GetAsync(keys_[i], &vals_[i]);
+    } catch (...) {
+        try { wait_all(); } catch (...) {}
+        throw;
+    }
+    wait_all();
+    vals->clear();
+    for (std::size_t i = 0; i < servers_.size(); ++i)
+        if (!keys_[i].empty()) vals->insert(vals->end(), vals_[i].begin(), vals_[i].end());
+}
+
+void PartitionedKVTable::Add(const std::vector<int64_t>& keys, const std::vector<float>& vals) {
+    if (vals.size() != keys.size())
+        throw Error("22023", "deltas must have one value per key",
+                    "There are " + std::to_string(keys.size()) + " keys and " + std::to_string(vals.size()) + " deltas.");
+    for (std::size_t i = 0; i < servers_.size(); ++i) {
+        keys_[i].clear();
+        vals_[i].clear();
+    }
+    std::size_t part = 0;
+    for (std::size_t j = 0; j < keys.size(); ++j) {
+        while (part + 1 < servers_.size() && keys[j] >= bounds_[part + 1]) ++part;
+        keys_[part].push_back(keys[j]);
+        vals_[part].push_back(vals[j]);
+    }
+    try {
+        for (std::size_t i = 0; i < servers_.size(); ++i)
+            if (!keys_[i].empty()) servers_[i].AddAsync(keys_[i], vals_[i]);
+    } catch (...) {
+        try { wait_all(); } catch (...) {}
+        throw;
+    }
+    wait_all();
+}
+
+int64_t PartitionedKVTable::Clock() {
+    try {
+        for (auto& s : servers_) s.ClockAsync();
+    } catch (...) {
+        try { wait_all(); } catch (...) {}
+        throw;
+    }
+    wait_all();
+    return clock();
+}
+
+void CreatePartitionedTable(const std::vector<std::string>& conninfos, const std::string& name, const TableOptions& o) {
+    if (conninfos.empty()) throw Error("22023", "a partitioned table needs at least one server");
+    const int64_t n = int64_t(conninfos.size());
+    const int64_t chunks = (o.num_keys + o.chunk_size - 1) / std::max<int64_t>(1, o.chunk_size);
+    std::string map = "{";
+    int64_t lo = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        const int64_t hi = i + 1 == n ? o.num_keys : std::min(o.num_keys, (chunks * (i + 1) / n) * o.chunk_size);
+        map += (i ? ",\"[" : "\"[") + std::to_string(lo) + "," + std::to_string(hi) + ")\"";
+        lo = hi;
+    }
+    map += "}";
+    for (int64_t i = 0; i < n; ++i) {
+        Connection c(conninfos[std::size_t(i)]);
+        c.query("SELECT hopper.ps_create_part($1, $2::int8range[], $3::integer, $4::integer, $5, $6::integer,"
+                " $7::integer, $8::real)",
+                {name, map, std::to_string(i), std::to_string(o.chunk_size), consistency_text(o.consistency),
+                 std::to_string(stale(o.consistency) ? o.staleness : 0), std::to_string(o.num_workers),
+                 float_text(o.init_value)});
+    }
+}
+
+bool DropPartitionedTable(const std::vector<std::string>& conninfos, const std::string& name, bool if_exists) {
+    bool any = false;
+    for (const auto& c : conninfos) any = DropTable(c, name, if_exists) || any;
+    return any;
 }
 
 const std::string& KVTable<float>::table() const { return impl_->table; }

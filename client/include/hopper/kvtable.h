@@ -41,13 +41,13 @@ private:
     std::string sqlstate_, message_, detail_, hint_;
 };
 
-enum class Consistency { BSP, SSP, ASP };
+enum class Consistency { BSP, SSP, ASP, SparseSSP };
 
 struct TableOptions {
     int64_t num_keys = 0;                     // keys 0 .. num_keys-1
     int64_t chunk_size = 1;                   // chunk c = keys [c*chunk_size, (c+1)*chunk_size)
     Consistency consistency = Consistency::BSP;
-    int staleness = 0;                        // SSP only
+    int staleness = 0;                        // SSP and SparseSSP
     int num_workers = 1;
     float init_value = 0.0f;
 };
@@ -99,6 +99,18 @@ public:
     // Ends this worker's iteration; returns its new clock.
     int64_t Clock();
 
+    // Asynchronous forms: send the operation and return at once, so that the program computes while
+    // the server answers (and, under BSP/SSP, while it waits for slower workers); Wait() completes
+    // it -- vals receives the values of a Get then -- and throws its error. One operation at a time:
+    // any other call while one is outstanding throws 55000. The synchronous calls are these plus Wait().
+    void GetAsync(const std::vector<int64_t>& keys, std::vector<float>* vals);
+    void GetChunkAsync(const std::vector<int64_t>& chunk_ids, std::vector<float>* flat);
+    void AddAsync(const std::vector<int64_t>& keys, const std::vector<float>& vals);
+    void AddChunkAsync(const std::vector<int64_t>& chunk_ids, const std::vector<float>& flat);
+    void ClockAsync();
+    void Wait();
+    bool Outstanding() const;
+
     // Chunk form: vals[i] receives (or holds) the values of chunk chunk_ids[i] (chunk_size values,
     // fewer for a chunk at the end of a key range).
     void GetChunk(const std::vector<int64_t>& chunk_ids, const std::vector<std::vector<float>*>& vals);
@@ -124,5 +136,43 @@ private:
 };
 
 using KVClientTable = KVTable<float>;
+
+// One logical table whose keys are split over several PostgreSQL servers (FlexPS's range manager):
+// server i holds part i of the range map (hopper.ps_create_part; CreatePartitionedTable makes them).
+// Get and Add go, all at once, to the servers owning the keys (values come back in key order); Clock
+// goes to every server. Under SparseSSP a Get goes to every server (with no keys where it reads
+// none), since it also ends the worker's previous iteration there. The constructor checks that
+// server i holds part i of one and the same map (22023 otherwise). An error on any server is thrown
+// once every server has answered; a server that is gone throws 08006 at once, and a worker gone from
+// a server makes the others' waits there end with 55000 -- never a wait past statement_timeout.
+class PartitionedKVTable {
+public:
+    PartitionedKVTable(const std::vector<std::string>& conninfos, const std::string& table, int worker);
+    void Get(const std::vector<int64_t>& keys, std::vector<float>* vals);
+    void Add(const std::vector<int64_t>& keys, const std::vector<float>& vals);
+    int64_t Clock();
+
+    int num_servers() const { return int(servers_.size()); }
+    KVTable<float>& server(int i) { return servers_.at(std::size_t(i)); }
+    int64_t clock() const { return servers_.front().clock(); }
+    int num_workers() const { return servers_.front().num_workers(); }
+    Consistency consistency() const { return servers_.front().consistency(); }
+    int64_t chunk_size() const { return servers_.front().chunk_size(); }
+    // The first key of each part, then the end of the last.
+    const std::vector<int64_t>& boundaries() const { return bounds_; }
+
+private:
+    // Waits for every server that has an operation outstanding; rethrows the first error.
+    void wait_all();
+    std::vector<KVTable<float>> servers_;
+    std::vector<int64_t> bounds_;
+    std::vector<std::vector<int64_t>> keys_;
+    std::vector<std::vector<float>> vals_;
+};
+
+// Creates the parts of table `name` on the servers: keys 0 .. num_keys-1 split into as many ranges
+// as servers, of equal size rounded to whole chunks.
+void CreatePartitionedTable(const std::vector<std::string>& conninfos, const std::string& name, const TableOptions& options);
+bool DropPartitionedTable(const std::vector<std::string>& conninfos, const std::string& name, bool if_exists = false);
 
 }  // namespace hopper::ps
