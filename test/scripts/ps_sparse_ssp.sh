@@ -21,21 +21,25 @@ run_case() {  # consistency; prints: fast_done_s far_read_done_s slow_woke_s (fr
   local t=$1_t
   q -c "SET client_min_messages = warning" -c "SELECT hopper.ps_drop('$t', if_exists => true)" -c "SELECT hopper.ps_create('$t', 40, chunk_size => 10,
         consistency => '$1', staleness => 0, num_workers => 2)" >/dev/null
-  # Both workers write their chunk at clock 0 before anyone runs ahead.
-  q -c "SELECT hopper.ps_add('$t', 1, ARRAY[30]::bigint[], ARRAY[5]::real[])" >/dev/null
   local start; start=$(now)
   # The slow worker: one session, sleeps, then Gets its chunk (SparseSSP) or clocks (SSP) 25 times.
   local step="SELECT hopper.ps_get('$t', 1, ARRAY[30]::bigint[]), hopper.ps_clock('$t', 1)"
   [ "$1" = sparse_ssp ] && step="SELECT hopper.ps_get('$t', 1, ARRAY[30]::bigint[])"
   {
-    echo "SELECT hopper.ps_add('$t', 1, ARRAY[31]::bigint[], ARRAY[1]::real[]);"
+    # Worker 1 writes its chunk (keys 30..39) at clock 0, in the session it keeps, then says so.
+    echo "SELECT hopper.ps_add('$t', 1, ARRAY[30, 31]::bigint[], ARRAY[5, 1]::real[]);"
+    echo "\\o $TMP/slow_ready"; echo "SELECT 1;"; echo "\\o"
     echo "SELECT pg_sleep(3);"
     echo "\\o $TMP/slow_woke"; echo "SELECT extract(epoch FROM clock_timestamp());"; echo "\\o"
     for _ in $(seq 1 25); do echo "$step;"; done
   } > "$TMP/slow.sql"
   # (Under SSP the slow worker outlives the fast one and its last steps fail: worker 0 is gone.)
+  rm -f "$TMP/slow_ready"
   q -f "$TMP/slow.sql" >/dev/null 2>&1 &
   local slow=$!
+  for _ in $(seq 1 200); do [ -s "$TMP/slow_ready" ] && break; sleep 0.05; done
+  [ -s "$TMP/slow_ready" ] || fail "the slow worker did not start"
+  start=$(now)
   # The fast worker: 20 iterations on chunk 0, then one Get of worker 1's chunk 3.
   local fast_step="SELECT hopper.ps_get('$t', 0, ARRAY[0]::bigint[]), hopper.ps_add('$t', 0, ARRAY[0]::bigint[], ARRAY[1]::real[]), hopper.ps_clock('$t', 0)"
   [ "$1" = sparse_ssp ] && fast_step="SELECT hopper.ps_get('$t', 0, ARRAY[0]::bigint[]), hopper.ps_add('$t', 0, ARRAY[0]::bigint[], ARRAY[1]::real[])"
