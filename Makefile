@@ -16,6 +16,8 @@ DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
 # it to the next (ALTER EXTENSION hopper UPDATE). test/scripts/upgrade.sh installs the previous
 # release, fills its tables and upgrades.
 DATA       = $(sort $(wildcard sql/releases/$(EXTENSION)--*.sql))
+# The optional MADlib compatibility extension (CREATE EXTENSION hopper_madlib; docs/madlib.md): SQL only.
+DATA      += hopper_madlib.control $(sort $(wildcard sql/madlib/hopper_madlib--*.sql))
 
 # Regression inputs: every sql/*.sql except the assembled extension script.
 REGRESS      = $(filter-out $(EXTENSION)--%,$(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql))))

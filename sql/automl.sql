@@ -135,10 +135,15 @@ SELECT s.best_mst_key, s.best_checkpoint_id IS NULL AS no_best_checkpoint, r.sta
 
 -- ---- bad input: refused before anything is created or trained ----
 
--- A procedure that commits after every iteration cannot run inside a transaction block (25001).
+-- Inside a transaction block (or a function) a search runs in that one transaction: no commits,
+-- and a ROLLBACK leaves nothing behind.
 BEGIN;
-CALL hopper.fit_automl('am_packed', 'am_bad', 'am_arch', model_id_list => '{1}', compile_params_grid => '{}');
+CALL hopper.fit_automl('am_packed', 'am_tx', 'am_arch', model_id_list => '{2}',
+    compile_params_grid => '{"loss": "categorical_crossentropy", "learning_rate": {"uniform": [0.01, 0.3]}}',
+    automl_method => 'successive_halving', num_configs => 2, max_iterations => 2, eta => 2, random_state => 5, name => 'tx');
+SELECT count(*) AS trained FROM am_tx;
 ROLLBACK;
+SELECT to_regclass('am_tx') IS NULL AS rolled_back, (SELECT count(*) FROM hopper.runs WHERE name = 'tx') AS runs;
 \set VERBOSITY terse
 CALL hopper.fit_automl('am_packed', 'am_bad', 'am_arch', model_id_list => '{1}', compile_params_grid => '{}', eta => 1);
 CALL hopper.fit_automl('am_packed', 'am_bad', 'am_arch', model_id_list => '{1}', compile_params_grid => '{}', max_iterations => 2);
@@ -192,7 +197,7 @@ CALL hopper.fit_automl(run_id => :hb_run, max_iterations => 27);
 \set VERBOSITY default
 SELECT count(*) AS searches_recorded, to_regclass('am_bad') IS NULL AS no_output,
        to_regclass('am_bad_mst') IS NULL AS no_selection_table
-FROM hopper.runs WHERE method = 'fit_automl';
+FROM hopper.runs WHERE method = 'fit_automl' AND source_table LIKE 'test_automl.%';
 
 -- ---- other roles ----
 SET client_min_messages = warning;

@@ -29,7 +29,6 @@ enum class ErrorKind {
     ObjectNotInPrerequisiteState,  // 55000: e.g. a checkpoint that is not COMPLETED
     SerializationFailure,          // 40001: a concurrent change; retry
     DiskFull,                      // 53100: an output would not fit on the disk
-    ActiveTransaction,             // 25001: a procedure that commits, called inside a transaction block
 };
 
 // What went wrong, PostgreSQL style: `message` is lowercase without a final period; `detail` and

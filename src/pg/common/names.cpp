@@ -116,4 +116,11 @@ Oid require_column(const TableName& t, const std::string& column, const char* wh
     return type;
 }
 
+std::string model_state_column(const TableName& t, const char* what) {
+    if (OidIsValid(column_type(t, "model_state"))) return "model_state";
+    if (OidIsValid(column_type(t, "model_weights"))) return "model_weights";
+    require_column(t, "model_state", what);
+    return "model_state";
+}
+
 }  // namespace hopper::pg

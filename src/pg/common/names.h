@@ -32,5 +32,8 @@ void require_absent(const TableName& t, const char* what);
 Oid column_type(const TableName& t, const std::string& column);
 // Raises 42703 naming the table if the column is missing; returns its type.
 Oid require_column(const TableName& t, const std::string& column, const char* what);
+// The column of a model table that holds the model states: model_state, or model_weights in the
+// MADlib shape the hopper_madlib compatibility schema gives output tables (42703 if neither).
+std::string model_state_column(const TableName& t, const char* what);
 
 }  // namespace hopper::pg

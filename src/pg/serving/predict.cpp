@@ -169,13 +169,13 @@ StoredModels read_models(Spi& spi, const std::string& table_text, std::optional<
     StoredModels s;
     s.table = resolve_input_table(table_text, "model table");
     require_column(s.table, "mst_key", "model table");
-    require_column(s.table, "model_state", "model table");
+    const std::string state = model_state_column(s.table, "model table");
     const std::string source = "model table " + s.table.display();
     if (mst_key)
-        spi.execute_reading(source, "SELECT mst_key, model_state FROM " + s.table.quoted() + " WHERE mst_key OPERATOR(pg_catalog.=) $1",
+        spi.execute_reading(source, "SELECT mst_key, " + state + " FROM " + s.table.quoted() + " WHERE mst_key OPERATOR(pg_catalog.=) $1",
                             {SqlParam::int4(*mst_key)});
     else
-        spi.execute_reading(source, "SELECT mst_key, model_state FROM " + s.table.quoted() + " ORDER BY mst_key");
+        spi.execute_reading(source, "SELECT mst_key, " + state + " FROM " + s.table.quoted() + " ORDER BY mst_key");
     if (spi.rows() == 0)
         fail(ErrorKind::InvalidParameter,
              mst_key ? "mst_key " + std::to_string(*mst_key) + " does not exist in model table " + s.table.display()

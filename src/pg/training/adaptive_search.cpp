@@ -509,12 +509,19 @@ void finish_search(Spi& spi, Search& s) {
 
 void run_adaptive_search(Spi& spi, const SearchRequest& req) {
     const auto started = Clock::now();
-    if (!spi.nonatomic())
-        fail(ErrorKind::ActiveTransaction, "hopper.fit_automl cannot run inside a transaction block",
-             "It commits after every iteration of its trials, so that an interrupted search can continue.",
-             "CALL it on its own, outside BEGIN ... COMMIT.");
     Search s = req.run_id ? resume_search(spi, req) : start_search(spi, req);
-    spi.commit();  // the search and its plan are recorded before anything trains
+    if (spi.nonatomic()) {
+        spi.commit();  // the search and its plan are recorded before anything trains
+    } else {
+        // Inside a transaction block or a function (MADlib's SELECT madlib.madlib_keras_automl):
+        // one transaction, so nothing is recorded unless the whole search completes. Ring
+        // iterations: R per bracket, fewer when the brackets share rings; a ring has at most
+        // M + S - 1 hops.
+        const SearchPlan& plan = s.progress->plan();
+        const int S = int(s.tables.info.dist_keys.size());
+        const int64_t rings = s.settings.budget.max_iterations * (s.settings.pack_brackets ? 1 : int64_t(plan.brackets.size()));
+        check_lock_budget(int64_t(plan.num_trials()) + S - 1, S, rings);
+    }
 
     RunAreaScope run_area;  // buffers detoasted once are shared by the whole search
     std::unique_ptr<Engine> engine = detect_engine(spi);
@@ -532,7 +539,7 @@ void run_adaptive_search(Spi& spi, const SearchRequest& req) {
         settings.leave();
         notice("ring iteration " + std::to_string(++ring_iteration) + ": " + format_number(seconds_since(t), 3) + " s, " +
                line);
-        spi.commit();
+        if (spi.nonatomic()) spi.commit();
     }
     finish_search(spi, s);
 }

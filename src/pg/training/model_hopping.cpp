@@ -35,24 +35,6 @@ extern "C" {
 namespace hopper::pg {
 namespace {
 
-// In one transaction (a CALL inside BEGIN ... COMMIT), every working table hopper creates and drops
-// keeps its lock until the end: a table, its TOAST table and TOAST index per training statement,
-// and the partitions of model_input and the schedule per iteration. Refuse a run that would fill
-// PostgreSQL's shared lock table (max_locks_per_transaction x max_connections, shared with every
-// other session) before it starts, rather than failing with "out of shared memory" hours in.
-void check_lock_budget(const HopSchedule& sched, int num_iterations) {
-    const int64_t per_iteration = int64_t(sched.hops_per_iteration()) * 3 + int64_t(sched.num_segments() + 2) * 3 + 3;
-    const int64_t needed = per_iteration * num_iterations;
-    const int64_t budget = int64_t(max_locks_per_xact) * MaxBackends / 2;
-    if (needed > budget)
-        fail(ErrorKind::Limit, "training run too long for one transaction",
-             "In a transaction block it would hold about " + std::to_string(needed) +
-                 " locks until it ends; half of PostgreSQL's lock table (max_locks_per_transaction x connections) is " +
-                 std::to_string(budget) + ".",
-             "CALL it outside a transaction block (it then commits after every iteration), run fewer iterations per "
-             "call and continue with warm_start, or raise max_locks_per_transaction.");
-}
-
 class ModelHopping final : public TrainingStrategy {
 public:
     const char* method() const override { return multiple_ ? "fit_multiple" : "fit"; }
@@ -69,7 +51,7 @@ public:
     void prepare(Spi& spi, const RunPlan& plan) override {
         multiple_ = plan.req->multiple;
         sched_ = std::make_unique<HopSchedule>(int(plan.models->size()), plan.num_segments);
-        if (!plan.nonatomic) check_lock_budget(*sched_, plan.req->num_iterations);
+        if (!plan.nonatomic) check_lock_budget(sched_->hops_per_iteration(), sched_->num_segments(), plan.req->num_iterations);
         const RunTables& t = *plan.tables;
         hopper_ = detect_engine(spi)->model_hopper(spi, t.packed, t.info.dist_keys, int(plan.models->size()),
                                                    t.output.schema);
@@ -95,6 +77,24 @@ private:
 };
 
 }  // namespace
+
+// In one transaction (a CALL inside BEGIN ... COMMIT, or a call from a function), every working table
+// hopper creates and drops keeps its lock until the end: a table, its TOAST table and TOAST index per
+// training statement, and the partitions of model_input and the schedule per iteration. Refuse a run
+// that would fill PostgreSQL's shared lock table (max_locks_per_transaction x max_connections, shared
+// with every other session) before it starts, rather than failing with "out of shared memory" hours in.
+void check_lock_budget(int64_t hops_per_iteration, int num_segments, int64_t num_iterations) {
+    const int64_t per_iteration = hops_per_iteration * 3 + int64_t(num_segments + 2) * 3 + 3;
+    const int64_t needed = per_iteration * num_iterations;
+    const int64_t budget = int64_t(max_locks_per_xact) * MaxBackends / 2;
+    if (needed > budget)
+        fail(ErrorKind::Limit, "training run too long for one transaction",
+             "In a transaction block it would hold about " + std::to_string(needed) +
+                 " locks until it ends; half of PostgreSQL's lock table (max_locks_per_transaction x connections) is " +
+                 std::to_string(budget) + ".",
+             "CALL it outside a transaction block (it then commits after every iteration), run fewer iterations per "
+             "call and continue with warm_start, or raise max_locks_per_transaction.");
+}
 
 IterationOutcome train_ring(ModelHopper& hopper, const HopSchedule& sched, int iteration,
                             const std::vector<int32_t>& mst_keys, std::vector<std::string>& states) {

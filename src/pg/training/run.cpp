@@ -234,7 +234,7 @@ namespace {
 
 // Warm start: every model continues from its row (by mst_key) of the output table.
 void read_warm_start(Spi& spi, const TableName& output, std::vector<ModelSpec>& models) {
-    spi.execute("SELECT mst_key, model_state FROM " + output.quoted());
+    spi.execute("SELECT mst_key, " + model_state_column(output, "model output table") + " FROM " + output.quoted());
     std::map<int32_t, std::string> previous;
     for (uint64_t r = 0; r < spi.rows(); ++r) {
         if (spi.is_null(r, 0) || spi.is_null(r, 1))

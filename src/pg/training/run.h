@@ -201,6 +201,9 @@ void run_training(Spi& spi, RunRequest req, TrainingStrategy& strategy);
 
 // The strategies (model_hopping.cpp, data_parallel.cpp).
 std::unique_ptr<TrainingStrategy> model_hopping_strategy();
+// Refuses (54000) a run that, inside one transaction, would hold more locks on working tables than
+// half of PostgreSQL's lock table: iterations of hops_per_iteration training statements each.
+void check_lock_budget(int64_t hops_per_iteration, int num_segments, int64_t num_iterations);
 // One iteration of model hopping on a ring (model_hopping.cpp): places the models (states by
 // mst_keys' order) as `sched` says for `iteration`, runs its hops and returns the trained states in
 // `states`. The strategy's iteration, and an adaptive search's ring iteration (phased rings).

@@ -1,0 +1,288 @@
+-- hopper_madlib: Apache MADlib's deep-learning SQL on plain PostgreSQL. The examples of MADlib's
+-- user documentation for Keras (iris), adapted only in schema name -- and in the train/test split,
+-- which MADlib makes with its train_test_split (not a deep-learning function): here every fifth row
+-- is a test row. Then what hopper cannot honour, refused with 0A000.
+CREATE EXTENSION hopper_madlib;
+CREATE SCHEMA test_madlib;
+SET search_path = test_madlib, public;
+SET client_min_messages = warning;
+
+CREATE TABLE iris_data(id serial, attributes numeric[], class_text varchar);
+INSERT INTO iris_data(id, attributes, class_text) VALUES
+(1,ARRAY[5.1,3.5,1.4,0.2],'Iris-setosa'),
+(2,ARRAY[4.9,3.0,1.4,0.2],'Iris-setosa'),
+(3,ARRAY[4.7,3.2,1.3,0.2],'Iris-setosa'),
+(4,ARRAY[4.6,3.1,1.5,0.2],'Iris-setosa'),
+(5,ARRAY[5.0,3.6,1.4,0.2],'Iris-setosa'),
+(6,ARRAY[5.4,3.9,1.7,0.4],'Iris-setosa'),
+(7,ARRAY[4.6,3.4,1.4,0.3],'Iris-setosa'),
+(8,ARRAY[5.0,3.4,1.5,0.2],'Iris-setosa'),
+(9,ARRAY[4.4,2.9,1.4,0.2],'Iris-setosa'),
+(10,ARRAY[4.9,3.1,1.5,0.1],'Iris-setosa'),
+(11,ARRAY[5.4,3.7,1.5,0.2],'Iris-setosa'),
+(12,ARRAY[4.8,3.4,1.6,0.2],'Iris-setosa'),
+(13,ARRAY[4.8,3.0,1.4,0.1],'Iris-setosa'),
+(14,ARRAY[4.3,3.0,1.1,0.1],'Iris-setosa'),
+(15,ARRAY[5.8,4.0,1.2,0.2],'Iris-setosa'),
+(16,ARRAY[5.7,4.4,1.5,0.4],'Iris-setosa'),
+(17,ARRAY[5.4,3.9,1.3,0.4],'Iris-setosa'),
+(18,ARRAY[5.1,3.5,1.4,0.3],'Iris-setosa'),
+(19,ARRAY[5.7,3.8,1.7,0.3],'Iris-setosa'),
+(20,ARRAY[5.1,3.8,1.5,0.3],'Iris-setosa'),
+(21,ARRAY[5.4,3.4,1.7,0.2],'Iris-setosa'),
+(22,ARRAY[5.1,3.7,1.5,0.4],'Iris-setosa'),
+(23,ARRAY[4.6,3.6,1.0,0.2],'Iris-setosa'),
+(24,ARRAY[5.1,3.3,1.7,0.5],'Iris-setosa'),
+(25,ARRAY[4.8,3.4,1.9,0.2],'Iris-setosa'),
+(26,ARRAY[5.0,3.0,1.6,0.2],'Iris-setosa'),
+(27,ARRAY[5.0,3.4,1.6,0.4],'Iris-setosa'),
+(28,ARRAY[5.2,3.5,1.5,0.2],'Iris-setosa'),
+(29,ARRAY[5.2,3.4,1.4,0.2],'Iris-setosa'),
+(30,ARRAY[4.7,3.2,1.6,0.2],'Iris-setosa'),
+(31,ARRAY[4.8,3.1,1.6,0.2],'Iris-setosa'),
+(32,ARRAY[5.4,3.4,1.5,0.4],'Iris-setosa'),
+(33,ARRAY[5.2,4.1,1.5,0.1],'Iris-setosa'),
+(34,ARRAY[5.5,4.2,1.4,0.2],'Iris-setosa'),
+(35,ARRAY[4.9,3.1,1.5,0.1],'Iris-setosa'),
+(36,ARRAY[5.0,3.2,1.2,0.2],'Iris-setosa'),
+(37,ARRAY[5.5,3.5,1.3,0.2],'Iris-setosa'),
+(38,ARRAY[4.9,3.1,1.5,0.1],'Iris-setosa'),
+(39,ARRAY[4.4,3.0,1.3,0.2],'Iris-setosa'),
+(40,ARRAY[5.1,3.4,1.5,0.2],'Iris-setosa'),
+(41,ARRAY[5.0,3.5,1.3,0.3],'Iris-setosa'),
+(42,ARRAY[4.5,2.3,1.3,0.3],'Iris-setosa'),
+(43,ARRAY[4.4,3.2,1.3,0.2],'Iris-setosa'),
+(44,ARRAY[5.0,3.5,1.6,0.6],'Iris-setosa'),
+(45,ARRAY[5.1,3.8,1.9,0.4],'Iris-setosa'),
+(46,ARRAY[4.8,3.0,1.4,0.3],'Iris-setosa'),
+(47,ARRAY[5.1,3.8,1.6,0.2],'Iris-setosa'),
+(48,ARRAY[4.6,3.2,1.4,0.2],'Iris-setosa'),
+(49,ARRAY[5.3,3.7,1.5,0.2],'Iris-setosa'),
+(50,ARRAY[5.0,3.3,1.4,0.2],'Iris-setosa'),
+(51,ARRAY[7.0,3.2,4.7,1.4],'Iris-versicolor'),
+(52,ARRAY[6.4,3.2,4.5,1.5],'Iris-versicolor'),
+(53,ARRAY[6.9,3.1,4.9,1.5],'Iris-versicolor'),
+(54,ARRAY[5.5,2.3,4.0,1.3],'Iris-versicolor'),
+(55,ARRAY[6.5,2.8,4.6,1.5],'Iris-versicolor'),
+(56,ARRAY[5.7,2.8,4.5,1.3],'Iris-versicolor'),
+(57,ARRAY[6.3,3.3,4.7,1.6],'Iris-versicolor'),
+(58,ARRAY[4.9,2.4,3.3,1.0],'Iris-versicolor'),
+(59,ARRAY[6.6,2.9,4.6,1.3],'Iris-versicolor'),
+(60,ARRAY[5.2,2.7,3.9,1.4],'Iris-versicolor'),
+(61,ARRAY[5.0,2.0,3.5,1.0],'Iris-versicolor'),
+(62,ARRAY[5.9,3.0,4.2,1.5],'Iris-versicolor'),
+(63,ARRAY[6.0,2.2,4.0,1.0],'Iris-versicolor'),
+(64,ARRAY[6.1,2.9,4.7,1.4],'Iris-versicolor'),
+(65,ARRAY[5.6,2.9,3.6,1.3],'Iris-versicolor'),
+(66,ARRAY[6.7,3.1,4.4,1.4],'Iris-versicolor'),
+(67,ARRAY[5.6,3.0,4.5,1.5],'Iris-versicolor'),
+(68,ARRAY[5.8,2.7,4.1,1.0],'Iris-versicolor'),
+(69,ARRAY[6.2,2.2,4.5,1.5],'Iris-versicolor'),
+(70,ARRAY[5.6,2.5,3.9,1.1],'Iris-versicolor'),
+(71,ARRAY[5.9,3.2,4.8,1.8],'Iris-versicolor'),
+(72,ARRAY[6.1,2.8,4.0,1.3],'Iris-versicolor'),
+(73,ARRAY[6.3,2.5,4.9,1.5],'Iris-versicolor'),
+(74,ARRAY[6.1,2.8,4.7,1.2],'Iris-versicolor'),
+(75,ARRAY[6.4,2.9,4.3,1.3],'Iris-versicolor'),
+(76,ARRAY[6.6,3.0,4.4,1.4],'Iris-versicolor'),
+(77,ARRAY[6.8,2.8,4.8,1.4],'Iris-versicolor'),
+(78,ARRAY[6.7,3.0,5.0,1.7],'Iris-versicolor'),
+(79,ARRAY[6.0,2.9,4.5,1.5],'Iris-versicolor'),
+(80,ARRAY[5.7,2.6,3.5,1.0],'Iris-versicolor'),
+(81,ARRAY[5.5,2.4,3.8,1.1],'Iris-versicolor'),
+(82,ARRAY[5.5,2.4,3.7,1.0],'Iris-versicolor'),
+(83,ARRAY[5.8,2.7,3.9,1.2],'Iris-versicolor'),
+(84,ARRAY[6.0,2.7,5.1,1.6],'Iris-versicolor'),
+(85,ARRAY[5.4,3.0,4.5,1.5],'Iris-versicolor'),
+(86,ARRAY[6.0,3.4,4.5,1.6],'Iris-versicolor'),
+(87,ARRAY[6.7,3.1,4.7,1.5],'Iris-versicolor'),
+(88,ARRAY[6.3,2.3,4.4,1.3],'Iris-versicolor'),
+(89,ARRAY[5.6,3.0,4.1,1.3],'Iris-versicolor'),
+(90,ARRAY[5.5,2.5,4.0,1.3],'Iris-versicolor'),
+(91,ARRAY[5.5,2.6,4.4,1.2],'Iris-versicolor'),
+(92,ARRAY[6.1,3.0,4.6,1.4],'Iris-versicolor'),
+(93,ARRAY[5.8,2.6,4.0,1.2],'Iris-versicolor'),
+(94,ARRAY[5.0,2.3,3.3,1.0],'Iris-versicolor'),
+(95,ARRAY[5.6,2.7,4.2,1.3],'Iris-versicolor'),
+(96,ARRAY[5.7,3.0,4.2,1.2],'Iris-versicolor'),
+(97,ARRAY[5.7,2.9,4.2,1.3],'Iris-versicolor'),
+(98,ARRAY[6.2,2.9,4.3,1.3],'Iris-versicolor'),
+(99,ARRAY[5.1,2.5,3.0,1.1],'Iris-versicolor'),
+(100,ARRAY[5.7,2.8,4.1,1.3],'Iris-versicolor'),
+(101,ARRAY[6.3,3.3,6.0,2.5],'Iris-virginica'),
+(102,ARRAY[5.8,2.7,5.1,1.9],'Iris-virginica'),
+(103,ARRAY[7.1,3.0,5.9,2.1],'Iris-virginica'),
+(104,ARRAY[6.3,2.9,5.6,1.8],'Iris-virginica'),
+(105,ARRAY[6.5,3.0,5.8,2.2],'Iris-virginica'),
+(106,ARRAY[7.6,3.0,6.6,2.1],'Iris-virginica'),
+(107,ARRAY[4.9,2.5,4.5,1.7],'Iris-virginica'),
+(108,ARRAY[7.3,2.9,6.3,1.8],'Iris-virginica'),
+(109,ARRAY[6.7,2.5,5.8,1.8],'Iris-virginica'),
+(110,ARRAY[7.2,3.6,6.1,2.5],'Iris-virginica'),
+(111,ARRAY[6.5,3.2,5.1,2.0],'Iris-virginica'),
+(112,ARRAY[6.4,2.7,5.3,1.9],'Iris-virginica'),
+(113,ARRAY[6.8,3.0,5.5,2.1],'Iris-virginica'),
+(114,ARRAY[5.7,2.5,5.0,2.0],'Iris-virginica'),
+(115,ARRAY[5.8,2.8,5.1,2.4],'Iris-virginica'),
+(116,ARRAY[6.4,3.2,5.3,2.3],'Iris-virginica'),
+(117,ARRAY[6.5,3.0,5.5,1.8],'Iris-virginica'),
+(118,ARRAY[7.7,3.8,6.7,2.2],'Iris-virginica'),
+(119,ARRAY[7.7,2.6,6.9,2.3],'Iris-virginica'),
+(120,ARRAY[6.0,2.2,5.0,1.5],'Iris-virginica'),
+(121,ARRAY[6.9,3.2,5.7,2.3],'Iris-virginica'),
+(122,ARRAY[5.6,2.8,4.9,2.0],'Iris-virginica'),
+(123,ARRAY[7.7,2.8,6.7,2.0],'Iris-virginica'),
+(124,ARRAY[6.3,2.7,4.9,1.8],'Iris-virginica'),
+(125,ARRAY[6.7,3.3,5.7,2.1],'Iris-virginica'),
+(126,ARRAY[7.2,3.2,6.0,1.8],'Iris-virginica'),
+(127,ARRAY[6.2,2.8,4.8,1.8],'Iris-virginica'),
+(128,ARRAY[6.1,3.0,4.9,1.8],'Iris-virginica'),
+(129,ARRAY[6.4,2.8,5.6,2.1],'Iris-virginica'),
+(130,ARRAY[7.2,3.0,5.8,1.6],'Iris-virginica'),
+(131,ARRAY[7.4,2.8,6.1,1.9],'Iris-virginica'),
+(132,ARRAY[7.9,3.8,6.4,2.0],'Iris-virginica'),
+(133,ARRAY[6.4,2.8,5.6,2.2],'Iris-virginica'),
+(134,ARRAY[6.3,2.8,5.1,1.5],'Iris-virginica'),
+(135,ARRAY[6.1,2.6,5.6,1.4],'Iris-virginica'),
+(136,ARRAY[7.7,3.0,6.1,2.3],'Iris-virginica'),
+(137,ARRAY[6.3,3.4,5.6,2.4],'Iris-virginica'),
+(138,ARRAY[6.4,3.1,5.5,1.8],'Iris-virginica'),
+(139,ARRAY[6.0,3.0,4.8,1.8],'Iris-virginica'),
+(140,ARRAY[6.9,3.1,5.4,2.1],'Iris-virginica'),
+(141,ARRAY[6.7,3.1,5.6,2.4],'Iris-virginica'),
+(142,ARRAY[6.9,3.1,5.1,2.3],'Iris-virginica'),
+(143,ARRAY[5.8,2.7,5.1,1.9],'Iris-virginica'),
+(144,ARRAY[6.8,3.2,5.9,2.3],'Iris-virginica'),
+(145,ARRAY[6.7,3.3,5.7,2.5],'Iris-virginica'),
+(146,ARRAY[6.7,3.0,5.2,2.3],'Iris-virginica'),
+(147,ARRAY[6.3,2.5,5.0,1.9],'Iris-virginica'),
+(148,ARRAY[6.5,3.0,5.2,2.0],'Iris-virginica'),
+(149,ARRAY[6.2,3.4,5.4,2.3],'Iris-virginica'),
+(150,ARRAY[5.9,3.0,5.1,1.8],'Iris-virginica');
+CREATE TABLE iris_train AS SELECT * FROM iris_data WHERE id % 5 <> 0;
+CREATE TABLE iris_test AS SELECT * FROM iris_data WHERE id % 5 = 0;
+
+-- ---- preprocessing ----
+SELECT madlib.training_preprocessor_dl('iris_train', 'iris_train_packed', 'class_text', 'attributes');
+SELECT madlib.validation_preprocessor_dl('iris_test', 'iris_test_packed', 'class_text', 'attributes', 'iris_train_packed');
+SELECT class_values, num_rows FROM iris_train_packed_summary;
+
+-- ---- the model architecture table ----
+SELECT madlib.load_keras_model('model_arch_library', $$
+{"class_name": "Sequential", "keras_version": "2.1.6", "config":
+ [{"class_name": "Dense", "config": {"kernel_initializer": {"class_name": "VarianceScaling", "config": {"distribution": "uniform", "scale": 1.0, "seed": null, "mode": "fan_avg"}}, "name": "dense_1", "dtype": "float32", "activation": "relu", "trainable": true, "bias_initializer": {"class_name": "Zeros", "config": {}}, "units": 10, "batch_input_shape": [null, 4], "use_bias": true}},
+  {"class_name": "Dense", "config": {"kernel_initializer": {"class_name": "VarianceScaling", "config": {"distribution": "uniform", "scale": 1.0, "seed": null, "mode": "fan_avg"}}, "name": "dense_2", "activation": "relu", "trainable": true, "bias_initializer": {"class_name": "Zeros", "config": {}}, "units": 10, "use_bias": true}},
+  {"class_name": "Dense", "config": {"kernel_initializer": {"class_name": "VarianceScaling", "config": {"distribution": "uniform", "scale": 1.0, "seed": null, "mode": "fan_avg"}}, "name": "dense_3", "activation": "softmax", "trainable": true, "bias_initializer": {"class_name": "Zeros", "config": {}}, "units": 3, "use_bias": true}}],
+ "backend": "tensorflow"}
+$$, NULL, 'Sophie', 'A simple model');
+SELECT madlib.load_keras_model('model_arch_library', $$
+{"class_name": "Sequential", "keras_version": "2.1.6", "config":
+ [{"class_name": "Dense", "config": {"name": "dense_1", "activation": "relu", "units": 20, "batch_input_shape": [null, 4], "use_bias": true}},
+  {"class_name": "Dense", "config": {"name": "dense_2", "activation": "softmax", "units": 3, "use_bias": true}}],
+ "backend": "tensorflow"}
+$$, NULL, 'Maria', 'A simple model');
+SELECT model_id, name, description FROM model_arch_library ORDER BY model_id;
+
+-- ---- fit, evaluate, predict ----
+SELECT madlib.madlib_keras_fit('iris_train_packed', 'iris_model', 'model_arch_library', 1,
+    $$ loss='categorical_crossentropy', optimizer='adam', metrics=['accuracy'] $$, $$ batch_size=5, epochs=3 $$, 10);
+SELECT model, model_id, btrim(compile_params) AS compile_params, btrim(fit_params) AS fit_params, num_iterations,
+       model_type, num_classes, class_values, metrics_type, loss_type, metrics_iters, use_gpus, object_table
+FROM iris_model_summary;
+SELECT octet_length(model_weights) > 0 AS has_weights, model_arch IS NOT NULL AS has_arch FROM iris_model;
+SELECT madlib.madlib_keras_evaluate('iris_model', 'iris_test_packed', 'iris_validate');
+SELECT metric > 0.8 AS accurate, loss < 1 AS low_loss, metrics_type, loss_type FROM iris_validate;
+SELECT madlib.madlib_keras_predict('iris_model', 'iris_test', 'id', 'attributes', 'iris_predict', 'response', FALSE);
+SELECT count(*) AS predicted, avg((p.estimated_class_text = t.class_text)::int) > 0.8 AS accurate
+FROM iris_predict p JOIN iris_test t USING (id);
+
+-- With a validation table, metrics every 3 iterations, name and description (use_gpus positional).
+DROP TABLE iris_model, iris_model_summary, iris_model_info;
+SELECT madlib.madlib_keras_fit('iris_train_packed', 'iris_model', 'model_arch_library', 1,
+    $$ loss='categorical_crossentropy', optimizer='adam', metrics=['accuracy'] $$, $$ batch_size=5, epochs=3 $$,
+    10, FALSE, 'iris_test_packed', 3, FALSE, 'Sophie L.', 'Simple MLP for iris dataset');
+SELECT name, description, metrics_iters, cardinality(validation_metrics) AS validation_points,
+       validation_metrics_final > 0.8 AS accurate FROM iris_model_summary;
+-- Warm start: five more iterations from the model's weights.
+SELECT madlib.madlib_keras_fit('iris_train_packed', 'iris_model', 'model_arch_library', 1,
+    $$ loss='categorical_crossentropy', optimizer='adam', metrics=['accuracy'] $$, $$ batch_size=5, epochs=3 $$,
+    5, FALSE, 'iris_test_packed', 1, TRUE, 'Sophie L.', 'Simple MLP for iris dataset');
+SELECT metrics_iters, validation_metrics_final > 0.8 AS accurate FROM iris_model_summary;
+SELECT (hopper.model_state_info(model_weights)->>'iterations')::int AS iterations_in_all FROM iris_model;
+-- Transfer learning: a new architecture row with the trained weights.
+SELECT madlib.load_keras_model('model_arch_library', $$
+{"class_name": "Sequential", "keras_version": "2.1.6", "config":
+ [{"class_name": "Dense", "config": {"kernel_initializer": {"class_name": "VarianceScaling", "config": {"distribution": "uniform", "scale": 1.0, "seed": null, "mode": "fan_avg"}}, "name": "dense_1", "dtype": "float32", "activation": "relu", "trainable": true, "bias_initializer": {"class_name": "Zeros", "config": {}}, "units": 10, "batch_input_shape": [null, 4], "use_bias": true}},
+  {"class_name": "Dense", "config": {"kernel_initializer": {"class_name": "VarianceScaling", "config": {"distribution": "uniform", "scale": 1.0, "seed": null, "mode": "fan_avg"}}, "name": "dense_2", "activation": "relu", "trainable": true, "bias_initializer": {"class_name": "Zeros", "config": {}}, "units": 10, "use_bias": true}},
+  {"class_name": "Dense", "config": {"kernel_initializer": {"class_name": "VarianceScaling", "config": {"distribution": "uniform", "scale": 1.0, "seed": null, "mode": "fan_avg"}}, "name": "dense_3", "activation": "softmax", "trainable": true, "bias_initializer": {"class_name": "Zeros", "config": {}}, "units": 3, "use_bias": true}}],
+ "backend": "tensorflow"}
+$$, (SELECT model_weights FROM iris_model), 'Sophie', 'Trained weights');
+SELECT madlib.madlib_keras_fit('iris_train_packed', 'iris_model_transfer', 'model_arch_library', 3,
+    $$ loss='categorical_crossentropy', optimizer='adam', metrics=['accuracy'] $$, $$ batch_size=5, epochs=3 $$, 2);
+SELECT training_metrics_final > 0.8 AS starts_trained FROM iris_model_transfer_summary;
+
+-- ---- model selection: fit_multiple_model ----
+SELECT madlib.load_model_selection_table('model_arch_library', 'mst_table', ARRAY[1, 2],
+    ARRAY[$$loss='categorical_crossentropy', optimizer='Adam(lr=0.1)', metrics=['accuracy']$$,
+          $$loss='categorical_crossentropy', optimizer='Adam(lr=0.01)', metrics=['accuracy']$$,
+          $$loss='categorical_crossentropy', optimizer='Adam(lr=0.001)', metrics=['accuracy']$$],
+    ARRAY[$$batch_size=4, epochs=1$$, $$batch_size=8, epochs=1$$]);
+SELECT count(*) AS configurations FROM mst_table;
+SELECT madlib.madlib_keras_fit_multiple_model('iris_train_packed', 'iris_multi_model', 'mst_table', 10, FALSE,
+                                              'iris_test_packed', 5, FALSE, 'Sophie L.', 'Model selection for iris');
+SELECT count(*) AS models, bool_and(octet_length(model_weights) > 0) AS weights FROM iris_multi_model;
+SELECT model_info, num_classes, metrics_iters FROM iris_multi_model_summary;
+SELECT count(*) AS infos, max(validation_metrics_final) > 0.8 AS best_accurate FROM iris_multi_model_info;
+SELECT madlib.madlib_keras_evaluate('iris_multi_model', 'iris_test_packed', 'iris_multi_validate', FALSE, 1);
+SELECT metric IS NOT NULL AS evaluated FROM iris_multi_validate;
+SELECT madlib.madlib_keras_predict('iris_multi_model', 'iris_test', 'id', 'attributes', 'iris_multi_predict',
+                                   'response', FALSE, 1);
+SELECT count(*) AS predicted FROM iris_multi_predict;
+
+-- ---- generate_model_configs with MADlib's grids (Python dict literals) ----
+SELECT madlib.generate_model_configs('model_arch_library', 'mst_grid', ARRAY[1, 2],
+    $${'loss': ['categorical_crossentropy'], 'optimizer_params_list': [{'optimizer': ['Adam', 'SGD'], 'lr': [0.01, 0.1]}], 'metrics': ['accuracy']}$$,
+    $${'batch_size': [4, 8], 'epochs': [1]}$$);
+SELECT count(*) AS grid_configurations FROM mst_grid;
+SELECT madlib.generate_model_configs('model_arch_library', 'mst_random', ARRAY[1, 2],
+    $${'loss': ['categorical_crossentropy'], 'optimizer_params_list': [{'optimizer': ['Adam'], 'lr': [0.0001, 0.1, 'log']}, {'optimizer': ['SGD'], 'lr': [0.001, 0.1, 'linear'], 'momentum': [0.9, 0.95]}], 'metrics': ['accuracy']}$$,
+    $${'batch_size': [4, 8], 'epochs': [1, 2]}$$, 'random', 10, 47);
+SELECT count(*) AS random_configurations, (SELECT random_state FROM mst_random_summary) FROM mst_random;
+
+-- ---- madlib_keras_automl (Hyperband) ----
+SELECT madlib.madlib_keras_automl('iris_train_packed', 'automl_output', 'model_arch_library', 'automl_mst_table', ARRAY[1, 2],
+    $${'loss': ['categorical_crossentropy'], 'optimizer_params_list': [{'optimizer': ['Adam'], 'lr': [0.001, 0.1, 'log']}], 'metrics': ['accuracy']}$$,
+    $${'batch_size': [4, 8], 'epochs': [1]}$$, 'hyperband', 'R=6, eta=3, skip_last=0', 41, NULL, FALSE, 'iris_test_packed', 1,
+    'automl iris', 'hyperband on iris');
+SELECT count(*) AS trials, bool_and(octet_length(model_weights) > 0) AS weights FROM automl_output;
+SELECT b.bracket, b.rung, b.budget, b.num_configs, b.state FROM hopper.search_brackets b JOIN hopper.runs r USING (run_id)
+WHERE r.name = 'automl iris' ORDER BY b.bracket DESC, b.rung;
+SELECT max(validation_metrics_final) > 0.8 AS best_accurate FROM automl_output_info;
+
+-- ---- what hopper cannot honour ----
+\set VERBOSITY terse
+SELECT madlib.madlib_keras_fit('iris_train_packed', 'iris_gpu', 'model_arch_library', 1,
+    $$ loss='categorical_crossentropy', optimizer='adam' $$, NULL, 1, TRUE);
+SELECT madlib.madlib_keras_fit('iris_train_packed', 'iris_gpu', 'model_arch_library', 1,
+    $$ loss='categorical_crossentropy', optimizer='adam' $$, NULL, 1, FALSE, NULL, NULL, FALSE, NULL, NULL, 'custom_functions');
+SELECT madlib.madlib_keras_fit('iris_train_packed', 'iris_gpu', 'model_arch_library', 99,
+    $$ loss='categorical_crossentropy', optimizer='adam' $$, NULL, 1);
+SELECT madlib.madlib_keras_fit('iris_train_packed', 'iris_gpu', 'no_such_arch_table', 1,
+    $$ loss='categorical_crossentropy', optimizer='adam' $$, NULL, 1);
+SELECT madlib.training_preprocessor_dl('iris_train', 'iris_x', 'class_text', 'attributes', NULL, 1.0, 3);
+SELECT madlib.training_preprocessor_dl('iris_train', 'iris_x', 'class_text', 'attributes', NULL, 1.0, NULL, 'gpu_segments');
+SELECT madlib.load_model_selection_table('model_arch_library', 'mst_x', ARRAY[1], ARRAY[$$loss='mse'$$], ARRAY[''], 'custom_functions');
+SELECT madlib.generate_model_configs('model_arch_library', 'mst_x', ARRAY[1],
+    $${'optimizer_params_list': [{'optimizer': ['SGD'], 'momentum': [0.9, 0.99, 'log_near_one']}]}$$, '{}', 'random', 3, 1);
+SELECT madlib.generate_model_configs('model_arch_library', 'mst_x', ARRAY[1], $$['not', 'a', 'dict']$$, '{}');
+SELECT madlib.generate_model_configs('model_arch_library', 'mst_x', ARRAY[1], $${'loss': [}$$, '{}');
+SELECT madlib.madlib_keras_automl('iris_train_packed', 'automl_x', 'model_arch_library', 'automl_x_mst', ARRAY[1],
+    $${'loss': ['categorical_crossentropy']}$$, '{}', 'hyperopt');
+SELECT madlib.madlib_keras_automl('iris_train_packed', 'automl_x', 'model_arch_library', 'automl_x_mst', ARRAY[1],
+    $${'loss': ['categorical_crossentropy']}$$, '{}', 'hyperband', 'R=6, eta=1');
+SELECT madlib.madlib_keras_automl('iris_train_packed', 'automl_x', 'model_arch_library', 'automl_x_mst', ARRAY[1],
+    $${'loss': ['categorical_crossentropy']}$$, '{}', 'hyperband', 'R=6, gamma=2');
+SELECT madlib.load_keras_model('model_arch_library', '{"class_name": "Sequential", "config": []}'::json, NULL, NULL, NULL, 7);
+\set VERBOSITY default
+SELECT to_regclass('iris_gpu') IS NULL AS nothing_written, to_regclass('iris_x') IS NULL AS nothing_packed;
+DROP EXTENSION hopper_madlib;
