@@ -20,19 +20,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
-export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-WORK=${BENCH_DIR:-/tmp/hopper-bench}
-PORT=${BENCH_PORT:-54340}
-BUILD=${BENCH_BUILD:-$ROOT/build/bench}
-DATA=/usr/share/datasets/fashion-mnist
+source bench/env.sh
 R=${BENCH_AUTOML_R:-27}
 ETA=${BENCH_AUTOML_ETA:-3}
 SEED=${BENCH_AUTOML_SEED:-42}
 OUT=${BENCH_AUTOML_OUT:-$ROOT/bench/results/$(date +%F)-$(hostname -s)-automl.md}
-COMMIT=${BENCH_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
-if [ -z "${BENCH_COMMIT:-}" ] && ! git diff --quiet HEAD -- src include Makefile CMakeLists.txt bench ':!bench/results' sql 2>/dev/null; then
-  COMMIT="$COMMIT (with uncommitted changes)"
-fi
 
 if [ "${BENCH_AUTOML_REUSE:-0}" = 1 ]; then
   run() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }   # a running cluster with the data (PGHOST... exported)

@@ -16,18 +16,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
-export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-WORK=${BENCH_DIR:-/tmp/hopper-bench}
-PORT=${BENCH_PORT:-54340}
-BUILD=${BENCH_BUILD:-$ROOT/build/bench}
-DATA=/usr/share/datasets/fashion-mnist
+source bench/env.sh
 EPOCHS=${BENCH_CNN_EPOCHS:-10}
 FM_ITERATIONS=${BENCH_CNN_FM_ITERATIONS:-2}
 OUT=${BENCH_CNN_OUT:-$ROOT/bench/results/$(date +%F)-$(hostname -s)-cnn.md}
-COMMIT=${BENCH_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
-if [ -z "${BENCH_COMMIT:-}" ] && ! git diff --quiet HEAD -- src include Makefile CMakeLists.txt cmake bench ':!bench/results' sql 2>/dev/null; then
-  COMMIT="$COMMIT (with uncommitted changes)"
-fi
 
 if [ "${BENCH_CNN_REUSE:-0}" = 1 ]; then
   # Called by bench/run.sh: its cluster runs (PGHOST... exported) and the data are loaded.

@@ -13,17 +13,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
-export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-WORK=${BENCH_DIR:-/tmp/hopper-bench}
-PORT=${BENCH_PORT:-54340}
-BUILD=${BENCH_BUILD:-$ROOT/build/bench}
-DATA=/usr/share/datasets/fashion-mnist
+source bench/env.sh
 PAIRS=${BENCH_PROGRESS_PAIRS:-5}
 OUT=${BENCH_PROGRESS_OUT:-$ROOT/bench/results/$(date +%F)-$(hostname -s)-progress.md}
-COMMIT=${BENCH_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
-if [ -z "${BENCH_COMMIT:-}" ] && ! git diff --quiet HEAD -- src include Makefile CMakeLists.txt bench ':!bench/results' sql 2>/dev/null; then
-  COMMIT="$COMMIT (with uncommitted changes)"
-fi
 source bench/setup.sh
 q() { psql -X -qAt -v ON_ERROR_STOP=1 "$@"; }
 
