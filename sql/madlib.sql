@@ -220,6 +220,14 @@ $$, (SELECT model_weights FROM iris_model), 'Sophie', 'Trained weights');
 SELECT madlib.madlib_keras_fit('iris_train_packed', 'iris_model_transfer', 'model_arch_library', 3,
     $$ loss='categorical_crossentropy', optimizer='adam', metrics=['accuracy'] $$, $$ batch_size=5, epochs=3 $$, 2);
 SELECT training_metrics_final > 0.8 AS starts_trained FROM iris_model_transfer_summary;
+-- MADlib's NULL for an optional argument is its default: warm_start NULL still transfers the weights,
+-- pred_type NULL predicts the response.
+SELECT madlib.madlib_keras_fit('iris_train_packed', 'iris_model_transfer_null', 'model_arch_library', 3,
+    $$ loss='categorical_crossentropy', optimizer='adam', metrics=['accuracy'] $$, $$ batch_size=5, epochs=3 $$, 2,
+    NULL, NULL, NULL, NULL);
+SELECT training_metrics_final > 0.8 AS starts_trained FROM iris_model_transfer_null_summary;
+SELECT madlib.madlib_keras_predict('iris_model_transfer_null', 'iris_test', 'id', 'attributes', 'iris_predict_null', NULL);
+SELECT count(*) AS predicted FROM iris_predict_null WHERE estimated_class_text IS NOT NULL;
 
 -- ---- model selection: fit_multiple_model ----
 SELECT madlib.load_model_selection_table('model_arch_library', 'mst_table', ARRAY[1, 2],

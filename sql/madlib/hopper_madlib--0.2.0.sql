@@ -180,12 +180,14 @@ BEGIN
     END IF;
     -- Transfer learning: the architecture row's weights (a hopper model state) become a checkpoint the
     -- run starts from. MADlib's warm start reads the weights of model; hopper's reads model_weights too.
-    IF weights IS NOT NULL AND NOT warm_start THEN
+    -- (MADlib's NULL for an optional argument means its default.)
+    IF weights IS NOT NULL AND NOT COALESCE(warm_start, false) THEN
         start := hopper.create_checkpoint(weights, metadata => pg_catalog.jsonb_build_object(
                      'source', 'madlib.madlib_keras_fit transfer learning', 'model_arch_table', model_arch_table, 'model_id', model_id));
     END IF;
     CALL hopper.fit(source_table, model, arch, compile_params, COALESCE(fit_params, ''), num_iterations,
-                    validation_table, COALESCE(metrics_compute_frequency, num_iterations), warm_start, name, description,
+                    validation_table, COALESCE(metrics_compute_frequency, num_iterations), COALESCE(warm_start, false),
+                    name, description,
                     warm_start_checkpoint => start);
     PERFORM madlib.__hopper_madlib_shape(model);
     -- MADlib's summary columns beside hopper's; hopper's training_metrics (where the training metrics
@@ -225,7 +227,7 @@ BEGIN
     -- use_caching: hopper keeps the packed buffers of a run in memory anyway (hopper.buffer_cache_mb).
     PERFORM madlib.__hopper_no_gpus(use_gpus, NULL);
     CALL hopper.fit_multiple(source_table, model_output_table, model_selection_table, num_iterations, validation_table,
-                             metrics_compute_frequency, warm_start, name, description);
+                             metrics_compute_frequency, COALESCE(warm_start, false), name, description);
     PERFORM madlib.__hopper_madlib_shape(model_output_table);
     EXECUTE pg_catalog.format('ALTER TABLE %1$s ADD COLUMN model_info pg_catalog.text, ADD COLUMN madlib_version pg_catalog.text,
         ADD COLUMN num_classes pg_catalog.int4', (model_output_table || '_summary')::pg_catalog.regclass);
@@ -299,5 +301,6 @@ CREATE FUNCTION madlib.madlib_keras_predict(model_table varchar, test_table varc
 RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
     PERFORM madlib.__hopper_no_gpus(use_gpus, NULL);
-    PERFORM hopper.predict(model_table, test_table, id_col, independent_varname, output_table, pred_type, mst_key);
+    PERFORM hopper.predict(model_table, test_table, id_col, independent_varname, output_table,
+                           COALESCE(pred_type, 'response'), mst_key);
 END $$;
