@@ -96,6 +96,20 @@ const char* consistency_text(Consistency c) {
     return "bsp";
 }
 
+// Integers separated by blanks (array_to_string of an int8[]).
+std::vector<int64_t> numbers_of(const std::string& s) {
+    std::vector<int64_t> v;
+    std::size_t at = 0;
+    while (at < s.size() && s[at] == ' ') ++at;
+    while (at < s.size()) {
+        std::size_t used = 0;
+        v.push_back(std::stoll(s.substr(at), &used));
+        at += used;
+        while (at < s.size() && s[at] == ' ') ++at;
+    }
+    return v;
+}
+
 bool stale(Consistency c) { return c == Consistency::SSP || c == Consistency::SparseSSP; }
 
 Consistency parse_consistency(const std::string& c) {
@@ -284,23 +298,12 @@ KVTable<float>::KVTable(const std::string& conninfo, std::string table, int work
             2, nullptr, params, nullptr, nullptr, 0));
         if (PQntuples(r.r) != 1) throw Error("42704", "parameter table \"" + m.table + "\" does not exist");
         auto text = [&](int col) { return std::string(PQgetvalue(r.r, 0, col)); };
-        auto numbers = [](const std::string& s) {
-            std::vector<int64_t> v;
-            std::size_t at = 0;
-            while (at < s.size()) {
-                std::size_t used = 0;
-                v.push_back(std::stoll(s.substr(at), &used));
-                at += used;
-                while (at < s.size() && s[at] == ' ') ++at;
-            }
-            return v;
-        };
         m.num_keys = std::stoll(text(0));
         m.chunk_size = std::stoll(text(1));
         m.num_workers = std::stoi(text(2));
         const std::string c = text(3);
         m.consistency = parse_consistency(c);
-        const std::vector<int64_t> lo = numbers(text(4)), hi = numbers(text(5));
+        const std::vector<int64_t> lo = numbers_of(text(4)), hi = numbers_of(text(5));
         if (lo.size() != hi.size()) throw Error("XX000", "unexpected key ranges from the server");
         for (std::size_t i = 0; i < lo.size(); ++i) m.ranges.emplace_back(lo[i], hi[i]);
         m.clock = std::stoll(text(6));
@@ -394,20 +397,6 @@ void KVTable<float>::AddChunk(const std::vector<int64_t>& chunk_ids, const std::
 
 // ---- PartitionedKVTable ----
 
-namespace {
-std::vector<int64_t> numbers_of(const std::string& s) {
-    std::vector<int64_t> v;
-    std::size_t at = 0;
-    while (at < s.size() && s[at] == ' ') ++at;
-    while (at < s.size()) {
-        std::size_t used = 0;
-        v.push_back(std::stoll(s.substr(at), &used));
-        at += used;
-        while (at < s.size() && s[at] == ' ') ++at;
-    }
-    return v;
-}
-}  // namespace
 
 PartitionedKVTable::PartitionedKVTable(const std::vector<std::string>& conninfos, const std::string& table, int worker) {
     if (conninfos.empty()) throw Error("22023", "a partitioned table needs at least one server");
@@ -450,6 +439,21 @@ PartitionedKVTable::PartitionedKVTable(const std::vector<std::string>& conninfos
     vals_.resize(servers_.size());
 }
 
+template <class Send>
+void PartitionedKVTable::fan_out(Send send) {
+    try {
+        send();
+    } catch (...) {
+        // What was sent must still be answered before the connections take anything else.
+        try {
+            wait_all();
+        } catch (...) {
+        }
+        throw;
+    }
+    wait_all();
+}
+
 void PartitionedKVTable::wait_all() {
     std::exception_ptr first;
     for (auto& s : servers_) {
@@ -470,14 +474,10 @@ void PartitionedKVTable::Get(const std::vector<int64_t>& keys, std::vector<float
         while (part + 1 < servers_.size() && key >= bounds_[part + 1]) ++part;
         keys_[part].push_back(key);  // keys outside the map: the owning server (or the last) refuses them
     }
-    try {
+    fan_out([&] {
         for (std::size_t i = 0; i < servers_.size(); ++i)
             if (every_server || !keys_[i].empty()) servers_[i].GetAsync(keys_[i], &vals_[i]);
-    } catch (...) {
-        try { wait_all(); } catch (...) {}
-        throw;
-    }
-    wait_all();
+    });
     vals->clear();
     for (std::size_t i = 0; i < servers_.size(); ++i)
         if (!keys_[i].empty()) vals->insert(vals->end(), vals_[i].begin(), vals_[i].end());
@@ -497,24 +497,16 @@ void PartitionedKVTable::Add(const std::vector<int64_t>& keys, const std::vector
         keys_[part].push_back(keys[j]);
         vals_[part].push_back(vals[j]);
     }
-    try {
+    fan_out([&] {
         for (std::size_t i = 0; i < servers_.size(); ++i)
             if (!keys_[i].empty()) servers_[i].AddAsync(keys_[i], vals_[i]);
-    } catch (...) {
-        try { wait_all(); } catch (...) {}
-        throw;
-    }
-    wait_all();
+    });
 }
 
 int64_t PartitionedKVTable::Clock() {
-    try {
+    fan_out([&] {
         for (auto& s : servers_) s.ClockAsync();
-    } catch (...) {
-        try { wait_all(); } catch (...) {}
-        throw;
-    }
-    wait_all();
+    });
     return clock();
 }
 

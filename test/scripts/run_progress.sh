@@ -4,7 +4,8 @@
 # per segment with the configuration it trains, buffers done of the segment's count, rows/s, elapsed
 # and estimated time left, the best searcher value once evaluated and the pids of the processes that
 # train; the numbers move on between two reads; a third session that sets hopper.progress_run to the
-# run's id and trains by hand does not show up in it; the run leaves the view once it is cancelled.
+# run's id and trains by hand does not show up in it; the run leaves the view once it is cancelled;
+# a run with hopper.track_progress = off is not in it.
 # Needs the test cluster (test/cluster.sh: PGHOST, PGPORT) with hopper preloaded.
 set -euo pipefail
 DB=hopper_run_progress
@@ -93,5 +94,18 @@ start am "CALL hopper.fit_automl('packed', 'out_am', 'archs', model_id_list => '
                                  compile_params_grid => '{\"loss\": \"categorical_crossentropy\", \"learning_rate\": {\"log_uniform\": [0.001, 0.1]}}',
                                  max_iterations => 81, random_state => 3, metrics_compute_frequency => 1, name => 'am')"
 check am fit_automl 2 true
+stop
+# hopper.track_progress = off: the run is in hopper.runs but not in the view.
+q -c "SET client_min_messages = warning" -c "SET hopper.track_progress = off" \
+  -c "CALL hopper.fit_multiple('packed', 'out_off', 'configs', 1000, name => 'off')" >/dev/null 2>&1 &
+CLIENT=$!
+RUN=""
+for _ in $(seq 1 300); do
+  RUN=$(q -c "SELECT run_id FROM hopper.runs WHERE name = 'off' AND state = 'ACTIVE'")
+  [ -n "$RUN" ] && [ "$(q -c "SELECT count(*) FROM hopper.trial_metrics m JOIN hopper.trials t USING (trial_id) WHERE t.run_id = $RUN")" -gt 0 ] && break
+  sleep 0.1
+done
+[ -n "$RUN" ] || fail "off: the run did not start"
+[ "$(q -c "SELECT count(*) FROM hopper.run_progress WHERE run_id = $RUN")" = 0 ] || fail "a run with hopper.track_progress = off is in the view"
 stop
 echo "run_progress.sh: ok (fit_multiple, fit, fit_data_parallel, fit_automl seen from another session; a hand-set hopper.progress_run writes nowhere)"

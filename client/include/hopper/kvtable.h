@@ -162,6 +162,10 @@ public:
     const std::vector<int64_t>& boundaries() const { return bounds_; }
 
 private:
+    // Sends with `send` (asynchronous calls to some servers), then waits for every answer; the first
+    // error is thrown once every server has answered.
+    template <class Send>
+    void fan_out(Send send);
     // Waits for every server that has an operation outstanding; rethrows the first error.
     void wait_all();
     std::vector<KVTable<float>> servers_;

@@ -44,6 +44,15 @@ void warm_start_from_run(Spi& spi, int64_t run_id, bool warm_start, std::vector<
 std::string packed_data_facts(const PackedInfo& info);
 std::string evaluation_json(const Evaluation& e, const std::vector<Metric>& names);
 double searcher_metric_value(const Evaluation& e, const std::vector<Metric>& names, const std::string& metric);
+// One evaluation of a trial (hopper.trial_metrics). Call under SafeSearchPath.
+void record_trial_metrics(Spi& spi, int64_t trial_id, int iteration, int64_t steps, const std::string& training_json,
+                          const std::optional<std::string>& validation_json, std::optional<double> searcher_value,
+                          double elapsed_seconds);
+// A trial's state as a checkpoint with its training facts (hopper.checkpoint_training): the
+// checkpoint id. Call under SafeSearchPath.
+int64_t store_training_checkpoint(Spi& spi, int64_t trial_id, const std::string& state, int iteration,
+                                  std::optional<double> searcher_value, bool smaller_is_better,
+                                  const std::string& metadata);
 
 // The observer that records a training run (hopper.run_records, trials, trial_metrics) and writes
 // its checkpoints (every checkpoint_frequency iterations and at the last).

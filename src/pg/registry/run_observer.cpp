@@ -59,6 +59,34 @@ std::string packed_data_facts(const PackedInfo& info) {
     return d.dump();
 }
 
+void record_trial_metrics(Spi& spi, int64_t trial_id, int iteration, int64_t steps, const std::string& training_json,
+                          const std::optional<std::string>& validation_json, std::optional<double> searcher_value,
+                          double elapsed_seconds) {
+    spi.execute("INSERT INTO hopper.trial_metrics (trial_id, iteration, steps_completed, training_metrics,"
+                " validation_metrics, searcher_value, elapsed_seconds, report_time)"
+                " VALUES ($1, $2, $3, $4::pg_catalog.jsonb, $5::pg_catalog.jsonb, $6, $7, pg_catalog.clock_timestamp())",
+                {SqlParam::int8(trial_id), SqlParam::int4(iteration), SqlParam::int8(steps), SqlParam::text(training_json),
+                 validation_json ? SqlParam::text(*validation_json) : SqlParam::null(TEXTOID),
+                 searcher_value ? SqlParam::float8(*searcher_value) : SqlParam::null(FLOAT8OID),
+                 SqlParam::float8(elapsed_seconds)});
+}
+
+int64_t store_training_checkpoint(Spi& spi, int64_t trial_id, const std::string& state, int iteration,
+                                  std::optional<double> searcher_value, bool smaller_is_better,
+                                  const std::string& metadata) {
+    const int64_t steps = int64_t(inspect_state(state).counters.steps);
+    const std::string resources = json{{"model_state", state.size()}}.dump();
+    const Stored stored = store_checkpoint(spi, trial_id, state, steps, metadata, resources);
+    std::optional<double> signed_value;
+    if (searcher_value) signed_value = signed_searcher_value(*searcher_value, smaller_is_better);
+    spi.execute("INSERT INTO hopper.checkpoint_training (checkpoint_id, trial_id, iteration, searcher_value,"
+                " signed_searcher_value) VALUES ($1, $2, $3, $4, $5)",
+                {SqlParam::int8(stored.id), SqlParam::int8(trial_id), SqlParam::int4(iteration),
+                 searcher_value ? SqlParam::float8(*searcher_value) : SqlParam::null(FLOAT8OID),
+                 signed_value ? SqlParam::float8(*signed_value) : SqlParam::null(FLOAT8OID)});
+    return stored.id;
+}
+
 namespace {
 
 class RegistryObserver : public RunObserver {
@@ -155,15 +183,9 @@ public:
                     if (!best_ || (searcher_.smaller_is_better ? value < best_->first : value > best_->first))
                         best_ = std::make_pair(value, models[i].mst_key);
                 }
-                spi.execute("INSERT INTO hopper.trial_metrics (trial_id, iteration, steps_completed, training_metrics,"
-                            " validation_metrics, searcher_value, elapsed_seconds, report_time)"
-                            " VALUES ($1, $2, $3, $4::pg_catalog.jsonb, $5::pg_catalog.jsonb, $6, $7,"
-                            " pg_catalog.clock_timestamp())",
-                            {SqlParam::int8(trial_ids_[i]), SqlParam::int4(report.iteration), SqlParam::int8(steps[i]),
-                             SqlParam::text_copy(evaluation_json(t, names)),
-                             v ? SqlParam::text_copy(evaluation_json(*v, names)) : SqlParam::null(TEXTOID),
-                             searcher[i] ? SqlParam::float8(*searcher[i]) : SqlParam::null(FLOAT8OID),
-                             SqlParam::float8(elapsed)});
+                record_trial_metrics(spi, trial_ids_[i], report.iteration, steps[i], evaluation_json(t, names),
+                                     v ? std::optional<std::string>(evaluation_json(*v, names)) : std::nullopt, searcher[i],
+                                     elapsed);
             }
         }
         if (best_) progress_best(best_->first, best_->second);
@@ -171,15 +193,8 @@ public:
             const std::string metadata =
                 json{{"hopper_version", HOPPER_VERSION}, {"iteration", report.iteration}}.dump();
             for (std::size_t i = 0; i < models.size(); ++i) {
-                const std::string resources = json{{"model_state", states[i].size()}}.dump();
-                Stored s = store_checkpoint(spi, trial_ids_[i], states[i], steps[i], metadata, resources);
-                std::optional<double> signed_value;
-                if (searcher[i]) signed_value = signed_searcher_value(*searcher[i], searcher_.smaller_is_better);
-                spi.execute("INSERT INTO hopper.checkpoint_training (checkpoint_id, trial_id, iteration, searcher_value,"
-                            " signed_searcher_value) VALUES ($1, $2, $3, $4, $5)",
-                            {SqlParam::int8(s.id), SqlParam::int8(trial_ids_[i]), SqlParam::int4(report.iteration),
-                             searcher[i] ? SqlParam::float8(*searcher[i]) : SqlParam::null(FLOAT8OID),
-                             signed_value ? SqlParam::float8(*signed_value) : SqlParam::null(FLOAT8OID)});
+                store_training_checkpoint(spi, trial_ids_[i], states[i], report.iteration, searcher[i],
+                                          searcher_.smaller_is_better, metadata);
             }
         }
         update_statuses(spi, *report.statuses, false);

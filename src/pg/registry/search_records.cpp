@@ -13,6 +13,7 @@
 #include "pg/common/schema_version.h"
 #include "pg/common/scoped_settings.h"
 #include "pg/registry/checkpoint_store.h"
+#include "pg/registry/registry.h"
 #include "pg/training/run_lock.h"
 
 namespace hopper::pg {
@@ -235,20 +236,6 @@ void record_rung_start(Spi& spi, int64_t run_id, int bracket, int rung, const st
     path.leave();
 }
 
-void record_trial_metrics(Spi& spi, int64_t trial_id, int iteration, int64_t steps, const std::string& training_json,
-                          const std::optional<std::string>& validation_json, std::optional<double> searcher_value,
-                          double elapsed_seconds) {
-    SafeSearchPath path;
-    path.enter();
-    spi.execute("INSERT INTO hopper.trial_metrics (trial_id, iteration, steps_completed, training_metrics,"
-                " validation_metrics, searcher_value, elapsed_seconds, report_time)"
-                " VALUES ($1, $2, $3, $4::pg_catalog.jsonb, $5::pg_catalog.jsonb, $6, $7, pg_catalog.clock_timestamp())",
-                {SqlParam::int8(trial_id), SqlParam::int4(iteration), SqlParam::int8(steps), SqlParam::text(training_json),
-                 validation_json ? SqlParam::text(*validation_json) : SqlParam::null(TEXTOID), float_or_null(searcher_value),
-                 SqlParam::float8(elapsed_seconds)});
-    path.leave();
-}
-
 std::map<int32_t, int64_t> record_rung_end(Spi& spi, int64_t run_id, int bracket, int rung, int budget,
                                            const std::vector<RungMember>& members, const RungRanking& ranking,
                                            const std::vector<std::pair<int32_t, TrialStatus>>& statuses,
@@ -263,21 +250,14 @@ std::map<int32_t, int64_t> record_rung_end(Spi& spi, int64_t run_id, int bracket
         json{{"hopper_version", HOPPER_VERSION}, {"iteration", budget}, {"bracket", bracket}, {"rung", rung}}.dump();
     for (std::size_t rank = 0; rank < ranking.order.size(); ++rank) {
         const RungMember& m = *by_key.at(ranking.order[rank]);
-        const int64_t steps = int64_t(inspect_state(*m.state).counters.steps);
-        const std::string resources = json{{"model_state", m.state->size()}}.dump();
-        const Stored stored = store_checkpoint(spi, m.trial_id, *m.state, steps, metadata, resources);
-        std::optional<double> signed_value;
-        if (m.searcher_value) signed_value = signed_searcher_value(*m.searcher_value, smaller_is_better);
-        spi.execute("INSERT INTO hopper.checkpoint_training (checkpoint_id, trial_id, iteration, searcher_value,"
-                    " signed_searcher_value) VALUES ($1, $2, $3, $4, $5)",
-                    {SqlParam::int8(stored.id), SqlParam::int8(m.trial_id), SqlParam::int4(m.iteration),
-                     float_or_null(m.searcher_value), float_or_null(signed_value)});
+        const int64_t checkpoint = store_training_checkpoint(spi, m.trial_id, *m.state, m.iteration, m.searcher_value,
+                                                             smaller_is_better, metadata);
         spi.execute("INSERT INTO hopper.trial_rungs (trial_id, run_id, bracket, rung, iteration, searcher_value, rank,"
                     " promoted, checkpoint_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
                     {SqlParam::int8(m.trial_id), SqlParam::int8(run_id), SqlParam::int4(bracket), SqlParam::int4(rung),
                      SqlParam::int4(m.iteration), float_or_null(m.searcher_value), SqlParam::int4(int32_t(rank + 1)),
-                     SqlParam::boolean(promoted.count(m.mst_key) > 0), SqlParam::int8(stored.id)});
-        checkpoints[m.mst_key] = stored.id;
+                     SqlParam::boolean(promoted.count(m.mst_key) > 0), SqlParam::int8(checkpoint)});
+        checkpoints[m.mst_key] = checkpoint;
     }
     for (const auto& [key, status] : statuses) {
         const int64_t trial = by_key.at(key)->trial_id;

@@ -72,10 +72,6 @@ void reopen_search(Spi& spi, int64_t run_id, const std::map<int64_t, int>& resta
 // A rung starts: its trials are recorded (rung > 0) and marked training.
 void record_rung_start(Spi& spi, int64_t run_id, int bracket, int rung, const std::vector<int32_t>& mst_keys,
                        const std::map<int32_t, int64_t>& trial_ids);
-// One evaluation of a trial (hopper.trial_metrics).
-void record_trial_metrics(Spi& spi, int64_t trial_id, int iteration, int64_t steps, const std::string& training_json,
-                          const std::optional<std::string>& validation_json, std::optional<double> searcher_value,
-                          double elapsed_seconds);
 
 // A trial at the end of a rung: its state and searcher value.
 struct RungMember {

@@ -410,10 +410,13 @@ std::string train_ring_iteration(Spi& spi, Search& s, Engine& engine, const std:
                     s.best = std::make_pair(value, m.mst_key);
             }
             searcher_values[evaluate_keys[i]] = finite;
+            SafeSearchPath path;
+            path.enter();
             record_trial_metrics(spi, t.trial_id, t.iterations, int64_t(inspect_state(t.state).counters.steps),
                                  evaluation_json(training[i], m.config.compile.metrics),
                                  v ? std::optional<std::string>(evaluation_json(*v, m.config.compile.metrics)) : std::nullopt,
                                  finite, elapsed);
+            path.leave();
         }
     }
 
