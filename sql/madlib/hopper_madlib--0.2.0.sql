@@ -304,10 +304,12 @@ END;
 -- ---- training ---------------------------------------------------------------------------------
 -- hopper.fit claims model and its _summary and _info before it trains (42P07 if one exists); the
 -- MADlib columns are added afterwards to the tables it made, named through __hopper_quote_name.
+-- model_name: the output's name as the caller wrote it, for MADlib's summary column model.
 CREATE FUNCTION madlib.__hopper_keras_fit(source_table text, model text, model_arch_table text, model_id integer,
                                           compile_params text, fit_params text, num_iterations integer,
                                           use_gpus boolean, validation_table text, metrics_compute_frequency integer,
-                                          warm_start boolean, name text, description text, object_table text)
+                                          warm_start boolean, name text, description text, object_table text,
+                                          model_name text)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     arch jsonb;
@@ -363,7 +365,7 @@ BEGIN
         validation_metrics_final = i.validation_metrics_final, validation_loss_final = i.validation_loss_final,
         validation_metrics = i.validation_metrics, validation_loss = i.validation_loss FROM %2$s i',
         summary, madlib.__hopper_quote_name(model, '_info')::regclass)
-        USING model, model_id;
+        USING model_name, model_id;
 END $$;
 
 CREATE FUNCTION madlib.madlib_keras_fit(source_table varchar, model varchar, model_arch_table varchar, model_id integer,
@@ -377,7 +379,7 @@ BEGIN ATOMIC
     SELECT madlib.__hopper_keras_fit(madlib.__hopper_input_name(source_table), madlib.__hopper_output_name(model),
                madlib.__hopper_input_name(model_arch_table), model_id, compile_params, fit_params, num_iterations,
                use_gpus, madlib.__hopper_input_name(validation_table), metrics_compute_frequency, warm_start,
-               name, description, object_table);
+               name, description, object_table, model);
 END;
 
 -- model_info: MADlib's name of the _info table, as the caller wrote the output's name.

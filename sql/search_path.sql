@@ -1,0 +1,185 @@
+-- Nothing hopper or hopper_madlib ships resolves through the caller's search_path (issue 25).
+-- 1. The catalog: every SQL and PL/pgSQL function and procedure of schemas hopper and madlib either
+--    runs with search_path = pg_catalog, pg_temp or has a SQL-standard body (BEGIN ATOMIC: parsed,
+--    so bound to its operators and functions, when the extension is created). A new body that is
+--    neither fails here.
+-- 2. The attack: an unprivileged role plants look-alike operators and functions in a schema on a
+--    superuser's search_path (first, ahead of pg_catalog) that record every call and try to make
+--    the role SUPERUSER; the superuser then calls every hopper_madlib function and the hopper
+--    functions with SQL bodies, and nothing planted runs. (Before the fix the planted ||(varchar,
+--    text) ran inside madlib_keras_evaluate and the role became a superuser.)
+-- In a database of its own: roles, plants and registry rows touch no other test.
+\set regress_db :DBNAME
+SET client_min_messages = warning;
+DROP DATABASE IF EXISTS hopper_search_path;
+CREATE DATABASE hopper_search_path;
+\c hopper_search_path
+SET client_min_messages = warning;
+CREATE EXTENSION hopper;
+CREATE EXTENSION hopper_madlib;
+
+-- ---- 1. the catalog ----
+SELECT p.oid::regprocedure AS resolves_through_callers_search_path
+FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
+WHERE p.pronamespace IN ('hopper'::regnamespace, 'madlib'::regnamespace)
+  AND l.lanname IN ('sql', 'plpgsql')
+  AND p.prosqlbody IS NULL
+  AND NOT coalesce('search_path=pg_catalog, pg_temp' = ANY (p.proconfig), false)
+ORDER BY 1::text;
+-- What the check covers (it cannot pass by finding nothing).
+SELECT p.pronamespace::regnamespace AS schema, l.lanname AS language,
+       p.prosqlbody IS NOT NULL AS sql_standard_body, p.proconfig IS NOT NULL AS pinned, count(*)
+FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
+WHERE p.pronamespace IN ('hopper'::regnamespace, 'madlib'::regnamespace) AND l.lanname IN ('sql', 'plpgsql')
+GROUP BY 1, 2, 3, 4 ORDER BY 1::text, 2, 3, 4;
+-- Every user-facing madlib function is a SQL-standard body (it resolves the caller's table names).
+SELECT p.proname AS madlib_function_not_sql_standard FROM pg_proc p
+WHERE p.pronamespace = 'madlib'::regnamespace AND p.proname NOT LIKE '\_\_%' AND p.prosqlbody IS NULL;
+
+-- ---- 2. the attack ----
+DROP ROLE IF EXISTS hopper_sp_mallory;
+CREATE ROLE hopper_sp_mallory;
+CREATE SCHEMA sp_evil AUTHORIZATION hopper_sp_mallory;
+GRANT USAGE ON SCHEMA sp_evil TO PUBLIC;
+SET ROLE hopper_sp_mallory;
+CREATE TABLE sp_evil.calls (what text);
+GRANT INSERT ON sp_evil.calls TO PUBLIC;
+-- Runs as whoever calls a plant: records the call and tries to make mallory a superuser.
+CREATE FUNCTION sp_evil.caught(what text) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO sp_evil.calls VALUES (what);
+    BEGIN
+        ALTER ROLE hopper_sp_mallory SUPERUSER;
+    EXCEPTION WHEN insufficient_privilege THEN NULL;
+    END;
+END $$;
+-- Plants that do their job as well (so a run goes on and every call gets recorded).
+CREATE FUNCTION sp_evil.cat_vt(a varchar, b text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN PERFORM sp_evil.caught('||(varchar, text)'); RETURN pg_catalog.textcat(a, b); END $$;
+CREATE OPERATOR sp_evil.|| (LEFTARG = varchar, RIGHTARG = text, FUNCTION = sp_evil.cat_vt);
+CREATE FUNCTION sp_evil.cat_tv(a text, b varchar) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN PERFORM sp_evil.caught('||(text, varchar)'); RETURN pg_catalog.textcat(a, b); END $$;
+CREATE OPERATOR sp_evil.|| (LEFTARG = text, RIGHTARG = varchar, FUNCTION = sp_evil.cat_tv);
+CREATE FUNCTION sp_evil.cat_tt(a text, b text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN PERFORM sp_evil.caught('||(text, text)'); RETURN pg_catalog.textcat(a, b); END $$;
+CREATE OPERATOR sp_evil.|| (LEFTARG = text, RIGHTARG = text, FUNCTION = sp_evil.cat_tt);
+CREATE FUNCTION sp_evil.cat_jj(a jsonb, b jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
+BEGIN PERFORM sp_evil.caught('||(jsonb, jsonb)'); RETURN pg_catalog.jsonb_concat(a, b); END $$;
+CREATE OPERATOR sp_evil.|| (LEFTARG = jsonb, RIGHTARG = jsonb, FUNCTION = sp_evil.cat_jj);
+CREATE FUNCTION sp_evil.eq_tt(a text, b text) RETURNS bool LANGUAGE plpgsql AS $$
+BEGIN PERFORM sp_evil.caught('=(text, text)'); RETURN pg_catalog.texteq(a, b); END $$;
+CREATE OPERATOR sp_evil.= (LEFTARG = text, RIGHTARG = text, FUNCTION = sp_evil.eq_tt);
+CREATE FUNCTION sp_evil.eq_vt(a varchar, b text) RETURNS bool LANGUAGE plpgsql AS $$
+BEGIN PERFORM sp_evil.caught('=(varchar, text)'); RETURN pg_catalog.texteq(a, b); END $$;
+CREATE OPERATOR sp_evil.= (LEFTARG = varchar, RIGHTARG = text, FUNCTION = sp_evil.eq_vt);
+CREATE FUNCTION sp_evil.ne_tt(a text, b text) RETURNS bool LANGUAGE plpgsql AS $$
+BEGIN PERFORM sp_evil.caught('<>(text, text)'); RETURN pg_catalog.textne(a, b); END $$;
+CREATE OPERATOR sp_evil.<> (LEFTARG = text, RIGHTARG = text, FUNCTION = sp_evil.ne_tt);
+CREATE FUNCTION sp_evil.eq_ii(a int4, b int4) RETURNS bool LANGUAGE plpgsql AS $$
+BEGIN PERFORM sp_evil.caught('=(int4, int4)'); RETURN pg_catalog.int4eq(a, b); END $$;
+CREATE OPERATOR sp_evil.= (LEFTARG = int4, RIGHTARG = int4, FUNCTION = sp_evil.eq_ii);
+CREATE FUNCTION sp_evil.eq_nn(a name, b name) RETURNS bool LANGUAGE plpgsql AS $$
+BEGIN PERFORM sp_evil.caught('=(name, name)'); RETURN pg_catalog.nameeq(a, b); END $$;
+CREATE OPERATOR sp_evil.= (LEFTARG = name, RIGHTARG = name, FUNCTION = sp_evil.eq_nn);
+CREATE FUNCTION sp_evil.eq_oo(a oid, b oid) RETURNS bool LANGUAGE plpgsql AS $$
+BEGIN PERFORM sp_evil.caught('=(oid, oid)'); RETURN pg_catalog.oideq(a, b); END $$;
+CREATE OPERATOR sp_evil.= (LEFTARG = oid, RIGHTARG = oid, FUNCTION = sp_evil.eq_oo);
+CREATE FUNCTION sp_evil.get_ji(a jsonb, b int4) RETURNS jsonb LANGUAGE plpgsql AS $$
+BEGIN PERFORM sp_evil.caught('->(jsonb, int4)'); RETURN pg_catalog.jsonb_array_element(a, b); END $$;
+CREATE OPERATOR sp_evil.-> (LEFTARG = jsonb, RIGHTARG = int4, FUNCTION = sp_evil.get_ji);
+CREATE FUNCTION sp_evil.gettext_ji(a jsonb, b int4) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN PERFORM sp_evil.caught('->>(jsonb, int4)'); RETURN pg_catalog.jsonb_array_element_text(a, b); END $$;
+CREATE OPERATOR sp_evil.->> (LEFTARG = jsonb, RIGHTARG = int4, FUNCTION = sp_evil.gettext_ji);
+CREATE FUNCTION sp_evil.gettext_jt(a jsonb, b text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN PERFORM sp_evil.caught('->>(jsonb, text)'); RETURN pg_catalog.jsonb_object_field_text(a, b); END $$;
+CREATE OPERATOR sp_evil.->> (LEFTARG = jsonb, RIGHTARG = text, FUNCTION = sp_evil.gettext_jt);
+CREATE FUNCTION sp_evil.lower(a varchar) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN PERFORM sp_evil.caught('lower(varchar)'); RETURN pg_catalog.lower(a::text); END $$;
+CREATE FUNCTION sp_evil.lower(a text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN PERFORM sp_evil.caught('lower(text)'); RETURN pg_catalog.lower(a); END $$;
+CREATE FUNCTION sp_evil.btrim(a varchar) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN PERFORM sp_evil.caught('btrim(varchar)'); RETURN pg_catalog.btrim(a::text); END $$;
+CREATE FUNCTION sp_evil.btrim(a text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN PERFORM sp_evil.caught('btrim(text)'); RETURN pg_catalog.btrim(a); END $$;
+CREATE FUNCTION sp_evil.format(f text, a regclass) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN PERFORM sp_evil.caught('format(text, regclass)'); RETURN pg_catalog.format(f, a); END $$;
+CREATE FUNCTION sp_evil.format(f text, a text, b text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN PERFORM sp_evil.caught('format(text, text, text)'); RETURN pg_catalog.format(f, a, b); END $$;
+CREATE FUNCTION sp_evil.quote_ident(a text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN PERFORM sp_evil.caught('quote_ident(text)'); RETURN pg_catalog.quote_ident(a); END $$;
+CREATE FUNCTION sp_evil.parse_ident(a text) RETURNS text[] LANGUAGE plpgsql AS $$
+BEGIN PERFORM sp_evil.caught('parse_ident(text)'); RETURN pg_catalog.parse_ident(a); END $$;
+CREATE FUNCTION sp_evil.to_regclass(a text) RETURNS regclass LANGUAGE plpgsql AS $$
+BEGIN PERFORM sp_evil.caught('to_regclass(text)'); RETURN pg_catalog.to_regclass(a); END $$;
+CREATE FUNCTION sp_evil.cardinality(a text[]) RETURNS int4 LANGUAGE plpgsql AS $$
+BEGIN PERFORM sp_evil.caught('cardinality(text[])'); RETURN pg_catalog.cardinality(a); END $$;
+CREATE FUNCTION sp_evil.array_length(a int4[], d int4) RETURNS int4 LANGUAGE plpgsql AS $$
+BEGIN PERFORM sp_evil.caught('array_length(int4[], int4)'); RETURN pg_catalog.array_length(a, d); END $$;
+CREATE FUNCTION sp_evil.jsonb_typeof(a jsonb) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN PERFORM sp_evil.caught('jsonb_typeof(jsonb)'); RETURN pg_catalog.jsonb_typeof(a); END $$;
+CREATE FUNCTION sp_evil.jsonb_array_length(a jsonb) RETURNS int4 LANGUAGE plpgsql AS $$
+BEGIN PERFORM sp_evil.caught('jsonb_array_length(jsonb)'); RETURN pg_catalog.jsonb_array_length(a); END $$;
+CREATE FUNCTION sp_evil.split_part(a text, b text, n int4) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN PERFORM sp_evil.caught('split_part(text, text, int4)'); RETURN pg_catalog.split_part(a, b, n); END $$;
+CREATE FUNCTION sp_evil.current_schema() RETURNS name LANGUAGE plpgsql AS $$
+BEGIN PERFORM sp_evil.caught('current_schema()'); RETURN pg_catalog.current_schema(); END $$;
+CREATE FUNCTION sp_evil.now() RETURNS timestamptz LANGUAGE plpgsql AS $$
+BEGIN PERFORM sp_evil.caught('now()'); RETURN pg_catalog.now(); END $$;
+CREATE FUNCTION sp_evil.pg_trigger_depth() RETURNS int4 LANGUAGE plpgsql AS $$
+BEGIN PERFORM sp_evil.caught('pg_trigger_depth()'); RETURN pg_catalog.pg_trigger_depth(); END $$;
+CREATE FUNCTION sp_evil.pg_has_role(r oid, m text) RETURNS bool LANGUAGE plpgsql AS $$
+BEGIN PERFORM sp_evil.caught('pg_has_role(oid, text)'); RETURN pg_catalog.pg_has_role(r, m); END $$;
+RESET ROLE;
+
+-- The superuser's data, made before the plants are on its search_path.
+CREATE SCHEMA sp_admin;
+SET search_path = sp_admin, public;
+CREATE TABLE sp_data AS
+SELECT g AS id, ARRAY[g % 3, (g % 3) * 2 + g % 2, g % 5, 1]::float8[] AS x, ('c' || g % 3)::varchar AS y
+FROM generate_series(1, 90) g;
+\set arch '{"class_name": "Sequential", "config": [{"class_name": "Dense", "config": {"name": "d1", "activation": "softmax", "units": 3, "batch_input_shape": [null, 4], "use_bias": true}}], "backend": "tensorflow"}'
+\set compile '$$ loss=''categorical_crossentropy'', optimizer=''SGD(lr=0.1)'', metrics=[''accuracy''] $$'
+
+-- The plants first on the path, even ahead of pg_catalog (only the schema, as the issue's
+-- administrator had it, is tried too, below).
+SET search_path = sp_evil, pg_catalog, sp_admin, public;
+SELECT madlib.training_preprocessor_dl('sp_data', 'sp_packed', 'y', 'x', 30);
+SELECT madlib.validation_preprocessor_dl('sp_data', 'sp_packed_v', 'y', 'x', 'sp_packed', 30);
+SELECT madlib.load_keras_model('sp_arch', :'arch'::json, NULL, 'one', 'a softmax');
+SELECT madlib.load_keras_model('sp_arch', :'arch'::json, NULL, 'two', 'deleted below');
+SELECT madlib.delete_keras_model('sp_arch', 2);
+SELECT madlib.madlib_keras_fit('sp_packed', 'sp_model', 'sp_arch', 1, :compile, 'batch_size=10', 2, FALSE, 'sp_packed_v');
+SELECT madlib.load_model_selection_table('sp_arch', 'sp_mst', ARRAY[1], ARRAY[:compile], ARRAY['batch_size=10']);
+SELECT madlib.generate_model_configs('sp_arch', 'sp_mst_random', ARRAY[1],
+    $${'loss': ['categorical_crossentropy'], 'optimizer_params_list': [{'optimizer': ['SGD'], 'lr': [0.01, 0.1, 'log']}], 'metrics': ['accuracy']}$$,
+    $${'batch_size': [10], 'epochs': [1]}$$, 'random', 2, 7);
+SELECT madlib.madlib_keras_fit_multiple_model('sp_packed', 'sp_multi', 'sp_mst', 1, FALSE, 'sp_packed_v');
+SELECT madlib.madlib_keras_automl('sp_packed', 'sp_automl', 'sp_arch', 'sp_automl_mst', ARRAY[1],
+    $${'loss': ['categorical_crossentropy'], 'optimizer_params_list': [{'optimizer': ['SGD'], 'lr': [0.05, 0.1]}], 'metrics': ['accuracy']}$$,
+    $${'batch_size': [10]}$$, 'hyperband', 'R=2, eta=2', 3);
+SELECT madlib.madlib_keras_evaluate('sp_model', 'sp_packed_v', 'sp_eval');
+SELECT madlib.madlib_keras_predict('sp_model', 'sp_data', 'id', 'x', 'sp_pred');
+-- hopper's SQL-bodied functions and triggers (registry rows, versions, the runs view's policies).
+SELECT hopper.mark_interrupted_runs();
+SELECT hopper.create_model('sp-model');
+SELECT hopper.register_model_version('sp-model', (SELECT c.uuid FROM hopper.latest_checkpoints c LIMIT 1)) AS version;
+SELECT hopper.set_model_alias('sp-model', 'champion', 1);
+SELECT hopper.delete_model_version('sp-model', 1);
+SELECT hopper.archive_model('sp-model');
+SELECT count(*) > 0 AS runs_listed FROM hopper.runs;
+-- As in the issue: the plants' schema on the path, pg_catalog implicitly first.
+SET search_path = sp_evil, sp_admin, public;
+SELECT madlib.madlib_keras_evaluate('sp_model', 'sp_packed_v', 'sp_eval_2');
+SELECT madlib.madlib_keras_fit('sp_packed', 'sp_model_2', 'sp_arch', 1, :compile, 'batch_size=10', 1);
+RESET search_path;
+
+-- Every output is there, and nothing planted ran.
+SELECT count(*) AS outputs FROM pg_class c
+WHERE c.relnamespace = 'sp_admin'::regnamespace AND c.relkind = 'r' AND c.relname <> 'sp_data';
+SELECT what AS planted_object_ran FROM sp_evil.calls;
+SELECT rolsuper AS mallory_is_superuser FROM pg_roles WHERE rolname = 'hopper_sp_mallory';
+
+\c :regress_db
+SET client_min_messages = warning;
+DROP DATABASE hopper_search_path;
+DROP ROLE hopper_sp_mallory;
