@@ -43,7 +43,11 @@ SELECT model_info FROM "Other Schema"."Multi Model_summary";
 -- An output that exists is refused before training (hopper claims the names first).
 SELECT refusal($$SELECT madlib.madlib_keras_fit('"Packed Points"', '"Mad Model"', '"Arch Table"', 1, $$ || quote_literal(:compile) || $$, '', 1)$$);
 SELECT refusal($$SELECT madlib.madlib_keras_evaluate('"Mad Model"', '"Other Schema"."Packed Val"', '"Mad Eval"')$$);
+-- A name that is not one (an unquoted space): 42602 before anything runs.
 SELECT refusal($$SELECT madlib.madlib_keras_fit('"Packed Points"', 'bad name', '"Arch Table"', 1, $$ || quote_literal(:compile) || $$, '', 1)$$);
+SELECT refusal($$SELECT madlib.madlib_keras_fit_multiple_model('"Packed Points"', 'bad name', '"MST Table"', 1)$$);
+SELECT refusal($$SELECT madlib.madlib_keras_evaluate('"Mad Model"', '"Other Schema"."Packed Val"', 'bad name')$$);
+SELECT refusal($$SELECT madlib.madlib_keras_predict('"Mad Model"', 'pts', 'id', 'x', 'bad name')$$);
 
 -- ---- every required argument NULL (and table names empty) ----
 SELECT refusal($$SELECT madlib.training_preprocessor_dl(NULL, 'o', 'y', 'x')$$);

@@ -140,9 +140,19 @@ FROM generate_series(1, 90) g;
 \set arch '{"class_name": "Sequential", "config": [{"class_name": "Dense", "config": {"name": "d1", "activation": "softmax", "units": 3, "batch_input_shape": [null, 4], "use_bias": true}}], "backend": "tensorflow"}'
 \set compile '$$ loss=''categorical_crossentropy'', optimizer=''SGD(lr=0.1)'', metrics=[''accuracy''] $$'
 
--- The plants first on the path, even ahead of pg_catalog (only the schema, as the issue's
--- administrator had it, is tried too, below).
-SET search_path = sp_evil, pg_catalog, sp_admin, public;
+-- The plants work: a statement of the superuser's own that uses || on varchar runs mallory's
+-- code, which makes mallory a superuser (undone at once).
+SET search_path = sp_admin, sp_evil, public;
+SELECT 'a'::varchar || 'b' AS control;
+RESET search_path;
+SELECT what AS planted_object_ran FROM sp_evil.calls;
+SELECT rolsuper AS mallory_is_superuser FROM pg_roles WHERE rolname = 'hopper_sp_mallory';
+ALTER ROLE hopper_sp_mallory NOSUPERUSER;
+DELETE FROM sp_evil.calls;
+
+-- The plants on the path even ahead of pg_catalog (only the schema, pg_catalog implicitly first,
+-- as the issue's administrator had it, is tried too, below).
+SET search_path = sp_admin, sp_evil, pg_catalog, public;
 SELECT madlib.training_preprocessor_dl('sp_data', 'sp_packed', 'y', 'x', 30);
 SELECT madlib.validation_preprocessor_dl('sp_data', 'sp_packed_v', 'y', 'x', 'sp_packed', 30);
 SELECT madlib.load_keras_model('sp_arch', :'arch'::json, NULL, 'one', 'a softmax');
@@ -155,7 +165,7 @@ SELECT madlib.generate_model_configs('sp_arch', 'sp_mst_random', ARRAY[1],
     $${'batch_size': [10], 'epochs': [1]}$$, 'random', 2, 7);
 SELECT madlib.madlib_keras_fit_multiple_model('sp_packed', 'sp_multi', 'sp_mst', 1, FALSE, 'sp_packed_v');
 SELECT madlib.madlib_keras_automl('sp_packed', 'sp_automl', 'sp_arch', 'sp_automl_mst', ARRAY[1],
-    $${'loss': ['categorical_crossentropy'], 'optimizer_params_list': [{'optimizer': ['SGD'], 'lr': [0.05, 0.1]}], 'metrics': ['accuracy']}$$,
+    $${'loss': ['categorical_crossentropy'], 'optimizer_params_list': [{'optimizer': ['SGD'], 'lr': [0.05, 0.1, 'linear']}], 'metrics': ['accuracy']}$$,
     $${'batch_size': [10]}$$, 'hyperband', 'R=2, eta=2', 3);
 SELECT madlib.madlib_keras_evaluate('sp_model', 'sp_packed_v', 'sp_eval');
 SELECT madlib.madlib_keras_predict('sp_model', 'sp_data', 'id', 'x', 'sp_pred');
@@ -168,14 +178,15 @@ SELECT hopper.delete_model_version('sp-model', 1);
 SELECT hopper.archive_model('sp-model');
 SELECT count(*) > 0 AS runs_listed FROM hopper.runs;
 -- As in the issue: the plants' schema on the path, pg_catalog implicitly first.
-SET search_path = sp_evil, sp_admin, public;
+SET search_path = sp_admin, sp_evil, public;
 SELECT madlib.madlib_keras_evaluate('sp_model', 'sp_packed_v', 'sp_eval_2');
 SELECT madlib.madlib_keras_fit('sp_packed', 'sp_model_2', 'sp_arch', 1, :compile, 'batch_size=10', 1);
 RESET search_path;
 
 -- Every output is there, and nothing planted ran.
-SELECT count(*) AS outputs FROM pg_class c
-WHERE c.relnamespace = 'sp_admin'::regnamespace AND c.relkind = 'r' AND c.relname <> 'sp_data';
+SELECT c.relname AS output FROM pg_class c
+WHERE c.relnamespace = 'sp_admin'::regnamespace AND c.relkind IN ('r', 'p') AND NOT c.relispartition
+  AND c.relname <> 'sp_data' ORDER BY 1;
 SELECT what AS planted_object_ran FROM sp_evil.calls;
 SELECT rolsuper AS mallory_is_superuser FROM pg_roles WHERE rolname = 'hopper_sp_mallory';
 

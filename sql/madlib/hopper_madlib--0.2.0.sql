@@ -27,11 +27,13 @@ END;
 
 -- A table to be created as the caller names it: an unqualified name goes into the schema CREATE
 -- TABLE would use (the first existing schema of the caller's search_path), as hopper's outputs do.
+-- Anything but one plain or quoted identifier is returned as given (a qualified name, or one with
+-- bad syntax, which the implementation refuses with 42602).
 CREATE FUNCTION madlib.__hopper_output_name(name text) RETURNS text
 LANGUAGE sql STABLE
 BEGIN ATOMIC
     SELECT CASE WHEN name IS NULL OR pg_catalog.btrim(name) OPERATOR(pg_catalog.=) '' THEN name
-                WHEN pg_catalog.cardinality(pg_catalog.parse_ident(name)) OPERATOR(pg_catalog.=) 1
+                WHEN name OPERATOR(pg_catalog.~) '^([[:alpha:]_][[:alnum:]_$]*|"([^"]|"")+")$'
                      AND pg_catalog.current_schema() IS NOT NULL
                     THEN pg_catalog.format('%I.%I', pg_catalog.current_schema(), (pg_catalog.parse_ident(name))[1])
                 ELSE name END;
@@ -40,12 +42,19 @@ END;
 -- The one place names become SQL: each part of a (possibly qualified, possibly quoted) table name
 -- quoted, suffix added to the table's own part ('"Mad Model"', '_summary' -> "Mad Model_summary").
 CREATE FUNCTION madlib.__hopper_quote_name(name text, suffix text DEFAULT '') RETURNS text
-LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp
-AS $$
-    SELECT string_agg(quote_ident(CASE WHEN p.i = cardinality(parse_ident(name)) THEN p.part || suffix ELSE p.part END), '.'
-                      ORDER BY p.i)
-    FROM unnest(parse_ident(name)) WITH ORDINALITY AS p(part, i)
-$$;
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    parts text[];
+BEGIN
+    BEGIN
+        parts := parse_ident(name);
+    EXCEPTION WHEN invalid_parameter_value THEN
+        RAISE EXCEPTION 'invalid table name "%"', name USING ERRCODE = 'invalid_name',
+            HINT = 'Quote a name with spaces or capitals: ''"My Model"''.';
+    END;
+    parts[cardinality(parts)] := parts[cardinality(parts)] || suffix;
+    RETURN (SELECT string_agg(quote_ident(p.part), '.' ORDER BY p.i) FROM unnest(parts) WITH ORDINALITY AS p(part, i));
+END $$;
 
 -- Required arguments (MADlib's own tests look for the words "NULL/empty input table name").
 CREATE FUNCTION madlib.__hopper_required(given boolean, argument text) RETURNS void
