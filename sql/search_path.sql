@@ -129,6 +129,18 @@ CREATE FUNCTION sp_evil.pg_trigger_depth() RETURNS int4 LANGUAGE plpgsql AS $$
 BEGIN PERFORM sp_evil.caught('pg_trigger_depth()'); RETURN pg_catalog.pg_trigger_depth(); END $$;
 CREATE FUNCTION sp_evil.pg_has_role(r oid, m text) RETURNS bool LANGUAGE plpgsql AS $$
 BEGIN PERFORM sp_evil.caught('pg_has_role(oid, text)'); RETURN pg_catalog.pg_has_role(r, m); END $$;
+-- Type names that are not SQL keywords are looked up too: domains of the same names whose check
+-- runs mallory's code on every cast to them.
+CREATE FUNCTION sp_evil.caught_b(what text) RETURNS bool LANGUAGE plpgsql AS $$
+BEGIN PERFORM sp_evil.caught(what); RETURN true; END $$;
+CREATE DOMAIN sp_evil.text AS pg_catalog.text CHECK (sp_evil.caught_b('type text'));
+CREATE DOMAIN sp_evil.jsonb AS pg_catalog.jsonb CHECK (sp_evil.caught_b('type jsonb'));
+CREATE DOMAIN sp_evil.bytea AS pg_catalog.bytea CHECK (sp_evil.caught_b('type bytea'));
+CREATE DOMAIN sp_evil.uuid AS pg_catalog.uuid CHECK (sp_evil.caught_b('type uuid'));
+CREATE DOMAIN sp_evil.float8 AS pg_catalog.float8 CHECK (sp_evil.caught_b('type float8'));
+CREATE DOMAIN sp_evil.int4 AS pg_catalog.int4 CHECK (sp_evil.caught_b('type int4'));
+CREATE DOMAIN sp_evil.int8 AS pg_catalog.int8 CHECK (sp_evil.caught_b('type int8'));
+CREATE DOMAIN sp_evil.regclass AS pg_catalog.regclass CHECK (sp_evil.caught_b('type regclass'));
 RESET ROLE;
 
 -- The superuser's data, made before the plants are on its search_path.
@@ -140,12 +152,14 @@ FROM generate_series(1, 90) g;
 \set arch '{"class_name": "Sequential", "config": [{"class_name": "Dense", "config": {"name": "d1", "activation": "softmax", "units": 3, "batch_input_shape": [null, 4], "use_bias": true}}], "backend": "tensorflow"}'
 \set compile '$$ loss=''categorical_crossentropy'', optimizer=''SGD(lr=0.1)'', metrics=[''accuracy''] $$'
 
--- The plants work: a statement of the superuser's own that uses || on varchar runs mallory's
--- code, which makes mallory a superuser (undone at once).
+-- The plants work: statements of the superuser's own that use || on varchar, or cast to jsonb with
+-- the plants ahead of pg_catalog, run mallory's code, which makes mallory a superuser (undone).
 SET search_path = sp_admin, sp_evil, public;
 SELECT 'a'::varchar || 'b' AS control;
+SET search_path = sp_admin, sp_evil, pg_catalog, public;
+SELECT '{}'::jsonb AS control;
 RESET search_path;
-SELECT what AS planted_object_ran FROM sp_evil.calls;
+SELECT what AS planted_object_ran FROM sp_evil.calls ORDER BY 1;
 SELECT rolsuper AS mallory_is_superuser FROM pg_roles WHERE rolname = 'hopper_sp_mallory';
 ALTER ROLE hopper_sp_mallory NOSUPERUSER;
 DELETE FROM sp_evil.calls;
