@@ -9,7 +9,7 @@
 -- schema-qualified ones (__hopper_input_name, __hopper_output_name) and hands them to its
 -- implementation, madlib.__hopper_<function>, which runs with search_path = pg_catalog, pg_temp:
 -- no operator or function a role plants in a schema on the caller's search_path can run in it.
--- test/pgtap/search_path.sql keeps every body of both extensions that way.
+-- sql/search_path.sql keeps every body of both extensions that way.
 \echo Use "CREATE EXTENSION hopper_madlib" to load this file. \quit
 
 -- ---- names and shared checks -------------------------------------------------------------------
@@ -46,6 +46,9 @@ LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     parts text[];
 BEGIN
+    IF name IS NULL THEN
+        RETURN NULL;
+    END IF;
     BEGIN
         parts := parse_ident(name);
     EXCEPTION WHEN invalid_parameter_value THEN
@@ -99,9 +102,9 @@ END $$;
 CREATE FUNCTION madlib.__hopper_madlib_shape(model_table text) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-    IF EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a WHERE a.attrelid OPERATOR(pg_catalog.=) model_table::pg_catalog.regclass
-               AND a.attname OPERATOR(pg_catalog.=) 'model_state' AND NOT a.attisdropped) THEN
-        EXECUTE pg_catalog.format('ALTER TABLE %s RENAME COLUMN model_state TO model_weights', model_table::pg_catalog.regclass);
+    IF EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = madlib.__hopper_quote_name(model_table)::regclass
+               AND a.attname = 'model_state' AND NOT a.attisdropped) THEN
+        EXECUTE format('ALTER TABLE %s RENAME COLUMN model_state TO model_weights', madlib.__hopper_quote_name(model_table)::regclass);
     END IF;
 END $$;
 
