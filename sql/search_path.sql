@@ -42,12 +42,16 @@ CREATE ROLE hopper_sp_mallory;
 CREATE SCHEMA sp_evil AUTHORIZATION hopper_sp_mallory;
 GRANT USAGE ON SCHEMA sp_evil TO PUBLIC;
 SET ROLE hopper_sp_mallory;
-CREATE TABLE sp_evil.calls (what text);
+CREATE TABLE sp_evil.calls (what text, context text);
 GRANT INSERT ON sp_evil.calls TO PUBLIC;
--- Runs as whoever calls a plant: records the call and tries to make mallory a superuser.
+-- Runs as whoever calls a plant: records the call (and where it came from) and tries to make
+-- mallory a superuser.
 CREATE FUNCTION sp_evil.caught(what text) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    context text;
 BEGIN
-    INSERT INTO sp_evil.calls VALUES (what);
+    GET DIAGNOSTICS context = PG_CONTEXT;
+    INSERT INTO sp_evil.calls VALUES (what, context);
     BEGIN
         ALTER ROLE hopper_sp_mallory SUPERUSER;
     EXCEPTION WHEN insufficient_privilege THEN NULL;
@@ -183,14 +187,78 @@ SELECT madlib.madlib_keras_automl('sp_packed', 'sp_automl', 'sp_arch', 'sp_autom
     $${'batch_size': [10]}$$, 'hyperband', 'R=2, eta=2', 3);
 SELECT madlib.madlib_keras_evaluate('sp_model', 'sp_packed_v', 'sp_eval');
 SELECT madlib.madlib_keras_predict('sp_model', 'sp_data', 'id', 'x', 'sp_pred');
--- hopper's SQL-bodied functions and triggers (registry rows, versions, the runs view's policies).
+-- hopper's own API (its C functions' statements qualify everything or run under search_path
+-- pg_catalog, pg_temp), its SQL-bodied functions and triggers (registry rows, versions, the views'
+-- policies). The test's own casts and comparisons name pg_catalog's: the plants would catch them.
+\set spec '{"input_dim": 4, "layers": [{"units": 3, "activation": "softmax"}]}'
+\set hcompile '$$optimizer=''SGD(lr=0.1)'', metrics=[''accuracy'']$$'
+SELECT hopper.preprocess('sp_data', 'sp_h_packed', 'y', 'x', buffer_size => 30, scale => 'standardize');
+CALL hopper.fit('sp_h_packed', 'sp_h_fit', :'spec', :hcompile, 'batch_size=10', 1, name => 'sp fit');
+CALL hopper.fit('sp_h_packed', 'sp_h_fit', :'spec', :hcompile, 'batch_size=10', 1, warm_start => true);
+CALL hopper.fit_data_parallel('sp_h_packed', 'sp_h_dp', :'spec', :hcompile, 'batch_size=10', 1, name => 'sp dp');
+SELECT count(*) AS evaluated FROM hopper.evaluate('sp_h_fit', 'sp_h_packed');
+SELECT hopper.predict('sp_h_fit', 'sp_data', 'id', 'x', 'sp_h_pred', 'prob');
+SELECT hopper.argmax(hopper.model_forward(s.model_state, '{1,2,3,1}'::pg_catalog.float8[])) IS NOT NULL AS scored,
+       hopper.model_state_info(s.model_state) IS NOT NULL AS info,
+       pg_catalog.cardinality(hopper.model_weights(s.model_state)) AS weights
+FROM sp_h_fit s;
+SELECT (hopper.plan_combine(4000000, NULL, NULL, NULL)) IS NOT NULL AS planned;
+SELECT (hopper.hierarchical_combine('sp_h_fit', 'model_average', '{model_state, mst_key}', dist_key_column => 'mst_key',
+                                    topology_table => NULL, link_cost_table => NULL)).levels AS combine_levels;
+SELECT hopper.create_task('IMPORT', 'sp import') AS task \gset
+SELECT hopper.create_checkpoint((SELECT model_state FROM sp_h_fit), :task) AS ckpt \gset
+SELECT hopper.create_checkpoint_reference('s3://bucket/sp.pt', 'torch', 10, 'md5:abc', :task) AS ref \gset
+SELECT pg_catalog.length(hopper.checkpoint_state(:'ckpt')) > 0 AS loaded;
+SELECT c.uuid AS fit_ckpt FROM hopper.latest_checkpoints c WHERE c.run_name OPERATOR(pg_catalog.=) 'sp fit' LIMIT 1 \gset
+SELECT hopper.materialize_checkpoint(:'fit_ckpt', 'sp_h_materialized');
+SELECT count(*) > 0 AS listed FROM hopper.list_checkpoints();
+SELECT count(*) >= 0 AS collected FROM hopper.gc_checkpoints((SELECT r.run_id FROM hopper.runs r WHERE r.name OPERATOR(pg_catalog.=) 'sp fit'));
+SELECT hopper.set_checkpoint_state(:'ref', 'ERROR');
+SELECT hopper.delete_checkpoints(ARRAY[:'ref']::pg_catalog.uuid[]) >= 0 AS deleted;
+SELECT hopper.end_task(:task);
 SELECT hopper.mark_interrupted_runs();
 SELECT hopper.create_model('sp-model');
-SELECT hopper.register_model_version('sp-model', (SELECT c.uuid FROM hopper.latest_checkpoints c LIMIT 1)) AS version;
+SELECT hopper.register_model_version('sp-model', :'ckpt') AS version;
+SELECT hopper.register_model_version('sp-model', :'fit_ckpt') AS version;
 SELECT hopper.set_model_alias('sp-model', 'champion', 1);
+SELECT pg_catalog.length(hopper.model_version_state('sp-model', alias => 'champion')) > 0 AS loaded;
+SELECT hopper.materialize_model_version('sp-model', 'sp_h_version', 2);
+SELECT count(*) AS versions FROM hopper.list_model_versions('sp-model');
+SELECT hopper.delete_model_alias('sp-model', 'champion');
 SELECT hopper.delete_model_version('sp-model', 1);
 SELECT hopper.archive_model('sp-model');
+SELECT hopper.unarchive_model('sp-model');
+SELECT hopper.create_model('sp-model-2');
+SELECT hopper.delete_model('sp-model-2');
+SELECT pg_catalog.length(hopper.learning_curves_svg((SELECT r.run_id FROM hopper.runs r WHERE r.name OPERATOR(pg_catalog.=) 'sp fit'))) > 0 AS drawn;
+SELECT hopper.sparkline('{1,3,2}'::pg_catalog.float8[]) IS NOT NULL AS sparkline;
 SELECT count(*) > 0 AS runs_listed FROM hopper.runs;
+SELECT count(*) >= 0 AS curves FROM hopper.learning_curves;
+SELECT count(*) >= 0 AS progress FROM hopper.run_progress;
+SELECT count(*) >= 0 AS trials FROM hopper.search_trials;
+SELECT count(*) >= 0 AS brackets FROM hopper.search_brackets;
+SELECT count(*) > 0 AS expanded FROM hopper.checkpoints_expanded;
+SELECT count(*) >= 0 AS best FROM hopper.best_checkpoints;
+SELECT count(*) > 0 AS versions_expanded FROM hopper.model_versions_expanded;
+SELECT (hopper.buffer_cache_stats()).hits >= 0 AS cache_stats, hopper.version() IS NOT NULL AS version;
+SELECT hopper.ps_create('sp_ps', 8, chunk_size => 4, num_workers => 1, init_value => 0.5);
+SELECT hopper.ps_get('sp_ps', 0, '{0,1}');
+SELECT hopper.ps_add('sp_ps', 0, '{0}', '{1}');
+SELECT hopper.ps_get_chunk('sp_ps', 0, '{0}');
+SELECT hopper.ps_add_chunk('sp_ps', 0, '{1}', '{1,1,1,1}');
+SELECT pg_catalog.length(hopper.ps_get_bytes('sp_ps', 0, '\x0000000000000000')) AS got_bytes;
+SELECT hopper.ps_add_bytes('sp_ps', 0, '\x0000000000000000', '\x0000803f');
+SELECT pg_catalog.length(hopper.ps_get_chunk_bytes('sp_ps', 0, '\x0000000000000000')) AS got_chunk_bytes;
+SELECT hopper.ps_add_chunk_bytes('sp_ps', 0, '\x0100000000000000', '\x0000803f0000803f0000803f0000803f');
+SELECT hopper.ps_clock('sp_ps', 0);
+SELECT count(*) > 0 AS ps_tables FROM hopper.ps_tables;
+SELECT count(*) > 0 AS ps_workers FROM hopper.ps_workers;
+SELECT (hopper.ps_memory()).memory_bytes > 0 AS ps_memory;
+SELECT hopper.ps_save('sp_ps') AS ps_ckpt \gset
+SELECT hopper.ps_drop('sp_ps');
+SELECT hopper.ps_restore(:'ps_ckpt', 'sp_ps_restored');
+SELECT hopper.ps_get('sp_ps_restored', 0, '{0}');
+SELECT hopper.ps_drop('sp_ps_restored');
 -- As in the issue: the plants' schema on the path, pg_catalog implicitly first.
 SET search_path = sp_admin, sp_evil, public;
 SELECT madlib.madlib_keras_evaluate('sp_model', 'sp_packed_v', 'sp_eval_2');
@@ -201,7 +269,7 @@ RESET search_path;
 SELECT c.relname AS output FROM pg_class c
 WHERE c.relnamespace = 'sp_admin'::regnamespace AND c.relkind IN ('r', 'p') AND NOT c.relispartition
   AND c.relname <> 'sp_data' ORDER BY 1;
-SELECT what AS planted_object_ran FROM sp_evil.calls;
+SELECT what AS planted_object_ran, context FROM sp_evil.calls;
 SELECT rolsuper AS mallory_is_superuser FROM pg_roles WHERE rolname = 'hopper_sp_mallory';
 
 \c :regress_db
