@@ -4,9 +4,9 @@
 -- names that need quoting (spaces, capitals, another schema) work end to end.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS hopper_madlib;
-CREATE SCHEMA madlib_refusals;
+CREATE SCHEMA test_madlib_refusals;
 CREATE SCHEMA "Other Schema";
-SET search_path = madlib_refusals, public;
+SET search_path = test_madlib_refusals, public;
 -- The SQLSTATE and message of a statement's error (or that there was none).
 CREATE FUNCTION refusal(stmt text) RETURNS text LANGUAGE plpgsql AS $$
 BEGIN
@@ -103,8 +103,8 @@ SELECT refusal($$SELECT madlib.madlib_keras_predict('"Mad Model"', 'pts', 'id', 
 SELECT refusal($$SELECT madlib.madlib_keras_predict('"Mad Model"', 'pts', 'id', 'x', NULL)$$);
 -- Nothing was written by the refused calls.
 SELECT c.relname AS written_by_a_refusal FROM pg_class c
-WHERE c.relnamespace = 'madlib_refusals'::regnamespace AND c.relname IN ('o', 'm', 'e', 'p', 's') ORDER BY 1;
+WHERE c.relnamespace = 'test_madlib_refusals'::regnamespace AND c.relname IN ('o', 'm', 'e', 'p', 's') ORDER BY 1;
 
 RESET search_path;
-DROP SCHEMA madlib_refusals, "Other Schema" CASCADE;
+DROP SCHEMA test_madlib_refusals, "Other Schema" CASCADE;
 DROP EXTENSION hopper_madlib;
