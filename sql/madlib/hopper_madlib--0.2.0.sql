@@ -3,19 +3,89 @@
 -- MADlib run on plain PostgreSQL. docs/madlib.md maps every argument. Arguments hopper cannot
 -- honour (GPUs, custom Python objects, MADlib-only distributions) are refused with 0A000.
 --
--- The functions take the caller's search_path for the caller's table names (as MADlib's do) and
--- call everything of their own schema-qualified, operators included.
+-- Table names are the caller's, found through the caller's search_path as MADlib finds them; nothing
+-- else is. A user-facing function is a SQL-standard body (parsed, so bound to its operators and
+-- functions, when the extension is created) that resolves the table names it is given to quoted
+-- schema-qualified ones (__hopper_input_name, __hopper_output_name) and hands them to its
+-- implementation, madlib.__hopper_<function>, which runs with search_path = pg_catalog, pg_temp:
+-- no operator or function a role plants in a schema on the caller's search_path can run in it.
+-- sql/search_path.sql keeps every body of both extensions that way.
 \echo Use "CREATE EXTENSION hopper_madlib" to load this file. \quit
 
--- ---- shared checks -----------------------------------------------------------------------------
+-- ---- names and shared checks -------------------------------------------------------------------
+-- An existing table as the caller names it (through the caller's search_path): "schema"."table".
+-- A name that finds no table is returned as given, for hopper's own error naming it; NULL and ''
+-- are returned as they are, for the implementation's argument checks.
+CREATE FUNCTION madlib.__hopper_input_name(name text) RETURNS text
+LANGUAGE sql STABLE
+BEGIN ATOMIC
+    SELECT CASE WHEN name IS NULL OR pg_catalog.btrim(name) OPERATOR(pg_catalog.=) '' THEN name
+                ELSE COALESCE((SELECT pg_catalog.format('%I.%I', n.nspname, c.relname)
+                               FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+                               WHERE c.oid OPERATOR(pg_catalog.=) pg_catalog.to_regclass(name)), name) END;
+END;
+
+-- A table to be created as the caller names it: an unqualified name goes into the schema CREATE
+-- TABLE would use (the first existing schema of the caller's search_path), as hopper's outputs do.
+-- Anything but one plain or quoted identifier is returned as given (a qualified name, or one with
+-- bad syntax, which the implementation refuses with 42602).
+CREATE FUNCTION madlib.__hopper_output_name(name text) RETURNS text
+LANGUAGE sql STABLE
+BEGIN ATOMIC
+    SELECT CASE WHEN name IS NULL OR pg_catalog.btrim(name) OPERATOR(pg_catalog.=) '' THEN name
+                WHEN name OPERATOR(pg_catalog.~) '^([[:alpha:]_][[:alnum:]_$]*|"([^"]|"")+")$'
+                     AND pg_catalog.current_schema() IS NOT NULL
+                    THEN pg_catalog.format('%I.%I', pg_catalog.current_schema(), (pg_catalog.parse_ident(name))[1])
+                ELSE name END;
+END;
+
+-- The one place names become SQL: each part of a (possibly qualified, possibly quoted) table name
+-- quoted, suffix added to the table's own part ('"Mad Model"', '_summary' -> "Mad Model_summary").
+CREATE FUNCTION madlib.__hopper_quote_name(name text, suffix text DEFAULT '') RETURNS text
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    parts text[];
+BEGIN
+    IF name IS NULL THEN
+        RETURN NULL;
+    END IF;
+    BEGIN
+        parts := parse_ident(name);
+    EXCEPTION WHEN invalid_parameter_value THEN
+        RAISE EXCEPTION 'invalid table name "%"', name USING ERRCODE = 'invalid_name',
+            HINT = 'Quote a name with spaces or capitals: ''"My Model"''.';
+    END;
+    parts[cardinality(parts)] := parts[cardinality(parts)] || suffix;
+    RETURN (SELECT string_agg(quote_ident(p.part), '.' ORDER BY p.i) FROM unnest(parts) WITH ORDINALITY AS p(part, i));
+END $$;
+
+-- Required arguments (MADlib's own tests look for the words "NULL/empty input table name").
+CREATE FUNCTION madlib.__hopper_required(given boolean, argument text) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF given IS NOT TRUE THEN
+        RAISE EXCEPTION 'argument % must not be NULL', argument USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+END $$;
+
+CREATE FUNCTION madlib.__hopper_required_table(name text, argument text, kind text) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF name IS NULL THEN
+        RAISE EXCEPTION 'NULL/empty % table name: argument % is NULL', kind, argument USING ERRCODE = 'null_value_not_allowed';
+    ELSIF btrim(name) = '' THEN
+        RAISE EXCEPTION 'NULL/empty % table name: argument % is empty', kind, argument USING ERRCODE = 'invalid_name';
+    END IF;
+END $$;
+
 CREATE FUNCTION madlib.__hopper_unsupported(what text, detail text, hint text) RETURNS void
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     RAISE EXCEPTION '% is not supported by hopper', what USING ERRCODE = 'feature_not_supported', DETAIL = detail, HINT = hint;
 END $$;
 
 CREATE FUNCTION madlib.__hopper_no_gpus(use_gpus boolean, object_table text) RETURNS void
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     IF use_gpus THEN
         PERFORM madlib.__hopper_unsupported('use_gpus => TRUE', 'hopper trains on CPUs (oneDNN and Eigen products), in the database''s own processes.',
@@ -30,18 +100,18 @@ END $$;
 
 -- MADlib's output shape: the model column is model_weights (hopper's functions read either name).
 CREATE FUNCTION madlib.__hopper_madlib_shape(model_table text) RETURNS void
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-    IF EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a WHERE a.attrelid OPERATOR(pg_catalog.=) model_table::pg_catalog.regclass
-               AND a.attname OPERATOR(pg_catalog.=) 'model_state' AND NOT a.attisdropped) THEN
-        EXECUTE pg_catalog.format('ALTER TABLE %s RENAME COLUMN model_state TO model_weights', model_table::pg_catalog.regclass);
+    IF EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = madlib.__hopper_quote_name(model_table)::regclass
+               AND a.attname = 'model_state' AND NOT a.attisdropped) THEN
+        EXECUTE format('ALTER TABLE %s RENAME COLUMN model_state TO model_weights', madlib.__hopper_quote_name(model_table)::regclass);
     END IF;
 END $$;
 
 -- MADlib's search spaces are Python dict literals: {'lr': [0.0001, 0.1, 'log'], 'optimizer': ['Adam']}.
 -- As JSON, with MADlib's [low, high, 'linear' | 'log'] ranges as hopper's uniform / log_uniform.
 CREATE FUNCTION madlib.__hopper_space(space text, what text) RETURNS jsonb
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     j jsonb;
     k text;
@@ -89,30 +159,49 @@ BEGIN
 END $$;
 
 -- ---- preprocessors ---------------------------------------------------------------------------
-CREATE FUNCTION madlib.training_preprocessor_dl(source_table varchar, output_table varchar, dependent_varname varchar,
-                                                independent_varname varchar, buffer_size integer DEFAULT NULL,
-                                                normalizing_const real DEFAULT 1.0, num_classes integer DEFAULT NULL,
-                                                distribution_rules text DEFAULT NULL)
-RETURNS void LANGUAGE plpgsql AS $$
+CREATE FUNCTION madlib.__hopper_training_preprocessor_dl(source_table text, output_table text, dependent_varname text,
+                                                         independent_varname text, buffer_size integer,
+                                                         normalizing_const real, num_classes integer, distribution_rules text)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
+    PERFORM madlib.__hopper_required_table(source_table, 'source_table', 'input');
+    PERFORM madlib.__hopper_required_table(output_table, 'output_table', 'output');
+    PERFORM madlib.__hopper_required(dependent_varname IS NOT NULL, 'dependent_varname');
+    PERFORM madlib.__hopper_required(independent_varname IS NOT NULL, 'independent_varname');
     IF num_classes IS NOT NULL THEN
         PERFORM madlib.__hopper_unsupported('num_classes', 'hopper takes the classes from the data (the summary lists them).',
                                             'Leave out num_classes.');
     END IF;
-    IF distribution_rules IS NOT NULL AND pg_catalog.lower(distribution_rules) OPERATOR(pg_catalog.<>) 'all_segments' THEN
+    IF distribution_rules IS NOT NULL AND lower(distribution_rules) <> 'all_segments' THEN
         PERFORM madlib.__hopper_unsupported('distribution_rules ' || distribution_rules,
                                             'hopper spreads the buffers over all of its segments.', 'Leave out distribution_rules.');
     END IF;
     PERFORM hopper.preprocess(source_table, output_table, dependent_varname, independent_varname,
-                              buffer_size => buffer_size, normalizing_const => normalizing_const);
+                              buffer_size => buffer_size, normalizing_const => COALESCE(normalizing_const, 1.0));
 END $$;
 
-CREATE FUNCTION madlib.validation_preprocessor_dl(source_table varchar, output_table varchar, dependent_varname varchar,
-                                                  independent_varname varchar, training_preprocessor_table varchar,
-                                                  buffer_size integer DEFAULT NULL, distribution_rules text DEFAULT NULL)
-RETURNS void LANGUAGE plpgsql AS $$
+CREATE FUNCTION madlib.training_preprocessor_dl(source_table varchar, output_table varchar, dependent_varname varchar,
+                                                independent_varname varchar, buffer_size integer DEFAULT NULL,
+                                                normalizing_const real DEFAULT 1.0, num_classes integer DEFAULT NULL,
+                                                distribution_rules text DEFAULT NULL)
+RETURNS void LANGUAGE sql
+BEGIN ATOMIC
+    SELECT madlib.__hopper_training_preprocessor_dl(madlib.__hopper_input_name(source_table),
+               madlib.__hopper_output_name(output_table), dependent_varname, independent_varname, buffer_size,
+               normalizing_const, num_classes, distribution_rules);
+END;
+
+CREATE FUNCTION madlib.__hopper_validation_preprocessor_dl(source_table text, output_table text, dependent_varname text,
+                                                           independent_varname text, training_preprocessor_table text,
+                                                           buffer_size integer, distribution_rules text)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-    IF distribution_rules IS NOT NULL AND pg_catalog.lower(distribution_rules) OPERATOR(pg_catalog.<>) 'all_segments' THEN
+    PERFORM madlib.__hopper_required_table(source_table, 'source_table', 'input');
+    PERFORM madlib.__hopper_required_table(output_table, 'output_table', 'output');
+    PERFORM madlib.__hopper_required(dependent_varname IS NOT NULL, 'dependent_varname');
+    PERFORM madlib.__hopper_required(independent_varname IS NOT NULL, 'independent_varname');
+    PERFORM madlib.__hopper_required_table(training_preprocessor_table, 'training_preprocessor_table', 'input');
+    IF distribution_rules IS NOT NULL AND lower(distribution_rules) <> 'all_segments' THEN
         PERFORM madlib.__hopper_unsupported('distribution_rules ' || distribution_rules,
                                             'hopper spreads the buffers over all of its segments.', 'Leave out distribution_rules.');
     END IF;
@@ -120,59 +209,135 @@ BEGIN
                                          training_preprocessor_table, buffer_size => buffer_size);
 END $$;
 
+CREATE FUNCTION madlib.validation_preprocessor_dl(source_table varchar, output_table varchar, dependent_varname varchar,
+                                                  independent_varname varchar, training_preprocessor_table varchar,
+                                                  buffer_size integer DEFAULT NULL, distribution_rules text DEFAULT NULL)
+RETURNS void LANGUAGE sql
+BEGIN ATOMIC
+    SELECT madlib.__hopper_validation_preprocessor_dl(madlib.__hopper_input_name(source_table),
+               madlib.__hopper_output_name(output_table), dependent_varname, independent_varname,
+               madlib.__hopper_input_name(training_preprocessor_table), buffer_size, distribution_rules);
+END;
+
 -- ---- architectures and model selection tables -------------------------------------------------
-CREATE FUNCTION madlib.load_keras_model(keras_model_arch_table varchar, model_arch json, model_weights bytea DEFAULT NULL,
-                                        name text DEFAULT NULL, description text DEFAULT NULL, model_id integer DEFAULT NULL)
-RETURNS void LANGUAGE plpgsql AS $$
+CREATE FUNCTION madlib.__hopper_load_keras_model(keras_model_arch_table text, model_arch json, model_weights bytea,
+                                                 name text, description text, model_id integer)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
+    PERFORM madlib.__hopper_required_table(keras_model_arch_table, 'keras_model_arch_table', 'output');
+    PERFORM madlib.__hopper_required(model_arch IS NOT NULL, 'model_arch');
     IF model_id IS NOT NULL THEN
         PERFORM madlib.__hopper_unsupported('model_id', 'hopper numbers architectures itself.', 'Leave out model_id.');
     END IF;
     PERFORM hopper.load_model_arch(keras_model_arch_table, model_arch::jsonb, name, description, model_weights);
 END $$;
 
+-- The architecture table may exist (a row is added: the one the caller's search_path finds) or not
+-- (it is created where CREATE TABLE would put it).
+CREATE FUNCTION madlib.load_keras_model(keras_model_arch_table varchar, model_arch json, model_weights bytea DEFAULT NULL,
+                                        name text DEFAULT NULL, description text DEFAULT NULL, model_id integer DEFAULT NULL)
+RETURNS void LANGUAGE sql
+BEGIN ATOMIC
+    SELECT madlib.__hopper_load_keras_model(
+               CASE WHEN pg_catalog.btrim(keras_model_arch_table) OPERATOR(pg_catalog.<>) ''
+                         AND pg_catalog.to_regclass(keras_model_arch_table) IS NOT NULL
+                    THEN madlib.__hopper_input_name(keras_model_arch_table)
+                    ELSE madlib.__hopper_output_name(keras_model_arch_table) END,
+               model_arch, model_weights, name, description, model_id);
+END;
+
+CREATE FUNCTION madlib.__hopper_delete_keras_model(keras_model_arch_table text, model_id integer)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    PERFORM madlib.__hopper_required_table(keras_model_arch_table, 'keras_model_arch_table', 'input');
+    PERFORM madlib.__hopper_required(model_id IS NOT NULL, 'model_id');
+    PERFORM hopper.delete_model_arch(keras_model_arch_table, model_id);
+END $$;
+
 CREATE FUNCTION madlib.delete_keras_model(keras_model_arch_table varchar, model_id integer)
-RETURNS void LANGUAGE sql AS $$ SELECT hopper.delete_model_arch(keras_model_arch_table, model_id) $$;
+RETURNS void LANGUAGE sql
+BEGIN ATOMIC
+    SELECT madlib.__hopper_delete_keras_model(madlib.__hopper_input_name(keras_model_arch_table), model_id);
+END;
+
+CREATE FUNCTION madlib.__hopper_load_model_selection_table(model_arch_table text, model_selection_table text,
+                                                           model_id_list integer[], compile_params_list text[],
+                                                           fit_params_list text[], object_table text)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    PERFORM madlib.__hopper_required_table(model_arch_table, 'model_arch_table', 'input');
+    PERFORM madlib.__hopper_required_table(model_selection_table, 'model_selection_table', 'output');
+    PERFORM madlib.__hopper_required(model_id_list IS NOT NULL, 'model_id_list');
+    PERFORM madlib.__hopper_required(compile_params_list IS NOT NULL, 'compile_params_list');
+    PERFORM madlib.__hopper_required(fit_params_list IS NOT NULL, 'fit_params_list');
+    PERFORM madlib.__hopper_no_gpus(false, object_table);
+    PERFORM hopper.load_model_selection_table(model_arch_table, model_selection_table, model_id_list,
+                                              compile_params_list, fit_params_list);
+END $$;
 
 CREATE FUNCTION madlib.load_model_selection_table(model_arch_table varchar, model_selection_table varchar,
                                                   model_id_list integer[], compile_params_list varchar[],
                                                   fit_params_list varchar[], object_table varchar DEFAULT NULL)
-RETURNS void LANGUAGE plpgsql AS $$
+RETURNS void LANGUAGE sql
+BEGIN ATOMIC
+    SELECT madlib.__hopper_load_model_selection_table(madlib.__hopper_input_name(model_arch_table),
+               madlib.__hopper_output_name(model_selection_table), model_id_list, compile_params_list,
+               fit_params_list, object_table);
+END;
+
+CREATE FUNCTION madlib.__hopper_generate_model_configs(model_arch_table text, model_selection_table text,
+                                                       model_id_list integer[], compile_params_grid text, fit_params_grid text,
+                                                       search_type text, num_configs integer, random_state integer,
+                                                       object_table text)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
+    PERFORM madlib.__hopper_required_table(model_arch_table, 'model_arch_table', 'input');
+    PERFORM madlib.__hopper_required_table(model_selection_table, 'model_selection_table', 'output');
+    PERFORM madlib.__hopper_required(model_id_list IS NOT NULL, 'model_id_list');
+    PERFORM madlib.__hopper_required(compile_params_grid IS NOT NULL, 'compile_params_grid');
     PERFORM madlib.__hopper_no_gpus(false, object_table);
-    PERFORM hopper.load_model_selection_table(model_arch_table, model_selection_table, model_id_list,
-                                              compile_params_list::text[], fit_params_list::text[]);
+    PERFORM hopper.generate_model_configs(model_arch_table, model_selection_table, model_id_list,
+                                          madlib.__hopper_space(compile_params_grid, 'compile_params_grid'),
+                                          madlib.__hopper_space(fit_params_grid, 'fit_params_grid'),
+                                          COALESCE(search_type, 'grid'), num_configs, random_state);
 END $$;
 
 CREATE FUNCTION madlib.generate_model_configs(model_arch_table varchar, model_selection_table varchar,
                                               model_id_list integer[], compile_params_grid varchar, fit_params_grid varchar,
                                               search_type varchar DEFAULT 'grid', num_configs integer DEFAULT NULL,
                                               random_state integer DEFAULT NULL, object_table varchar DEFAULT NULL)
-RETURNS void LANGUAGE plpgsql AS $$
-BEGIN
-    PERFORM madlib.__hopper_no_gpus(false, object_table);
-    PERFORM hopper.generate_model_configs(model_arch_table, model_selection_table, model_id_list,
-                                          madlib.__hopper_space(compile_params_grid, 'compile_params_grid'),
-                                          madlib.__hopper_space(fit_params_grid, 'fit_params_grid'),
-                                          search_type, num_configs, random_state);
-END $$;
+RETURNS void LANGUAGE sql
+BEGIN ATOMIC
+    SELECT madlib.__hopper_generate_model_configs(madlib.__hopper_input_name(model_arch_table),
+               madlib.__hopper_output_name(model_selection_table), model_id_list, compile_params_grid, fit_params_grid,
+               search_type, num_configs, random_state, object_table);
+END;
 
 -- ---- training ---------------------------------------------------------------------------------
-CREATE FUNCTION madlib.madlib_keras_fit(source_table varchar, model varchar, model_arch_table varchar, model_id integer,
-                                        compile_params varchar, fit_params varchar, num_iterations integer,
-                                        use_gpus boolean DEFAULT FALSE, validation_table varchar DEFAULT NULL,
-                                        metrics_compute_frequency integer DEFAULT NULL, warm_start boolean DEFAULT FALSE,
-                                        name varchar DEFAULT NULL, description varchar DEFAULT NULL,
-                                        object_table varchar DEFAULT NULL)
-RETURNS void LANGUAGE plpgsql AS $$
+-- hopper.fit claims model and its _summary and _info before it trains (42P07 if one exists); the
+-- MADlib columns are added afterwards to the tables it made, named through __hopper_quote_name.
+-- model_name: the output's name as the caller wrote it, for MADlib's summary column model.
+CREATE FUNCTION madlib.__hopper_keras_fit(source_table text, model text, model_arch_table text, model_id integer,
+                                          compile_params text, fit_params text, num_iterations integer,
+                                          use_gpus boolean, validation_table text, metrics_compute_frequency integer,
+                                          warm_start boolean, name text, description text, object_table text,
+                                          model_name text)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     arch jsonb;
     weights bytea;
     start uuid;
+    summary regclass;
 BEGIN
+    PERFORM madlib.__hopper_required_table(source_table, 'source_table', 'input');
+    PERFORM madlib.__hopper_required_table(model, 'model', 'output');
+    PERFORM madlib.__hopper_required_table(model_arch_table, 'model_arch_table', 'input');
+    PERFORM madlib.__hopper_required(model_id IS NOT NULL, 'model_id');
+    PERFORM madlib.__hopper_required(compile_params IS NOT NULL, 'compile_params');
+    PERFORM madlib.__hopper_required(num_iterations IS NOT NULL, 'num_iterations');
     PERFORM madlib.__hopper_no_gpus(use_gpus, object_table);
-    EXECUTE pg_catalog.format('SELECT model_arch::pg_catalog.jsonb, model_weights FROM %s WHERE model_id OPERATOR(pg_catalog.=) $1',
-                              model_arch_table::pg_catalog.regclass)
+    EXECUTE format('SELECT model_arch::jsonb, model_weights FROM %s WHERE model_id = $1',
+                   madlib.__hopper_quote_name(model_arch_table)::regclass)
         INTO arch, weights USING model_id;
     IF arch IS NULL THEN
         RAISE EXCEPTION 'model_id % does not exist in model architecture table %', model_id, model_arch_table
@@ -182,7 +347,7 @@ BEGIN
     -- run starts from. MADlib's warm start reads the weights of model; hopper's reads model_weights too.
     -- (MADlib's NULL for an optional argument means its default.)
     IF weights IS NOT NULL AND NOT COALESCE(warm_start, false) THEN
-        start := hopper.create_checkpoint(weights, metadata => pg_catalog.jsonb_build_object(
+        start := hopper.create_checkpoint(weights, metadata => jsonb_build_object(
                      'source', 'madlib.madlib_keras_fit transfer learning', 'model_arch_table', model_arch_table, 'model_id', model_id));
     END IF;
     CALL hopper.fit(source_table, model, arch, compile_params, COALESCE(fit_params, ''), num_iterations,
@@ -190,30 +355,70 @@ BEGIN
                     name, description,
                     warm_start_checkpoint => start);
     PERFORM madlib.__hopper_madlib_shape(model);
+    summary := madlib.__hopper_quote_name(model, '_summary')::regclass;
     -- MADlib's summary columns beside hopper's; hopper's training_metrics (where the training metrics
     -- came from) makes room for MADlib's array of them.
-    EXECUTE pg_catalog.format('ALTER TABLE %s RENAME COLUMN training_metrics TO training_metrics_source',
-                              (model || '_summary')::pg_catalog.regclass);
-    EXECUTE pg_catalog.format('ALTER TABLE %1$s ADD COLUMN model pg_catalog.text, ADD COLUMN model_id pg_catalog.int4,
-        ADD COLUMN compile_params pg_catalog.text, ADD COLUMN fit_params pg_catalog.text, ADD COLUMN object_table pg_catalog.text,
-        ADD COLUMN use_gpus pg_catalog.bool, ADD COLUMN model_type pg_catalog.text, ADD COLUMN model_size pg_catalog.float8,
-        ADD COLUMN metrics_elapsed_time pg_catalog.float8[], ADD COLUMN madlib_version pg_catalog.text,
-        ADD COLUMN num_classes pg_catalog.int4, ADD COLUMN metrics_type pg_catalog.text[], ADD COLUMN loss_type pg_catalog.text,
-        ADD COLUMN training_metrics_final pg_catalog.float8, ADD COLUMN training_loss_final pg_catalog.float8,
-        ADD COLUMN training_metrics pg_catalog.float8[], ADD COLUMN training_loss pg_catalog.float8[],
-        ADD COLUMN validation_metrics_final pg_catalog.float8, ADD COLUMN validation_loss_final pg_catalog.float8,
-        ADD COLUMN validation_metrics pg_catalog.float8[], ADD COLUMN validation_loss pg_catalog.float8[]',
-        (model || '_summary')::pg_catalog.regclass);
-    EXECUTE pg_catalog.format('UPDATE %1$s s SET model = $1, model_id = $2, compile_params = i.compile_params,
+    EXECUTE format('ALTER TABLE %s RENAME COLUMN training_metrics TO training_metrics_source', summary);
+    EXECUTE format('ALTER TABLE %1$s ADD COLUMN model text, ADD COLUMN model_id int4,
+        ADD COLUMN compile_params text, ADD COLUMN fit_params text, ADD COLUMN object_table text,
+        ADD COLUMN use_gpus bool, ADD COLUMN model_type text, ADD COLUMN model_size float8,
+        ADD COLUMN metrics_elapsed_time float8[], ADD COLUMN madlib_version text,
+        ADD COLUMN num_classes int4, ADD COLUMN metrics_type text[], ADD COLUMN loss_type text,
+        ADD COLUMN training_metrics_final float8, ADD COLUMN training_loss_final float8,
+        ADD COLUMN training_metrics float8[], ADD COLUMN training_loss float8[],
+        ADD COLUMN validation_metrics_final float8, ADD COLUMN validation_loss_final float8,
+        ADD COLUMN validation_metrics float8[], ADD COLUMN validation_loss float8[]', summary);
+    EXECUTE format('UPDATE %1$s s SET model = $1, model_id = $2, compile_params = i.compile_params,
         fit_params = i.fit_params, object_table = NULL, use_gpus = false, model_type = i.model_type, model_size = i.model_size,
-        metrics_elapsed_time = i.metrics_elapsed_time, madlib_version = ''hopper '' OPERATOR(pg_catalog.||) s.hopper_version,
-        num_classes = pg_catalog.cardinality(s.class_values), metrics_type = i.metrics_type, loss_type = i.loss_type,
+        metrics_elapsed_time = i.metrics_elapsed_time, madlib_version = ''hopper '' || s.hopper_version,
+        num_classes = cardinality(s.class_values), metrics_type = i.metrics_type, loss_type = i.loss_type,
         training_metrics_final = i.training_metrics_final, training_loss_final = i.training_loss_final,
         training_metrics = i.training_metrics, training_loss = i.training_loss,
         validation_metrics_final = i.validation_metrics_final, validation_loss_final = i.validation_loss_final,
         validation_metrics = i.validation_metrics, validation_loss = i.validation_loss FROM %2$s i',
-        (model || '_summary')::pg_catalog.regclass, (model || '_info')::pg_catalog.regclass)
-        USING model, model_id;
+        summary, madlib.__hopper_quote_name(model, '_info')::regclass)
+        USING model_name, model_id;
+END $$;
+
+CREATE FUNCTION madlib.madlib_keras_fit(source_table varchar, model varchar, model_arch_table varchar, model_id integer,
+                                        compile_params varchar, fit_params varchar, num_iterations integer,
+                                        use_gpus boolean DEFAULT FALSE, validation_table varchar DEFAULT NULL,
+                                        metrics_compute_frequency integer DEFAULT NULL, warm_start boolean DEFAULT FALSE,
+                                        name varchar DEFAULT NULL, description varchar DEFAULT NULL,
+                                        object_table varchar DEFAULT NULL)
+RETURNS void LANGUAGE sql
+BEGIN ATOMIC
+    SELECT madlib.__hopper_keras_fit(madlib.__hopper_input_name(source_table), madlib.__hopper_output_name(model),
+               madlib.__hopper_input_name(model_arch_table), model_id, compile_params, fit_params, num_iterations,
+               use_gpus, madlib.__hopper_input_name(validation_table), metrics_compute_frequency, warm_start,
+               name, description, object_table, model);
+END;
+
+-- model_info: MADlib's name of the _info table, as the caller wrote the output's name.
+CREATE FUNCTION madlib.__hopper_keras_fit_multiple_model(source_table text, model_output_table text,
+                                                         model_selection_table text, num_iterations integer,
+                                                         use_gpus boolean, validation_table text,
+                                                         metrics_compute_frequency integer, warm_start boolean, name text,
+                                                         description text, model_info text)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    summary regclass;
+BEGIN
+    PERFORM madlib.__hopper_required_table(source_table, 'source_table', 'input');
+    PERFORM madlib.__hopper_required_table(model_output_table, 'model_output_table', 'output');
+    PERFORM madlib.__hopper_required_table(model_selection_table, 'model_selection_table', 'input');
+    PERFORM madlib.__hopper_required(num_iterations IS NOT NULL, 'num_iterations');
+    -- use_caching: hopper keeps the packed buffers of a run in memory anyway (hopper.buffer_cache_mb).
+    PERFORM madlib.__hopper_no_gpus(use_gpus, NULL);
+    CALL hopper.fit_multiple(source_table, model_output_table, model_selection_table, num_iterations, validation_table,
+                             metrics_compute_frequency, COALESCE(warm_start, false), name, description);
+    PERFORM madlib.__hopper_madlib_shape(model_output_table);
+    summary := madlib.__hopper_quote_name(model_output_table, '_summary')::regclass;
+    EXECUTE format('ALTER TABLE %1$s ADD COLUMN model_info text, ADD COLUMN madlib_version text,
+        ADD COLUMN num_classes int4', summary);
+    EXECUTE format('UPDATE %1$s SET model_info = $1, madlib_version = ''hopper '' || hopper_version,
+        num_classes = cardinality(class_values)', summary)
+        USING model_info;
 END $$;
 
 CREATE FUNCTION madlib.madlib_keras_fit_multiple_model(source_table varchar, model_output_table varchar,
@@ -222,47 +427,49 @@ CREATE FUNCTION madlib.madlib_keras_fit_multiple_model(source_table varchar, mod
                                                        metrics_compute_frequency integer DEFAULT NULL,
                                                        warm_start boolean DEFAULT FALSE, name varchar DEFAULT NULL,
                                                        description varchar DEFAULT NULL, use_caching boolean DEFAULT FALSE)
-RETURNS void LANGUAGE plpgsql AS $$
-BEGIN
-    -- use_caching: hopper keeps the packed buffers of a run in memory anyway (hopper.buffer_cache_mb).
-    PERFORM madlib.__hopper_no_gpus(use_gpus, NULL);
-    CALL hopper.fit_multiple(source_table, model_output_table, model_selection_table, num_iterations, validation_table,
-                             metrics_compute_frequency, COALESCE(warm_start, false), name, description);
-    PERFORM madlib.__hopper_madlib_shape(model_output_table);
-    EXECUTE pg_catalog.format('ALTER TABLE %1$s ADD COLUMN model_info pg_catalog.text, ADD COLUMN madlib_version pg_catalog.text,
-        ADD COLUMN num_classes pg_catalog.int4', (model_output_table || '_summary')::pg_catalog.regclass);
-    EXECUTE pg_catalog.format('UPDATE %1$s SET model_info = $1, madlib_version = ''hopper '' OPERATOR(pg_catalog.||) hopper_version,
-        num_classes = pg_catalog.cardinality(class_values)', (model_output_table || '_summary')::pg_catalog.regclass)
-        USING model_output_table || '_info';
-END $$;
+RETURNS void LANGUAGE sql
+BEGIN ATOMIC
+    SELECT madlib.__hopper_keras_fit_multiple_model(madlib.__hopper_input_name(source_table),
+               madlib.__hopper_output_name(model_output_table), madlib.__hopper_input_name(model_selection_table),
+               num_iterations, use_gpus, madlib.__hopper_input_name(validation_table), metrics_compute_frequency,
+               warm_start, name, description,
+               CASE WHEN pg_catalog.btrim(model_output_table) OPERATOR(pg_catalog.<>) ''
+                    THEN madlib.__hopper_quote_name(model_output_table, '_info') END);
+END;
 
-CREATE FUNCTION madlib.madlib_keras_automl(source_table varchar, model_output_table varchar, model_arch_table varchar,
-                                           model_selection_table varchar, model_id_list integer[],
-                                           compile_params_grid varchar, fit_params_grid varchar,
-                                           automl_method varchar DEFAULT 'hyperband', automl_params varchar DEFAULT NULL,
-                                           random_state integer DEFAULT NULL, object_table varchar DEFAULT NULL,
-                                           use_gpus boolean DEFAULT FALSE, validation_table varchar DEFAULT NULL,
-                                           metrics_compute_frequency integer DEFAULT NULL, name varchar DEFAULT NULL,
-                                           description varchar DEFAULT NULL)
-RETURNS void LANGUAGE plpgsql AS $$
+CREATE FUNCTION madlib.__hopper_keras_automl(source_table text, model_output_table text, model_arch_table text,
+                                             model_selection_table text, model_id_list integer[],
+                                             compile_params_grid text, fit_params_grid text,
+                                             automl_method text, automl_params text,
+                                             random_state integer, object_table text,
+                                             use_gpus boolean, validation_table text,
+                                             metrics_compute_frequency integer, name text,
+                                             description text)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     p record;
     r integer := 6;   -- MADlib's defaults: R = 6, eta = 3, skip_last = 0
     e integer := 3;
     skip integer := 0;
 BEGIN
+    PERFORM madlib.__hopper_required_table(source_table, 'source_table', 'input');
+    PERFORM madlib.__hopper_required_table(model_output_table, 'model_output_table', 'output');
+    PERFORM madlib.__hopper_required_table(model_arch_table, 'model_arch_table', 'input');
+    PERFORM madlib.__hopper_required_table(model_selection_table, 'model_selection_table', 'output');
+    PERFORM madlib.__hopper_required(model_id_list IS NOT NULL, 'model_id_list');
+    PERFORM madlib.__hopper_required(compile_params_grid IS NOT NULL, 'compile_params_grid');
     PERFORM madlib.__hopper_no_gpus(use_gpus, object_table);
-    IF pg_catalog.lower(automl_method) OPERATOR(pg_catalog.=) 'hyperopt' THEN
+    automl_method := COALESCE(automl_method, 'hyperband');
+    IF lower(automl_method) = 'hyperopt' THEN
         PERFORM madlib.__hopper_unsupported('automl_method ''hyperopt''', 'hopper searches by Hyperband and successive halving.',
                                             'Use automl_method => ''hyperband''.');
     END IF;
-    FOR p IN SELECT pg_catalog.lower(pg_catalog.btrim(pg_catalog.split_part(kv, '=', 1))) AS k,
-                    pg_catalog.btrim(pg_catalog.split_part(kv, '=', 2)) AS v
-             FROM pg_catalog.regexp_split_to_table(COALESCE(automl_params, ''), ',') kv
-             WHERE pg_catalog.btrim(kv) OPERATOR(pg_catalog.<>) '' LOOP
-        IF p.k OPERATOR(pg_catalog.=) 'r' THEN r := p.v::integer;
-        ELSIF p.k OPERATOR(pg_catalog.=) 'eta' THEN e := p.v::integer;
-        ELSIF p.k OPERATOR(pg_catalog.=) 'skip_last' THEN skip := p.v::integer;
+    FOR p IN SELECT lower(btrim(split_part(kv, '=', 1))) AS k, btrim(split_part(kv, '=', 2)) AS v
+             FROM regexp_split_to_table(COALESCE(automl_params, ''), ',') kv
+             WHERE btrim(kv) <> '' LOOP
+        IF p.k = 'r' THEN r := p.v::integer;
+        ELSIF p.k = 'eta' THEN e := p.v::integer;
+        ELSIF p.k = 'skip_last' THEN skip := p.v::integer;
         ELSE
             RAISE EXCEPTION 'unknown automl_params key "%"', p.k USING ERRCODE = 'invalid_parameter_value',
                 HINT = 'Hyperband takes R, eta and skip_last, e.g. ''R=6, eta=3, skip_last=0''.';
@@ -277,30 +484,72 @@ BEGIN
     PERFORM madlib.__hopper_madlib_shape(model_output_table);
 END $$;
 
+CREATE FUNCTION madlib.madlib_keras_automl(source_table varchar, model_output_table varchar, model_arch_table varchar,
+                                           model_selection_table varchar, model_id_list integer[],
+                                           compile_params_grid varchar, fit_params_grid varchar,
+                                           automl_method varchar DEFAULT 'hyperband', automl_params varchar DEFAULT NULL,
+                                           random_state integer DEFAULT NULL, object_table varchar DEFAULT NULL,
+                                           use_gpus boolean DEFAULT FALSE, validation_table varchar DEFAULT NULL,
+                                           metrics_compute_frequency integer DEFAULT NULL, name varchar DEFAULT NULL,
+                                           description varchar DEFAULT NULL)
+RETURNS void LANGUAGE sql
+BEGIN ATOMIC
+    SELECT madlib.__hopper_keras_automl(madlib.__hopper_input_name(source_table),
+               madlib.__hopper_output_name(model_output_table), madlib.__hopper_input_name(model_arch_table),
+               madlib.__hopper_output_name(model_selection_table), model_id_list, compile_params_grid, fit_params_grid,
+               automl_method, automl_params, random_state, object_table, use_gpus,
+               madlib.__hopper_input_name(validation_table), metrics_compute_frequency, name, description);
+END;
+
 -- ---- using models -----------------------------------------------------------------------------
+CREATE FUNCTION madlib.__hopper_keras_evaluate(model_table text, test_table text, output_table text,
+                                               use_gpus boolean, mst_key integer)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    PERFORM madlib.__hopper_required_table(model_table, 'model_table', 'input');
+    PERFORM madlib.__hopper_required_table(test_table, 'test_table', 'input');
+    PERFORM madlib.__hopper_required_table(output_table, 'output_table', 'output');
+    PERFORM madlib.__hopper_no_gpus(use_gpus, NULL);
+    -- MADlib's shape: loss, metric, metrics_type, loss_type (the first compile metric). CREATE TABLE
+    -- AS claims the output's name before hopper.evaluate runs.
+    EXECUTE format('CREATE TABLE %s AS
+        SELECT e.loss, (SELECT v.value::float8 FROM jsonb_each_text(e.metrics) v LIMIT 1) AS metric,
+               ARRAY(SELECT v.key FROM jsonb_each_text(e.metrics) v LIMIT 1) AS metrics_type,
+               i.loss_type
+        FROM hopper.evaluate($1, $2, $3) e JOIN %s i ON i.mst_key = e.mst_key',
+        madlib.__hopper_quote_name(output_table), madlib.__hopper_quote_name(model_table, '_info')::regclass)
+        USING model_table, test_table, mst_key;
+END $$;
+
 CREATE FUNCTION madlib.madlib_keras_evaluate(model_table varchar, test_table varchar, output_table varchar,
                                              use_gpus boolean DEFAULT FALSE, mst_key integer DEFAULT NULL)
-RETURNS void LANGUAGE plpgsql AS $$
+RETURNS void LANGUAGE sql
+BEGIN ATOMIC
+    SELECT madlib.__hopper_keras_evaluate(madlib.__hopper_input_name(model_table), madlib.__hopper_input_name(test_table),
+               madlib.__hopper_output_name(output_table), use_gpus, mst_key);
+END;
+
+CREATE FUNCTION madlib.__hopper_keras_predict(model_table text, test_table text, id_col text,
+                                              independent_varname text, output_table text,
+                                              pred_type text, use_gpus boolean, mst_key integer)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
+    PERFORM madlib.__hopper_required_table(model_table, 'model_table', 'input');
+    PERFORM madlib.__hopper_required_table(test_table, 'test_table', 'input');
+    PERFORM madlib.__hopper_required(id_col IS NOT NULL, 'id_col');
+    PERFORM madlib.__hopper_required(independent_varname IS NOT NULL, 'independent_varname');
+    PERFORM madlib.__hopper_required_table(output_table, 'output_table', 'output');
     PERFORM madlib.__hopper_no_gpus(use_gpus, NULL);
-    -- MADlib's shape: loss, metric, metrics_type, loss_type (the first compile metric).
-    EXECUTE pg_catalog.format('CREATE TABLE %s AS
-        SELECT e.loss, (SELECT v.value::pg_catalog.float8 FROM pg_catalog.jsonb_each_text(e.metrics) v LIMIT 1) AS metric,
-               ARRAY(SELECT v.key FROM pg_catalog.jsonb_each_text(e.metrics) v LIMIT 1) AS metrics_type,
-               i.loss_type
-        FROM hopper.evaluate($1, $2, $3) e JOIN %s i ON i.mst_key OPERATOR(pg_catalog.=) e.mst_key',
-        (SELECT pg_catalog.string_agg(pg_catalog.quote_ident(x), '.') FROM pg_catalog.unnest(pg_catalog.parse_ident(output_table)) x),
-        (model_table || '_info')::pg_catalog.regclass)
-        USING model_table, test_table, mst_key;
+    PERFORM hopper.predict(model_table, test_table, id_col, independent_varname, output_table,
+                           COALESCE(pred_type, 'response'), mst_key);
 END $$;
 
 CREATE FUNCTION madlib.madlib_keras_predict(model_table varchar, test_table varchar, id_col varchar,
                                             independent_varname varchar, output_table varchar,
                                             pred_type varchar DEFAULT 'response', use_gpus boolean DEFAULT FALSE,
                                             mst_key integer DEFAULT NULL)
-RETURNS void LANGUAGE plpgsql AS $$
-BEGIN
-    PERFORM madlib.__hopper_no_gpus(use_gpus, NULL);
-    PERFORM hopper.predict(model_table, test_table, id_col, independent_varname, output_table,
-                           COALESCE(pred_type, 'response'), mst_key);
-END $$;
+RETURNS void LANGUAGE sql
+BEGIN ATOMIC
+    SELECT madlib.__hopper_keras_predict(madlib.__hopper_input_name(model_table), madlib.__hopper_input_name(test_table),
+               id_col, independent_varname, madlib.__hopper_output_name(output_table), pred_type, use_gpus, mst_key);
+END;
