@@ -284,7 +284,8 @@ HOPPER_FUNCTION(gc_checkpoints) {
     }
     // Candidates: the caller's COMPLETED training checkpoints (of the run).
     spi.execute("SELECT c.checkpoint_id, tr.run_id, ct.trial_id, ct.signed_searcher_value,"
-                " c.version_count > 0 OR EXISTS (SELECT 1 FROM hopper.trials w WHERE w.warm_start_checkpoint_id = c.checkpoint_id)"
+                " EXISTS (SELECT 1 FROM hopper.model_versions v WHERE v.checkpoint_id = c.checkpoint_id)"
+                " OR EXISTS (SELECT 1 FROM hopper.trials w WHERE w.warm_start_checkpoint_id = c.checkpoint_id)"
                 " FROM hopper.checkpoints c"
                 " JOIN hopper.checkpoint_training ct ON ct.checkpoint_id = c.checkpoint_id AND ct.trial_id = c.task_id"
                 " JOIN hopper.trials tr ON tr.trial_id = ct.trial_id"
