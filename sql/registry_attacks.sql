@@ -143,7 +143,7 @@ SELECT checkpoint_id AS alice_other_ckpt FROM hopper.checkpoints_expanded
 WHERE run_id = :alice_run AND checkpoint_id <> :alice_ckpt ORDER BY iteration LIMIT 1 \gset
 SET ROLE hopper_att_mallory;
 CREATE TABLE mallory_log (n serial, result text);
-CREATE TABLE mallory_bait (registered bigint, other bigint);
+CREATE TABLE mallory_bait (registered bigint, other bigint, run bigint);
 CREATE FUNCTION mallory_forge() RETURNS trigger LANGUAGE plpgsql AS $f$
 BEGIN
     INSERT INTO mallory_log (result) SELECT try(s) FROM unnest(ARRAY[
@@ -154,13 +154,13 @@ BEGIN
         'UPDATE hopper.models SET next_version = 1 WHERE name = ''mallory-model''',
         'UPDATE hopper.models SET next_version = 1000 WHERE name = ''bob-model''',
         'DELETE FROM hopper.model_versions WHERE owner = ''hopper_att_bob''',
-        format('UPDATE hopper.run_records SET state = ''ERROR'' WHERE run_id = %s', NEW.registered),
+        format('UPDATE hopper.run_records SET state = ''ERROR'' WHERE run_id = %s', NEW.run),
         format('DELETE FROM hopper.checkpoint_chunks WHERE checkpoint_id = %s', NEW.registered)]) WITH ORDINALITY AS u(s, i)
     ORDER BY i;
     RETURN NULL;
 END $f$;
 CREATE TRIGGER mallory_forge AFTER INSERT ON mallory_bait FOR EACH ROW EXECUTE FUNCTION mallory_forge();
-INSERT INTO mallory_bait VALUES (:alice_ckpt, :alice_other_ckpt);
+INSERT INTO mallory_bait VALUES (:alice_ckpt, :alice_other_ckpt, :alice_run);
 SELECT n, result FROM mallory_log ORDER BY n;
 RESET ROLE;
 -- Alice's routine gc, keeping nothing it need not: the checkpoint Bob registered stays, the other goes.

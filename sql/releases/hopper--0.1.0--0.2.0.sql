@@ -192,7 +192,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION hopper.checkpoints_before_update() IS
-'trigger: a checkpoint used by a model version cannot be deleted and its metadata is fixed, a deleted one stays deleted, a completed one keeps its payload, size, checksum and steps (a superuser may repair them); only its owner may change it, others only register it';
+'trigger: a checkpoint used by a model version (read from hopper.model_versions) stays COMPLETED and its metadata is fixed, a deleted one stays deleted, a completed one keeps its payload, size, checksum and steps (a superuser may repair them); only its owner may change it, others only register it';
 
 -- ---- model versions: a restore (hopper.restoring) keeps the dumped numbers -------------------------
 CREATE OR REPLACE FUNCTION hopper.model_versions_before_insert() RETURNS trigger
