@@ -45,6 +45,7 @@ psql -X -q -d "$SRC" >"$TMP/forge.log" 2>&1 <<SQL
 SET client_min_messages = warning;
 DROP ROLE IF EXISTS $MALLORY;
 CREATE ROLE $MALLORY;
+GRANT USAGE ON SCHEMA hopper TO $MALLORY;
 GRANT USAGE, CREATE ON SCHEMA public TO $MALLORY;
 SET ROLE $MALLORY;
 CREATE TABLE bait (x int);
