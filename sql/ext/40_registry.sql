@@ -350,6 +350,9 @@ COMMENT ON FUNCTION hopper.model_versions_before_update() IS
 CREATE TRIGGER model_versions_before_update BEFORE UPDATE ON hopper.model_versions
     FOR EACH ROW EXECUTE FUNCTION hopper.model_versions_before_update();
 
+-- Trigger depth proves nothing about the caller (a user's own trigger runs this one at depth 2): it
+-- only keeps plain UPDATEs off next_version. Row-level security is what keeps other roles off a
+-- model, so the most its owner can do is skip its own numbers; lowering it is refused at any depth.
 CREATE FUNCTION hopper.models_before_update() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
