@@ -155,7 +155,9 @@ BEGIN
         'UPDATE hopper.models SET next_version = 1000 WHERE name = ''bob-model''',
         'DELETE FROM hopper.model_versions WHERE owner = ''hopper_att_bob''',
         format('UPDATE hopper.run_records SET state = ''ERROR'' WHERE run_id = %s', NEW.run),
-        format('DELETE FROM hopper.checkpoint_chunks WHERE checkpoint_id = %s', NEW.registered)]) WITH ORDINALITY AS u(s, i)
+        format('DELETE FROM hopper.checkpoint_chunks WHERE checkpoint_id = %s', NEW.registered),
+        -- her own trial naming Alice's checkpoint as its warm-start source (gc kept those)
+        format('UPDATE hopper.trials SET warm_start_checkpoint_id = %s', NEW.other)]) WITH ORDINALITY AS u(s, i)
     ORDER BY i;
     RETURN NULL;
 END $f$;

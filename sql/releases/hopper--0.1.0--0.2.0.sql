@@ -282,6 +282,9 @@ CREATE POLICY checkpoint_chunks_delete ON hopper.checkpoint_chunks FOR DELETE
                    AND hopper.may_modify(c.owner)
                    AND NOT EXISTS (SELECT 1 FROM hopper.model_versions v WHERE v.checkpoint_id = c.checkpoint_id)));
 ALTER TABLE hopper.checkpoints DROP CONSTRAINT checkpoints_registered_check, DROP COLUMN version_count;
+-- Another role's trial naming a checkpoint as its warm-start source no longer pins it in gc.
+COMMENT ON FUNCTION hopper.gc_checkpoints(bigint, integer, integer, integer, integer, boolean) IS
+'garbage-collects the caller''s COMPLETED training checkpoints (of one run, or all): keeps the best N per run and overall by the searcher metric, the latest N per run and per configuration, and every checkpoint registered as a model version or used as a warm-start source by the caller''s own runs; deletes the rest and returns them (dry_run: only returns them); idempotent';
 
 -- ---- row-level security: a new row points only at rows of its own roles --------------------------
 DROP POLICY trials_owner ON hopper.trials;
