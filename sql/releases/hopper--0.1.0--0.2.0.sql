@@ -427,51 +427,54 @@ BEGIN
                 (SELECT pg_catalog.count(*) || ' inherited' FROM pg_catalog.pg_inherits h
                  WHERE c.oid IN (h.inhrelid, h.inhparent)))
               = ANY (CASE x.kind
-                  WHEN 'model' THEN ARRAY['r | mst_key integer not null, model_id integer,'
-                              ' model_state bytea not null storage e, model_arch jsonb not null,'
-                              ' compile_params text not null, fit_params text not null,'
-                              ' model_config jsonb not null | PRIMARY KEY (mst_key) | 1 indexes | 0 inherited']
-                  WHEN 'model_summary' THEN ARRAY['r | source_table text, validation_table text, model_output_table text,'
-                                      ' model_selection_table text, model_arch_table text, method text,'
-                                      ' num_iterations integer, metrics_compute_frequency integer,'
-                                      ' warm_start boolean, name text, description text, num_models integer,'
-                                      ' num_segments integer, dist_keys integer[], hops_per_iteration integer,'
-                                      ' dependent_varname text, independent_varname text, dependent_vartype text,'
-                                      ' response_type text, class_values text[], normalizing_const double precision,'
-                                      ' scale text, feature_center real[], feature_spread real[], num_rows bigint,'
-                                      ' metrics_iters integer[], training_seconds double precision,'
-                                      ' hop_seconds double precision, evaluation_seconds double precision,'
-                                      ' start_training_time timestamp with time zone,'
-                                      ' end_training_time timestamp with time zone,'
-                                      ' hopper_version text | no constraints | 0 indexes | 0 inherited',
-                                                  'r | source_table text, validation_table text, model_output_table text,'
-                                      ' model_selection_table text, model_arch_table text, method text,'
-                                      ' num_iterations integer, metrics_compute_frequency integer,'
-                                      ' training_metrics text, warm_start boolean, name text, description text,'
-                                      ' num_models integer, num_segments integer, dist_keys integer[],'
-                                      ' hops_per_iteration integer, dependent_varname text, independent_varname text,'
-                                      ' dependent_vartype text, response_type text, class_values text[],'
-                                      ' normalizing_const double precision, scale text, feature_center real[],'
-                                      ' feature_spread real[], num_rows bigint, metrics_iters integer[],'
-                                      ' training_seconds double precision, hop_seconds double precision,'
-                                      ' evaluation_seconds double precision,'
-                                      ' start_training_time timestamp with time zone,'
-                                      ' end_training_time timestamp with time zone,'
-                                      ' hopper_version text | no constraints | 0 indexes | 0 inherited']
-                  WHEN 'model_info' THEN ARRAY['r | mst_key integer not null, model_id integer, compile_params text,'
-                              ' fit_params text, model_type text, model_size double precision,'
-                              ' num_params bigint, metrics_elapsed_time double precision[],'
-                              ' metrics_type text[], loss_type text, training_metrics_final double precision,'
-                              ' training_loss_final double precision, training_metrics double precision[],'
-                              ' training_loss double precision[], validation_metrics_final double precision,'
-                              ' validation_loss_final double precision,'
-                              ' validation_metrics double precision[], validation_loss double precision[],'
-                              ' metrics_iters integer[], training_metrics_all jsonb,'
-                              ' validation_metrics_all jsonb, status text not null, steps bigint,'
-                              ' samples_seen bigint | PRIMARY KEY (mst_key) | 1 indexes | 0 inherited']
-                  ELSE ARRAY['r | iteration integer, hop integer, statement text, mst_key integer,'
-                         ' dist_key integer,'
-                         ' seconds double precision | no constraints | 0 indexes | 0 inherited'] END);
+                  WHEN 'model' THEN ARRAY[
+                    'r | mst_key integer not null, model_id integer,'
+                    ' model_state bytea not null storage e, model_arch jsonb not null,'
+                    ' compile_params text not null, fit_params text not null,'
+                    ' model_config jsonb not null | PRIMARY KEY (mst_key) | 1 indexes | 0 inherited']
+                  -- 0.1.0's library, then 0.2.0's on a database not yet updated
+                  WHEN 'model_summary' THEN ARRAY[
+                    'r | source_table text, validation_table text, model_output_table text,'
+                    ' model_selection_table text, model_arch_table text, method text,'
+                    ' num_iterations integer, metrics_compute_frequency integer, warm_start boolean,'
+                    ' name text, description text, num_models integer, num_segments integer,'
+                    ' dist_keys integer[], hops_per_iteration integer, dependent_varname text,'
+                    ' independent_varname text, dependent_vartype text, response_type text,'
+                    ' class_values text[], normalizing_const double precision, scale text,'
+                    ' feature_center real[], feature_spread real[], num_rows bigint,'
+                    ' metrics_iters integer[], training_seconds double precision,'
+                    ' hop_seconds double precision, evaluation_seconds double precision,'
+                    ' start_training_time timestamp with time zone,'
+                    ' end_training_time timestamp with time zone,'
+                    ' hopper_version text | no constraints | 0 indexes | 0 inherited',
+                    'r | source_table text, validation_table text, model_output_table text,'
+                    ' model_selection_table text, model_arch_table text, method text,'
+                    ' num_iterations integer, metrics_compute_frequency integer, training_metrics text,'
+                    ' warm_start boolean, name text, description text, num_models integer,'
+                    ' num_segments integer, dist_keys integer[], hops_per_iteration integer,'
+                    ' dependent_varname text, independent_varname text, dependent_vartype text,'
+                    ' response_type text, class_values text[], normalizing_const double precision,'
+                    ' scale text, feature_center real[], feature_spread real[], num_rows bigint,'
+                    ' metrics_iters integer[], training_seconds double precision,'
+                    ' hop_seconds double precision, evaluation_seconds double precision,'
+                    ' start_training_time timestamp with time zone,'
+                    ' end_training_time timestamp with time zone,'
+                    ' hopper_version text | no constraints | 0 indexes | 0 inherited']
+                  WHEN 'model_info' THEN ARRAY[
+                    'r | mst_key integer not null, model_id integer, compile_params text,'
+                    ' fit_params text, model_type text, model_size double precision, num_params bigint,'
+                    ' metrics_elapsed_time double precision[], metrics_type text[], loss_type text,'
+                    ' training_metrics_final double precision, training_loss_final double precision,'
+                    ' training_metrics double precision[], training_loss double precision[],'
+                    ' validation_metrics_final double precision, validation_loss_final double precision,'
+                    ' validation_metrics double precision[], validation_loss double precision[],'
+                    ' metrics_iters integer[], training_metrics_all jsonb, validation_metrics_all jsonb,'
+                    ' status text not null, steps bigint,'
+                    ' samples_seen bigint | PRIMARY KEY (mst_key) | 1 indexes | 0 inherited']
+                  ELSE ARRAY[
+                    'r | iteration integer, hop integer, statement text, mst_key integer,'
+                    ' dist_key integer,'
+                    ' seconds double precision | no constraints | 0 indexes | 0 inherited'] END);
         CONTINUE WHEN adopted IS NULL OR adopted[1] <> 'model' OR NOT 'model_summary' = ANY (adopted);
         mark := pg_catalog.gen_random_uuid();
         FOR t IN SELECT x.kind, base || x.suffix AS name,

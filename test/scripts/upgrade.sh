@@ -9,6 +9,9 @@
 #   * what was saved is usable: a registered version scores rows, the failed run resumes from its
 #     checkpoints and finishes, the 0.1.0 model output is warm-started (its tables were marked as
 #     hopper's by the update), the parameter table is restored;
+#   * only tables exactly as hopper's library wrote them are marked as hopper's: users' look-alikes
+#     under completed runs' output names (a column type, a comment, a constraint, a column order
+#     apart) are not, and warm starts or new runs into their names are refused, their rows kept;
 #   * the updated catalog is exactly a fresh install's (functions with their definitions, tables,
 #     columns, constraints, indexes, policies, triggers, views, types, comments, grants, the tables
 #     pg_dump keeps).
@@ -77,6 +80,7 @@ SET hopper.debug_hops = on;
 CALL hopper.fit('pk', 'la_hops', :'arch', :'compile', 'batch_size=10', 1);
 RESET hopper.debug_hops;
 CALL hopper.fit('pk', 'la_order', :'arch', :'compile', 'batch_size=10', 1);
+CALL hopper.fit('pk', 'old_lib', :'arch', :'compile', 'batch_size=10', 1);
 -- the model output differs by one column's type (json, not jsonb)
 DROP TABLE la_type;
 CREATE TABLE la_type (mst_key int PRIMARY KEY, model_id int, model_state bytea NOT NULL, model_arch jsonb NOT NULL,
@@ -101,6 +105,11 @@ ALTER TABLE la_order_user ADD COLUMN description text;
 DROP TABLE la_order_summary;
 CREATE TABLE la_order_summary AS SELECT * FROM la_order_user;
 DROP TABLE la_order_user;
+-- (adopted) a _summary as 0.1.0's library wrote it: without the training_metrics column of 0.2.0's
+ALTER TABLE old_lib_summary DROP COLUMN training_metrics;
+CREATE TABLE old_lib_user AS SELECT * FROM old_lib_summary;
+DROP TABLE old_lib_summary;
+ALTER TABLE old_lib_user RENAME TO old_lib_summary;
 SQL
 la_tables="la_type la_type_info la_type_summary la_comment la_comment_info la_comment_summary la_info_info la_hops_hops la_order la_order_info la_order_summary"
 la_counts() { for t in $la_tables; do printf '%s:%s ' "$t" "$(q -A -t -c "SELECT count(*) FROM $t")"; done; }
@@ -130,6 +139,7 @@ NEW=$(q -A -t -c "SELECT default_version FROM pg_available_extensions WHERE name
 actual=$(q -A -t -c "SELECT string_agg(table_name || ':' || kind, ' ' ORDER BY table_name) FROM hopper.output_tables")
 expected="la_hops:model la_hops_info:model_info la_hops_summary:model_summary la_info:model la_info_summary:model_summary"
 expected+=" multi:model multi_hops:model_hops multi_info:model_info multi_summary:model_summary"
+expected+=" old_lib:model old_lib_info:model_info old_lib_summary:model_summary"
 expected+=" single:model single_info:model_info single_summary:model_summary"
 [ "$actual" = "$expected" ] || fail "the update adopted: $actual; expected: $expected"
 [ "$(q -A -t -c "SELECT obj_description('la_comment'::regclass, 'pg_class')")" = "my model, keep it" ] || fail "a user's comment was changed"
