@@ -389,7 +389,8 @@ SELECT pg_temp.try($$INSERT INTO hopper.model_versions (model_id, checkpoint_id)
 SELECT pg_temp.try($$UPDATE hopper.model_versions SET version = 99 WHERE model_id = $$ || :reg_model);
 UPDATE hopper.model_versions SET notes = 'reviewed' WHERE model_id = :reg_model AND version = 1 RETURNING version, notes, last_updated_time >= creation_time AS touched;
 SELECT pg_temp.try($$UPDATE hopper.models SET next_version = 1 WHERE name = 'reg-Classifier'$$);
-SELECT pg_temp.try($$UPDATE hopper.checkpoints SET version_count = 0 WHERE version_count > 0$$);
+-- A registered checkpoint stays COMPLETED (read from hopper.model_versions, not from a counter).
+SELECT pg_temp.try($$UPDATE hopper.checkpoints SET state = 'ERROR' WHERE checkpoint_id = (SELECT min(checkpoint_id) FROM hopper.model_versions)$$);
 SELECT pg_temp.try($$UPDATE hopper.checkpoints SET uuid = gen_random_uuid() WHERE uuid = '$$ || :'bare_uuid' || $$'$$);
 SELECT pg_temp.try($$UPDATE hopper.checkpoints SET state = 'COMPLETED' WHERE uuid = '$$ || :'ext_uuid' || $$'$$);
 SELECT pg_temp.try($$UPDATE hopper.models SET name = 'has space' WHERE name = 'reg-Classifier'$$);
@@ -445,7 +446,7 @@ SELECT pg_temp.try($$INSERT INTO hopper.model_versions (model_id, checkpoint_id)
 -- Bob may register Alice's checkpoint into his own model: that only counts it as used.
 SELECT hopper.create_model('reg-bob') > 0 AS created;
 SELECT hopper.register_model_version('reg-bob', :'alice_uuid') AS version;
-SELECT version_count, metadata FROM hopper.checkpoints WHERE uuid = :'alice_uuid';
+SELECT version_count, metadata FROM hopper.checkpoints_expanded WHERE uuid = :'alice_uuid';
 -- A model owned by a role Bob is a member of is his to change.
 RESET ROLE;
 SELECT hopper.create_model('reg-team') > 0 AS created;

@@ -119,7 +119,7 @@ SELECT try(format($$UPDATE hopper.checkpoints SET owner = 'hopper_att_bob' WHERE
 SELECT try(format($$UPDATE hopper.checkpoints SET state = 'ERROR' WHERE checkpoint_id = %s$$, :alice_ckpt));
 SELECT try(format($$DELETE FROM hopper.checkpoints WHERE checkpoint_id = %s$$, :alice_ckpt));
 -- Her own unregistered, completed checkpoint: payload facts fixed too (a checkpoint is what it was).
-SELECT try(format($$UPDATE hopper.checkpoints SET checksum = 'sha256:00' WHERE task_id = %s AND version_count = 0$$, :alice_trial));
+SELECT try(format($$UPDATE hopper.checkpoints SET checksum = 'sha256:00' WHERE task_id = %s AND checkpoint_id <> %s$$, :alice_trial, :alice_ckpt));
 -- What she may still do with her own rows: describe them.
 SELECT try(format($$UPDATE hopper.runs SET description = 'tuned' WHERE run_id = %s$$, :alice_run));
 SELECT try(format($$UPDATE hopper.trials SET status = 'completed' WHERE trial_id = %s$$, :alice_trial));
@@ -134,6 +134,53 @@ SELECT count(*) AS checkpoints_in_alice_run FROM hopper.checkpoints_expanded WHE
 SELECT description, state FROM hopper.runs WHERE run_id = :alice_run;
 SELECT length(hopper.model_version_state('bob-model', 1)) > 0 AS bob_version_loads;
 SELECT owner, count(*) FROM hopper.checkpoints GROUP BY owner ORDER BY owner;
+-- ---- Mallory's own table with a trigger: hopper's guards then run at trigger depth 2 ----
+-- (issue 25) A depth check let her rewrite anyone's registration counters: a count of 0 on the
+-- checkpoint Bob registered made Alice's routine gc delete it (Bob's version then unusable), a huge
+-- one on another made it undeletable. Whether a checkpoint is registered now comes from
+-- hopper.model_versions alone, and every other depth-2 write is held to the same rules as a plain one.
+SELECT checkpoint_id AS alice_other_ckpt FROM hopper.checkpoints_expanded
+WHERE run_id = :alice_run AND checkpoint_id <> :alice_ckpt ORDER BY iteration LIMIT 1 \gset
+SET ROLE hopper_att_mallory;
+CREATE TABLE mallory_log (n serial, result text);
+CREATE TABLE mallory_bait (registered bigint, other bigint, run bigint);
+CREATE FUNCTION mallory_forge() RETURNS trigger LANGUAGE plpgsql AS $f$
+BEGIN
+    INSERT INTO mallory_log (result) SELECT try(s) FROM unnest(ARRAY[
+        format('UPDATE hopper.checkpoints SET version_count = 0 WHERE checkpoint_id = %s', NEW.registered),
+        format('UPDATE hopper.checkpoints SET version_count = 1000000 WHERE checkpoint_id = %s', NEW.other),
+        format('UPDATE hopper.checkpoints SET state = ''DELETED'' WHERE checkpoint_id = %s', NEW.registered),
+        format('UPDATE hopper.checkpoints SET metadata = ''{"x": 1}'' WHERE checkpoint_id = %s', NEW.other),
+        'UPDATE hopper.models SET next_version = 1 WHERE name = ''mallory-model''',
+        'UPDATE hopper.models SET next_version = 1000 WHERE name = ''bob-model''',
+        'DELETE FROM hopper.model_versions WHERE owner = ''hopper_att_bob''',
+        format('UPDATE hopper.run_records SET state = ''ERROR'' WHERE run_id = %s', NEW.run),
+        format('DELETE FROM hopper.checkpoint_chunks WHERE checkpoint_id = %s', NEW.registered),
+        -- her own trial naming Alice's checkpoint as its warm-start source (gc kept those)
+        format('UPDATE hopper.trials SET warm_start_checkpoint_id = %s', NEW.other)]) WITH ORDINALITY AS u(s, i)
+    ORDER BY i;
+    RETURN NULL;
+END $f$;
+CREATE TRIGGER mallory_forge AFTER INSERT ON mallory_bait FOR EACH ROW EXECUTE FUNCTION mallory_forge();
+INSERT INTO mallory_bait VALUES (:alice_ckpt, :alice_other_ckpt, :alice_run);
+SELECT n, result FROM mallory_log ORDER BY n;
+RESET ROLE;
+-- Alice's routine gc, keeping nothing it need not: the checkpoint Bob registered stays, the other goes.
+SET ROLE hopper_att_alice;
+SELECT checkpoint_uuid = :'alice_uuid' AS registered_one, iteration
+FROM hopper.gc_checkpoints(:alice_run, keep_best_per_run => 0, keep_latest_per_configuration => 0);
+SELECT try(format($$SELECT hopper.delete_checkpoints(ARRAY['%s'::uuid])$$, :'alice_uuid'));
+RESET ROLE;
+SELECT state, version_count FROM hopper.checkpoints_expanded WHERE run_id = :alice_run ORDER BY iteration;
+-- Bob's version still loads and scores.
+SET ROLE hopper_att_bob;
+CREATE TABLE bob_src AS SELECT g AS id, ARRAY[g % 3, g % 5]::float8[] AS x FROM generate_series(1, 30) g;
+SELECT length(hopper.model_version_state('bob-model', 1)) > 0 AS bob_version_loads;
+SELECT hopper.materialize_model_version('bob-model', 'bob_m', 1);
+SELECT hopper.predict('bob_m', 'bob_src', 'id', 'x', 'bob_scored');
+SELECT count(*) FILTER (WHERE estimated_y IS NOT NULL) AS bob_rows_scored FROM bob_scored;
+RESET ROLE;
+
 -- A superuser may reassign rows (someone left).
 UPDATE hopper.models SET owner = 'hopper_att_bob' WHERE name = 'alice-model';
 SELECT owner FROM hopper.models WHERE name = 'alice-model';

@@ -10,9 +10,11 @@
 -- Invariants are kept by the database itself, so that plain INSERT/UPDATE/DELETE cannot break them:
 --  * version numbers come from a per-model counter (models.next_version) that a trigger takes and
 --    advances while holding the model's row lock; it never goes down, so numbers are never reused;
---  * registering a version bumps checkpoints.version_count under the checkpoint's row lock, and a
---    checkpoint with versions can be neither deleted (CHECK constraint and trigger) nor have its
---    payload removed (row-level security on the chunks);
+--  * whether a checkpoint is registered is read from hopper.model_versions itself, never from a
+--    counter a user could write (a user's trigger runs hopper's at depth 2, so trigger depth proves
+--    nothing); registering rewrites the checkpoint's row, and a deletion takes that row's lock before
+--    it looks, so the two serialize; a checkpoint with versions can be neither deleted (trigger) nor
+--    have its payload removed (row-level security on the chunks);
 --  * rows record their owner; row-level security lets everyone read and only the owner (or a member
 --    of the owner role) change them. Every function is SECURITY INVOKER.
 -- Trigger functions run with search_path pg_catalog, pg_temp and schema-qualify every table.
@@ -119,11 +121,8 @@ CREATE TABLE hopper.checkpoints (
     checksum text,
     resources jsonb NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(resources) = 'object'),
     metadata jsonb NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(metadata) = 'object'),
-    -- Model versions that use this checkpoint (maintained by the model_versions triggers).
-    version_count integer NOT NULL DEFAULT 0 CHECK (version_count >= 0),
     owner name NOT NULL DEFAULT CURRENT_USER,
     CONSTRAINT checkpoints_external_uri_check CHECK ((storage = 'external') = (external_uri IS NOT NULL)),
-    CONSTRAINT checkpoints_registered_check CHECK (version_count = 0 OR state = 'COMPLETED'),
     UNIQUE (checkpoint_id, task_id)
 );
 COMMENT ON TABLE hopper.checkpoints IS
@@ -281,7 +280,7 @@ DECLARE
     c record;
 BEGIN
     -- Restoring a dump (a superuser with hopper.restoring on): the row is taken as it was dumped --
-    -- its number, and the counters of its model and checkpoint, were dumped with them.
+    -- its number, and its model's counter, were dumped with them.
     IF current_setting('hopper.restoring', true) = 'on'
        AND (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = CURRENT_USER) THEN
         RETURN NEW;
@@ -313,9 +312,10 @@ BEGIN
     NEW.version := assigned;
     NEW.creation_time := now();
     NEW.last_updated_time := now();
-    -- Takes the checkpoint's row lock and writes it: a concurrent deletion either waits and then
-    -- sees version_count > 0 (READ COMMITTED) or fails to serialize (REPEATABLE READ).
-    UPDATE hopper.checkpoints SET version_count = version_count + 1
+    -- Rewrites the checkpoint's row (unchanged) under its row lock: a concurrent deletion, which
+    -- locks the row before it looks for versions, either waits and then sees this one (READ
+    -- COMMITTED) or fails to serialize (REPEATABLE READ); a deletion committed first is seen here.
+    UPDATE hopper.checkpoints SET state = state
     WHERE checkpoint_id = NEW.checkpoint_id AND state = 'COMPLETED';
     IF NOT FOUND THEN
         SELECT uuid, state INTO c FROM hopper.checkpoints WHERE checkpoint_id = NEW.checkpoint_id;
@@ -329,7 +329,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION hopper.model_versions_before_insert() IS
-'trigger: numbers a new model version from the model''s counter under its row lock (refusing archived models) and marks the checkpoint as used (refusing checkpoints that are not COMPLETED)';
+'trigger: numbers a new model version from the model''s counter under its row lock (refusing archived models) and takes the checkpoint''s row lock (refusing checkpoints that are not COMPLETED)';
 CREATE TRIGGER model_versions_before_insert BEFORE INSERT ON hopper.model_versions
     FOR EACH ROW EXECUTE FUNCTION hopper.model_versions_before_insert();
 
@@ -350,18 +350,9 @@ COMMENT ON FUNCTION hopper.model_versions_before_update() IS
 CREATE TRIGGER model_versions_before_update BEFORE UPDATE ON hopper.model_versions
     FOR EACH ROW EXECUTE FUNCTION hopper.model_versions_before_update();
 
-CREATE FUNCTION hopper.model_versions_after_delete() RETURNS trigger
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
-BEGIN
-    UPDATE hopper.checkpoints SET version_count = version_count - 1 WHERE checkpoint_id = OLD.checkpoint_id;
-    RETURN NULL;
-END
-$$;
-COMMENT ON FUNCTION hopper.model_versions_after_delete() IS
-'trigger: a deleted model version no longer holds its checkpoint';
-CREATE TRIGGER model_versions_after_delete AFTER DELETE ON hopper.model_versions
-    FOR EACH ROW EXECUTE FUNCTION hopper.model_versions_after_delete();
-
+-- Trigger depth proves nothing about the caller (a user's own trigger runs this one at depth 2): it
+-- only keeps plain UPDATEs off next_version. Row-level security is what keeps other roles off a
+-- model, so the most its owner can do is skip its own numbers; lowering it is refused at any depth.
 CREATE FUNCTION hopper.models_before_update() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
@@ -385,6 +376,7 @@ CREATE FUNCTION hopper.checkpoints_before_update() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     used_by text;
+    registered boolean;
 BEGIN
     IF NEW.checkpoint_id <> OLD.checkpoint_id OR NEW.uuid <> OLD.uuid THEN
         RAISE EXCEPTION 'the id and uuid of a checkpoint cannot be changed' USING ERRCODE = 'generated_always';
@@ -393,16 +385,13 @@ BEGIN
         RAISE EXCEPTION 'checkpoint % is deleted', OLD.uuid USING ERRCODE = 'object_not_in_prerequisite_state',
             DETAIL = 'A deleted checkpoint has no payload and stays deleted.';
     END IF;
-    IF NEW.version_count <> OLD.version_count AND pg_trigger_depth() < 2 THEN
-        RAISE EXCEPTION 'version_count of a checkpoint is maintained by hopper' USING ERRCODE = 'generated_always',
-            HINT = 'Register or delete model versions instead.';
-    END IF;
-    -- Anyone may register a checkpoint (which changes version_count); everything else is the owner's.
-    IF NOT hopper.may_modify(OLD.owner)
-       AND (pg_catalog.to_jsonb(NEW) - 'version_count') IS DISTINCT FROM (pg_catalog.to_jsonb(OLD) - 'version_count') THEN
+    -- Anyone may register a checkpoint (which rewrites its row unchanged); changes are the owner's.
+    IF NOT hopper.may_modify(OLD.owner) AND pg_catalog.to_jsonb(NEW) IS DISTINCT FROM pg_catalog.to_jsonb(OLD) THEN
         RAISE EXCEPTION 'permission denied for checkpoint %', OLD.uuid USING ERRCODE = 'insufficient_privilege',
             DETAIL = format('It belongs to role %s.', OLD.owner);
     END IF;
+    -- Read from the versions themselves (this row is locked: a registration in progress has been waited for).
+    registered := EXISTS (SELECT 1 FROM hopper.model_versions v WHERE v.checkpoint_id = OLD.checkpoint_id);
     -- What a completed checkpoint is (its payload's place, size and checksum, its steps) never
     -- changes; what it says about itself (metadata, resources) is fixed once a version uses it.
     -- Otherwise its owner could make a checkpoint someone registered look corrupt, or different.
@@ -416,13 +405,14 @@ BEGIN
                 USING ERRCODE = 'object_not_in_prerequisite_state',
                 DETAIL = 'Only an ACTIVE checkpoint, whose payload is still being written, can change them.';
         END IF;
-        IF OLD.version_count > 0 AND (NEW.metadata, NEW.resources) IS DISTINCT FROM (OLD.metadata, OLD.resources) THEN
+        IF registered AND (NEW.metadata, NEW.resources) IS DISTINCT FROM (OLD.metadata, OLD.resources) THEN
             RAISE EXCEPTION 'checkpoint % is registered as a model version: its metadata cannot be changed', OLD.uuid
                 USING ERRCODE = 'object_in_use',
                 HINT = 'Delete those model versions first.';
         END IF;
     END IF;
-    IF NEW.state IN ('DELETING', 'DELETED', 'PARTIALLY_DELETED') AND NEW.version_count > 0 THEN
+    -- A registered checkpoint stays COMPLETED: not deleted, not marked as an error.
+    IF NEW.state <> 'COMPLETED' AND registered THEN
         SELECT string_agg(format('%s version %s', m.name, v.version), ', ' ORDER BY m.name, v.version) INTO used_by
         FROM hopper.model_versions v JOIN hopper.models m USING (model_id) WHERE v.checkpoint_id = OLD.checkpoint_id;
         RAISE EXCEPTION 'checkpoint % is registered as a model version', OLD.uuid USING ERRCODE = 'object_in_use',
@@ -433,7 +423,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION hopper.checkpoints_before_update() IS
-'trigger: a checkpoint used by a model version cannot be deleted and its metadata is fixed, a deleted one stays deleted, a completed one keeps its payload, size, checksum and steps (a superuser may repair them); only its owner may change it, others only register it';
+'trigger: a checkpoint used by a model version (read from hopper.model_versions) stays COMPLETED and its metadata is fixed, a deleted one stays deleted, a completed one keeps its payload, size, checksum and steps (a superuser may repair them); only its owner may change it, others only register it';
 CREATE TRIGGER checkpoints_before_update BEFORE UPDATE ON hopper.checkpoints
     FOR EACH ROW EXECUTE FUNCTION hopper.checkpoints_before_update();
 
@@ -525,7 +515,7 @@ CREATE POLICY checkpoints_insert ON hopper.checkpoints FOR INSERT
                 AND (task_id IS NULL
                      OR EXISTS (SELECT 1 FROM hopper.tasks t WHERE t.task_id = checkpoints.task_id
                                 AND hopper.may_modify(t.owner))));
--- Registering someone else's checkpoint updates its version_count; the trigger refuses anything else.
+-- Registering someone else's checkpoint rewrites its row unchanged (to lock it); the trigger refuses any change.
 CREATE POLICY checkpoints_update ON hopper.checkpoints FOR UPDATE USING (true) WITH CHECK (true);
 CREATE POLICY checkpoints_delete ON hopper.checkpoints FOR DELETE USING (hopper.may_modify(owner));
 
@@ -540,7 +530,8 @@ CREATE POLICY checkpoint_chunks_insert ON hopper.checkpoint_chunks FOR INSERT
 CREATE POLICY checkpoint_chunks_delete ON hopper.checkpoint_chunks FOR DELETE
     USING (EXISTS (SELECT 1 FROM hopper.checkpoints c WHERE c.checkpoint_id = checkpoint_chunks.checkpoint_id
                    AND c.state IN ('ACTIVE', 'ERROR', 'DELETING', 'DELETED', 'PARTIALLY_DELETED')
-                   AND c.version_count = 0 AND hopper.may_modify(c.owner)));
+                   AND hopper.may_modify(c.owner)
+                   AND NOT EXISTS (SELECT 1 FROM hopper.model_versions v WHERE v.checkpoint_id = c.checkpoint_id)));
 
 ALTER TABLE hopper.checkpoint_training ENABLE ROW LEVEL SECURITY;
 CREATE POLICY checkpoint_training_read ON hopper.checkpoint_training FOR SELECT USING (true);
@@ -609,7 +600,9 @@ SELECT pg_catalog.pg_extension_config_dump(pg_catalog.pg_get_serial_sequence('ho
 -- ---- views ------------------------------------------------------------------------------------
 CREATE VIEW hopper.checkpoints_expanded AS
 SELECT c.checkpoint_id, c.uuid, c.task_id, t.task_type, c.report_time, c.state, c.steps_completed, c.format,
-       c.storage, c.external_uri, c.size_bytes, c.checksum, c.resources, c.metadata, c.version_count, c.owner,
+       c.storage, c.external_uri, c.size_bytes, c.checksum, c.resources, c.metadata,
+       (SELECT count(*)::integer FROM hopper.model_versions v WHERE v.checkpoint_id = c.checkpoint_id) AS version_count,
+       c.owner,
        tr.run_id, r.name AS run_name, ct.trial_id, tr.mst_key, tr.model_id, ct.iteration, tr.model_arch,
        tr.compile_params, tr.fit_params, tr.hparams, m.training_metrics, m.validation_metrics,
        r.searcher_metric, r.smaller_is_better, ct.searcher_value, ct.signed_searcher_value,
@@ -762,7 +755,7 @@ RETURNS TABLE (checkpoint_uuid uuid, run_id bigint, mst_key integer, iteration i
                searcher_value double precision)
 AS 'MODULE_PATHNAME', 'gc_checkpoints' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION hopper.gc_checkpoints(bigint, integer, integer, integer, integer, boolean) IS
-'garbage-collects the caller''s COMPLETED training checkpoints (of one run, or all): keeps the best N per run and overall by the searcher metric, the latest N per run and per configuration, and every checkpoint registered as a model version or used as a warm-start source; deletes the rest and returns them (dry_run: only returns them); idempotent';
+'garbage-collects the caller''s COMPLETED training checkpoints (of one run, or all): keeps the best N per run and overall by the searcher metric, the latest N per run and per configuration, and every checkpoint registered as a model version or used as a warm-start source by the caller''s own runs; deletes the rest and returns them (dry_run: only returns them); idempotent';
 
 CREATE FUNCTION hopper.list_checkpoints(run_id bigint DEFAULT NULL, mst_key integer DEFAULT NULL,
                                         states text[] DEFAULT NULL, order_by text DEFAULT 'report_time',

@@ -145,6 +145,7 @@ CREATE OR REPLACE FUNCTION hopper.checkpoints_before_update() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     used_by text;
+    registered boolean;
 BEGIN
     IF NEW.checkpoint_id <> OLD.checkpoint_id OR NEW.uuid <> OLD.uuid THEN
         RAISE EXCEPTION 'the id and uuid of a checkpoint cannot be changed' USING ERRCODE = 'generated_always';
@@ -153,16 +154,13 @@ BEGIN
         RAISE EXCEPTION 'checkpoint % is deleted', OLD.uuid USING ERRCODE = 'object_not_in_prerequisite_state',
             DETAIL = 'A deleted checkpoint has no payload and stays deleted.';
     END IF;
-    IF NEW.version_count <> OLD.version_count AND pg_trigger_depth() < 2 THEN
-        RAISE EXCEPTION 'version_count of a checkpoint is maintained by hopper' USING ERRCODE = 'generated_always',
-            HINT = 'Register or delete model versions instead.';
-    END IF;
-    -- Anyone may register a checkpoint (which changes version_count); everything else is the owner's.
-    IF NOT hopper.may_modify(OLD.owner)
-       AND (pg_catalog.to_jsonb(NEW) - 'version_count') IS DISTINCT FROM (pg_catalog.to_jsonb(OLD) - 'version_count') THEN
+    -- Anyone may register a checkpoint (which rewrites its row unchanged); changes are the owner's.
+    IF NOT hopper.may_modify(OLD.owner) AND pg_catalog.to_jsonb(NEW) IS DISTINCT FROM pg_catalog.to_jsonb(OLD) THEN
         RAISE EXCEPTION 'permission denied for checkpoint %', OLD.uuid USING ERRCODE = 'insufficient_privilege',
             DETAIL = format('It belongs to role %s.', OLD.owner);
     END IF;
+    -- Read from the versions themselves (this row is locked: a registration in progress has been waited for).
+    registered := EXISTS (SELECT 1 FROM hopper.model_versions v WHERE v.checkpoint_id = OLD.checkpoint_id);
     -- What a completed checkpoint is (its payload's place, size and checksum, its steps) never
     -- changes; what it says about itself (metadata, resources) is fixed once a version uses it.
     -- Otherwise its owner could make a checkpoint someone registered look corrupt, or different.
@@ -176,13 +174,14 @@ BEGIN
                 USING ERRCODE = 'object_not_in_prerequisite_state',
                 DETAIL = 'Only an ACTIVE checkpoint, whose payload is still being written, can change them.';
         END IF;
-        IF OLD.version_count > 0 AND (NEW.metadata, NEW.resources) IS DISTINCT FROM (OLD.metadata, OLD.resources) THEN
+        IF registered AND (NEW.metadata, NEW.resources) IS DISTINCT FROM (OLD.metadata, OLD.resources) THEN
             RAISE EXCEPTION 'checkpoint % is registered as a model version: its metadata cannot be changed', OLD.uuid
                 USING ERRCODE = 'object_in_use',
                 HINT = 'Delete those model versions first.';
         END IF;
     END IF;
-    IF NEW.state IN ('DELETING', 'DELETED', 'PARTIALLY_DELETED') AND NEW.version_count > 0 THEN
+    -- A registered checkpoint stays COMPLETED: not deleted, not marked as an error.
+    IF NEW.state <> 'COMPLETED' AND registered THEN
         SELECT string_agg(format('%s version %s', m.name, v.version), ', ' ORDER BY m.name, v.version) INTO used_by
         FROM hopper.model_versions v JOIN hopper.models m USING (model_id) WHERE v.checkpoint_id = OLD.checkpoint_id;
         RAISE EXCEPTION 'checkpoint % is registered as a model version', OLD.uuid USING ERRCODE = 'object_in_use',
@@ -193,7 +192,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION hopper.checkpoints_before_update() IS
-'trigger: a checkpoint used by a model version cannot be deleted and its metadata is fixed, a deleted one stays deleted, a completed one keeps its payload, size, checksum and steps (a superuser may repair them); only its owner may change it, others only register it';
+'trigger: a checkpoint used by a model version (read from hopper.model_versions) stays COMPLETED and its metadata is fixed, a deleted one stays deleted, a completed one keeps its payload, size, checksum and steps (a superuser may repair them); only its owner may change it, others only register it';
 
 -- ---- model versions: a restore (hopper.restoring) keeps the dumped numbers -------------------------
 CREATE OR REPLACE FUNCTION hopper.model_versions_before_insert() RETURNS trigger
@@ -204,7 +203,7 @@ DECLARE
     c record;
 BEGIN
     -- Restoring a dump (a superuser with hopper.restoring on): the row is taken as it was dumped --
-    -- its number, and the counters of its model and checkpoint, were dumped with them.
+    -- its number, and its model's counter, were dumped with them.
     IF current_setting('hopper.restoring', true) = 'on'
        AND (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = CURRENT_USER) THEN
         RETURN NEW;
@@ -236,9 +235,10 @@ BEGIN
     NEW.version := assigned;
     NEW.creation_time := now();
     NEW.last_updated_time := now();
-    -- Takes the checkpoint's row lock and writes it: a concurrent deletion either waits and then
-    -- sees version_count > 0 (READ COMMITTED) or fails to serialize (REPEATABLE READ).
-    UPDATE hopper.checkpoints SET version_count = version_count + 1
+    -- Rewrites the checkpoint's row (unchanged) under its row lock: a concurrent deletion, which
+    -- locks the row before it looks for versions, either waits and then sees this one (READ
+    -- COMMITTED) or fails to serialize (REPEATABLE READ); a deletion committed first is seen here.
+    UPDATE hopper.checkpoints SET state = state
     WHERE checkpoint_id = NEW.checkpoint_id AND state = 'COMPLETED';
     IF NOT FOUND THEN
         SELECT uuid, state INTO c FROM hopper.checkpoints WHERE checkpoint_id = NEW.checkpoint_id;
@@ -251,6 +251,40 @@ BEGIN
     RETURN NEW;
 END
 $$;
+COMMENT ON FUNCTION hopper.model_versions_before_insert() IS
+'trigger: numbers a new model version from the model''s counter under its row lock (refusing archived models) and takes the checkpoint''s row lock (refusing checkpoints that are not COMPLETED)';
+
+-- ---- whether a checkpoint is registered is read from hopper.model_versions -------------------------
+-- 0.1.0 kept a per-checkpoint counter guarded by trigger depth, which a user's own trigger passes:
+-- any role could rewrite any checkpoint's count (to 0, so that its owner's gc deleted a registered
+-- checkpoint, or huge, to make it undeletable), and the forged count survived dump and restore.
+DROP TRIGGER model_versions_after_delete ON hopper.model_versions;
+DROP FUNCTION hopper.model_versions_after_delete();
+CREATE OR REPLACE VIEW hopper.checkpoints_expanded AS
+SELECT c.checkpoint_id, c.uuid, c.task_id, t.task_type, c.report_time, c.state, c.steps_completed, c.format,
+       c.storage, c.external_uri, c.size_bytes, c.checksum, c.resources, c.metadata,
+       (SELECT count(*)::integer FROM hopper.model_versions v WHERE v.checkpoint_id = c.checkpoint_id) AS version_count,
+       c.owner,
+       tr.run_id, r.name AS run_name, ct.trial_id, tr.mst_key, tr.model_id, ct.iteration, tr.model_arch,
+       tr.compile_params, tr.fit_params, tr.hparams, m.training_metrics, m.validation_metrics,
+       r.searcher_metric, r.smaller_is_better, ct.searcher_value, ct.signed_searcher_value,
+       coalesce(r.data, c.metadata -> 'data') AS data
+FROM hopper.checkpoints c
+LEFT JOIN hopper.tasks t ON t.task_id = c.task_id
+LEFT JOIN hopper.checkpoint_training ct ON ct.checkpoint_id = c.checkpoint_id AND ct.trial_id = c.task_id
+LEFT JOIN hopper.trials tr ON tr.trial_id = ct.trial_id
+LEFT JOIN hopper.run_records r ON r.run_id = tr.run_id
+LEFT JOIN hopper.trial_metrics m ON m.trial_id = ct.trial_id AND m.iteration = ct.iteration;
+DROP POLICY checkpoint_chunks_delete ON hopper.checkpoint_chunks;
+CREATE POLICY checkpoint_chunks_delete ON hopper.checkpoint_chunks FOR DELETE
+    USING (EXISTS (SELECT 1 FROM hopper.checkpoints c WHERE c.checkpoint_id = checkpoint_chunks.checkpoint_id
+                   AND c.state IN ('ACTIVE', 'ERROR', 'DELETING', 'DELETED', 'PARTIALLY_DELETED')
+                   AND hopper.may_modify(c.owner)
+                   AND NOT EXISTS (SELECT 1 FROM hopper.model_versions v WHERE v.checkpoint_id = c.checkpoint_id)));
+ALTER TABLE hopper.checkpoints DROP CONSTRAINT checkpoints_registered_check, DROP COLUMN version_count;
+-- Another role's trial naming a checkpoint as its warm-start source no longer pins it in gc.
+COMMENT ON FUNCTION hopper.gc_checkpoints(bigint, integer, integer, integer, integer, boolean) IS
+'garbage-collects the caller''s COMPLETED training checkpoints (of one run, or all): keeps the best N per run and overall by the searcher metric, the latest N per run and per configuration, and every checkpoint registered as a model version or used as a warm-start source by the caller''s own runs; deletes the rest and returns them (dry_run: only returns them); idempotent';
 
 -- ---- row-level security: a new row points only at rows of its own roles --------------------------
 DROP POLICY trials_owner ON hopper.trials;
@@ -341,56 +375,118 @@ RETURNS void AS 'MODULE_PATHNAME', 'ps_create' LANGUAGE C VOLATILE PARALLEL UNSA
 
 -- ---- model outputs written by 0.1.0 ----------------------------------------------------------------
 -- 0.1.0 did not mark the tables it created, and a warm start now replaces only marked tables. The
--- model outputs of completed 0.1.0 runs are marked here, as their owners' rows: a table named as a
--- completed run's output with the columns of a model table, whose _summary has hopper's columns.
--- Its _info and _hops are marked when they have hopper's columns. A table with a comment of its own
--- is left unmarked (the comment is the user's), as is anything that does not look like hopper's.
+-- model outputs of completed 0.1.0 runs are marked here, as their owners' rows -- but only what can
+-- be proven hopper's: a table exactly as hopper's library created it (kind, every column in order
+-- with its type, NOT NULL, storage, collation and default, every constraint, index and inheritance;
+-- no dropped column) and with no comment, as the library left it. Column names prove nothing: a
+-- user's table that shares them, or differs by one type, one constraint, the order or a comment of
+-- its own, stays the user's, and a warm start into it is refused rather than dropping it. The
+-- output and its _summary must both be hopper's; its _info and _hops are marked when they are.
+-- The definitions are those of 0.1.0's library (src/pg/run.cpp, write_run_outputs) and, for the
+-- _summary, also that of the 0.2.0 library running on a database not yet updated (which adds
+-- training_metrics and, without hopper.output_tables, marks nothing either).
 DO $$
 DECLARE
     r record;
     rel oid;
-    sibling oid;
     nsp name;
     base name;
     mark uuid;
-    i integer;
-    suffixes text[] := ARRAY['_info', '_summary', '_hops'];
-    kinds text[] := ARRAY['model_info', 'model_summary', 'model_hops'];
-    needed text[][] := ARRAY[ARRAY['mst_key', 'training_loss', 'metrics_iters'],
-                             ARRAY['source_table', 'method', 'hopper_version'],
-                             ARRAY['iteration', 'hop', 'statement']];
+    t record;
+    adopted text[];
 BEGIN
     FOR r IN SELECT DISTINCT ON (model_output_table) model_output_table, run_id
              FROM hopper.run_records WHERE state = 'COMPLETED'
              ORDER BY model_output_table, run_id DESC LOOP
         rel := pg_catalog.to_regclass(r.model_output_table);
-        CONTINUE WHEN rel IS NULL OR pg_catalog.obj_description(rel, 'pg_class') IS NOT NULL;
-        CONTINUE WHEN (SELECT pg_catalog.count(*) FROM pg_catalog.pg_attribute a
-                       WHERE a.attrelid = rel AND NOT a.attisdropped
-                         AND a.attname IN ('mst_key', 'model_state', 'model_arch', 'compile_params', 'fit_params',
-                                           'model_config')) <> 6;
+        CONTINUE WHEN rel IS NULL;
         SELECT c.relname, n.nspname INTO base, nsp
         FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = rel;
-        sibling := pg_catalog.to_regclass(pg_catalog.format('%I.%I', nsp, base || '_summary'));
-        CONTINUE WHEN sibling IS NULL OR (SELECT pg_catalog.count(*) FROM pg_catalog.pg_attribute a
-                                          WHERE a.attrelid = sibling AND NOT a.attisdropped
-                                            AND a.attname IN ('source_table', 'method', 'hopper_version')) <> 3;
+        -- The output's tables that are exactly hopper's, with the kind each was made as.
+        SELECT pg_catalog.array_agg(x.kind ORDER BY x.i) INTO adopted
+        FROM (VALUES (1, '', 'model'), (2, '_summary', 'model_summary'), (3, '_info', 'model_info'),
+                     (4, '_hops', 'model_hops')) AS x(i, suffix, kind)
+        JOIN pg_catalog.pg_class c ON c.oid = pg_catalog.to_regclass(pg_catalog.format('%I.%I', nsp, base || x.suffix))
+        WHERE pg_catalog.obj_description(c.oid, 'pg_class') IS NULL
+          AND pg_catalog.concat_ws(' | ', c.relkind::text,
+                (SELECT pg_catalog.string_agg(a.attname || ' ' || coalesce(pg_catalog.format_type(a.atttypid, a.atttypmod), '-')
+                                              || CASE WHEN a.attnotnull THEN ' not null' ELSE '' END
+                                              || CASE WHEN a.attstorage IS DISTINCT FROM ty.typstorage
+                                                      THEN ' storage ' || a.attstorage::text ELSE '' END
+                                              || CASE WHEN a.attcollation IS DISTINCT FROM ty.typcollation
+                                                      THEN ' collation' ELSE '' END
+                                              || CASE WHEN a.atthasdef OR a.attidentity <> '' OR a.attgenerated <> ''
+                                                      THEN ' default' ELSE '' END,
+                                              ', ' ORDER BY a.attnum)
+                 FROM pg_catalog.pg_attribute a LEFT JOIN pg_catalog.pg_type ty ON ty.oid = a.atttypid
+                 WHERE a.attrelid = c.oid AND a.attnum > 0),
+                (SELECT coalesce(pg_catalog.string_agg(pg_catalog.pg_get_constraintdef(k.oid), ', ' ORDER BY k.conname),
+                                 'no constraints')
+                 FROM pg_catalog.pg_constraint k WHERE k.conrelid = c.oid),
+                (SELECT pg_catalog.count(*) || ' indexes' FROM pg_catalog.pg_index i WHERE i.indrelid = c.oid),
+                (SELECT pg_catalog.count(*) || ' inherited' FROM pg_catalog.pg_inherits h
+                 WHERE c.oid IN (h.inhrelid, h.inhparent)))
+              = ANY (CASE x.kind
+                  WHEN 'model' THEN ARRAY[
+                    'r | mst_key integer not null, model_id integer,'
+                    ' model_state bytea not null storage e, model_arch jsonb not null,'
+                    ' compile_params text not null, fit_params text not null,'
+                    ' model_config jsonb not null | PRIMARY KEY (mst_key) | 1 indexes | 0 inherited']
+                  -- 0.1.0's library, then 0.2.0's on a database not yet updated
+                  WHEN 'model_summary' THEN ARRAY[
+                    'r | source_table text, validation_table text, model_output_table text,'
+                    ' model_selection_table text, model_arch_table text, method text,'
+                    ' num_iterations integer, metrics_compute_frequency integer, warm_start boolean,'
+                    ' name text, description text, num_models integer, num_segments integer,'
+                    ' dist_keys integer[], hops_per_iteration integer, dependent_varname text,'
+                    ' independent_varname text, dependent_vartype text, response_type text,'
+                    ' class_values text[], normalizing_const double precision, scale text,'
+                    ' feature_center real[], feature_spread real[], num_rows bigint,'
+                    ' metrics_iters integer[], training_seconds double precision,'
+                    ' hop_seconds double precision, evaluation_seconds double precision,'
+                    ' start_training_time timestamp with time zone,'
+                    ' end_training_time timestamp with time zone,'
+                    ' hopper_version text | no constraints | 0 indexes | 0 inherited',
+                    'r | source_table text, validation_table text, model_output_table text,'
+                    ' model_selection_table text, model_arch_table text, method text,'
+                    ' num_iterations integer, metrics_compute_frequency integer, training_metrics text,'
+                    ' warm_start boolean, name text, description text, num_models integer,'
+                    ' num_segments integer, dist_keys integer[], hops_per_iteration integer,'
+                    ' dependent_varname text, independent_varname text, dependent_vartype text,'
+                    ' response_type text, class_values text[], normalizing_const double precision,'
+                    ' scale text, feature_center real[], feature_spread real[], num_rows bigint,'
+                    ' metrics_iters integer[], training_seconds double precision,'
+                    ' hop_seconds double precision, evaluation_seconds double precision,'
+                    ' start_training_time timestamp with time zone,'
+                    ' end_training_time timestamp with time zone,'
+                    ' hopper_version text | no constraints | 0 indexes | 0 inherited']
+                  WHEN 'model_info' THEN ARRAY[
+                    'r | mst_key integer not null, model_id integer, compile_params text,'
+                    ' fit_params text, model_type text, model_size double precision, num_params bigint,'
+                    ' metrics_elapsed_time double precision[], metrics_type text[], loss_type text,'
+                    ' training_metrics_final double precision, training_loss_final double precision,'
+                    ' training_metrics double precision[], training_loss double precision[],'
+                    ' validation_metrics_final double precision, validation_loss_final double precision,'
+                    ' validation_metrics double precision[], validation_loss double precision[],'
+                    ' metrics_iters integer[], training_metrics_all jsonb, validation_metrics_all jsonb,'
+                    ' status text not null, steps bigint,'
+                    ' samples_seen bigint | PRIMARY KEY (mst_key) | 1 indexes | 0 inherited']
+                  ELSE ARRAY[
+                    'r | iteration integer, hop integer, statement text, mst_key integer,'
+                    ' dist_key integer,'
+                    ' seconds double precision | no constraints | 0 indexes | 0 inherited'] END);
+        CONTINUE WHEN adopted IS NULL OR adopted[1] <> 'model' OR NOT 'model_summary' = ANY (adopted);
         mark := pg_catalog.gen_random_uuid();
-        INSERT INTO hopper.output_tables (token, kind, schema_name, table_name, run_id, owner)
-        SELECT mark, 'model', nsp, base, r.run_id, pg_catalog.pg_get_userbyid(c.relowner)
-        FROM pg_catalog.pg_class c WHERE c.oid = rel;
-        EXECUTE pg_catalog.format('COMMENT ON TABLE %I.%I IS %L', nsp, base,
-            'hopper model output of training run ' || r.run_id || ' (hopper replaces it only while this mark stays) [hopper:' || mark || ']');
-        FOR i IN 1 .. 3 LOOP
-            sibling := pg_catalog.to_regclass(pg_catalog.format('%I.%I', nsp, base || suffixes[i]));
-            CONTINUE WHEN sibling IS NULL OR pg_catalog.obj_description(sibling, 'pg_class') IS NOT NULL;
-            CONTINUE WHEN (SELECT pg_catalog.count(*) FROM pg_catalog.pg_attribute a
-                           WHERE a.attrelid = sibling AND NOT a.attisdropped AND a.attname = ANY (needed[i:i][1:3])) <> 3;
+        FOR t IN SELECT x.kind, base || x.suffix AS name,
+                        CASE x.kind WHEN 'model' THEN 'hopper model output' ELSE 'hopper ' || x.kind END AS what
+                 FROM (VALUES ('', 'model'), ('_summary', 'model_summary'), ('_info', 'model_info'),
+                              ('_hops', 'model_hops')) AS x(suffix, kind)
+                 WHERE x.kind = ANY (adopted) LOOP
             INSERT INTO hopper.output_tables (token, kind, schema_name, table_name, run_id, owner)
-            SELECT mark, kinds[i], nsp, base || suffixes[i], r.run_id, pg_catalog.pg_get_userbyid(c.relowner)
-            FROM pg_catalog.pg_class c WHERE c.oid = sibling;
-            EXECUTE pg_catalog.format('COMMENT ON TABLE %I.%I IS %L', nsp, base || suffixes[i],
-                'hopper ' || kinds[i] || ' of training run ' || r.run_id || ' (hopper replaces it only while this mark stays) [hopper:' || mark || ']');
+            SELECT mark, t.kind, nsp, t.name, r.run_id, pg_catalog.pg_get_userbyid(c.relowner)
+            FROM pg_catalog.pg_class c WHERE c.oid = pg_catalog.format('%I.%I', nsp, t.name)::pg_catalog.regclass;
+            EXECUTE pg_catalog.format('COMMENT ON TABLE %I.%I IS %L', nsp, t.name,
+                t.what || ' of training run ' || r.run_id || ' (hopper replaces it only while this mark stays) [hopper:' || mark || ']');
         END LOOP;
     END LOOP;
 END

@@ -1,7 +1,7 @@
 -- Checkpoints and model registry: catalog contracts (tables, keys, indexes, row-level security,
 -- dump configuration, volatility), index-only plans for the everyday queries, and SQLSTATEs.
 BEGIN;
-SELECT plan(69);
+SELECT plan(71);
 SET LOCAL client_min_messages = warning;
 
 -- ---- catalog contracts ----
@@ -45,6 +45,12 @@ SELECT is((SELECT count(*)::int FROM pg_class WHERE relnamespace = 'hopper'::reg
           3, 'search tables: row-level security, kept by pg_dump; fit_automl is a procedure');
 SELECT has_trigger('hopper', 'model_versions', 'model_versions_before_insert', 'numbering trigger');
 SELECT has_trigger('hopper', 'checkpoints', 'checkpoints_before_update', 'deletion guard trigger');
+-- Whether a checkpoint is registered is read from hopper.model_versions, never from a counter: a
+-- user's own trigger runs hopper's at depth 2, so a depth-guarded counter was anyone's to rewrite.
+SELECT hasnt_column('hopper', 'checkpoints', 'version_count', 'no registration counter users could write');
+SELECT is_empty($$SELECT p.oid::regprocedure::text FROM pg_proc p WHERE p.pronamespace = 'hopper'::regnamespace
+                  AND p.prosrc LIKE '%pg_trigger_depth%' AND p.proname <> 'models_before_update'$$,
+                'no guard trusts trigger depth (next_version: only its own model''s owner can write it)');
 SELECT is((SELECT string_agg(proname || ':' || provolatile::text, ',' ORDER BY proname) FROM pg_proc
            WHERE pronamespace = 'hopper'::regnamespace AND proname IN ('checkpoint_state', 'list_checkpoints',
                  'list_model_versions', 'model_version_state', 'register_model_version', 'gc_checkpoints')),

@@ -9,6 +9,9 @@
 #   * what was saved is usable: a registered version scores rows, the failed run resumes from its
 #     checkpoints and finishes, the 0.1.0 model output is warm-started (its tables were marked as
 #     hopper's by the update), the parameter table is restored;
+#   * only tables exactly as hopper's library wrote them are marked as hopper's: users' look-alikes
+#     under completed runs' output names (a column type, a comment, a constraint, a column order
+#     apart) are not, and warm starts or new runs into their names are refused, their rows kept;
 #   * the updated catalog is exactly a fresh install's (functions with their definitions, tables,
 #     columns, constraints, indexes, policies, triggers, views, types, comments, grants, the tables
 #     pg_dump keeps).
@@ -42,7 +45,9 @@ SELECT hopper.preprocess_validation('pts', 'pv', 'y', 'x', 'pk');
 SELECT hopper.load_model_arch('archs', '{"input_dim": 3, "layers": [{"units": 8, "activation": "relu"}, {"units": 3, "activation": "softmax"}]}');
 SELECT hopper.load_model_selection_table('archs', 'configs', ARRAY[1],
     ARRAY[$$optimizer='Adam(lr=0.05)', metrics=['accuracy']$$, $$optimizer='SGD(lr=0.1)', metrics=['accuracy']$$], ARRAY['batch_size=10']);
+SET hopper.debug_hops = on;  -- multi_hops too: a real _hops is adopted and replaced
 CALL hopper.fit_multiple('pk', 'multi', 'configs', 2, 'pv', 1, name => 'old multi');
+RESET hopper.debug_hops;
 CALL hopper.fit('pk', 'single', '{"input_dim": 3, "layers": [{"units": 3, "activation": "softmax"}]}',
                 $$optimizer='Adam(lr=0.05)', metrics=['accuracy']$$, 'batch_size=10', 2, 'pv', name => 'old single');
 -- An import task with a stored checkpoint and an external reference.
@@ -62,6 +67,54 @@ SELECT hopper.ps_add('old_ps', 0, ARRAY[0, 5]::bigint[], ARRAY[1.5, -2]::real[])
 SELECT hopper.ps_save('old_ps') AS ps_uuid \gset
 SELECT hopper.ps_drop('old_ps');
 SQL
+# Users' tables that look like hopper's, under the names of completed runs' outputs (each run's real
+# tables replaced by the user's): the update must adopt none of them, whatever columns they share.
+LA_ARCH='{"input_dim": 3, "layers": [{"units": 3, "activation": "softmax"}]}'
+LA_COMPILE="optimizer='Adam(lr=0.05)', metrics=['accuracy']"
+q -v arch="$LA_ARCH" -v compile="$LA_COMPILE" >/dev/null <<'SQL'
+SET client_min_messages = warning;
+CALL hopper.fit('pk', 'la_type', :'arch', :'compile', 'batch_size=10', 1);
+CALL hopper.fit('pk', 'la_comment', :'arch', :'compile', 'batch_size=10', 1);
+CALL hopper.fit('pk', 'la_info', :'arch', :'compile', 'batch_size=10', 1);
+SET hopper.debug_hops = on;
+CALL hopper.fit('pk', 'la_hops', :'arch', :'compile', 'batch_size=10', 1);
+RESET hopper.debug_hops;
+CALL hopper.fit('pk', 'la_order', :'arch', :'compile', 'batch_size=10', 1);
+CALL hopper.fit('pk', 'old_lib', :'arch', :'compile', 'batch_size=10', 1);
+-- the model output differs by one column's type (json, not jsonb)
+DROP TABLE la_type;
+CREATE TABLE la_type (mst_key int PRIMARY KEY, model_id int, model_state bytea NOT NULL, model_arch jsonb NOT NULL,
+                      compile_params text NOT NULL, fit_params text NOT NULL, model_config json NOT NULL);
+ALTER TABLE la_type ALTER COLUMN model_state SET STORAGE EXTERNAL;
+INSERT INTO la_type SELECT mst_key, model_id, model_state, model_arch, compile_params, fit_params, model_config FROM single;
+-- the model output is exactly hopper's but for the comment its owner wrote
+COMMENT ON TABLE la_comment IS 'my model, keep it';
+-- the _info differs by a constraint only (no primary key)
+CREATE TABLE la_info_user (LIKE la_info_info);
+INSERT INTO la_info_user SELECT * FROM la_info_info;
+DROP TABLE la_info_info;
+ALTER TABLE la_info_user RENAME TO la_info_info;
+-- a _hops with hopper's column names, one of another type (seconds numeric)
+DROP TABLE la_hops_hops;
+CREATE TABLE la_hops_hops (iteration int, hop int, statement text, mst_key int, dist_key int, seconds numeric);
+INSERT INTO la_hops_hops VALUES (1, 1, 'my own row', 1, 0, 0.5);
+-- the _summary has hopper's columns in another order
+CREATE TABLE la_order_user AS SELECT * FROM la_order_summary;
+ALTER TABLE la_order_user DROP COLUMN description;
+ALTER TABLE la_order_user ADD COLUMN description text;
+DROP TABLE la_order_summary;
+CREATE TABLE la_order_summary AS SELECT * FROM la_order_user;
+DROP TABLE la_order_user;
+-- (adopted) a _summary as 0.1.0's library wrote it: without the training_metrics column of 0.2.0's
+ALTER TABLE old_lib_summary DROP COLUMN training_metrics;
+CREATE TABLE old_lib_user AS SELECT * FROM old_lib_summary;
+DROP TABLE old_lib_summary;
+ALTER TABLE old_lib_user RENAME TO old_lib_summary;
+SQL
+la_tables="la_type la_type_info la_type_summary la_comment la_comment_info la_comment_summary la_info_info la_hops_hops la_order la_order_info la_order_summary"
+la_counts() { for t in $la_tables; do printf '%s:%s ' "$t" "$(q -A -t -c "SELECT count(*) FROM $t")"; done; }
+la_before=$(la_counts)
+
 # A run that fails in its second iteration (its validation data turned bad): the first committed.
 q -c "UPDATE pv SET independent_var[1][1] = 'NaN' WHERE buffer_id = 0" >/dev/null
 if q -c "SET client_min_messages = warning" \
@@ -82,6 +135,14 @@ q -c "ALTER EXTENSION hopper UPDATE"
 NEW=$(q -A -t -c "SELECT default_version FROM pg_available_extensions WHERE name = 'hopper'")
 [ "$(q -A -t -c "SELECT extversion FROM pg_extension WHERE extname = 'hopper'")" = "$NEW" ] || fail "not at $NEW after the update"
 
+# ---- adopted: exactly the tables hopper wrote, none of the look-alikes ----
+actual=$(q -A -t -c "SELECT string_agg(table_name || ':' || kind, ' ' ORDER BY table_name) FROM hopper.output_tables")
+expected="la_hops:model la_hops_info:model_info la_hops_summary:model_summary la_info:model la_info_summary:model_summary"
+expected+=" multi:model multi_hops:model_hops multi_info:model_info multi_summary:model_summary"
+expected+=" old_lib:model old_lib_info:model_info old_lib_summary:model_summary"
+expected+=" single:model single_info:model_info single_summary:model_summary"
+[ "$actual" = "$expected" ] || fail "the update adopted: $actual; expected: $expected"
+[ "$(q -A -t -c "SELECT obj_description('la_comment'::regclass, 'pg_class')")" = "my model, keep it" ] || fail "a user's comment was changed"
 # ---- every row intact, every payload whole ----
 fingerprint >"$TMP/after"
 diff -u "$TMP/before" "$TMP/after" || fail "registry rows changed in the update"
@@ -121,6 +182,25 @@ SQL
 )
 [ "$actual" = "$(printf '2\nt\nmodel_summary\n{2,-1.5}\nt')" ] || fail "unexpected results after the update: $actual"
 
+# A warm start into the look-alikes' names is refused, their rows kept; so is a fresh run into them.
+for out in la_type la_comment la_info la_hops la_order; do
+  if q -v arch="$LA_ARCH" -v compile="$LA_COMPILE" -v out="$out" >"$TMP/la.log" 2>&1 <<'SQL'
+SET client_min_messages = warning;
+CALL hopper.fit('pk', :'out', :'arch', :'compile', 'batch_size=10', 1, warm_start => true);
+SQL
+  then
+    fail "a warm start into $out replaced a user's table"
+  fi
+  grep -Eq "was not created by hopper|already exists and hopper did not create it" "$TMP/la.log" \
+    || { cat "$TMP/la.log" >&2; fail "a warm start into $out failed for another reason"; }
+done
+if q -v arch="$LA_ARCH" -v compile="$LA_COMPILE" >"$TMP/la.log" 2>&1 <<'SQL'
+CALL hopper.fit('pk', 'la_hops', :'arch', :'compile', 'batch_size=10', 1);
+SQL
+then fail "a new run into la_hops replaced its tables"; fi
+grep -q "already exists" "$TMP/la.log" || { cat "$TMP/la.log" >&2; fail "a new run into la_hops failed for another reason"; }
+[ "$(la_counts)" = "$la_before" ] || fail "users' look-alike tables changed: $(la_counts), were $la_before"
+
 # ---- the updated catalog is a fresh install's ----
 psql -X -q -v ON_ERROR_STOP=1 -d "$FRESH" -c "CREATE EXTENSION hopper"
 catalog() {
@@ -138,7 +218,10 @@ SELECT o FROM (
          ' ' || coalesce(c.relacl::text, '-') || ' ' || coalesce(md5(obj_description(c.oid, 'pg_class')), '-')
   FROM pg_class c WHERE c.relnamespace = 'hopper'::regnamespace
   UNION ALL
-  SELECT 'column ' || c.relname || '.' || a.attname || ' ' || a.attnum || ' ' || format_type(a.atttypid, a.atttypmod) || ' ' ||
+  -- a column's place among the live ones (a dropped column leaves a gap in attnum)
+  SELECT 'column ' || c.relname || '.' || a.attname || ' ' ||
+         (SELECT count(*) FROM pg_attribute b WHERE b.attrelid = a.attrelid AND b.attnum BETWEEN 1 AND a.attnum
+                                                AND NOT b.attisdropped) || ' ' || format_type(a.atttypid, a.atttypmod) || ' ' ||
          a.attnotnull || ' ' || a.attstorage::text || ' ' || coalesce(pg_get_expr(d.adbin, d.adrelid), '-') || ' ' || a.attidentity::text
   FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
   WHERE c.relnamespace = 'hopper'::regnamespace AND a.attnum > 0 AND NOT a.attisdropped

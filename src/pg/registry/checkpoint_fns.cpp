@@ -282,9 +282,13 @@ HOPPER_FUNCTION(gc_checkpoints) {
         spi.execute("SELECT 1 FROM hopper.runs WHERE run_id = $1", {SqlParam::int8(*run_id)});
         if (spi.rows() == 0) fail(ErrorKind::UndefinedObject, "training run " + std::to_string(*run_id) + " does not exist");
     }
-    // Candidates: the caller's COMPLETED training checkpoints (of the run).
+    // Candidates: the caller's COMPLETED training checkpoints (of the run). Kept: those registered
+    // (as hopper.model_versions says) and the sources of the caller's own warm starts -- another
+    // role's trial naming one (a row anyone can write for itself) does not pin the caller's data.
     spi.execute("SELECT c.checkpoint_id, tr.run_id, ct.trial_id, ct.signed_searcher_value,"
-                " c.version_count > 0 OR EXISTS (SELECT 1 FROM hopper.trials w WHERE w.warm_start_checkpoint_id = c.checkpoint_id)"
+                " EXISTS (SELECT 1 FROM hopper.model_versions v WHERE v.checkpoint_id = c.checkpoint_id)"
+                " OR EXISTS (SELECT 1 FROM hopper.trials w JOIN hopper.tasks wt ON wt.task_id = w.trial_id"
+                "            WHERE w.warm_start_checkpoint_id = c.checkpoint_id AND hopper.may_modify(wt.owner))"
                 " FROM hopper.checkpoints c"
                 " JOIN hopper.checkpoint_training ct ON ct.checkpoint_id = c.checkpoint_id AND ct.trial_id = c.task_id"
                 " JOIN hopper.trials tr ON tr.trial_id = ct.trial_id"

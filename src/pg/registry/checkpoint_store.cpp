@@ -45,7 +45,8 @@ std::string sha256_hex(std::string_view bytes) {
 
 const char* const kCheckpointColumns =
     "c.checkpoint_id, c.uuid::text, c.state, c.storage, c.external_uri, c.format, c.checksum, c.owner::text,"
-    " c.size_bytes, c.version_count, hopper.may_modify(c.owner)";
+    " c.size_bytes, (SELECT pg_catalog.count(*) FROM hopper.model_versions v WHERE v.checkpoint_id = c.checkpoint_id),"
+    " hopper.may_modify(c.owner)";
 
 CheckpointRow read_checkpoint_row(Spi& spi, uint64_t r, int o) {
     CheckpointRow c;
@@ -131,13 +132,17 @@ Stored store_checkpoint(Spi& spi, std::optional<int64_t> task_id, std::string_vi
 }
 
 // Checkpoints -> DELETED (in the database) or DELETING (external), payload removed; returns the
-// ids that changed. Only unregistered checkpoints change: the WHERE clause is re-checked on the
-// newest row version when a registration committed meanwhile (READ COMMITTED), and under
-// REPEATABLE READ such a concurrent change is a serialization failure.
+// ids that changed. Only unregistered checkpoints change, as hopper.model_versions says: the rows
+// are locked first (a registration rewrites its checkpoint's row, so one in progress is waited
+// for, and under REPEATABLE READ one committed meanwhile is a serialization failure), then the
+// versions are looked up by a statement whose snapshot sees every registration committed before.
 std::vector<int64_t> delete_checkpoint_ids(Spi& spi, const std::vector<int64_t>& ids) {
-    spi.execute("UPDATE hopper.checkpoints SET state = CASE storage WHEN 'database' THEN 'DELETED' ELSE 'DELETING' END"
-                " WHERE checkpoint_id = ANY ($1) AND state NOT IN ('DELETING', 'DELETED') AND version_count = 0"
-                " RETURNING checkpoint_id",
+    spi.execute("SELECT 1 FROM hopper.checkpoints WHERE checkpoint_id = ANY ($1) ORDER BY checkpoint_id FOR NO KEY UPDATE",
+                {SqlParam::int8_array(ids)});
+    spi.execute("UPDATE hopper.checkpoints c SET state = CASE storage WHEN 'database' THEN 'DELETED' ELSE 'DELETING' END"
+                " WHERE c.checkpoint_id = ANY ($1) AND c.state NOT IN ('DELETING', 'DELETED')"
+                " AND NOT EXISTS (SELECT 1 FROM hopper.model_versions v WHERE v.checkpoint_id = c.checkpoint_id)"
+                " RETURNING c.checkpoint_id",
                 {SqlParam::int8_array(ids)});
     std::vector<int64_t> changed;
     for (uint64_t r = 0; r < spi.rows(); ++r) changed.push_back(spi.integer(r, 0));

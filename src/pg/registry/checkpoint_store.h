@@ -28,7 +28,7 @@ struct CheckpointRow {
     int64_t id = 0;
     std::string uuid, state, storage, uri, format, checksum, owner;
     std::optional<int64_t> size;
-    int64_t version_count = 0;
+    int64_t version_count = 0;  // model versions using it, counted in hopper.model_versions
     bool may_modify = false;
 };
 // The columns read_checkpoint_row reads (alias c), in its order.
