@@ -32,8 +32,10 @@ std::string learning_curves_svg(const std::vector<Curve>& curves, const ChartTex
 
 // What tells configurations apart, for legends: each configuration's settings are a JSON object
 // (hopper's model_config: architecture, compile, fit); its label lists the settings whose values
-// are not the same in every configuration as "name=value" pairs sorted by name, e.g.
-// "lr=0.001, optimizer=Adam" ("" when nothing differs). A setting is named by the last part of its
+// differ between the configurations that have them as "name=value" pairs sorted by name, e.g.
+// "lr=0.001, optimizer=Adam" ("" when nothing differs). Settings only some configurations have (an
+// Adam's beta_1 beside SGDs) are listed only when two labels would otherwise read the same while
+// their configurations differ. A setting is named by the last part of its
 // path -- an optimizer's "name" by "optimizer", "learning_rate" as "lr" -- with as much of the path
 // as keeps it unique ("layers[1].units"); an array of plain values is one value ("[3,3]"). Text that
 // is not a JSON object counts as one setting named "config".

@@ -29,16 +29,27 @@ std::string fixed(double v) {
     return buf;
 }
 
-// About five round tick values covering [lo, hi] (1, 2 or 5 times a power of ten apart).
-std::vector<double> ticks(double lo, double hi) {
+// About five round tick values covering [lo, hi] (1, 2 or 5 times a power of ten apart); whole
+// numbers only when `whole` (iterations: no tick at iteration 2.5).
+std::vector<double> ticks(double lo, double hi, bool whole = false) {
     if (!(hi > lo)) return {lo};
     const double raw = (hi - lo) / 5.0;
     const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-    const double step = raw / mag < 1.5 ? mag : raw / mag < 3.5 ? 2 * mag : raw / mag < 7.5 ? 5 * mag : 10 * mag;
+    double step = raw / mag < 1.5 ? mag : raw / mag < 3.5 ? 2 * mag : raw / mag < 7.5 ? 5 * mag : 10 * mag;
+    if (whole) step = std::max(step, 1.0);
     std::vector<double> out;
     for (double t = std::ceil(lo / step) * step; t <= hi + step * 1e-9 && out.size() < 20; t += step)
         out.push_back(std::fabs(t) < step * 1e-9 ? 0.0 : t);
     return out;
+}
+
+bool finite(const CurvePoint& p) { return std::isfinite(p.x) && std::isfinite(p.y); }
+
+// Whether a curve is drawn as dots only (no two finite points in a row): its legend shows a dot.
+bool dots_only(const Curve& c) {
+    for (std::size_t i = 1; i < c.points.size(); ++i)
+        if (finite(c.points[i - 1]) && finite(c.points[i])) return false;
+    return true;
 }
 
 }  // namespace
@@ -64,10 +75,12 @@ std::string learning_curves_svg(const std::vector<Curve>& curves, const ChartTex
     width = std::clamp(width, 200, 4000);
     height = std::clamp(height, 150, 4000);
     double x0 = std::numeric_limits<double>::infinity(), x1 = -x0, y0 = x0, y1 = -x0;
+    bool whole_x = true;
     for (const Curve& c : curves)
         for (const CurvePoint& p : c.points)
-            if (std::isfinite(p.x) && std::isfinite(p.y)) {
+            if (finite(p)) {
                 x0 = std::min(x0, p.x), x1 = std::max(x1, p.x), y0 = std::min(y0, p.y), y1 = std::max(y1, p.y);
+                whole_x = whole_x && p.x == std::floor(p.x);
             }
     const bool empty = !std::isfinite(x0);
     if (!empty) {
@@ -107,7 +120,7 @@ std::string learning_curves_svg(const std::vector<Curve>& curves, const ChartTex
     s += "<line x1=\"" + fixed(left) + "\" y1=\"" + fixed(bottom) + "\" x2=\"" + fixed(right) + "\" y2=\"" + fixed(bottom) + "\"/>\n";
     s += "<line x1=\"" + fixed(left) + "\" y1=\"" + fixed(top) + "\" x2=\"" + fixed(left) + "\" y2=\"" + fixed(bottom) + "\"/>\n";
     s += "</g>\n<g class=\"ticks\" fill=\"#333\">\n";
-    for (double t : ticks(x0, x1))
+    for (double t : ticks(x0, x1, whole_x))
         s += "<text x=\"" + fixed(px(t)) + "\" y=\"" + fixed(bottom + 16) + "\" text-anchor=\"middle\">" + number(t) + "</text>\n";
     for (double t : ticks(y0, y1)) {
         s += "<line x1=\"" + fixed(left) + "\" y1=\"" + fixed(py(t)) + "\" x2=\"" + fixed(right) + "\" y2=\"" + fixed(py(t)) +
@@ -144,7 +157,7 @@ std::string learning_curves_svg(const std::vector<Curve>& curves, const ChartTex
             n = 0;
         };
         for (const CurvePoint& p : c.points) {
-            if (!std::isfinite(p.x) || !std::isfinite(p.y)) {
+            if (!finite(p)) {
                 flush();
                 continue;
             }
@@ -159,8 +172,12 @@ std::string learning_curves_svg(const std::vector<Curve>& curves, const ChartTex
         const std::size_t i = listed[row];
         const double y = top + 8 + 18.0 * double(row);
         const std::string colour = kPalette[i % (sizeof kPalette / sizeof *kPalette)];
-        s += "<line x1=\"" + fixed(right + 16) + "\" y1=\"" + fixed(y) + "\" x2=\"" + fixed(right + 40) + "\" y2=\"" +
-             fixed(y) + "\" stroke=\"" + colour + "\" stroke-width=\"" + (curves[i].highlight ? "3.5" : "1.5") + "\"/>\n";
+        if (dots_only(curves[i]))
+            s += "<circle cx=\"" + fixed(right + 28) + "\" cy=\"" + fixed(y) + "\" r=\"" +
+                 (curves[i].highlight ? "5.5" : "4") + "\" fill=\"" + colour + "\"/>\n";
+        else
+            s += "<line x1=\"" + fixed(right + 16) + "\" y1=\"" + fixed(y) + "\" x2=\"" + fixed(right + 40) + "\" y2=\"" +
+                 fixed(y) + "\" stroke=\"" + colour + "\" stroke-width=\"" + (curves[i].highlight ? "3.5" : "1.5") + "\"/>\n";
         s += "<text x=\"" + fixed(right + 46) + "\" y=\"" + fixed(y + 4) + "\"" +
              (curves[i].highlight ? " font-weight=\"bold\"" : "") + ">" + xml_escape(curves[i].label) +
              (curves[i].highlight ? " (best)" : "") + "</text>\n";
@@ -213,36 +230,10 @@ bool ends_with(const Path& p, const Path& q, std::size_t last) {
     return p.size() >= last && q.size() >= last && std::equal(p.end() - last, p.end(), q.end() - last);
 }
 
-}  // namespace
-
-std::vector<std::string> distinguishing_labels(const std::vector<std::string>& settings_json) {
-    std::vector<std::map<Path, std::string>> settings(settings_json.size());
-    for (std::size_t i = 0; i < settings_json.size(); ++i) {
-        const nlohmann::json j = nlohmann::json::parse(settings_json[i], nullptr, false);
-        if (j.is_object()) {
-            Path path;
-            flatten(j, path, settings[i]);
-        } else {
-            settings[i][{"config"}] = j.is_discarded() ? settings_json[i] : plain(j);
-        }
-    }
-    // The settings whose value is not the same everywhere (missing somewhere counts as differing).
-    std::set<Path> all;
-    for (const auto& s : settings)
-        for (const auto& kv : s) all.insert(kv.first);
-    std::vector<Path> differing;
-    for (const Path& p : all) {
-        const std::string* value = nullptr;
-        for (const auto& s : settings) {
-            const auto it = s.find(p);
-            if (it == s.end() || (value && *value != it->second)) {
-                differing.push_back(p);
-                break;
-            }
-            value = &it->second;
-        }
-    }
-    // Their names: the shortest unique end of the path, read the way people write it.
+// "name=value, ..." of the given settings, for each configuration; each setting is named by the
+// shortest end of its path that no other of them shares.
+std::vector<std::string> labels_of(const std::vector<std::map<Path, std::string>>& settings,
+                                   const std::vector<Path>& differing) {
     std::vector<Path> readable = differing;
     for (Path& r : readable) {
         if (r.size() > 1 && r.back() == "name") r.pop_back();
@@ -276,6 +267,52 @@ std::vector<std::string> distinguishing_labels(const std::vector<std::string>& s
         for (const auto& [name, value] : pairs) label += (label.empty() ? "" : ", ") + name + "=" + value;
         labels.push_back(label);
     }
+    return labels;
+}
+
+}  // namespace
+
+std::vector<std::string> distinguishing_labels(const std::vector<std::string>& settings_json) {
+    std::vector<std::map<Path, std::string>> settings(settings_json.size());
+    for (std::size_t i = 0; i < settings_json.size(); ++i) {
+        const nlohmann::json j = nlohmann::json::parse(settings_json[i], nullptr, false);
+        if (j.is_object()) {
+            Path path;
+            flatten(j, path, settings[i]);
+        } else {
+            settings[i][{"config"}] = j.is_discarded() ? settings_json[i] : plain(j);
+        }
+    }
+    // The settings whose values differ where they are given, and those some configurations lack
+    // (an Adam's beta_1 beside SGDs: the optimizer already tells them apart).
+    std::set<Path> all;
+    for (const auto& s : settings)
+        for (const auto& kv : s) all.insert(kv.first);
+    std::vector<Path> differing, partial;
+    for (const Path& p : all) {
+        const std::string* value = nullptr;
+        bool everywhere = true, same = true;
+        for (const auto& s : settings) {
+            const auto it = s.find(p);
+            if (it == s.end()) {
+                everywhere = false;
+                continue;
+            }
+            if (value && *value != it->second) same = false;
+            value = &it->second;
+        }
+        if (!same) differing.push_back(p);
+        else if (!everywhere) partial.push_back(p);
+    }
+    std::vector<std::string> labels = labels_of(settings, differing);
+    // Configurations that differ only in what one of them lacks: name that too.
+    for (std::size_t i = 0; i < settings.size(); ++i)
+        for (std::size_t j = i + 1; j < settings.size(); ++j)
+            if (labels[i] == labels[j] && settings[i] != settings[j]) {
+                differing.insert(differing.end(), partial.begin(), partial.end());
+                std::sort(differing.begin(), differing.end());
+                return labels_of(settings, differing);
+            }
     return labels;
 }
 

@@ -70,7 +70,7 @@ TEST(Plot, NothingToPlotSaysSo) {
     // One point, or a flat curve: a usable scale, no division by zero.
     const std::string one = learning_curves_svg({{"one", {{1, 0.5}}, true}}, {"", "", ""});
     EXPECT_EQ(one.find("nan"), std::string::npos);
-    EXPECT_EQ(count(one, "<circle"), 1);
+    EXPECT_EQ(count(one, "<circle class=\"marker best\""), 1);
 }
 
 // A run evaluated only at its last iteration (fit_multiple's default) has one point per
@@ -83,6 +83,12 @@ TEST(Plot, APointAloneIsADot) {
     EXPECT_EQ(count(svg, "<circle class=\"marker best\""), 1);
     EXPECT_NE(svg.find("r=\"4\" fill=\"#4e79a7\"><title>mst_key 1</title></circle>"), std::string::npos);
     EXPECT_EQ(svg.find("nan"), std::string::npos);
+    // Iterations are whole numbers: around the one iteration, ticks 9, 10, 11 and nothing between.
+    EXPECT_NE(svg.find(">10</text>"), std::string::npos);
+    EXPECT_EQ(svg.find(">10.5</text>"), std::string::npos);
+    // The legend shows dots for them too.
+    EXPECT_EQ(count(svg, "<circle cx="), 2);
+    EXPECT_EQ(count(svg, "stroke-width"), 0);  // no line of a curve, in the plot or the legend
     // Between gaps too; longer stretches stay lines.
     const std::string gaps = learning_curves_svg({{"c", {{1, 0.5}, {2, kNaN}, {3, 0.6}, {4, kNaN}, {5, 0.7}, {6, 0.8}}, false}},
                                                  {"", "iteration", "loss"});
@@ -135,12 +141,20 @@ TEST(Plot, LabelsSayWhichLayerAndKeepNamesUnique) {
 }
 
 TEST(Plot, LabelsOfSettingsSomeConfigurationsLack) {
-    // Momentum has a momentum, SGD none: shown where it exists.
-    const std::vector<std::string> labels = distinguishing_labels(
-        {R"({"optimizer": {"name": "SGD", "learning_rate": 0.1}})",
-         R"({"optimizer": {"name": "Momentum", "learning_rate": 0.1, "momentum": 0.9}})", "not json", "[1, 2]", "{}"});
-    EXPECT_EQ(labels, (std::vector<std::string>{"lr=0.1, optimizer=SGD", "lr=0.1, momentum=0.9, optimizer=Momentum",
-                                                 "config=not json", "config=[1,2]", ""}));
+    // Adam's betas and Momentum's momentum come with the optimizer: its name says enough.
+    EXPECT_EQ(distinguishing_labels({R"({"optimizer": {"name": "SGD", "learning_rate": 0.1}})",
+                                     R"({"optimizer": {"name": "Momentum", "learning_rate": 0.1, "momentum": 0.9}})",
+                                     R"({"optimizer": {"name": "Adam", "learning_rate": 0.01, "beta_1": 0.9}})"}),
+              (std::vector<std::string>{"lr=0.1, optimizer=SGD", "lr=0.1, optimizer=Momentum", "lr=0.01, optimizer=Adam"}));
+    // Unless that is all that differs; momenta that differ are named.
+    EXPECT_EQ(distinguishing_labels({R"({"lr": 0.1, "dropout": 0.5})", R"({"lr": 0.1})"}),
+              (std::vector<std::string>{"dropout=0.5", ""}));
+    EXPECT_EQ(distinguishing_labels({R"({"optimizer": {"name": "Momentum", "momentum": 0.9}})",
+                                     R"({"optimizer": {"name": "Momentum", "momentum": 0.99}})", R"({"optimizer": {"name": "SGD"}})"}),
+              (std::vector<std::string>{"momentum=0.9, optimizer=Momentum", "momentum=0.99, optimizer=Momentum", "optimizer=SGD"}));
+    // Text that is not a JSON object is one setting.
+    EXPECT_EQ(distinguishing_labels({"not json", "[1, 2]", "{}"}),
+              (std::vector<std::string>{"config=not json", "config=[1,2]", ""}));
 }
 
 TEST(Plot, Sparkline) {
