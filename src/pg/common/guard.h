@@ -31,48 +31,6 @@ private:
     ErrorData* edata_;  // palloc'd in the caller's memory context
 };
 
-// Runs f (which calls PostgreSQL functions) and turns a PostgreSQL error into PgError. f must not
-// keep objects with destructors alive across the PostgreSQL calls it makes.
-template <typename F>
-auto call(F&& f) -> decltype(f()) {
-    using R = decltype(f());
-    MemoryContext volatile caller_context = CurrentMemoryContext;
-    ErrorData* volatile caught = nullptr;
-    if constexpr (std::is_void_v<R>) {
-        PG_TRY();
-        { f(); }
-        PG_CATCH();
-        {
-            MemoryContextSwitchTo(caller_context);
-            caught = CopyErrorData();
-            FlushErrorState();
-        }
-        PG_END_TRY();
-        if (caught) throw PgError(caught);
-    } else {
-        // Default-constructible results only (Datum, pointers, numbers, bool).
-        R volatile result{};
-        PG_TRY();
-        { result = f(); }
-        PG_CATCH();
-        {
-            MemoryContextSwitchTo(caller_context);
-            caught = CopyErrorData();
-            FlushErrorState();
-        }
-        PG_END_TRY();
-        if (caught) throw PgError(caught);
-        return result;
-    }
-}
-
-// Checks for query cancel, statement timeout and termination (raises them as PgError).
-void check_for_interrupts();
-
-// Progress and advice for the user (NOTICE / WARNING messages).
-void notice(const std::string& message, const std::string& detail = {});
-void warning(const std::string& message, const std::string& detail = {}, const std::string& hint = {});
-
 // The memory context the Datum builders of datum.h (string_to_text, bytes_to_bytea, arrays, records,
 // ...) allocate in: the context the innermost running HOPPER_FUNCTION was called in, where
 // PostgreSQL reads the function's result. Not CurrentMemoryContext: while a pg::Spi is open that is
@@ -95,6 +53,52 @@ public:
 private:
     MemoryContext outer_;
 };
+
+// Runs f (which calls PostgreSQL functions) and turns a PostgreSQL error into PgError. f must not
+// keep objects with destructors alive across the PostgreSQL calls it makes. After an error the
+// memory context and the value context are the caller's again.
+template <typename F>
+auto call(F&& f) -> decltype(f()) {
+    using R = decltype(f());
+    MemoryContext volatile caller_context = CurrentMemoryContext;
+    MemoryContext volatile caller_value_context = value_context();
+    ErrorData* volatile caught = nullptr;
+    if constexpr (std::is_void_v<R>) {
+        PG_TRY();
+        { f(); }
+        PG_CATCH();
+        {
+            MemoryContextSwitchTo(caller_context);
+            exchange_value_context(caller_value_context);
+            caught = CopyErrorData();
+            FlushErrorState();
+        }
+        PG_END_TRY();
+        if (caught) throw PgError(caught);
+    } else {
+        // Default-constructible results only (Datum, pointers, numbers, bool).
+        R volatile result{};
+        PG_TRY();
+        { result = f(); }
+        PG_CATCH();
+        {
+            MemoryContextSwitchTo(caller_context);
+            exchange_value_context(caller_value_context);
+            caught = CopyErrorData();
+            FlushErrorState();
+        }
+        PG_END_TRY();
+        if (caught) throw PgError(caught);
+        return result;
+    }
+}
+
+// Checks for query cancel, statement timeout and termination (raises them as PgError).
+void check_for_interrupts();
+
+// Progress and advice for the user (NOTICE / WARNING messages).
+void notice(const std::string& message, const std::string& detail = {});
+void warning(const std::string& message, const std::string& detail = {}, const std::string& hint = {});
 
 // What the guard caught; trivially destructible, so raising it (a longjmp) skips nothing.
 struct CaughtError {
