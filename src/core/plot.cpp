@@ -305,14 +305,17 @@ std::vector<std::string> distinguishing_labels(const std::vector<std::string>& s
         else if (!everywhere) partial.push_back(p);
     }
     std::vector<std::string> labels = labels_of(settings, differing);
-    // Configurations that differ only in what one of them lacks: name that too.
-    for (std::size_t i = 0; i < settings.size(); ++i)
-        for (std::size_t j = i + 1; j < settings.size(); ++j)
-            if (labels[i] == labels[j] && settings[i] != settings[j]) {
-                differing.insert(differing.end(), partial.begin(), partial.end());
-                std::sort(differing.begin(), differing.end());
-                return labels_of(settings, differing);
-            }
+    // Configurations that differ only in what one of them lacks: name that too. (Two that read the
+    // same and differ: one of them differs from the first that reads so.)
+    std::map<std::string, std::size_t> first_reading;
+    for (std::size_t i = 0; i < settings.size(); ++i) {
+        const auto [at, added] = first_reading.emplace(labels[i], i);
+        if (!added && settings[at->second] != settings[i]) {
+            differing.insert(differing.end(), partial.begin(), partial.end());
+            std::sort(differing.begin(), differing.end());
+            return labels_of(settings, differing);
+        }
+    }
     return labels;
 }
 
