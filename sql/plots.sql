@@ -11,8 +11,8 @@ GRANT USAGE ON SCHEMA hopper TO regress_hopper_plots;
 SET ROLE regress_hopper_plots;
 
 -- Run "plots_big": 400 configurations (Adam or SGD, each its own learning rate), 30 evaluated
--- iterations each: an SVG of some 200 kB, larger than what malloc hands out from its heap, so
--- reading it after it was freed faults.
+-- iterations each: an SVG of some 200 kB, which malloc returns to the system or hands out again
+-- once SPI frees it.
 INSERT INTO hopper.run_records (method, name, source_table, model_output_table, num_iterations,
                                 metrics_compute_frequency, checkpoint_frequency, searcher_metric, smaller_is_better, data)
 VALUES ('fit_multiple', 'plots_big', 'src', 'out_big', 30, 1, 0, 'validation_loss', true, '{}'),
@@ -60,8 +60,8 @@ SELECT count(DISTINCT md5(x)) AS two_pictures, bool_and(length(x) > 150000) AS a
 FROM unnest(ARRAY[hopper.learning_curves_svg(:big), hopper.learning_curves_svg(:big, 'accuracy'),
                   hopper.learning_curves_svg(:big)]) AS x;
 
--- The legend: 30 entries, and the best (lowest last validation loss) after them; each names its
--- optimizer and learning rate, which is all that differs: no two read the same.
+-- The legend: the first 30 configurations, and the best (lowest last validation loss) after them;
+-- each names its optimizer and learning rate, which is all that differs: no two read the same.
 SELECT count(*) AS legend_entries, count(DISTINCT m[1]) AS distinct_entries
 FROM regexp_matches(:'svg', '<text x="[0-9.]+" y="[0-9.]+"(?: font-weight="bold")?>(mst_key [^<]*)</text>', 'g') AS m;
 SELECT (regexp_matches(:'svg', '<text x="[0-9.]+" y="[0-9.]+"(?: font-weight="bold")?>(mst_key [^<]*)</text>', 'g'))[1] AS legend
