@@ -10,6 +10,8 @@
 #   googletest (libgtest-dev)                 the core's unit tests
 #   postgresql-15-pgtap, libtap-parser-sourcehandler-pgtap-perl   pgTAP tests and pg_prove
 #   cmake, g++, clang, libclang-rt-14-dev     building; clang for libFuzzer and sanitizer runs
+#   chromium                                  test/scripts/plot_render.sh draws learning_curves_svg's pictures
+#                                             in it (headless; 122 MB download, ~1.5 min; the test skips without)
 set -euo pipefail
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO=sudo
@@ -18,7 +20,7 @@ export DEBIAN_FRONTEND=noninteractive
 need=()
 for p in postgresql-15 postgresql-server-dev-15 libpq-dev libeigen3-dev libdnnl-dev nlohmann-json3-dev zlib1g-dev \
          libgtest-dev postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl cmake g++ make clang \
-         libclang-rt-14-dev "$@"; do
+         libclang-rt-14-dev chromium "$@"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
 done
 if [ ${#need[@]} -eq 0 ]; then

@@ -15,13 +15,30 @@ extern "C" {
 
 namespace hopper::pg {
 
+namespace {
+
+// Runs build (which pallocs the value it returns) in the value context; a PostgreSQL error in it
+// leaves the current context as it was (pg::call restores it).
+template <typename F>
+Datum build_value(F&& build) {
+    return call([&] {
+        MemoryContext target = value_context();
+        MemoryContext outer = MemoryContextSwitchTo(target ? target : CurrentMemoryContext);
+        Datum d = build();
+        MemoryContextSwitchTo(outer);
+        return d;
+    });
+}
+
+}  // namespace
+
 std::string text_to_string(Datum d) {
     text* t = call([&] { return DatumGetTextPP(d); });
     return std::string(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
 }
 
 Datum string_to_text(std::string_view s) {
-    return call([&] { return PointerGetDatum(cstring_to_text_with_len(s.data(), (int)s.size())); });
+    return build_value([&] { return PointerGetDatum(cstring_to_text_with_len(s.data(), (int)s.size())); });
 }
 
 std::string bytea_to_string(Datum d) {
@@ -33,7 +50,7 @@ Datum bytes_to_bytea(std::string_view bytes) {
     if (bytes.size() > MaxAllocSize - VARHDRSZ)
         fail(ErrorKind::Limit, "value is too large to store",
              "It has " + std::to_string(bytes.size()) + " bytes; PostgreSQL stores at most 1 GB in one value.");
-    return call([&] {
+    return build_value([&] {
         bytea* b = (bytea*)palloc(bytes.size() + VARHDRSZ);
         SET_VARSIZE(b, bytes.size() + VARHDRSZ);
         std::memcpy(VARDATA(b), bytes.data(), bytes.size());
@@ -51,7 +68,7 @@ std::string jsonb_to_string(Datum d) {
 
 Datum string_to_jsonb(std::string_view json) {
     std::string copy(json);
-    return call([&] { return DirectFunctionCall1(jsonb_in, CStringGetDatum(copy.c_str())); });
+    return build_value([&] { return DirectFunctionCall1(jsonb_in, CStringGetDatum(copy.c_str())); });
 }
 
 namespace {
@@ -136,7 +153,7 @@ std::vector<double> float_array_to_vector(Datum d, const char* what) {
 
 template <typename T>
 static Datum make_array(const std::vector<T>& v, Oid type, Datum (*to_datum)(T)) {
-    return call([&] {
+    return build_value([&] {
         Datum* elems = (Datum*)palloc(sizeof(Datum) * (v.empty() ? 1 : v.size()));
         for (std::size_t i = 0; i < v.size(); ++i) elems[i] = to_datum(v[i]);
         int16 typlen;
@@ -159,9 +176,19 @@ Datum make_text_array(const std::vector<std::string>& v) {
     std::vector<Datum> texts;
     texts.reserve(v.size());
     for (const auto& s : v) texts.push_back(string_to_text(s));
-    return call([&] {
+    return build_value([&] {
         return PointerGetDatum(construct_array(texts.empty() ? nullptr : texts.data(), (int)texts.size(),
                                                TEXTOID, -1, false, TYPALIGN_INT));
+    });
+}
+
+Datum make_bytea_array(const std::vector<std::string>& v) {
+    std::vector<Datum> elems;
+    elems.reserve(v.size());
+    for (const auto& s : v) elems.push_back(bytes_to_bytea(s));
+    return build_value([&] {
+        return PointerGetDatum(construct_array(elems.empty() ? nullptr : elems.data(), (int)elems.size(),
+                                               BYTEAOID, -1, false, TYPALIGN_INT));
     });
 }
 
@@ -172,7 +199,7 @@ Datum make_float4_array(const float* data, const std::vector<int>& dims) {
         fail(ErrorKind::Limit, "array is too large to store",
              "It would hold " + std::to_string(n) + " floats; PostgreSQL stores at most 1 GB in one value.",
              "Use a smaller buffer_size.");
-    return call([&] {
+    return build_value([&] {
         int ndim = (int)dims.size();
         int lbs[MAXDIM];
         int dimv[MAXDIM];
@@ -214,7 +241,7 @@ Float4Matrix float4_matrix(Datum d, const char* what) {
 Datum make_record(FunctionCallInfo fcinfo, std::vector<Datum> values, const std::vector<bool>& null_flags) {
     std::unique_ptr<bool[]> nulls(new bool[values.size()]);
     for (std::size_t i = 0; i < values.size(); ++i) nulls[i] = i < null_flags.size() && null_flags[i];
-    return call([&] {
+    return build_value([&] {
         TupleDesc desc;
         if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE)
             elog(ERROR, "function returning a record called in a context that cannot accept it");
@@ -258,7 +285,7 @@ std::string uuid_arg(FunctionCallInfo fcinfo, int i, const char* name) {
 }
 
 Datum uuid_datum(const std::string& text) {
-    return call([&] { return DirectFunctionCall1(uuid_in, CStringGetDatum(text.c_str())); });
+    return build_value([&] { return DirectFunctionCall1(uuid_in, CStringGetDatum(text.c_str())); });
 }
 
 std::string arg_json_object(FunctionCallInfo fcinfo, int i, const char* name) {

@@ -1,5 +1,8 @@
 // Conversions between PostgreSQL Datums and C++ values. Every function here may raise a
 // PostgreSQL error (detoasting, allocation) and therefore goes through pg::call internally.
+// The builders (string_to_text, bytes_to_bytea, string_to_jsonb, make_*_array, make_record,
+// uuid_datum) allocate in value_context() (guard.h): the context the running HOPPER_FUNCTION was
+// called in, so a result built while a pg::Spi is open outlives its SPI_finish.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +30,7 @@ Datum make_float8_array(const std::vector<double>& v);
 Datum make_int4_array(const std::vector<int32_t>& v);
 Datum make_int8_array(const std::vector<int64_t>& v);
 Datum make_text_array(const std::vector<std::string>& v);
+Datum make_bytea_array(const std::vector<std::string>& v);
 // A float4 array with the given dimensions (1-D or 2-D), data row-major.
 Datum make_float4_array(const float* data, const std::vector<int>& dims);
 

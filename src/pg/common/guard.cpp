@@ -6,6 +6,18 @@
 
 namespace hopper::pg {
 
+namespace {
+MemoryContext current_value_context = nullptr;  // a backend runs one thread of PostgreSQL calls
+}  // namespace
+
+MemoryContext value_context() noexcept { return current_value_context; }
+
+MemoryContext exchange_value_context(MemoryContext context) noexcept {
+    MemoryContext outer = current_value_context;
+    current_value_context = context;
+    return outer;
+}
+
 const char* PgError::what() const noexcept {
     return edata_ && edata_->message ? edata_->message : "PostgreSQL error";
 }

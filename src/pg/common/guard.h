@@ -31,12 +31,37 @@ private:
     ErrorData* edata_;  // palloc'd in the caller's memory context
 };
 
+// The memory context the Datum builders of datum.h (string_to_text, bytes_to_bytea, arrays, records,
+// ...) allocate in: the context the innermost running HOPPER_FUNCTION was called in, where
+// PostgreSQL reads the function's result. Not CurrentMemoryContext: while a pg::Spi is open that is
+// SPI's procedure context, which SPI_finish frees, so a result built there was read after it was
+// freed once the Spi closed (learning_curves_svg crashed the server that way). Null outside every
+// HOPPER_FUNCTION, where the builders use CurrentMemoryContext.
+MemoryContext value_context() noexcept;
+// Sets the value context and returns the one it replaces (HOPPER_FUNCTION on entry and exit).
+MemoryContext exchange_value_context(MemoryContext context) noexcept;
+
+// Builds values in another context for a scope: Spi's statement parameters live in a scratch
+// context reset per statement, not as long as the function's result.
+class ValueContextScope {
+public:
+    explicit ValueContextScope(MemoryContext context) noexcept : outer_(exchange_value_context(context)) {}
+    ~ValueContextScope() { exchange_value_context(outer_); }
+    ValueContextScope(const ValueContextScope&) = delete;
+    ValueContextScope& operator=(const ValueContextScope&) = delete;
+
+private:
+    MemoryContext outer_;
+};
+
 // Runs f (which calls PostgreSQL functions) and turns a PostgreSQL error into PgError. f must not
-// keep objects with destructors alive across the PostgreSQL calls it makes.
+// keep objects with destructors alive across the PostgreSQL calls it makes. After an error the
+// memory context and the value context are the caller's again.
 template <typename F>
 auto call(F&& f) -> decltype(f()) {
     using R = decltype(f());
     MemoryContext volatile caller_context = CurrentMemoryContext;
+    MemoryContext volatile caller_value_context = value_context();
     ErrorData* volatile caught = nullptr;
     if constexpr (std::is_void_v<R>) {
         PG_TRY();
@@ -44,6 +69,7 @@ auto call(F&& f) -> decltype(f()) {
         PG_CATCH();
         {
             MemoryContextSwitchTo(caller_context);
+            exchange_value_context(caller_value_context);
             caught = CopyErrorData();
             FlushErrorState();
         }
@@ -57,6 +83,7 @@ auto call(F&& f) -> decltype(f()) {
         PG_CATCH();
         {
             MemoryContextSwitchTo(caller_context);
+            exchange_value_context(caller_value_context);
             caught = CopyErrorData();
             FlushErrorState();
         }
@@ -89,7 +116,8 @@ struct CaughtError {
 }  // namespace hopper::pg
 
 // Declares a SQL-callable function `name` (C symbol `name`, version-1 calling convention). The body
-// that follows is C++ and may throw; it runs inside the guard.
+// that follows is C++ and may throw; it runs inside the guard. The values it builds with datum.h
+// live in the context it was called in (value_context), whatever Spi is open when it builds them.
 #define HOPPER_FUNCTION(name)                                                          \
     static Datum name##_body(FunctionCallInfo fcinfo);                                 \
     extern "C" {                                                                        \
@@ -102,12 +130,15 @@ struct CaughtError {
     Datum name(PG_FUNCTION_ARGS) {                                                      \
         ::hopper::pg::CaughtError caught_error;                                         \
         caught_error.pending = false;                                                   \
+        MemoryContext const outer_value_context =                                       \
+            ::hopper::pg::exchange_value_context(CurrentMemoryContext);                 \
         Datum result = (Datum)0;                                                        \
         try {                                                                           \
             result = name##_body(fcinfo);                                               \
         } catch (...) {                                                                 \
             caught_error.capture(std::current_exception());                             \
         }                                                                               \
+        ::hopper::pg::exchange_value_context(outer_value_context);                      \
         if (caught_error.pending) caught_error.raise();                                 \
         return result;                                                                  \
     }                                                                                   \

@@ -85,16 +85,7 @@ void Spi::bind(const std::vector<SqlParam>& params, Datum* values, char* nulls, 
             case SqlParam::Kind::Int4Array: values[k] = make_int4_array(*p.i4v); types[k] = INT4ARRAYOID; break;
             case SqlParam::Kind::Int8Array: values[k] = make_int8_array(*p.i8v); types[k] = INT8ARRAYOID; break;
             case SqlParam::Kind::TextArray: values[k] = make_text_array(*p.sv); types[k] = TEXTARRAYOID; break;
-            case SqlParam::Kind::ByteaArray: {
-                std::vector<Datum> elems;
-                for (const auto& s : *p.sv) elems.push_back(bytes_to_bytea(s));
-                values[k] = call([&] {
-                    return PointerGetDatum(construct_array(elems.empty() ? nullptr : elems.data(),
-                                                           (int)elems.size(), BYTEAOID, -1, false, TYPALIGN_INT));
-                });
-                types[k] = BYTEAARRAYOID;
-                break;
-            }
+            case SqlParam::Kind::ByteaArray: values[k] = make_bytea_array(*p.sv); types[k] = BYTEAARRAYOID; break;
             case SqlParam::Kind::Float4Matrix:
                 values[k] = make_float4_array(p.fp, {p.rows, p.cols});
                 types[k] = FLOAT4ARRAYOID;
@@ -115,14 +106,8 @@ Spi::Bound Spi::bind_for_statement(const std::vector<SqlParam>& params) {
         if (SPI_tuptable) SPI_freetuptable(SPI_tuptable);
         MemoryContextReset(scratch_);
     });
-    MemoryContext old = MemoryContextSwitchTo(scratch_);
-    try {
-        bind(params, b.values.data(), b.nulls.data(), b.types.data());
-    } catch (...) {
-        MemoryContextSwitchTo(old);
-        throw;
-    }
-    MemoryContextSwitchTo(old);
+    ValueContextScope in_scratch(scratch_);
+    bind(params, b.values.data(), b.nulls.data(), b.types.data());
     return b;
 }
 

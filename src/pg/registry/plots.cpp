@@ -66,7 +66,7 @@ HOPPER_FUNCTION(learning_curves_svg) {
     if (!metric) metric = searcher;
     const bool smaller = *metric == searcher ? searcher_smaller : smaller_is_better(*metric);
 
-    spi.execute("SELECT l.mst_key, l.iteration, l.value, t.compile_params, t.fit_params"
+    spi.execute("SELECT l.mst_key, l.iteration, l.value, t.model_config::pg_catalog.text"
                 " FROM hopper.learning_curves l JOIN hopper.trials t ON t.trial_id = l.trial_id"
                 " WHERE l.run_id = $1 AND l.split = $2 AND l.metric = $3 ORDER BY l.mst_key, l.iteration",
                 {SqlParam::int8(run_id), SqlParam::text_copy(*split), SqlParam::text_copy(*metric)});
@@ -83,19 +83,20 @@ HOPPER_FUNCTION(learning_curves_svg) {
              "Its " + *split + " metrics: " + known + ".");
     }
     std::map<int64_t, Curve> by_key;
+    std::map<int64_t, std::string> configs;  // model_config: architecture, compile and fit parameters
     for (uint64_t r = 0; r < spi.rows(); ++r) {
         const int64_t key = spi.integer(r, 0);
-        Curve& c = by_key[key];
-        if (c.label.empty()) {
-            // The optimizer is what tells configurations apart most often: the label starts there.
-            std::string params = spi.text(r, 3);
-            if (const auto at = params.find("optimizer"); at != std::string::npos && at > 0) params = params.substr(at);
-            if (const auto at = params.find(", metrics"); at != std::string::npos) params.erase(at);
-            if (!spi.is_null(r, 4) && !spi.text(r, 4).empty()) params += "; " + spi.text(r, 4);
-            if (params.size() > 48) params = params.substr(0, 45) + "...";
-            c.label = "mst_key " + std::to_string(key) + (params.empty() ? "" : ": " + params);
-        }
-        c.points.push_back({double(spi.integer(r, 1)), spi.is_null(r, 2) ? std::nan("") : spi.number(r, 2)});
+        if (!configs.count(key)) configs[key] = spi.text(r, 3);
+        by_key[key].points.push_back({double(spi.integer(r, 1)), spi.is_null(r, 2) ? std::nan("") : spi.number(r, 2)});
+    }
+    // The legend names what tells the configurations apart (the learning rate, the optimizer, ...).
+    std::vector<std::string> settings;
+    for (const auto& [key, config] : configs) settings.push_back(config);
+    const std::vector<std::string> differences = distinguishing_labels(settings);
+    std::size_t k = 0;
+    for (auto& [key, c] : by_key) {
+        c.label = "mst_key " + std::to_string(key) + (differences[k].empty() ? "" : ": " + differences[k]);
+        ++k;
     }
     std::vector<Curve> curves;
     std::optional<std::size_t> best;
