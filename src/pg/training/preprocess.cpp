@@ -479,20 +479,27 @@ PackedInfo read_packed_info(Spi& spi, const TableName& packed) {
     info.dependent_varname = spi.text(0, 12);
     info.independent_varname = spi.text(0, 13);
     info.dependent_vartype = spi.text(0, 14);
-    if (info.response_type == "classification" && int(info.class_values.size()) != info.dependent_dim)
-        fail(spi.is_null(0, 1) ? ErrorKind::NullValue : ErrorKind::Data,
-             "summary table " + summary.display() + " has " +
-                 (spi.is_null(0, 1) ? std::string("a NULL class_values")
-                                    : std::to_string(info.class_values.size()) + " class_values for " +
-                                          std::to_string(info.dependent_dim) + " classes"),
-             "A classification's summary names every class, in the order of the one-hot columns.",
-             "Pack the data again with hopper.preprocess.");
+    if (info.response_type == "classification")
+        check_class_values(info.class_values, spi.is_null(0, 1), info.dependent_dim, "summary table " + summary.display());
     // The segments that actually hold data (a user may have deleted rows since packing), in segment
     // order: ascending dist_key on every engine (engine.h).
     spi.execute_reading("packed table " + packed.display(), "SELECT DISTINCT dist_key FROM " + packed.quoted() + " ORDER BY 1");
     for (uint64_t r = 0; r < spi.rows(); ++r) info.dist_keys.push_back(int32_t(spi.integer(r, 0)));
     if (info.dist_keys.empty()) fail(ErrorKind::Data, "packed table " + packed.display() + " is empty");
     return info;
+}
+
+void check_class_values(const std::vector<std::string>& class_values, bool is_null, int outputs,
+                        const std::string& source) {
+    const std::string detail = "A classifier has one output per class (" + std::to_string(outputs) +
+                               " here), and class_values names them in order.";
+    const std::string hint = "Restore class_values as hopper wrote it, or pack the data and train the model again.";
+    if (is_null) fail(ErrorKind::NullValue, source + " has a NULL class_values", detail, hint);
+    if (class_values.size() != std::size_t(outputs))
+        fail(ErrorKind::InvalidParameter,
+             source + " has " + std::to_string(class_values.size()) + " class_values for " + std::to_string(outputs) +
+                 " outputs",
+             detail, hint);
 }
 
 namespace {
