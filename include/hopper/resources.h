@@ -30,6 +30,23 @@ std::size_t inference_bytes(const ModelConfig& config, int rows);
 // disk (uncompressed float32 arrays and their row overhead).
 uint64_t packed_table_bytes(uint64_t rows, int x_dim, int y_dim, int buffer_size);
 
+// Packing rows into minibatch buffers (hopper.preprocess) in one backend. At its peak it holds the
+// row identifiers of the whole table and their shuffled order (rows * row_id_bytes), and, for the
+// largest buffer, the larger of its two steps: reading its rows (each as the source query returns
+// it, source_row_bytes with its allocation overhead, plus bookkeeping) into the float arrays it
+// fills, and writing them (the float arrays, the array values made of them, and the insert's two
+// copies of those). Figures measured against the backend's peak resident memory in
+// test/scripts/preprocess_memory.sh.
+struct PackingShape {
+    uint64_t rows = 0;
+    int buffer_rows = 0;  // rows of the largest buffer
+    int x_dim = 0;
+    int y_dim = 0;
+    uint64_t source_row_bytes = 0;
+    uint64_t row_id_bytes = 0;
+};
+uint64_t packing_bytes(const PackingShape& shape);
+
 // "1.2 GB", "340 MB", "12 kB" for messages.
 std::string format_bytes(uint64_t bytes);
 

@@ -166,8 +166,9 @@ CREATE TABLE hopper.trial_metrics (
     trial_id bigint NOT NULL REFERENCES hopper.trials,
     iteration integer NOT NULL,
     steps_completed bigint NOT NULL,
-    training_metrics jsonb NOT NULL,
-    validation_metrics jsonb,
+    -- Objects of metric name to value: the shared view hopper.learning_curves expands them.
+    training_metrics jsonb NOT NULL CHECK (jsonb_typeof(training_metrics) = 'object'),
+    validation_metrics jsonb CHECK (jsonb_typeof(validation_metrics) = 'object'),
     searcher_value double precision,
     elapsed_seconds double precision,
     report_time timestamptz NOT NULL DEFAULT now(),
@@ -597,6 +598,33 @@ SELECT pg_catalog.pg_extension_config_dump(pg_catalog.pg_get_serial_sequence('ho
 SELECT pg_catalog.pg_extension_config_dump(pg_catalog.pg_get_serial_sequence('hopper.models', 'model_id'), '');
 SELECT pg_catalog.pg_extension_config_dump(pg_catalog.pg_get_serial_sequence('hopper.model_versions', 'version_id'), '');
 
+-- ---- JSON numbers in shared views ---------------------------------------------------------------
+-- Every role reads every row of the registry, and each role writes its own rows' JSON: a view that
+-- casts one role's value must not fail for everyone (a string, or a number beyond the type's range,
+-- raised 22P02/22003 in every unfiltered query). These casts give NULL for what is not a number in
+-- range, and 0 for what would underflow. (BEGIN ATOMIC: bound when created, and inlined in queries.)
+CREATE FUNCTION hopper.json_float8(value jsonb) RETURNS double precision
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+BEGIN ATOMIC
+    SELECT CASE WHEN pg_catalog.jsonb_typeof(value) OPERATOR(pg_catalog.<>) 'number' THEN NULL
+                WHEN pg_catalog.abs(value::pg_catalog.numeric) OPERATOR(pg_catalog.>=) 1e308 THEN NULL
+                WHEN pg_catalog.abs(value::pg_catalog.numeric) OPERATOR(pg_catalog.<) 1e-300 THEN 0
+                ELSE value::pg_catalog.numeric::double precision END;
+END;
+COMMENT ON FUNCTION hopper.json_float8(jsonb) IS
+'a JSON number as double precision: NULL for anything else (strings, objects, null) and for numbers beyond its range, 0 for numbers too small for it; never an error';
+
+CREATE FUNCTION hopper.json_float4(value jsonb) RETURNS real
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+BEGIN ATOMIC
+    SELECT CASE WHEN pg_catalog.jsonb_typeof(value) OPERATOR(pg_catalog.<>) 'number' THEN NULL
+                WHEN pg_catalog.abs(value::pg_catalog.numeric) OPERATOR(pg_catalog.>=) 3.4e38 THEN NULL
+                WHEN pg_catalog.abs(value::pg_catalog.numeric) OPERATOR(pg_catalog.<) 1e-37 THEN 0
+                ELSE value::pg_catalog.numeric::real END;
+END;
+COMMENT ON FUNCTION hopper.json_float4(jsonb) IS
+'a JSON number as real: NULL for anything else (strings, objects, null) and for numbers beyond its range, 0 for numbers too small for it; never an error';
+
 -- ---- views ------------------------------------------------------------------------------------
 CREATE VIEW hopper.checkpoints_expanded AS
 SELECT c.checkpoint_id, c.uuid, c.task_id, t.task_type, c.report_time, c.state, c.steps_completed, c.format,
@@ -655,11 +683,11 @@ SELECT v.version_id, v.model_id, md.name AS model_name, v.version, v.name, v.com
        e.signed_searcher_value, e.data ->> 'response_type' AS response_type,
        CASE WHEN jsonb_typeof(e.data -> 'class_values') = 'array'
             THEN ARRAY(SELECT jsonb_array_elements_text(e.data -> 'class_values')) END AS class_values,
-       (e.data ->> 'normalizing_const')::double precision AS normalizing_const,
+       hopper.json_float8(e.data -> 'normalizing_const') AS normalizing_const,
        CASE WHEN jsonb_typeof(e.data -> 'feature_center') = 'array'
-            THEN ARRAY(SELECT jsonb_array_elements_text(e.data -> 'feature_center')::real) END AS feature_center,
+            THEN ARRAY(SELECT hopper.json_float4(jsonb_array_elements(e.data -> 'feature_center'))) END AS feature_center,
        CASE WHEN jsonb_typeof(e.data -> 'feature_spread') = 'array'
-            THEN ARRAY(SELECT jsonb_array_elements_text(e.data -> 'feature_spread')::real) END AS feature_spread
+            THEN ARRAY(SELECT hopper.json_float4(jsonb_array_elements(e.data -> 'feature_spread'))) END AS feature_spread
 FROM hopper.model_versions v
 JOIN hopper.models md ON md.model_id = v.model_id
 JOIN hopper.checkpoints_expanded e ON e.checkpoint_id = v.checkpoint_id;
@@ -672,14 +700,14 @@ GRANT SELECT ON hopper.checkpoints_expanded, hopper.latest_checkpoints, hopper.b
 CREATE VIEW hopper.learning_curves WITH (security_invoker = true) AS
 SELECT tr.run_id, r.name AS run_name, r.method, tr.trial_id, tr.mst_key, m.iteration, m.steps_completed,
        m.elapsed_seconds, m.report_time, s.split, kv.key AS metric,
-       CASE WHEN pg_catalog.jsonb_typeof(kv.value) = 'number' THEN (kv.value #>> '{}')::double precision END AS value
+       hopper.json_float8(kv.value) AS value
 FROM hopper.trial_metrics m
 JOIN hopper.trials tr ON tr.trial_id = m.trial_id
 JOIN hopper.run_records r ON r.run_id = tr.run_id
 CROSS JOIN LATERAL (VALUES ('training', m.training_metrics), ('validation', m.validation_metrics)) AS s(split, metrics)
-CROSS JOIN LATERAL pg_catalog.jsonb_each(s.metrics) AS kv;
+CROSS JOIN LATERAL pg_catalog.jsonb_each(CASE WHEN pg_catalog.jsonb_typeof(s.metrics) = 'object' THEN s.metrics END) AS kv;
 COMMENT ON VIEW hopper.learning_curves IS
-'learning curves in long form, one row per run, configuration (trial, mst_key), evaluated iteration, split (training or validation), metric (loss, accuracy, ...) and value (NULL where it was not finite): what BI tools and notebooks plot directly';
+'learning curves in long form, one row per run, configuration (trial, mst_key), evaluated iteration, split (training or validation), metric (loss, accuracy, ...) and value (NULL where it was not a finite number): what BI tools and notebooks plot directly';
 GRANT SELECT ON hopper.learning_curves TO PUBLIC;
 
 CREATE FUNCTION hopper.learning_curves_svg(run_id bigint, metric text DEFAULT NULL, split text DEFAULT NULL)

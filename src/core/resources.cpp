@@ -85,6 +85,22 @@ uint64_t packed_table_bytes(uint64_t rows, int x_dim, int y_dim, int buffer_size
     return rows * (uint64_t(std::max(0, x_dim)) + uint64_t(std::max(0, y_dim))) * sizeof(float) + buffers * 200;
 }
 
+uint64_t packing_bytes(const PackingShape& s) {
+    const uint64_t n = uint64_t(std::max(0, s.buffer_rows));
+    const uint64_t floats = n * (uint64_t(std::max(0, s.x_dim)) + uint64_t(std::max(0, s.y_dim))) * sizeof(float);
+    // Reading: the rows, and about 350 bytes of bookkeeping each (measured: the result's pointer,
+    // the label's text, the map from row identifier to position, the identifier array of the
+    // fetch, its copies in the plan, the plan sent to parallel workers and the hashed lookup of
+    // the identifiers), and the float arrays being filled.
+    const uint64_t reading = n * (s.source_row_bytes + 350) + floats;
+    // Writing: the float arrays, the two array values made of them, and two copies in the insert
+    // (the slot materialized for routing to the partition, the heap tuple formed from it).
+    const uint64_t writing = 4 * floats;
+    // Catalog caches, plans and executor state of the statements: a few megabytes whatever the data.
+    const uint64_t fixed = uint64_t(3) << 20;
+    return s.rows * s.row_id_bytes + std::max(reading, writing) + fixed;
+}
+
 std::string format_bytes(uint64_t bytes) {
     char buf[32];
     if (bytes >= (uint64_t(1) << 30))

@@ -344,6 +344,9 @@ int append_floats(Datum d, std::vector<float>& out, const char* what, int64_t ro
         std::vector<double> v = float_array_to_vector(d, what);
         for (int i = 0; i < n; ++i) out[base + i] = float(v[i]);
     }
+    // A detoasted (or unpacked short-header) copy: freed now, or a loop over rows (preprocess reads
+    // whole tables) would keep one per row until its memory context ends.
+    if ((Pointer)a != DatumGetPointer(d)) pfree(a);
     return n;
 }
 

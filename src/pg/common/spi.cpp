@@ -173,10 +173,11 @@ void Prepared::reset() noexcept {
     }
 }
 
-Prepared Spi::prepare(const std::string& sql, const std::vector<Oid>& types) {
+Prepared Spi::prepare(const std::string& sql, const std::vector<Oid>& types, bool large_params) {
     std::vector<Oid> t(types);
     SPIPlanPtr plan = call([&] {
-        SPIPlanPtr plan = SPI_prepare(sql.c_str(), (int)t.size(), t.empty() ? nullptr : t.data());
+        SPIPlanPtr plan = SPI_prepare_cursor(sql.c_str(), (int)t.size(), t.empty() ? nullptr : t.data(),
+                                             large_params ? CURSOR_OPT_GENERIC_PLAN : 0);
         if (!plan) elog(ERROR, "SPI_prepare failed (%s): %s", SPI_result_code_string(SPI_result), sql.c_str());
         if (SPI_keepplan(plan) != 0) elog(ERROR, "SPI_keepplan failed");
         return plan;

@@ -95,7 +95,10 @@ public:
     // value is the user's data, reported as 22004 naming `source` ("packed table s.t") and the
     // column, instead of an internal error.
     uint64_t execute_reading(const std::string& source, const std::string& sql, const std::vector<SqlParam>& params = {});
-    Prepared prepare(const std::string& sql, const std::vector<Oid>& types);
+    // large_params: always a generic plan. A custom plan (PostgreSQL's choice for the first five
+    // executions) folds the parameters in as constants, copying each large value twice (the plan
+    // and the planner's scratch); packing buffers of tens of megabytes needed 5 copies, not 3.
+    Prepared prepare(const std::string& sql, const std::vector<Oid>& types, bool large_params = false);
     uint64_t execute(const Prepared& stmt, const std::vector<SqlParam>& params);
 
     uint64_t rows() const { return rows_; }

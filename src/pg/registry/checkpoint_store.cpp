@@ -256,6 +256,11 @@ void materialize_checkpoint_table(Spi& spi, int64_t checkpoint_id, const TableNa
 
     const std::string payload = read_payload(spi, c);
     StateSummary st = inspect_state(payload);
+    // predict names each output by its class: a checkpoint whose facts name too few or too many
+    // classes would give a model table that cannot be scored.
+    if (response == "classification")
+        check_class_values(std::vector<std::string>(facts["class_values"].size()), false, st.config.arch.output_dim(),
+                           "checkpoint " + c.uuid);
     if (arch.empty()) arch = st.config.arch.to_json();
     if (compile.empty()) compile = st.config.compile.to_json();
     if (fit.empty()) fit = st.config.fit.to_json();

@@ -14,11 +14,13 @@ std::string order_clause(const SortKey& key, bool descending, int metric_param) 
         case SortKey::Steps: expr = "e.steps_completed"; break;
         case SortKey::ReportTime: expr = "e.report_time"; break;
         case SortKey::SearcherMetric: expr = "e.signed_searcher_value"; break;
+        // Other roles' checkpoints are listed too: a value that is not a number sorts last instead
+        // of failing everyone's listing (hopper.json_float8 never raises).
         case SortKey::TrainingMetric:
-            expr = "(e.training_metrics ->> $" + std::to_string(metric_param) + ")::pg_catalog.float8";
+            expr = "hopper.json_float8(e.training_metrics -> $" + std::to_string(metric_param) + ")";
             break;
         case SortKey::ValidationMetric:
-            expr = "(e.validation_metrics ->> $" + std::to_string(metric_param) + ")::pg_catalog.float8";
+            expr = "hopper.json_float8(e.validation_metrics -> $" + std::to_string(metric_param) + ")";
             break;
         case SortKey::Version: expr = "e.version"; break;
         case SortKey::CreationTime: expr = "e.creation_time"; break;

@@ -303,6 +303,12 @@ HOPPER_FUNCTION(predict) {
     const std::string dependent_type = spi.text(0, 3);
     const double normalizing_const = spi.number(0, 4);
     const std::vector<double> center = spi.float8_array(0, 5), spread = spi.float8_array(0, 6);
+    const Architecture& arch = models.configs[0].arch;
+    // Each output of a classifier is named by its class: without a name for every output, rows whose
+    // argmax has none would silently get a NULL label. The summary is the model table's, so say so
+    // before anything is written.
+    if (response == "classification")
+        check_class_values(class_values, spi.is_null(0, 1), arch.output_dim(), "summary table " + summary.display());
 
     TableName source = resolve_input_table(source_text, "source table");
     std::vector<std::string> id = parse_column_list(id_text, "id_column");
@@ -311,7 +317,6 @@ HOPPER_FUNCTION(predict) {
     FeatureColumns features = describe_features(source, indep_text);
     TableName output = resolve_output_table(output_text, "output table");
 
-    const Architecture& arch = models.configs[0].arch;
     check_memory(inference_bytes(models.configs[0], 1) + 2 * uint64_t(models.states[0].size()), "scoring with this model",
                  "Use a smaller architecture.");
     const std::string forward = "hopper.model_forward($1, (" + features.expression +

@@ -27,7 +27,10 @@
 #include "pg/common/spi.h"
 
 extern "C" {
+#include "access/heaptoast.h"
+#include "access/htup_details.h"
 #include "storage/itemptr.h"
+#include "utils/memutils.h"
 #include "utils/varlena.h"
 }
 
@@ -78,6 +81,7 @@ struct Source {
     Oid dependent_type = InvalidOid;
     std::vector<std::string> independent;  // column names
     bool independent_is_array = false;
+    int feature_bytes = 8;  // one feature as x_expr gives it
     std::string x_expr;  // SQL expression for the features as an array
     std::string y_expr;  // SQL expression for the response
 };
@@ -95,6 +99,7 @@ Source describe_source(const std::string& table_text, const std::string& dep_tex
     FeatureColumns f = describe_features(s.table, indep_text);
     s.independent = f.columns;
     s.independent_is_array = f.is_array;
+    s.feature_bytes = f.value_bytes;
     s.x_expr = f.expression;
     s.y_expr = quote_ident(s.dependent);
     return s;
@@ -198,8 +203,9 @@ std::vector<std::string> read_class_values(Spi& spi, const Source& src) {
 }
 
 // Row identifiers in physical order.
-std::vector<ItemPointerData> read_tids(Spi& spi, const TableName& rows) {
+std::vector<ItemPointerData> read_tids(Spi& spi, const TableName& rows, int64_t expected) {
     std::vector<ItemPointerData> tids;
+    tids.reserve(std::size_t(expected));  // growing by doubling would hold up to three times as much
     spi.open_cursor("SELECT ctid FROM " + rows.quoted());
     while (spi.fetch(kFetchBatch) > 0) {
         check_for_interrupts();
@@ -248,6 +254,45 @@ uint64_t tid_key(const ItemPointerData& t) {
     return (uint64_t(ItemPointerGetBlockNumberNoCheck(&t)) << 16) | ItemPointerGetOffsetNumberNoCheck(&t);
 }
 
+// What palloc takes for `size` bytes: AllocSet rounds a small chunk up to a power of two and gives a
+// large one a block of its own; either has a header.
+uint64_t palloc_bytes(uint64_t size) {
+    if (size > 8192) return size + 56;
+    uint64_t chunk = 8;
+    while (chunk < size) chunk <<= 1;
+    return chunk + 16;
+}
+
+// One row of a buffer as the fetch returns it: a heap tuple (its header and ctid) with the features
+// (an array column is stored in at most about 2 kB of the row, the rest out of line, and detoasted
+// one row at a time) and the dependent value.
+uint64_t source_row_bytes(const Source& src, const Layout& layout) {
+    uint64_t features = 24 + uint64_t(src.feature_bytes) * uint64_t(layout.x_dim);
+    if (src.independent_is_array) features = std::min<uint64_t>(features, TOAST_TUPLE_THRESHOLD);
+    uint64_t dependent = 8;
+    if (layout.response == Response::Classification) {
+        std::size_t longest = 0;
+        for (const std::string& v : layout.class_values) longest = std::max(longest, v.size());
+        dependent = 4 + longest;
+    } else if (is_numeric_array(src.dependent_type)) {
+        dependent = 24 + 8 * uint64_t(layout.y_dim);
+    }
+    return palloc_bytes(HEAPTUPLESIZE + MAXALIGN(SizeofHeapTupleHeader) + MAXALIGN(sizeof(ItemPointerData)) + features +
+                        dependent);
+}
+
+// Switches to a memory context for a scope, and back however the scope ends.
+class InContext {
+public:
+    explicit InContext(MemoryContext context) : old_(MemoryContextSwitchTo(context)) {}
+    ~InContext() { MemoryContextSwitchTo(old_); }
+    InContext(const InContext&) = delete;
+    InContext& operator=(const InContext&) = delete;
+
+private:
+    MemoryContext old_;
+};
+
 struct PackResult {
     BufferPlan plan;
     int64_t rows = 0;
@@ -268,10 +313,18 @@ PackResult pack_rows(Spi& spi, const Source& src, const Layout& layout, const Ta
                  "; PostgreSQL stores at most 1 GB (" + std::to_string(limit_floats) + " floats) in one value.",
              "Use buffer_size => " + std::to_string(std::max<std::size_t>(1, limit_floats / std::size_t(widest))) +
                  " or less.");
-    // What one buffer costs in memory (its rows read, the float arrays and their datums), and what the
-    // whole table will take on disk: refused before anything is read or written.
-    const uint64_t row_floats = uint64_t(layout.x_dim) + uint64_t(layout.y_dim);
-    check_memory(3 * uint64_t(max_rows) * row_floats * sizeof(float), "packing buffers of " + std::to_string(max_rows) + " rows",
+    // What packing holds in memory at its peak (resources.h), and what the whole table will take on
+    // disk: refused before anything is read or written.
+    PackingShape shape;
+    shape.rows = uint64_t(rows);
+    shape.buffer_rows = int(max_rows);
+    shape.x_dim = layout.x_dim;
+    shape.y_dim = layout.y_dim;
+    shape.source_row_bytes = source_row_bytes(src, layout);
+    shape.row_id_bytes = sizeof(ItemPointerData) + sizeof(uint64_t);  // tids and their shuffled order
+    check_memory(packing_bytes(shape),
+                 "packing " + std::to_string(rows) + " rows of " + std::to_string(layout.x_dim) + " features and " +
+                     std::to_string(layout.y_dim) + " dependent values in buffers of " + std::to_string(max_rows) + " rows",
                  "Use a smaller buffer_size.");
     check_packed_table_size(packed_table_bytes(uint64_t(rows), layout.x_dim, layout.y_dim, buffer_size),
                             "packing " + std::to_string(rows) + " rows of " + std::to_string(layout.x_dim) + " features and " +
@@ -286,7 +339,7 @@ PackResult pack_rows(Spi& spi, const Source& src, const Layout& layout, const Ta
     std::vector<std::string> columns = src.independent;
     if (std::find(columns.begin(), columns.end(), src.dependent) == columns.end()) columns.push_back(src.dependent);
     const TableName source_rows = engine->packing_source(spi, src.table, columns);
-    std::vector<ItemPointerData> tids = read_tids(spi, source_rows);
+    std::vector<ItemPointerData> tids = read_tids(spi, source_rows, rows);
     if (int64_t(tids.size()) != rows)
         fail(ErrorKind::Data, "the source table changed while it was being packed");
     std::vector<uint64_t> order = shuffled_order(tids.size(), seed);
@@ -299,16 +352,23 @@ PackResult pack_rows(Spi& spi, const Source& src, const Layout& layout, const Ta
                                       " (dist_key, buffer_id, independent_var, dependent_var, independent_var_shape,"
                                       " dependent_var_shape) VALUES ($1, $2, $3, $4, ARRAY[$5, $6],"
                                       " ARRAY[$5, $7])",
-                                  {INT4OID, INT4OID, FLOAT4ARRAYOID, FLOAT4ARRAYOID, INT4OID, INT4OID, INT4OID});
+                                  {INT4OID, INT4OID, FLOAT4ARRAYOID, FLOAT4ARRAYOID, INT4OID, INT4OID, INT4OID},
+                                  /*large_params=*/true);
     const std::string fetch_sql = "SELECT ctid, " + src.x_expr + ", " + src.y_expr + " FROM " + source_rows.quoted() +
                                   " WHERE ctid OPERATOR(pg_catalog.=) ANY ($1)";
 
+    // What PostgreSQL allocates for one buffer (its row identifier array, label texts, converted
+    // feature arrays) is freed before the next: in SPI's memory it would pile up until the call ends.
+    const MemoryContext buffer_memory = call([] {
+        return AllocSetContextCreate(CurrentMemoryContext, "hopper packing buffer", ALLOCSET_DEFAULT_SIZES);
+    });
     std::vector<ItemPointerData> batch;
     std::vector<float> x, y, row;
     std::unordered_map<uint64_t, int> slot;
     std::size_t next = 0;
     for (std::size_t b = 0; b < result.plan.rows.size(); ++b) {
         check_for_interrupts();
+        call([&] { MemoryContextReset(buffer_memory); });
         const int n = result.plan.rows[b];
         batch.assign(n, ItemPointerData{});
         slot.clear();
@@ -317,59 +377,67 @@ PackResult pack_rows(Spi& spi, const Source& src, const Layout& layout, const Ta
             slot[tid_key(batch[i])] = i;
         }
         next += n;
-        Datum tid_array = make_tid_array(batch.data(), n);
+        Datum tid_array;
+        {
+            InContext in_buffer(buffer_memory);
+            tid_array = make_tid_array(batch.data(), n);
+        }
         spi.execute(fetch_sql, {SqlParam::datum(tid_array, TIDARRAYOID)});
         if (int64_t(spi.rows()) != n) fail(ErrorKind::Data, "the source table changed while it was being packed");
         x.assign(std::size_t(n) * layout.x_dim, 0.0f);
         y.assign(std::size_t(n) * layout.y_dim, 0.0f);
-        for (uint64_t r = 0; r < spi.rows(); ++r) {
-            bool isnull;
-            Datum tid = spi.datum(r, 0, &isnull);
-            const int i = slot.at(tid_key(*((ItemPointer)DatumGetPointer(tid))));
-            row.clear();
-            const int len = append_floats(spi.datum(r, 1, &isnull), row, "features", result.rows + i + 1);
-            if (len != layout.x_dim)
-                fail(ErrorKind::Data, "feature arrays have different lengths",
-                     "Expected " + std::to_string(layout.x_dim) + " features, found " + std::to_string(len) + ".");
-            const int bad = first_non_finite(row.data(), len);
-            if (bad >= 0)
-                fail(ErrorKind::Data, "features contain NaN or infinite values",
-                     "Feature " + std::to_string(bad + 1) + " of a row is " + describe_float(row[bad]) + ".",
-                     "Clean or impute the data before packing.");
-            layout.scaling.apply(row.data(), len);
-            const int overflow = first_non_finite(row.data(), len);
-            if (overflow >= 0)
-                fail(ErrorKind::Data, "scaled features are not finite in float32",
-                     "Feature " + std::to_string(overflow + 1) + " of a row becomes " + describe_float(row[overflow]) +
-                         " once divided by normalizing_const " + std::to_string(layout.scaling.normalizing_const) +
-                         (layout.scaling.center.empty() ? "" : " and scaled") + ".",
-                     "Use a normalizing_const that keeps features within float32's range (about 3.4e38).");
-            std::memcpy(&x[std::size_t(i) * layout.x_dim], row.data(), sizeof(float) * len);
-            float* yrow = &y[std::size_t(i) * layout.y_dim];
-            if (layout.response == Response::Classification) {
-                const std::string label = spi.text(r, 2);
-                auto it = class_index.find(label);
-                if (it == class_index.end())
-                    fail(ErrorKind::Data, "class value \"" + label + "\" does not occur in the training data",
-                         "The training data has classes: " + [&] {
-                             std::string s;
-                             for (std::size_t k = 0; k < layout.class_values.size() && k < 20; ++k)
-                                 s += (k ? ", " : "") + layout.class_values[k];
-                             return s + (layout.class_values.size() > 20 ? ", ..." : "");
-                         }() + ".");
-                yrow[it->second] = 1.0f;
-            } else {
+        {
+            // Reading the rows: detoasted and converted arrays, label texts.
+            InContext in_buffer(buffer_memory);
+            for (uint64_t r = 0; r < spi.rows(); ++r) {
+                bool isnull;
+                Datum tid = spi.datum(r, 0, &isnull);
+                const int i = slot.at(tid_key(*((ItemPointer)DatumGetPointer(tid))));
                 row.clear();
-                Datum yv = spi.datum(r, 2, &isnull);
-                if (is_numeric_array(spi.column_type(2))) {
-                    if (append_floats(yv, row, "dependent values", result.rows + i + 1) != layout.y_dim)
-                        fail(ErrorKind::Data, "dependent arrays have different lengths");
+                const int len = append_floats(spi.datum(r, 1, &isnull), row, "features", result.rows + i + 1);
+                if (len != layout.x_dim)
+                    fail(ErrorKind::Data, "feature arrays have different lengths",
+                         "Expected " + std::to_string(layout.x_dim) + " features, found " + std::to_string(len) + ".");
+                const int bad = first_non_finite(row.data(), len);
+                if (bad >= 0)
+                    fail(ErrorKind::Data, "features contain NaN or infinite values",
+                         "Feature " + std::to_string(bad + 1) + " of a row is " + describe_float(row[bad]) + ".",
+                         "Clean or impute the data before packing.");
+                layout.scaling.apply(row.data(), len);
+                const int overflow = first_non_finite(row.data(), len);
+                if (overflow >= 0)
+                    fail(ErrorKind::Data, "scaled features are not finite in float32",
+                         "Feature " + std::to_string(overflow + 1) + " of a row becomes " + describe_float(row[overflow]) +
+                             " once divided by normalizing_const " + std::to_string(layout.scaling.normalizing_const) +
+                             (layout.scaling.center.empty() ? "" : " and scaled") + ".",
+                         "Use a normalizing_const that keeps features within float32's range (about 3.4e38).");
+                std::memcpy(&x[std::size_t(i) * layout.x_dim], row.data(), sizeof(float) * len);
+                float* yrow = &y[std::size_t(i) * layout.y_dim];
+                if (layout.response == Response::Classification) {
+                    const std::string label = spi.text(r, 2);
+                    auto it = class_index.find(label);
+                    if (it == class_index.end())
+                        fail(ErrorKind::Data, "class value \"" + label + "\" does not occur in the training data",
+                             "The training data has classes: " + [&] {
+                                 std::string s;
+                                 for (std::size_t k = 0; k < layout.class_values.size() && k < 20; ++k)
+                                     s += (k ? ", " : "") + layout.class_values[k];
+                                 return s + (layout.class_values.size() > 20 ? ", ..." : "");
+                             }() + ".");
+                    yrow[it->second] = 1.0f;
                 } else {
-                    row.push_back(float(spi.number(r, 2)));
+                    row.clear();
+                    Datum yv = spi.datum(r, 2, &isnull);
+                    if (is_numeric_array(spi.column_type(2))) {
+                        if (append_floats(yv, row, "dependent values", result.rows + i + 1) != layout.y_dim)
+                            fail(ErrorKind::Data, "dependent arrays have different lengths");
+                    } else {
+                        row.push_back(float(spi.number(r, 2)));
+                    }
+                    if (first_non_finite(row.data(), layout.y_dim) >= 0)
+                        fail(ErrorKind::Data, "dependent values contain NaN or infinite values");
+                    std::memcpy(yrow, row.data(), sizeof(float) * layout.y_dim);
                 }
-                if (first_non_finite(row.data(), layout.y_dim) >= 0)
-                    fail(ErrorKind::Data, "dependent values contain NaN or infinite values");
-                std::memcpy(yrow, row.data(), sizeof(float) * layout.y_dim);
             }
         }
         spi.execute(insert, {SqlParam::int4(dist_keys[result.plan.segment[b]]), SqlParam::int4(int32_t(b)),
@@ -435,6 +503,9 @@ FeatureColumns describe_features(const TableName& table, const std::string& inde
     if (f.columns.size() == 1 && is_numeric_array(types[0])) {
         f.is_array = true;
         f.expression = quote_ident(f.columns[0]);
+        f.value_bytes = types[0] == INT2ARRAYOID ? 2 : types[0] == INT4ARRAYOID || types[0] == FLOAT4ARRAYOID ? 4
+                        : types[0] == NUMERICARRAYOID                                          ? 12
+                                                                                               : 8;
         return f;
     }
     for (std::size_t i = 0; i < types.size(); ++i)
@@ -479,20 +550,27 @@ PackedInfo read_packed_info(Spi& spi, const TableName& packed) {
     info.dependent_varname = spi.text(0, 12);
     info.independent_varname = spi.text(0, 13);
     info.dependent_vartype = spi.text(0, 14);
-    if (info.response_type == "classification" && int(info.class_values.size()) != info.dependent_dim)
-        fail(spi.is_null(0, 1) ? ErrorKind::NullValue : ErrorKind::Data,
-             "summary table " + summary.display() + " has " +
-                 (spi.is_null(0, 1) ? std::string("a NULL class_values")
-                                    : std::to_string(info.class_values.size()) + " class_values for " +
-                                          std::to_string(info.dependent_dim) + " classes"),
-             "A classification's summary names every class, in the order of the one-hot columns.",
-             "Pack the data again with hopper.preprocess.");
+    if (info.response_type == "classification")
+        check_class_values(info.class_values, spi.is_null(0, 1), info.dependent_dim, "summary table " + summary.display());
     // The segments that actually hold data (a user may have deleted rows since packing), in segment
     // order: ascending dist_key on every engine (engine.h).
     spi.execute_reading("packed table " + packed.display(), "SELECT DISTINCT dist_key FROM " + packed.quoted() + " ORDER BY 1");
     for (uint64_t r = 0; r < spi.rows(); ++r) info.dist_keys.push_back(int32_t(spi.integer(r, 0)));
     if (info.dist_keys.empty()) fail(ErrorKind::Data, "packed table " + packed.display() + " is empty");
     return info;
+}
+
+void check_class_values(const std::vector<std::string>& class_values, bool is_null, int outputs,
+                        const std::string& source) {
+    const std::string detail = "A classifier has one output per class (" + std::to_string(outputs) +
+                               " here), and class_values names them in order.";
+    const std::string hint = "Restore class_values as hopper wrote it, or pack the data and train the model again.";
+    if (is_null) fail(ErrorKind::NullValue, source + " has a NULL class_values", detail, hint);
+    if (class_values.size() != std::size_t(outputs))
+        fail(ErrorKind::InvalidParameter,
+             source + " has " + std::to_string(class_values.size()) + " class_values for " + std::to_string(outputs) +
+                 " outputs",
+             detail, hint);
 }
 
 namespace {

@@ -53,9 +53,16 @@ struct FeatureColumns {
     std::vector<std::string> columns;
     bool is_array = false;
     std::string expression;
+    int value_bytes = 8;  // bytes of one feature as `expression` gives it (an array column's element size)
 };
 FeatureColumns describe_features(const TableName& table, const std::string& independent_varname);
 std::vector<std::string> parse_column_list(const std::string& text, const char* what);
 PackedInfo read_packed_info(Spi& spi, const TableName& packed);
+
+// A classifier's class_values name its outputs (one-hot columns) in order, one each: raises 22004
+// when they are NULL and 22023 when there are not `outputs` of them, naming `source` ("summary
+// table s.m_summary") and both counts.
+void check_class_values(const std::vector<std::string>& class_values, bool is_null, int outputs,
+                        const std::string& source);
 
 }  // namespace hopper::pg
