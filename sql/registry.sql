@@ -390,7 +390,7 @@ SELECT pg_temp.try($$UPDATE hopper.model_versions SET version = 99 WHERE model_i
 UPDATE hopper.model_versions SET notes = 'reviewed' WHERE model_id = :reg_model AND version = 1 RETURNING version, notes, last_updated_time >= creation_time AS touched;
 SELECT pg_temp.try($$UPDATE hopper.models SET next_version = 1 WHERE name = 'reg-Classifier'$$);
 -- A registered checkpoint stays COMPLETED (read from hopper.model_versions, not from a counter).
-SELECT pg_temp.try($$UPDATE hopper.checkpoints SET state = 'ERROR' WHERE checkpoint_id = (SELECT min(checkpoint_id) FROM hopper.model_versions)$$);
+SELECT pg_temp.try($$UPDATE hopper.checkpoints SET state = 'ERROR' WHERE checkpoint_id = (SELECT min(v.checkpoint_id) FROM hopper.model_versions v JOIN hopper.models m USING (model_id) WHERE m.name = 'reg-Classifier')$$);
 SELECT pg_temp.try($$UPDATE hopper.checkpoints SET uuid = gen_random_uuid() WHERE uuid = '$$ || :'bare_uuid' || $$'$$);
 SELECT pg_temp.try($$UPDATE hopper.checkpoints SET state = 'COMPLETED' WHERE uuid = '$$ || :'ext_uuid' || $$'$$);
 SELECT pg_temp.try($$UPDATE hopper.models SET name = 'has space' WHERE name = 'reg-Classifier'$$);
