@@ -33,7 +33,8 @@
 #include <cmath>
 #include <initializer_list>
 
-#include "config_internal.h"
+#include "config_architecture.h"
+#include "config_keras.h"
 #include "hopper/interrupt.h"
 
 namespace hopper::cfg {

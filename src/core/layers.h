@@ -9,7 +9,7 @@
 //
 // Adding a layer kind: its LayerKind, its rules in layers.cpp (shape, checks, parameters, memory,
 // dispatch), its forward/backward in a layer_*.cpp file, and its keys in the parsers
-// (config.cpp's native form, config_keras.cpp).
+// (config_architecture.cpp's native form, config_keras.cpp).
 #pragma once
 
 #include <cstdint>
