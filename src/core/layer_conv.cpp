@@ -182,4 +182,58 @@ void conv_backward(const LayerArgs& a, const float* params, const float* x, cons
     }
 }
 
+namespace {
+
+class Conv2DType : public LayerType {
+public:
+    Conv2DType() : LayerType(LayerKind::Conv2D) {}
+    TensorShape output_shape(const Layer& l, const TensorShape& in) const override {
+        const Window w = window_of(l, in);
+        TensorShape out;
+        out.height = std::max(w.out_h, 0);
+        out.width = std::max(w.out_w, 0);
+        out.channels = l.filters;
+        out.flat = false;
+        return out;
+    }
+    void check_input(const Layer& l, const TensorShape& in, const std::string& label) const override {
+        require_image(l, in, label);
+        check_window(l, in, label, "kernel_size");
+    }
+    // Kernel [kernel_h * kernel_w * channels, filters], then the filters' biases.
+    uint64_t param_count(const Layer& l, const TensorShape& in) const override {
+        const uint64_t k = mul_sat(mul_sat(uint64_t(std::max(l.kernel_h, 0)), uint64_t(std::max(l.kernel_w, 0))),
+                                   uint64_t(std::max(in.channels, 0)));
+        const uint64_t f = uint64_t(std::max(l.filters, 0));
+        return add_sat(mul_sat(k, f), l.use_bias ? f : 0);
+    }
+    // 1x1 convolutions with stride 1 read their input directly.
+    uint64_t columns_per_row(const Layer& l, const TensorShape& in) const override {
+        if (l.kernel_h == 1 && l.kernel_w == 1 && l.stride_h == 1 && l.stride_w == 1) return 0;
+        const TensorShape out = output_shape(l, in);
+        const uint64_t k = mul_sat(mul_sat(uint64_t(l.kernel_h), uint64_t(l.kernel_w)), uint64_t(in.channels));
+        return mul_sat(k, mul_sat(uint64_t(out.height), uint64_t(out.width)));
+    }
+    std::string shape_token(const Layer& l) const override {
+        return window_token("conv" + std::to_string(l.kernel_h) + "x" + std::to_string(l.kernel_w) + "x" +
+                                std::to_string(l.filters),
+                            l, false);
+    }
+    void forward(const LayerArgs& a, const float* params, const float* x, float* z, Index n, bool,
+                 LayerScratch& s) const override {
+        conv_forward(a, params, x, z, n, s);
+    }
+    void backward(const LayerArgs& a, const float* params, const float* x, const float* dz, float* grad, float* dx,
+                  Index n, LayerScratch& s) const override {
+        conv_backward(a, params, x, dz, grad, dx, n, s);
+    }
+};
+
+}  // namespace
+
+const LayerType& conv2d_layer() {
+    static const Conv2DType t;
+    return t;
+}
+
 }  // namespace hopper::layers
