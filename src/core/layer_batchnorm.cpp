@@ -137,6 +137,16 @@ public:
     uint64_t param_count(const Layer& l, const TensorShape& in) const override {
         return uint64_t(std::max(in.channels, 0)) * uint64_t(2 + (l.scale ? 1 : 0) + (l.center ? 1 : 0));
     }
+    LayerSlice slice(const Layer& l, const TensorShape& in, std::size_t offset) const override {
+        const std::size_t c = std::size_t(in.channels);
+        LayerSlice s;
+        s.inputs = s.units = 0;
+        s.weight_offset = offset;
+        s.bias_offset = offset + (l.scale ? c : 0);
+        s.stats_offset = s.bias_offset + (l.center ? c : 0);
+        s.end_offset = s.stats_offset + 2 * c;
+        return s;
+    }
     std::string shape_token(const Layer&) const override { return "bn"; }
     void initialize(const LayerArgs& a, float* params) const override {
         const Layer& l = a.layer;

@@ -27,8 +27,10 @@
 // not reuse the kernel from registers the way a GEMM kernel does.
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "gemm.h"
+#include "hopper/error.h"
 #include "layers.h"
 
 namespace hopper::layers {
@@ -206,6 +208,16 @@ public:
                                    uint64_t(std::max(in.channels, 0)));
         const uint64_t f = uint64_t(std::max(l.filters, 0));
         return add_sat(mul_sat(k, f), l.use_bias ? f : 0);
+    }
+    LayerSlice slice(const Layer& l, const TensorShape& in, std::size_t offset) const override {
+        const int64_t k = int64_t(l.kernel_h) * l.kernel_w * in.channels;
+        if (k > std::numeric_limits<int>::max()) fail(ErrorKind::Internal, "network layer with an invalid size");
+        return kernel_slice(l, offset, int(k), l.filters);
+    }
+    // Keras' fans: a kernel (kh, kw, in, filters) has fan_in kh*kw*in (= s.inputs) and fan_out
+    // kh*kw*filters.
+    double kernel_fan_out(const Layer& l, const LayerSlice&) const override {
+        return double(l.kernel_h) * double(l.kernel_w) * double(l.filters);
     }
     // 1x1 convolutions with stride 1 read their input directly.
     uint64_t columns_per_row(const Layer& l, const TensorShape& in) const override {

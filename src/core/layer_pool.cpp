@@ -144,6 +144,10 @@ public:
         require_image(l, in, label);
         check_window(l, in, label, "pool_size");
     }
+    // Max pooling keeps, per output value, the input it came from.
+    uint64_t argmax_per_row(const Layer& l, const TensorShape& out) const override {
+        return l.kind == LayerKind::MaxPooling2D ? out.size() : 0;
+    }
     std::string shape_token(const Layer& l) const override {
         return window_token(token_ + std::to_string(l.kernel_h) + "x" + std::to_string(l.kernel_w), l, true);
     }

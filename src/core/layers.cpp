@@ -82,6 +82,23 @@ std::string window_token(std::string s, const Layer& l, bool stride_defaults_to_
     return s;
 }
 
+LayerSlice LayerType::slice(const Layer&, const TensorShape&, std::size_t offset) const {
+    LayerSlice s;
+    s.weight_offset = s.bias_offset = s.stats_offset = s.end_offset = offset;
+    s.inputs = s.units = 0;
+    return s;
+}
+
+LayerSlice kernel_slice(const Layer& l, std::size_t offset, int inputs, int units) {
+    LayerSlice s;
+    s.weight_offset = offset;
+    s.inputs = inputs;
+    s.units = units;
+    s.bias_offset = offset + std::size_t(units) * std::size_t(inputs);
+    s.stats_offset = s.end_offset = s.bias_offset + (units > 0 && l.use_bias ? std::size_t(units) : 0);
+    return s;
+}
+
 namespace {
 
 // Dense: the arithmetic stays in network.cpp, exactly as before other layers existed (stored models
@@ -103,6 +120,10 @@ public:
     uint64_t param_count(const Layer& l, const TensorShape& in) const override {
         return add_sat(mul_sat(in.size(), uint64_t(std::max(l.units, 0))), l.use_bias ? uint64_t(std::max(l.units, 0)) : 0);
     }
+    LayerSlice slice(const Layer& l, const TensorShape& in, std::size_t offset) const override {
+        return kernel_slice(l, offset, int(in.size()), l.units);
+    }
+    double kernel_fan_out(const Layer&, const LayerSlice& s) const override { return double(s.units); }
     std::string shape_token(const Layer& l) const override { return std::to_string(l.units); }
     void forward(const LayerArgs&, const float*, const float*, float*, Eigen::Index, bool, LayerScratch&) const override {
         fail(ErrorKind::Internal, "dense layer routed to the layer dispatch");

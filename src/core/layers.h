@@ -113,10 +113,17 @@ public:
     virtual void check_input(const Layer& l, const TensorShape& in, const std::string& label) const {}
     // Values of one row's output, unclamped (the shape's channels saturate at INT_MAX).
     virtual uint64_t output_values(const Layer& l, const TensorShape& in) const { return output_shape(l, in).size(); }
-    // Parameter floats (saturating); their layout is the LayerSlice Network builds.
+    // Parameter floats (saturating), and their layout from `offset` (end_offset is one past them):
+    // none by default. Valid sizes only (Network builds it for a validated architecture).
     virtual uint64_t param_count(const Layer& l, const TensorShape& in) const { return 0; }
-    // Floats of patches (im2col) of one image, kept while training (the workspace).
+    virtual LayerSlice slice(const Layer& l, const TensorShape& in, std::size_t offset) const;
+    // A kernel Network::initialize draws (units x inputs of the slice) with the layer's initializer,
+    // and its fan-out (Keras' fans); kinds without one return 0 and initialize their own parameters.
+    virtual double kernel_fan_out(const Layer& l, const LayerSlice& s) const { return 0.0; }
+    // Workspace: floats of patches (im2col) of one image kept while training; 32-bit argmax
+    // entries per row kept from forward to backward (max pooling).
     virtual uint64_t columns_per_row(const Layer& l, const TensorShape& in) const { return 0; }
+    virtual uint64_t argmax_per_row(const Layer& l, const TensorShape& out) const { return 0; }
     // The token in shape_string().
     virtual std::string shape_token(const Layer& l) const = 0;
     // Initial parameters other than kernels (Network::initialize draws those).
@@ -142,6 +149,10 @@ const LayerType& max_pooling2d_layer();             // layer_pool.cpp
 const LayerType& average_pooling2d_layer();         // layer_pool.cpp
 const LayerType& global_average_pooling2d_layer();  // layer_pool.cpp
 const LayerType& batch_normalization_layer();       // layer_batchnorm.cpp
+
+// The layout of a kernel kind (Dense, Conv2D): `units` columns of `inputs` weights, then `units`
+// biases if use_bias.
+LayerSlice kernel_slice(const Layer& l, std::size_t offset, int inputs, int units);
 
 // Shared by the kinds: refuses a flat input of a kind that needs an image; refuses a window
 // (`what`: "kernel_size", "pool_size") that does not fit the input; the shape token of a window

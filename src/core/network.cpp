@@ -103,31 +103,8 @@ Network::Network(Architecture arch) : arch_(std::move(arch)) {
         if (in.size() == 0 || out.size() == 0 || in.size() > layers::kMaxRowFloats ||
             out.size() > layers::kMaxRowFloats || (layer.kind == LayerKind::Dense && !in.flat))
             fail(ErrorKind::Internal, "network layer with an invalid size");
-        LayerSlice s;
-        s.weight_offset = offset;
-        s.inputs = 0;
-        s.units = 0;
-        if (layer.kind == LayerKind::Dense) {
-            s.inputs = int(in.size());
-            s.units = layer.units;
-        } else if (layer.kind == LayerKind::Conv2D) {
-            const int64_t k = int64_t(layer.kernel_h) * layer.kernel_w * in.channels;
-            if (k > std::numeric_limits<int>::max())
-                fail(ErrorKind::Internal, "network layer with an invalid size");
-            s.inputs = int(k);
-            s.units = layer.filters;
-        }
-        const std::size_t weights = std::size_t(s.units) * std::size_t(s.inputs);
-        s.bias_offset = offset + weights;
-        offset = s.bias_offset + (s.units > 0 && layer.use_bias ? std::size_t(s.units) : 0);
-        if (layer.kind == LayerKind::BatchNormalization) {
-            const std::size_t c = std::size_t(in.channels);
-            s.bias_offset = s.weight_offset + (layer.scale ? c : 0);
-            offset = s.bias_offset + (layer.center ? c : 0);
-        }
-        s.stats_offset = offset;
-        if (layer.kind == LayerKind::BatchNormalization) offset += 2 * std::size_t(in.channels);
-        s.end_offset = offset;
+        const LayerSlice s = layers::layer_type(layer.kind).slice(layer, in, offset);
+        offset = s.end_offset;
         slices_.push_back(s);
         shapes_.push_back(out);
     }
@@ -140,7 +117,8 @@ void Network::initialize(float* params, uint64_t seed) const {
     for (std::size_t l = 0; l < slices_.size(); ++l) {
         const LayerSlice& s = slices_[l];
         const Layer& layer = arch_.layers[l];
-        if (layer.kind != LayerKind::Dense && layer.kind != LayerKind::Conv2D) {
+        const double fan_out = layers::layer_type(layer.kind).kernel_fan_out(layer, s);
+        if (fan_out == 0.0) {
             layers::initialize({layer, shapes_[l], shapes_[l + 1], s}, params);
             continue;
         }
@@ -148,11 +126,6 @@ void Network::initialize(float* params, uint64_t seed) const {
         float* w = params + s.weight_offset;
         // One stream per layer: adding a layer leaves the earlier layers' weights unchanged.
         Rng rng(mix_seed(seed, l));
-        // Keras' fans: a Conv2D kernel (kh, kw, in, filters) has fan_in kh*kw*in (= s.inputs) and
-        // fan_out kh*kw*filters.
-        const double fan_out = layer.kind == LayerKind::Conv2D
-                                   ? double(layer.kernel_h) * double(layer.kernel_w) * double(layer.filters)
-                                   : double(s.units);
         const double scale = init_scale(layer.initializer, double(s.inputs), fan_out);
         switch (layer.initializer) {
             case Initializer::GlorotUniform:
