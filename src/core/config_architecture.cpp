@@ -33,15 +33,8 @@ const char* to_string(Initializer i) {
 
 
 const char* to_string(LayerKind k) {
-    switch (k) {
-        case LayerKind::Dense: return "dense";
-        case LayerKind::Conv2D: return "conv2d";
-        case LayerKind::MaxPooling2D: return "max_pooling2d";
-        case LayerKind::AveragePooling2D: return "average_pooling2d";
-        case LayerKind::GlobalAveragePooling2D: return "global_average_pooling2d";
-        case LayerKind::Flatten: return "flatten";
-        case LayerKind::BatchNormalization: return "batch_normalization";
-    }
+    for (const cfg::NativeLayerForm& f : cfg::native_layer_forms())
+        if (f.kind == k) return f.type;
     return "unknown";
 }
 
@@ -85,42 +78,144 @@ namespace {
 // A [height, width] pair for messages and canonical JSON.
 json pair_json(int h, int w) { return json::array({h, w}); }
 
-// Range checks of the fields a layer's kind uses (hand-built layers; the parsers check as they
-// read). Sizes above kMaxDim are refused like the parsers do.
-void validate_layer_values(const Layer& l, const std::string& where) {
-    auto positive = [&](const char* key, int h, int w, const char* what) {
-        if (h < 1 || w < 1 || h > kMaxDim || w > kMaxDim)
-            bad_value(key, where, pair_json(h, w),
-                      std::string(what) + " must be integers between 1 and 1000000.");
-    };
-    switch (l.kind) {
-        case LayerKind::Dense:
-            if (l.units < 1 || l.units > kMaxDim)
-                bad_value("units", where, l.units, "units must be an integer between 1 and 1000000.");
-            break;
-        case LayerKind::Conv2D:
-            if (l.filters < 1 || l.filters > kMaxDim)
-                bad_value("filters", where, l.filters, "filters must be an integer between 1 and 1000000.");
-            positive("kernel_size", l.kernel_h, l.kernel_w, "The kernel's height and width");
-            positive("strides", l.stride_h, l.stride_w, "Strides");
-            break;
-        case LayerKind::MaxPooling2D:
-        case LayerKind::AveragePooling2D:
-            positive("pool_size", l.kernel_h, l.kernel_w, "The pool's height and width");
-            positive("strides", l.stride_h, l.stride_w, "Strides");
-            break;
-        case LayerKind::BatchNormalization:
-            if (!(l.momentum >= 0.0 && l.momentum <= 1.0))
-                bad_value("momentum", where, l.momentum, "momentum must be between 0 and 1.");
-            // float32 must see a positive, finite epsilon too (1e-50 is 0 as a float).
-            if (!(l.epsilon > 0.0 && float(l.epsilon) > 0.0f && std::isfinite(float(l.epsilon))))
-                bad_value("epsilon", where, l.epsilon, "epsilon must be a positive number.");
-            break;
-        case LayerKind::GlobalAveragePooling2D:
-        case LayerKind::Flatten:
-            break;
-    }
+// A size pair a hand-built layer gives: refused unless both are in 1..kMaxDim.
+void check_positive(const char* key, int h, int w, const char* what, const std::string& where) {
+    if (h < 1 || w < 1 || h > kMaxDim || w > kMaxDim)
+        bad_value(key, where, pair_json(h, w), std::string(what) + " must be integers between 1 and 1000000.");
 }
+
+const json& required(const json& lj, const char* key, const std::string& where) {
+    auto it = lj.find(key);
+    if (it == lj.end())
+        fail(ErrorKind::InvalidParameter, "missing key \"" + std::string(key) + "\"" + where + " of the architecture");
+    return *it;
+}
+
+int read_count(const json& lj, const char* key, const std::string& where) {
+    const json& u = required(lj, key, where);
+    int64_t v = 0;
+    if (!as_integer(u, 1, kMaxDim, v))
+        bad_size(key, where, u, std::string(key) + " must be an integer between 1 and 1000000.");
+    return static_cast<int>(v);
+}
+
+void check_count(const char* key, int n, const std::string& where) {
+    if (n < 1 || n > kMaxDim)
+        bad_value(key, where, n, std::string(key) + " must be an integer between 1 and 1000000.");
+}
+
+// Dense
+
+void dense_read(const json& lj, const std::string& where, Layer& l) { l.units = read_count(lj, "units", where); }
+void dense_write(const Layer& l, ojson& lj) { lj["units"] = l.units; }
+bool dense_same(const Layer& a, const Layer& b) { return a.units == b.units; }
+void dense_check(const Layer& l, const std::string& where) { check_count("units", l.units, where); }
+
+// Conv2D
+
+void conv_read(const json& lj, const std::string& where, Layer& l) {
+    l.filters = read_count(lj, "filters", where);
+    const json& k = required(lj, "kernel_size", where);
+    if (!window_size(k, l.kernel_h, l.kernel_w)) bad_window_size("kernel_size", where, k);
+}
+void conv_write(const Layer& l, ojson& lj) {
+    lj["filters"] = l.filters;
+    lj["kernel_size"] = ojson::array({l.kernel_h, l.kernel_w});
+}
+bool conv_same(const Layer& a, const Layer& b) { return a.filters == b.filters; }
+void conv_check(const Layer& l, const std::string& where) {
+    check_count("filters", l.filters, where);
+    check_positive("kernel_size", l.kernel_h, l.kernel_w, "The kernel's height and width", where);
+    check_positive("strides", l.stride_h, l.stride_w, "Strides", where);
+}
+
+// MaxPooling2D, AveragePooling2D: Keras' default pool_size [2, 2]; strides default to the pool size.
+
+void pool_read(const json& lj, const std::string& where, Layer& l) {
+    l.kernel_h = l.kernel_w = 2;
+    if (auto it = lj.find("pool_size"); it != lj.end())
+        if (!window_size(*it, l.kernel_h, l.kernel_w)) bad_window_size("pool_size", where, *it);
+    l.stride_h = l.kernel_h;
+    l.stride_w = l.kernel_w;
+}
+void pool_write(const Layer& l, ojson& lj) { lj["pool_size"] = ojson::array({l.kernel_h, l.kernel_w}); }
+void pool_check(const Layer& l, const std::string& where) {
+    check_positive("pool_size", l.kernel_h, l.kernel_w, "The pool's height and width", where);
+    check_positive("strides", l.stride_h, l.stride_w, "Strides", where);
+}
+
+// BatchNormalization
+
+void bn_read(const json& lj, const std::string& where, Layer& l) {
+    double d = 0;
+    if (auto it = lj.find("momentum"); it != lj.end()) {
+        if (!as_double(*it, d) || !(d >= 0.0 && d <= 1.0))
+            bad_value("momentum", where, *it, "momentum must be between 0 and 1.");
+        l.momentum = d;
+    }
+    if (auto it = lj.find("epsilon"); it != lj.end()) {
+        // Checked after the cast too: 1e-50 is 0 as a float.
+        if (!as_double(*it, d) || !(d > 0.0) || !(static_cast<float>(d) > 0.0f) ||
+            !std::isfinite(static_cast<float>(d)))
+            bad_value("epsilon", where, *it, "epsilon must be a positive number.");
+        l.epsilon = d;
+    }
+    for (const char* key : {"center", "scale"})
+        if (auto it = lj.find(key); it != lj.end()) {
+            if (!it->is_boolean()) bad_value(key, where, *it, std::string(key) + " must be true or false.");
+            (std::string(key) == "center" ? l.center : l.scale) = it->get<bool>();
+        }
+}
+void bn_write(const Layer& l, ojson& lj) {
+    lj["momentum"] = l.momentum;
+    lj["epsilon"] = l.epsilon;
+    lj["center"] = l.center;
+    lj["scale"] = l.scale;
+}
+bool bn_same(const Layer& a, const Layer& b) {
+    return a.momentum == b.momentum && a.epsilon == b.epsilon && a.center == b.center && a.scale == b.scale;
+}
+void bn_check(const Layer& l, const std::string& where) {
+    if (!(l.momentum >= 0.0 && l.momentum <= 1.0))
+        bad_value("momentum", where, l.momentum, "momentum must be between 0 and 1.");
+    // float32 must see a positive, finite epsilon too (1e-50 is 0 as a float).
+    if (!(l.epsilon > 0.0 && float(l.epsilon) > 0.0f && std::isfinite(float(l.epsilon))))
+        bad_value("epsilon", where, l.epsilon, "epsilon must be a positive number.");
+}
+
+}  // namespace
+
+const std::vector<NativeLayerForm>& native_layer_forms() {
+    static const std::vector<NativeLayerForm> forms = {
+        {LayerKind::Dense, "dense", {"units", "activation", "use_bias", "initializer", "dropout"}, false, true,
+         dense_read, nullptr, dense_write, dense_same, dense_check},
+        {LayerKind::Conv2D, "conv2d",
+         {"type", "filters", "kernel_size", "strides", "padding", "activation", "use_bias", "initializer", "dropout"},
+         true, true, conv_read, nullptr, conv_write, conv_same, conv_check},
+        {LayerKind::MaxPooling2D, "max_pooling2d",
+         {"type", "pool_size", "strides", "padding", "activation", "dropout"}, true, false, pool_read, nullptr,
+         pool_write, nullptr, pool_check},
+        {LayerKind::AveragePooling2D, "average_pooling2d",
+         {"type", "pool_size", "strides", "padding", "activation", "dropout"}, true, false, pool_read, nullptr,
+         pool_write, nullptr, pool_check},
+        {LayerKind::GlobalAveragePooling2D, "global_average_pooling2d", {"type", "activation", "dropout"}, false,
+         false, nullptr, nullptr, nullptr, nullptr, nullptr},
+        {LayerKind::Flatten, "flatten", {"type", "activation", "dropout"}, false, false, nullptr, nullptr, nullptr,
+         nullptr, nullptr},
+        {LayerKind::BatchNormalization, "batch_normalization",
+         {"type", "momentum", "epsilon", "center", "scale", "activation", "dropout"}, false, false, nullptr, bn_read,
+         bn_write, bn_same, bn_check},
+    };
+    return forms;
+}
+
+const NativeLayerForm& native_form(LayerKind kind) {
+    for (const NativeLayerForm& f : native_layer_forms())
+        if (f.kind == kind) return f;
+    fail(ErrorKind::Internal, "unknown layer kind");
+}
+
+namespace {
 
 }  // namespace
 
@@ -163,7 +258,7 @@ void validate_architecture(const Architecture& arch, const std::vector<std::stri
     uint64_t row_floats = 0, params = 0;
     for (std::size_t i = 0; i < n; ++i) {
         const Layer& l = arch.layers[i];
-        validate_layer_values(l, " in " + label(i));
+        if (auto check = native_form(l.kind).check) check(l, " in " + label(i));
         if (!(l.dropout >= 0.0f && l.dropout < 1.0f))
             bad_value("dropout", " in " + label(i), float_for_json(l.dropout),
                       "dropout must be at least 0 and less than 1.");
@@ -211,38 +306,17 @@ namespace {
 
 // Layer types of the native form; a layer without "type" is Dense. Keras class names work too
 // ("Conv2D", "MaxPooling2D", ...: compared without case and underscores).
-bool layer_kind_from_name(std::string_view name, LayerKind& out) {
+const NativeLayerForm* native_form_named(std::string_view name) {
     const std::string n = squash(name);
-    for (LayerKind k : {LayerKind::Dense, LayerKind::Conv2D, LayerKind::MaxPooling2D, LayerKind::AveragePooling2D,
-                        LayerKind::GlobalAveragePooling2D, LayerKind::Flatten, LayerKind::BatchNormalization})
-        if (n == squash(to_string(k))) {
-            out = k;
-            return true;
-        }
-    return false;
+    for (const NativeLayerForm& f : native_layer_forms())
+        if (n == squash(f.type)) return &f;
+    return nullptr;
 }
 
-const char* const kLayerTypeNames =
-    "dense, conv2d, max_pooling2d, average_pooling2d, global_average_pooling2d, flatten, batch_normalization";
-
-// Keys of each layer type in the native form (canonical order).
-const std::vector<std::string>& native_layer_keys(LayerKind k) {
-    static const std::vector<std::string> dense = {"units", "activation", "use_bias", "initializer", "dropout"};
-    static const std::vector<std::string> conv = {"type", "filters", "kernel_size", "strides", "padding", "activation",
-                                                  "use_bias", "initializer", "dropout"};
-    static const std::vector<std::string> pool = {"type", "pool_size", "strides", "padding", "activation", "dropout"};
-    static const std::vector<std::string> plain = {"type", "activation", "dropout"};
-    static const std::vector<std::string> bn = {"type", "momentum", "epsilon", "center", "scale", "activation", "dropout"};
-    switch (k) {
-        case LayerKind::Dense: return dense;
-        case LayerKind::Conv2D: return conv;
-        case LayerKind::MaxPooling2D:
-        case LayerKind::AveragePooling2D: return pool;
-        case LayerKind::GlobalAveragePooling2D:
-        case LayerKind::Flatten: return plain;
-        case LayerKind::BatchNormalization: return bn;
-    }
-    return plain;
+std::string layer_type_names() {
+    std::vector<std::string> names;
+    for (const NativeLayerForm& f : native_layer_forms()) names.push_back(f.type);
+    return join(names);
 }
 
 }  // namespace
@@ -372,10 +446,12 @@ Architecture parse_native_architecture(const json& j) {
                  "layer " + std::to_string(i + 1) + " of the architecture is not an object",
                  "Each layer is an object such as {\"units\": 128, \"activation\": \"relu\"}.");
         Layer l;
+        const NativeLayerForm* form = &native_form(LayerKind::Dense);
         if (auto t = lj.find("type"); t != lj.end())
-            if (!t->is_string() || !layer_kind_from_name(t->get_ref<const std::string&>(), l.kind))
-                bad_value("type", where, *t, "Supported layer types are: " + std::string(kLayerTypeNames) + ".");
-        const std::vector<std::string>& keys = native_layer_keys(l.kind);
+            if (!t->is_string() || !(form = native_form_named(t->get_ref<const std::string&>())))
+                bad_value("type", where, *t, "Supported layer types are: " + layer_type_names() + ".");
+        l.kind = form->kind;
+        const std::vector<std::string>& keys = form->keys;
         for (auto it = lj.begin(); it != lj.end(); ++it)
             if (it.key() != "type" && std::find(keys.begin(), keys.end(), it.key()) == keys.end())
                 fail(ErrorKind::InvalidParameter,
@@ -383,48 +459,8 @@ Architecture parse_native_architecture(const json& j) {
                      l.kind == LayerKind::Dense
                          ? "Valid keys are: " + join(keys) + "."
                          : "Valid keys of a " + std::string(to_string(l.kind)) + " layer are: " + join(keys) + ".");
-        // Required sizes.
-        auto required = [&](const char* key) -> const json& {
-            auto it = lj.find(key);
-            if (it == lj.end())
-                fail(ErrorKind::InvalidParameter, "missing key \"" + std::string(key) + "\"" + where + " of the architecture");
-            return *it;
-        };
-        switch (l.kind) {
-            case LayerKind::Dense: {
-                const json& u = required("units");
-                if (!as_integer(u, 1, kMaxDim, v))
-                    bad_size("units", where, u, "units must be an integer between 1 and 1000000.");
-                l.units = static_cast<int>(v);
-                break;
-            }
-            case LayerKind::Conv2D: {
-                const json& f = required("filters");
-                if (!as_integer(f, 1, kMaxDim, v))
-                    bad_size("filters", where, f, "filters must be an integer between 1 and 1000000.");
-                l.filters = static_cast<int>(v);
-                const json& k = required("kernel_size");
-                if (!window_size(k, l.kernel_h, l.kernel_w)) bad_window_size("kernel_size", where, k);
-                break;
-            }
-            case LayerKind::MaxPooling2D:
-            case LayerKind::AveragePooling2D: {
-                l.kernel_h = l.kernel_w = 2;  // Keras' default pool_size
-                if (auto it = lj.find("pool_size"); it != lj.end())
-                    if (!window_size(*it, l.kernel_h, l.kernel_w)) bad_window_size("pool_size", where, *it);
-                break;
-            }
-            case LayerKind::BatchNormalization:
-            case LayerKind::GlobalAveragePooling2D:
-            case LayerKind::Flatten:
-                break;
-        }
-        if (l.kind == LayerKind::Conv2D || l.kind == LayerKind::MaxPooling2D || l.kind == LayerKind::AveragePooling2D) {
-            // Strides default to 1 for Conv2D and to the pool size for pooling (Keras).
-            if (l.kind != LayerKind::Conv2D) {
-                l.stride_h = l.kernel_h;
-                l.stride_w = l.kernel_w;
-            }
+        if (form->read_sizes) form->read_sizes(lj, where, l);
+        if (form->window) {
             if (auto it = lj.find("strides"); it != lj.end())
                 if (!window_size(*it, l.stride_h, l.stride_w)) bad_window_size("strides", where, *it);
             if (auto it = lj.find("padding"); it != lj.end())
@@ -439,33 +475,14 @@ Architecture parse_native_architecture(const json& j) {
             if (!it->is_boolean()) bad_value("use_bias", where, *it, "use_bias must be true or false.");
             l.use_bias = it->get<bool>();
         }
-        if (l.kind == LayerKind::Dense || l.kind == LayerKind::Conv2D) {
+        if (form->kernel) {
             l.initializer = have_default_init ? default_init : default_initializer(l.activation);
             if (auto it = lj.find("initializer"); it != lj.end())
                 if (!it->is_string() || !initializer_from_name(it->get_ref<const std::string&>(), l.initializer))
                     bad_value("initializer", where, *it, "Supported initializers are: " +
                                                              std::string(kInitializerNames) + ".");
         }
-        if (l.kind == LayerKind::BatchNormalization) {
-            double d = 0;
-            if (auto it = lj.find("momentum"); it != lj.end()) {
-                if (!as_double(*it, d) || !(d >= 0.0 && d <= 1.0))
-                    bad_value("momentum", where, *it, "momentum must be between 0 and 1.");
-                l.momentum = d;
-            }
-            if (auto it = lj.find("epsilon"); it != lj.end()) {
-                // Checked after the cast too: 1e-50 is 0 as a float.
-                if (!as_double(*it, d) || !(d > 0.0) || !(static_cast<float>(d) > 0.0f) ||
-                    !std::isfinite(static_cast<float>(d)))
-                    bad_value("epsilon", where, *it, "epsilon must be a positive number.");
-                l.epsilon = d;
-            }
-            for (const char* key : {"center", "scale"})
-                if (auto it = lj.find(key); it != lj.end()) {
-                    if (!it->is_boolean()) bad_value(key, where, *it, std::string(key) + " must be true or false.");
-                    (std::string(key) == "center" ? l.center : l.scale) = it->get<bool>();
-                }
-        }
+        if (form->read_options) form->read_options(lj, where, l);
         if (auto it = lj.find("dropout"); it != lj.end()) {
             double d = 0;
             // Checked after the cast too: 0.9999999999 rounds to 1.0f.
@@ -491,35 +508,15 @@ ojson architecture_to_ojson(const Architecture& a) {
         ojson lj;
         // Dense layers keep the form of hopper's first versions (no "type"): stored states and
         // their checksums contain it.
-        if (l.kind != LayerKind::Dense) lj["type"] = to_string(l.kind);
-        switch (l.kind) {
-            case LayerKind::Dense:
-                lj["units"] = l.units;
-                break;
-            case LayerKind::Conv2D:
-                lj["filters"] = l.filters;
-                lj["kernel_size"] = ojson::array({l.kernel_h, l.kernel_w});
-                break;
-            case LayerKind::MaxPooling2D:
-            case LayerKind::AveragePooling2D:
-                lj["pool_size"] = ojson::array({l.kernel_h, l.kernel_w});
-                break;
-            case LayerKind::BatchNormalization:
-                lj["momentum"] = l.momentum;
-                lj["epsilon"] = l.epsilon;
-                lj["center"] = l.center;
-                lj["scale"] = l.scale;
-                break;
-            case LayerKind::GlobalAveragePooling2D:
-            case LayerKind::Flatten:
-                break;
-        }
-        if (l.kind == LayerKind::Conv2D || l.kind == LayerKind::MaxPooling2D || l.kind == LayerKind::AveragePooling2D) {
+        const NativeLayerForm& form = native_form(l.kind);
+        if (l.kind != LayerKind::Dense) lj["type"] = form.type;
+        if (form.write) form.write(l, lj);
+        if (form.window) {
             lj["strides"] = ojson::array({l.stride_h, l.stride_w});
             lj["padding"] = to_string(l.padding);
         }
         lj["activation"] = to_string(l.activation);
-        if (l.kind == LayerKind::Dense || l.kind == LayerKind::Conv2D) {
+        if (form.kernel) {
             lj["use_bias"] = l.use_bias;
             lj["initializer"] = to_string(l.initializer);
         }
@@ -595,18 +592,12 @@ bool Architecture::operator==(const Architecture& o) const {
         const Layer& a = layers[i];
         const Layer& b = o.layers[i];
         if (a.kind != b.kind || a.activation != b.activation || a.dropout != b.dropout) return false;
-        const bool kernel = a.kind == LayerKind::Dense || a.kind == LayerKind::Conv2D;
-        const bool window = a.kind == LayerKind::Conv2D || a.kind == LayerKind::MaxPooling2D ||
-                            a.kind == LayerKind::AveragePooling2D;
-        if (kernel && (a.use_bias != b.use_bias || a.initializer != b.initializer)) return false;
-        if (window && (a.kernel_h != b.kernel_h || a.kernel_w != b.kernel_w || a.stride_h != b.stride_h ||
-                       a.stride_w != b.stride_w || a.padding != b.padding))
+        const NativeLayerForm& form = native_form(a.kind);
+        if (form.kernel && (a.use_bias != b.use_bias || a.initializer != b.initializer)) return false;
+        if (form.window && (a.kernel_h != b.kernel_h || a.kernel_w != b.kernel_w || a.stride_h != b.stride_h ||
+                            a.stride_w != b.stride_w || a.padding != b.padding))
             return false;
-        if (a.kind == LayerKind::Dense && a.units != b.units) return false;
-        if (a.kind == LayerKind::Conv2D && a.filters != b.filters) return false;
-        if (a.kind == LayerKind::BatchNormalization &&
-            (a.momentum != b.momentum || a.epsilon != b.epsilon || a.center != b.center || a.scale != b.scale))
-            return false;
+        if (form.same && !form.same(a, b)) return false;
     }
     return true;
 }

@@ -28,4 +28,23 @@ void validate_architecture(const Architecture& arch, const std::vector<std::stri
 Architecture parse_native_architecture(const json& j);
 ojson architecture_to_ojson(const Architecture& a);
 
+// How a layer kind is written in hopper's native JSON: one entry per kind in native_layer_forms().
+// The keys every kind has (activation, dropout) and the groups below are handled once; a kind's
+// own fields by its hooks (null where it has none).
+struct NativeLayerForm {
+    LayerKind kind;
+    const char* type;               // its "type" (to_string(LayerKind)); stored states hold it: never change it
+    std::vector<std::string> keys;  // its keys, canonical order (Dense, the default type, has no "type")
+    bool window;                    // strides and padding (Conv2D, pooling)
+    bool kernel;                    // use_bias and initializer (Dense, Conv2D)
+    // Reads its sizes (before strides and activation), and its options (after the initializer).
+    void (*read_sizes)(const json& lj, const std::string& where, Layer& l);
+    void (*read_options)(const json& lj, const std::string& where, Layer& l);
+    void (*write)(const Layer& l, ojson& lj);         // its fields, after "type"
+    bool (*same)(const Layer& a, const Layer& b);     // its fields equal
+    void (*check)(const Layer& l, const std::string& where);  // range checks of a hand-built layer
+};
+const std::vector<NativeLayerForm>& native_layer_forms();
+const NativeLayerForm& native_form(LayerKind kind);  // Internal for a value outside the enum
+
 }  // namespace hopper::cfg
