@@ -202,7 +202,7 @@ void GradientWorkspace::store_moving_statistics(float* params) const {
     const auto& layers = net_.arch().layers;
     const auto& shapes = net_.shapes();
     for (std::size_t l = 0; l < layers.size(); ++l)
-        if (layers[l].kind == LayerKind::BatchNormalization)
+        if (layers[l].kind != LayerKind::Dense)
             layers::store_moving_statistics({layers[l], shapes[l], shapes[l + 1], net_.slices()[l]},
                                             params, scratch_[l]);
 }
