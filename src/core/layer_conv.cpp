@@ -190,13 +190,7 @@ class Conv2DType : public LayerType {
 public:
     Conv2DType() : LayerType(LayerKind::Conv2D) {}
     TensorShape output_shape(const Layer& l, const TensorShape& in) const override {
-        const Window w = window_of(l, in);
-        TensorShape out;
-        out.height = std::max(w.out_h, 0);
-        out.width = std::max(w.out_w, 0);
-        out.channels = l.filters;
-        out.flat = false;
-        return out;
+        return window_output_shape(l, in, l.filters);
     }
     void check_input(const Layer& l, const TensorShape& in, const std::string& label) const override {
         require_image(l, in, label);

@@ -132,13 +132,7 @@ class PoolingType : public LayerType {
 public:
     PoolingType(LayerKind kind, const char* token) : LayerType(kind), token_(token) {}
     TensorShape output_shape(const Layer& l, const TensorShape& in) const override {
-        const Window w = window_of(l, in);
-        TensorShape out;
-        out.height = std::max(w.out_h, 0);
-        out.width = std::max(w.out_w, 0);
-        out.channels = in.channels;
-        out.flat = false;
-        return out;
+        return window_output_shape(l, in, in.channels);
     }
     void check_input(const Layer& l, const TensorShape& in, const std::string& label) const override {
         require_image(l, in, label);

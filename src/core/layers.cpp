@@ -52,6 +52,16 @@ Window window_of(const Layer& l, const TensorShape& in) {
     return w;
 }
 
+TensorShape window_output_shape(const Layer& l, const TensorShape& in, int channels) {
+    const Window w = window_of(l, in);
+    TensorShape out;
+    out.height = std::max(w.out_h, 0);
+    out.width = std::max(w.out_w, 0);
+    out.channels = channels;
+    out.flat = false;
+    return out;
+}
+
 void require_image(const Layer& l, const TensorShape& in, const std::string& label) {
     if (!in.flat) return;
     const char* kind = to_string(l.kind);

@@ -47,6 +47,8 @@ struct Window {
     int pad_top, pad_left;
 };
 Window window_of(const Layer& l, const TensorShape& in);
+// The image a window kind outputs on `in`: its positions, `channels` deep (none if it does not fit).
+TensorShape window_output_shape(const Layer& l, const TensorShape& in, int channels);
 
 // Output shape of `l` on input `in`, without checks (a validated architecture).
 TensorShape output_shape(const Layer& l, const TensorShape& in);
