@@ -94,7 +94,7 @@ struct Architecture {
 
     bool image_input() const { return input_channels > 0; }
     TensorShape input_shape() const;
-    // Output shape of each layer, in order (for a valid architecture; see validate in config.cpp).
+    // Output shape of each layer, in order (for a valid architecture; see validate_architecture in config_architecture.cpp).
     std::vector<TensorShape> layer_shapes() const;
     int output_dim() const;
     // Number of float parameters: weights and biases of Dense and Conv2D layers, gamma, beta and

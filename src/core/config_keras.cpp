@@ -33,16 +33,13 @@
 #include <cmath>
 #include <initializer_list>
 
-#include "config_internal.h"
+#include "config_architecture.h"
+#include "config_keras.h"
 #include "hopper/interrupt.h"
 
 namespace hopper::cfg {
 
 namespace {
-
-const char* const kSupported =
-    "Supported Keras layers are: InputLayer, Dense, Conv2D, MaxPooling2D, AveragePooling2D, "
-    "GlobalAveragePooling2D, Flatten, BatchNormalization, Activation, Dropout.";
 
 struct KerasLayerRef {
     std::size_t index;  // 1-based position in the Keras layer list
@@ -721,6 +718,50 @@ private:
 
 }  // namespace
 
+namespace {
+
+// The Keras classes hopper reads, each by one method of KerasImport: one line per class.
+struct KerasClass {
+    const char* name;
+    void (*read)(KerasImport& im, const json& cfg, const KerasLayerRef& r, const json* build_shape);
+};
+
+const std::vector<KerasClass>& keras_classes() {
+    static const std::vector<KerasClass> classes = {
+        {"InputLayer", [](KerasImport& im, const json& c, const KerasLayerRef& r, const json*) { im.input_layer(c, r); }},
+        {"Dense", [](KerasImport& im, const json& c, const KerasLayerRef& r, const json* b) { im.dense(c, r, b); }},
+        {"Conv2D", [](KerasImport& im, const json& c, const KerasLayerRef& r, const json* b) { im.conv2d(c, r, b); }},
+        {"MaxPooling2D", [](KerasImport& im, const json& c, const KerasLayerRef& r, const json* b) {
+             im.pooling(c, r, b, LayerKind::MaxPooling2D);
+         }},
+        {"AveragePooling2D", [](KerasImport& im, const json& c, const KerasLayerRef& r, const json* b) {
+             im.pooling(c, r, b, LayerKind::AveragePooling2D);
+         }},
+        {"GlobalAveragePooling2D",
+         [](KerasImport& im, const json& c, const KerasLayerRef& r, const json* b) { im.global_pooling(c, r, b); }},
+        {"Flatten", [](KerasImport& im, const json& c, const KerasLayerRef& r, const json* b) { im.flatten(c, r, b); }},
+        {"BatchNormalization",
+         [](KerasImport& im, const json& c, const KerasLayerRef& r, const json* b) { im.batch_normalization(c, r, b); }},
+        {"Activation", [](KerasImport& im, const json& c, const KerasLayerRef& r, const json*) { im.activation(c, r); }},
+        {"Dropout", [](KerasImport& im, const json& c, const KerasLayerRef& r, const json*) { im.dropout(c, r); }},
+    };
+    return classes;
+}
+
+const KerasClass* keras_class(const std::string& name) {
+    for (const KerasClass& k : keras_classes())
+        if (name == k.name) return &k;
+    return nullptr;
+}
+
+std::string keras_supported() {
+    std::vector<std::string> names;
+    for (const KerasClass& k : keras_classes()) names.push_back(k.name);
+    return "Supported Keras layers are: " + join(names) + ".";
+}
+
+}  // namespace
+
 Architecture parse_keras_architecture(const json& j) {
     const json& cn = j["class_name"];
     if (!cn.is_string() || cn.get_ref<const std::string&>() != "Sequential")
@@ -771,23 +812,15 @@ Architecture parse_keras_architecture(const json& j) {
         if (auto b = lj.find("build_config"); b != lj.end() && b->is_object())
             if (auto s = b->find("input_shape"); s != b->end() && !s->is_null()) build_shape = &*s;
 
-        if (cls == "InputLayer") im.input_layer(cfg, r);
-        else if (cls == "Dense") im.dense(cfg, r, build_shape);
-        else if (cls == "Conv2D") im.conv2d(cfg, r, build_shape);
-        else if (cls == "MaxPooling2D") im.pooling(cfg, r, build_shape, LayerKind::MaxPooling2D);
-        else if (cls == "AveragePooling2D") im.pooling(cfg, r, build_shape, LayerKind::AveragePooling2D);
-        else if (cls == "GlobalAveragePooling2D") im.global_pooling(cfg, r, build_shape);
-        else if (cls == "Flatten") im.flatten(cfg, r, build_shape);
-        else if (cls == "BatchNormalization") im.batch_normalization(cfg, r, build_shape);
-        else if (cls == "Activation") im.activation(cfg, r);
-        else if (cls == "Dropout") im.dropout(cfg, r);
+        const KerasClass* kc = keras_class(cls);
+        if (kc) kc->read(im, cfg, r, build_shape);
         else {
             std::string msg = "unsupported Keras layer \"" + cls + "\" (layer " + std::to_string(i + 1);
             if (!r.name.empty()) msg += ", \"" + r.name + "\"";
             msg += ")";
             fail(ErrorKind::InvalidParameter, msg, {},
-                 cls == "Reshape" ? std::string(kSupported) + " Use a Flatten layer, or reshape the data itself."
-                                  : std::string(kSupported));
+                 cls == "Reshape" ? keras_supported() + " Use a Flatten layer, or reshape the data itself."
+                                  : keras_supported());
         }
     }
     return im.finish(build_input_shape);

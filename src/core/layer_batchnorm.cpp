@@ -5,6 +5,7 @@
 // moving * momentum + batch * (1 - momentum) (Keras 3, and tf.keras 2 once its fused kernel's
 // Bessel correction is removed again). Batch statistics are summed in double: a channel of a
 // 128-image batch of 26x26 maps has 86,528 values.
+#include <algorithm>
 #include <cmath>
 
 #include "layers.h"
@@ -124,6 +125,56 @@ void batchnorm_store(const LayerArgs& a, float* params, const LayerScratch& s) {
     // Nothing before a training forward (the sums are sized by the first one).
     if (s.sums.size() != 2 * c || s.stats.size() != kSegments * c + c) return;
     std::copy(s.stats.data() + kNewMean * c, s.stats.data() + (kNewVar + 1) * c, params + a.slice.stats_offset);
+}
+
+namespace {
+
+// Parameters per channel: gamma (if scale), beta (if center), moving mean and variance.
+class BatchNormalizationType : public LayerType {
+public:
+    BatchNormalizationType() : LayerType(LayerKind::BatchNormalization) {}
+    TensorShape output_shape(const Layer&, const TensorShape& in) const override { return in; }
+    uint64_t param_count(const Layer& l, const TensorShape& in) const override {
+        return uint64_t(std::max(in.channels, 0)) * uint64_t(2 + (l.scale ? 1 : 0) + (l.center ? 1 : 0));
+    }
+    LayerSlice slice(const Layer& l, const TensorShape& in, std::size_t offset) const override {
+        const std::size_t c = std::size_t(in.channels);
+        LayerSlice s;
+        s.inputs = s.units = 0;
+        s.weight_offset = offset;
+        s.bias_offset = offset + (l.scale ? c : 0);
+        s.stats_offset = s.bias_offset + (l.center ? c : 0);
+        s.end_offset = s.stats_offset + 2 * c;
+        return s;
+    }
+    std::string shape_token(const Layer&) const override { return "bn"; }
+    void initialize(const LayerArgs& a, float* params) const override {
+        const Layer& l = a.layer;
+        const LayerSlice& s = a.slice;
+        const int c = a.in.channels;
+        if (l.scale) std::fill(params + s.weight_offset, params + s.weight_offset + c, 1.0f);
+        if (l.center) std::fill(params + s.bias_offset, params + s.bias_offset + c, 0.0f);
+        std::fill(params + s.stats_offset, params + s.stats_offset + c, 0.0f);
+        std::fill(params + s.stats_offset + c, params + s.stats_offset + 2 * c, 1.0f);
+    }
+    void forward(const LayerArgs& a, const float* params, const float* x, float* z, Index n, bool training,
+                 LayerScratch& s) const override {
+        batchnorm_forward(a, params, x, z, n, training, s);
+    }
+    void backward(const LayerArgs& a, const float* params, const float* x, const float* dz, float* grad, float* dx,
+                  Index n, LayerScratch& s) const override {
+        batchnorm_backward(a, params, x, dz, grad, dx, n, s);
+    }
+    void store_moving_statistics(const LayerArgs& a, float* params, const LayerScratch& s) const override {
+        batchnorm_store(a, params, s);
+    }
+};
+
+}  // namespace
+
+const LayerType& batch_normalization_layer() {
+    static const BatchNormalizationType t;
+    return t;
 }
 
 }  // namespace hopper::layers

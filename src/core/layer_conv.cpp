@@ -27,8 +27,10 @@
 // not reuse the kernel from registers the way a GEMM kernel does.
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "gemm.h"
+#include "hopper/error.h"
 #include "layers.h"
 
 namespace hopper::layers {
@@ -180,6 +182,64 @@ void conv_backward(const LayerArgs& a, const float* params, const float* x, cons
         detail::gemm(true, false, k, positions * m, f, kernel.data(), dj.data(), cols.data());
         col2im(w, cols.data(), m, dx + j * in_size);
     }
+}
+
+namespace {
+
+class Conv2DType : public LayerType {
+public:
+    Conv2DType() : LayerType(LayerKind::Conv2D) {}
+    TensorShape output_shape(const Layer& l, const TensorShape& in) const override {
+        return window_output_shape(l, in, l.filters);
+    }
+    void check_input(const Layer& l, const TensorShape& in, const std::string& label) const override {
+        require_image(l, in, label);
+        check_window(l, in, label, "kernel_size");
+    }
+    // Kernel [kernel_h * kernel_w * channels, filters], then the filters' biases.
+    uint64_t param_count(const Layer& l, const TensorShape& in) const override {
+        const uint64_t k = mul_sat(mul_sat(uint64_t(std::max(l.kernel_h, 0)), uint64_t(std::max(l.kernel_w, 0))),
+                                   uint64_t(std::max(in.channels, 0)));
+        const uint64_t f = uint64_t(std::max(l.filters, 0));
+        return add_sat(mul_sat(k, f), l.use_bias ? f : 0);
+    }
+    LayerSlice slice(const Layer& l, const TensorShape& in, std::size_t offset) const override {
+        const int64_t k = int64_t(l.kernel_h) * l.kernel_w * in.channels;
+        if (k > std::numeric_limits<int>::max()) fail(ErrorKind::Internal, "network layer with an invalid size");
+        return kernel_slice(l, offset, int(k), l.filters);
+    }
+    // Keras' fans: a kernel (kh, kw, in, filters) has fan_in kh*kw*in (= s.inputs) and fan_out
+    // kh*kw*filters.
+    double kernel_fan_out(const Layer& l, const LayerSlice&) const override {
+        return double(l.kernel_h) * double(l.kernel_w) * double(l.filters);
+    }
+    // 1x1 convolutions with stride 1 read their input directly.
+    uint64_t columns_per_row(const Layer& l, const TensorShape& in) const override {
+        if (l.kernel_h == 1 && l.kernel_w == 1 && l.stride_h == 1 && l.stride_w == 1) return 0;
+        const TensorShape out = output_shape(l, in);
+        const uint64_t k = mul_sat(mul_sat(uint64_t(l.kernel_h), uint64_t(l.kernel_w)), uint64_t(in.channels));
+        return mul_sat(k, mul_sat(uint64_t(out.height), uint64_t(out.width)));
+    }
+    std::string shape_token(const Layer& l) const override {
+        return window_token("conv" + std::to_string(l.kernel_h) + "x" + std::to_string(l.kernel_w) + "x" +
+                                std::to_string(l.filters),
+                            l, false);
+    }
+    void forward(const LayerArgs& a, const float* params, const float* x, float* z, Index n, bool,
+                 LayerScratch& s) const override {
+        conv_forward(a, params, x, z, n, s);
+    }
+    void backward(const LayerArgs& a, const float* params, const float* x, const float* dz, float* grad, float* dx,
+                  Index n, LayerScratch& s) const override {
+        conv_backward(a, params, x, dz, grad, dx, n, s);
+    }
+};
+
+}  // namespace
+
+const LayerType& conv2d_layer() {
+    static const Conv2DType t;
+    return t;
 }
 
 }  // namespace hopper::layers

@@ -125,4 +125,76 @@ void global_pool_backward(const LayerArgs& a, const float* dz, float* dx, Index 
     }
 }
 
+namespace {
+
+// MaxPooling2D and AveragePooling2D: a window per channel, strides defaulting to the pool size.
+class PoolingType : public LayerType {
+public:
+    PoolingType(LayerKind kind, const char* token) : LayerType(kind), token_(token) {}
+    TensorShape output_shape(const Layer& l, const TensorShape& in) const override {
+        return window_output_shape(l, in, in.channels);
+    }
+    void check_input(const Layer& l, const TensorShape& in, const std::string& label) const override {
+        require_image(l, in, label);
+        check_window(l, in, label, "pool_size");
+    }
+    // Max pooling keeps, per output value, the input it came from.
+    uint64_t argmax_per_row(const Layer& l, const TensorShape& out) const override {
+        return l.kind == LayerKind::MaxPooling2D ? out.size() : 0;
+    }
+    std::string shape_token(const Layer& l) const override {
+        return window_token(token_ + std::to_string(l.kernel_h) + "x" + std::to_string(l.kernel_w), l, true);
+    }
+    void forward(const LayerArgs& a, const float*, const float* x, float* z, Index n, bool,
+                 LayerScratch& s) const override {
+        pool_forward(a, x, z, n, s);
+    }
+    void backward(const LayerArgs& a, const float*, const float*, const float* dz, float*, float* dx, Index n,
+                  LayerScratch& s) const override {
+        if (dx) pool_backward(a, dz, dx, n, s);
+    }
+
+private:
+    std::string token_;
+};
+
+class GlobalAveragePoolingType : public LayerType {
+public:
+    GlobalAveragePoolingType() : LayerType(LayerKind::GlobalAveragePooling2D) {}
+    TensorShape output_shape(const Layer&, const TensorShape& in) const override {
+        TensorShape out;
+        out.channels = in.channels;
+        return out;
+    }
+    void check_input(const Layer& l, const TensorShape& in, const std::string& label) const override {
+        require_image(l, in, label);
+    }
+    std::string shape_token(const Layer&) const override { return "gap"; }
+    void forward(const LayerArgs& a, const float*, const float* x, float* z, Index n, bool,
+                 LayerScratch&) const override {
+        global_pool_forward(a, x, z, n);
+    }
+    void backward(const LayerArgs& a, const float*, const float*, const float* dz, float*, float* dx, Index n,
+                  LayerScratch&) const override {
+        if (dx) global_pool_backward(a, dz, dx, n);
+    }
+};
+
+}  // namespace
+
+const LayerType& max_pooling2d_layer() {
+    static const PoolingType t(LayerKind::MaxPooling2D, "maxpool");
+    return t;
+}
+
+const LayerType& average_pooling2d_layer() {
+    static const PoolingType t(LayerKind::AveragePooling2D, "avgpool");
+    return t;
+}
+
+const LayerType& global_average_pooling2d_layer() {
+    static const GlobalAveragePoolingType t;
+    return t;
+}
+
 }  // namespace hopper::layers

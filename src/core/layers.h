@@ -7,9 +7,8 @@
 // height*width*channels values in HWC order, so an image batch is also a (channels x positions*n)
 // matrix, which is how Conv2D, pooling and batch normalization see it.
 //
-// Adding a layer kind: its LayerKind, its rules in layers.cpp (shape, checks, parameters, memory,
-// dispatch), its forward/backward in a layer_*.cpp file, and its keys in the parsers
-// (config.cpp's native form, config_keras.cpp).
+// Each kind is one LayerType subclass (below) in its layer_*.cpp file, registered by one line in
+// layer_type() (layers.cpp); docs/DEVELOPING.md says what else a new kind needs.
 #pragma once
 
 #include <cstdint>
@@ -48,6 +47,8 @@ struct Window {
     int pad_top, pad_left;
 };
 Window window_of(const Layer& l, const TensorShape& in);
+// The image a window kind outputs on `in`: its positions, `channels` deep (none if it does not fit).
+TensorShape window_output_shape(const Layer& l, const TensorShape& in, int channels);
 
 // Output shape of `l` on input `in`, without checks (a validated architecture).
 TensorShape output_shape(const Layer& l, const TensorShape& in);
@@ -97,6 +98,71 @@ void backward(const LayerArgs& a, const float* params, const float* x, const flo
 // Writes the moving statistics updated by the last training forward into params
 // (BatchNormalization; nothing for other layers or before any training forward).
 void store_moving_statistics(const LayerArgs& a, float* params, const LayerScratch& scratch);
+
+// One kind of layer, as the core sees it: shape rules and their checks, parameter layout, per-row
+// memory, initialisation, the forward and backward pass. The free functions above and below
+// dispatch to it.
+class LayerType {
+public:
+    explicit LayerType(LayerKind kind) : kind_(kind) {}
+    virtual ~LayerType() = default;
+    LayerKind kind() const { return kind_; }
+
+    // Output shape on `in`, without checks (a validated architecture).
+    virtual TensorShape output_shape(const Layer& l, const TensorShape& in) const = 0;
+    // Refuses an input the layer does not apply to, naming it by `label` (checked_output_shape
+    // then checks the output's size, output_values).
+    virtual void check_input(const Layer& l, const TensorShape& in, const std::string& label) const {}
+    // Values of one row's output, unclamped (the shape's channels saturate at INT_MAX).
+    virtual uint64_t output_values(const Layer& l, const TensorShape& in) const { return output_shape(l, in).size(); }
+    // Parameter floats (saturating), and their layout from `offset` (end_offset is one past them):
+    // none by default. Valid sizes only (Network builds it for a validated architecture).
+    virtual uint64_t param_count(const Layer& l, const TensorShape& in) const { return 0; }
+    virtual LayerSlice slice(const Layer& l, const TensorShape& in, std::size_t offset) const;
+    // A kernel Network::initialize draws (units x inputs of the slice) with the layer's initializer,
+    // and its fan-out (Keras' fans); kinds without one return 0 and initialize their own parameters.
+    virtual double kernel_fan_out(const Layer& l, const LayerSlice& s) const { return 0.0; }
+    // Workspace: floats of patches (im2col) of one image kept while training; 32-bit argmax
+    // entries per row kept from forward to backward (max pooling).
+    virtual uint64_t columns_per_row(const Layer& l, const TensorShape& in) const { return 0; }
+    virtual uint64_t argmax_per_row(const Layer& l, const TensorShape& out) const { return 0; }
+    // The token in shape_string().
+    virtual std::string shape_token(const Layer& l) const = 0;
+    // Initial parameters other than kernels (Network::initialize draws those).
+    virtual void initialize(const LayerArgs& a, float* params) const {}
+    virtual void forward(const LayerArgs& a, const float* params, const float* x, float* z, Eigen::Index n,
+                         bool training, LayerScratch& scratch) const = 0;
+    virtual void backward(const LayerArgs& a, const float* params, const float* x, const float* dz, float* grad,
+                          float* dx, Eigen::Index n, LayerScratch& scratch) const = 0;
+    virtual void store_moving_statistics(const LayerArgs& a, float* params, const LayerScratch& scratch) const {}
+
+private:
+    LayerKind kind_;
+};
+
+// The registered kind of `kind`; Internal for a value outside the enum.
+const LayerType& layer_type(LayerKind kind);
+
+// The kinds, each defined in its file (registered in layer_type()).
+const LayerType& dense_layer();                     // layers.cpp (arithmetic in network.cpp)
+const LayerType& flatten_layer();                   // layers.cpp
+const LayerType& conv2d_layer();                    // layer_conv.cpp
+const LayerType& max_pooling2d_layer();             // layer_pool.cpp
+const LayerType& average_pooling2d_layer();         // layer_pool.cpp
+const LayerType& global_average_pooling2d_layer();  // layer_pool.cpp
+const LayerType& batch_normalization_layer();       // layer_batchnorm.cpp
+
+// The layout of a kernel kind (Dense, Conv2D): `units` columns of `inputs` weights, then `units`
+// biases if use_bias.
+LayerSlice kernel_slice(const Layer& l, std::size_t offset, int inputs, int units);
+
+// Shared by the kinds: refuses a flat input of a kind that needs an image; refuses a window
+// (`what`: "kernel_size", "pool_size") that does not fit the input; the shape token of a window
+// kind ("conv3x3x32", "maxpool2x2_s1_same": strides and padding where they differ from the kind's
+// default, strides of 1 or the window's size).
+void require_image(const Layer& l, const TensorShape& in, const std::string& label);
+void check_window(const Layer& l, const TensorShape& in, const std::string& label, const char* what);
+std::string window_token(std::string prefix, const Layer& l, bool stride_defaults_to_window);
 
 // The kinds' implementations (layer_conv.cpp, layer_pool.cpp, layer_batchnorm.cpp).
 void conv_forward(const LayerArgs& a, const float* params, const float* x, float* z, Eigen::Index n,

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "hopper/error.h"
+#include "vocabulary.h"
 
 namespace hopper {
 
@@ -66,7 +67,104 @@ Eigen::Index argmax(const Col& c) {
     return best;
 }
 
+// A row whose outputs are not all finite has no prediction: it never counts as a hit (an argmax
+// over NaNs, or NaN >= 0.5, would otherwise make up a class).
+bool scored(const ConstMatrixMap& p, Eigen::Index j) { return p.col(j).allFinite(); }
+
+double accuracy_sum(const ConstMatrixMap& p, const ConstMatrixMap& y, double, const CompileParams&) {
+    double sum = 0.0;
+    for (Eigen::Index j = 0; j < p.cols(); ++j) {
+        if (!scored(p, j)) continue;
+        if (p.rows() == 1)
+            sum += ((p(0, j) >= 0.5f) == (y(0, j) >= 0.5f)) ? 1.0 : 0.0;
+        else
+            sum += argmax(p.col(j)) == argmax(y.col(j)) ? 1.0 : 0.0;
+    }
+    return sum;
+}
+
+double top_k_accuracy_sum(const ConstMatrixMap& p, const ConstMatrixMap& y, double, const CompileParams& c) {
+    double sum = 0.0;
+    for (Eigen::Index j = 0; j < p.cols(); ++j) {
+        if (!scored(p, j)) continue;
+        const Eigen::Index t = argmax(y.col(j));
+        const float pc = p(t, j);
+        // Rank of the true class; an equal value at a lower index ranks above it.
+        Eigen::Index rank = 0;
+        for (Eigen::Index i = 0; i < p.rows(); ++i)
+            if (p(i, j) > pc || (p(i, j) == pc && i < t)) ++rank;
+        if (rank < c.top_k) sum += 1.0;
+    }
+    return sum;
+}
+
+double squared_error_metric(const ConstMatrixMap& p, const ConstMatrixMap& y, double, const CompileParams&) {
+    return vocab::squared_error_sum(p, y);
+}
+
+double absolute_error_sum(const ConstMatrixMap& p, const ConstMatrixMap& y, double, const CompileParams&) {
+    return vocab::sum_of_output_means(p, y, [](float pi, float yi) { return std::abs(double(pi) - double(yi)); });
+}
+
+double loss_sum(const ConstMatrixMap&, const ConstMatrixMap&, double loss, const CompileParams&) { return loss; }
+
+// A regression output (linear, relu, tanh) has no classes; "accuracy" would threshold or argmax
+// arbitrary values.
+void accuracy_check(const CompileParams& c, const vocab::OutputLayer& out) {
+    if (c.loss == Loss::MeanSquaredError && out.activation != Activation::Softmax &&
+        out.activation != Activation::Sigmoid)
+        fail(ErrorKind::InvalidParameter, "metric accuracy is meaningless for a regression model",
+             "The output layer (" + out.label + ") uses " + to_string(out.activation) +
+                 " and the loss is mean_squared_error.",
+             "Use the metrics mse or mae, or a softmax/sigmoid output for classification.");
+}
+
+// top-k over k >= classes is always 1: a metric that cannot fail misleads.
+void top_k_accuracy_check(const CompileParams& c, const vocab::OutputLayer& out) {
+    if (c.top_k >= out.units)
+        fail(ErrorKind::InvalidParameter, "invalid value for \"top_k\": " + std::to_string(c.top_k),
+             "top_k_accuracy with k=" + std::to_string(c.top_k) + " over " + std::to_string(out.units) +
+                 " output unit" + (out.units == 1 ? "" : "s") +
+                 " is always 1; k must be less than the number of output units.",
+             out.units <= 2 ? "Use the metric accuracy instead." : "Set a smaller top_k.");
+}
+
 }  // namespace
+
+namespace vocab {
+
+const std::vector<MetricSpec>& metrics() {
+    static const std::vector<MetricSpec> specs = {
+        {Metric::Accuracy, "accuracy", {"accuracy", "acc", "categorical_accuracy", "binary_accuracy"},
+         "accuracy (acc, categorical_accuracy, binary_accuracy)", accuracy_check, accuracy_sum},
+        {Metric::TopKAccuracy, "top_k_accuracy", {"top_k_categorical_accuracy", "top_k_accuracy"},
+         "top_k_accuracy (top_k_categorical_accuracy)", top_k_accuracy_check, top_k_accuracy_sum},
+        {Metric::MeanSquaredError, "mean_squared_error", {"mean_squared_error", "mse"}, "mean_squared_error (mse)",
+         nullptr, squared_error_metric},
+        {Metric::MeanAbsoluteError, "mean_absolute_error", {"mean_absolute_error", "mae"},
+         "mean_absolute_error (mae)", nullptr, absolute_error_sum},
+        {Metric::Loss, "loss", {"loss"}, "loss", nullptr, loss_sum},
+    };
+    return specs;
+}
+
+const std::vector<RefusedName>& refused_metrics() {
+    static const std::vector<RefusedName> names = {
+        {"sparse_categorical_accuracy",
+         "hopper's preprocessing one-hot encodes class labels, so the labels are not sparse.", nullptr},
+        {"sparse_top_k_categorical_accuracy",
+         "hopper's preprocessing one-hot encodes class labels, so the labels are not sparse.", nullptr},
+    };
+    return names;
+}
+
+const MetricSpec* metric(Metric kind) {
+    for (const MetricSpec& s : metrics())
+        if (s.kind == kind) return &s;
+    return nullptr;
+}
+
+}  // namespace vocab
 
 void add_batch_totals(const ConstMatrixMap& p, const ConstMatrixMap& y, double loss, const CompileParams& compile,
                       EvalTotals& totals) {
@@ -77,59 +175,12 @@ void add_batch_totals(const ConstMatrixMap& p, const ConstMatrixMap& y, double l
     const Eigen::Index n = p.cols();
     if (n == 0) return;
     if (y.cols() != n || y.rows() != p.rows()) fail(ErrorKind::Internal, "target shape does not match the outputs");
-    const Eigen::Index k = p.rows();
     totals.loss_sum += on_sum_grid(loss);
     totals.count += double(n);
-    // A row whose outputs are not all finite has no prediction: it never counts as a hit (an argmax
-    // over NaNs, or NaN >= 0.5, would otherwise make up a class).
-    auto scored = [&](Eigen::Index j) { return p.col(j).allFinite(); };
     for (std::size_t m = 0; m < nm; ++m) {
-        double sum = 0.0;
-        switch (compile.metrics[m]) {
-            case Metric::Accuracy:
-                for (Eigen::Index j = 0; j < n; ++j) {
-                    if (!scored(j)) continue;
-                    if (k == 1)
-                        sum += ((p(0, j) >= 0.5f) == (y(0, j) >= 0.5f)) ? 1.0 : 0.0;
-                    else
-                        sum += argmax(p.col(j)) == argmax(y.col(j)) ? 1.0 : 0.0;
-                }
-                break;
-            case Metric::TopKAccuracy:
-                for (Eigen::Index j = 0; j < n; ++j) {
-                    if (!scored(j)) continue;
-                    const Eigen::Index c = argmax(y.col(j));
-                    const float pc = p(c, j);
-                    // Rank of the true class; an equal value at a lower index ranks above it.
-                    Eigen::Index rank = 0;
-                    for (Eigen::Index i = 0; i < k; ++i)
-                        if (p(i, j) > pc || (p(i, j) == pc && i < c)) ++rank;
-                    if (rank < compile.top_k) sum += 1.0;
-                }
-                break;
-            case Metric::MeanSquaredError:
-                for (Eigen::Index j = 0; j < n; ++j) {
-                    double col = 0.0;
-                    for (Eigen::Index i = 0; i < k; ++i) {
-                        double d = double(p(i, j)) - double(y(i, j));
-                        col += d * d;
-                    }
-                    sum += col / double(k);
-                }
-                break;
-            case Metric::MeanAbsoluteError:
-                for (Eigen::Index j = 0; j < n; ++j) {
-                    double col = 0.0;
-                    for (Eigen::Index i = 0; i < k; ++i)
-                        col += std::abs(double(p(i, j)) - double(y(i, j)));
-                    sum += col / double(k);
-                }
-                break;
-            case Metric::Loss:
-                sum = loss;
-                break;
-        }
-        totals.metric_sums[m] += on_sum_grid(sum);
+        const vocab::MetricSpec* spec = vocab::metric(compile.metrics[m]);
+        if (!spec) fail(ErrorKind::Internal, "unknown metric");
+        totals.metric_sums[m] += on_sum_grid(spec->sum(p, y, loss, compile));
     }
 }
 

@@ -14,6 +14,7 @@
 #include "hopper/rng.h"
 #include "gemm.h"
 #include "layers.h"
+#include "vocabulary.h"
 
 namespace hopper {
 
@@ -23,15 +24,9 @@ using ArrayF = Eigen::Array<float, Eigen::Dynamic, Eigen::Dynamic>;
 using ConstVectorMap = Eigen::Map<const VectorF, Eigen::Unaligned>;
 using VectorMap = Eigen::Map<VectorF, Eigen::Unaligned>;
 
-// Keras' epsilon, applied in float32 as Keras does (1 - 1e-7 rounds to 0.99999988f).
-constexpr float kClipLo = 1e-7f;
-constexpr float kClipHi = 1.0f - 1e-7f;
-
 // Alignment of a gradient buffer that loss_and_gradient writes in place (Trainer aligns its
 // gradient to 64 bytes, which covers every Eigen packet size).
 constexpr std::uintptr_t kGradAlignment = EIGEN_MAX_ALIGN_BYTES > 0 ? EIGEN_MAX_ALIGN_BYTES : 1;
-
-inline float clip_prob(float p) { return std::min(std::max(p, kClipLo), kClipHi); }
 
 // In-place activation of a (units x n) block. Softmax works per column.
 template <typename M>
@@ -71,42 +66,10 @@ void dense_forward(const DenseLayer& layer, const LayerSlice& s, const float* pa
     activate(layer.activation, z);
 }
 
-// Summed per-sample loss; p and y are (outputs x n).
-template <typename P, typename Y>
-double loss_sum_impl(Loss loss, const P& p, const Y& y) {
-    const Eigen::Index k = p.rows(), n = p.cols();
-    double total = 0.0;
-    switch (loss) {
-        case Loss::SoftmaxCrossEntropy:
-            for (Eigen::Index j = 0; j < n; ++j)
-                for (Eigen::Index i = 0; i < k; ++i) {
-                    float t = y(i, j);
-                    if (t != 0.0f) total -= double(t) * std::log(double(clip_prob(p(i, j))));
-                }
-            return total;
-        case Loss::BinaryCrossEntropy:
-            for (Eigen::Index j = 0; j < n; ++j) {
-                double col = 0.0;
-                for (Eigen::Index i = 0; i < k; ++i) {
-                    double q = clip_prob(p(i, j));
-                    double t = y(i, j);
-                    col -= t * std::log(q) + (1.0 - t) * std::log(1.0 - q);
-                }
-                total += col / double(k);
-            }
-            return total;
-        case Loss::MeanSquaredError:
-            for (Eigen::Index j = 0; j < n; ++j) {
-                double col = 0.0;
-                for (Eigen::Index i = 0; i < k; ++i) {
-                    double d = double(p(i, j)) - double(y(i, j));
-                    col += d * d;
-                }
-                total += col / double(k);
-            }
-            return total;
-    }
-    return std::numeric_limits<double>::quiet_NaN();
+// The loss's table entry; Internal for a value outside the enum (hand-built configs).
+const vocab::LossSpec& loss_spec(Loss loss) {
+    if (const vocab::LossSpec* s = vocab::loss(loss)) return *s;
+    fail(ErrorKind::Internal, "unknown loss");
 }
 
 // Standard deviation (normal) or half-width (uniform) of an initializer.
@@ -140,31 +103,8 @@ Network::Network(Architecture arch) : arch_(std::move(arch)) {
         if (in.size() == 0 || out.size() == 0 || in.size() > layers::kMaxRowFloats ||
             out.size() > layers::kMaxRowFloats || (layer.kind == LayerKind::Dense && !in.flat))
             fail(ErrorKind::Internal, "network layer with an invalid size");
-        LayerSlice s;
-        s.weight_offset = offset;
-        s.inputs = 0;
-        s.units = 0;
-        if (layer.kind == LayerKind::Dense) {
-            s.inputs = int(in.size());
-            s.units = layer.units;
-        } else if (layer.kind == LayerKind::Conv2D) {
-            const int64_t k = int64_t(layer.kernel_h) * layer.kernel_w * in.channels;
-            if (k > std::numeric_limits<int>::max())
-                fail(ErrorKind::Internal, "network layer with an invalid size");
-            s.inputs = int(k);
-            s.units = layer.filters;
-        }
-        const std::size_t weights = std::size_t(s.units) * std::size_t(s.inputs);
-        s.bias_offset = offset + weights;
-        offset = s.bias_offset + (s.units > 0 && layer.use_bias ? std::size_t(s.units) : 0);
-        if (layer.kind == LayerKind::BatchNormalization) {
-            const std::size_t c = std::size_t(in.channels);
-            s.bias_offset = s.weight_offset + (layer.scale ? c : 0);
-            offset = s.bias_offset + (layer.center ? c : 0);
-        }
-        s.stats_offset = offset;
-        if (layer.kind == LayerKind::BatchNormalization) offset += 2 * std::size_t(in.channels);
-        s.end_offset = offset;
+        const LayerSlice s = layers::layer_type(layer.kind).slice(layer, in, offset);
+        offset = s.end_offset;
         slices_.push_back(s);
         shapes_.push_back(out);
     }
@@ -177,7 +117,8 @@ void Network::initialize(float* params, uint64_t seed) const {
     for (std::size_t l = 0; l < slices_.size(); ++l) {
         const LayerSlice& s = slices_[l];
         const Layer& layer = arch_.layers[l];
-        if (layer.kind != LayerKind::Dense && layer.kind != LayerKind::Conv2D) {
+        const double fan_out = layers::layer_type(layer.kind).kernel_fan_out(layer, s);
+        if (fan_out == 0.0) {
             layers::initialize({layer, shapes_[l], shapes_[l + 1], s}, params);
             continue;
         }
@@ -185,11 +126,6 @@ void Network::initialize(float* params, uint64_t seed) const {
         float* w = params + s.weight_offset;
         // One stream per layer: adding a layer leaves the earlier layers' weights unchanged.
         Rng rng(mix_seed(seed, l));
-        // Keras' fans: a Conv2D kernel (kh, kw, in, filters) has fan_in kh*kw*in (= s.inputs) and
-        // fan_out kh*kw*filters.
-        const double fan_out = layer.kind == LayerKind::Conv2D
-                                   ? double(layer.kernel_h) * double(layer.kernel_w) * double(layer.filters)
-                                   : double(s.units);
         const double scale = init_scale(layer.initializer, double(s.inputs), fan_out);
         switch (layer.initializer) {
             case Initializer::GlorotUniform:
@@ -239,7 +175,7 @@ void Network::predict(const float* params, const ConstMatrixMap& x, MatrixF& out
 double loss_sum(Loss loss, const MatrixF& p, const ConstMatrixMap& y) {
     if (p.rows() != y.rows() || p.cols() != y.cols())
         fail(ErrorKind::Internal, "loss of mismatched output and target shapes");
-    return loss_sum_impl(loss, p, y);
+    return loss_spec(loss).sum(ConstMatrixMap(p.data(), p.rows(), p.cols()), y);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -266,7 +202,7 @@ void GradientWorkspace::store_moving_statistics(float* params) const {
     const auto& layers = net_.arch().layers;
     const auto& shapes = net_.shapes();
     for (std::size_t l = 0; l < layers.size(); ++l)
-        if (layers[l].kind == LayerKind::BatchNormalization)
+        if (layers[l].kind != LayerKind::Dense)
             layers::store_moving_statistics({layers[l], shapes[l], shapes[l + 1], net_.slices()[l]},
                                             params, scratch_[l]);
 }
@@ -415,47 +351,22 @@ double GradientWorkspace::loss_and_gradient(const float* params, const ConstMatr
     }
 
     MatrixMap p = act(nl - 1);
-    const double loss_total = loss_sum_impl(loss, p, y);
+    const vocab::LossSpec& spec = loss_spec(loss);
+    const ConstMatrixMap cp(p.data(), p.rows(), p.cols());
+    const double loss_total = spec.sum(cp, y);
     // The outputs become dL/dZ below: their metrics are taken now.
     if (totals && compile && std::isfinite(loss_total))
-        add_batch_totals(ConstMatrixMap(p.data(), p.rows(), p.cols()), y, loss_total, *compile, *totals);
+        add_batch_totals(cp, y, loss_total, *compile, *totals);
 
     // Output dL/dZ (of the mean loss over the batch), in place in the output buffer.
     const Layer& last = layers.back();
     const float inv_n = 1.0f / float(n);
-    if (last.dropout == 0.0f && last.activation == Activation::Softmax &&
-        loss == Loss::SoftmaxCrossEntropy) {
-        // Exact for any targets: d/dz of -sum y log softmax(z) is softmax * sum(y) - y.
-        for (Eigen::Index j = 0; j < n; ++j) {
-            // A plain loop: an Eigen sum over the caller's y would round by y's alignment.
-            float ysum = 0.0f;
-            for (Eigen::Index i = 0; i < out_units; ++i) ysum += y(i, j);
-            p.col(j) = (p.col(j) * ysum - y.col(j)) * inv_n;
-        }
-    } else if (last.dropout == 0.0f && last.activation == Activation::Sigmoid &&
-               loss == Loss::BinaryCrossEntropy) {
-        p = (p - y) * (inv_n / float(out_units));
+    if (spec.fused_gradient && last.dropout == 0.0f && last.activation == spec.fused_with) {
+        spec.fused_gradient(p, y, inv_n);
     } else {
-        // General path: dL/dp (zero where the probability clip is active), then the activation.
+        // General path: dL/dp, then the activation.
         MatrixMap g(delta_prev_.data(), out_units, n);
-        switch (loss) {
-            case Loss::SoftmaxCrossEntropy:
-                g = (p.array() >= kClipLo && p.array() <= kClipHi)
-                        .select(-y.array() / p.array() * inv_n, 0.0f)
-                        .matrix();
-                break;
-            case Loss::BinaryCrossEntropy: {
-                const float c = inv_n / float(out_units);
-                g = (p.array() >= kClipLo && p.array() <= kClipHi)
-                        .select((p.array() - y.array()) / (p.array() * (1.0f - p.array())) * c,
-                                0.0f)
-                        .matrix();
-                break;
-            }
-            case Loss::MeanSquaredError:
-                g = (p - y) * (2.0f * inv_n / float(out_units));
-                break;
-        }
+        spec.gradient(cp, y, inv_n, g);
         if (last.dropout > 0.0f)
             activation_backward(last.activation, last.dropout, g, p, mask(nl - 1));
         else

@@ -1,5 +1,7 @@
-// Optimizer updates over the flat parameter vector. Step-dependent scalars (decayed learning
-// rate, Adam's bias corrections) are computed in double; the per-parameter work is float32.
+// The optimizer vocabulary (vocabulary.h): the table of optimizer arguments and the table of
+// optimizers, one entry each with its names, arguments, state slots and update rule; and the
+// Optimizer that applies them over the flat parameter vector. Step-dependent scalars (decayed
+// learning rate, Adam's bias corrections) are computed in double; the per-parameter work is float32.
 #include "hopper/optimizer.h"
 
 #include <Eigen/Core>
@@ -7,6 +9,7 @@
 #include <cmath>
 
 #include "hopper/error.h"
+#include "vocabulary.h"
 
 namespace hopper {
 
@@ -23,7 +26,7 @@ using ConstChunkMap = Eigen::Map<const Chunk, Eigen::Unaligned>;
 
 // Calls update(p, g, s1, s2) on chunk maps; s1/s2 may be null (then they map a dummy chunk).
 template <typename Update>
-void for_each_chunk(std::size_t n, float* p, const float* g, float* s1, float* s2,
+__attribute__((always_inline)) inline void for_each_chunk(std::size_t n, float* p, const float* g, float* s1, float* s2,
                     Update&& update) {
     Chunk dummy1 = Chunk::Zero(), dummy2 = Chunk::Zero();
     std::size_t i = 0;
@@ -44,19 +47,153 @@ void for_each_chunk(std::size_t n, float* p, const float* g, float* s1, float* s
     if (s2) std::copy(t2.data(), t2.data() + rest, s2 + i);
 }
 
+// The update rules (optimizer.h), each over chunks.
+void sgd_update(const OptimizerConfig&, const vocab::UpdateStep& s) {
+    const float lr = float(s.lr_t);
+    for_each_chunk(s.n, s.p, s.g, s.s1, s.s2, [&](ChunkMap p, ConstChunkMap g, ChunkMap, ChunkMap) { p -= lr * g; });
+}
+
+void momentum_update(const OptimizerConfig& c, const vocab::UpdateStep& s) {
+    const float lr = float(s.lr_t);
+    const float mu = float(c.momentum);
+    for_each_chunk(s.n, s.p, s.g, s.s1, s.s2, [&](ChunkMap p, ConstChunkMap g, ChunkMap v, ChunkMap) {
+        v = mu * v - lr * g;
+        p += v;
+    });
+}
+
+void nesterov_update(const OptimizerConfig& c, const vocab::UpdateStep& s) {
+    const float lr = float(s.lr_t);
+    const float mu = float(c.momentum);
+    for_each_chunk(s.n, s.p, s.g, s.s1, s.s2, [&](ChunkMap p, ConstChunkMap g, ChunkMap v, ChunkMap) {
+        v = mu * v - lr * g;
+        p += mu * v - lr * g;
+    });
+}
+
+void adam_update(const OptimizerConfig& c, const vocab::UpdateStep& s) {
+    const double b1 = c.beta1, b2 = c.beta2;
+    const double bc1 = 1.0 - std::pow(b1, double(s.t) + 1.0);
+    const double bc2 = 1.0 - std::pow(b2, double(s.t) + 1.0);
+    const float fb1 = float(b1), fb2 = float(b2);
+    const float cb1 = float(1.0 - b1), cb2 = float(1.0 - b2);
+    const float step = float(s.lr_t / bc1);  // lr_t * m / (1 - b1^(t+1))
+    const float inv_bc2 = float(1.0 / bc2);  // v / (1 - b2^(t+1))
+    const float eps = float(c.epsilon);
+    for_each_chunk(s.n, s.p, s.g, s.s1, s.s2, [&](ChunkMap p, ConstChunkMap g, ChunkMap m, ChunkMap v) {
+        m = fb1 * m + cb1 * g;
+        v = fb2 * v + cb2 * g.square();
+        p -= step * m / ((v * inv_bc2).sqrt() + eps);
+    });
+}
+
+void rmsprop_update(const OptimizerConfig& c, const vocab::UpdateStep& s) {
+    const float lr = float(s.lr_t);
+    const float rho = float(c.rho);
+    const float one_minus_rho = float(1.0 - c.rho);
+    const float eps = float(c.epsilon);
+    for_each_chunk(s.n, s.p, s.g, s.s1, s.s2, [&](ChunkMap p, ConstChunkMap g, ChunkMap v, ChunkMap) {
+        v = rho * v + one_minus_rho * g.square();
+        p -= lr * g / (v.sqrt() + eps);
+    });
+}
+
+// Keras' SGD takes momentum and nesterov: the names "momentum" and "nesterov" ask for momentum,
+// 0.9 unless given (SGD's Keras default stays 0).
+void sgd_configure(const std::string& n, const vocab::GivenOptimizerArgs& given, OptimizerConfig& o) {
+    bool nesterov = n == "nesterov";
+    if (given.has("nesterov")) {
+        const bool v = given.flag("nesterov");
+        if (n == "nesterov" && !v)
+            fail(ErrorKind::InvalidParameter, "optimizer nesterov contradicts nesterov=False");
+        nesterov = v;
+    }
+    o.momentum = (n == "momentum" || n == "nesterov") ? 0.9 : 0.0;
+    if (given.has("momentum")) o.momentum = given.number("momentum");
+    o.kind = nesterov ? OptimizerKind::Nesterov
+             : (n == "momentum" || o.momentum > 0) ? OptimizerKind::Momentum
+                                                     : OptimizerKind::SGD;
+}
+
+void adam_configure(const std::string&, const vocab::GivenOptimizerArgs& given, OptimizerConfig&) {
+    if (given.has("amsgrad") && given.flag("amsgrad"))
+        fail(ErrorKind::InvalidParameter, "amsgrad is not supported",
+             "hopper implements Adam without the AMSGrad variant.", "Use amsgrad=False or leave it out.");
+}
+
+void rmsprop_configure(const std::string&, const vocab::GivenOptimizerArgs& given, OptimizerConfig&) {
+    if (given.has("momentum") && given.number("momentum") != 0.0)
+        fail(ErrorKind::InvalidParameter, "momentum is not supported with rmsprop",
+             "hopper implements RMSprop without momentum.", "Use momentum=0 or leave it out.");
+    if (given.has("centered") && given.flag("centered"))
+        fail(ErrorKind::InvalidParameter, "centered RMSprop is not supported", "hopper implements plain RMSprop.",
+             "Use centered=False or leave it out.");
+}
+
 }  // namespace
 
+namespace vocab {
+
+const std::vector<OptimizerArg>& optimizer_args() {
+    using R = OptimizerArg::Range;
+    using W = OptimizerArg::Where;
+    static const std::vector<OptimizerArg> args = {
+        {"learning_rate", "lr", R::Positive, W::Everywhere, &OptimizerConfig::learning_rate},
+        {"momentum", nullptr, R::Fraction, W::Everywhere, &OptimizerConfig::momentum},
+        {"nesterov", nullptr, R::Flag, W::Everywhere, nullptr},
+        {"beta_1", nullptr, R::Fraction, W::Everywhere, &OptimizerConfig::beta1},
+        {"beta_2", nullptr, R::Fraction, W::Everywhere, &OptimizerConfig::beta2},
+        {"epsilon", nullptr, R::Positive, W::Everywhere, &OptimizerConfig::epsilon},
+        {"rho", nullptr, R::Fraction, W::Everywhere, &OptimizerConfig::rho},
+        {"decay", nullptr, R::NonNegative, W::Everywhere, &OptimizerConfig::decay},
+        {"amsgrad", nullptr, R::Flag, W::OptimizerOnly, nullptr},
+        {"centered", nullptr, R::Flag, W::OptimizerOnly, nullptr},
+        {"weight_decay", nullptr, R::NonNegative, W::CompileOnly, &OptimizerConfig::weight_decay},
+    };
+    return args;
+}
+
+const OptimizerArg* optimizer_arg(const std::string& canonical) {
+    for (const OptimizerArg& a : optimizer_args())
+        if (canonical == a.name) return &a;
+    return nullptr;
+}
+
+const std::vector<OptimizerSpec>& optimizers() {
+    static const std::vector<OptimizerSpec> specs = {
+        {OptimizerKind::SGD, "sgd", {"sgd", "momentum", "nesterov"}, "SGD (with momentum or nesterov)",
+         {"learning_rate", "momentum", "nesterov", "decay"}, 0.01, {}, 0, sgd_configure, sgd_update},
+        {OptimizerKind::Momentum, "momentum", {}, nullptr, {"learning_rate", "momentum", "nesterov", "decay"}, 0.01,
+         {"momentum"}, 1, sgd_configure, momentum_update},
+        {OptimizerKind::Nesterov, "nesterov", {}, nullptr, {"learning_rate", "momentum", "nesterov", "decay"}, 0.01,
+         {"momentum"}, 1, sgd_configure, nesterov_update},
+        {OptimizerKind::Adam, "adam", {"adam"}, "Adam",
+         {"learning_rate", "beta_1", "beta_2", "epsilon", "decay", "amsgrad"}, 0.001, {"beta_1", "beta_2", "epsilon"},
+         2, adam_configure, adam_update},
+        {OptimizerKind::RMSprop, "rmsprop", {"rmsprop"}, "RMSprop",
+         {"learning_rate", "rho", "epsilon", "decay", "momentum", "centered"}, 0.001, {"rho", "epsilon"}, 1,
+         rmsprop_configure, rmsprop_update},
+    };
+    return specs;
+}
+
+const OptimizerSpec* optimizer(OptimizerKind kind) {
+    for (const OptimizerSpec& s : optimizers())
+        if (s.kind == kind) return &s;
+    return nullptr;
+}
+
+const OptimizerSpec* optimizer_named(const std::string& lowercase_name) {
+    for (const OptimizerSpec& s : optimizers())
+        for (const char* w : s.written)
+            if (lowercase_name == w) return &s;
+    return nullptr;
+}
+
+}  // namespace vocab
+
 int Optimizer::slots_for(OptimizerKind kind) {
-    switch (kind) {
-        case OptimizerKind::SGD:
-            return 0;
-        case OptimizerKind::Momentum:
-        case OptimizerKind::Nesterov:
-        case OptimizerKind::RMSprop:
-            return 1;
-        case OptimizerKind::Adam:
-            return 2;
-    }
+    if (const vocab::OptimizerSpec* s = vocab::optimizer(kind)) return s->slots;
     fail(ErrorKind::Internal, "unknown optimizer kind");
 }
 
@@ -69,62 +206,9 @@ void Optimizer::apply(float* params, const float* grad, uint64_t t) {
     if (slots_.size() != std::size_t(num_slots()) * n_)
         fail(ErrorKind::Internal, "optimizer slots do not match the parameter count");
     const double lr_t = config_.learning_rate / (1.0 + config_.decay * double(t));
-    const float lr = float(lr_t);
     float* s1 = slots_.empty() ? nullptr : slots_.data();
     float* s2 = num_slots() > 1 ? slots_.data() + n_ : nullptr;
-
-    switch (config_.kind) {
-        case OptimizerKind::SGD:
-            for_each_chunk(n_, params, grad, s1, s2,
-                           [&](ChunkMap p, ConstChunkMap g, ChunkMap, ChunkMap) { p -= lr * g; });
-            break;
-        case OptimizerKind::Momentum: {
-            const float mu = float(config_.momentum);
-            for_each_chunk(n_, params, grad, s1, s2,
-                           [&](ChunkMap p, ConstChunkMap g, ChunkMap v, ChunkMap) {
-                               v = mu * v - lr * g;
-                               p += v;
-                           });
-            break;
-        }
-        case OptimizerKind::Nesterov: {
-            const float mu = float(config_.momentum);
-            for_each_chunk(n_, params, grad, s1, s2,
-                           [&](ChunkMap p, ConstChunkMap g, ChunkMap v, ChunkMap) {
-                               v = mu * v - lr * g;
-                               p += mu * v - lr * g;
-                           });
-            break;
-        }
-        case OptimizerKind::Adam: {
-            const double b1 = config_.beta1, b2 = config_.beta2;
-            const double bc1 = 1.0 - std::pow(b1, double(t) + 1.0);
-            const double bc2 = 1.0 - std::pow(b2, double(t) + 1.0);
-            const float fb1 = float(b1), fb2 = float(b2);
-            const float cb1 = float(1.0 - b1), cb2 = float(1.0 - b2);
-            const float step = float(lr_t / bc1);    // lr_t * m / (1 - b1^(t+1))
-            const float inv_bc2 = float(1.0 / bc2);  // v / (1 - b2^(t+1))
-            const float eps = float(config_.epsilon);
-            for_each_chunk(n_, params, grad, s1, s2,
-                           [&](ChunkMap p, ConstChunkMap g, ChunkMap m, ChunkMap v) {
-                               m = fb1 * m + cb1 * g;
-                               v = fb2 * v + cb2 * g.square();
-                               p -= step * m / ((v * inv_bc2).sqrt() + eps);
-                           });
-            break;
-        }
-        case OptimizerKind::RMSprop: {
-            const float rho = float(config_.rho);
-            const float one_minus_rho = float(1.0 - config_.rho);
-            const float eps = float(config_.epsilon);
-            for_each_chunk(n_, params, grad, s1, s2,
-                           [&](ChunkMap p, ConstChunkMap g, ChunkMap v, ChunkMap) {
-                               v = rho * v + one_minus_rho * g.square();
-                               p -= lr * g / (v.sqrt() + eps);
-                           });
-            break;
-        }
-    }
+    vocab::optimizer(config_.kind)->update(config_, {n_, params, grad, s1, s2, lr_t, t});
 }
 
 }  // namespace hopper

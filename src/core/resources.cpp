@@ -23,7 +23,7 @@ std::size_t workspace_floats(const Architecture& a, std::size_t batch) {
         const TensorShape out = layers::output_shape(l, in);
         const std::size_t size = std::size_t(out.size());
         per_row += size * (l.dropout > 0.0f ? 2 : 1);
-        if (l.kind == LayerKind::MaxPooling2D) per_row += size;
+        per_row += std::size_t(layers::layer_type(l.kind).argmax_per_row(l, out));
         fixed += std::size_t(layers::patch_buffer_floats(l, in, batch));
         widest = std::max(widest, size);
         in = out;
@@ -39,7 +39,7 @@ std::size_t forward_floats(const Architecture& a, std::size_t rows) {
     for (const Layer& l : a.layers) {
         const TensorShape out = layers::output_shape(l, in);
         widest = std::max(widest, std::size_t(out.size()));
-        if (l.kind == LayerKind::MaxPooling2D) argmax = std::max(argmax, std::size_t(out.size()));
+        argmax = std::max(argmax, std::size_t(layers::layer_type(l.kind).argmax_per_row(l, out)));
         patches = std::max(patches, std::size_t(layers::patch_buffer_floats(l, in, rows)));
         in = out;
     }

@@ -7,7 +7,7 @@
 #include <limits>
 #include <set>
 
-#include "config_internal.h"
+#include "config_json.h"
 #include "hopper/error.h"
 #include "hopper/rng.h"
 

@@ -1,5 +1,6 @@
-// Private helpers shared by config.cpp (architecture, resolve, model config), config_keras.cpp
-// (Keras Sequential import) and config_params.cpp (compile and fit parameters). Not installed.
+// Private helpers of every configuration parser (config_*.cpp, search.cpp): JSON text with hopper's
+// checks, values shortened for messages, number conversions, the limits, and the InvalidParameter
+// messages they share. The bottom of the parsers' includes: it includes none of them. Not installed.
 #pragma once
 
 #include <cstdint>
@@ -61,33 +62,9 @@ std::string join(const std::vector<std::string>& names, const char* sep = ", ");
 bool as_integer(const json& v, int64_t lo, int64_t hi, int64_t& out);
 bool as_double(const json& v, double& out);  // any finite JSON number
 
-bool activation_from_name(std::string_view name, Activation& out);
-bool padding_from_name(std::string_view name, Padding& out);  // "valid", "same" (any case)
-// A kernel, pool or stride size: an integer n (n x n) or a list [h, w], each in 1..kMaxDim.
-bool window_size(const json& v, int& h, int& w);
-// Refuses a size window_size did not accept: Limit for a part above kMaxDim, else InvalidParameter.
-[[noreturn]] void bad_window_size(const std::string& key, const std::string& where, const json& v);
-bool initializer_from_name(std::string_view name, Initializer& out);
-Initializer default_initializer(Activation a);
-
-// Checks the limits of an architecture. labels[i], when given, names layer i in messages
-// ("layer 2" or `Keras layer 3 ("dense_1")`); `input_label` names where input_dim came from.
-void validate_architecture(const Architecture& arch, const std::vector<std::string>* labels = nullptr,
-                           const std::string& input_label = "\"input_dim\"");
-
-Architecture parse_native_architecture(const json& j);
-Architecture parse_keras_architecture(const json& j);
-
-// Interpret an already parsed object (JSON form, or MADlib text turned into an object).
-CompileParams compile_from_object(const json& obj);
-FitParams fit_from_object(const json& obj);
-
-// Range checks of each part on its own (used again by resolve_config for hand-built structs).
-void validate_compile(const CompileParams& c);
-void validate_fit(const FitParams& f);
-
-ojson architecture_to_ojson(const Architecture& a);
-ojson compile_to_ojson(const CompileParams& c);
-ojson fit_to_ojson(const FitParams& f);
+// Refuses a key of obj outside `valid`: "unsupported" for Keras options listed in `unsupported`,
+// "unknown" for others, naming `what` ("compile parameters").
+void check_keys(const json& obj, const std::vector<std::string>& valid, const std::vector<std::string>& unsupported,
+                const std::string& what);
 
 }  // namespace hopper::cfg

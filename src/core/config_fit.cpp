@@ -1,0 +1,67 @@
+// Fit parameters: JSON objects or MADlib's text (config_text.h), e.g. batch_size=256, epochs=1.
+#include "config_params.h"
+#include "config_text.h"
+
+namespace hopper {
+
+namespace cfg {
+
+FitParams fit_from_object(const json& obj) {
+    static const std::vector<std::string> valid = {"batch_size", "epochs", "seed", "verbose"};
+    static const std::vector<std::string> unsupported = {
+        "shuffle", "validation_split", "validation_data", "callbacks", "class_weight",
+        "sample_weight", "initial_epoch", "steps_per_epoch", "validation_steps",
+        "validation_batch_size", "validation_freq", "max_queue_size", "workers",
+        "use_multiprocessing", "x", "y"};
+    check_keys(obj, valid, unsupported, "fit parameters");
+    FitParams f;
+    int64_t v = 0;
+    if (auto it = obj.find("batch_size"); it != obj.end()) {
+        if (!as_integer(*it, 1, kMaxDim, v))
+            bad_size("batch_size", "", *it, "batch_size must be an integer between 1 and 1000000.");
+        f.batch_size = static_cast<int>(v);
+    }
+    if (auto it = obj.find("epochs"); it != obj.end()) {
+        if (!as_integer(*it, 1, 1000, v))
+            bad_value("epochs", "", *it, "epochs must be an integer between 1 and 1000.");
+        f.epochs = static_cast<int>(v);
+    }
+    if (auto it = obj.find("seed"); it != obj.end()) {
+        if (!as_integer(*it, 0, INT64_MAX, v))
+            bad_value("seed", "", *it, "seed must be an integer between 0 and 9223372036854775807.");
+        f.seed = static_cast<uint64_t>(v);
+    }
+    // verbose: accepted and ignored, because MADlib users pass Keras's verbose=0 out of habit
+    // and hopper reports progress through PostgreSQL instead. Only its type is checked.
+    if (auto it = obj.find("verbose"); it != obj.end())
+        if (!it->is_number() && !it->is_boolean())
+            bad_value("verbose", "", *it, "verbose must be a number or a boolean (it is ignored).");
+    return f;
+}
+
+void validate_fit(const FitParams& f) {
+    if (f.batch_size < 1 || f.batch_size > kMaxDim)
+        bad_value("batch_size", "", f.batch_size, "batch_size must be an integer between 1 and 1000000.");
+    if (f.epochs < 1 || f.epochs > 1000)
+        bad_value("epochs", "", f.epochs, "epochs must be an integer between 1 and 1000.");
+    if (f.seed > static_cast<uint64_t>(INT64_MAX))
+        bad_value("seed", "", f.seed, "seed must be an integer between 0 and 9223372036854775807.");
+}
+
+ojson fit_to_ojson(const FitParams& f) {
+    ojson j;
+    j["batch_size"] = f.batch_size;
+    j["epochs"] = f.epochs;
+    j["seed"] = f.seed;
+    return j;
+}
+
+}  // namespace cfg
+
+FitParams parse_fit_params(std::string_view text) {
+    return cfg::parse_params_text(text, "fit parameters", cfg::fit_from_object);
+}
+
+std::string FitParams::to_json() const { return cfg::fit_to_ojson(*this).dump(); }
+
+}  // namespace hopper
