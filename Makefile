@@ -1,5 +1,5 @@
 # hopper: PostgreSQL extension (PGXS). `make`, `make install`, `make installcheck` (pg_regress on
-# sql/*.sql against expected/*.out; needs a running server, see test/cluster.sh).
+# test/regress/sql/*.sql against test/regress/expected/*.out; needs a running server, see test/cluster.sh).
 EXTENSION   = hopper
 EXTVERSION  = $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" hopper.control)
 MODULE_big  = hopper
@@ -9,19 +9,27 @@ CORE_SRCS = $(sort $(wildcard src/core/*.cpp))
 PORT_SRCS = $(sort $(wildcard src/pg/*/*.cpp))
 OBJS      = $(CORE_SRCS:.cpp=.o) $(PORT_SRCS:.cpp=.o)
 
-# The extension script is assembled from one file per feature area, in file-name order.
-EXT_PARTS  = $(sort $(wildcard sql/ext/*.sql))
-DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
-# Released versions: each one's install script, frozen as it shipped, and the upgrade script from
-# it to the next (ALTER EXTENSION hopper UPDATE). test/scripts/upgrade.sh installs the previous
-# release, fills its tables and upgrades.
-DATA       = $(sort $(wildcard sql/releases/$(EXTENSION)--*.sql))
+# One source per SQL object: sql/objects/NAME.sql holds a function, procedure, aggregate (with its
+# support functions), view, type or table, with its comment, grants, policies and triggers. The
+# extension script is assembled from one file per feature area (sql/ext/NN_area.sql, in file-name
+# order) and each upgrade script from sql/updates/hopper--OLD--NEW.sql; both take objects in with
+# `#include "objects/NAME.sql"` lines (tools/sql-include.awk), so an upgrade re-creates exactly
+# what a fresh install creates and the two cannot drift (test/structure/sql_sources.sh checks it).
+EXT_PARTS   = $(sort $(wildcard sql/ext/*.sql))
+SQL_OBJECTS = $(sort $(wildcard sql/objects/*.sql))
+UPDATES     = $(patsubst sql/updates/%,sql/%,$(sort $(wildcard sql/updates/$(EXTENSION)--*--*.sql)))
+DATA_built  = sql/$(EXTENSION)--$(EXTVERSION).sql $(UPDATES)
+# Released versions: each one's install script, frozen as it shipped (and, once a later release
+# ships, the upgrade scripts to it, frozen the same way). test/scripts/upgrade.sh installs the
+# previous release, fills its tables and upgrades.
+DATA        = $(sort $(wildcard sql/releases/$(EXTENSION)--*.sql))
 # The optional MADlib compatibility extension (CREATE EXTENSION hopper_madlib; docs/madlib.md): SQL only.
 DATA      += hopper_madlib.control $(sort $(wildcard sql/madlib/hopper_madlib--*.sql))
 
-# Regression inputs: every sql/*.sql except the assembled extension script.
-REGRESS      = $(filter-out $(EXTENSION)--%,$(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql))))
-REGRESS_OPTS = --load-extension=$(EXTENSION)
+# Regression tests: test/regress/sql/NAME.sql against test/regress/expected/NAME.out (sql/ holds the
+# extension's own SQL only).
+REGRESS      = $(patsubst test/regress/sql/%.sql,%,$(sort $(wildcard test/regress/sql/*.sql)))
+REGRESS_OPTS = --inputdir=test/regress --load-extension=$(EXTENSION)
 
 # -march=native measured 2-5x faster Eigen float32 products than plain -O3 on this kind of machine.
 # Portable packages: make HOPPER_OPT="-O3".
@@ -48,8 +56,11 @@ override with_llvm = no
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-$(DATA_built): $(EXT_PARTS) hopper.control
-	cat $(EXT_PARTS) > $@
+SQL_INCLUDE = awk -v dir=sql -f tools/sql-include.awk
+sql/$(EXTENSION)--$(EXTVERSION).sql: $(EXT_PARTS) $(SQL_OBJECTS) tools/sql-include.awk hopper.control
+	cat $(EXT_PARTS) | $(SQL_INCLUDE) > $@.tmp && mv $@.tmp $@
+sql/$(EXTENSION)--%.sql: sql/updates/$(EXTENSION)--%.sql $(SQL_OBJECTS) tools/sql-include.awk
+	$(SQL_INCLUDE) $< > $@.tmp && mv $@.tmp $@
 
 # PostgreSQL compiles with -fno-strict-aliasing, which its own headers and macros need. The core
 # never includes them (CMake builds and unit-tests it with strict aliasing), and strict aliasing

@@ -1,4 +1,4 @@
-# The parameter-server client library (libpq), its example and its test/benchmark tool.
+# The parameter-server client library (libpq), its example and its test-and-benchmark tool.
 #   hopper_ps_client   static library: client/include/hopper/kvtable.h (KVTable<float>)
 #   hopper_ps_tool     test and benchmark driver (test/scripts/ps_*.sh, bench/ps_throughput.sh)
 #   ps_logreg          example: logistic regression on Fashion-MNIST with N worker processes

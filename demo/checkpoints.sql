@@ -1,5 +1,5 @@
 -- The demo's checkpoints and model registry (run by demo/run.sh after the training run 'fashion demo').
--- The same queries are in docs/registry.md and exercised by sql/registry.sql.
+-- The same queries are in docs/registry.md and exercised by test/regress/sql/registry.sql.
 SELECT max(run_id) AS demo_run FROM hopper.runs WHERE name = 'fashion demo' \gset
 
 -- The run: its tables, searcher metric and state.

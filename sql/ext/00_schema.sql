@@ -3,7 +3,4 @@
 \echo Use "CREATE EXTENSION hopper" to load this file. \quit
 
 COMMENT ON SCHEMA hopper IS 'hopper: train and select machine-learning models inside PostgreSQL';
-
-CREATE FUNCTION hopper.version() RETURNS text
-    AS 'MODULE_PATHNAME', 'version' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION hopper.version() IS 'version of the hopper extension library';
+#include "objects/version.sql"

@@ -1,31 +1,4 @@
 -- Packing tables into minibatch buffers spread over segments.
 
-CREATE FUNCTION hopper.preprocess(
-    source_table text,
-    output_table text,
-    dependent_varname text,
-    independent_varname text,
-    buffer_size integer DEFAULT NULL,
-    num_segments integer DEFAULT NULL,
-    normalizing_const double precision DEFAULT 1.0,
-    scale text DEFAULT 'none',
-    seed bigint DEFAULT 0,
-    response_type text DEFAULT 'auto',
-    segment_placement text DEFAULT NULL)
-RETURNS void
-AS 'MODULE_PATHNAME', 'preprocess' LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION hopper.preprocess(text, text, text, text, integer, integer, double precision, text, bigint, text, text) IS
-'packs source_table into minibatch buffers (float32, classes one-hot encoded, rows shuffled with seed, features divided by normalizing_const and optionally scaled: none, standardize, minmax) spread over num_segments segments; writes output_table (partitioned by dist_key; on Citus distributed by dist_key, one segment per shard, or per worker node with segment_placement => ''worker'') and output_table_summary';
-
-CREATE FUNCTION hopper.preprocess_validation(
-    source_table text,
-    output_table text,
-    dependent_varname text,
-    independent_varname text,
-    training_preprocessed_table text,
-    buffer_size integer DEFAULT NULL,
-    num_segments integer DEFAULT NULL)
-RETURNS void
-AS 'MODULE_PATHNAME', 'preprocess_validation' LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION hopper.preprocess_validation(text, text, text, text, text, integer, integer) IS
-'packs a validation table like training_preprocessed_table was packed (same class values, scaling and layout)';
+#include "objects/preprocess.sql"
+#include "objects/preprocess_validation.sql"

@@ -9,7 +9,7 @@
 -- schema-qualified ones (__hopper_input_name, __hopper_output_name) and hands them to its
 -- implementation, madlib.__hopper_<function>, which runs with search_path = pg_catalog, pg_temp:
 -- no operator or function a role plants in a schema on the caller's search_path can run in it.
--- sql/search_path.sql keeps every body of both extensions that way.
+-- test/regress/sql/search_path.sql keeps every body of both extensions that way.
 \echo Use "CREATE EXTENSION hopper_madlib" to load this file. \quit
 
 -- ---- names and shared checks -------------------------------------------------------------------

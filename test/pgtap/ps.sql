@@ -111,7 +111,7 @@ SELECT results_eq($$SELECT c.format, c.state, c.steps_completed, c.metadata->'by
 SELECT is((SELECT hopper.ps_restore(id, 'tap_copy') FROM tap_saved), 'tap_copy', 'ps_restore under a new name');
 SELECT is(hopper.ps_get_chunk('tap_copy', 0, '{0,1}'), '{4,0,0,1,2,3}'::real[], 'restored values');
 -- (A wait cancelled by statement_timeout raises 57014, which pgTAP's throws_ok cannot catch: that is
--- tested in sql/ps.sql and test/scripts/ps_sessions.sh.)
+-- tested in test/regress/sql/ps.sql and test/scripts/ps_sessions.sh.)
 SELECT lives_ok($$SELECT hopper.ps_clock('tap_ssp', 0)$$, 'SSP(0) worker clocks');
 SELECT is(hopper.ps_get('tap_ssp', 0, '{2}'), '{1.5}'::real[], 'a single worker never waits for others');
 

@@ -8,7 +8,7 @@
 #      all 4 shards on both workers, the hop is a repartitioned INSERT ... SELECT;
 #   3. regression files on the Citus coordinator (pg_regress --use-existing): test/citus/sql/*.sql,
 #      and those of sql/ that apply to Citus, compared with test/citus/expected/NAME.out where the
-#      output differs on Citus (dist_key values, partitions vs shards, roles) or expected/NAME.out;
+#      output differs on Citus (dist_key values, partitions vs shards, roles) or test/regress/expected/NAME.out;
 #   4. a cancel in the middle of a run leaves no working table and no prepared transaction on any node.
 #
 # Citus is not in Debian's archive and CI has none: when the PostgreSQL tree of PG_BIN (or
@@ -119,8 +119,8 @@ for f in test/citus/sql/*.sql; do
 done
 for t in $REGRESS_FILES; do
   tests="$tests $t"
-  cp "sql/$t.sql" "$WORK/regress/sql/"
-  if [ -f "test/citus/expected/$t.out" ]; then cp "test/citus/expected/$t.out" "$WORK/regress/expected/"; else cp "expected/$t.out" "$WORK/regress/expected/"; fi
+  cp "test/regress/sql/$t.sql" "$WORK/regress/sql/"
+  if [ -f "test/citus/expected/$t.out" ]; then cp "test/citus/expected/$t.out" "$WORK/regress/expected/"; else cp "test/regress/expected/$t.out" "$WORK/regress/expected/"; fi
 done
 PG_REGRESS=$("$PG_BIN/pg_config" --pkglibdir)/pgxs/src/test/regress/pg_regress
 [ -x "$PG_REGRESS" ] || PG_REGRESS=/usr/lib/postgresql/15/lib/pgxs/src/test/regress/pg_regress
