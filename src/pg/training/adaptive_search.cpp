@@ -518,30 +518,9 @@ void run_adaptive_search(Spi& spi, const SearchRequest& req) {
 
     std::unique_ptr<Engine> engine = detect_engine(spi);
     const RunRequest request = tables_request(s.settings);
-    RunPlan plan;
-    plan.req = &request;
-    plan.tables = &s.tables;
-    plan.models = &s.models;
-    for (const ModelSpec& m : s.models) {
-        plan.mst_keys.push_back(m.mst_key);
-        plan.configs.push_back(m.config);
-    }
-    plan.num_segments = int(s.tables.info.dist_keys.size());
-    plan.nonatomic = spi.nonatomic();
-    RunContext context;
-    context.multiple = true;
-    context.method = "fit_automl";
-    context.packed = s.tables.packed;
-    context.output = s.tables.output;
-    if (s.tables.validation) context.validation = s.tables.validation->table;
-    context.models = &s.models;
-    context.num_iterations = request.num_iterations;
-    context.num_segments = plan.num_segments;
-    context.name = request.name;
-    context.description = request.description;
-    context.started_at = s.tables.started_at;
+    const RunPlan plan = run_plan(request, s.tables, s.models, spi.nonatomic());
+    RunContext context = run_context(plan, "fit_automl");
     context.run_id = s.run_id;
-
     AdaptiveSearch search(s, *engine);
     TrainingRun run(spi, search, plan, context, started);  // buffers detoasted once serve the whole search
     std::vector<std::string> states;

@@ -270,6 +270,36 @@ std::vector<std::string> initial_states(const std::vector<ModelSpec>& models) {
     return states;
 }
 
+RunPlan run_plan(const RunRequest& req, const RunTables& tables, const std::vector<ModelSpec>& models, bool nonatomic) {
+    RunPlan plan;
+    plan.req = &req;
+    plan.tables = &tables;
+    plan.models = &models;
+    for (const ModelSpec& m : models) {
+        plan.mst_keys.push_back(m.mst_key);
+        plan.configs.push_back(m.config);
+    }
+    plan.num_segments = int(tables.info.dist_keys.size());
+    plan.nonatomic = nonatomic;
+    return plan;
+}
+
+RunContext run_context(const RunPlan& plan, const char* method) {
+    RunContext run;
+    run.multiple = plan.req->multiple;
+    run.method = method;
+    run.packed = plan.tables->packed;
+    run.output = plan.tables->output;
+    if (plan.tables->validation) run.validation = plan.tables->validation->table;
+    run.models = plan.models;
+    run.num_iterations = plan.req->num_iterations;
+    run.num_segments = plan.num_segments;
+    run.name = plan.req->name;
+    run.description = plan.req->description;
+    run.started_at = plan.tables->started_at;
+    return run;
+}
+
 int TrainingStrategy::training_processes(const RunPlan& plan) const {
     return std::min<int>(int(plan.models->size()), plan.num_segments);
 }
@@ -468,16 +498,7 @@ void run_training(Spi& spi, RunRequest req, TrainingStrategy& strategy) {
     for (std::size_t i = 1; i < models.size(); ++i)
         if (models[i].mst_key == models[i - 1].mst_key)
             fail(ErrorKind::InvalidParameter, "duplicate mst_key " + std::to_string(models[i].mst_key));
-    RunPlan plan;
-    plan.req = &req;
-    plan.tables = &tables;
-    plan.models = &models;
-    for (const ModelSpec& m : models) {
-        plan.mst_keys.push_back(m.mst_key);
-        plan.configs.push_back(m.config);
-    }
-    plan.num_segments = int(info.dist_keys.size());
-    plan.nonatomic = spi.nonatomic();
+    const RunPlan plan = run_plan(req, tables, models, spi.nonatomic());
     check_model_sizes(models, info, vinfo);
     strategy.prepare(spi, plan);
     // Before any state is built: a model too large for the budget is refused in milliseconds.
@@ -492,18 +513,7 @@ void run_training(Spi& spi, RunRequest req, TrainingStrategy& strategy) {
     uint32_t first_iteration = 0;
     for (const std::string& st : states) first_iteration = std::max(first_iteration, inspect_state(st).counters.iterations);
 
-    RunContext run;
-    run.multiple = req.multiple;
-    run.method = strategy.method();
-    run.packed = tables.packed;
-    run.output = tables.output;
-    if (vinfo) run.validation = vinfo->table;
-    run.models = &models;
-    run.num_iterations = req.num_iterations;
-    run.num_segments = plan.num_segments;
-    run.name = req.name;
-    run.description = req.description;
-    run.started_at = tables.started_at;
+    RunContext run = run_context(plan, strategy.method());
     for (RunObserver* o : req.observers) o->on_start(spi, run);
 
     TrainingRun training(spi, strategy, plan, run, started);

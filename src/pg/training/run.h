@@ -171,6 +171,11 @@ struct RunPlan {
     bool nonatomic = false;  // the run commits after every iteration
 };
 
+// The plan of `models` (sorted by mst_key) on the resolved tables, and what observers are told of
+// its run (run_id 0 until the registry records it). All three must outlive both.
+RunPlan run_plan(const RunRequest& req, const RunTables& tables, const std::vector<ModelSpec>& models, bool nonatomic);
+RunContext run_context(const RunPlan& plan, const char* method);
+
 // The models that train in one iteration, in ring order (a strategy's iteration trains these).
 struct Ring {
     std::vector<std::size_t> models;   // indices into the run's models
