@@ -8,7 +8,8 @@
 // ranked (core: rank_rung), checkpointed and recorded, and its survivors go on from their states.
 // Calling the procedure again with the run's id reads the recorded decisions back, restarts the
 // rungs that had not completed from the checkpoints of the rung before, and so reaches the same
-// decisions as a search that was never interrupted.
+// decisions as a search that was never interrupted. This file sets the search up, resumes and
+// finishes it; the loop is a TrainingRun's (run.h), with the search as its strategy.
 #include "pg/training/adaptive_search.h"
 
 #include <algorithm>

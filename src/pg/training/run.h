@@ -271,15 +271,13 @@ public:
     void train();
 
     const RunPlan& plan() const { return plan_; }
-    const RunContext& context() const { return context_; }
-    int iteration() const { return iteration_; }  // this call's iterations so far (1-based in one)
+    int iteration() const { return iteration_; }  // this call's iteration in progress (1-based; 0 before the first)
     std::size_t num_models() const { return states_.size(); }
     std::string& state(std::size_t model) { return states_[model]; }
     const std::vector<std::string>& states() const { return states_; }
     int iterations(std::size_t model) const { return iterations_[model]; }
     bool diverged(std::size_t model) const { return diverged_[model]; }
     double elapsed() const { return elapsed_before_ + seconds_since(started_); }
-    const std::vector<ModelHistory>& history() const { return history_; }
     // The output tables of the run as far as the run knows them (req, method, tables, models, run id;
     // with the states, curves, timings and hops of this call when `trained`).
     RunOutputs outputs(bool trained) const;
