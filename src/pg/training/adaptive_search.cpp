@@ -8,7 +8,8 @@
 // ranked (core: rank_rung), checkpointed and recorded, and its survivors go on from their states.
 // Calling the procedure again with the run's id reads the recorded decisions back, restarts the
 // rungs that had not completed from the checkpoints of the rung before, and so reaches the same
-// decisions as a search that was never interrupted.
+// decisions as a search that was never interrupted. This file sets the search up, resumes and
+// finishes it; the loop is a TrainingRun's (run.h), with the search as its strategy.
 #include "pg/training/adaptive_search.h"
 
 #include <algorithm>
@@ -31,7 +32,6 @@
 #include "pg/registry/search_records.h"
 #include "pg/training/model_selection.h"
 #include "pg/training/progress.h"
-#include "pg/training/run_area.h"
 #include "pg/training/run_lock.h"
 #include "pg/training/run_outputs.h"
 
@@ -43,14 +43,14 @@ constexpr int64_t kDefaultMaxIterations = 9;
 constexpr int64_t kDefaultEta = 3;
 
 struct Trial {
-    std::size_t model = 0;  // index into the search's models
+    std::size_t model = 0;  // index into the search's models (and the run's)
     int64_t trial_id = 0;
-    std::string state;      // while it trains
-    int iterations = 0;     // trained so far
-    bool diverged = false;
+    // Where the trial starts in this call (a resumed rung: its checkpoint); the run holds them then.
+    std::string state;
+    int iterations = 0;
 };
 
-// A search being run by this call: what was decided or recorded, and the trials' states.
+// A search being run by this call: what was decided or recorded, and where its trials start.
 struct Search {
     int64_t run_id = 0;
     SearchSettings settings;
@@ -59,9 +59,7 @@ struct Search {
     RunTables tables;
     std::vector<ModelSpec> models;  // by mst_key
     std::map<int32_t, Trial> trials;
-    std::set<std::pair<int, int>> started_rungs;  // (bracket index, rung) marked TRAINING by this call
-    std::optional<std::pair<double, int32_t>> best;  // best searcher value so far (this call), for run_progress
-    double elapsed_before = 0;                    // seconds spent by earlier calls
+    double elapsed_before = 0;  // seconds spent by earlier calls
 };
 
 std::vector<std::vector<Metric>> metrics_of(const std::vector<ModelSpec>& models) {
@@ -200,7 +198,7 @@ Search start_search(Spi& spi, const SearchRequest& req) {
                                  s.tables.started_at, trial_ids);
     s.progress = std::make_unique<SearchProgress>(plan);
     for (std::size_t i = 0; i < s.models.size(); ++i)
-        s.trials[s.models[i].mst_key] = Trial{i, trial_ids.at(s.models[i].mst_key), {}, 0, false};
+        s.trials[s.models[i].mst_key] = Trial{i, trial_ids.at(s.models[i].mst_key), {}, 0};
     notice("adaptive search: training run " + std::to_string(s.run_id) + ", " + to_string(budget.method) + " with " +
                plan.describe() + ", " + std::to_string(plan.model_iterations()) + " model-iterations at most",
            "Follow it in hopper.search_brackets; CALL hopper.fit_automl(run_id => " + std::to_string(s.run_id) +
@@ -280,7 +278,7 @@ Search resume_search(Spi& spi, const SearchRequest& req) {
         decided[{b->second, d.rung}] = &d;
     }
     for (std::size_t i = 0; i < s.models.size(); ++i)
-        s.trials[s.models[i].mst_key] = Trial{i, rec.trial_ids.at(s.models[i].mst_key), {}, 0, false};
+        s.trials[s.models[i].mst_key] = Trial{i, rec.trial_ids.at(s.models[i].mst_key), {}, 0};
 
     // The rungs to train again start from the states at the end of the rung before (or fresh).
     std::map<int64_t, int> restart;
@@ -313,161 +311,164 @@ double searcher_value_of(const Search& s, const ModelSpec& m, const Evaluation& 
                                  s.searcher.metric);
 }
 
-// One ring iteration: trains, evaluates and records; returns a line for the NOTICE.
-std::string train_ring_iteration(Spi& spi, Search& s, Engine& engine, const std::chrono::steady_clock::time_point started) {
-    SearchProgress& progress = *s.progress;
-    const SearchPlan& plan = progress.plan();
-    const std::vector<RungRef> rungs = progress.training_rungs(s.settings.pack_brackets);
-    for (const RungRef& r : rungs) {
-        if (!s.started_rungs.insert({r.bracket, r.rung}).second) continue;
-        const std::vector<int32_t>& members = progress.members(r);
-        std::map<int32_t, int64_t> ids;
-        for (int32_t key : members) {
-            Trial& t = s.trials.at(key);
-            ids[key] = t.trial_id;
-            if (t.state.empty() && r.rung == 0) t.state = initial_states({s.models[t.model]}).front();
-        }
-        record_rung_start(spi, s.run_id, plan.brackets[r.bracket].s, r.rung, members, ids);
+// The search as the strategy of a TrainingRun (run.h), which trains, stamps, warns, evaluates and
+// commits. Its schedule: per ring iteration, every trial of the rungs in training that is short of
+// its rung's budget, in one phased ring; a trial is evaluated at its rung's end (and at learning-
+// curve points); a rung whose trials all reached its budget is ranked, checkpointed and recorded
+// after the evaluation, and the search is done when every bracket is.
+class AdaptiveSearch final : public TrainingStrategy {
+public:
+    AdaptiveSearch(Search& s, Engine& engine) : s_(s), engine_(engine) {}
+
+    const char* method() const override { return "fit_automl"; }
+    int64_t model_iterations(const RunPlan&) const override { return s_.progress->plan().model_iterations(); }
+    bool finished(const TrainingRun&) const override { return s_.progress->finished(); }
+    // The rungs' decisions are committed before the outputs are written (a search killed then
+    // resumes to write them only).
+    bool commits_last_iteration() const override { return true; }
+    std::string iteration_label(const TrainingRun& run) const override {
+        return "ring iteration " + std::to_string(run.iteration());
     }
 
-    // Every member short of its rung's budget trains one iteration, all in one ring.
-    const int S = int(s.tables.info.dist_keys.size());
-    std::vector<int32_t> keys;
-    std::vector<std::string> states;
-    std::vector<int> phases;
-    for (const RungRef& r : rungs)
-        for (int32_t key : progress.members(r)) {
-            Trial& t = s.trials.at(key);
-            if (t.iterations >= progress.target_iterations(r)) continue;
-            keys.push_back(key);
-            states.push_back(std::move(t.state));
-            phases.push_back(HopSchedule::phase(key - 1, uint64_t(t.iterations), S));
+    // Rungs that start are recorded (TRAINING) and their first rung's trials get fresh weights; the
+    // ring is every member short of its rung's budget.
+    std::vector<std::size_t> before_iteration(Spi& spi, TrainingRun& run) override {
+        const SearchProgress& progress = *s_.progress;
+        rungs_ = progress.training_rungs(s_.settings.pack_brackets);
+        for (const RungRef& r : rungs_) {
+            if (!started_rungs_.insert({r.bracket, r.rung}).second) continue;
+            const std::vector<int32_t>& members = progress.members(r);
+            std::map<int32_t, int64_t> ids;
+            for (int32_t key : members) {
+                const Trial& t = s_.trials.at(key);
+                ids[key] = t.trial_id;
+                if (run.state(t.model).empty() && r.rung == 0) run.state(t.model) = initial_states({s_.models[t.model]}).front();
+            }
+            record_rung_start(spi, s_.run_id, progress.plan().brackets[r.bracket].s, r.rung, members, ids);
         }
-    std::vector<int32_t> sorted = keys;
-    std::sort(sorted.begin(), sorted.end());
-    double train_seconds = 0;
-    if (!keys.empty()) {
-        const auto t0 = Clock::now();
-        const HopSchedule sched = HopSchedule::for_phases(phases, S);
-        std::unique_ptr<ModelHopper> hopper =
-            engine.model_hopper(spi, s.tables.packed, s.tables.info.dist_keys, int(keys.size()), s.tables.output.schema);
-        train_ring(*hopper, sched, 0, keys, states);
-        train_seconds = seconds_since(t0);
+        std::vector<std::size_t> ring;
+        for (const RungRef& r : rungs_)
+            for (int32_t key : progress.members(r)) {
+                const std::size_t model = s_.trials.at(key).model;
+                if (run.iterations(model) < progress.target_iterations(r)) ring.push_back(model);
+            }
+        return ring;
     }
 
-    // After the iteration: running metrics, iteration counters, divergence.
-    std::vector<int32_t> evaluate_keys;
-    std::vector<Evaluation> running;
-    for (std::size_t i = 0; i < keys.size(); ++i) {
-        Trial& t = s.trials.at(keys[i]);
-        const ModelSpec& m = s.models[t.model];
-        const TrainCounters counters = inspect_state(states[i]).counters;
-        t.iterations += 1;
-        t.state = with_iterations(states[i], uint32_t(t.iterations));
-        if (counters.diverged && !t.diverged) {
-            t.diverged = true;
-            warning("trial mst_key " + std::to_string(keys[i]) + " diverged in iteration " + std::to_string(t.iterations),
-                    "Its loss became NaN or infinite; it ranks last at the end of its rung.",
-                    "Narrow the learning rate range of the search space.");
+    // A trial starts at segment phase(mst_key - 1, its iterations so far) and visits the segments in
+    // order from there: it trains exactly as it would alone, whichever trials share the ring.
+    IterationOutcome train_iteration(Spi& spi, const RunPlan& plan, Ring& ring) override {
+        const int S = plan.num_segments;
+        IterationOutcome out;
+        double seconds = 0;
+        if (!ring.models.empty()) {
+            std::vector<int> phases;
+            for (std::size_t k = 0; k < ring.models.size(); ++k)
+                phases.push_back(HopSchedule::phase(ring.mst_keys[k] - 1, ring.iterations[k], S));
+            const auto t0 = Clock::now();
+            const HopSchedule sched = HopSchedule::for_phases(phases, S);
+            std::unique_ptr<ModelHopper> hopper = engine_.model_hopper(spi, plan.tables->packed, plan.tables->info.dist_keys,
+                                                                       int(ring.models.size()), plan.tables->output.schema);
+            out = train_ring(*hopper, sched, 0, ring.mst_keys, ring.states);
+            seconds = seconds_since(t0);
         }
-        const RungRef r{plan.bracket_of(keys[i]), progress.current_rung(plan.bracket_of(keys[i]))};
-        const bool rung_end = t.iterations >= progress.target_iterations(r);
-        const bool curve_point = s.settings.metrics_frequency > 0 && t.iterations % s.settings.metrics_frequency == 0;
-        if (rung_end || curve_point) {
-            evaluate_keys.push_back(keys[i]);
-            running.push_back(running_evaluation(counters.iteration_totals, m.config));
-        }
+        const std::size_t n = ring.models.size();
+        out.note = std::to_string(n) + " trial" + (n == 1 ? "" : "s") + " trained in " + format_number(seconds, 3) + " s";
+        return out;
     }
 
-    // Evaluation of the trials at a rung's end (and at learning-curve points).
-    std::map<int32_t, std::optional<double>> searcher_values;
-    if (!evaluate_keys.empty()) {
-        std::vector<std::string> eval_states;
-        std::vector<ModelConfig> configs;
-        for (int32_t key : evaluate_keys) {
-            eval_states.push_back(s.trials.at(key).state);
-            configs.push_back(s.models[s.trials.at(key).model].config);
-        }
-        const bool exact = setting_training_metrics == kTrainingMetricsExact;
-        const std::vector<Evaluation> training =
-            exact ? evaluate_states(spi, s.tables.packed, eval_states, configs, S) : running;
-        std::vector<Evaluation> validation;
-        if (s.tables.validation)
-            validation = evaluate_states(spi, s.tables.validation->table, eval_states, configs,
-                                         int(s.tables.validation->dist_keys.size()));
-        const double elapsed = s.elapsed_before + seconds_since(started);
-        for (std::size_t i = 0; i < evaluate_keys.size(); ++i) {
-            const Trial& t = s.trials.at(evaluate_keys[i]);
-            const ModelSpec& m = s.models[t.model];
-            const Evaluation* v = s.tables.validation ? &validation[i] : nullptr;
-            const double value = searcher_value_of(s, m, training[i], v);
+    bool evaluates(const TrainingRun& run, std::size_t model) const override {
+        const SearchProgress& progress = *s_.progress;
+        const int bracket = progress.plan().bracket_of(run.plan().mst_keys[model]);
+        const int n = run.iterations(model);
+        const bool rung_end = n >= progress.target_iterations(RungRef{bracket, progress.current_rung(bracket)});
+        const bool curve_point = s_.settings.metrics_frequency > 0 && n % s_.settings.metrics_frequency == 0;
+        return rung_end || curve_point;
+    }
+
+    // Records the trials evaluated; ranks, checkpoints and decides the rungs whose trials all
+    // reached the budget. Returns the decisions for the NOTICE.
+    std::string after_iteration(Spi& spi, TrainingRun& run, const IterationEvaluation& evaluation) override {
+        std::map<int32_t, std::optional<double>> searcher_values;
+        for (std::size_t k = 0; k < evaluation.models.size(); ++k) {
+            const std::size_t i = evaluation.models[k];
+            const ModelSpec& m = s_.models[i];
+            const Evaluation* v = evaluation.validation.empty() ? nullptr : &evaluation.validation[k];
+            const double value = searcher_value_of(s_, m, evaluation.training[k], v);
             std::optional<double> finite;
             // A trial that diverged has no searcher value: its running metrics may still be finite
             // (the minibatches before the NaN), but its weights are not a model to pick.
-            if (std::isfinite(value) && !t.diverged) {
+            if (std::isfinite(value) && !run.diverged(i)) {
                 finite = value;
-                if (!s.best || (s.searcher.smaller_is_better ? value < s.best->first : value > s.best->first))
-                    s.best = std::make_pair(value, m.mst_key);
+                if (!best_ || (s_.searcher.smaller_is_better ? value < best_->first : value > best_->first))
+                    best_ = std::make_pair(value, m.mst_key);
             }
-            searcher_values[evaluate_keys[i]] = finite;
+            searcher_values[m.mst_key] = finite;
             SafeSearchPath path;
             path.enter();
-            record_trial_metrics(spi, t.trial_id, t.iterations, int64_t(inspect_state(t.state).counters.steps),
-                                 evaluation_json(training[i], m.config.compile.metrics),
+            record_trial_metrics(spi, s_.trials.at(m.mst_key).trial_id, run.iterations(i),
+                                 int64_t(inspect_state(run.state(i)).counters.steps),
+                                 evaluation_json(evaluation.training[k], m.config.compile.metrics),
                                  v ? std::optional<std::string>(evaluation_json(*v, m.config.compile.metrics)) : std::nullopt,
-                                 finite, elapsed);
+                                 finite, evaluation.elapsed);
             path.leave();
         }
-    }
+        if (best_) progress_best(best_->first, best_->second);
 
-    if (s.best) progress_best(s.best->first, s.best->second);
-    int64_t done = 0;
-    for (const auto& [key, t] : s.trials) done += t.iterations;
-    progress_model_iterations_done(done);
-
-    // Rungs whose trials all reached the budget: ranked, checkpointed, decided.
-    std::string decided;
-    for (const RungRef& r : rungs) {
-        const std::vector<int32_t> members = progress.members(r);
-        const int budget = progress.target_iterations(r);
-        bool done = true;
-        for (int32_t key : members) done = done && s.trials.at(key).iterations >= budget;
-        if (!done) continue;
-        std::vector<RungScore> scores;
-        std::vector<RungMember> recorded;
-        std::vector<int32_t> diverged;
-        for (int32_t key : members) {
-            const Trial& t = s.trials.at(key);
-            auto v = searcher_values.find(key);
-            scores.push_back(RungScore{key, v == searcher_values.end() ? std::nullopt : v->second, t.diverged});
-            recorded.push_back(RungMember{key, t.trial_id, &t.state, t.iterations, scores.back().value});
-            if (t.diverged) diverged.push_back(key);
+        SearchProgress& progress = *s_.progress;
+        std::string decided;
+        for (const RungRef& r : rungs_) {
+            const std::vector<int32_t> members = progress.members(r);
+            const int budget = progress.target_iterations(r);
+            bool done = true;
+            for (int32_t key : members) done = done && run.iterations(s_.trials.at(key).model) >= budget;
+            if (!done) continue;
+            std::vector<RungScore> scores;
+            std::vector<RungMember> recorded;
+            std::vector<int32_t> diverged;
+            for (int32_t key : members) {
+                const Trial& t = s_.trials.at(key);
+                auto v = searcher_values.find(key);
+                scores.push_back(RungScore{key, v == searcher_values.end() ? std::nullopt : v->second, run.diverged(t.model)});
+                recorded.push_back(RungMember{key, t.trial_id, &run.state(t.model), run.iterations(t.model), scores.back().value});
+                if (run.diverged(t.model)) diverged.push_back(key);
+            }
+            const BracketPlan& bracket = progress.plan().brackets[r.bracket];
+            const RungRanking ranking = rank_rung(scores, bracket.rungs[r.rung].num_promoted, s_.searcher.smaller_is_better);
+            const auto statuses = progress.record(r, ranking, diverged);
+            std::vector<int> skipped;
+            for (const RungRef& k : progress.skipped_rungs(r.bracket)) skipped.push_back(k.rung);
+            record_rung_end(spi, s_.run_id, bracket.s, r.rung, budget, recorded, ranking, statuses,
+                            s_.searcher.smaller_is_better, skipped);
+            // Trials that stop free their states (their checkpoints hold them).
+            for (const auto& [key, status] : statuses)
+                if (status != TrialStatus::Training) std::string().swap(run.state(s_.trials.at(key).model));
+            decided += "; bracket " + std::to_string(bracket.s) + " rung " + std::to_string(r.rung) + " done at " +
+                       std::to_string(budget) + " iteration" + (budget == 1 ? "" : "s") + ", best mst_key " +
+                       std::to_string(ranking.order.front()) + ", " + std::to_string(ranking.promoted.size()) + " go on";
         }
-        const BracketPlan& bracket = plan.brackets[r.bracket];
-        const RungRanking ranking = rank_rung(scores, bracket.rungs[r.rung].num_promoted, s.searcher.smaller_is_better);
-        const auto statuses = progress.record(r, ranking, diverged);
-        std::vector<int> skipped;
-        for (const RungRef& k : progress.skipped_rungs(r.bracket)) skipped.push_back(k.rung);
-        record_rung_end(spi, s.run_id, bracket.s, r.rung, budget, recorded, ranking, statuses,
-                        s.searcher.smaller_is_better, skipped);
-        // Trials that stop free their states (their checkpoints hold them).
-        for (const auto& [key, status] : statuses)
-            if (status != TrialStatus::Training) std::string().swap(s.trials.at(key).state);
-        decided += "; bracket " + std::to_string(bracket.s) + " rung " + std::to_string(r.rung) + " done at " +
-                   std::to_string(budget) + " iteration" + (budget == 1 ? "" : "s") + ", best mst_key " +
-                   std::to_string(ranking.order.front()) + ", " + std::to_string(ranking.promoted.size()) + " go on";
+        return decided;
     }
-    return std::to_string(keys.size()) + " trial" + (keys.size() == 1 ? "" : "s") + " trained in " +
-           format_number(train_seconds, 3) + " s" + decided;
-}
 
-void finish_search(Spi& spi, Search& s) {
+    DivergenceText divergence(int32_t mst_key, int iteration) const override {
+        return {"trial mst_key " + std::to_string(mst_key) + " diverged in iteration " + std::to_string(iteration),
+                "Its loss became NaN or infinite; it ranks last at the end of its rung.",
+                "Narrow the learning rate range of the search space."};
+    }
+
+private:
+    Search& s_;
+    Engine& engine_;
+    std::vector<RungRef> rungs_;                    // training in this ring iteration
+    std::set<std::pair<int, int>> started_rungs_;  // (bracket index, rung) marked TRAINING by this call
+    std::optional<std::pair<double, int32_t>> best_;  // best searcher value so far (this call), for run_progress
+};
+
+void finish_search(Spi& spi, Search& s, const TrainingRun& run) {
     std::vector<int64_t> trial_ids;
-    std::vector<int32_t> mst_keys;
     std::map<int32_t, std::vector<Metric>> metrics;
     for (const ModelSpec& m : s.models) {
         trial_ids.push_back(s.trials.at(m.mst_key).trial_id);
-        mst_keys.push_back(m.mst_key);
         metrics[m.mst_key] = m.config.compile.metrics;
     }
     const auto best = record_search_end(spi, s.run_id, trial_ids);
@@ -483,20 +484,10 @@ void finish_search(Spi& spi, Search& s) {
         states.push_back(std::move(f->second));
         history.push_back(std::move(curves[m.mst_key]));
     }
-    const RunRequest req = tables_request(s.settings);
-    RunOutputs out;
-    out.req = &req;
-    out.method = "fit_automl";
-    out.packed = s.tables.packed;
-    out.output = s.tables.output;
-    out.info = &s.tables.info;
-    out.validation = &s.tables.validation;
-    out.models = &s.models;
-    out.mst_keys = &mst_keys;
+    // The states and curves of every call, as recorded (the run's own are this call's only).
+    RunOutputs out = run.outputs(false);
     out.states = &states;
     out.history = &history;
-    out.started_at = s.tables.started_at;
-    out.run_id = s.run_id;
     write_run_outputs(spi, out);
     release_run_locks();
     if (best)
@@ -526,25 +517,24 @@ void run_adaptive_search(Spi& spi, const SearchRequest& req) {
         check_lock_budget(int64_t(plan.num_trials()) + S - 1, S, rings);
     }
 
-    RunAreaScope run_area;  // buffers detoasted once are shared by the whole search
     std::unique_ptr<Engine> engine = detect_engine(spi);
-    RunProgress progress;
-    progress.begin(s.run_id, "fit_automl", int(s.settings.budget.max_iterations), s.progress->plan().model_iterations(),
-                   segment_buffers(spi, s.tables.packed));
-    int ring_iteration = 0;
-    while (!s.progress->finished()) {
-        check_for_interrupts();
-        progress_iteration(ring_iteration + 1);
-        const auto t = Clock::now();
-        StatementSettings settings;
-        settings.enter();
-        const std::string line = train_ring_iteration(spi, s, *engine, started);
-        settings.leave();
-        notice("ring iteration " + std::to_string(++ring_iteration) + ": " + format_number(seconds_since(t), 3) + " s, " +
-               line);
-        if (spi.nonatomic()) spi.commit();
+    const RunRequest request = tables_request(s.settings);
+    const RunPlan plan = run_plan(request, s.tables, s.models, spi.nonatomic());
+    RunContext context = run_context(plan, "fit_automl");
+    context.run_id = s.run_id;
+    AdaptiveSearch search(s, *engine);
+    TrainingRun run(spi, search, plan, context, started);  // buffers detoasted once serve the whole search
+    std::vector<std::string> states;
+    std::vector<int> iterations;
+    for (const ModelSpec& m : s.models) {
+        Trial& t = s.trials.at(m.mst_key);
+        states.push_back(std::move(t.state));
+        iterations.push_back(t.iterations);
     }
-    finish_search(spi, s);
+    run.set_states(std::move(states), 0, std::move(iterations));
+    run.set_elapsed_before(s.elapsed_before);
+    run.train();
+    finish_search(spi, s, run);
 }
 
 }  // namespace hopper::pg

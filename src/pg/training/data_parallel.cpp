@@ -9,7 +9,7 @@
 //   2. the copies are averaged through the hierarchical combine (2 or 3 levels, as the insertion
 //      rule decides for the topology and the measured state size): parameters and optimizer
 //      slots alike, exactly (hopper/combine.h).
-// The driver (run.cpp) evaluates, reports and writes the same output tables as fit's; the summary's
+// The run (TrainingRun, run.cpp) evaluates, reports and writes the same output tables as fit's; the summary's
 // method is fit_data_parallel, hops_per_iteration 1, and hop_seconds holds the time spent averaging.
 #include <memory>
 #include <string>
@@ -65,14 +65,14 @@ public:
         source_.table = packed;  // its segments produce the copies (on Citus: their shards keep them)
     }
 
-    IterationOutcome train_iteration(Spi& spi, const RunPlan& plan, uint64_t, std::vector<std::string>& states) override {
+    IterationOutcome train_iteration(Spi& spi, const RunPlan& plan, Ring& ring) override {
         const int S = plan.num_segments;
-        std::string& state = states.at(0);
+        std::string& state = ring.states.at(0);
         progress_hop(1, 1, 1);  // one statement trains every segment's copy
         set_parallel_workers(S);
         source_.params = {SqlParam::bytea(state)};
         CombineOutcome combined = [&] {
-            QuietModelAverage quiet;  // divergence is reported by the driver
+            QuietModelAverage quiet;  // divergence is reported by the run
             return run_hierarchical_combine(spi, source_, combine_);
         }();
         if (combined.producers != S)

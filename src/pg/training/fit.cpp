@@ -1,5 +1,5 @@
 // hopper.fit, hopper.fit_multiple and hopper.fit_data_parallel (procedures): argument handling. The
-// work is the driver's (run.cpp) with a strategy: model hopping (model_hopping.cpp) for fit and
+// work is run_training's (run.cpp) with a strategy: model hopping (model_hopping.cpp) for fit and
 // fit_multiple, model averaging (data_parallel.cpp) for fit_data_parallel.
 #include <string>
 

@@ -14,8 +14,9 @@
 //      starts where the last one ended);
 //   3. the models are read once and the working tables dropped before the commit, so an error, a
 //      cancel or a crash never leaves a working table behind.
-// The statements themselves are the engine's (engine/: plain PostgreSQL or Citus); the driver
-// (run.cpp) does everything else.
+// The statements themselves are the engine's (engine/: plain PostgreSQL or Citus); the run
+// (TrainingRun, run.cpp) does everything else, on its default schedule: num_iterations iterations of
+// every model, each segment training one model at a time.
 #include <map>
 #include <memory>
 #include <string>
@@ -43,11 +44,6 @@ public:
         return HopSchedule(int(plan.models->size()), plan.num_segments).hops_per_iteration();
     }
 
-    // Each segment trains one model at a time: min(M, S) at once.
-    int training_processes(const RunPlan& plan) const override {
-        return std::min<int>(int(plan.models->size()), plan.num_segments);
-    }
-
     void prepare(Spi& spi, const RunPlan& plan) override {
         multiple_ = plan.req->multiple;
         sched_ = std::make_unique<HopSchedule>(int(plan.models->size()), plan.num_segments);
@@ -57,11 +53,11 @@ public:
                                                    t.output.schema);
     }
 
-    IterationOutcome train_iteration(Spi&, const RunPlan& plan, uint64_t schedule_iteration,
-                                     std::vector<std::string>& states) override {
-        // Positions repeat every K iterations (HopSchedule::position).
-        const int iteration = int(schedule_iteration % uint64_t(sched_->ring_size()));
-        return train_ring(*hopper_, *sched_, iteration, plan.mst_keys, states);
+    // Every model trains in every iteration, and their states have been through as many: positions
+    // repeat every K iterations (HopSchedule::position).
+    IterationOutcome train_iteration(Spi&, const RunPlan&, Ring& ring) override {
+        const int iteration = int(ring.iterations.at(0) % uint64_t(sched_->ring_size()));
+        return train_ring(*hopper_, *sched_, iteration, ring.mst_keys, ring.states);
     }
 
     DivergenceText divergence(int32_t mst_key, int iteration) const override {

@@ -1,11 +1,12 @@
-// The training driver: what every run shares, whatever its strategy (run.h).
+// The training run: its loop (TrainingRun), the strategies' defaults, and run_training, which sets
+// up and finishes a run of num_iterations (run.h).
 //
 // Per iteration (one transaction when called with CALL outside a transaction block): the strategy
-// trains the models; the driver stamps each state with the iterations it has completed (so that a
-// resumed run continues the schedule), reports models that diverged, evaluates every model in one
-// scan of the data when metrics are due, tells the observers (the registry writes trial metrics and
-// checkpoints), prints the NOTICE and commits. The output tables appear only in the last
-// transaction, complete (run_outputs.cpp).
+// trains the models of its ring; the run stamps each state with the iterations it has completed (so
+// that a resumed run continues the schedule), reports models that diverged, evaluates the models
+// due in one scan of the data, tells the observers (the registry writes trial metrics and
+// checkpoints) and the strategy, prints the NOTICE and commits. The output tables appear only in
+// the last transaction, complete (run_outputs.cpp).
 #include "pg/training/run.h"
 
 #include <algorithm>
@@ -48,20 +49,6 @@ std::string format_number(double v, int precision) {
 }
 
 namespace {
-
-void report_iteration(Spi& spi, const RunRequest& req, const RunContext& run, int iteration,
-                      const std::vector<std::string>& states, const std::vector<Evaluation>* training,
-                      const std::vector<Evaluation>* validation, const std::vector<std::string>& statuses) {
-    IterationReport report;
-    report.iteration = iteration;
-    report.last = iteration == req.num_iterations;
-    report.states = &states;
-    report.evaluated = training != nullptr;
-    report.training = training;
-    report.validation = training ? validation : nullptr;
-    report.statuses = &statuses;
-    for (RunObserver* o : req.observers) o->on_iteration(spi, run, report);
-}
 
 void record_evaluation(ModelHistory& h, int iteration, double elapsed, const Evaluation& training,
                        const Evaluation* validation) {
@@ -283,21 +270,7 @@ std::vector<std::string> initial_states(const std::vector<ModelSpec>& models) {
     return states;
 }
 
-void run_training(Spi& spi, RunRequest req, TrainingStrategy& strategy) {
-    const auto started = Clock::now();
-    if (req.models.empty()) fail(ErrorKind::InvalidParameter, "no model configurations to train");
-    req.exact_training_metrics = setting_training_metrics == kTrainingMetricsExact;
-    const RunTables tables = resolve_run_tables(spi, req);
-    const TableName& packed = tables.packed;
-    const PackedInfo& info = tables.info;
-    const std::optional<PackedInfo>& vinfo = tables.validation;
-    const TableName& output = tables.output;
-
-    std::vector<ModelSpec>& models = req.models;
-    std::sort(models.begin(), models.end(), [](const ModelSpec& a, const ModelSpec& b) { return a.mst_key < b.mst_key; });
-    for (std::size_t i = 1; i < models.size(); ++i)
-        if (models[i].mst_key == models[i - 1].mst_key)
-            fail(ErrorKind::InvalidParameter, "duplicate mst_key " + std::to_string(models[i].mst_key));
+RunPlan run_plan(const RunRequest& req, const RunTables& tables, const std::vector<ModelSpec>& models, bool nonatomic) {
     RunPlan plan;
     plan.req = &req;
     plan.tables = &tables;
@@ -306,132 +279,250 @@ void run_training(Spi& spi, RunRequest req, TrainingStrategy& strategy) {
         plan.mst_keys.push_back(m.mst_key);
         plan.configs.push_back(m.config);
     }
-    plan.num_segments = int(info.dist_keys.size());
-    plan.nonatomic = spi.nonatomic();
+    plan.num_segments = int(tables.info.dist_keys.size());
+    plan.nonatomic = nonatomic;
+    return plan;
+}
+
+RunContext run_context(const RunPlan& plan, const char* method) {
+    RunContext run;
+    run.multiple = plan.req->multiple;
+    run.method = method;
+    run.packed = plan.tables->packed;
+    run.output = plan.tables->output;
+    if (plan.tables->validation) run.validation = plan.tables->validation->table;
+    run.models = plan.models;
+    run.num_iterations = plan.req->num_iterations;
+    run.num_segments = plan.num_segments;
+    run.name = plan.req->name;
+    run.description = plan.req->description;
+    run.started_at = plan.tables->started_at;
+    return run;
+}
+
+int TrainingStrategy::training_processes(const RunPlan& plan) const {
+    return std::min<int>(int(plan.models->size()), plan.num_segments);
+}
+
+int64_t TrainingStrategy::model_iterations(const RunPlan& plan) const {
+    return int64_t(plan.req->num_iterations) * int64_t(plan.models->size());
+}
+
+bool TrainingStrategy::finished(const TrainingRun& run) const {
+    return run.iteration() >= run.plan().req->num_iterations;
+}
+
+std::vector<std::size_t> TrainingStrategy::before_iteration(Spi&, TrainingRun& run) {
+    std::vector<std::size_t> all(run.num_models());
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+    return all;
+}
+
+bool TrainingStrategy::evaluates(const TrainingRun& run, std::size_t) const {
+    return run.iteration() % run.plan().req->metrics_frequency == 0 || finished(run);
+}
+
+std::string TrainingStrategy::after_iteration(Spi&, TrainingRun& run, const IterationEvaluation& evaluation) {
+    if (evaluation.models.empty()) return "";
+    // The best model by training loss (the only one, for a single configuration).
+    std::size_t best = 0;
+    for (std::size_t k = 1; k < evaluation.models.size(); ++k)
+        if (evaluation.training[k].loss < evaluation.training[best].loss) best = k;
+    const std::size_t model = evaluation.models[best];
+    std::string s = progress_text(run.plan().configs[model], evaluation.training[best],
+                                  evaluation.validation.empty() ? nullptr : &evaluation.validation[best]);
+    if (run.num_models() > 1) s += " (best: mst_key " + std::to_string(run.plan().mst_keys[model]) + ")";
+    return s;
+}
+
+std::string TrainingStrategy::iteration_label(const TrainingRun& run) const {
+    return "iteration " + std::to_string(run.iteration()) + "/" + std::to_string(run.plan().req->num_iterations);
+}
+
+TrainingRun::TrainingRun(Spi& spi, TrainingStrategy& strategy, const RunPlan& plan, const RunContext& context,
+                         Clock::time_point started)
+    : spi_(spi), strategy_(strategy), plan_(plan), context_(context), started_(started),
+      area_(std::make_unique<RunAreaScope>()) {}
+
+TrainingRun::~TrainingRun() = default;
+
+void TrainingRun::set_states(std::vector<std::string> states, uint32_t base, std::vector<int> iterations) {
+    const std::size_t M = plan_.models->size();
+    if (states.size() != M || iterations.size() != M) fail(ErrorKind::Internal, "a run's states do not match its models");
+    states_ = std::move(states);
+    base_ = base;
+    iterations_ = std::move(iterations);
+    diverged_.assign(M, false);
+    history_.assign(M, ModelHistory{});
+    for (std::size_t i = 0; i < M; ++i) {
+        history_[i].training_metrics.resize(plan_.configs[i].compile.metrics.size());
+        history_[i].validation_metrics.resize(plan_.configs[i].compile.metrics.size());
+    }
+}
+
+void TrainingRun::train() {
+    progress_.begin(context_.run_id, context_.method, plan_.req->num_iterations, strategy_.model_iterations(plan_),
+                    segment_buffers(spi_, plan_.tables->packed));
+    while (!strategy_.finished(*this)) iterate();
+}
+
+void TrainingRun::iterate() {
+    const auto started = Clock::now();
+    check_for_interrupts();
+    progress_iteration(++iteration_);
+    settings_.enter();
+    Ring ring;
+    ring.models = strategy_.before_iteration(spi_, *this);
+    for (std::size_t i : ring.models) {
+        ring.mst_keys.push_back(plan_.mst_keys[i]);
+        ring.iterations.push_back(uint64_t(base_) + uint64_t(iterations_[i]));
+        ring.states.push_back(std::move(states_[i]));
+    }
+    IterationOutcome outcome = strategy_.train_iteration(spi_, plan_, ring);
+    train_seconds_ += outcome.train_seconds;
+    hop_seconds_ += outcome.hop_seconds;
+    for (HopLogRow& row : outcome.hops) {
+        row.iteration = iteration_;
+        hop_log_.push_back(std::move(row));
+    }
+    // The running training metrics of this iteration are in the states; with_iterations clears
+    // them for the next one.
+    std::vector<Evaluation> running(ring.models.size());
+    for (std::size_t k = 0; k < ring.models.size(); ++k) {
+        const std::size_t i = ring.models[k];
+        const TrainCounters counters = inspect_state(ring.states[k]).counters;
+        running[k] = running_evaluation(counters.iteration_totals, plan_.configs[i]);
+        iterations_[i] += 1;
+        states_[i] = with_iterations(ring.states[k], base_ + uint32_t(iterations_[i]));
+        if (counters.diverged && !diverged_[i]) {
+            diverged_[i] = true;
+            history_[i].status = "diverged";
+            const DivergenceText text = strategy_.divergence(plan_.mst_keys[i], iterations_[i]);
+            warning(text.message, text.detail, text.hint);
+        }
+    }
+    const IterationEvaluation evaluation = evaluate(ring, running);
+    int64_t done = 0;
+    for (int n : iterations_) done += n;
+    progress_model_iterations_done(done);
+
+    const std::string told = strategy_.after_iteration(spi_, *this, evaluation);
+    // The observers hear of the whole run (the methods they serve evaluate all models together).
+    std::vector<std::string> statuses;
+    for (const ModelHistory& h : history_) statuses.push_back(h.status);
+    IterationReport report;
+    report.iteration = iteration_;
+    report.last = strategy_.finished(*this);
+    report.states = &states_;
+    report.evaluated = !evaluation.models.empty();
+    report.training = report.evaluated ? &evaluation.training : nullptr;
+    report.validation = report.evaluated && plan_.tables->validation ? &evaluation.validation : nullptr;
+    report.statuses = &statuses;
+    for (RunObserver* o : plan_.req->observers) o->on_iteration(spi_, context_, report);
+    notice(strategy_.iteration_label(*this) + ": " + format_number(seconds_since(started), 3) + " s" +
+           (outcome.note.empty() ? "" : ", " + outcome.note) + told);
+    settings_.leave();
+    if (spi_.nonatomic() && (strategy_.commits_last_iteration() || !strategy_.finished(*this))) spi_.commit();
+}
+
+IterationEvaluation TrainingRun::evaluate(const Ring& ring, const std::vector<Evaluation>& running) {
+    IterationEvaluation out;
+    std::vector<Evaluation> due_running;
+    for (std::size_t k = 0; k < ring.models.size(); ++k)
+        if (strategy_.evaluates(*this, ring.models[k])) {
+            out.models.push_back(ring.models[k]);
+            due_running.push_back(running[k]);
+        }
+    if (out.models.empty()) return out;
+    const auto t = Clock::now();
+    // Every model in order: the run's own vectors; else copies of those due.
+    bool all = out.models.size() == states_.size();
+    for (std::size_t k = 0; all && k < out.models.size(); ++k) all = out.models[k] == k;
+    std::vector<std::string> some_states;
+    std::vector<ModelConfig> some_configs;
+    if (!all)
+        for (std::size_t i : out.models) {
+            some_states.push_back(states_[i]);
+            some_configs.push_back(plan_.configs[i]);
+        }
+    const std::vector<std::string>& states = all ? states_ : some_states;
+    const std::vector<ModelConfig>& configs = all ? plan_.configs : some_configs;
+    const TableName& packed = plan_.tables->packed;
+    const std::optional<PackedInfo>& vinfo = plan_.tables->validation;
+    out.training = plan_.req->exact_training_metrics ? evaluate_states(spi_, packed, states, configs, plan_.num_segments)
+                                                     : std::move(due_running);
+    if (vinfo) out.validation = evaluate_states(spi_, vinfo->table, states, configs, int(vinfo->dist_keys.size()));
+    eval_seconds_ += seconds_since(t);
+    out.elapsed = elapsed();
+    for (std::size_t k = 0; k < out.models.size(); ++k)
+        record_evaluation(history_[out.models[k]], iterations_[out.models[k]], out.elapsed, out.training[k],
+                          vinfo ? &out.validation[k] : nullptr);
+    return out;
+}
+
+RunOutputs TrainingRun::outputs(bool trained) const {
+    RunOutputs out;
+    out.req = plan_.req;
+    out.method = strategy_.method();
+    out.packed = plan_.tables->packed;
+    out.output = plan_.tables->output;
+    out.info = &plan_.tables->info;
+    out.validation = &plan_.tables->validation;
+    out.models = plan_.models;
+    out.mst_keys = &plan_.mst_keys;
+    out.started_at = plan_.tables->started_at;
+    out.run_id = context_.run_id;
+    out.replaced_token = plan_.tables->replaced_token;
+    if (trained) {
+        out.states = &states_;
+        out.history = &history_;
+        out.hops_per_iteration = strategy_.hops_per_iteration(plan_);
+        out.train_seconds = train_seconds_;
+        out.hop_seconds = hop_seconds_;
+        out.eval_seconds = eval_seconds_;
+        out.hop_log = &hop_log_;
+    }
+    return out;
+}
+
+void run_training(Spi& spi, RunRequest req, TrainingStrategy& strategy) {
+    const auto started = Clock::now();
+    if (req.models.empty()) fail(ErrorKind::InvalidParameter, "no model configurations to train");
+    req.exact_training_metrics = setting_training_metrics == kTrainingMetricsExact;
+    const RunTables tables = resolve_run_tables(spi, req);
+    const PackedInfo& info = tables.info;
+    const std::optional<PackedInfo>& vinfo = tables.validation;
+
+    std::vector<ModelSpec>& models = req.models;
+    std::sort(models.begin(), models.end(), [](const ModelSpec& a, const ModelSpec& b) { return a.mst_key < b.mst_key; });
+    for (std::size_t i = 1; i < models.size(); ++i)
+        if (models[i].mst_key == models[i - 1].mst_key)
+            fail(ErrorKind::InvalidParameter, "duplicate mst_key " + std::to_string(models[i].mst_key));
+    const RunPlan plan = run_plan(req, tables, models, spi.nonatomic());
     check_model_sizes(models, info, vinfo);
     strategy.prepare(spi, plan);
     // Before any state is built: a model too large for the budget is refused in milliseconds.
-    {
-        const int M = int(models.size()), S = plan.num_segments;
-        check_run_memory(models, info, vinfo, strategy.training_processes(plan),
-                         "training " + std::to_string(M) + " configuration" + (M == 1 ? "" : "s") + " on " +
-                             std::to_string(S) + " segment" + (S == 1 ? "" : "s"));
-    }
-    if (req.warm_start) read_warm_start(spi, output, models);
+    const int M = int(models.size()), S = plan.num_segments;
+    check_run_memory(models, info, vinfo, strategy.training_processes(plan),
+                     "training " + std::to_string(M) + " configuration" + (M == 1 ? "" : "s") + " on " +
+                         std::to_string(S) + " segment" + (S == 1 ? "" : "s"));
+    if (req.warm_start) read_warm_start(spi, tables.output, models);
     std::vector<std::string> states = initial_states(models);
     // The schedule continues where the models left off: a run resumed from the checkpoints of an
     // interrupted one (or warm-started from its output) trains exactly as if it had never stopped.
     uint32_t first_iteration = 0;
     for (const std::string& st : states) first_iteration = std::max(first_iteration, inspect_state(st).counters.iterations);
 
-    const int M = int(models.size());
-    std::vector<ModelHistory> history(M);
-    for (int i = 0; i < M; ++i) {
-        history[i].training_metrics.resize(models[i].config.compile.metrics.size());
-        history[i].validation_metrics.resize(models[i].config.compile.metrics.size());
-    }
-    RunContext run;
-    run.multiple = req.multiple;
-    run.method = strategy.method();
-    run.packed = packed;
-    run.output = output;
-    if (vinfo) run.validation = vinfo->table;
-    run.models = &models;
-    run.num_iterations = req.num_iterations;
-    run.num_segments = plan.num_segments;
-    run.name = req.name;
-    run.description = req.description;
-    run.started_at = tables.started_at;
+    RunContext run = run_context(plan, strategy.method());
     for (RunObserver* o : req.observers) o->on_start(spi, run);
-    RunProgress progress;
-    progress.begin(run.run_id, run.method, req.num_iterations, int64_t(req.num_iterations) * M, segment_buffers(spi, packed));
 
-    std::vector<std::string> statuses(M, "completed");
-    std::vector<HopLogRow> hop_log;
-    StatementSettings settings;
-    RunAreaScope run_area;  // buffers detoasted and states trained in this run are shared through it
-    double hop_seconds = 0, train_seconds = 0, eval_seconds = 0;
-    for (int it = 0; it < req.num_iterations; ++it) {
-        const auto iteration_started = Clock::now();
-        check_for_interrupts();
-        progress_iteration(it + 1);
-        settings.enter();
-        IterationOutcome outcome = strategy.train_iteration(spi, plan, uint64_t(first_iteration) + uint64_t(it), states);
-        train_seconds += outcome.train_seconds;
-        hop_seconds += outcome.hop_seconds;
-        for (HopLogRow& row : outcome.hops) {
-            row.iteration = it + 1;
-            hop_log.push_back(std::move(row));
-        }
-        // The running training metrics of this iteration are in the states; with_iterations clears
-        // them for the next one.
-        std::vector<Evaluation> running(M);
-        for (int i = 0; i < M; ++i) {
-            const TrainCounters counters = inspect_state(states[i]).counters;
-            running[i] = running_evaluation(counters.iteration_totals, plan.configs[i]);
-            states[i] = with_iterations(states[i], first_iteration + uint32_t(it) + 1);
-            if (history[i].status == "completed" && counters.diverged) {
-                history[i].status = "diverged";
-                const DivergenceText text = strategy.divergence(plan.mst_keys[i], it + 1);
-                warning(text.message, text.detail, text.hint);
-            }
-        }
-
-        const bool evaluate = (it + 1) % req.metrics_frequency == 0 || it + 1 == req.num_iterations;
-        std::string progress;
-        std::vector<Evaluation> train_eval, valid_eval;
-        if (evaluate) {
-            auto t = Clock::now();
-            train_eval = req.exact_training_metrics ? evaluate_states(spi, packed, states, plan.configs, plan.num_segments)
-                                                    : running;
-            if (vinfo) valid_eval = evaluate_states(spi, vinfo->table, states, plan.configs, int(vinfo->dist_keys.size()));
-            eval_seconds += seconds_since(t);
-            const double elapsed = seconds_since(started);
-            for (int i = 0; i < M; ++i)
-                record_evaluation(history[i], it + 1, elapsed, train_eval[i], vinfo ? &valid_eval[i] : nullptr);
-            // Progress: the best model by training loss (the only one, for a single configuration).
-            int best = 0;
-            for (int i = 1; i < M; ++i)
-                if (train_eval[i].loss < train_eval[best].loss) best = i;
-            progress = progress_text(models[best].config, train_eval[best], vinfo ? &valid_eval[best] : nullptr);
-            if (M > 1) progress += " (best: mst_key " + std::to_string(plan.mst_keys[best]) + ")";
-        }
-        progress_model_iterations_done(int64_t(it + 1) * M);
-        for (int i = 0; i < M; ++i) statuses[i] = history[i].status;
-        report_iteration(spi, req, run, it + 1, states, evaluate ? &train_eval : nullptr, vinfo ? &valid_eval : nullptr,
-                         statuses);
-        notice("iteration " + std::to_string(it + 1) + "/" + std::to_string(req.num_iterations) + ": " +
-               format_number(seconds_since(iteration_started), 3) + " s" + (outcome.note.empty() ? "" : ", " + outcome.note) +
-               progress);
-        if (spi.nonatomic() && it + 1 < req.num_iterations) {
-            settings.leave();
-            spi.commit();
-        }
-    }
+    TrainingRun training(spi, strategy, plan, run, started);
+    training.set_states(std::move(states), first_iteration, std::vector<int>(M, 0));
+    training.train();
 
     // Outputs, all in the last transaction: they appear complete or not at all.
-    settings.leave();
-    RunOutputs outputs;
-    outputs.req = &req;
-    outputs.method = strategy.method();
-    outputs.packed = packed;
-    outputs.output = output;
-    outputs.info = &info;
-    outputs.validation = &vinfo;
-    outputs.models = &models;
-    outputs.mst_keys = &plan.mst_keys;
-    outputs.states = &states;
-    outputs.history = &history;
-    outputs.hops_per_iteration = strategy.hops_per_iteration(plan);
-    outputs.train_seconds = train_seconds;
-    outputs.hop_seconds = hop_seconds;
-    outputs.eval_seconds = eval_seconds;
-    outputs.started_at = tables.started_at;
-    outputs.hop_log = &hop_log;
-    outputs.run_id = run.run_id;
-    outputs.replaced_token = tables.replaced_token;
-    write_run_outputs(spi, outputs);
-    for (RunObserver* o : req.observers) o->on_finish(spi, run, states);
+    write_run_outputs(spi, training.outputs(true));
+    for (RunObserver* o : req.observers) o->on_finish(spi, run, training.states());
     release_run_locks();
 }
 

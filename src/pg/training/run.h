@@ -1,9 +1,11 @@
-// Training runs: one driver (run_training) owns what every run shares -- resolving and claiming the
-// tables, limits and the memory plan, warm start and initial states, observers (the registry), the
-// per-iteration divergence check, evaluation, report, NOTICE and commit, and the output tables --
-// and a TrainingStrategy says what one iteration does: model hopping (fit, fit_multiple;
-// model_hopping.cpp) or data-parallel model averaging (fit_data_parallel; data_parallel.cpp). A new
-// strategy is a small file: a subclass and a procedure that builds a request for it.
+// Training runs. A TrainingRun owns one run's state and its loop -- per iteration: interrupts,
+// progress, the iteration counters stamped into the states, the divergence warning, evaluation,
+// observers (the registry), NOTICE and commit -- and a TrainingStrategy says what one iteration
+// trains and on which schedule: model hopping (fit, fit_multiple; model_hopping.cpp), data-parallel
+// model averaging (fit_data_parallel; data_parallel.cpp), or an adaptive search's phased rings with
+// its rung ends as hooks (fit_automl; adaptive_search.cpp). run_training sets up and finishes a run
+// of num_iterations (tables, limits, warm start, initial states, output tables). A new method is a
+// strategy and a procedure that builds its request, never another loop.
 #pragma once
 
 #include <chrono>
@@ -18,8 +20,10 @@
 #include "hopper/metrics.h"
 #include "hopper/run_settings.h"
 #include "pg/common/names.h"
-#include "pg/training/preprocess.h"
+#include "pg/common/scoped_settings.h"
 #include "pg/common/spi.h"
+#include "pg/training/preprocess.h"
+#include "pg/training/progress.h"
 
 namespace hopper {
 class HopSchedule;
@@ -28,6 +32,8 @@ class HopSchedule;
 namespace hopper::pg {
 
 class ModelHopper;
+class RunAreaScope;
+struct RunOutputs;
 
 struct ModelSpec {
     int32_t mst_key = 1;
@@ -125,7 +131,7 @@ struct HopLogRow {
 ModelConfig resolve_model_spec(const std::string& arch_json, const std::string& compile_text,
                                const std::string& fit_text, const std::string& which);
 
-// What the driver resolves first: the packed table and its facts, the validation table (packed like
+// What a run resolves first: the packed table and its facts, the validation table (packed like
 // it), and the output table -- new, or with warm start the previous run's, which hopper must have
 // created -- claimed for this session (run_lock.h).
 struct RunTables {
@@ -165,6 +171,19 @@ struct RunPlan {
     bool nonatomic = false;  // the run commits after every iteration
 };
 
+// The plan of `models` (sorted by mst_key) on the resolved tables, and what observers are told of
+// its run (run_id 0 until the registry records it). All three must outlive both.
+RunPlan run_plan(const RunRequest& req, const RunTables& tables, const std::vector<ModelSpec>& models, bool nonatomic);
+RunContext run_context(const RunPlan& plan, const char* method);
+
+// The models that train in one iteration, in ring order (a strategy's iteration trains these).
+struct Ring {
+    std::vector<std::size_t> models;   // indices into the run's models
+    std::vector<int32_t> mst_keys;     // theirs
+    std::vector<uint64_t> iterations;  // the iterations each state has been through (the schedule's clock)
+    std::vector<std::string> states;   // in: their states; out: the trained states
+};
+
 // What one iteration of a strategy did, for the run's timings, NOTICE and _hops table.
 struct IterationOutcome {
     double train_seconds = 0, hop_seconds = 0;
@@ -172,31 +191,125 @@ struct IterationOutcome {
     std::vector<HopLogRow> hops;    // filled when hopper.debug_hops is on
 };
 
+// The models evaluated after an iteration (those the strategy said were due), in ring order.
+struct IterationEvaluation {
+    std::vector<std::size_t> models;
+    std::vector<Evaluation> training;    // by position in `models`
+    std::vector<Evaluation> validation;  // likewise, when the run has a validation table
+    double elapsed = 0;                  // seconds the run has taken so far (TrainingRun::elapsed)
+};
+
 // The text of the WARNING for a model that diverged.
 struct DivergenceText {
     std::string message, detail, hint;
 };
 
+class TrainingRun;
+
+// A training method: what one iteration trains and its schedule -- which models train in an
+// iteration, when they are evaluated, when the run is done. The run (TrainingRun) owns the loop and
+// everything an iteration shares whatever the method. The defaults are those of a run of
+// num_iterations iterations that trains every model in each (fit, fit_multiple, fit_data_parallel).
 class TrainingStrategy {
 public:
     virtual ~TrainingStrategy() = default;
-    virtual const char* method() const = 0;     // "fit", "fit_multiple", "fit_data_parallel"
-    virtual int hops_per_iteration(const RunPlan& plan) const = 0;
-    // How many segments train a model at the same time (for the memory plan).
-    virtual int training_processes(const RunPlan& plan) const = 0;
-    // Right after the tables are resolved: what the strategy reads and checks for itself (refusals
-    // before any state is built).
-    virtual void prepare(Spi& spi, const RunPlan& plan) = 0;
-    // Trains one iteration: `states` (by model index) in, the trained states out. `schedule_iteration`
-    // counts the iterations the models have been through before (a resumed run continues it).
-    virtual IterationOutcome train_iteration(Spi& spi, const RunPlan& plan, uint64_t schedule_iteration,
-                                             std::vector<std::string>& states) = 0;
+    virtual const char* method() const = 0;  // "fit", "fit_multiple", "fit_data_parallel", "fit_automl"
+    // The summary's hops_per_iteration (0: it varies).
+    virtual int hops_per_iteration(const RunPlan&) const { return 0; }
+    // How many segments train a model at the same time (for the memory plan): by default each
+    // segment trains one model at a time, min(M, S).
+    virtual int training_processes(const RunPlan& plan) const;
+    // Right after run_training resolved the tables: what the strategy reads and checks for itself
+    // (refusals before any state is built).
+    virtual void prepare(Spi&, const RunPlan&) {}
+    // What the run trains in all, in model-iterations (hopper.run_progress).
+    virtual int64_t model_iterations(const RunPlan& plan) const;
+
+    // The schedule. Whether the run is done (checked before each iteration and after the last).
+    virtual bool finished(const TrainingRun& run) const;
+    // At the start of an iteration, in its transaction: the models that train in it (indices, in
+    // ring order). By default all of them.
+    virtual std::vector<std::size_t> before_iteration(Spi& spi, TrainingRun& run);
+    // Trains one iteration of `ring` (its states in, the trained states out).
+    virtual IterationOutcome train_iteration(Spi& spi, const RunPlan& plan, Ring& ring) = 0;
+    // Whether a model that trained in this iteration is evaluated now. By default every
+    // metrics_compute_frequency iterations and at the last.
+    virtual bool evaluates(const TrainingRun& run, std::size_t model) const;
+    // After the evaluation, before the NOTICE and the commit: what the strategy records or decides;
+    // returns what the NOTICE adds. By default the best model's loss and first metric, when evaluated.
+    virtual std::string after_iteration(Spi& spi, TrainingRun& run, const IterationEvaluation& evaluation);
+    // The start of the iteration's NOTICE: "iteration n/N" by default.
+    virtual std::string iteration_label(const TrainingRun& run) const;
+    // Whether the last iteration commits too (its outputs then come in a transaction of their own);
+    // by default they come in the last iteration's.
+    virtual bool commits_last_iteration() const { return false; }
+    // `iteration`: TrainingRun::iterations of the model.
     virtual DivergenceText divergence(int32_t mst_key, int iteration) const = 0;
 };
 
-// Runs the whole training. With a non-atomic Spi (CALL outside a transaction block) it commits
-// after every iteration, so a long run never holds one transaction open; output tables appear
-// only in the last transaction, complete.
+// One run of a strategy: its models' states and iteration counts, its learning curves and timings,
+// its progress slot, shared memory area and statement settings -- and the loop. Each iteration (one
+// transaction when the Spi is non-atomic) checks for interrupts, trains the strategy's ring, stamps
+// each trained state with its iterations (so that a resumed run continues the schedule), warns of
+// models that diverged, evaluates those due in one scan of the data, tells the run's observers,
+// lets the strategy record and decide, prints the NOTICE and commits.
+class TrainingRun {
+public:
+    // `plan` and `context` must outlive the run; `started`: when the call started.
+    TrainingRun(Spi& spi, TrainingStrategy& strategy, const RunPlan& plan, const RunContext& context,
+                Clock::time_point started);
+    ~TrainingRun();
+    TrainingRun(const TrainingRun&) = delete;
+    TrainingRun& operator=(const TrainingRun&) = delete;
+
+    // The models' states (by model index) and the iterations each has trained; a state is stamped
+    // with `base` + its iterations. Empty states are the strategy's to fill before they train.
+    void set_states(std::vector<std::string> states, uint32_t base, std::vector<int> iterations);
+    // Seconds spent on the run by earlier calls (a resumed search), counted in elapsed().
+    void set_elapsed_before(double seconds) { elapsed_before_ = seconds; }
+    // Runs iterations until the strategy's schedule is finished.
+    void train();
+
+    const RunPlan& plan() const { return plan_; }
+    int iteration() const { return iteration_; }  // this call's iteration in progress (1-based; 0 before the first)
+    std::size_t num_models() const { return states_.size(); }
+    std::string& state(std::size_t model) { return states_[model]; }
+    const std::vector<std::string>& states() const { return states_; }
+    int iterations(std::size_t model) const { return iterations_[model]; }
+    bool diverged(std::size_t model) const { return diverged_[model]; }
+    double elapsed() const { return elapsed_before_ + seconds_since(started_); }
+    // The output tables of the run as far as the run knows them (req, method, tables, models, run id;
+    // with the states, curves, timings and hops of this call when `trained`).
+    RunOutputs outputs(bool trained) const;
+
+private:
+    void iterate();
+    IterationEvaluation evaluate(const Ring& ring, const std::vector<Evaluation>& running);
+
+    Spi& spi_;
+    TrainingStrategy& strategy_;
+    const RunPlan& plan_;
+    const RunContext& context_;
+    Clock::time_point started_;
+    double elapsed_before_ = 0;
+    std::vector<std::string> states_;
+    uint32_t base_ = 0;
+    std::vector<int> iterations_;
+    std::vector<bool> diverged_;
+    std::vector<ModelHistory> history_;
+    std::vector<HopLogRow> hop_log_;
+    double train_seconds_ = 0, hop_seconds_ = 0, eval_seconds_ = 0;
+    int iteration_ = 0;
+    RunProgress progress_;
+    std::unique_ptr<RunAreaScope> area_;  // buffers detoasted and states trained in this run are shared through it
+    StatementSettings settings_;
+};
+
+// Runs a whole training of num_iterations: resolves and checks the tables, models and limits,
+// builds the initial states, tells the observers, trains (TrainingRun) and writes the output
+// tables. With a non-atomic Spi (CALL outside a transaction block) it commits after every iteration,
+// so a long run never holds one transaction open; output tables appear only in the last
+// transaction, complete.
 void run_training(Spi& spi, RunRequest req, TrainingStrategy& strategy);
 
 // The strategies (model_hopping.cpp, data_parallel.cpp).
