@@ -5,6 +5,12 @@
 // dc56dcf), with GCC. Float results depend on the vector instruction set Eigen compiles for (the
 // width of its packets, FMA) and on the compiler, so the recorded checksums are keyed by those; on
 // a combination without a recording the float checks are skipped (the JSON checks always run).
+// Two cases (Nesterov, RMSprop) also differ in the last bits between the two AVX-512 hosts the
+// project has run on with the same binary -- an Intel one and a 2-core AMD EPYC of family 26 --
+// whatever -march says (checked with -march=icelake-server and with oneDNN held to AVX2), so the
+// difference is in what the processor runs (libm's run-time variants), not in hopper's code. Each
+// host's whole set of values is recorded; a build passes when it reproduces one of them exactly,
+// which a change of the dense path never would.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -142,6 +148,7 @@ struct Recorded {
 // Recorded per instruction set (see the file comment).
 struct Recording {
     const char* isa;
+    const char* host;
     std::vector<Recorded> cases;
     const char* gradient_crc;  // NetworkDensePin.GradientThroughGeneralPath
 };
@@ -149,7 +156,7 @@ struct Recording {
 const std::vector<Recording>& recordings() {
     static const std::vector<Recording> r = {
         // -O3 -march=native on an AVX-512 host (CMake's and the Makefile's default flags).
-        {"avx512f,avx512dq,avx512bw,avx2,fma,avx,sse4.2,sse2,",
+        {"avx512f,avx512dq,avx512bw,avx2,fma,avx,sse4.2,sse2,", "Intel AVX-512 (dc56dcf)",
          {
              {"adam_dropout", "e04ef7a7", "0e1fd9cf", "0x1.2ee5479b61cdp+6", "5011e53f"},
              {"nesterov_sigmoid_bce", "d782cd9f", "3fbcd12d", "0x1.199076298f088p+4", "bcb0f6c4"},
@@ -158,8 +165,17 @@ const std::vector<Recording>& recordings() {
              {"keras_sgd_softmax", "df1b31ce", "00000000", "0x1.1b4d7567bfec6p+5", "a24505ad"},
          },
          "901d8bcf"},
+        {"avx512f,avx512dq,avx512bw,avx2,fma,avx,sse4.2,sse2,", "AMD EPYC family 26",
+         {
+             {"adam_dropout", "e04ef7a7", "0e1fd9cf", "0x1.2ee5479b61cdp+6", "5011e53f"},
+             {"nesterov_sigmoid_bce", "9d6dde3f", "4c2937cc", "0x1.19907623f9479p+4", "901168ab"},
+             {"rmsprop_linear_mse", "89b53e49", "5ce30acf", "0x1.a3280d0a6c047p+3", "f1d3a63b"},
+             {"momentum_relu_mse", "09610d35", "9cefc97f", "0x1.381904fbbf499p+4", "3dd70323"},
+             {"keras_sgd_softmax", "df1b31ce", "00000000", "0x1.1b4d7567bfec6p+5", "a24505ad"},
+         },
+         "901d8bcf"},
         // -O1 -g without -march (x86-64's SSE2; test/suites/sanitizers.sh).
-        {"sse2,",
+        {"sse2,", "any x86-64",
          {
              {"adam_dropout", "2af59142", "60f6013b", "0x1.2ee547df80e6ap+6", "764a850c"},
              {"nesterov_sigmoid_bce", "5a0d1eea", "9c815973", "0x1.199075faa3fcp+4", "c08c636c"},
@@ -172,10 +188,11 @@ const std::vector<Recording>& recordings() {
     return r;
 }
 
-const Recording* recording_for_this_build() {
+std::vector<const Recording*> recordings_for_this_build() {
+    std::vector<const Recording*> found;
     for (const Recording& r : recordings())
-        if (isa_signature() == r.isa) return &r;
-    return nullptr;
+        if (isa_signature() == r.isa) found.push_back(&r);
+    return found;
 }
 
 ModelConfig config_of(const PinCase& c) {
@@ -186,8 +203,11 @@ ModelConfig config_of(const PinCase& c) {
 }  // namespace
 
 TEST(NetworkDensePin, TrainingAndPredictionAreBitForBitUnchanged) {
-    const Recording* rec = recording_for_this_build();
-    std::string actual;
+    struct Actual {
+        std::string name, params, slots, loss, predict;
+    };
+    std::vector<Actual> actual;
+    std::string printed;
     for (std::size_t k = 0; k < std::size(kCases); ++k) {
         const PinCase& c = kCases[k];
         const ModelConfig config = config_of(c);
@@ -202,24 +222,31 @@ TEST(NetworkDensePin, TrainingAndPredictionAreBitForBitUnchanged) {
         }
         MatrixF p;
         t.network().predict(t.params().data(), ConstMatrixMap(x.data(), in, c.rows), p);
-        const std::string params_crc = hex(t.params().data(), 4 * t.params().size());
-        const std::string slots_crc = hex(t.optimizer().slots().data(), 4 * t.optimizer().slots().size());
-        const std::string loss = hex_double(t.counters().last_visit_loss_sum);
-        const std::string predict_crc = hex(p.data(), 4 * std::size_t(p.size()));
-        actual += std::string("        {\"") + c.name + "\", \"" + params_crc + "\", \"" + slots_crc + "\", \"" +
-                  loss + "\", \"" + predict_crc + "\"},\n";
+        actual.push_back({c.name, hex(t.params().data(), 4 * t.params().size()),
+                          hex(t.optimizer().slots().data(), 4 * t.optimizer().slots().size()),
+                          hex_double(t.counters().last_visit_loss_sum), hex(p.data(), 4 * std::size_t(p.size()))});
+        const Actual& a = actual.back();
+        printed += "        {\"" + a.name + "\", \"" + a.params + "\", \"" + a.slots + "\", \"" + a.loss + "\", \"" +
+                   a.predict + "\"},\n";
         EXPECT_FALSE(t.counters().diverged) << c.name;
-        if (!rec) continue;
-        const Recorded& r = rec->cases.at(k);
-        ASSERT_STREQ(r.name, c.name);
-        EXPECT_EQ(params_crc, r.params_crc) << c.name;
-        EXPECT_EQ(slots_crc, r.slots_crc) << c.name;
-        EXPECT_EQ(loss, r.loss) << c.name;
-        EXPECT_EQ(predict_crc, r.predict_crc) << c.name;
     }
-    if (!rec || ::testing::Test::HasFailure())
-        std::printf("instruction set \"%s\"; values of this build:\n%s", isa_signature().c_str(), actual.c_str());
-    if (!rec) GTEST_SKIP() << "no recording for the instruction set \"" << isa_signature() << "\"";
+    const std::vector<const Recording*> recs = recordings_for_this_build();
+    if (recs.empty()) GTEST_SKIP() << "no recording for the instruction set \"" << isa_signature() << "\"";
+    const auto same = [&](const Recording& r) {
+        for (std::size_t k = 0; k < actual.size(); ++k) {
+            const Actual& a = actual[k];
+            const Recorded& e = r.cases.at(k);
+            if (a.name != e.name || a.params != e.params_crc || a.slots != e.slots_crc || a.loss != e.loss ||
+                a.predict != e.predict_crc)
+                return false;
+        }
+        return true;
+    };
+    bool matched = false;
+    for (const Recording* r : recs) matched = matched || same(*r);
+    EXPECT_TRUE(matched) << "the dense path's floats match no recording for the instruction set \"" << isa_signature()
+                         << "\"; values of this build:\n"
+                         << printed;
 }
 
 // Softmax output with dropout and MSE (the general chain rule through the softmax Jacobian), a
@@ -243,9 +270,11 @@ TEST(NetworkDensePin, GradientThroughGeneralPath) {
         grads.push_back(float(loss));
     }
     const std::string crc = hex(grads.data(), 4 * grads.size());
-    const Recording* rec = recording_for_this_build();
-    if (!rec) GTEST_SKIP() << "no recording for the instruction set \"" << isa_signature() << "\": " << crc;
-    EXPECT_EQ(crc, rec->gradient_crc) << "instruction set \"" << isa_signature() << "\"";
+    const std::vector<const Recording*> recs = recordings_for_this_build();
+    if (recs.empty()) GTEST_SKIP() << "no recording for the instruction set \"" << isa_signature() << "\": " << crc;
+    bool matched = false;
+    for (const Recording* r : recs) matched = matched || crc == r->gradient_crc;
+    EXPECT_TRUE(matched) << "instruction set \"" << isa_signature() << "\": " << crc;
 }
 
 TEST(NetworkDensePin, CanonicalJsonOfDenseArchitecturesIsUnchanged) {
