@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Sanitizer suite for the extension itself: builds hopper.so (core and port) with AddressSanitizer
+# and UndefinedBehaviorSanitizer in a copy of the tree (build/sanitize-ext, never mixed with the
+# normal build's objects), installs it into a private copy of PostgreSQL (test/private-install.sh),
+# starts a throwaway cluster whose server runs with the ASan runtime preloaded, and runs the
+# pg_regress suite (sql/*.sql vs expected/*.out) there. Fails on any regression difference and on
+# any ASan or UBSan report in the server's processes.
+#   REGRESS="fit registry" to run only those files; SANITIZE_CXX (default g++) the compiler;
+#   SANITIZE_EXT_BUILD_DIR the build copy; HOPPER_TEST_PORT (default 54393).
+# In the sanitizer build, SPI's procedure context hands out each chunk as its own malloc
+# (src/pg/common/spi.cpp), so a value read after SPI_finish freed it is reported too.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+BUILD=$(realpath -m "${SANITIZE_EXT_BUILD_DIR:-build/sanitize-ext}")
+CXX_SAN=${SANITIZE_CXX:-g++}
+JOBS=${JOBS:-2}
+[ "$JOBS" -gt 2 ] && JOBS=2
+start=$SECONDS
+
+# PostgreSQL's binaries are not instrumented: the runtime has to be the first library of the server
+# process, hence LD_PRELOAD (gcc links the shared runtime by default).
+runtime=$(${CXX_SAN##* } -print-file-name=libasan.so)
+[ -f "$runtime" ] || { echo "sanitizers_extension.sh: no libasan.so for $CXX_SAN"; exit 1; }
+
+echo "-- building hopper.so with ASan+UBSan in $BUILD"
+mkdir -p "$BUILD"
+# The sources, copied with their times so that make rebuilds only what changed; files deleted from
+# the tree go here too (objects stay, for the next build).
+for d in include src sql expected; do
+  [ -d "$BUILD/$d" ] && find "$BUILD/$d" -type f ! -name '*.o' -delete
+done
+cp -a Makefile hopper.control hopper_madlib.control include src sql expected "$BUILD/"
+# -O1 -g: readable reports and a bearable build. UBSan reports and goes on; ASan ends the process
+# at its first report (the test that ran in it fails, the next tests run in new backends).
+san="-fsanitize=address,undefined"
+make -C "$BUILD" -j"$JOBS" CXX="$CXX_SAN" PG_CONFIG="$PG_CONFIG" \
+  HOPPER_OPT="-O1 -g -fno-omit-frame-pointer $san" PG_LDFLAGS="$san" >"$BUILD.build.log" 2>&1 \
+  || { tail -60 "$BUILD.build.log"; echo "sanitizers_extension.sh: FAILED to build"; exit 1; }
+built=$SECONDS
+
+eval "$(HOPPER_BUILD_DIR="$BUILD" bash test/private-install.sh "$BUILD.pg")"
+CLUSTER=$(mktemp -d /tmp/hopper-sanitize-ext.XXXXXX)
+logs="$BUILD.logs"
+rm -rf "$logs"
+trap 'bash "$ROOT/test/cluster.sh" stop "$CLUSTER"' EXIT
+# detect_leaks=0: PostgreSQL frees a backend's memory by exiting. Reports go to files in the
+# cluster directory, one per process (kept in $logs).
+opts="detect_leaks=0:log_path=$CLUSTER/sanitizer"
+eval "$(HOPPER_TEST_PORT=${HOPPER_TEST_PORT:-54393} \
+  HOPPER_SERVER_ENV="LD_PRELOAD=$runtime ASAN_OPTIONS=$opts UBSAN_OPTIONS=print_stacktrace=1:$opts" \
+  bash test/cluster.sh start "$CLUSTER")"
+export PGHOST PGPORT PGUSER PGDATABASE
+
+echo "-- pg_regress against the sanitized server"
+set +e
+make -C "$BUILD" installcheck PG_CONFIG="$PG_CONFIG" ${REGRESS:+REGRESS="$REGRESS"} >"$BUILD.regress.log" 2>&1
+regress_rc=$?
+set -e
+grep -E '^(ok|not ok|test |[[:space:]]+[a-z_]+ +\.\.\.)|tests (passed|failed)' "$BUILD.regress.log" || true
+
+mkdir -p "$logs"
+cp "$CLUSTER"/server.log "$CLUSTER"/sanitizer.* "$logs/" 2>/dev/null || true
+reports=$(grep -lE 'ERROR: AddressSanitizer|runtime error:' "$logs"/* 2>/dev/null || true)
+echo "sanitizers_extension.sh: build $((built - start)) s, install and regression $((SECONDS - built)) s"
+if [ -n "$reports" ]; then
+  for f in $reports; do
+    echo "---- $f"
+    grep -E -A40 'ERROR: AddressSanitizer|runtime error:' "$f" | head -80
+  done
+fi
+if [ $regress_rc -ne 0 ]; then
+  [ -f "$BUILD/regression.diffs" ] && head -100 "$BUILD/regression.diffs"
+fi
+if [ -n "$reports" ] || [ $regress_rc -ne 0 ]; then
+  echo "sanitizers_extension.sh: FAILED ($(echo "$reports" | grep -c . || true) sanitizer report files, pg_regress exit $regress_rc; logs in $logs, diffs in $BUILD/regression.diffs)"
+  exit 1
+fi
+echo "sanitizers_extension.sh: pg_regress clean under ASan+UBSan"
