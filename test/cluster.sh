@@ -7,7 +7,7 @@
 # shared_preload_libraries; HOPPER_PRELOAD sets that list instead (default 'hopper'; e.g.
 # 'citus,hopper' for test/citus-cluster.sh); HOPPER_EXTRA_CONF holds extra postgresql.conf lines;
 # HOPPER_SERVER_ENV holds VAR=value words set in the server's environment only (e.g. LD_PRELOAD of
-# the sanitizer runtime, test/suites/sanitizers_extension.sh), not in initdb's or the clients'.
+# the sanitizer runtime, test/sanitizers_extension.sh), not in initdb's or the clients'.
 #
 # The server runs as the `postgres` OS user when started by root (PostgreSQL refuses root), listens
 # only on a unix socket inside DIR (no TCP, so no port collides with another cluster), and logs to

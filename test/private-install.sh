@@ -5,7 +5,7 @@
 # PG_BIN) loads this build's library and extension script and nobody else's: engineers sharing one
 # machine can test their own builds side by side. Prints the PG_BIN export to eval.
 # HOPPER_BUILD_DIR installs the build made in that directory instead (a copy of the tree built with
-# other flags, as test/suites/sanitizers_extension.sh does).
+# other flags, as test/sanitizers_extension.sh does).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=$(realpath -m "${1:?usage: test/private-install.sh DIR}")

@@ -22,7 +22,7 @@ extern "C" {
 #endif
 
 #ifdef HOPPER_ASAN
-// AddressSanitizer builds only (test/suites/sanitizers_extension.sh). SPI's procedure context hands
+// AddressSanitizer builds only (test/sanitizers_extension.sh). SPI's procedure context hands
 // out memory from large blocks, and SPI_finish gives its first block back to AllocSet's free list
 // instead of to malloc: ASan would never see a value read after SPI_finish freed it (a result Datum
 // palloc'd while the Spi was connected and returned to the executor). Here each chunk of that

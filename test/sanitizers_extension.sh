@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Sanitizer suite for the extension itself: builds hopper.so (core and port) with AddressSanitizer
+# Sanitizer run of the extension itself (a documented command, not in test/suites: about 20
+# minutes on 2 cores, docs/reliability.md): builds hopper.so (core and port) with AddressSanitizer
 # and UndefinedBehaviorSanitizer in a copy of the tree (build/sanitize-ext, never mixed with the
 # normal build's objects), installs it into a private copy of PostgreSQL (test/private-install.sh),
 # starts a throwaway cluster whose server runs with the ASan runtime preloaded, and runs the
@@ -10,7 +11,7 @@
 # In the sanitizer build, SPI's procedure context hands out each chunk as its own malloc
 # (src/pg/common/spi.cpp), so a value read after SPI_finish freed it is reported too.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/.."
 ROOT=$PWD
 export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 BUILD=$(realpath -m "${SANITIZE_EXT_BUILD_DIR:-build/sanitize-ext}")
@@ -26,21 +27,32 @@ runtime=$(${CXX_SAN##* } -print-file-name=libasan.so)
 
 echo "-- building hopper.so with ASan+UBSan in $BUILD"
 mkdir -p "$BUILD"
-# The sources, copied with their times so that make rebuilds only what changed; files deleted from
-# the tree go here too (objects stay, for the next build).
-for d in include src sql expected; do
-  [ -d "$BUILD/$d" ] && find "$BUILD/$d" -type f ! -name '*.o' -delete
-done
-cp -a Makefile hopper.control hopper_madlib.control include src sql expected "$BUILD/"
+# The sources, copied when they differ (the copy gets a new time, so make rebuilds what depends on
+# it); files deleted from the tree go here too. Objects stay, for the next build.
+while IFS= read -r f; do
+  if ! cmp -s "$f" "$BUILD/$f"; then mkdir -p "$BUILD/$(dirname "$f")"; cp "$f" "$BUILD/$f"; fi
+done < <(find Makefile hopper.control hopper_madlib.control include src sql expected -type f \
+           ! -name '*.o' ! -name '*.so' ! -name '*.bc' ! -path 'sql/hopper--*')
+(cd "$BUILD" && find include src sql expected -type f ! -name '*.o' ! -name '*.so' ! -path 'sql/hopper--*') \
+  | while IFS= read -r f; do [ -e "$f" ] || rm -f "$BUILD/$f"; done
 # -O1 -g: readable reports and a bearable build. UBSan reports and goes on; ASan ends the process
 # at its first report (the test that ran in it fails, the next tests run in new backends).
 san="-fsanitize=address,undefined"
 make -C "$BUILD" -j"$JOBS" CXX="$CXX_SAN" PG_CONFIG="$PG_CONFIG" \
   HOPPER_OPT="-O1 -g -fno-omit-frame-pointer $san" PG_LDFLAGS="$san" >"$BUILD.build.log" 2>&1 \
   || { tail -60 "$BUILD.build.log"; echo "sanitizers_extension.sh: FAILED to build"; exit 1; }
+
+# ASan initializes at the first intercepted call; in PostgreSQL's process that is a malloc inside
+# bindtextdomain, run by libgpg-error's constructor while it holds glibc's locale lock, and ASan's
+# initialization takes that lock again: the server hangs before main. A tiny library that the
+# loader initializes before every other (-z initfirst) initializes ASan first.
+printf '%s\n' 'void __asan_init(void);' \
+  '__attribute__((constructor)) static void asan_init_first(void) { __asan_init(); }' >"$BUILD/asan_init_first.c"
+${CXX_SAN##* } -x c -shared -fPIC -Wl,-z,initfirst -o "$BUILD/asan_init_first.so" "$BUILD/asan_init_first.c"
 built=$SECONDS
 
-eval "$(HOPPER_BUILD_DIR="$BUILD" bash test/private-install.sh "$BUILD.pg")"
+pg_bin=$(HOPPER_BUILD_DIR="$BUILD" bash test/private-install.sh "$BUILD.pg")
+eval "$pg_bin"
 CLUSTER=$(mktemp -d /tmp/hopper-sanitize-ext.XXXXXX)
 logs="$BUILD.logs"
 rm -rf "$logs"
@@ -48,9 +60,10 @@ trap 'bash "$ROOT/test/cluster.sh" stop "$CLUSTER"' EXIT
 # detect_leaks=0: PostgreSQL frees a backend's memory by exiting. Reports go to files in the
 # cluster directory, one per process (kept in $logs).
 opts="detect_leaks=0:log_path=$CLUSTER/sanitizer"
-eval "$(HOPPER_TEST_PORT=${HOPPER_TEST_PORT:-54393} \
-  HOPPER_SERVER_ENV="LD_PRELOAD=$runtime ASAN_OPTIONS=$opts UBSAN_OPTIONS=print_stacktrace=1:$opts" \
-  bash test/cluster.sh start "$CLUSTER")"
+cluster_env=$(HOPPER_TEST_PORT=${HOPPER_TEST_PORT:-54393} \
+  HOPPER_SERVER_ENV="LD_PRELOAD=$runtime:$BUILD/asan_init_first.so ASAN_OPTIONS=$opts UBSAN_OPTIONS=print_stacktrace=1:$opts" \
+  bash test/cluster.sh start "$CLUSTER")
+eval "$cluster_env"
 export PGHOST PGPORT PGUSER PGDATABASE
 
 echo "-- pg_regress against the sanitized server"
