@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Sanitizer run of the extension itself (a documented command, not in test/suites: a cold build of
-# 10.7 CPU-minutes and 4 to 5.5 minutes of tests on 2 cores exceed CI's budget; docs/reliability.md): builds hopper.so (core and port) with AddressSanitizer
-# and UndefinedBehaviorSanitizer in a copy of the tree (build/sanitize-ext, never mixed with the
-# normal build's objects), installs it into a private copy of PostgreSQL (test/private-install.sh),
+# Sanitizer run of the extension itself. A documented command, not in test/suites: a cold build of
+# 10.7 CPU-minutes and 4 to 5.5 minutes of tests on 2 cores exceed CI's budget (docs/reliability.md).
+# Builds hopper.so (core and port) with AddressSanitizer and UndefinedBehaviorSanitizer in a copy
+# of the tree (build/sanitize-ext, never mixed with the normal build's objects), installs it into a private copy of PostgreSQL (test/private-install.sh),
 # starts a throwaway cluster whose server runs with the ASan runtime preloaded, and runs the
 # pg_regress suite (sql/*.sql vs expected/*.out) there. Fails on any regression difference and on
 # any ASan or UBSan report in the server's processes.
-#   REGRESS="fit registry" to run only those files; SANITIZE_CXX (default g++) the compiler;
+#   REGRESS="fit registry" to run only those files; SANITIZE_CXX the compiler (gcc's, default g++;
+#   "ccache g++" keeps rebuilds short);
 #   SANITIZE_EXT_BUILD_DIR the build copy; HOPPER_TEST_PORT (default 54393).
 # In the sanitizer build, SPI's procedure context hands out each chunk as its own malloc
 # (src/pg/common/spi.cpp), so a value read after SPI_finish freed it is reported too.
