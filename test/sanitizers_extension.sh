@@ -89,7 +89,7 @@ if [ $regress_rc -ne 0 ]; then
   [ -f "$BUILD/regression.diffs" ] && head -100 "$BUILD/regression.diffs"
 fi
 if [ -n "$reports" ] || [ $regress_rc -ne 0 ]; then
-  echo "sanitizers_extension.sh: FAILED ($(echo "$reports" | grep -c . || true) sanitizer report files, pg_regress exit $regress_rc; logs in $logs, diffs in $BUILD/regression.diffs)"
+  echo "sanitizers_extension.sh: FAILED ($(echo "$reports" | grep -c . || true) files with sanitizer reports in $logs; pg_regress exit $regress_rc$([ $regress_rc -ne 0 ] && echo ", diffs in $BUILD/regression.diffs"))"
   exit 1
 fi
 echo "sanitizers_extension.sh: pg_regress clean under ASan+UBSan"
