@@ -5,7 +5,9 @@
 #   test/cluster.sh stop DIR
 # HOPPER_TEST_PORT sets the port (default 54329); HOPPER_NO_PRELOAD=1 leaves hopper out of
 # shared_preload_libraries; HOPPER_PRELOAD sets that list instead (default 'hopper'; e.g.
-# 'citus,hopper' for test/citus-cluster.sh); HOPPER_EXTRA_CONF holds extra postgresql.conf lines.
+# 'citus,hopper' for test/citus-cluster.sh); HOPPER_EXTRA_CONF holds extra postgresql.conf lines;
+# HOPPER_SERVER_ENV holds VAR=value words set in the server's environment only (e.g. LD_PRELOAD of
+# the sanitizer runtime, test/sanitizers_extension.sh), not in initdb's or the clients'.
 #
 # The server runs as the `postgres` OS user when started by root (PostgreSQL refuses root), listens
 # only on a unix socket inside DIR (no TCP, so no port collides with another cluster), and logs to
@@ -55,7 +57,9 @@ CONF
     if [ -n "${HOPPER_EXTRA_CONF:-}" ]; then
       printf '%s\n' "$HOPPER_EXTRA_CONF" >>"$dir/data/postgresql.conf"
     fi
-    as_owner "$PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start >/dev/null \
+    server_env=()
+    [ -n "${HOPPER_SERVER_ENV:-}" ] && read -r -a server_env <<<"$HOPPER_SERVER_ENV"
+    as_owner env "${server_env[@]}" "$PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start >/dev/null \
       || { tail -50 "$dir/server.log" >&2; exit 1; }
     echo "export PGHOST='$dir' PGPORT=$PGPORT_DEFAULT PGUSER=postgres PGDATABASE=postgres HOPPER_CLUSTER='$dir'"
     ;;

@@ -336,7 +336,9 @@ int append_floats(Datum d, std::vector<float>& out, const char* what, int64_t ro
     const std::size_t base = out.size();
     out.resize(base + n);
     if (t == FLOAT4OID) {
-        std::memcpy(out.data() + base, ARR_DATA_PTR(a), sizeof(float) * n);
+        // An empty array into an empty vector: memcpy from or to a null pointer is undefined even
+        // for 0 bytes (test/sanitizers_extension.sh reported it in sql/bad_input_walk.sql).
+        if (n > 0) std::memcpy(out.data() + base, ARR_DATA_PTR(a), sizeof(float) * n);
     } else if (t == FLOAT8OID) {
         const double* src = (const double*)ARR_DATA_PTR(a);
         for (int i = 0; i < n; ++i) out[base + i] = float(src[i]);

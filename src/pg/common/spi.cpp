@@ -1,3 +1,6 @@
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <string>
 #include <vector>
@@ -9,6 +12,119 @@
 extern "C" {
 #include "nodes/params.h"
 }
+
+#if defined(__SANITIZE_ADDRESS__)
+#define HOPPER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HOPPER_ASAN 1
+#endif
+#endif
+
+#ifdef HOPPER_ASAN
+// AddressSanitizer builds only (test/sanitizers_extension.sh). SPI's procedure context hands
+// out memory from large blocks, and SPI_finish gives its first block back to AllocSet's free list
+// instead of to malloc: ASan would never see a value read after SPI_finish freed it (a result Datum
+// palloc'd while the Spi was connected and returned to the executor). Here each chunk of that
+// context is a malloc of its own, freed when the context is reset or deleted, so ASan's quarantine
+// reports any later access, by hopper or by PostgreSQL (its memcpy and friends are intercepted).
+namespace {
+
+struct TrackedChunk {
+    TrackedChunk* prev;
+    TrackedChunk* next;
+    Size size;
+    MemoryContext context;  // last, right before the chunk: where pfree and repalloc look for it
+};
+static_assert(sizeof(TrackedChunk) % MAXIMUM_ALIGNOF == 0, "chunks must stay MAXALIGNed");
+
+struct TrackedMethods {
+    MemoryContextMethods methods;  // first: the context's methods pointer points here
+    const MemoryContextMethods* original;
+    TrackedChunk* chunks;
+};
+
+TrackedMethods* tracked(MemoryContext cxt) {
+    return reinterpret_cast<TrackedMethods*>(const_cast<MemoryContextMethods*>(cxt->methods));
+}
+
+TrackedChunk* chunk_of(void* pointer) { return static_cast<TrackedChunk*>(pointer) - 1; }
+
+void* tracked_alloc(MemoryContext cxt, Size size) {
+    auto* c = static_cast<TrackedChunk*>(std::malloc(sizeof(TrackedChunk) + size));
+    if (!c) return nullptr;
+    TrackedMethods* t = tracked(cxt);
+    *c = {nullptr, t->chunks, size, cxt};
+    if (t->chunks) t->chunks->prev = c;
+    t->chunks = c;
+    cxt->mem_allocated += size;
+    return c + 1;
+}
+
+void tracked_free(MemoryContext cxt, void* pointer) {
+    TrackedChunk* c = chunk_of(pointer);
+    TrackedMethods* t = tracked(cxt);
+    if (c->prev) c->prev->next = c->next; else t->chunks = c->next;
+    if (c->next) c->next->prev = c->prev;
+    cxt->mem_allocated -= c->size;
+    std::free(c);
+}
+
+// Always a new address, so that a pointer kept across repalloc is caught too.
+void* tracked_realloc(MemoryContext cxt, void* pointer, Size size) {
+    void* moved = tracked_alloc(cxt, size);
+    if (!moved) return nullptr;
+    std::memcpy(moved, pointer, std::min(size, chunk_of(pointer)->size));
+    tracked_free(cxt, pointer);
+    return moved;
+}
+
+void free_all(MemoryContext cxt) {
+    while (TrackedChunk* c = tracked(cxt)->chunks) tracked_free(cxt, c + 1);
+}
+
+void tracked_reset(MemoryContext cxt) {
+    free_all(cxt);
+    tracked(cxt)->original->reset(cxt);
+}
+
+void tracked_delete(MemoryContext cxt) {
+    TrackedMethods* t = tracked(cxt);
+    free_all(cxt);
+    cxt->methods = t->original;
+    t->original->delete_context(cxt);
+    std::free(t);
+}
+
+Size tracked_chunk_space(MemoryContext, void* pointer) { return sizeof(TrackedChunk) + chunk_of(pointer)->size; }
+
+bool tracked_is_empty(MemoryContext cxt) { return !tracked(cxt)->chunks && tracked(cxt)->original->is_empty(cxt); }
+
+void tracked_stats(MemoryContext cxt, MemoryStatsPrintFunc printfunc, void* passthru, MemoryContextCounters* totals,
+                   bool print_to_stderr) {
+    tracked(cxt)->original->stats(cxt, printfunc, passthru, totals, print_to_stderr);
+}
+
+// Called right after SPI_connect, before anything is allocated in the context.
+void track_chunks(MemoryContext cxt) {
+    auto* t = static_cast<TrackedMethods*>(std::malloc(sizeof(TrackedMethods)));
+    if (!t) elog(ERROR, "out of memory");
+    t->methods = *cxt->methods;
+    t->methods.alloc = tracked_alloc;
+    t->methods.free_p = tracked_free;
+    t->methods.realloc = tracked_realloc;
+    t->methods.reset = tracked_reset;
+    t->methods.delete_context = tracked_delete;
+    t->methods.get_chunk_space = tracked_chunk_space;
+    t->methods.is_empty = tracked_is_empty;
+    t->methods.stats = tracked_stats;
+    t->original = cxt->methods;
+    t->chunks = nullptr;
+    cxt->methods = &t->methods;
+}
+
+}  // namespace
+#endif
 
 namespace hopper::pg {
 
@@ -51,6 +167,9 @@ Spi::Spi(bool nonatomic) : nonatomic_(nonatomic), uncaught_at_start_(std::uncaug
     call([&] {
         int rc = SPI_connect_ext(nonatomic ? SPI_OPT_NONATOMIC : 0);
         if (rc != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed: %s", SPI_result_code_string(rc));
+#ifdef HOPPER_ASAN
+        track_chunks(CurrentMemoryContext);  // SPI's procedure context
+#endif
         scratch_ = AllocSetContextCreate(CurrentMemoryContext, "hopper SPI parameters", ALLOCSET_DEFAULT_SIZES);
     });
     connected_ = true;
