@@ -121,6 +121,11 @@ public:
     int num_columns() const { return int(columns_.size()); }
     int64_t rows() const { return rows_; }  // rows it was fitted on
     const std::vector<std::string>& column_names() const { return column_names_; }
+    // Column c (0-based): its kind (which Cell type apply takes: numbers for numeric, boolean and
+    // date, text for categorical, floats for array), and the output slots it writes.
+    ColumnKind column_kind(int c) const;
+    int column_offset(int c) const { return offset_.at(std::size_t(c)); }
+    int column_width(int c) const;
     const std::vector<std::string>& feature_names() const { return feature_names_; }
     std::vector<EmbeddingInput> embeddings() const;
     // The categories of a categorical column as kept (in output order, without the "<...>"

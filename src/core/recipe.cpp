@@ -78,6 +78,13 @@ void check_finite(const std::string& column, double v) {
              "Clean the data, or turn such values into NULL, which the recipe imputes.");
 }
 
+void check_scaled(const std::string& column, const float* v, int n) {
+    for (int i = 0; i < n; ++i)
+        if (!std::isfinite(v[i]))
+            fail(ErrorKind::Data, "a value of " + quoted_column(column) + " is out of range after scaling",
+                 "Scaled with the statistics of the training data, it exceeds the float4 range.");
+}
+
 void check_utf8(const std::string& column, std::string_view s) {
     std::size_t i = 0;
     const std::size_t n = s.size();
@@ -315,6 +322,9 @@ Recipe::Recipe(std::vector<std::shared_ptr<const ColumnEncoder>> columns, int64_
     width_ = int(width);
     if (width_ == 0) fail(ErrorKind::InvalidParameter, "a recipe needs at least one feature");
 }
+
+ColumnKind Recipe::column_kind(int c) const { return columns_.at(std::size_t(c))->kind(); }
+int Recipe::column_width(int c) const { return columns_.at(std::size_t(c))->width(); }
 
 std::vector<EmbeddingInput> Recipe::embeddings() const {
     std::vector<EmbeddingInput> out;

@@ -29,6 +29,7 @@ public:
     ArrayEncoder(std::string name, int width, ScaleKind scale, FeatureScaling scaling)
         : ColumnEncoder(std::move(name)), width_(width), scale_(scale), scaling_(std::move(scaling)) {}
 
+    ColumnKind kind() const override { return ColumnKind::Array; }
     int width() const override { return width_; }
 
     void feature_names(std::vector<std::string>& out) const override {
@@ -39,6 +40,7 @@ public:
         check_array(name(), value, width_);
         std::copy(value.floats, value.floats + width_, out);
         scaling_.apply(out, width_);
+        if (!scaling_.is_identity()) check_scaled(name(), out, width_);
     }
 
     ojson to_json() const override {

@@ -34,6 +34,7 @@ public:
         unknown_slot_ = k + (other_.empty() ? 0 : 1) + (has_null_ ? 1 : 0);
     }
 
+    ColumnKind kind() const override { return ColumnKind::Categorical; }
     int width() const override { return encoding_ == CategoryEncoding::Codes ? 1 : unknown_slot_ + 1; }
     int vocabulary() const override { return encoding_ == CategoryEncoding::Codes ? unknown_slot_ + 1 : 0; }
     std::vector<std::string> categories() const override { return categories_; }

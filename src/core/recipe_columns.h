@@ -22,6 +22,7 @@ public:
     explicit ColumnEncoder(std::string name) : name_(std::move(name)) {}
     virtual ~ColumnEncoder() = default;
     const std::string& name() const { return name_; }
+    virtual ColumnKind kind() const = 0;
     virtual int width() const = 0;
     virtual void feature_names(std::vector<std::string>& out) const = 0;
     // Writes width() floats; no allocation.
@@ -75,6 +76,9 @@ std::string quoted_column(const std::string& name);
 [[noreturn]] void wrong_cell(const std::string& column, const char* expected);
 // Refuses a non-finite number (Data).
 void check_finite(const std::string& column, double v);
+// Refuses a feature that scaling took beyond float4's range (Data): a value far outside the
+// fitted range over a tiny spread.
+void check_scaled(const std::string& column, const float* v, int n);
 // Refuses text that is not UTF-8 (Data): JSON holds only UTF-8.
 void check_utf8(const std::string& column, std::string_view s);
 

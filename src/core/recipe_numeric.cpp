@@ -31,6 +31,7 @@ public:
         : ColumnEncoder(std::move(name)), kind_(kind), impute_(impute), fill_(fill), indicator_(indicator),
           scale_(scale), scaling_(std::move(scaling)) {}
 
+    ColumnKind kind() const override { return kind_; }
     int width() const override { return indicator_ ? 2 : 1; }
 
     void feature_names(std::vector<std::string>& out) const override {
@@ -45,6 +46,7 @@ public:
         else if (value.type != Cell::Type::Null)
             wrong_cell(name(), "numbers");
         scaling_.apply(&v, 1);
+        check_scaled(name(), &v, 1);
         out[0] = v;
         if (indicator_) out[1] = value.is_null() ? 1.0f : 0.0f;
     }
