@@ -99,7 +99,10 @@ struct FitLimits {
 
 // Hard bounds of any recipe, also enforced when one is read from JSON.
 constexpr int kMaxRecipeWidth = 1000000;                           // output features
-constexpr std::size_t kMaxRecipeJsonBytes = std::size_t(256) << 20;  // recipe text
+// Recipe text: parsing holds the whole document in memory, several times its size, so a stored
+// recipe is bounded. Values seen too rarely are stored (to tell them from unseen ones), so a column
+// of millions of distinct values can exceed it: to_json refuses that (Limit).
+constexpr std::size_t kMaxRecipeJsonBytes = std::size_t(64) << 20;
 constexpr int kMaxRecipeColumns = 100000;
 
 namespace recipe_detail {
@@ -139,6 +142,7 @@ public:
     std::vector<float> apply(const std::vector<Cell>& row) const;
 
     // Canonical JSON: the same recipe gives the same text, and from_json(to_json()) the same recipe.
+    // Refuses (Limit) a text beyond kMaxRecipeJsonBytes, which from_json would refuse.
     std::string to_json() const;
     // Strict: unknown keys, wrong types, values out of range or inconsistent are refused (Syntax for
     // text that is not JSON, Limit for text beyond kMaxRecipeJsonBytes, Data otherwise).

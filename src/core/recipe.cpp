@@ -361,7 +361,13 @@ std::string Recipe::to_json() const {
     cfg::ojson cols = cfg::ojson::array();
     for (const auto& c : columns_) cols.push_back(c->to_json());
     j["columns"] = std::move(cols);
-    return j.dump();
+    std::string text = j.dump();
+    if (text.size() > kMaxRecipeJsonBytes)
+        fail(ErrorKind::Limit, "recipe is too large",
+             "It would have " + std::to_string(text.size()) + " bytes; hopper stores at most " +
+                 std::to_string(kMaxRecipeJsonBytes >> 20) + " MB of recipe text.",
+             "The values of categorical columns are stored: leave identifier-like columns out.");
+    return text;
 }
 
 Recipe Recipe::from_json(std::string_view text) {

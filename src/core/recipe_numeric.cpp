@@ -114,7 +114,7 @@ private:
             case Imputation::Median: break;
         }
         // The exact median of the values as floats; of an even count, the mean of the middle two.
-        std::vector<float> v = values_;
+        std::vector<float>& v = values_;  // reordered in place: a copy would double the largest state
         const std::size_t n = v.size(), mid = n / 2;
         std::nth_element(v.begin(), v.begin() + mid, v.end());
         const double upper = v[mid];
@@ -125,7 +125,8 @@ private:
 
     FeatureStats stats_;          // of the non-NULL values
     int64_t nulls_ = 0;
-    std::vector<float> values_;   // for the median only
+    // For the median only. finish() reorders it (the values stay the same), hence mutable.
+    mutable std::vector<float> values_;
 };
 
 }  // namespace

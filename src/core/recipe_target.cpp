@@ -35,6 +35,16 @@ bool numeric_less(const std::string& a, const std::string& b) {
     return x != y ? x < y : a < b;
 }
 
+// A regression target as the packed table stores it: a finite float4.
+float regression_value(const std::string& column, double v) {
+    recipe_detail::check_finite(column, v);
+    const float f = float(v);
+    if (!std::isfinite(f))
+        fail(ErrorKind::Data, "dependent " + quoted_column(column) + " has a value beyond the float4 range",
+             "The value " + cfg::fmt_double(v) + " cannot be a target.", "Scale the column first, e.g. in a view.");
+    return f;
+}
+
 void sort_classes(std::vector<std::string>& classes, ClassOrder order) {
     if (order == ClassOrder::Numeric)
         std::sort(classes.begin(), classes.end(), numeric_less);
@@ -60,8 +70,7 @@ bool Target::encode(const Cell& value, float* out) const {
     if (value.is_null()) return false;
     if (kind_ == TargetKind::Regression) {
         if (value.type != Cell::Type::Number) recipe_detail::wrong_cell(column_, "numbers");
-        recipe_detail::check_finite(column_, value.number);
-        out[0] = float(value.number);
+        out[0] = regression_value(column_, value.number);
         return true;
     }
     if (value.type != Cell::Type::Text) recipe_detail::wrong_cell(column_, "text");
@@ -153,7 +162,7 @@ bool TargetFitter::add(const Cell& value) {
     const std::string& col = t_.column_;
     if (t_.kind_ == TargetKind::Regression) {
         if (value.type != Cell::Type::Number) recipe_detail::wrong_cell(col, "numbers");
-        recipe_detail::check_finite(col, value.number);
+        (void)regression_value(col, value.number);
     } else {
         if (value.type != Cell::Type::Text) recipe_detail::wrong_cell(col, "text");
         if (seen_.find(value.text) == seen_.end()) {

@@ -134,6 +134,16 @@ TEST(Recipe, MedianImputationIsExact) {
     EXPECT_EQ(apply1(one, Cell())[0], -7.5f);
 }
 
+TEST(Recipe, FinishLeavesTheFitterUsable) {
+    // finish() reorders the median's values in place; later rows and a second finish still count.
+    RecipeFitter f({numeric("x", Imputation::Median)});
+    for (double v : {5.0, 1.0, 3.0}) f.add({Cell(v)});
+    EXPECT_EQ(apply1(f.finish(), Cell())[0], 3.0f);
+    for (double v : {0.0, -1.0}) f.add({Cell(v)});
+    EXPECT_EQ(apply1(f.finish(), Cell())[0], 1.0f);
+    EXPECT_EQ(f.finish().rows(), 5);
+}
+
 TEST(Recipe, ConstantImputation) {
     ColumnSpec s = numeric("x", Imputation::Constant);
     s.impute_value = -1.25;
@@ -514,6 +524,8 @@ TEST(RecipeTarget, EncodeOneHotAndRegression) {
     ASSERT_TRUE(r.encode(Cell(0.1), out));
     EXPECT_EQ(out[0], 0.1f);
     EXPECT_EQ(kind_of([&] { g.add(Cell(double(INFINITY))); }), ErrorKind::Data);
+    EXPECT_EQ(kind_of([&] { g.add(Cell(1e39)); }), ErrorKind::Data);
+    EXPECT_EQ(kind_of([&] { r.encode(Cell(-1e39), out); }), ErrorKind::Data);
 }
 
 TEST(RecipeTarget, RefusesOneClassNoRowsAndTooManyClasses) {
