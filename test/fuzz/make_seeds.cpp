@@ -1,7 +1,7 @@
 // Writes seed inputs for the fuzzers that need binary or generated input: real model states
 // (several optimizers, activations, losses; fresh and trained), the canonical model configuration
-// JSON inside them, and valid packed buffers. Usage: hopper_fuzz_seeds CORPUS_DIR
-// (test/fuzz/corpus; its state/, model_config/ and buffer/ are rewritten). The output is
+// JSON inside them, valid packed buffers, and recipes. Usage: hopper_fuzz_seeds CORPUS_DIR
+// (test/fuzz/corpus; its state/, model_config/, buffer/ and recipe/ are rewritten). The output is
 // deterministic, and committed.
 #include <cstdint>
 #include <cstdio>
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "hopper/config.h"
+#include "hopper/recipe.h"
 #include "hopper/state_format.h"
 #include "hopper/trainer.h"
 
@@ -29,7 +30,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     const fs::path root = argv[1];
-    for (const char* d : {"state", "model_config", "buffer"}) {
+    for (const char* d : {"state", "model_config", "buffer", "recipe"}) {
         fs::remove_all(root / d);
         fs::create_directories(root / d);
     }
@@ -99,6 +100,43 @@ int main(int argc, char** argv) {
         b.append(reinterpret_cast<const char*>(x), sizeof x);
         b.append(reinterpret_cast<const char*>(y), sizeof y);
         write(root / "buffer" / "cnn.bin", b);
+    }
+    // Recipes of every column kind and option, and targets, for fuzz_recipe.
+    {
+        ColumnSpec depth{"depth"}, price{"price"}, flag{"flag"}, day{"day"}, color{"color"}, city{"city"}, emb{"emb"};
+        depth.impute = Imputation::Median;
+        depth.missing_indicator = true;
+        depth.scale = ScaleKind::Standardize;
+        price.impute = Imputation::Constant;
+        price.impute_value = -0.1;
+        price.scale = ScaleKind::MinMax;
+        flag.kind = ColumnKind::Boolean;
+        day.kind = ColumnKind::Date;
+        color.kind = city.kind = ColumnKind::Categorical;
+        color.min_frequency = 2;
+        city.encoding = CategoryEncoding::Codes;
+        city.max_categories = 2;
+        emb.kind = ColumnKind::Array;
+        emb.scale = ScaleKind::Standardize;
+        RecipeFitter all({depth, price, flag, day, color, city, emb});
+        RecipeFitter small({color});
+        const char* colors[5] = {"red", "blue", "red", "gr\xc3\xbcn", "blue"};
+        const char* cities[5] = {"Oslo", "Lyon", "Lyon", "Kyiv", "Oslo"};
+        for (int i = 0; i < 5; ++i) {
+            const float e[2] = {0.1f * float(i), 1.0f / float(i + 1)};
+            const Cell c = i == 4 ? Cell() : Cell(colors[i]);
+            all.add({i == 1 ? Cell() : Cell(0.3 * i), Cell(1e3 / 3 * i), Cell(double(i % 2)), Cell(19000.25 + i), c,
+                     Cell(cities[i]), Cell(e, 2)});
+            small.add({c});
+        }
+        write(root / "recipe" / "all_kinds.json", all.finish().to_json());
+        write(root / "recipe" / "one_categorical.json", small.finish().to_json());
+        TargetFitter classes("species", TargetKind::Classification, ClassOrder::Numeric), value("price", TargetKind::Regression);
+        for (const char* v : {"10", "9", "-1.5"}) classes.add(Cell(v));
+        classes.add(Cell());
+        value.add(Cell(2.5));
+        write(root / "recipe" / "target_classes.json", classes.finish().to_json());
+        write(root / "recipe" / "target_regression.json", value.finish().to_json());
     }
     std::printf("seeds written to %s\n", root.c_str());
     return 0;
