@@ -1,7 +1,8 @@
 -- hopper_madlib: Apache MADlib's deep-learning SQL on plain PostgreSQL. The examples of MADlib's
--- user documentation for Keras (iris), adapted only in schema name -- and in the train/test split,
--- which MADlib makes with its train_test_split (not a deep-learning function): here every fifth row
--- is a test row. Then what hopper cannot honour, refused with 0A000.
+-- user documentation for Keras (iris), adapted only in schema name -- and in the train/test split
+-- (every fifth row is a test row, for output that does not depend on random numbers; MADlib's
+-- train_test_split is tested on its own). Then what hopper cannot honour, refused with 0A000.
+-- test/scripts/madlib_yardstick.sh runs MADlib's own examples and tests unchanged.
 CREATE EXTENSION hopper_madlib;
 CREATE SCHEMA test_madlib;
 SET search_path = test_madlib, public;
@@ -162,10 +163,41 @@ INSERT INTO iris_data(id, attributes, class_text) VALUES
 CREATE TABLE iris_train AS SELECT * FROM iris_data WHERE id % 5 <> 0;
 CREATE TABLE iris_test AS SELECT * FROM iris_data WHERE id % 5 = 0;
 
+-- ---- train_test_split (MADlib's sampling module) ----
+-- Separate tables, as every example of MADlib's docs: exactly 80 % of the rows, disjoint.
+SELECT setseed(0);
+SELECT madlib.train_test_split('iris_data', 'iris_split', 0.8, NULL, NULL, NULL, NULL, TRUE);
+SELECT (SELECT count(*) FROM iris_split_train) AS train, (SELECT count(*) FROM iris_split_test) AS test,
+       (SELECT count(*) FROM (SELECT id FROM iris_split_train INTERSECT SELECT id FROM iris_split_test) b) AS in_both,
+       (SELECT count(DISTINCT id) FROM (SELECT id FROM iris_split_train UNION ALL SELECT id FROM iris_split_test) a) AS distinct_ids;
+-- The same seed draws the same split.
+SELECT setseed(0);
+SELECT madlib.train_test_split('iris_data', 'iris_split_again', 0.8, NULL, NULL, NULL, NULL, TRUE);
+SELECT count(*) AS same_test_rows FROM iris_split_test JOIN iris_split_again_test USING (id);
+-- One table with column split, by class (grouping_cols), some columns (target_cols), 60 % / 20 %.
+SELECT madlib.train_test_split('iris_data', 'iris_split_one', 0.6, 0.2, 'class_text', 'id, class_text');
+SELECT class_text, split, count(*) FROM iris_split_one GROUP BY 1, 2 ORDER BY 1, 2;
+SELECT string_agg(attname, ', ' ORDER BY attnum) AS split_columns FROM pg_attribute
+WHERE attrelid = 'iris_split_one'::regclass AND attnum > 0;
+
 -- ---- preprocessing ----
 SELECT madlib.training_preprocessor_dl('iris_train', 'iris_train_packed', 'class_text', 'attributes');
 SELECT madlib.validation_preprocessor_dl('iris_test', 'iris_test_packed', 'class_text', 'attributes', 'iris_train_packed');
 SELECT class_values, num_rows FROM iris_train_packed_summary;
+-- MADlib's columns: the packed arrays' shapes, the summary's class values by dependent variable.
+SELECT attributes_shape, class_text_shape FROM iris_train_packed ORDER BY buffer_id LIMIT 1;
+SELECT class_text_class_values, num_classes, distribution_rules, __internal_gpu_config__ FROM iris_test_packed_summary;
+-- num_classes as MADlib 2.x takes it (one per dependent variable): the data's number of classes.
+SELECT madlib.training_preprocessor_dl('iris_train', 'iris_train_packed3', 'class_text', 'attributes', NULL, 1.0, ARRAY[3]);
+SELECT num_classes FROM iris_train_packed3_summary;
+-- Images (N-dimensional arrays): rgb_shape has their dimensions after the rows, as MADlib's.
+CREATE TABLE image_data AS
+SELECT ARRAY[[[g % 7, g % 5, 1], [g % 3, 2, g % 11]], [[4, g % 13, 5], [g % 2, 6, 7]]] AS rgb,
+       (ARRAY['cat', 'dog', 'bird'])[g % 3 + 1] AS species
+FROM generate_series(1, 52) g;
+SELECT madlib.training_preprocessor_dl('image_data', 'image_data_packed', 'species', 'rgb', 26, 255);
+SELECT rgb_shape, species_shape, buffer_id FROM image_data_packed ORDER BY buffer_id;
+SELECT species_class_values FROM image_data_packed_summary;
 
 -- ---- the model architecture table ----
 SELECT madlib.load_keras_model('model_arch_library', $$
@@ -193,11 +225,40 @@ SELECT octet_length(model_weights) > 0 AS has_weights, model_arch IS NOT NULL AS
 SELECT madlib.madlib_keras_evaluate('iris_model', 'iris_test_packed', 'iris_validate');
 SELECT metric > 0.8 AS accurate, loss < 1 AS low_loss, metrics_type, loss_type FROM iris_validate;
 SELECT madlib.madlib_keras_predict('iris_model', 'iris_test', 'id', 'attributes', 'iris_predict', 'response', FALSE);
-SELECT count(*) AS predicted, avg((p.estimated_class_text = t.class_text)::int) > 0.8 AS accurate
+SELECT string_agg(attname, ', ' ORDER BY attnum) AS response_columns FROM pg_attribute
+WHERE attrelid = 'iris_predict'::regclass AND attnum > 0 AND NOT attisdropped;
+SELECT count(*) AS predicted, count(DISTINCT class_name) AS names, avg((p.class_value = t.class_text)::int) > 0.8 AS accurate
 FROM iris_predict p JOIN iris_test t USING (id);
+-- MADlib 2.x's default, pred_type 'prob': a row per class, ranked by probability; the docs' accuracy
+-- query reads rank 1.
+SELECT madlib.madlib_keras_predict('iris_model', 'iris_test', 'id', 'attributes', 'iris_predict_prob');
+SELECT string_agg(attname, ', ' ORDER BY attnum) AS prob_columns FROM pg_attribute
+WHERE attrelid = 'iris_predict_prob'::regclass AND attnum > 0 AND NOT attisdropped;
+SELECT count(*) AS rows, count(DISTINCT id) AS ids, min(rank) AS best, max(rank) AS worst,
+       bool_and(abs(s - 1) < 1e-4) AS probabilities_add_up
+FROM iris_predict_prob JOIN (SELECT id, sum(prob) AS s FROM iris_predict_prob GROUP BY id) t USING (id);
+SELECT count(*) AS same_as_response FROM iris_predict_prob p JOIN iris_predict r USING (id)
+WHERE p.rank = 1 AND p.class_value = r.class_value;
+SELECT count(*) FILTER (WHERE p.class_value = t.class_text) > 24 AS accurate
+FROM iris_predict_prob p JOIN iris_test t USING (id) WHERE p.rank = 1;
+-- A number: the classes up to that rank (integer) or above that probability.
+SELECT madlib.madlib_keras_predict('iris_model', 'iris_test', 'id', 'attributes', 'iris_predict_top2', 2);
+SELECT count(*) AS rows, max(rank) AS worst FROM iris_predict_top2;
+SELECT madlib.madlib_keras_predict('iris_model', 'iris_test', 'id', 'attributes', 'iris_predict_likely', 0.5);
+SELECT bool_and(prob > 0.5) AS above_half, count(*) <= 30 AS at_most_one_per_row FROM iris_predict_likely;
+-- Bring your own model: the trained weights in a row of the architecture table, MADlib's docs' way.
+UPDATE model_arch_library SET model_weights = iris_model.model_weights FROM iris_model WHERE model_arch_library.model_id = 1;
+SELECT madlib.madlib_keras_predict_byom('model_arch_library', 1, 'iris_test', 'id', 'attributes', 'iris_predict_byom',
+    'response', FALSE, ARRAY[ARRAY['Iris-setosa', 'Iris-versicolor', 'Iris-virginica']], 1.0);
+SELECT count(*) AS predicted, count(*) FILTER (WHERE b.class_value = r.class_value) AS as_predict, min(class_name) AS class_name
+FROM iris_predict_byom b JOIN iris_predict r USING (id);
+SELECT madlib.madlib_keras_predict_byom('model_arch_library', 1, 'iris_test', 'id', 'attributes', 'iris_predict_byom_prob');
+SELECT count(*) AS rows, array_agg(DISTINCT class_value ORDER BY class_value) AS default_classes FROM iris_predict_byom_prob;
+UPDATE model_arch_library SET model_weights = NULL WHERE model_id = 1;
 
 -- With a validation table, metrics every 3 iterations, name and description (use_gpus positional).
-DROP TABLE iris_model, iris_model_summary, iris_model_info;
+-- MADlib's fit makes the model and its summary only: dropping the two lets the script fit again.
+DROP TABLE iris_model, iris_model_summary;
 SELECT madlib.madlib_keras_fit('iris_train_packed', 'iris_model', 'model_arch_library', 1,
     $$ loss='categorical_crossentropy', optimizer='adam', metrics=['accuracy'] $$, $$ batch_size=5, epochs=3 $$,
     10, FALSE, 'iris_test_packed', 3, FALSE, 'Sophie L.', 'Simple MLP for iris dataset');
@@ -221,13 +282,13 @@ SELECT madlib.madlib_keras_fit('iris_train_packed', 'iris_model_transfer', 'mode
     $$ loss='categorical_crossentropy', optimizer='adam', metrics=['accuracy'] $$, $$ batch_size=5, epochs=3 $$, 2);
 SELECT training_metrics_final > 0.8 AS starts_trained FROM iris_model_transfer_summary;
 -- MADlib's NULL for an optional argument is its default: warm_start NULL still transfers the weights,
--- pred_type NULL predicts the response.
+-- pred_type NULL gives every class's probability.
 SELECT madlib.madlib_keras_fit('iris_train_packed', 'iris_model_transfer_null', 'model_arch_library', 3,
     $$ loss='categorical_crossentropy', optimizer='adam', metrics=['accuracy'] $$, $$ batch_size=5, epochs=3 $$, 2,
     NULL, NULL, NULL, NULL);
 SELECT training_metrics_final > 0.8 AS starts_trained FROM iris_model_transfer_null_summary;
 SELECT madlib.madlib_keras_predict('iris_model_transfer_null', 'iris_test', 'id', 'attributes', 'iris_predict_null', NULL);
-SELECT count(*) AS predicted FROM iris_predict_null WHERE estimated_class_text IS NOT NULL;
+SELECT count(*) AS predicted, count(DISTINCT id) AS ids FROM iris_predict_null WHERE class_value IS NOT NULL;
 
 -- ---- model selection: fit_multiple_model ----
 SELECT madlib.load_model_selection_table('model_arch_library', 'mst_table', ARRAY[1, 2],
@@ -277,7 +338,14 @@ SELECT madlib.madlib_keras_fit('iris_train_packed', 'iris_gpu', 'model_arch_libr
     $$ loss='categorical_crossentropy', optimizer='adam' $$, NULL, 1);
 SELECT madlib.madlib_keras_fit('iris_train_packed', 'iris_gpu', 'no_such_arch_table', 1,
     $$ loss='categorical_crossentropy', optimizer='adam' $$, NULL, 1);
-SELECT madlib.training_preprocessor_dl('iris_train', 'iris_x', 'class_text', 'attributes', NULL, 1.0, 3);
+SELECT madlib.training_preprocessor_dl('iris_train', 'iris_x', 'class_text', 'attributes', NULL, 1.0, ARRAY[5]);
+SELECT madlib.madlib_keras_predict('iris_model', 'iris_test', 'id', 'attributes', 'iris_x', 'most_likely');
+SELECT madlib.madlib_keras_predict('iris_model', 'iris_test', 'id', 'attributes', 'iris_x', 2.5);
+SELECT madlib.madlib_keras_predict_byom('model_arch_library', 1, 'iris_test', 'id', 'attributes', 'iris_x');
+SELECT madlib.madlib_keras_predict_byom('model_arch_library', 3, 'iris_test', 'id', 'attributes', 'iris_x', 'prob', FALSE, NULL, NULL, 2);
+SELECT madlib.train_test_split('iris_data', 'iris_x', 0.8, NULL, NULL, NULL, TRUE);
+SELECT madlib.train_test_split('iris_data', 'iris_x', 0.8, 0.3);
+SELECT madlib.train_test_split('iris_data', 'iris_x', 1.5);
 SELECT madlib.training_preprocessor_dl('iris_train', 'iris_x', 'class_text', 'attributes', NULL, 1.0, NULL, 'gpu_segments');
 SELECT madlib.load_model_selection_table('model_arch_library', 'mst_x', ARRAY[1], ARRAY[$$loss='mse'$$], ARRAY[''], 'custom_functions');
 SELECT madlib.generate_model_configs('model_arch_library', 'mst_x', ARRAY[1],

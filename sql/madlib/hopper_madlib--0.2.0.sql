@@ -98,6 +98,21 @@ BEGIN
     END IF;
 END $$;
 
+-- MADlib's <dependent>_class_values column of a summary (class_text_class_values), beside hopper's
+-- class_values.
+CREATE FUNCTION madlib.__hopper_class_values_column(summary regclass) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    y text;
+BEGIN
+    EXECUTE format('SELECT dependent_varname FROM %s', summary) INTO y;
+    IF y ~ '^([[:alpha:]_][[:alnum:]_$]*|"([^"]|"")+")$' THEN
+        y := (parse_ident(y))[1] || '_class_values';
+        EXECUTE format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS %I text[]', summary, y);
+        EXECUTE format('UPDATE %s SET %I = class_values', summary, y);
+    END IF;
+END $$;
+
 -- MADlib's output shape: the model column is model_weights (hopper's functions read either name).
 CREATE FUNCTION madlib.__hopper_madlib_shape(model_table text) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
@@ -145,8 +160,21 @@ BEGIN
               AND pg_catalog.jsonb_typeof(v OPERATOR(pg_catalog.->) 2) OPERATOR(pg_catalog.=) 'string'
               AND (v OPERATOR(pg_catalog.->>) 2) IN ('linear', 'log', 'log_near_one') THEN
             IF (v OPERATOR(pg_catalog.->>) 2) OPERATOR(pg_catalog.=) 'log_near_one' THEN
-                PERFORM madlib.__hopper_unsupported('the ''log_near_one'' distribution (of ' || k || ')',
-                    'hopper draws numbers uniformly or log-uniformly.', 'Use ''linear'' or ''log'', or list the values.');
+                -- MADlib's 'log_near_one' (momentum-like numbers: 1 - x with x log-uniform in [1 - high,
+                -- 1 - low]); hopper draws uniformly or log-uniformly, so the range becomes 64 values at
+                -- evenly spaced quantiles of that distribution, one of which each configuration draws.
+                IF NOT ((v OPERATOR(pg_catalog.->>) 0)::float8 OPERATOR(pg_catalog.<) 1
+                        AND (v OPERATOR(pg_catalog.->>) 1)::float8 OPERATOR(pg_catalog.<) 1) THEN
+                    RAISE EXCEPTION '''log_near_one'' range of % must lie below 1', k USING ERRCODE = 'invalid_parameter_value';
+                END IF;
+                out := out OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object(k, (
+                    SELECT pg_catalog.jsonb_agg(1 OPERATOR(pg_catalog.-) 10 OPERATOR(pg_catalog.^) (lo OPERATOR(pg_catalog.+)
+                               (hi OPERATOR(pg_catalog.-) lo) OPERATOR(pg_catalog.*) ((i OPERATOR(pg_catalog.-) 0.5) OPERATOR(pg_catalog./) 64))
+                               ORDER BY i)
+                    FROM pg_catalog.generate_series(1, 64) i,
+                         pg_catalog.log(1 OPERATOR(pg_catalog.-) (v OPERATOR(pg_catalog.->>) 0)::float8) lo,
+                         pg_catalog.log(1 OPERATOR(pg_catalog.-) (v OPERATOR(pg_catalog.->>) 1)::float8) hi));
+                CONTINUE;
             END IF;
             out := out OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object(k, pg_catalog.jsonb_build_object(
                        CASE WHEN (v OPERATOR(pg_catalog.->>) 2) OPERATOR(pg_catalog.=) 'log' THEN 'log_uniform' ELSE 'uniform' END,
@@ -159,30 +187,79 @@ BEGIN
 END $$;
 
 -- ---- preprocessors ---------------------------------------------------------------------------
+-- MADlib's columns beside hopper's in a packed table and its summary: <x>_shape (rows, then the
+-- dimensions of the images: {18,2,2,3}) and <y>_shape for the independent and dependent columns,
+-- <y>_class_values, distribution_rules and __internal_gpu_config__ (all segments: hopper has no GPUs).
+CREATE FUNCTION madlib.__hopper_madlib_packed(output_table text, source_table text, dependent_varname text,
+                                              independent_varname text)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    packed regclass := madlib.__hopper_quote_name(output_table)::regclass;
+    summary regclass := madlib.__hopper_quote_name(output_table, '_summary')::regclass;
+    x text := btrim(independent_varname);
+    y text := btrim(dependent_varname);
+    dims int4[];
+BEGIN
+    -- A single column (MADlib's docs'): the image dimensions of its arrays; an expression or a list of
+    -- columns: hopper's flat width.
+    IF x ~ '^([[:alpha:]_][[:alnum:]_$]*|"([^"]|"")+")$' AND y ~ '^([[:alpha:]_][[:alnum:]_$]*|"([^"]|"")+")$' THEN
+        x := (parse_ident(x))[1];
+        y := (parse_ident(y))[1];
+        EXECUTE format('SELECT ARRAY(SELECT array_length(s.v, d) FROM generate_series(1, array_ndims(s.v)) d ORDER BY d)
+                        FROM (SELECT %I AS v FROM %s WHERE %I IS NOT NULL LIMIT 1) s',
+                       x, madlib.__hopper_quote_name(source_table)::regclass, x) INTO dims;
+        EXECUTE format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS %I int4[], ADD COLUMN IF NOT EXISTS %I int4[]',
+                       packed, x || '_shape', y || '_shape');
+        EXECUTE format('UPDATE %s SET %I = CASE WHEN array_ndims($1) > 1 THEN ARRAY[independent_var_shape[1]] || $1
+                                              ELSE independent_var_shape END,
+                                      %I = dependent_var_shape', packed, x || '_shape', y || '_shape')
+            USING dims;
+    END IF;
+    PERFORM madlib.__hopper_class_values_column(summary);
+    EXECUTE format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS distribution_rules text,
+                    ADD COLUMN IF NOT EXISTS __internal_gpu_config__ text', summary);
+    EXECUTE format('UPDATE %s SET distribution_rules = ''all_segments'', __internal_gpu_config__ = ''all_segments''', summary);
+END $$;
+
+CREATE FUNCTION madlib.__hopper_distribution_rules(distribution_rules text) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF distribution_rules IS NOT NULL AND lower(distribution_rules) <> 'all_segments' THEN
+        PERFORM madlib.__hopper_unsupported('distribution_rules ' || distribution_rules,
+                                            'hopper spreads the buffers over all of its segments.', 'Leave out distribution_rules.');
+    END IF;
+END $$;
+
 CREATE FUNCTION madlib.__hopper_training_preprocessor_dl(source_table text, output_table text, dependent_varname text,
                                                          independent_varname text, buffer_size integer,
-                                                         normalizing_const real, num_classes integer, distribution_rules text)
+                                                         normalizing_const real, num_classes integer[], distribution_rules text)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    found integer;
 BEGIN
     PERFORM madlib.__hopper_required_table(source_table, 'source_table', 'input');
     PERFORM madlib.__hopper_required_table(output_table, 'output_table', 'output');
     PERFORM madlib.__hopper_required(dependent_varname IS NOT NULL, 'dependent_varname');
     PERFORM madlib.__hopper_required(independent_varname IS NOT NULL, 'independent_varname');
-    IF num_classes IS NOT NULL THEN
-        PERFORM madlib.__hopper_unsupported('num_classes', 'hopper takes the classes from the data (the summary lists them).',
-                                            'Leave out num_classes.');
-    END IF;
-    IF distribution_rules IS NOT NULL AND lower(distribution_rules) <> 'all_segments' THEN
-        PERFORM madlib.__hopper_unsupported('distribution_rules ' || distribution_rules,
-                                            'hopper spreads the buffers over all of its segments.', 'Leave out distribution_rules.');
-    END IF;
+    PERFORM madlib.__hopper_distribution_rules(distribution_rules);
     PERFORM hopper.preprocess(source_table, output_table, dependent_varname, independent_varname,
                               buffer_size => buffer_size, normalizing_const => COALESCE(normalizing_const, 1.0));
+    -- num_classes (MADlib 2.x: one per dependent variable): as many classes as the data has is what
+    -- hopper packs anyway; more (MADlib pads the one-hot vectors for classes to come) it cannot.
+    IF num_classes IS NOT NULL THEN
+        EXECUTE format('SELECT num_classes FROM %s', madlib.__hopper_quote_name(output_table, '_summary')::regclass) INTO found;
+        IF cardinality(num_classes) <> 1 OR num_classes[1] IS DISTINCT FROM found THEN
+            PERFORM madlib.__hopper_unsupported(format('num_classes %s (the data has %s classes)', num_classes, found),
+                                                'hopper takes the classes from the data (the summary lists them).',
+                                                'Leave out num_classes.');
+        END IF;
+    END IF;
+    PERFORM madlib.__hopper_madlib_packed(output_table, source_table, dependent_varname, independent_varname);
 END $$;
 
 CREATE FUNCTION madlib.training_preprocessor_dl(source_table varchar, output_table varchar, dependent_varname varchar,
                                                 independent_varname varchar, buffer_size integer DEFAULT NULL,
-                                                normalizing_const real DEFAULT 1.0, num_classes integer DEFAULT NULL,
+                                                normalizing_const real DEFAULT 1.0, num_classes integer[] DEFAULT NULL,
                                                 distribution_rules text DEFAULT NULL)
 RETURNS void LANGUAGE sql
 BEGIN ATOMIC
@@ -201,12 +278,10 @@ BEGIN
     PERFORM madlib.__hopper_required(dependent_varname IS NOT NULL, 'dependent_varname');
     PERFORM madlib.__hopper_required(independent_varname IS NOT NULL, 'independent_varname');
     PERFORM madlib.__hopper_required_table(training_preprocessor_table, 'training_preprocessor_table', 'input');
-    IF distribution_rules IS NOT NULL AND lower(distribution_rules) <> 'all_segments' THEN
-        PERFORM madlib.__hopper_unsupported('distribution_rules ' || distribution_rules,
-                                            'hopper spreads the buffers over all of its segments.', 'Leave out distribution_rules.');
-    END IF;
+    PERFORM madlib.__hopper_distribution_rules(distribution_rules);
     PERFORM hopper.preprocess_validation(source_table, output_table, dependent_varname, independent_varname,
                                          training_preprocessor_table, buffer_size => buffer_size);
+    PERFORM madlib.__hopper_madlib_packed(output_table, source_table, dependent_varname, independent_varname);
 END $$;
 
 CREATE FUNCTION madlib.validation_preprocessor_dl(source_table varchar, output_table varchar, dependent_varname varchar,
@@ -223,13 +298,33 @@ END;
 CREATE FUNCTION madlib.__hopper_load_keras_model(keras_model_arch_table text, model_arch json, model_weights bytea,
                                                  name text, description text, model_id integer)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    stand_in jsonb;
 BEGIN
     PERFORM madlib.__hopper_required_table(keras_model_arch_table, 'keras_model_arch_table', 'output');
     PERFORM madlib.__hopper_required(model_arch IS NOT NULL, 'model_arch');
     IF model_id IS NOT NULL THEN
         PERFORM madlib.__hopper_unsupported('model_id', 'hopper numbers architectures itself.', 'Leave out model_id.');
     END IF;
-    PERFORM hopper.load_model_arch(keras_model_arch_table, model_arch::jsonb, name, description, model_weights);
+    BEGIN
+        PERFORM hopper.load_model_arch(keras_model_arch_table, model_arch::jsonb, name, description, model_weights);
+    EXCEPTION WHEN invalid_parameter_value OR feature_not_supported THEN
+        -- MADlib stores any JSON and has Keras read it when a model is trained with it; hopper reads it
+        -- now. An architecture hopper cannot train (a layer it lacks, a functional model) is stored as
+        -- given, and refused when a fit names it. Weights are checked against the architecture: those
+        -- errors stand. hopper.load_model_arch makes the row (and the table) with a stand-in, which the
+        -- given JSON then replaces: the table stays of hopper's making.
+        IF model_weights IS NOT NULL THEN
+            RAISE;
+        END IF;
+        stand_in := jsonb_build_object('class_name', 'Sequential', 'config', jsonb_build_array(jsonb_build_object(
+                        'class_name', 'Dense', 'config', jsonb_build_object('units', 1, 'batch_input_shape', '[null, 1]'::jsonb,
+                        'name', 'hopper_madlib stand-in ' || txid_current()))));
+        PERFORM hopper.load_model_arch(keras_model_arch_table, stand_in, name, description, NULL);
+        EXECUTE format('UPDATE %s SET model_arch = $1 WHERE model_arch::jsonb = $2',
+                       madlib.__hopper_quote_name(keras_model_arch_table)::regclass)
+            USING model_arch, stand_in;
+    END;
 END $$;
 
 -- The architecture table may exist (a row is added: the one the caller's search_path finds) or not
@@ -378,6 +473,10 @@ BEGIN
         validation_metrics = i.validation_metrics, validation_loss = i.validation_loss FROM %2$s i',
         summary, madlib.__hopper_quote_name(model, '_info')::regclass)
         USING model_name, model_id;
+    PERFORM madlib.__hopper_class_values_column(summary);
+    -- MADlib's single-model fit makes model and model_summary only: scripts drop those two before
+    -- fitting again, so hopper's _info (now in the summary) goes.
+    EXECUTE format('DROP TABLE %s', madlib.__hopper_quote_name(model, '_info')::regclass);
 END $$;
 
 CREATE FUNCTION madlib.madlib_keras_fit(source_table varchar, model varchar, model_arch_table varchar, model_id integer,
@@ -419,6 +518,7 @@ BEGIN
     EXECUTE format('UPDATE %1$s SET model_info = $1, madlib_version = ''hopper '' || hopper_version,
         num_classes = cardinality(class_values)', summary)
         USING model_info;
+    PERFORM madlib.__hopper_class_values_column(summary);
 END $$;
 
 CREATE FUNCTION madlib.madlib_keras_fit_multiple_model(source_table varchar, model_output_table varchar,
@@ -505,19 +605,25 @@ END;
 CREATE FUNCTION madlib.__hopper_keras_evaluate(model_table text, test_table text, output_table text,
                                                use_gpus boolean, mst_key integer)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    info regclass;
 BEGIN
     PERFORM madlib.__hopper_required_table(model_table, 'model_table', 'input');
     PERFORM madlib.__hopper_required_table(test_table, 'test_table', 'input');
     PERFORM madlib.__hopper_required_table(output_table, 'output_table', 'output');
     PERFORM madlib.__hopper_no_gpus(use_gpus, NULL);
     -- MADlib's shape: loss, metric, metrics_type, loss_type (the first compile metric). CREATE TABLE
-    -- AS claims the output's name before hopper.evaluate runs.
+    -- AS claims the output's name before hopper.evaluate runs. loss_type: from the _info of several
+    -- models (fit_multiple_model, automl), else from the summary of one (madlib_keras_fit).
+    info := to_regclass(madlib.__hopper_quote_name(model_table, '_info'));
     EXECUTE format('CREATE TABLE %s AS
         SELECT e.loss, (SELECT v.value::float8 FROM jsonb_each_text(e.metrics) v LIMIT 1) AS metric,
                ARRAY(SELECT v.key FROM jsonb_each_text(e.metrics) v LIMIT 1) AS metrics_type,
-               i.loss_type
-        FROM hopper.evaluate($1, $2, $3) e JOIN %s i ON i.mst_key = e.mst_key',
-        madlib.__hopper_quote_name(output_table), madlib.__hopper_quote_name(model_table, '_info')::regclass)
+               (SELECT i.loss_type FROM %s i WHERE %s) AS loss_type
+        FROM hopper.evaluate($1, $2, $3) e',
+        madlib.__hopper_quote_name(output_table),
+        COALESCE(info, madlib.__hopper_quote_name(model_table, '_summary')::regclass),
+        CASE WHEN info IS NULL THEN 'true' ELSE 'i.mst_key = e.mst_key' END)
         USING model_table, test_table, mst_key;
 END $$;
 
@@ -529,10 +635,62 @@ BEGIN ATOMIC
                madlib.__hopper_output_name(output_table), use_gpus, mst_key);
 END;
 
+-- MADlib 2.x's prediction table: one row per test row and class (id, class_name, class_value, prob,
+-- rank), from hopper.predict's probabilities; pred_type 'prob' (the default) keeps every class,
+-- 'response' the first-ranked one (without rank), a number below 1 the classes above that probability,
+-- an integer from 1 up the classes ranked up to it. The table hopper.predict made (and registered) is
+-- reshaped in place. Regression models keep hopper's shape (MADlib predicts classes only).
+CREATE FUNCTION madlib.__hopper_predict_rows(output_table text, id_col text, pred_type text, class_name text,
+                                             class_values text[])
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    out regclass := madlib.__hopper_quote_name(output_table)::regclass;
+    id text := quote_ident((parse_ident(id_col))[1]);
+    estimated text;
+    keep text;
+    limit_value float8;
+BEGIN
+    pred_type := lower(btrim(COALESCE(pred_type, 'prob')));
+    IF pred_type = 'response' THEN
+        keep := 'rank = 1';
+    ELSIF pred_type = 'prob' THEN
+        keep := 'true';
+    ELSE
+        BEGIN
+            limit_value := pred_type::float8;
+        EXCEPTION WHEN invalid_text_representation THEN
+            limit_value := NULL;
+        END;
+        IF limit_value IS NULL OR limit_value <= 0 OR (limit_value >= 1 AND limit_value <> trunc(limit_value)) THEN
+            RAISE EXCEPTION 'invalid pred_type %', pred_type USING ERRCODE = 'invalid_parameter_value',
+                HINT = 'pred_type is ''prob'', ''response'', a probability between 0 and 1 or a rank (an integer from 1).';
+        END IF;
+        keep := CASE WHEN limit_value < 1 THEN format('prob > %s', limit_value) ELSE format('rank <= %s', limit_value::int8) END;
+    END IF;
+    SELECT quote_ident(a.attname) INTO estimated FROM pg_attribute a
+    WHERE a.attrelid = out AND a.attname LIKE 'estimated\_%' AND NOT a.attisdropped;
+    DROP TABLE IF EXISTS pg_temp.__hopper_predict_rows;
+    EXECUTE format('CREATE TEMP TABLE __hopper_predict_rows AS SELECT %s AS id, prob FROM %s', id, out);
+    EXECUTE format('TRUNCATE %s', out);
+    EXECUTE format('ALTER TABLE %s DROP COLUMN %s, DROP COLUMN prob, ADD COLUMN class_name text,
+                    ADD COLUMN class_value text, ADD COLUMN prob float8, ADD COLUMN rank int4', out, estimated);
+    EXECUTE format('INSERT INTO %s SELECT * FROM (SELECT t.id, $1, u.v, u.p::float8,
+                        row_number() OVER (PARTITION BY t.id ORDER BY u.p DESC, u.i)::int4 AS rank
+                    FROM pg_temp.__hopper_predict_rows t, unnest(t.prob, $2) WITH ORDINALITY AS u(p, v, i)) q WHERE %s',
+                   out, keep)
+        USING class_name, class_values;
+    DROP TABLE pg_temp.__hopper_predict_rows;
+    IF pred_type = 'response' THEN
+        EXECUTE format('ALTER TABLE %s DROP COLUMN rank', out);
+    END IF;
+END $$;
+
 CREATE FUNCTION madlib.__hopper_keras_predict(model_table text, test_table text, id_col text,
                                               independent_varname text, output_table text,
                                               pred_type text, use_gpus boolean, mst_key integer)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    s record;
 BEGIN
     PERFORM madlib.__hopper_required_table(model_table, 'model_table', 'input');
     PERFORM madlib.__hopper_required_table(test_table, 'test_table', 'input');
@@ -540,16 +698,185 @@ BEGIN
     PERFORM madlib.__hopper_required(independent_varname IS NOT NULL, 'independent_varname');
     PERFORM madlib.__hopper_required_table(output_table, 'output_table', 'output');
     PERFORM madlib.__hopper_no_gpus(use_gpus, NULL);
-    PERFORM hopper.predict(model_table, test_table, id_col, independent_varname, output_table,
-                           COALESCE(pred_type, 'response'), mst_key);
+    PERFORM hopper.predict(model_table, test_table, id_col, independent_varname, output_table, 'prob', mst_key);
+    EXECUTE format('SELECT response_type, dependent_varname, class_values FROM %s',
+                   madlib.__hopper_quote_name(model_table, '_summary')::regclass) INTO s;
+    IF s.response_type = 'classification' THEN
+        PERFORM madlib.__hopper_predict_rows(output_table, id_col, pred_type, s.dependent_varname, s.class_values);
+    END IF;
 END $$;
 
 CREATE FUNCTION madlib.madlib_keras_predict(model_table varchar, test_table varchar, id_col varchar,
                                             independent_varname varchar, output_table varchar,
-                                            pred_type varchar DEFAULT 'response', use_gpus boolean DEFAULT FALSE,
+                                            pred_type varchar DEFAULT 'prob', use_gpus boolean DEFAULT FALSE,
                                             mst_key integer DEFAULT NULL)
 RETURNS void LANGUAGE sql
 BEGIN ATOMIC
     SELECT madlib.__hopper_keras_predict(madlib.__hopper_input_name(model_table), madlib.__hopper_input_name(test_table),
                id_col, independent_varname, madlib.__hopper_output_name(output_table), pred_type, use_gpus, mst_key);
+END;
+
+-- MADlib's pred_type as a number: a rank limit (integer) or a probability limit.
+CREATE FUNCTION madlib.madlib_keras_predict(model_table varchar, test_table varchar, id_col varchar,
+                                            independent_varname varchar, output_table varchar,
+                                            pred_type integer, use_gpus boolean DEFAULT FALSE,
+                                            mst_key integer DEFAULT NULL)
+RETURNS void LANGUAGE sql
+BEGIN ATOMIC
+    SELECT madlib.__hopper_keras_predict(madlib.__hopper_input_name(model_table), madlib.__hopper_input_name(test_table),
+               id_col, independent_varname, madlib.__hopper_output_name(output_table), pred_type::text, use_gpus, mst_key);
+END;
+
+CREATE FUNCTION madlib.madlib_keras_predict(model_table varchar, test_table varchar, id_col varchar,
+                                            independent_varname varchar, output_table varchar,
+                                            pred_type double precision, use_gpus boolean DEFAULT FALSE,
+                                            mst_key integer DEFAULT NULL)
+RETURNS void LANGUAGE sql
+BEGIN ATOMIC
+    SELECT madlib.__hopper_keras_predict(madlib.__hopper_input_name(model_table), madlib.__hopper_input_name(test_table),
+               id_col, independent_varname, madlib.__hopper_output_name(output_table), pred_type::text, use_gpus, mst_key);
+END;
+
+-- Bring your own model: the weights of a row of the architecture table (a hopper model state, e.g.
+-- copied there from a model table as MADlib's docs do), scored with hopper.model_forward into
+-- hopper.predict's shape, then MADlib's rows as above. class_values: MADlib's one array per dependent
+-- variable (ARRAY[ARRAY[...]]) or a flat one; without them the classes are 0, 1, ...
+CREATE FUNCTION madlib.__hopper_keras_predict_byom(model_arch_table text, model_id integer, test_table text, id_col text,
+                                                   independent_varname text, output_table text, pred_type text,
+                                                   use_gpus boolean, class_values text[], normalizing_const float8,
+                                                   dependent_count integer)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    weights bytea;
+    found boolean;
+    classes text[];
+BEGIN
+    PERFORM madlib.__hopper_required_table(model_arch_table, 'model_arch_table', 'input');
+    PERFORM madlib.__hopper_required(model_id IS NOT NULL, 'model_id');
+    PERFORM madlib.__hopper_required_table(test_table, 'test_table', 'input');
+    PERFORM madlib.__hopper_required(id_col IS NOT NULL, 'id_col');
+    PERFORM madlib.__hopper_required(independent_varname IS NOT NULL, 'independent_varname');
+    PERFORM madlib.__hopper_required_table(output_table, 'output_table', 'output');
+    PERFORM madlib.__hopper_no_gpus(use_gpus, NULL);
+    IF COALESCE(dependent_count, 1) <> 1 THEN
+        PERFORM madlib.__hopper_unsupported('dependent_count ' || dependent_count || ' (multi-output models)',
+                                            'hopper''s models have one output.', 'Leave out dependent_count.');
+    END IF;
+    EXECUTE format('SELECT true, model_weights FROM %s WHERE model_id = $1', madlib.__hopper_quote_name(model_arch_table)::regclass)
+        INTO found, weights USING model_id;
+    IF found IS NULL THEN
+        RAISE EXCEPTION 'model_id % does not exist in model architecture table %', model_id, model_arch_table
+            USING ERRCODE = 'invalid_parameter_value';
+    ELSIF weights IS NULL THEN
+        RAISE EXCEPTION 'model_id % of % has no model_weights', model_id, model_arch_table USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'Copy a trained model''s model_weights into that row (UPDATE ... SET model_weights = m.model_weights FROM model m).';
+    END IF;
+    classes := CASE WHEN array_ndims(class_values) > 1 THEN ARRAY(SELECT unnest(class_values[1:1])) ELSE class_values END;
+    EXECUTE format('CREATE TABLE %s AS SELECT t.%s, NULL::text AS estimated_dependent_var,
+                        hopper.model_forward($1, t.%s::pg_catalog.float8[], $2) AS prob FROM %s t',
+                   madlib.__hopper_quote_name(output_table), quote_ident((parse_ident(id_col))[1]),
+                   quote_ident((parse_ident(independent_varname))[1]), madlib.__hopper_quote_name(test_table)::regclass)
+        USING weights, COALESCE(normalizing_const, 1.0);
+    IF classes IS NULL THEN
+        EXECUTE format('SELECT ARRAY(SELECT g::text FROM generate_series(0, max(cardinality(prob)) - 1) g) FROM %s',
+                       madlib.__hopper_quote_name(output_table)::regclass) INTO classes;
+    END IF;
+    PERFORM madlib.__hopper_predict_rows(output_table, id_col, pred_type, 'dependent_var', classes);
+END $$;
+
+CREATE FUNCTION madlib.madlib_keras_predict_byom(model_arch_table varchar, model_id integer, test_table varchar,
+                                                 id_col varchar, independent_varname varchar, output_table varchar,
+                                                 pred_type varchar DEFAULT 'prob', use_gpus boolean DEFAULT NULL,
+                                                 class_values text[] DEFAULT NULL,
+                                                 normalizing_const double precision DEFAULT NULL,
+                                                 dependent_count integer DEFAULT 1)
+RETURNS void LANGUAGE sql
+BEGIN ATOMIC
+    SELECT madlib.__hopper_keras_predict_byom(madlib.__hopper_input_name(model_arch_table), model_id,
+               madlib.__hopper_input_name(test_table), id_col, independent_varname,
+               madlib.__hopper_output_name(output_table), pred_type, use_gpus, class_values, normalizing_const,
+               dependent_count);
+END;
+
+-- ---- MADlib's train_test_split (its sampling module; every example of MADlib's docs starts with it) --
+-- As MADlib draws: per group (grouping_cols), a random ceil((train + test) share) of the rows, of
+-- which a random ceil(test / (train + test)) share is the test set and the rest the training set.
+-- random() is the session's generator, so setseed() makes it repeatable, as in MADlib's examples.
+-- Outputs: <output>_train and <output>_test, or one table <output> with column split (1 train, 0 test).
+CREATE FUNCTION madlib.__hopper_columns(list text, argument text) RETURNS text
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    out text[] := '{}';
+    c text;
+BEGIN
+    FOREACH c IN ARRAY regexp_split_to_array(list, '\s*,\s*') LOOP
+        BEGIN
+            out := out || quote_ident((parse_ident(btrim(c)))[1]);
+        EXCEPTION WHEN invalid_parameter_value THEN
+            RAISE EXCEPTION 'invalid column name "%" in %', btrim(c), argument USING ERRCODE = 'invalid_name';
+        END;
+    END LOOP;
+    RETURN array_to_string(out, ', ');
+END $$;
+
+CREATE FUNCTION madlib.__hopper_train_test_split(source_table text, output_table text, train_proportion float8,
+                                                 test_proportion float8, grouping_cols text, target_cols text,
+                                                 with_replacement boolean, separate_output_tables boolean)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    src regclass;
+    cols text;
+    groups text;
+    total float8;
+    picked text;
+BEGIN
+    PERFORM madlib.__hopper_required_table(source_table, 'source_table', 'input');
+    PERFORM madlib.__hopper_required_table(output_table, 'output_table', 'output');
+    PERFORM madlib.__hopper_required(train_proportion IS NOT NULL, 'train_proportion');
+    src := madlib.__hopper_quote_name(source_table)::regclass;
+    test_proportion := COALESCE(test_proportion, 1 - train_proportion);
+    IF NOT (train_proportion > 0 AND train_proportion < 1 AND test_proportion > 0 AND test_proportion < 1) THEN
+        RAISE EXCEPTION 'Sample: Proportions aren''t in the range (0,1)!' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF with_replacement THEN
+        PERFORM madlib.__hopper_unsupported('with_replacement => TRUE', 'hopper_madlib''s train_test_split draws without replacement.',
+                                            'Leave out with_replacement, or pass FALSE.');
+    END IF;
+    total := train_proportion + test_proportion;
+    IF total > 1 THEN
+        RAISE EXCEPTION 'Sample: Proportions add up to greater than 1!' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    cols := CASE WHEN NULLIF(btrim(target_cols), '') IS NULL OR btrim(target_cols) = '*' THEN 't.*'
+                 ELSE (SELECT string_agg('t.' || c, ', ') FROM regexp_split_to_table(madlib.__hopper_columns(target_cols, 'target_cols'), ', ') c) END;
+    groups := CASE WHEN NULLIF(btrim(grouping_cols), '') IS NULL THEN ''
+                   ELSE 'PARTITION BY ' || madlib.__hopper_columns(grouping_cols, 'grouping_cols') END;
+    DROP TABLE IF EXISTS pg_temp.__hopper_split;
+    -- n: the group's rows; r: a random order within the group.
+    EXECUTE format('CREATE TEMP TABLE __hopper_split AS SELECT %s, count(*) OVER (%s) AS __hopper_n,
+                        row_number() OVER (%s ORDER BY random()) AS __hopper_r FROM %s t', cols, groups, groups, src);
+    picked := format('ceil(%s * __hopper_n - 1e-9)', total);
+    IF COALESCE(separate_output_tables, false) THEN
+        EXECUTE format('CREATE TABLE %s AS SELECT * FROM pg_temp.__hopper_split WHERE __hopper_r <= ceil(%s * %s - 1e-9)',
+                       madlib.__hopper_quote_name(output_table, '_test'), test_proportion / total, picked);
+        EXECUTE format('CREATE TABLE %s AS SELECT * FROM pg_temp.__hopper_split WHERE __hopper_r > ceil(%s * %s - 1e-9) AND __hopper_r <= %s',
+                       madlib.__hopper_quote_name(output_table, '_train'), test_proportion / total, picked, picked);
+        EXECUTE format('ALTER TABLE %s DROP COLUMN __hopper_n, DROP COLUMN __hopper_r', madlib.__hopper_quote_name(output_table, '_test'));
+        EXECUTE format('ALTER TABLE %s DROP COLUMN __hopper_n, DROP COLUMN __hopper_r', madlib.__hopper_quote_name(output_table, '_train'));
+    ELSE
+        EXECUTE format('CREATE TABLE %s AS SELECT *, CASE WHEN __hopper_r <= ceil(%s * %s - 1e-9) THEN 0 ELSE 1 END AS split
+                        FROM pg_temp.__hopper_split WHERE __hopper_r <= %s ORDER BY split',
+                       madlib.__hopper_quote_name(output_table), test_proportion / total, picked, picked);
+        EXECUTE format('ALTER TABLE %s DROP COLUMN __hopper_n, DROP COLUMN __hopper_r', madlib.__hopper_quote_name(output_table));
+    END IF;
+    DROP TABLE pg_temp.__hopper_split;
+END $$;
+
+CREATE FUNCTION madlib.train_test_split(source_table text, output_table text, train_proportion float8,
+                                        test_proportion float8 DEFAULT NULL, grouping_cols text DEFAULT NULL,
+                                        target_cols text DEFAULT NULL, with_replacement boolean DEFAULT FALSE,
+                                        separate_output_tables boolean DEFAULT FALSE)
+RETURNS void LANGUAGE sql
+BEGIN ATOMIC
+    SELECT madlib.__hopper_train_test_split(madlib.__hopper_input_name(source_table), madlib.__hopper_output_name(output_table),
+               train_proportion, test_proportion, grouping_cols, target_cols, with_replacement, separate_output_tables);
 END;
