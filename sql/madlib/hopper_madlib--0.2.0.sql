@@ -168,8 +168,9 @@ BEGIN
                     RAISE EXCEPTION '''log_near_one'' range of % must lie below 1', k USING ERRCODE = 'invalid_parameter_value';
                 END IF;
                 out := out OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object(k, (
-                    SELECT pg_catalog.jsonb_agg(1 OPERATOR(pg_catalog.-) 10 OPERATOR(pg_catalog.^) (lo OPERATOR(pg_catalog.+)
-                               (hi OPERATOR(pg_catalog.-) lo) OPERATOR(pg_catalog.*) ((i OPERATOR(pg_catalog.-) 0.5) OPERATOR(pg_catalog./) 64))
+                    -- (OPERATOR() binds all operators alike, left to right: hence every parenthesis.)
+                    SELECT pg_catalog.jsonb_agg(1 OPERATOR(pg_catalog.-) (10 OPERATOR(pg_catalog.^) (lo OPERATOR(pg_catalog.+)
+                               ((hi OPERATOR(pg_catalog.-) lo) OPERATOR(pg_catalog.*) ((i OPERATOR(pg_catalog.-) 0.5) OPERATOR(pg_catalog./) 64))))
                                ORDER BY i)
                     FROM pg_catalog.generate_series(1, 64) i,
                          pg_catalog.log(1 OPERATOR(pg_catalog.-) (v OPERATOR(pg_catalog.->>) 0)::float8) lo,
@@ -210,7 +211,7 @@ BEGIN
                        x, madlib.__hopper_quote_name(source_table)::regclass, x) INTO dims;
         EXECUTE format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS %I int4[], ADD COLUMN IF NOT EXISTS %I int4[]',
                        packed, x || '_shape', y || '_shape');
-        EXECUTE format('UPDATE %s SET %I = CASE WHEN array_ndims($1) > 1 THEN ARRAY[independent_var_shape[1]] || $1
+        EXECUTE format('UPDATE %s SET %I = CASE WHEN cardinality($1) > 1 THEN ARRAY[independent_var_shape[1]] || $1
                                               ELSE independent_var_shape END,
                                       %I = dependent_var_shape', packed, x || '_shape', y || '_shape')
             USING dims;
@@ -219,6 +220,50 @@ BEGIN
     EXECUTE format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS distribution_rules text,
                     ADD COLUMN IF NOT EXISTS __internal_gpu_config__ text', summary);
     EXECUTE format('UPDATE %s SET distribution_rules = ''all_segments'', __internal_gpu_config__ = ''all_segments''', summary);
+END $$;
+
+-- MADlib's images are N-dimensional arrays (rgb {{{r,g,b},...},...}); hopper reads features as flat
+-- arrays. A source whose independent column x holds N-dimensional arrays is read through a temporary
+-- copy, pg_temp.__hopper_flat_source, with those arrays flattened in row-major order (as Keras'
+-- Flatten does); other sources are read as they are. Returns the table to read.
+CREATE FUNCTION madlib.__hopper_flat_source(source_table text, x text) RETURNS text
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    src regclass;
+    multi boolean;
+    cols text;
+BEGIN
+    IF source_table IS NULL OR x IS NULL OR btrim(x) !~ '^([[:alpha:]_][[:alnum:]_$]*|"([^"]|"")+")$'
+       OR to_regclass(source_table) IS NULL THEN
+        RETURN source_table;
+    END IF;
+    src := source_table::regclass;
+    x := (parse_ident(btrim(x)))[1];
+    IF NOT EXISTS (SELECT 1 FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+                   WHERE a.attrelid = src AND a.attname = x AND NOT a.attisdropped AND t.typcategory = 'A') THEN
+        RETURN source_table;
+    END IF;
+    EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE array_ndims(%I) > 1)', src, x) INTO multi;
+    IF NOT multi THEN
+        RETURN source_table;
+    END IF;
+    SELECT string_agg(CASE WHEN a.attname = x THEN format('ARRAY(SELECT unnest(t.%1$I)) AS %1$I', a.attname)
+                           ELSE format('t.%I', a.attname) END, ', ' ORDER BY a.attnum)
+    INTO cols FROM pg_attribute a WHERE a.attrelid = src AND a.attnum > 0 AND NOT a.attisdropped;
+    DROP TABLE IF EXISTS pg_temp.__hopper_flat_source;
+    EXECUTE format('CREATE TEMP TABLE __hopper_flat_source AS SELECT %s FROM %s t', cols, src);
+    RETURN 'pg_temp.__hopper_flat_source';
+END $$;
+
+-- A packed table's summary names the caller's source, not the flattened copy read in its place.
+CREATE FUNCTION madlib.__hopper_flat_source_done(output_table text, source_table text, read_table text) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF read_table IS DISTINCT FROM source_table THEN
+        EXECUTE format('UPDATE %s SET source_table = $1', madlib.__hopper_quote_name(output_table, '_summary')::regclass)
+            USING source_table::regclass::text;
+        DROP TABLE pg_temp.__hopper_flat_source;
+    END IF;
 END $$;
 
 CREATE FUNCTION madlib.__hopper_distribution_rules(distribution_rules text) RETURNS void
@@ -236,14 +281,17 @@ CREATE FUNCTION madlib.__hopper_training_preprocessor_dl(source_table text, outp
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     found integer;
+    read_table text;
 BEGIN
     PERFORM madlib.__hopper_required_table(source_table, 'source_table', 'input');
     PERFORM madlib.__hopper_required_table(output_table, 'output_table', 'output');
     PERFORM madlib.__hopper_required(dependent_varname IS NOT NULL, 'dependent_varname');
     PERFORM madlib.__hopper_required(independent_varname IS NOT NULL, 'independent_varname');
     PERFORM madlib.__hopper_distribution_rules(distribution_rules);
-    PERFORM hopper.preprocess(source_table, output_table, dependent_varname, independent_varname,
+    read_table := madlib.__hopper_flat_source(source_table, independent_varname);
+    PERFORM hopper.preprocess(read_table, output_table, dependent_varname, independent_varname,
                               buffer_size => buffer_size, normalizing_const => COALESCE(normalizing_const, 1.0));
+    PERFORM madlib.__hopper_flat_source_done(output_table, source_table, read_table);
     -- num_classes (MADlib 2.x: one per dependent variable): as many classes as the data has is what
     -- hopper packs anyway; more (MADlib pads the one-hot vectors for classes to come) it cannot.
     IF num_classes IS NOT NULL THEN
@@ -272,6 +320,8 @@ CREATE FUNCTION madlib.__hopper_validation_preprocessor_dl(source_table text, ou
                                                            independent_varname text, training_preprocessor_table text,
                                                            buffer_size integer, distribution_rules text)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    read_table text;
 BEGIN
     PERFORM madlib.__hopper_required_table(source_table, 'source_table', 'input');
     PERFORM madlib.__hopper_required_table(output_table, 'output_table', 'output');
@@ -279,8 +329,10 @@ BEGIN
     PERFORM madlib.__hopper_required(independent_varname IS NOT NULL, 'independent_varname');
     PERFORM madlib.__hopper_required_table(training_preprocessor_table, 'training_preprocessor_table', 'input');
     PERFORM madlib.__hopper_distribution_rules(distribution_rules);
-    PERFORM hopper.preprocess_validation(source_table, output_table, dependent_varname, independent_varname,
+    read_table := madlib.__hopper_flat_source(source_table, independent_varname);
+    PERFORM hopper.preprocess_validation(read_table, output_table, dependent_varname, independent_varname,
                                          training_preprocessor_table, buffer_size => buffer_size);
+    PERFORM madlib.__hopper_flat_source_done(output_table, source_table, read_table);
     PERFORM madlib.__hopper_madlib_packed(output_table, source_table, dependent_varname, independent_varname);
 END $$;
 
@@ -295,6 +347,8 @@ BEGIN ATOMIC
 END;
 
 -- ---- architectures and model selection tables -------------------------------------------------
+-- (load_keras_model and generate_model_configs add to a table the caller's search_path finds, or
+-- create it where CREATE TABLE would.)
 CREATE FUNCTION madlib.__hopper_load_keras_model(keras_model_arch_table text, model_arch json, model_weights bytea,
                                                  name text, description text, model_id integer)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
@@ -355,6 +409,14 @@ BEGIN ATOMIC
     SELECT madlib.__hopper_delete_keras_model(madlib.__hopper_input_name(keras_model_arch_table), model_id);
 END;
 
+-- MADlib's model selection summary has object_table too (always NULL here: custom functions are refused).
+CREATE FUNCTION madlib.__hopper_mst_summary(model_selection_table text) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    EXECUTE format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS object_table text',
+                   madlib.__hopper_quote_name(model_selection_table, '_summary')::regclass);
+END $$;
+
 CREATE FUNCTION madlib.__hopper_load_model_selection_table(model_arch_table text, model_selection_table text,
                                                            model_id_list integer[], compile_params_list text[],
                                                            fit_params_list text[], object_table text)
@@ -368,6 +430,7 @@ BEGIN
     PERFORM madlib.__hopper_no_gpus(false, object_table);
     PERFORM hopper.load_model_selection_table(model_arch_table, model_selection_table, model_id_list,
                                               compile_params_list, fit_params_list);
+    PERFORM madlib.__hopper_mst_summary(model_selection_table);
 END $$;
 
 CREATE FUNCTION madlib.load_model_selection_table(model_arch_table varchar, model_selection_table varchar,
@@ -385,16 +448,34 @@ CREATE FUNCTION madlib.__hopper_generate_model_configs(model_arch_table text, mo
                                                        search_type text, num_configs integer, random_state integer,
                                                        object_table text)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    existing regclass;
+    staging text;
 BEGIN
     PERFORM madlib.__hopper_required_table(model_arch_table, 'model_arch_table', 'input');
     PERFORM madlib.__hopper_required_table(model_selection_table, 'model_selection_table', 'output');
     PERFORM madlib.__hopper_required(model_id_list IS NOT NULL, 'model_id_list');
     PERFORM madlib.__hopper_required(compile_params_grid IS NOT NULL, 'compile_params_grid');
     PERFORM madlib.__hopper_no_gpus(false, object_table);
-    PERFORM hopper.generate_model_configs(model_arch_table, model_selection_table, model_id_list,
+    existing := to_regclass(model_selection_table);
+    -- MADlib appends to an existing model selection table, mst_key going on where it stopped (its
+    -- summary stays): hopper generates into a table of its own, whose rows move over.
+    staging := CASE WHEN existing IS NULL THEN model_selection_table
+                    ELSE madlib.__hopper_quote_name(model_selection_table, '__hopper_appended') END;
+    PERFORM hopper.generate_model_configs(model_arch_table, staging, model_id_list,
                                           madlib.__hopper_space(compile_params_grid, 'compile_params_grid'),
                                           madlib.__hopper_space(fit_params_grid, 'fit_params_grid'),
                                           COALESCE(search_type, 'grid'), num_configs, random_state);
+    IF existing IS NULL THEN
+        PERFORM madlib.__hopper_mst_summary(model_selection_table);
+    ELSE
+        EXECUTE format('INSERT INTO %1$s (mst_key, model_id, compile_params, fit_params)
+                        SELECT (SELECT COALESCE(max(mst_key), 0) FROM %1$s) + row_number() OVER (ORDER BY n.mst_key),
+                               n.model_id, n.compile_params, n.fit_params FROM %2$s n ORDER BY n.mst_key',
+                       existing, madlib.__hopper_quote_name(staging)::regclass);
+        EXECUTE format('DROP TABLE %s, %s', madlib.__hopper_quote_name(staging)::regclass,
+                       madlib.__hopper_quote_name(staging, '_summary')::regclass);
+    END IF;
 END $$;
 
 CREATE FUNCTION madlib.generate_model_configs(model_arch_table varchar, model_selection_table varchar,
@@ -404,7 +485,11 @@ CREATE FUNCTION madlib.generate_model_configs(model_arch_table varchar, model_se
 RETURNS void LANGUAGE sql
 BEGIN ATOMIC
     SELECT madlib.__hopper_generate_model_configs(madlib.__hopper_input_name(model_arch_table),
-               madlib.__hopper_output_name(model_selection_table), model_id_list, compile_params_grid, fit_params_grid,
+               CASE WHEN pg_catalog.btrim(model_selection_table) OPERATOR(pg_catalog.<>) ''
+                         AND pg_catalog.to_regclass(model_selection_table) IS NOT NULL
+                    THEN madlib.__hopper_input_name(model_selection_table)
+                    ELSE madlib.__hopper_output_name(model_selection_table) END,
+               model_id_list, compile_params_grid, fit_params_grid,
                search_type, num_configs, random_state, object_table);
 END;
 
@@ -493,15 +578,28 @@ BEGIN ATOMIC
                name, description, object_table, model);
 END;
 
--- model_info: MADlib's name of the _info table, as the caller wrote the output's name.
+-- The summary columns MADlib's fit_multiple_model and automl add to hopper's: model and model_info
+-- (the output's name and its _info's as the caller wrote it: model_name), object_table, use_gpus,
+-- madlib_version, num_classes and <dependent>_class_values.
+CREATE FUNCTION madlib.__hopper_multi_summary(model_output_table text, model_name text) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    summary regclass := madlib.__hopper_quote_name(model_output_table, '_summary')::regclass;
+BEGIN
+    EXECUTE format('ALTER TABLE %1$s ADD COLUMN model text, ADD COLUMN model_info text, ADD COLUMN object_table text,
+        ADD COLUMN use_gpus bool, ADD COLUMN madlib_version text, ADD COLUMN num_classes int4', summary);
+    EXECUTE format('UPDATE %1$s SET model = $1, model_info = $2, object_table = NULL, use_gpus = false,
+        madlib_version = ''hopper '' || hopper_version, num_classes = cardinality(class_values)', summary)
+        USING model_name, madlib.__hopper_quote_name(model_name, '_info');
+    PERFORM madlib.__hopper_class_values_column(summary);
+END $$;
+
 CREATE FUNCTION madlib.__hopper_keras_fit_multiple_model(source_table text, model_output_table text,
                                                          model_selection_table text, num_iterations integer,
                                                          use_gpus boolean, validation_table text,
                                                          metrics_compute_frequency integer, warm_start boolean, name text,
-                                                         description text, model_info text)
+                                                         description text, model_name text)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    summary regclass;
 BEGIN
     PERFORM madlib.__hopper_required_table(source_table, 'source_table', 'input');
     PERFORM madlib.__hopper_required_table(model_output_table, 'model_output_table', 'output');
@@ -512,13 +610,7 @@ BEGIN
     CALL hopper.fit_multiple(source_table, model_output_table, model_selection_table, num_iterations, validation_table,
                              metrics_compute_frequency, COALESCE(warm_start, false), name, description);
     PERFORM madlib.__hopper_madlib_shape(model_output_table);
-    summary := madlib.__hopper_quote_name(model_output_table, '_summary')::regclass;
-    EXECUTE format('ALTER TABLE %1$s ADD COLUMN model_info text, ADD COLUMN madlib_version text,
-        ADD COLUMN num_classes int4', summary);
-    EXECUTE format('UPDATE %1$s SET model_info = $1, madlib_version = ''hopper '' || hopper_version,
-        num_classes = cardinality(class_values)', summary)
-        USING model_info;
-    PERFORM madlib.__hopper_class_values_column(summary);
+    PERFORM madlib.__hopper_multi_summary(model_output_table, model_name);
 END $$;
 
 CREATE FUNCTION madlib.madlib_keras_fit_multiple_model(source_table varchar, model_output_table varchar,
@@ -532,9 +624,7 @@ BEGIN ATOMIC
     SELECT madlib.__hopper_keras_fit_multiple_model(madlib.__hopper_input_name(source_table),
                madlib.__hopper_output_name(model_output_table), madlib.__hopper_input_name(model_selection_table),
                num_iterations, use_gpus, madlib.__hopper_input_name(validation_table), metrics_compute_frequency,
-               warm_start, name, description,
-               CASE WHEN pg_catalog.btrim(model_output_table) OPERATOR(pg_catalog.<>) ''
-                    THEN madlib.__hopper_quote_name(model_output_table, '_info') END);
+               warm_start, name, description, model_output_table);
 END;
 
 CREATE FUNCTION madlib.__hopper_keras_automl(source_table text, model_output_table text, model_arch_table text,
@@ -544,9 +634,10 @@ CREATE FUNCTION madlib.__hopper_keras_automl(source_table text, model_output_tab
                                              random_state integer, object_table text,
                                              use_gpus boolean, validation_table text,
                                              metrics_compute_frequency integer, name text,
-                                             description text)
+                                             description text, model_name text)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
+    info regclass;
     p record;
     r integer := 6;   -- MADlib's defaults: R = 6, eta = 3, skip_last = 0
     e integer := 3;
@@ -582,6 +673,20 @@ BEGIN
                            search_type => 'random', random_state => random_state, validation_table => validation_table,
                            metrics_compute_frequency => metrics_compute_frequency, name => name, description => description);
     PERFORM madlib.__hopper_madlib_shape(model_output_table);
+    PERFORM madlib.__hopper_multi_summary(model_output_table, model_name);
+    EXECUTE format('ALTER TABLE %s ADD COLUMN automl_method text, ADD COLUMN automl_params text, ADD COLUMN random_state int4',
+                   madlib.__hopper_quote_name(model_output_table, '_summary')::regclass);
+    EXECUTE format('UPDATE %s SET automl_method = $1, automl_params = $2, random_state = $3',
+                   madlib.__hopper_quote_name(model_output_table, '_summary')::regclass)
+        USING automl_method, format('R=%s, eta=%s, skip_last=%s', r, e, skip), random_state;
+    -- MADlib's info names each configuration's bracket s and the last round i it trained in.
+    info := madlib.__hopper_quote_name(model_output_table, '_info')::regclass;
+    EXECUTE format('ALTER TABLE %s ADD COLUMN s int4, ADD COLUMN i int4', info);
+    EXECUTE format('UPDATE %s f SET s = t.bracket, i = t.last_rung FROM hopper.search_trials t
+                    WHERE t.mst_key = f.mst_key AND t.run_id = (SELECT o.run_id FROM hopper.output_tables o
+                        WHERE o.schema_name = $1 AND o.table_name = $2)', info)
+        USING (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = info),
+              (SELECT c.relname FROM pg_class c WHERE c.oid = info);
 END $$;
 
 CREATE FUNCTION madlib.madlib_keras_automl(source_table varchar, model_output_table varchar, model_arch_table varchar,
@@ -598,7 +703,8 @@ BEGIN ATOMIC
                madlib.__hopper_output_name(model_output_table), madlib.__hopper_input_name(model_arch_table),
                madlib.__hopper_output_name(model_selection_table), model_id_list, compile_params_grid, fit_params_grid,
                automl_method, automl_params, random_state, object_table, use_gpus,
-               madlib.__hopper_input_name(validation_table), metrics_compute_frequency, name, description);
+               madlib.__hopper_input_name(validation_table), metrics_compute_frequency, name, description,
+               model_output_table);
 END;
 
 -- ---- using models -----------------------------------------------------------------------------
@@ -691,6 +797,7 @@ CREATE FUNCTION madlib.__hopper_keras_predict(model_table text, test_table text,
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     s record;
+    read_table text;
 BEGIN
     PERFORM madlib.__hopper_required_table(model_table, 'model_table', 'input');
     PERFORM madlib.__hopper_required_table(test_table, 'test_table', 'input');
@@ -698,7 +805,11 @@ BEGIN
     PERFORM madlib.__hopper_required(independent_varname IS NOT NULL, 'independent_varname');
     PERFORM madlib.__hopper_required_table(output_table, 'output_table', 'output');
     PERFORM madlib.__hopper_no_gpus(use_gpus, NULL);
-    PERFORM hopper.predict(model_table, test_table, id_col, independent_varname, output_table, 'prob', mst_key);
+    read_table := madlib.__hopper_flat_source(test_table, independent_varname);
+    PERFORM hopper.predict(model_table, read_table, id_col, independent_varname, output_table, 'prob', mst_key);
+    IF read_table IS DISTINCT FROM test_table THEN
+        DROP TABLE pg_temp.__hopper_flat_source;
+    END IF;
     EXECUTE format('SELECT response_type, dependent_varname, class_values FROM %s',
                    madlib.__hopper_quote_name(model_table, '_summary')::regclass) INTO s;
     IF s.response_type = 'classification' THEN
@@ -879,4 +990,59 @@ RETURNS void LANGUAGE sql
 BEGIN ATOMIC
     SELECT madlib.__hopper_train_test_split(madlib.__hopper_input_name(source_table), madlib.__hopper_output_name(output_table),
                train_proportion, test_proportion, grouping_cols, target_cols, with_replacement, separate_output_tables);
+END;
+
+-- ---- MADlib's utilities around training --------------------------------------------------------
+-- MADlib's Hyperband schedule (its own formula: brackets s = s_max .. 0, rounds i, n_i configurations
+-- trained r_i iterations each), for planning a madlib_keras_automl run. MADlib computes it on
+-- Greenplum only; hopper's own plan of a run is in hopper.search_brackets.
+CREATE FUNCTION madlib.__hopper_hyperband_schedule(schedule_table text, r integer, eta integer, skip_last integer)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    s_max integer;
+BEGIN
+    PERFORM madlib.__hopper_required_table(schedule_table, 'schedule_table', 'output');
+    PERFORM madlib.__hopper_required(r IS NOT NULL, 'r');
+    eta := COALESCE(eta, 3);
+    skip_last := COALESCE(skip_last, 0);
+    IF eta <= 1 THEN
+        RAISE EXCEPTION 'hyperband_schedule: eta must be greater than 1' USING ERRCODE = 'invalid_parameter_value';
+    ELSIF r < eta THEN
+        RAISE EXCEPTION 'hyperband_schedule: R should not be less than eta' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    s_max := floor(log(eta::numeric, r::numeric));
+    IF skip_last < 0 OR skip_last > s_max THEN
+        RAISE EXCEPTION 'hyperband_schedule: skip_last must be non-negative and less than %', s_max
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    EXECUTE format('CREATE TABLE %s (s integer, i integer, n_i integer, r_i integer, UNIQUE (s, i))',
+                   madlib.__hopper_quote_name(schedule_table));
+    EXECUTE format('INSERT INTO %s
+        SELECT b.s, k.i, trunc(b.n / ($2::numeric ^ k.i))::integer, round($1::numeric / ($2::numeric ^ b.s) * ($2::numeric ^ k.i))::integer
+        FROM (SELECT s, ceil(floor(($3 + 1) / (s + 1)) * ($2::numeric ^ s)) AS n FROM generate_series($3, 0, -1) s) b,
+             generate_series(0, b.s - $4) k(i)', madlib.__hopper_quote_name(schedule_table)::regclass)
+        USING r, eta, s_max, skip_last;
+END $$;
+
+CREATE FUNCTION madlib.hyperband_schedule(schedule_table varchar, r integer, eta integer DEFAULT 3, skip_last integer DEFAULT 0)
+RETURNS void LANGUAGE sql
+BEGIN ATOMIC
+    SELECT madlib.__hopper_hyperband_schedule(madlib.__hopper_output_name(schedule_table), r, eta, skip_last);
+END;
+
+-- MADlib's list of the GPUs of each host: hopper trains on CPUs, so the table it makes lists none.
+CREATE FUNCTION madlib.__hopper_gpu_configuration(output_table text, source text)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    PERFORM madlib.__hopper_required_table(output_table, 'output_table', 'output');
+    IF lower(COALESCE(source, 'tensorflow')) NOT IN ('tensorflow', 'nvidia') THEN
+        RAISE EXCEPTION 'gpu_configuration: source must be tensorflow or nvidia' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    EXECUTE format('CREATE TABLE %s (hostname text, gpu_descr text)', madlib.__hopper_quote_name(output_table));
+END $$;
+
+CREATE FUNCTION madlib.gpu_configuration(output_table text, source text DEFAULT 'tensorflow')
+RETURNS void LANGUAGE sql
+BEGIN ATOMIC
+    SELECT madlib.__hopper_gpu_configuration(madlib.__hopper_output_name(output_table), source);
 END;

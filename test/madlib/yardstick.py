@@ -5,8 +5,8 @@ Called by test/scripts/madlib_yardstick.sh (which checks the environment); see d
 
 Documentation examples: extract_examples.py takes the SQL examples of each user doc
 (deep_learning/*.sql_in); they run in document order (later ones use earlier ones' tables), each in
-its own psql (-X, ON_ERROR_STOP), in a throwaway database per doc file. psql's \x state carries
-from one example to the next, as in the one session the docs assume. Each example is then
+its own psql (-X, ON_ERROR_STOP), in one throwaway database. psql's \x state carries from one
+example of a doc to the next, as in the one session the docs assume. Each example is then
   match      ran, and its output has MADlib's documented shape: every table MADlib shows for it
              (in order) has a counterpart in psql's output with each documented column, under that
              name, and the same number of rows ("..." in the docs: at least as many). Values are not
@@ -28,8 +28,10 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DOCS = ['input_data_preprocessor', 'keras_model_arch_table', 'madlib_keras', 'madlib_keras_fit_multiple_model',
-        'madlib_keras_model_selection', 'madlib_keras_automl', 'madlib_keras_custom_function', 'madlib_keras_gpu_info']
+# The user docs, each's examples in document order; the docs in an order in which one's examples find
+# the tables another's made (keras_model_arch_table's use madlib_keras's iris_model).
+DOCS = ['input_data_preprocessor', 'madlib_keras', 'keras_model_arch_table', 'madlib_keras_model_selection',
+        'madlib_keras_fit_multiple_model', 'madlib_keras_automl', 'madlib_keras_custom_function', 'madlib_keras_gpu_info']
 TIMEOUT = int(os.environ.get('HOPPER_MADLIB_TIMEOUT', '900'))
 PSQL = os.path.join(os.environ.get('PG_BIN', ''), 'psql') if os.environ.get('PG_BIN') else 'psql'
 
@@ -145,12 +147,12 @@ def run_docs(src, work, report):
     diffs = load_differences()
     counts = {'match': 0, 'difference': 0, 'differs': 0, 'failed': 0}
     dl = os.path.join(src, 'src/ports/postgres/modules/deep_learning')
+    db = 'hopper_madlib_yardstick'
+    fresh_db(db)
     for doc in DOCS:
         exdir = os.path.join(work, 'examples', doc)
         subprocess.run([sys.executable, os.path.join(HERE, 'extract_examples.py'),
                         os.path.join(dl, doc + '.sql_in'), exdir], check=True, capture_output=True)
-        db = 'hopper_madlib_yardstick'
-        fresh_db(db)
         expanded = False
         for name in sorted(f for f in os.listdir(exdir) if f.endswith('.sql')):
             key = '%s/%s' % (doc, name[:-4])
