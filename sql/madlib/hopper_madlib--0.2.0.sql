@@ -113,6 +113,32 @@ BEGIN
     END IF;
 END $$;
 
+-- MADlib passes compile_params to Keras as Python, where an optimizer object may go unquoted
+-- (optimizer=SGD(lr=0.01, nesterov=True)): quoted here, as hopper's parser takes it.
+CREATE FUNCTION madlib.__hopper_compile_params(compile_params text) RETURNS text
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN regexp_replace(compile_params, '(\moptimizer\s*=\s*)([[:alpha:]_][[:alnum:]_.]*(\s*\([^()]*\))?)', '\1''\2''', 'g');
+END $$;
+
+-- Keras fit options MADlib passes on and hopper has no counterpart for, refused by name (0A000):
+-- callbacks are Python objects (their unquoted syntax would otherwise read as an error of syntax),
+-- initial_epoch numbers epochs of a Keras history hopper does not keep (warm_start continues a model).
+CREATE FUNCTION madlib.__hopper_fit_params(fit_params text) RETURNS text
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF fit_params ~ '\mcallbacks\s*=' THEN
+        PERFORM madlib.__hopper_unsupported('fit_params callbacks (Keras callback objects)',
+                                            'hopper runs no Python; it reports progress through PostgreSQL (hopper.run_progress).',
+                                            'Leave out callbacks.');
+    ELSIF fit_params ~ '\minitial_epoch\s*=' THEN
+        PERFORM madlib.__hopper_unsupported('fit_params initial_epoch',
+                                            'hopper keeps no Keras epoch history to continue the numbering of.',
+                                            'Leave out initial_epoch; warm_start => TRUE continues training a model.');
+    END IF;
+    RETURN fit_params;
+END $$;
+
 -- MADlib's output shape: the model column is model_weights (hopper's functions read either name).
 CREATE FUNCTION madlib.__hopper_madlib_shape(model_table text) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
@@ -266,12 +292,15 @@ BEGIN
     END IF;
 END $$;
 
+-- distribution_rules places buffers on Greenplum segments (with GPUs); on PostgreSQL MADlib ignores
+-- it and its summary says all_segments. So does hopper_madlib: hopper spreads the buffers over all
+-- of its segments.
 CREATE FUNCTION madlib.__hopper_distribution_rules(distribution_rules text) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     IF distribution_rules IS NOT NULL AND lower(distribution_rules) <> 'all_segments' THEN
-        PERFORM madlib.__hopper_unsupported('distribution_rules ' || distribution_rules,
-                                            'hopper spreads the buffers over all of its segments.', 'Leave out distribution_rules.');
+        RAISE NOTICE 'distribution_rules % is ignored on PostgreSQL, as MADlib does', distribution_rules
+            USING DETAIL = 'hopper spreads the buffers over all of its segments.';
     END IF;
 END $$;
 
@@ -429,7 +458,8 @@ BEGIN
     PERFORM madlib.__hopper_required(fit_params_list IS NOT NULL, 'fit_params_list');
     PERFORM madlib.__hopper_no_gpus(false, object_table);
     PERFORM hopper.load_model_selection_table(model_arch_table, model_selection_table, model_id_list,
-                                              compile_params_list, fit_params_list);
+                                              ARRAY(SELECT madlib.__hopper_compile_params(c) FROM unnest(compile_params_list) c),
+                                              ARRAY(SELECT madlib.__hopper_fit_params(f) FROM unnest(fit_params_list) f));
     PERFORM madlib.__hopper_mst_summary(model_selection_table);
 END $$;
 
@@ -530,7 +560,8 @@ BEGIN
         start := hopper.create_checkpoint(weights, metadata => jsonb_build_object(
                      'source', 'madlib.madlib_keras_fit transfer learning', 'model_arch_table', model_arch_table, 'model_id', model_id));
     END IF;
-    CALL hopper.fit(source_table, model, arch, compile_params, COALESCE(fit_params, ''), num_iterations,
+    CALL hopper.fit(source_table, model, arch, madlib.__hopper_compile_params(compile_params),
+                    COALESCE(madlib.__hopper_fit_params(fit_params), ''), num_iterations,
                     validation_table, COALESCE(metrics_compute_frequency, num_iterations), COALESCE(warm_start, false),
                     name, description,
                     warm_start_checkpoint => start);
@@ -780,7 +811,7 @@ BEGIN
     EXECUTE format('TRUNCATE %s', out);
     EXECUTE format('ALTER TABLE %s DROP COLUMN %s, DROP COLUMN prob, ADD COLUMN class_name text,
                     ADD COLUMN class_value text, ADD COLUMN prob float8, ADD COLUMN rank int4', out, estimated);
-    EXECUTE format('INSERT INTO %s SELECT * FROM (SELECT t.id, $1, u.v, u.p::float8,
+    EXECUTE format('INSERT INTO %s SELECT * FROM (SELECT t.id, $1, u.v, u.p::float8 AS prob,
                         row_number() OVER (PARTITION BY t.id ORDER BY u.p DESC, u.i)::int4 AS rank
                     FROM pg_temp.__hopper_predict_rows t, unnest(t.prob, $2) WITH ORDINALITY AS u(p, v, i)) q WHERE %s',
                    out, keep)
@@ -940,6 +971,7 @@ DECLARE
     groups text;
     total float8;
     picked text;
+    test text;
 BEGIN
     PERFORM madlib.__hopper_required_table(source_table, 'source_table', 'input');
     PERFORM madlib.__hopper_required_table(output_table, 'output_table', 'output');
@@ -966,18 +998,18 @@ BEGIN
     EXECUTE format('CREATE TEMP TABLE __hopper_split AS SELECT %s, count(*) OVER (%s) AS __hopper_n,
                         row_number() OVER (%s ORDER BY random()) AS __hopper_r FROM %s t', cols, groups, groups, src);
     picked := format('ceil(%s * __hopper_n - 1e-9)', total);
+    test := format('__hopper_r <= ceil(%s * %s - 1e-9)', test_proportion / total, picked);
+    SELECT string_agg(quote_ident(a.attname), ', ' ORDER BY a.attnum) INTO cols FROM pg_attribute a
+    WHERE a.attrelid = 'pg_temp.__hopper_split'::regclass AND a.attnum > 0 AND a.attname NOT LIKE '\_\_hopper\_%';
     IF COALESCE(separate_output_tables, false) THEN
-        EXECUTE format('CREATE TABLE %s AS SELECT * FROM pg_temp.__hopper_split WHERE __hopper_r <= ceil(%s * %s - 1e-9)',
-                       madlib.__hopper_quote_name(output_table, '_test'), test_proportion / total, picked);
-        EXECUTE format('CREATE TABLE %s AS SELECT * FROM pg_temp.__hopper_split WHERE __hopper_r > ceil(%s * %s - 1e-9) AND __hopper_r <= %s',
-                       madlib.__hopper_quote_name(output_table, '_train'), test_proportion / total, picked, picked);
-        EXECUTE format('ALTER TABLE %s DROP COLUMN __hopper_n, DROP COLUMN __hopper_r', madlib.__hopper_quote_name(output_table, '_test'));
-        EXECUTE format('ALTER TABLE %s DROP COLUMN __hopper_n, DROP COLUMN __hopper_r', madlib.__hopper_quote_name(output_table, '_train'));
+        EXECUTE format('CREATE TABLE %s AS SELECT %s FROM pg_temp.__hopper_split WHERE %s',
+                       madlib.__hopper_quote_name(output_table, '_test'), cols, test);
+        EXECUTE format('CREATE TABLE %s AS SELECT %s FROM pg_temp.__hopper_split WHERE NOT %s AND __hopper_r <= %s',
+                       madlib.__hopper_quote_name(output_table, '_train'), cols, test, picked);
     ELSE
-        EXECUTE format('CREATE TABLE %s AS SELECT *, CASE WHEN __hopper_r <= ceil(%s * %s - 1e-9) THEN 0 ELSE 1 END AS split
+        EXECUTE format('CREATE TABLE %s AS SELECT %s, CASE WHEN %s THEN 0 ELSE 1 END AS split
                         FROM pg_temp.__hopper_split WHERE __hopper_r <= %s ORDER BY split',
-                       madlib.__hopper_quote_name(output_table), test_proportion / total, picked, picked);
-        EXECUTE format('ALTER TABLE %s DROP COLUMN __hopper_n, DROP COLUMN __hopper_r', madlib.__hopper_quote_name(output_table));
+                       madlib.__hopper_quote_name(output_table), cols, test, picked);
     END IF;
     DROP TABLE pg_temp.__hopper_split;
 END $$;
