@@ -52,3 +52,7 @@ LANGUAGE sql IMMUTABLE STRICT AS $$ SELECT val::text $$;
 
 CREATE FUNCTION madlib.is_table_unlogged(tbl_name text) RETURNS boolean
 LANGUAGE sql STABLE AS $$ SELECT relpersistence = 'u' FROM pg_class WHERE relname = tbl_name LIMIT 1 $$;
+
+-- MADlib's array_ops: the elements squared (the iris setup derives a second input from it).
+CREATE FUNCTION madlib.array_square(x anyarray) RETURNS anyarray
+LANGUAGE sql IMMUTABLE STRICT AS $$ SELECT array_agg(v * v ORDER BY i) FROM unnest(x) WITH ORDINALITY AS t(v, i) $$;
