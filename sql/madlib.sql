@@ -384,6 +384,10 @@ SELECT madlib.madlib_keras_fit('iris_train_packed', 'iris_gpu', 'model_arch_libr
     $$ loss='categorical_crossentropy', optimizer='adam' $$, NULL, 1);
 SELECT madlib.madlib_keras_fit('iris_train_packed', 'iris_gpu', 'no_such_arch_table', 1,
     $$ loss='categorical_crossentropy', optimizer='adam' $$, NULL, 1);
+-- In MADlib's words, which its tests look for.
+SELECT madlib.madlib_keras_fit('iris_train_packed', 'iris_gpu', 'model_arch_library', 1,
+    $$ loss='categorical_crossentropy', optimizer='adam' $$, NULL, 1, NULL, 'table_does_not_exist');
+SELECT madlib.madlib_keras_fit_multiple_model('iris_train_packed', 'iris_gpu', 'mst_table', 1, FALSE, 'table_does_not_exist');
 SELECT madlib.training_preprocessor_dl('iris_train', 'iris_x', 'class_text', 'attributes', NULL, 1.0, ARRAY[5]);
 SELECT madlib.madlib_keras_predict('iris_model', 'iris_test', 'id', 'attributes', 'iris_x', 'most_likely');
 SELECT madlib.madlib_keras_predict('iris_model', 'iris_test', 'id', 'attributes', 'iris_x', 2.5);

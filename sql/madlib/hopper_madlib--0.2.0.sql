@@ -75,6 +75,30 @@ BEGIN
         RAISE EXCEPTION 'NULL/empty % table name: argument % is NULL', kind, argument USING ERRCODE = 'null_value_not_allowed';
     ELSIF btrim(name) = '' THEN
         RAISE EXCEPTION 'NULL/empty % table name: argument % is empty', kind, argument USING ERRCODE = 'invalid_name';
+    ELSIF kind = 'input' THEN
+        PERFORM madlib.__hopper_input_exists(name, argument);
+    END IF;
+END $$;
+
+-- An input table that is not there, in MADlib's words (its tests look for "'<name>' does not exist").
+-- The name has been resolved through the caller's search_path already; one of bad syntax is left to
+-- hopper's 42602.
+CREATE FUNCTION madlib.__hopper_input_exists(name text, argument text) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    found regclass;
+BEGIN
+    IF name IS NULL OR btrim(name) = '' THEN
+        RETURN;
+    END IF;
+    BEGIN
+        found := to_regclass(name);
+    EXCEPTION WHEN invalid_name OR syntax_error OR invalid_parameter_value THEN
+        RETURN;
+    END;
+    IF found IS NULL THEN
+        RAISE EXCEPTION 'input table ''%'' does not exist', name USING ERRCODE = 'undefined_table',
+            DETAIL = format('It is argument %s.', argument);
     END IF;
 END $$;
 
@@ -546,6 +570,7 @@ BEGIN
     PERFORM madlib.__hopper_required(compile_params IS NOT NULL, 'compile_params');
     PERFORM madlib.__hopper_required(num_iterations IS NOT NULL, 'num_iterations');
     PERFORM madlib.__hopper_no_gpus(use_gpus, object_table);
+    PERFORM madlib.__hopper_input_exists(validation_table, 'validation_table');
     EXECUTE format('SELECT model_arch::jsonb, model_weights FROM %s WHERE model_id = $1',
                    madlib.__hopper_quote_name(model_arch_table)::regclass)
         INTO arch, weights USING model_id;
@@ -638,6 +663,7 @@ BEGIN
     PERFORM madlib.__hopper_required(num_iterations IS NOT NULL, 'num_iterations');
     -- use_caching: hopper keeps the packed buffers of a run in memory anyway (hopper.buffer_cache_mb).
     PERFORM madlib.__hopper_no_gpus(use_gpus, NULL);
+    PERFORM madlib.__hopper_input_exists(validation_table, 'validation_table');
     CALL hopper.fit_multiple(source_table, model_output_table, model_selection_table, num_iterations, validation_table,
                              metrics_compute_frequency, COALESCE(warm_start, false), name, description);
     PERFORM madlib.__hopper_madlib_shape(model_output_table);
@@ -681,6 +707,7 @@ BEGIN
     PERFORM madlib.__hopper_required(model_id_list IS NOT NULL, 'model_id_list');
     PERFORM madlib.__hopper_required(compile_params_grid IS NOT NULL, 'compile_params_grid');
     PERFORM madlib.__hopper_no_gpus(use_gpus, object_table);
+    PERFORM madlib.__hopper_input_exists(validation_table, 'validation_table');
     automl_method := COALESCE(automl_method, 'hyperband');
     IF lower(automl_method) = 'hyperopt' THEN
         PERFORM madlib.__hopper_unsupported('automl_method ''hyperopt''', 'hopper searches by Hyperband and successive halving.',
