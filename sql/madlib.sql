@@ -210,6 +210,11 @@ SELECT madlib.madlib_keras_fit('image_data_packed', 'image_model', 'image_arch',
 SELECT metrics_type FROM image_model_summary;
 SELECT madlib.madlib_keras_predict('image_model', 'image_data', 'id', 'rgb', 'image_predict', 'response');
 SELECT count(*) AS predicted, count(DISTINCT id) AS ids FROM image_predict;
+UPDATE image_arch SET model_weights = image_model.model_weights FROM image_model;
+SELECT madlib.madlib_keras_predict_byom('image_arch', 1, 'image_data', 'id', 'rgb', 'image_predict_byom', 'response', FALSE,
+                                        ARRAY['bird', 'cat', 'dog'], 255);
+SELECT count(*) AS predicted, count(*) FILTER (WHERE b.class_value = p.class_value) AS as_predict
+FROM image_predict_byom b JOIN image_predict p USING (id);
 SELECT count(*) AS flattened_copies_left FROM pg_class WHERE relname = '__hopper_flat_source';
 -- distribution_rules: ignored on PostgreSQL, as MADlib does (its summary says all_segments).
 SELECT madlib.training_preprocessor_dl('image_data', 'image_data_gpu', 'species', 'rgb', NULL, 255, NULL, 'gpu_segments');

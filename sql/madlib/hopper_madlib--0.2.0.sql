@@ -919,6 +919,7 @@ DECLARE
     weights bytea;
     found boolean;
     classes text[];
+    read_table text;
 BEGIN
     PERFORM madlib.__hopper_required_table(model_arch_table, 'model_arch_table', 'input');
     PERFORM madlib.__hopper_required(model_id IS NOT NULL, 'model_id');
@@ -941,11 +942,15 @@ BEGIN
             HINT = 'Copy a trained model''s model_weights into that row (UPDATE ... SET model_weights = m.model_weights FROM model m).';
     END IF;
     classes := CASE WHEN array_ndims(class_values) > 1 THEN ARRAY(SELECT unnest(class_values[1:1])) ELSE class_values END;
+    read_table := madlib.__hopper_flat_source(test_table, independent_varname);
     EXECUTE format('CREATE TABLE %s AS SELECT t.%s, NULL::text AS estimated_dependent_var,
                         hopper.model_forward($1, t.%s::pg_catalog.float8[], $2) AS prob FROM %s t',
                    madlib.__hopper_quote_name(output_table), quote_ident((parse_ident(id_col))[1]),
-                   quote_ident((parse_ident(independent_varname))[1]), madlib.__hopper_quote_name(test_table)::regclass)
+                   quote_ident((parse_ident(independent_varname))[1]), madlib.__hopper_quote_name(read_table)::regclass)
         USING weights, COALESCE(normalizing_const, 1.0);
+    IF read_table IS DISTINCT FROM test_table THEN
+        DROP TABLE pg_temp.__hopper_flat_source;
+    END IF;
     IF classes IS NULL THEN
         EXECUTE format('SELECT ARRAY(SELECT g::text FROM generate_series(0, max(cardinality(prob)) - 1) g) FROM %s',
                        madlib.__hopper_quote_name(output_table)::regclass) INTO classes;
