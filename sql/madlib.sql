@@ -414,7 +414,7 @@ SELECT madlib.hyperband_schedule('hb_x', 2, 3);
 SELECT madlib.generate_model_configs('model_arch_library', 'mst_x', ARRAY[1], $$['not', 'a', 'dict']$$, '{}');
 SELECT madlib.generate_model_configs('model_arch_library', 'mst_x', ARRAY[1], $${'loss': [}$$, '{}');
 SELECT madlib.madlib_keras_automl('iris_train_packed', 'automl_x', 'model_arch_library', 'automl_x_mst', ARRAY[1],
-    $${'loss': ['categorical_crossentropy']}$$, '{}', 'hyperopt');
+    $${'loss': ['categorical_crossentropy']}$$, '{}', 'hyperopt', NULL, NULL, NULL, FALSE, NULL, NULL, NULL, NULL, TRUE);
 SELECT madlib.madlib_keras_automl('iris_train_packed', 'automl_x', 'model_arch_library', 'automl_x_mst', ARRAY[1],
     $${'loss': ['categorical_crossentropy']}$$, '{}', 'hyperband', 'R=6, eta=1');
 SELECT madlib.madlib_keras_automl('iris_train_packed', 'automl_x', 'model_arch_library', 'automl_x_mst', ARRAY[1],

@@ -754,8 +754,9 @@ CREATE FUNCTION madlib.madlib_keras_automl(source_table varchar, model_output_ta
                                            random_state integer DEFAULT NULL, object_table varchar DEFAULT NULL,
                                            use_gpus boolean DEFAULT FALSE, validation_table varchar DEFAULT NULL,
                                            metrics_compute_frequency integer DEFAULT NULL, name varchar DEFAULT NULL,
-                                           description varchar DEFAULT NULL)
+                                           description varchar DEFAULT NULL, use_caching boolean DEFAULT FALSE)
 RETURNS void LANGUAGE sql
+-- use_caching (2.x): accepted, as by fit_multiple_model (hopper keeps a run's buffers in memory anyway).
 BEGIN ATOMIC
     SELECT madlib.__hopper_keras_automl(madlib.__hopper_input_name(source_table),
                madlib.__hopper_output_name(model_output_table), madlib.__hopper_input_name(model_arch_table),
