@@ -274,9 +274,10 @@ END $$;
 
 -- MADlib's images are N-dimensional arrays (rgb {{{r,g,b},...},...}); hopper reads features as flat
 -- arrays. A source whose independent column x holds N-dimensional arrays is read through a temporary
--- copy, pg_temp.__hopper_flat_source, with those arrays flattened in row-major order (as Keras'
--- Flatten does); other sources are read as they are. Returns the table to read.
-CREATE FUNCTION madlib.__hopper_flat_source(source_table text, x text) RETURNS text
+-- copy, pg_temp.__hopper_flat_source, of x flattened in row-major order (as Keras' Flatten does)
+-- and the column other (the dependent variable, or the id); other sources are read as they are.
+-- Returns the table to read.
+CREATE FUNCTION madlib.__hopper_flat_source(source_table text, x text, other text) RETURNS text
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     src regclass;
@@ -297,9 +298,16 @@ BEGIN
     IF NOT multi THEN
         RETURN source_table;
     END IF;
+    -- Only the columns read: an image table's other columns (paths, raw bytes) stay where they are.
+    IF other ~ '^\s*([[:alpha:]_][[:alnum:]_$]*|"([^"]|"")+")\s*$' THEN
+        other := (parse_ident(btrim(other)))[1];
+    END IF;
     SELECT string_agg(CASE WHEN a.attname = x THEN format('ARRAY(SELECT unnest(t.%1$I)) AS %1$I', a.attname)
                            ELSE format('t.%I', a.attname) END, ', ' ORDER BY a.attnum)
-    INTO cols FROM pg_attribute a WHERE a.attrelid = src AND a.attnum > 0 AND NOT a.attisdropped;
+    INTO cols FROM pg_attribute a WHERE a.attrelid = src AND a.attnum > 0 AND NOT a.attisdropped
+                                    AND (a.attname = x OR a.attname = other OR other IS NULL
+                                         OR NOT EXISTS (SELECT 1 FROM pg_attribute o WHERE o.attrelid = src
+                                                        AND o.attname = other AND NOT o.attisdropped));
     DROP TABLE IF EXISTS pg_temp.__hopper_flat_source;
     EXECUTE format('CREATE TEMP TABLE __hopper_flat_source AS SELECT %s FROM %s t', cols, src);
     RETURN 'pg_temp.__hopper_flat_source';
@@ -341,7 +349,7 @@ BEGIN
     PERFORM madlib.__hopper_required(dependent_varname IS NOT NULL, 'dependent_varname');
     PERFORM madlib.__hopper_required(independent_varname IS NOT NULL, 'independent_varname');
     PERFORM madlib.__hopper_distribution_rules(distribution_rules);
-    read_table := madlib.__hopper_flat_source(source_table, independent_varname);
+    read_table := madlib.__hopper_flat_source(source_table, independent_varname, dependent_varname);
     PERFORM hopper.preprocess(read_table, output_table, dependent_varname, independent_varname,
                               buffer_size => buffer_size, normalizing_const => COALESCE(normalizing_const, 1.0));
     PERFORM madlib.__hopper_flat_source_done(output_table, source_table, read_table);
@@ -382,7 +390,7 @@ BEGIN
     PERFORM madlib.__hopper_required(independent_varname IS NOT NULL, 'independent_varname');
     PERFORM madlib.__hopper_required_table(training_preprocessor_table, 'training_preprocessor_table', 'input');
     PERFORM madlib.__hopper_distribution_rules(distribution_rules);
-    read_table := madlib.__hopper_flat_source(source_table, independent_varname);
+    read_table := madlib.__hopper_flat_source(source_table, independent_varname, dependent_varname);
     PERFORM hopper.preprocess_validation(read_table, output_table, dependent_varname, independent_varname,
                                          training_preprocessor_table, buffer_size => buffer_size);
     PERFORM madlib.__hopper_flat_source_done(output_table, source_table, read_table);
@@ -864,7 +872,7 @@ BEGIN
     PERFORM madlib.__hopper_required(independent_varname IS NOT NULL, 'independent_varname');
     PERFORM madlib.__hopper_required_table(output_table, 'output_table', 'output');
     PERFORM madlib.__hopper_no_gpus(use_gpus, NULL);
-    read_table := madlib.__hopper_flat_source(test_table, independent_varname);
+    read_table := madlib.__hopper_flat_source(test_table, independent_varname, id_col);
     PERFORM hopper.predict(model_table, read_table, id_col, independent_varname, output_table, 'prob', mst_key);
     IF read_table IS DISTINCT FROM test_table THEN
         DROP TABLE pg_temp.__hopper_flat_source;
@@ -943,7 +951,7 @@ BEGIN
             HINT = 'Copy a trained model''s model_weights into that row (UPDATE ... SET model_weights = m.model_weights FROM model m).';
     END IF;
     classes := CASE WHEN array_ndims(class_values) > 1 THEN ARRAY(SELECT unnest(class_values[1:1])) ELSE class_values END;
-    read_table := madlib.__hopper_flat_source(test_table, independent_varname);
+    read_table := madlib.__hopper_flat_source(test_table, independent_varname, id_col);
     EXECUTE format('CREATE TABLE %s AS SELECT t.%s, NULL::text AS estimated_dependent_var,
                         hopper.model_forward($1, t.%s::pg_catalog.float8[], $2) AS prob FROM %s t',
                    madlib.__hopper_quote_name(output_table), quote_ident((parse_ident(id_col))[1]),
