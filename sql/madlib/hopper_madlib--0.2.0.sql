@@ -1,7 +1,9 @@
 -- hopper_madlib 0.2.0: Apache MADlib's deep-learning functions (1.21 / 2.x signatures) in schema
--- madlib, each a thin mapping onto hopper's API (no second implementation): scripts written for
--- MADlib run on plain PostgreSQL. docs/madlib.md maps every argument. Arguments hopper cannot
--- honour (GPUs, custom Python objects, MADlib-only distributions) are refused with 0A000.
+-- madlib, each a thin mapping onto hopper's API (no second implementation), and the few utilities
+-- MADlib's deep-learning scripts call (train_test_split, hyperband_schedule, gpu_configuration):
+-- scripts written for MADlib run on plain PostgreSQL. docs/madlib.md maps every argument and says
+-- how many of MADlib's own examples and tests run (test/scripts/madlib_yardstick.sh). Arguments
+-- hopper cannot honour (GPUs, custom Python objects, Hyperopt) are refused with 0A000.
 --
 -- Table names are the caller's, found through the caller's search_path as MADlib finds them; nothing
 -- else is. A user-facing function is a SQL-standard body (parsed, so bound to its operators and
