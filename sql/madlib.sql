@@ -411,6 +411,8 @@ SELECT madlib.load_model_selection_table('model_arch_library', 'mst_x', ARRAY[1]
 SELECT madlib.generate_model_configs('model_arch_library', 'mst_x', ARRAY[1],
     $${'optimizer_params_list': [{'optimizer': ['SGD'], 'momentum': [0.9, 1.5, 'log_near_one']}]}$$, '{}', 'random', 3, 1);
 SELECT madlib.hyperband_schedule('hb_x', 2, 3);
+SELECT madlib.generate_model_configs('model_arch_library', 'mst_x', ARRAY[1],
+    $${'optimizer_params_list': [{'optimizer': ['SGD'], 'momentum': [0.9, 0.99, 'log_near_one']}]}$$, '{}');
 SELECT madlib.generate_model_configs('model_arch_library', 'mst_x', ARRAY[1], $$['not', 'a', 'dict']$$, '{}');
 SELECT madlib.generate_model_configs('model_arch_library', 'mst_x', ARRAY[1], $${'loss': [}$$, '{}');
 SELECT madlib.madlib_keras_automl('iris_train_packed', 'automl_x', 'model_arch_library', 'automl_x_mst', ARRAY[1],

@@ -177,7 +177,7 @@ END $$;
 
 -- MADlib's search spaces are Python dict literals: {'lr': [0.0001, 0.1, 'log'], 'optimizer': ['Adam']}.
 -- As JSON, with MADlib's [low, high, 'linear' | 'log'] ranges as hopper's uniform / log_uniform.
-CREATE FUNCTION madlib.__hopper_space(space text, what text) RETURNS jsonb
+CREATE FUNCTION madlib.__hopper_space(space text, what text, grid boolean DEFAULT false) RETURNS jsonb
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     j jsonb;
@@ -205,7 +205,7 @@ BEGIN
         IF k OPERATOR(pg_catalog.=) 'optimizer_params_list' AND pg_catalog.jsonb_typeof(v) OPERATOR(pg_catalog.=) 'array' THEN
             subs := '[]';
             FOR s IN SELECT e.value FROM pg_catalog.jsonb_array_elements(v) e LOOP
-                subs := subs OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_array(madlib.__hopper_space(s::text, what));
+                subs := subs OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_array(madlib.__hopper_space(s::text, what, grid));
             END LOOP;
             out := out OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object(k, subs);
         ELSIF pg_catalog.jsonb_typeof(v) OPERATOR(pg_catalog.=) 'array' AND pg_catalog.jsonb_array_length(v) OPERATOR(pg_catalog.=) 3
@@ -215,6 +215,12 @@ BEGIN
                 -- MADlib's 'log_near_one' (momentum-like numbers: 1 - x with x log-uniform in [1 - high,
                 -- 1 - low]); hopper draws uniformly or log-uniformly, so the range becomes 64 values at
                 -- evenly spaced quantiles of that distribution, one of which each configuration draws.
+                -- (Grid search would try all 64: refused as hopper refuses the other ranges there.)
+                IF grid THEN
+                    RAISE EXCEPTION 'grid search cannot use the range % of "%" in %', v, k, what
+                        USING ERRCODE = 'invalid_parameter_value', DETAIL = 'Grid search tries every listed value.',
+                              HINT = 'List the values to try, or use search_type => ''random''.';
+                END IF;
                 IF NOT ((v OPERATOR(pg_catalog.->>) 0)::float8 OPERATOR(pg_catalog.<) 1
                         AND (v OPERATOR(pg_catalog.->>) 1)::float8 OPERATOR(pg_catalog.<) 1) THEN
                     RAISE EXCEPTION '''log_near_one'' range of % must lie below 1', k USING ERRCODE = 'invalid_parameter_value';
@@ -527,8 +533,10 @@ BEGIN
     staging := CASE WHEN existing IS NULL THEN model_selection_table
                     ELSE madlib.__hopper_quote_name(model_selection_table, '__hopper_appended') END;
     PERFORM hopper.generate_model_configs(model_arch_table, staging, model_id_list,
-                                          madlib.__hopper_space(compile_params_grid, 'compile_params_grid'),
-                                          madlib.__hopper_space(fit_params_grid, 'fit_params_grid'),
+                                          madlib.__hopper_space(compile_params_grid, 'compile_params_grid',
+                                                                lower(COALESCE(search_type, 'grid')) = 'grid'),
+                                          madlib.__hopper_space(fit_params_grid, 'fit_params_grid',
+                                                                lower(COALESCE(search_type, 'grid')) = 'grid'),
                                           COALESCE(search_type, 'grid'), num_configs, random_state);
     IF existing IS NULL THEN
         PERFORM madlib.__hopper_mst_summary(model_selection_table);
