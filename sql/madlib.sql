@@ -219,6 +219,10 @@ SELECT count(*) AS flattened_copies_left FROM pg_class WHERE relname = '__hopper
 -- distribution_rules: ignored on PostgreSQL, as MADlib does (its summary says all_segments).
 SELECT madlib.training_preprocessor_dl('image_data', 'image_data_gpu', 'species', 'rgb', NULL, 255, NULL, 'gpu_segments');
 SELECT distribution_rules FROM image_data_gpu_summary;
+-- Columns named as hopper's packed ones: hopper's shape columns stay hopper's (rows, flat width).
+CREATE TABLE image_named AS SELECT rgb AS independent_var, species AS dependent_var FROM image_data;
+SELECT madlib.training_preprocessor_dl('image_named', 'image_named_packed', 'dependent_var', 'independent_var', 26, 255);
+SELECT independent_var_shape, dependent_var_shape FROM image_named_packed ORDER BY buffer_id LIMIT 1;
 
 -- ---- the model architecture table ----
 SELECT madlib.load_keras_model('model_arch_library', $$

@@ -267,12 +267,17 @@ BEGIN
         EXECUTE format('SELECT ARRAY(SELECT array_length(s.v, d) FROM generate_series(1, array_ndims(s.v)) d ORDER BY d)
                         FROM (SELECT %I AS v FROM %s WHERE %I IS NOT NULL LIMIT 1) s',
                        x, madlib.__hopper_quote_name(source_table)::regclass, x) INTO dims;
-        EXECUTE format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS %I int4[], ADD COLUMN IF NOT EXISTS %I int4[]',
-                       packed, x || '_shape', y || '_shape');
-        EXECUTE format('UPDATE %s SET %I = CASE WHEN cardinality($1) > 1 THEN ARRAY[independent_var_shape[1]] || $1
-                                              ELSE independent_var_shape END,
-                                      %I = dependent_var_shape', packed, x || '_shape', y || '_shape')
-            USING dims;
+        -- (Columns named as hopper's own, independent_var and dependent_var, have their shapes there.)
+        IF x || '_shape' NOT IN ('independent_var_shape', 'dependent_var_shape') THEN
+            EXECUTE format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS %I int4[]', packed, x || '_shape');
+            EXECUTE format('UPDATE %s SET %I = CASE WHEN cardinality($1) > 1 THEN ARRAY[independent_var_shape[1]] || $1
+                                                  ELSE independent_var_shape END', packed, x || '_shape')
+                USING dims;
+        END IF;
+        IF y || '_shape' NOT IN ('independent_var_shape', 'dependent_var_shape', x || '_shape') THEN
+            EXECUTE format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS %I int4[]', packed, y || '_shape');
+            EXECUTE format('UPDATE %s SET %I = dependent_var_shape', packed, y || '_shape');
+        END IF;
     END IF;
     PERFORM madlib.__hopper_class_values_column(summary);
     EXECUTE format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS distribution_rules text,
