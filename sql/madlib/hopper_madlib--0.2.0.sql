@@ -1,7 +1,9 @@
 -- hopper_madlib 0.2.0: Apache MADlib's deep-learning functions (1.21 / 2.x signatures) in schema
--- madlib, each a thin mapping onto hopper's API (no second implementation): scripts written for
--- MADlib run on plain PostgreSQL. docs/madlib.md maps every argument. Arguments hopper cannot
--- honour (GPUs, custom Python objects, MADlib-only distributions) are refused with 0A000.
+-- madlib, each a thin mapping onto hopper's API (no second implementation), and the few utilities
+-- MADlib's deep-learning scripts call (train_test_split, hyperband_schedule, gpu_configuration):
+-- scripts written for MADlib run on plain PostgreSQL. docs/madlib.md maps every argument and says
+-- how many of MADlib's own examples and tests run (test/scripts/madlib_yardstick.sh). Arguments
+-- hopper cannot honour (GPUs, custom Python objects, Hyperopt) are refused with 0A000.
 --
 -- Table names are the caller's, found through the caller's search_path as MADlib finds them; nothing
 -- else is. A user-facing function is a SQL-standard body (parsed, so bound to its operators and
@@ -75,6 +77,30 @@ BEGIN
         RAISE EXCEPTION 'NULL/empty % table name: argument % is NULL', kind, argument USING ERRCODE = 'null_value_not_allowed';
     ELSIF btrim(name) = '' THEN
         RAISE EXCEPTION 'NULL/empty % table name: argument % is empty', kind, argument USING ERRCODE = 'invalid_name';
+    ELSIF kind = 'input' THEN
+        PERFORM madlib.__hopper_input_exists(name, argument);
+    END IF;
+END $$;
+
+-- An input table that is not there, in MADlib's words (its tests look for "'<name>' does not exist").
+-- The name has been resolved through the caller's search_path already; one of bad syntax is left to
+-- hopper's 42602.
+CREATE FUNCTION madlib.__hopper_input_exists(name text, argument text) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    found regclass;
+BEGIN
+    IF name IS NULL OR btrim(name) = '' THEN
+        RETURN;
+    END IF;
+    BEGIN
+        found := to_regclass(name);
+    EXCEPTION WHEN invalid_name OR syntax_error OR invalid_parameter_value THEN
+        RETURN;
+    END;
+    IF found IS NULL THEN
+        RAISE EXCEPTION 'input table ''%'' does not exist', name USING ERRCODE = 'undefined_table',
+            DETAIL = format('It is argument %s.', argument);
     END IF;
 END $$;
 
@@ -98,6 +124,47 @@ BEGIN
     END IF;
 END $$;
 
+-- MADlib's <dependent>_class_values column of a summary (class_text_class_values), beside hopper's
+-- class_values.
+CREATE FUNCTION madlib.__hopper_class_values_column(summary regclass) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    y text;
+BEGIN
+    EXECUTE format('SELECT dependent_varname FROM %s', summary) INTO y;
+    IF y ~ '^([[:alpha:]_][[:alnum:]_$]*|"([^"]|"")+")$' THEN
+        y := (parse_ident(y))[1] || '_class_values';
+        EXECUTE format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS %I text[]', summary, y);
+        EXECUTE format('UPDATE %s SET %I = class_values', summary, y);
+    END IF;
+END $$;
+
+-- MADlib passes compile_params to Keras as Python, where an optimizer object may go unquoted
+-- (optimizer=SGD(lr=0.01, nesterov=True)): quoted here, as hopper's parser takes it.
+CREATE FUNCTION madlib.__hopper_compile_params(compile_params text) RETURNS text
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN regexp_replace(compile_params, '(\moptimizer\s*=\s*)([[:alpha:]_][[:alnum:]_.]*(\s*\([^()]*\))?)', '\1''\2''', 'g');
+END $$;
+
+-- Keras fit options MADlib passes on and hopper has no counterpart for, refused by name (0A000):
+-- callbacks are Python objects (their unquoted syntax would otherwise read as an error of syntax),
+-- initial_epoch numbers epochs of a Keras history hopper does not keep (warm_start continues a model).
+CREATE FUNCTION madlib.__hopper_fit_params(fit_params text) RETURNS text
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF fit_params ~ '\mcallbacks\s*=' THEN
+        PERFORM madlib.__hopper_unsupported('fit_params callbacks (Keras callback objects)',
+                                            'hopper runs no Python; it reports progress through PostgreSQL (hopper.run_progress).',
+                                            'Leave out callbacks.');
+    ELSIF fit_params ~ '\minitial_epoch\s*=' THEN
+        PERFORM madlib.__hopper_unsupported('fit_params initial_epoch',
+                                            'hopper keeps no Keras epoch history to continue the numbering of.',
+                                            'Leave out initial_epoch; warm_start => TRUE continues training a model.');
+    END IF;
+    RETURN fit_params;
+END $$;
+
 -- MADlib's output shape: the model column is model_weights (hopper's functions read either name).
 CREATE FUNCTION madlib.__hopper_madlib_shape(model_table text) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
@@ -110,7 +177,7 @@ END $$;
 
 -- MADlib's search spaces are Python dict literals: {'lr': [0.0001, 0.1, 'log'], 'optimizer': ['Adam']}.
 -- As JSON, with MADlib's [low, high, 'linear' | 'log'] ranges as hopper's uniform / log_uniform.
-CREATE FUNCTION madlib.__hopper_space(space text, what text) RETURNS jsonb
+CREATE FUNCTION madlib.__hopper_space(space text, what text, grid boolean DEFAULT false) RETURNS jsonb
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     j jsonb;
@@ -138,15 +205,35 @@ BEGIN
         IF k OPERATOR(pg_catalog.=) 'optimizer_params_list' AND pg_catalog.jsonb_typeof(v) OPERATOR(pg_catalog.=) 'array' THEN
             subs := '[]';
             FOR s IN SELECT e.value FROM pg_catalog.jsonb_array_elements(v) e LOOP
-                subs := subs OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_array(madlib.__hopper_space(s::text, what));
+                subs := subs OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_array(madlib.__hopper_space(s::text, what, grid));
             END LOOP;
             out := out OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object(k, subs);
         ELSIF pg_catalog.jsonb_typeof(v) OPERATOR(pg_catalog.=) 'array' AND pg_catalog.jsonb_array_length(v) OPERATOR(pg_catalog.=) 3
               AND pg_catalog.jsonb_typeof(v OPERATOR(pg_catalog.->) 2) OPERATOR(pg_catalog.=) 'string'
               AND (v OPERATOR(pg_catalog.->>) 2) IN ('linear', 'log', 'log_near_one') THEN
             IF (v OPERATOR(pg_catalog.->>) 2) OPERATOR(pg_catalog.=) 'log_near_one' THEN
-                PERFORM madlib.__hopper_unsupported('the ''log_near_one'' distribution (of ' || k || ')',
-                    'hopper draws numbers uniformly or log-uniformly.', 'Use ''linear'' or ''log'', or list the values.');
+                -- MADlib's 'log_near_one' (momentum-like numbers: 1 - x with x log-uniform in [1 - high,
+                -- 1 - low]); hopper draws uniformly or log-uniformly, so the range becomes 64 values at
+                -- evenly spaced quantiles of that distribution, one of which each configuration draws.
+                -- (Grid search would try all 64: refused as hopper refuses the other ranges there.)
+                IF grid THEN
+                    RAISE EXCEPTION 'grid search cannot use the range % of "%" in %', v, k, what
+                        USING ERRCODE = 'invalid_parameter_value', DETAIL = 'Grid search tries every listed value.',
+                              HINT = 'List the values to try, or use search_type => ''random''.';
+                END IF;
+                IF NOT ((v OPERATOR(pg_catalog.->>) 0)::float8 OPERATOR(pg_catalog.<) 1
+                        AND (v OPERATOR(pg_catalog.->>) 1)::float8 OPERATOR(pg_catalog.<) 1) THEN
+                    RAISE EXCEPTION '''log_near_one'' range of % must lie below 1', k USING ERRCODE = 'invalid_parameter_value';
+                END IF;
+                out := out OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object(k, (
+                    -- (OPERATOR() binds all operators alike, left to right: hence every parenthesis.)
+                    SELECT pg_catalog.jsonb_agg(1 OPERATOR(pg_catalog.-) (10 OPERATOR(pg_catalog.^) (lo OPERATOR(pg_catalog.+)
+                               ((hi OPERATOR(pg_catalog.-) lo) OPERATOR(pg_catalog.*) ((i OPERATOR(pg_catalog.-) 0.5) OPERATOR(pg_catalog./) 64))))
+                               ORDER BY i)
+                    FROM pg_catalog.generate_series(1, 64) i,
+                         pg_catalog.log(1 OPERATOR(pg_catalog.-) (v OPERATOR(pg_catalog.->>) 0)::float8) lo,
+                         pg_catalog.log(1 OPERATOR(pg_catalog.-) (v OPERATOR(pg_catalog.->>) 1)::float8) hi));
+                CONTINUE;
             END IF;
             out := out OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object(k, pg_catalog.jsonb_build_object(
                        CASE WHEN (v OPERATOR(pg_catalog.->>) 2) OPERATOR(pg_catalog.=) 'log' THEN 'log_uniform' ELSE 'uniform' END,
@@ -159,30 +246,142 @@ BEGIN
 END $$;
 
 -- ---- preprocessors ---------------------------------------------------------------------------
+-- MADlib's columns beside hopper's in a packed table and its summary: <x>_shape (rows, then the
+-- dimensions of the images: {18,2,2,3}) and <y>_shape for the independent and dependent columns,
+-- <y>_class_values, distribution_rules and __internal_gpu_config__ (all segments: hopper has no GPUs).
+CREATE FUNCTION madlib.__hopper_madlib_packed(output_table text, source_table text, dependent_varname text,
+                                              independent_varname text)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    packed regclass := madlib.__hopper_quote_name(output_table)::regclass;
+    summary regclass := madlib.__hopper_quote_name(output_table, '_summary')::regclass;
+    x text := btrim(independent_varname);
+    y text := btrim(dependent_varname);
+    dims int4[];
+BEGIN
+    -- A single column (MADlib's docs'): the image dimensions of its arrays; an expression or a list of
+    -- columns: hopper's flat width.
+    IF x ~ '^([[:alpha:]_][[:alnum:]_$]*|"([^"]|"")+")$' AND y ~ '^([[:alpha:]_][[:alnum:]_$]*|"([^"]|"")+")$' THEN
+        x := (parse_ident(x))[1];
+        y := (parse_ident(y))[1];
+        EXECUTE format('SELECT ARRAY(SELECT array_length(s.v, d) FROM generate_series(1, array_ndims(s.v)) d ORDER BY d)
+                        FROM (SELECT %I AS v FROM %s WHERE %I IS NOT NULL LIMIT 1) s',
+                       x, madlib.__hopper_quote_name(source_table)::regclass, x) INTO dims;
+        -- (Columns named as hopper's own, independent_var and dependent_var, have their shapes there.)
+        IF x || '_shape' NOT IN ('independent_var_shape', 'dependent_var_shape') THEN
+            EXECUTE format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS %I int4[]', packed, x || '_shape');
+            EXECUTE format('UPDATE %s SET %I = CASE WHEN cardinality($1) > 1 THEN ARRAY[independent_var_shape[1]] || $1
+                                                  ELSE independent_var_shape END', packed, x || '_shape')
+                USING dims;
+        END IF;
+        IF y || '_shape' NOT IN ('independent_var_shape', 'dependent_var_shape', x || '_shape') THEN
+            EXECUTE format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS %I int4[]', packed, y || '_shape');
+            EXECUTE format('UPDATE %s SET %I = dependent_var_shape', packed, y || '_shape');
+        END IF;
+    END IF;
+    PERFORM madlib.__hopper_class_values_column(summary);
+    EXECUTE format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS distribution_rules text,
+                    ADD COLUMN IF NOT EXISTS __internal_gpu_config__ text', summary);
+    EXECUTE format('UPDATE %s SET distribution_rules = ''all_segments'', __internal_gpu_config__ = ''all_segments''', summary);
+END $$;
+
+-- MADlib's images are N-dimensional arrays (rgb {{{r,g,b},...},...}); hopper reads features as flat
+-- arrays. A source whose independent column x holds N-dimensional arrays is read through a temporary
+-- copy, pg_temp.__hopper_flat_source, of x flattened in row-major order (as Keras' Flatten does)
+-- and the column other (the dependent variable, or the id); other sources are read as they are.
+-- Returns the table to read.
+CREATE FUNCTION madlib.__hopper_flat_source(source_table text, x text, other text) RETURNS text
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    src regclass;
+    multi boolean;
+    cols text;
+BEGIN
+    IF source_table IS NULL OR x IS NULL OR btrim(x) !~ '^([[:alpha:]_][[:alnum:]_$]*|"([^"]|"")+")$'
+       OR to_regclass(source_table) IS NULL THEN
+        RETURN source_table;
+    END IF;
+    src := source_table::regclass;
+    x := (parse_ident(btrim(x)))[1];
+    IF NOT EXISTS (SELECT 1 FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+                   WHERE a.attrelid = src AND a.attname = x AND NOT a.attisdropped AND t.typcategory = 'A') THEN
+        RETURN source_table;
+    END IF;
+    EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE array_ndims(%I) > 1)', src, x) INTO multi;
+    IF NOT multi THEN
+        RETURN source_table;
+    END IF;
+    -- Only the columns read: an image table's other columns (paths, raw bytes) stay where they are.
+    IF other ~ '^\s*([[:alpha:]_][[:alnum:]_$]*|"([^"]|"")+")\s*$' THEN
+        other := (parse_ident(btrim(other)))[1];
+    END IF;
+    SELECT string_agg(CASE WHEN a.attname = x THEN format('ARRAY(SELECT unnest(t.%1$I)) AS %1$I', a.attname)
+                           ELSE format('t.%I', a.attname) END, ', ' ORDER BY a.attnum)
+    INTO cols FROM pg_attribute a WHERE a.attrelid = src AND a.attnum > 0 AND NOT a.attisdropped
+                                    AND (a.attname = x OR a.attname = other OR other IS NULL
+                                         OR NOT EXISTS (SELECT 1 FROM pg_attribute o WHERE o.attrelid = src
+                                                        AND o.attname = other AND NOT o.attisdropped));
+    DROP TABLE IF EXISTS pg_temp.__hopper_flat_source;
+    EXECUTE format('CREATE TEMP TABLE __hopper_flat_source AS SELECT %s FROM %s t', cols, src);
+    RETURN 'pg_temp.__hopper_flat_source';
+END $$;
+
+-- A packed table's summary names the caller's source, not the flattened copy read in its place.
+CREATE FUNCTION madlib.__hopper_flat_source_done(output_table text, source_table text, read_table text) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF read_table IS DISTINCT FROM source_table THEN
+        EXECUTE format('UPDATE %s SET source_table = $1', madlib.__hopper_quote_name(output_table, '_summary')::regclass)
+            USING source_table::regclass::text;
+        DROP TABLE pg_temp.__hopper_flat_source;
+    END IF;
+END $$;
+
+-- distribution_rules places buffers on Greenplum segments (with GPUs); on PostgreSQL MADlib ignores
+-- it and its summary says all_segments. So does hopper_madlib: hopper spreads the buffers over all
+-- of its segments.
+CREATE FUNCTION madlib.__hopper_distribution_rules(distribution_rules text) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF distribution_rules IS NOT NULL AND lower(distribution_rules) <> 'all_segments' THEN
+        RAISE NOTICE 'distribution_rules % is ignored on PostgreSQL, as MADlib does', distribution_rules
+            USING DETAIL = 'hopper spreads the buffers over all of its segments.';
+    END IF;
+END $$;
+
 CREATE FUNCTION madlib.__hopper_training_preprocessor_dl(source_table text, output_table text, dependent_varname text,
                                                          independent_varname text, buffer_size integer,
-                                                         normalizing_const real, num_classes integer, distribution_rules text)
+                                                         normalizing_const real, num_classes integer[], distribution_rules text)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    found integer;
+    read_table text;
 BEGIN
     PERFORM madlib.__hopper_required_table(source_table, 'source_table', 'input');
     PERFORM madlib.__hopper_required_table(output_table, 'output_table', 'output');
     PERFORM madlib.__hopper_required(dependent_varname IS NOT NULL, 'dependent_varname');
     PERFORM madlib.__hopper_required(independent_varname IS NOT NULL, 'independent_varname');
-    IF num_classes IS NOT NULL THEN
-        PERFORM madlib.__hopper_unsupported('num_classes', 'hopper takes the classes from the data (the summary lists them).',
-                                            'Leave out num_classes.');
-    END IF;
-    IF distribution_rules IS NOT NULL AND lower(distribution_rules) <> 'all_segments' THEN
-        PERFORM madlib.__hopper_unsupported('distribution_rules ' || distribution_rules,
-                                            'hopper spreads the buffers over all of its segments.', 'Leave out distribution_rules.');
-    END IF;
-    PERFORM hopper.preprocess(source_table, output_table, dependent_varname, independent_varname,
+    PERFORM madlib.__hopper_distribution_rules(distribution_rules);
+    read_table := madlib.__hopper_flat_source(source_table, independent_varname, dependent_varname);
+    PERFORM hopper.preprocess(read_table, output_table, dependent_varname, independent_varname,
                               buffer_size => buffer_size, normalizing_const => COALESCE(normalizing_const, 1.0));
+    PERFORM madlib.__hopper_flat_source_done(output_table, source_table, read_table);
+    -- num_classes (MADlib 2.x: one per dependent variable): as many classes as the data has is what
+    -- hopper packs anyway; more (MADlib pads the one-hot vectors for classes to come) it cannot.
+    IF num_classes IS NOT NULL THEN
+        EXECUTE format('SELECT num_classes FROM %s', madlib.__hopper_quote_name(output_table, '_summary')::regclass) INTO found;
+        IF cardinality(num_classes) <> 1 OR num_classes[1] IS DISTINCT FROM found THEN
+            PERFORM madlib.__hopper_unsupported(format('num_classes %s (the data has %s classes)', num_classes, found),
+                                                'hopper takes the classes from the data (the summary lists them).',
+                                                'Leave out num_classes.');
+        END IF;
+    END IF;
+    PERFORM madlib.__hopper_madlib_packed(output_table, source_table, dependent_varname, independent_varname);
 END $$;
 
 CREATE FUNCTION madlib.training_preprocessor_dl(source_table varchar, output_table varchar, dependent_varname varchar,
                                                 independent_varname varchar, buffer_size integer DEFAULT NULL,
-                                                normalizing_const real DEFAULT 1.0, num_classes integer DEFAULT NULL,
+                                                normalizing_const real DEFAULT 1.0, num_classes integer[] DEFAULT NULL,
                                                 distribution_rules text DEFAULT NULL)
 RETURNS void LANGUAGE sql
 BEGIN ATOMIC
@@ -195,18 +394,20 @@ CREATE FUNCTION madlib.__hopper_validation_preprocessor_dl(source_table text, ou
                                                            independent_varname text, training_preprocessor_table text,
                                                            buffer_size integer, distribution_rules text)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    read_table text;
 BEGIN
     PERFORM madlib.__hopper_required_table(source_table, 'source_table', 'input');
     PERFORM madlib.__hopper_required_table(output_table, 'output_table', 'output');
     PERFORM madlib.__hopper_required(dependent_varname IS NOT NULL, 'dependent_varname');
     PERFORM madlib.__hopper_required(independent_varname IS NOT NULL, 'independent_varname');
     PERFORM madlib.__hopper_required_table(training_preprocessor_table, 'training_preprocessor_table', 'input');
-    IF distribution_rules IS NOT NULL AND lower(distribution_rules) <> 'all_segments' THEN
-        PERFORM madlib.__hopper_unsupported('distribution_rules ' || distribution_rules,
-                                            'hopper spreads the buffers over all of its segments.', 'Leave out distribution_rules.');
-    END IF;
-    PERFORM hopper.preprocess_validation(source_table, output_table, dependent_varname, independent_varname,
+    PERFORM madlib.__hopper_distribution_rules(distribution_rules);
+    read_table := madlib.__hopper_flat_source(source_table, independent_varname, dependent_varname);
+    PERFORM hopper.preprocess_validation(read_table, output_table, dependent_varname, independent_varname,
                                          training_preprocessor_table, buffer_size => buffer_size);
+    PERFORM madlib.__hopper_flat_source_done(output_table, source_table, read_table);
+    PERFORM madlib.__hopper_madlib_packed(output_table, source_table, dependent_varname, independent_varname);
 END $$;
 
 CREATE FUNCTION madlib.validation_preprocessor_dl(source_table varchar, output_table varchar, dependent_varname varchar,
@@ -220,16 +421,38 @@ BEGIN ATOMIC
 END;
 
 -- ---- architectures and model selection tables -------------------------------------------------
+-- (load_keras_model and generate_model_configs add to a table the caller's search_path finds, or
+-- create it where CREATE TABLE would.)
 CREATE FUNCTION madlib.__hopper_load_keras_model(keras_model_arch_table text, model_arch json, model_weights bytea,
                                                  name text, description text, model_id integer)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    stand_in jsonb;
 BEGIN
     PERFORM madlib.__hopper_required_table(keras_model_arch_table, 'keras_model_arch_table', 'output');
     PERFORM madlib.__hopper_required(model_arch IS NOT NULL, 'model_arch');
     IF model_id IS NOT NULL THEN
         PERFORM madlib.__hopper_unsupported('model_id', 'hopper numbers architectures itself.', 'Leave out model_id.');
     END IF;
-    PERFORM hopper.load_model_arch(keras_model_arch_table, model_arch::jsonb, name, description, model_weights);
+    BEGIN
+        PERFORM hopper.load_model_arch(keras_model_arch_table, model_arch::jsonb, name, description, model_weights);
+    EXCEPTION WHEN invalid_parameter_value OR feature_not_supported THEN
+        -- MADlib stores any JSON and has Keras read it when a model is trained with it; hopper reads it
+        -- now. An architecture hopper cannot train (a layer it lacks, a functional model) is stored as
+        -- given, and refused when a fit names it. Weights are checked against the architecture: those
+        -- errors stand. hopper.load_model_arch makes the row (and the table) with a stand-in, which the
+        -- given JSON then replaces: the table stays of hopper's making.
+        IF model_weights IS NOT NULL THEN
+            RAISE;
+        END IF;
+        stand_in := jsonb_build_object('class_name', 'Sequential', 'config', jsonb_build_array(jsonb_build_object(
+                        'class_name', 'Dense', 'config', jsonb_build_object('units', 1, 'batch_input_shape', '[null, 1]'::jsonb,
+                        'name', 'hopper_madlib stand-in ' || txid_current()))));
+        PERFORM hopper.load_model_arch(keras_model_arch_table, stand_in, name, description, NULL);
+        EXECUTE format('UPDATE %s SET model_arch = $1 WHERE model_arch::jsonb = $2',
+                       madlib.__hopper_quote_name(keras_model_arch_table)::regclass)
+            USING model_arch, stand_in;
+    END;
 END $$;
 
 -- The architecture table may exist (a row is added: the one the caller's search_path finds) or not
@@ -260,6 +483,14 @@ BEGIN ATOMIC
     SELECT madlib.__hopper_delete_keras_model(madlib.__hopper_input_name(keras_model_arch_table), model_id);
 END;
 
+-- MADlib's model selection summary has object_table too (always NULL here: custom functions are refused).
+CREATE FUNCTION madlib.__hopper_mst_summary(model_selection_table text) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    EXECUTE format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS object_table text',
+                   madlib.__hopper_quote_name(model_selection_table, '_summary')::regclass);
+END $$;
+
 CREATE FUNCTION madlib.__hopper_load_model_selection_table(model_arch_table text, model_selection_table text,
                                                            model_id_list integer[], compile_params_list text[],
                                                            fit_params_list text[], object_table text)
@@ -272,7 +503,9 @@ BEGIN
     PERFORM madlib.__hopper_required(fit_params_list IS NOT NULL, 'fit_params_list');
     PERFORM madlib.__hopper_no_gpus(false, object_table);
     PERFORM hopper.load_model_selection_table(model_arch_table, model_selection_table, model_id_list,
-                                              compile_params_list, fit_params_list);
+                                              ARRAY(SELECT madlib.__hopper_compile_params(c) FROM unnest(compile_params_list) c),
+                                              ARRAY(SELECT madlib.__hopper_fit_params(f) FROM unnest(fit_params_list) f));
+    PERFORM madlib.__hopper_mst_summary(model_selection_table);
 END $$;
 
 CREATE FUNCTION madlib.load_model_selection_table(model_arch_table varchar, model_selection_table varchar,
@@ -290,16 +523,36 @@ CREATE FUNCTION madlib.__hopper_generate_model_configs(model_arch_table text, mo
                                                        search_type text, num_configs integer, random_state integer,
                                                        object_table text)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    existing regclass;
+    staging text;
 BEGIN
     PERFORM madlib.__hopper_required_table(model_arch_table, 'model_arch_table', 'input');
     PERFORM madlib.__hopper_required_table(model_selection_table, 'model_selection_table', 'output');
     PERFORM madlib.__hopper_required(model_id_list IS NOT NULL, 'model_id_list');
     PERFORM madlib.__hopper_required(compile_params_grid IS NOT NULL, 'compile_params_grid');
     PERFORM madlib.__hopper_no_gpus(false, object_table);
-    PERFORM hopper.generate_model_configs(model_arch_table, model_selection_table, model_id_list,
-                                          madlib.__hopper_space(compile_params_grid, 'compile_params_grid'),
-                                          madlib.__hopper_space(fit_params_grid, 'fit_params_grid'),
+    existing := to_regclass(model_selection_table);
+    -- MADlib appends to an existing model selection table, mst_key going on where it stopped (its
+    -- summary stays): hopper generates into a table of its own, whose rows move over.
+    staging := CASE WHEN existing IS NULL THEN model_selection_table
+                    ELSE madlib.__hopper_quote_name(model_selection_table, '__hopper_appended') END;
+    PERFORM hopper.generate_model_configs(model_arch_table, staging, model_id_list,
+                                          madlib.__hopper_space(compile_params_grid, 'compile_params_grid',
+                                                                lower(COALESCE(search_type, 'grid')) = 'grid'),
+                                          madlib.__hopper_space(fit_params_grid, 'fit_params_grid',
+                                                                lower(COALESCE(search_type, 'grid')) = 'grid'),
                                           COALESCE(search_type, 'grid'), num_configs, random_state);
+    IF existing IS NULL THEN
+        PERFORM madlib.__hopper_mst_summary(model_selection_table);
+    ELSE
+        EXECUTE format('INSERT INTO %1$s (mst_key, model_id, compile_params, fit_params)
+                        SELECT (SELECT COALESCE(max(mst_key), 0) FROM %1$s) + row_number() OVER (ORDER BY n.mst_key),
+                               n.model_id, n.compile_params, n.fit_params FROM %2$s n ORDER BY n.mst_key',
+                       existing, madlib.__hopper_quote_name(staging)::regclass);
+        EXECUTE format('DROP TABLE %s, %s', madlib.__hopper_quote_name(staging)::regclass,
+                       madlib.__hopper_quote_name(staging, '_summary')::regclass);
+    END IF;
 END $$;
 
 CREATE FUNCTION madlib.generate_model_configs(model_arch_table varchar, model_selection_table varchar,
@@ -309,7 +562,11 @@ CREATE FUNCTION madlib.generate_model_configs(model_arch_table varchar, model_se
 RETURNS void LANGUAGE sql
 BEGIN ATOMIC
     SELECT madlib.__hopper_generate_model_configs(madlib.__hopper_input_name(model_arch_table),
-               madlib.__hopper_output_name(model_selection_table), model_id_list, compile_params_grid, fit_params_grid,
+               CASE WHEN pg_catalog.btrim(model_selection_table) OPERATOR(pg_catalog.<>) ''
+                         AND pg_catalog.to_regclass(model_selection_table) IS NOT NULL
+                    THEN madlib.__hopper_input_name(model_selection_table)
+                    ELSE madlib.__hopper_output_name(model_selection_table) END,
+               model_id_list, compile_params_grid, fit_params_grid,
                search_type, num_configs, random_state, object_table);
 END;
 
@@ -336,6 +593,7 @@ BEGIN
     PERFORM madlib.__hopper_required(compile_params IS NOT NULL, 'compile_params');
     PERFORM madlib.__hopper_required(num_iterations IS NOT NULL, 'num_iterations');
     PERFORM madlib.__hopper_no_gpus(use_gpus, object_table);
+    PERFORM madlib.__hopper_input_exists(validation_table, 'validation_table');
     EXECUTE format('SELECT model_arch::jsonb, model_weights FROM %s WHERE model_id = $1',
                    madlib.__hopper_quote_name(model_arch_table)::regclass)
         INTO arch, weights USING model_id;
@@ -350,7 +608,8 @@ BEGIN
         start := hopper.create_checkpoint(weights, metadata => jsonb_build_object(
                      'source', 'madlib.madlib_keras_fit transfer learning', 'model_arch_table', model_arch_table, 'model_id', model_id));
     END IF;
-    CALL hopper.fit(source_table, model, arch, compile_params, COALESCE(fit_params, ''), num_iterations,
+    CALL hopper.fit(source_table, model, arch, madlib.__hopper_compile_params(compile_params),
+                    COALESCE(madlib.__hopper_fit_params(fit_params), ''), num_iterations,
                     validation_table, COALESCE(metrics_compute_frequency, num_iterations), COALESCE(warm_start, false),
                     name, description,
                     warm_start_checkpoint => start);
@@ -378,6 +637,10 @@ BEGIN
         validation_metrics = i.validation_metrics, validation_loss = i.validation_loss FROM %2$s i',
         summary, madlib.__hopper_quote_name(model, '_info')::regclass)
         USING model_name, model_id;
+    PERFORM madlib.__hopper_class_values_column(summary);
+    -- MADlib's single-model fit makes model and model_summary only: scripts drop those two before
+    -- fitting again, so hopper's _info (now in the summary) goes.
+    EXECUTE format('DROP TABLE %s', madlib.__hopper_quote_name(model, '_info')::regclass);
 END $$;
 
 CREATE FUNCTION madlib.madlib_keras_fit(source_table varchar, model varchar, model_arch_table varchar, model_id integer,
@@ -394,15 +657,28 @@ BEGIN ATOMIC
                name, description, object_table, model);
 END;
 
--- model_info: MADlib's name of the _info table, as the caller wrote the output's name.
+-- The summary columns MADlib's fit_multiple_model and automl add to hopper's: model and model_info
+-- (the output's name and its _info's as the caller wrote it: model_name), object_table, use_gpus,
+-- madlib_version, num_classes and <dependent>_class_values.
+CREATE FUNCTION madlib.__hopper_multi_summary(model_output_table text, model_name text) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    summary regclass := madlib.__hopper_quote_name(model_output_table, '_summary')::regclass;
+BEGIN
+    EXECUTE format('ALTER TABLE %1$s ADD COLUMN model text, ADD COLUMN model_info text, ADD COLUMN object_table text,
+        ADD COLUMN use_gpus bool, ADD COLUMN madlib_version text, ADD COLUMN num_classes int4', summary);
+    EXECUTE format('UPDATE %1$s SET model = $1, model_info = $2, object_table = NULL, use_gpus = false,
+        madlib_version = ''hopper '' || hopper_version, num_classes = cardinality(class_values)', summary)
+        USING model_name, madlib.__hopper_quote_name(model_name, '_info');
+    PERFORM madlib.__hopper_class_values_column(summary);
+END $$;
+
 CREATE FUNCTION madlib.__hopper_keras_fit_multiple_model(source_table text, model_output_table text,
                                                          model_selection_table text, num_iterations integer,
                                                          use_gpus boolean, validation_table text,
                                                          metrics_compute_frequency integer, warm_start boolean, name text,
-                                                         description text, model_info text)
+                                                         description text, model_name text)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    summary regclass;
 BEGIN
     PERFORM madlib.__hopper_required_table(source_table, 'source_table', 'input');
     PERFORM madlib.__hopper_required_table(model_output_table, 'model_output_table', 'output');
@@ -410,15 +686,11 @@ BEGIN
     PERFORM madlib.__hopper_required(num_iterations IS NOT NULL, 'num_iterations');
     -- use_caching: hopper keeps the packed buffers of a run in memory anyway (hopper.buffer_cache_mb).
     PERFORM madlib.__hopper_no_gpus(use_gpus, NULL);
+    PERFORM madlib.__hopper_input_exists(validation_table, 'validation_table');
     CALL hopper.fit_multiple(source_table, model_output_table, model_selection_table, num_iterations, validation_table,
                              metrics_compute_frequency, COALESCE(warm_start, false), name, description);
     PERFORM madlib.__hopper_madlib_shape(model_output_table);
-    summary := madlib.__hopper_quote_name(model_output_table, '_summary')::regclass;
-    EXECUTE format('ALTER TABLE %1$s ADD COLUMN model_info text, ADD COLUMN madlib_version text,
-        ADD COLUMN num_classes int4', summary);
-    EXECUTE format('UPDATE %1$s SET model_info = $1, madlib_version = ''hopper '' || hopper_version,
-        num_classes = cardinality(class_values)', summary)
-        USING model_info;
+    PERFORM madlib.__hopper_multi_summary(model_output_table, model_name);
 END $$;
 
 CREATE FUNCTION madlib.madlib_keras_fit_multiple_model(source_table varchar, model_output_table varchar,
@@ -432,9 +704,7 @@ BEGIN ATOMIC
     SELECT madlib.__hopper_keras_fit_multiple_model(madlib.__hopper_input_name(source_table),
                madlib.__hopper_output_name(model_output_table), madlib.__hopper_input_name(model_selection_table),
                num_iterations, use_gpus, madlib.__hopper_input_name(validation_table), metrics_compute_frequency,
-               warm_start, name, description,
-               CASE WHEN pg_catalog.btrim(model_output_table) OPERATOR(pg_catalog.<>) ''
-                    THEN madlib.__hopper_quote_name(model_output_table, '_info') END);
+               warm_start, name, description, model_output_table);
 END;
 
 CREATE FUNCTION madlib.__hopper_keras_automl(source_table text, model_output_table text, model_arch_table text,
@@ -444,9 +714,10 @@ CREATE FUNCTION madlib.__hopper_keras_automl(source_table text, model_output_tab
                                              random_state integer, object_table text,
                                              use_gpus boolean, validation_table text,
                                              metrics_compute_frequency integer, name text,
-                                             description text)
+                                             description text, model_name text)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
+    info regclass;
     p record;
     r integer := 6;   -- MADlib's defaults: R = 6, eta = 3, skip_last = 0
     e integer := 3;
@@ -459,6 +730,7 @@ BEGIN
     PERFORM madlib.__hopper_required(model_id_list IS NOT NULL, 'model_id_list');
     PERFORM madlib.__hopper_required(compile_params_grid IS NOT NULL, 'compile_params_grid');
     PERFORM madlib.__hopper_no_gpus(use_gpus, object_table);
+    PERFORM madlib.__hopper_input_exists(validation_table, 'validation_table');
     automl_method := COALESCE(automl_method, 'hyperband');
     IF lower(automl_method) = 'hyperopt' THEN
         PERFORM madlib.__hopper_unsupported('automl_method ''hyperopt''', 'hopper searches by Hyperband and successive halving.',
@@ -482,6 +754,20 @@ BEGIN
                            search_type => 'random', random_state => random_state, validation_table => validation_table,
                            metrics_compute_frequency => metrics_compute_frequency, name => name, description => description);
     PERFORM madlib.__hopper_madlib_shape(model_output_table);
+    PERFORM madlib.__hopper_multi_summary(model_output_table, model_name);
+    EXECUTE format('ALTER TABLE %s ADD COLUMN automl_method text, ADD COLUMN automl_params text, ADD COLUMN random_state int4',
+                   madlib.__hopper_quote_name(model_output_table, '_summary')::regclass);
+    EXECUTE format('UPDATE %s SET automl_method = $1, automl_params = $2, random_state = $3',
+                   madlib.__hopper_quote_name(model_output_table, '_summary')::regclass)
+        USING automl_method, format('R=%s, eta=%s, skip_last=%s', r, e, skip), random_state;
+    -- MADlib's info names each configuration's bracket s and the last round i it trained in.
+    info := madlib.__hopper_quote_name(model_output_table, '_info')::regclass;
+    EXECUTE format('ALTER TABLE %s ADD COLUMN s int4, ADD COLUMN i int4', info);
+    EXECUTE format('UPDATE %s f SET s = t.bracket, i = t.last_rung FROM hopper.search_trials t
+                    WHERE t.mst_key = f.mst_key AND t.run_id = (SELECT o.run_id FROM hopper.output_tables o
+                        WHERE o.schema_name = $1 AND o.table_name = $2)', info)
+        USING (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = info),
+              (SELECT c.relname FROM pg_class c WHERE c.oid = info);
 END $$;
 
 CREATE FUNCTION madlib.madlib_keras_automl(source_table varchar, model_output_table varchar, model_arch_table varchar,
@@ -491,33 +777,41 @@ CREATE FUNCTION madlib.madlib_keras_automl(source_table varchar, model_output_ta
                                            random_state integer DEFAULT NULL, object_table varchar DEFAULT NULL,
                                            use_gpus boolean DEFAULT FALSE, validation_table varchar DEFAULT NULL,
                                            metrics_compute_frequency integer DEFAULT NULL, name varchar DEFAULT NULL,
-                                           description varchar DEFAULT NULL)
+                                           description varchar DEFAULT NULL, use_caching boolean DEFAULT FALSE)
 RETURNS void LANGUAGE sql
+-- use_caching (2.x): accepted, as by fit_multiple_model (hopper keeps a run's buffers in memory anyway).
 BEGIN ATOMIC
     SELECT madlib.__hopper_keras_automl(madlib.__hopper_input_name(source_table),
                madlib.__hopper_output_name(model_output_table), madlib.__hopper_input_name(model_arch_table),
                madlib.__hopper_output_name(model_selection_table), model_id_list, compile_params_grid, fit_params_grid,
                automl_method, automl_params, random_state, object_table, use_gpus,
-               madlib.__hopper_input_name(validation_table), metrics_compute_frequency, name, description);
+               madlib.__hopper_input_name(validation_table), metrics_compute_frequency, name, description,
+               model_output_table);
 END;
 
 -- ---- using models -----------------------------------------------------------------------------
 CREATE FUNCTION madlib.__hopper_keras_evaluate(model_table text, test_table text, output_table text,
                                                use_gpus boolean, mst_key integer)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    info regclass;
 BEGIN
     PERFORM madlib.__hopper_required_table(model_table, 'model_table', 'input');
     PERFORM madlib.__hopper_required_table(test_table, 'test_table', 'input');
     PERFORM madlib.__hopper_required_table(output_table, 'output_table', 'output');
     PERFORM madlib.__hopper_no_gpus(use_gpus, NULL);
     -- MADlib's shape: loss, metric, metrics_type, loss_type (the first compile metric). CREATE TABLE
-    -- AS claims the output's name before hopper.evaluate runs.
+    -- AS claims the output's name before hopper.evaluate runs. loss_type: from the _info of several
+    -- models (fit_multiple_model, automl), else from the summary of one (madlib_keras_fit).
+    info := to_regclass(madlib.__hopper_quote_name(model_table, '_info'));
     EXECUTE format('CREATE TABLE %s AS
         SELECT e.loss, (SELECT v.value::float8 FROM jsonb_each_text(e.metrics) v LIMIT 1) AS metric,
                ARRAY(SELECT v.key FROM jsonb_each_text(e.metrics) v LIMIT 1) AS metrics_type,
-               i.loss_type
-        FROM hopper.evaluate($1, $2, $3) e JOIN %s i ON i.mst_key = e.mst_key',
-        madlib.__hopper_quote_name(output_table), madlib.__hopper_quote_name(model_table, '_info')::regclass)
+               (SELECT i.loss_type FROM %s i WHERE %s) AS loss_type
+        FROM hopper.evaluate($1, $2, $3) e',
+        madlib.__hopper_quote_name(output_table),
+        COALESCE(info, madlib.__hopper_quote_name(model_table, '_summary')::regclass),
+        CASE WHEN info IS NULL THEN 'true' ELSE 'i.mst_key = e.mst_key' END)
         USING model_table, test_table, mst_key;
 END $$;
 
@@ -529,10 +823,63 @@ BEGIN ATOMIC
                madlib.__hopper_output_name(output_table), use_gpus, mst_key);
 END;
 
+-- MADlib 2.x's prediction table: one row per test row and class (id, class_name, class_value, prob,
+-- rank), from hopper.predict's probabilities; pred_type 'prob' (the default) keeps every class,
+-- 'response' the first-ranked one (without rank), a number below 1 the classes above that probability,
+-- an integer from 1 up the classes ranked up to it. The table hopper.predict made (and registered) is
+-- reshaped in place. Regression models keep hopper's shape (MADlib predicts classes only).
+CREATE FUNCTION madlib.__hopper_predict_rows(output_table text, id_col text, pred_type text, class_name text,
+                                             class_values text[])
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    out regclass := madlib.__hopper_quote_name(output_table)::regclass;
+    id text := quote_ident((parse_ident(id_col))[1]);
+    estimated text;
+    keep text;
+    limit_value float8;
+BEGIN
+    pred_type := lower(btrim(COALESCE(pred_type, 'prob')));
+    IF pred_type = 'response' THEN
+        keep := 'rank = 1';
+    ELSIF pred_type = 'prob' THEN
+        keep := 'true';
+    ELSE
+        BEGIN
+            limit_value := pred_type::float8;
+        EXCEPTION WHEN invalid_text_representation THEN
+            limit_value := NULL;
+        END;
+        IF limit_value IS NULL OR limit_value <= 0 OR (limit_value >= 1 AND limit_value <> trunc(limit_value)) THEN
+            RAISE EXCEPTION 'invalid pred_type %', pred_type USING ERRCODE = 'invalid_parameter_value',
+                HINT = 'pred_type is ''prob'', ''response'', a probability between 0 and 1 or a rank (an integer from 1).';
+        END IF;
+        keep := CASE WHEN limit_value < 1 THEN format('prob > %s', limit_value) ELSE format('rank <= %s', limit_value::int8) END;
+    END IF;
+    SELECT quote_ident(a.attname) INTO estimated FROM pg_attribute a
+    WHERE a.attrelid = out AND a.attname LIKE 'estimated\_%' AND NOT a.attisdropped;
+    DROP TABLE IF EXISTS pg_temp.__hopper_predict_rows;
+    EXECUTE format('CREATE TEMP TABLE __hopper_predict_rows AS SELECT %s AS id, prob FROM %s', id, out);
+    EXECUTE format('TRUNCATE %s', out);
+    EXECUTE format('ALTER TABLE %s DROP COLUMN %s, DROP COLUMN prob, ADD COLUMN class_name text,
+                    ADD COLUMN class_value text, ADD COLUMN prob float8, ADD COLUMN rank int4', out, estimated);
+    EXECUTE format('INSERT INTO %s SELECT * FROM (SELECT t.id, $1, u.v, u.p::float8 AS prob,
+                        row_number() OVER (PARTITION BY t.id ORDER BY u.p DESC, u.i)::int4 AS rank
+                    FROM pg_temp.__hopper_predict_rows t, unnest(t.prob, $2) WITH ORDINALITY AS u(p, v, i)) q WHERE %s',
+                   out, keep)
+        USING class_name, class_values;
+    DROP TABLE pg_temp.__hopper_predict_rows;
+    IF pred_type = 'response' THEN
+        EXECUTE format('ALTER TABLE %s DROP COLUMN rank', out);
+    END IF;
+END $$;
+
 CREATE FUNCTION madlib.__hopper_keras_predict(model_table text, test_table text, id_col text,
                                               independent_varname text, output_table text,
                                               pred_type text, use_gpus boolean, mst_key integer)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    s record;
+    read_table text;
 BEGIN
     PERFORM madlib.__hopper_required_table(model_table, 'model_table', 'input');
     PERFORM madlib.__hopper_required_table(test_table, 'test_table', 'input');
@@ -540,16 +887,250 @@ BEGIN
     PERFORM madlib.__hopper_required(independent_varname IS NOT NULL, 'independent_varname');
     PERFORM madlib.__hopper_required_table(output_table, 'output_table', 'output');
     PERFORM madlib.__hopper_no_gpus(use_gpus, NULL);
-    PERFORM hopper.predict(model_table, test_table, id_col, independent_varname, output_table,
-                           COALESCE(pred_type, 'response'), mst_key);
+    read_table := madlib.__hopper_flat_source(test_table, independent_varname, id_col);
+    PERFORM hopper.predict(model_table, read_table, id_col, independent_varname, output_table, 'prob', mst_key);
+    IF read_table IS DISTINCT FROM test_table THEN
+        DROP TABLE pg_temp.__hopper_flat_source;
+    END IF;
+    EXECUTE format('SELECT response_type, dependent_varname, class_values FROM %s',
+                   madlib.__hopper_quote_name(model_table, '_summary')::regclass) INTO s;
+    IF s.response_type = 'classification' THEN
+        PERFORM madlib.__hopper_predict_rows(output_table, id_col, pred_type, s.dependent_varname, s.class_values);
+    END IF;
 END $$;
 
 CREATE FUNCTION madlib.madlib_keras_predict(model_table varchar, test_table varchar, id_col varchar,
                                             independent_varname varchar, output_table varchar,
-                                            pred_type varchar DEFAULT 'response', use_gpus boolean DEFAULT FALSE,
+                                            pred_type varchar DEFAULT 'prob', use_gpus boolean DEFAULT FALSE,
                                             mst_key integer DEFAULT NULL)
 RETURNS void LANGUAGE sql
 BEGIN ATOMIC
     SELECT madlib.__hopper_keras_predict(madlib.__hopper_input_name(model_table), madlib.__hopper_input_name(test_table),
                id_col, independent_varname, madlib.__hopper_output_name(output_table), pred_type, use_gpus, mst_key);
+END;
+
+-- MADlib's pred_type as a number: a rank limit (integer) or a probability limit.
+CREATE FUNCTION madlib.madlib_keras_predict(model_table varchar, test_table varchar, id_col varchar,
+                                            independent_varname varchar, output_table varchar,
+                                            pred_type integer, use_gpus boolean DEFAULT FALSE,
+                                            mst_key integer DEFAULT NULL)
+RETURNS void LANGUAGE sql
+BEGIN ATOMIC
+    SELECT madlib.__hopper_keras_predict(madlib.__hopper_input_name(model_table), madlib.__hopper_input_name(test_table),
+               id_col, independent_varname, madlib.__hopper_output_name(output_table), pred_type::text, use_gpus, mst_key);
+END;
+
+CREATE FUNCTION madlib.madlib_keras_predict(model_table varchar, test_table varchar, id_col varchar,
+                                            independent_varname varchar, output_table varchar,
+                                            pred_type double precision, use_gpus boolean DEFAULT FALSE,
+                                            mst_key integer DEFAULT NULL)
+RETURNS void LANGUAGE sql
+BEGIN ATOMIC
+    SELECT madlib.__hopper_keras_predict(madlib.__hopper_input_name(model_table), madlib.__hopper_input_name(test_table),
+               id_col, independent_varname, madlib.__hopper_output_name(output_table), pred_type::text, use_gpus, mst_key);
+END;
+
+-- Bring your own model: the weights of a row of the architecture table (a hopper model state, e.g.
+-- copied there from a model table as MADlib's docs do), scored with hopper.model_forward into
+-- hopper.predict's shape, then MADlib's rows as above. class_values: MADlib's one array per dependent
+-- variable (ARRAY[ARRAY[...]]) or a flat one; without them the classes are 0, 1, ...
+CREATE FUNCTION madlib.__hopper_keras_predict_byom(model_arch_table text, model_id integer, test_table text, id_col text,
+                                                   independent_varname text, output_table text, pred_type text,
+                                                   use_gpus boolean, class_values text[], normalizing_const float8,
+                                                   dependent_count integer)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    weights bytea;
+    found boolean;
+    classes text[];
+    read_table text;
+BEGIN
+    PERFORM madlib.__hopper_required_table(model_arch_table, 'model_arch_table', 'input');
+    PERFORM madlib.__hopper_required(model_id IS NOT NULL, 'model_id');
+    PERFORM madlib.__hopper_required_table(test_table, 'test_table', 'input');
+    PERFORM madlib.__hopper_required(id_col IS NOT NULL, 'id_col');
+    PERFORM madlib.__hopper_required(independent_varname IS NOT NULL, 'independent_varname');
+    PERFORM madlib.__hopper_required_table(output_table, 'output_table', 'output');
+    PERFORM madlib.__hopper_no_gpus(use_gpus, NULL);
+    IF COALESCE(dependent_count, 1) <> 1 THEN
+        PERFORM madlib.__hopper_unsupported('dependent_count ' || dependent_count || ' (multi-output models)',
+                                            'hopper''s models have one output.', 'Leave out dependent_count.');
+    END IF;
+    EXECUTE format('SELECT true, model_weights FROM %s WHERE model_id = $1', madlib.__hopper_quote_name(model_arch_table)::regclass)
+        INTO found, weights USING model_id;
+    IF found IS NULL THEN
+        RAISE EXCEPTION 'model_id % does not exist in model architecture table %', model_id, model_arch_table
+            USING ERRCODE = 'invalid_parameter_value';
+    ELSIF weights IS NULL THEN
+        RAISE EXCEPTION 'model_id % of % has no model_weights', model_id, model_arch_table USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'Copy a trained model''s model_weights into that row (UPDATE ... SET model_weights = m.model_weights FROM model m).';
+    END IF;
+    classes := CASE WHEN array_ndims(class_values) > 1 THEN ARRAY(SELECT unnest(class_values[1:1])) ELSE class_values END;
+    read_table := madlib.__hopper_flat_source(test_table, independent_varname, id_col);
+    EXECUTE format('CREATE TABLE %s AS SELECT t.%s, NULL::text AS estimated_dependent_var,
+                        hopper.model_forward($1, t.%s::pg_catalog.float8[], $2) AS prob FROM %s t',
+                   madlib.__hopper_quote_name(output_table), quote_ident((parse_ident(id_col))[1]),
+                   quote_ident((parse_ident(independent_varname))[1]), madlib.__hopper_quote_name(read_table)::regclass)
+        USING weights, COALESCE(normalizing_const, 1.0);
+    IF read_table IS DISTINCT FROM test_table THEN
+        DROP TABLE pg_temp.__hopper_flat_source;
+    END IF;
+    IF classes IS NULL THEN
+        EXECUTE format('SELECT ARRAY(SELECT g::text FROM generate_series(0, max(cardinality(prob)) - 1) g) FROM %s',
+                       madlib.__hopper_quote_name(output_table)::regclass) INTO classes;
+    END IF;
+    PERFORM madlib.__hopper_predict_rows(output_table, id_col, pred_type, 'dependent_var', classes);
+END $$;
+
+CREATE FUNCTION madlib.madlib_keras_predict_byom(model_arch_table varchar, model_id integer, test_table varchar,
+                                                 id_col varchar, independent_varname varchar, output_table varchar,
+                                                 pred_type varchar DEFAULT 'prob', use_gpus boolean DEFAULT NULL,
+                                                 class_values text[] DEFAULT NULL,
+                                                 normalizing_const double precision DEFAULT NULL,
+                                                 dependent_count integer DEFAULT 1)
+RETURNS void LANGUAGE sql
+BEGIN ATOMIC
+    SELECT madlib.__hopper_keras_predict_byom(madlib.__hopper_input_name(model_arch_table), model_id,
+               madlib.__hopper_input_name(test_table), id_col, independent_varname,
+               madlib.__hopper_output_name(output_table), pred_type, use_gpus, class_values, normalizing_const,
+               dependent_count);
+END;
+
+-- ---- MADlib's train_test_split (its sampling module; every example of MADlib's docs starts with it) --
+-- As MADlib draws: per group (grouping_cols), a random ceil((train + test) share) of the rows, of
+-- which a random ceil(test / (train + test)) share is the test set and the rest the training set.
+-- random() is the session's generator, so setseed() makes it repeatable, as in MADlib's examples.
+-- Outputs: <output>_train and <output>_test, or one table <output> with column split (1 train, 0 test).
+CREATE FUNCTION madlib.__hopper_columns(list text, argument text) RETURNS text
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    out text[] := '{}';
+    c text;
+BEGIN
+    FOREACH c IN ARRAY regexp_split_to_array(list, '\s*,\s*') LOOP
+        BEGIN
+            out := out || quote_ident((parse_ident(btrim(c)))[1]);
+        EXCEPTION WHEN invalid_parameter_value THEN
+            RAISE EXCEPTION 'invalid column name "%" in %', btrim(c), argument USING ERRCODE = 'invalid_name';
+        END;
+    END LOOP;
+    RETURN array_to_string(out, ', ');
+END $$;
+
+CREATE FUNCTION madlib.__hopper_train_test_split(source_table text, output_table text, train_proportion float8,
+                                                 test_proportion float8, grouping_cols text, target_cols text,
+                                                 with_replacement boolean, separate_output_tables boolean)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    src regclass;
+    cols text;
+    groups text;
+    total float8;
+    picked text;
+    test text;
+BEGIN
+    PERFORM madlib.__hopper_required_table(source_table, 'source_table', 'input');
+    PERFORM madlib.__hopper_required_table(output_table, 'output_table', 'output');
+    PERFORM madlib.__hopper_required(train_proportion IS NOT NULL, 'train_proportion');
+    src := madlib.__hopper_quote_name(source_table)::regclass;
+    test_proportion := COALESCE(test_proportion, 1 - train_proportion);
+    IF NOT (train_proportion > 0 AND train_proportion < 1 AND test_proportion > 0 AND test_proportion < 1) THEN
+        RAISE EXCEPTION 'Sample: Proportions aren''t in the range (0,1)!' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF with_replacement THEN
+        PERFORM madlib.__hopper_unsupported('with_replacement => TRUE', 'hopper_madlib''s train_test_split draws without replacement.',
+                                            'Leave out with_replacement, or pass FALSE.');
+    END IF;
+    total := train_proportion + test_proportion;
+    IF total > 1 THEN
+        RAISE EXCEPTION 'Sample: Proportions add up to greater than 1!' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    cols := CASE WHEN NULLIF(btrim(target_cols), '') IS NULL OR btrim(target_cols) = '*' THEN 't.*'
+                 ELSE (SELECT string_agg('t.' || c, ', ') FROM regexp_split_to_table(madlib.__hopper_columns(target_cols, 'target_cols'), ', ') c) END;
+    groups := CASE WHEN NULLIF(btrim(grouping_cols), '') IS NULL THEN ''
+                   ELSE 'PARTITION BY ' || madlib.__hopper_columns(grouping_cols, 'grouping_cols') END;
+    DROP TABLE IF EXISTS pg_temp.__hopper_split;
+    -- n: the group's rows; r: a random order within the group.
+    EXECUTE format('CREATE TEMP TABLE __hopper_split AS SELECT %s, count(*) OVER (%s) AS __hopper_n,
+                        row_number() OVER (%s ORDER BY random()) AS __hopper_r FROM %s t', cols, groups, groups, src);
+    picked := format('ceil(%s * __hopper_n - 1e-9)', total);
+    test := format('__hopper_r <= ceil(%s * %s - 1e-9)', test_proportion / total, picked);
+    SELECT string_agg(quote_ident(a.attname), ', ' ORDER BY a.attnum) INTO cols FROM pg_attribute a
+    WHERE a.attrelid = 'pg_temp.__hopper_split'::regclass AND a.attnum > 0 AND a.attname NOT LIKE '\_\_hopper\_%';
+    IF COALESCE(separate_output_tables, false) THEN
+        EXECUTE format('CREATE TABLE %s AS SELECT %s FROM pg_temp.__hopper_split WHERE %s',
+                       madlib.__hopper_quote_name(output_table, '_test'), cols, test);
+        EXECUTE format('CREATE TABLE %s AS SELECT %s FROM pg_temp.__hopper_split WHERE NOT %s AND __hopper_r <= %s',
+                       madlib.__hopper_quote_name(output_table, '_train'), cols, test, picked);
+    ELSE
+        EXECUTE format('CREATE TABLE %s AS SELECT %s, CASE WHEN %s THEN 0 ELSE 1 END AS split
+                        FROM pg_temp.__hopper_split WHERE __hopper_r <= %s ORDER BY split',
+                       madlib.__hopper_quote_name(output_table), cols, test, picked);
+    END IF;
+    DROP TABLE pg_temp.__hopper_split;
+END $$;
+
+CREATE FUNCTION madlib.train_test_split(source_table text, output_table text, train_proportion float8,
+                                        test_proportion float8 DEFAULT NULL, grouping_cols text DEFAULT NULL,
+                                        target_cols text DEFAULT NULL, with_replacement boolean DEFAULT FALSE,
+                                        separate_output_tables boolean DEFAULT FALSE)
+RETURNS void LANGUAGE sql
+BEGIN ATOMIC
+    SELECT madlib.__hopper_train_test_split(madlib.__hopper_input_name(source_table), madlib.__hopper_output_name(output_table),
+               train_proportion, test_proportion, grouping_cols, target_cols, with_replacement, separate_output_tables);
+END;
+
+-- ---- MADlib's utilities around training --------------------------------------------------------
+-- MADlib's Hyperband schedule (its own formula: brackets s = s_max .. 0, rounds i, n_i configurations
+-- trained r_i iterations each), for planning a madlib_keras_automl run. MADlib computes it on
+-- Greenplum only; hopper's own plan of a run is in hopper.search_brackets.
+CREATE FUNCTION madlib.__hopper_hyperband_schedule(schedule_table text, r integer, eta integer, skip_last integer)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    s_max integer;
+BEGIN
+    PERFORM madlib.__hopper_required_table(schedule_table, 'schedule_table', 'output');
+    PERFORM madlib.__hopper_required(r IS NOT NULL, 'r');
+    eta := COALESCE(eta, 3);
+    skip_last := COALESCE(skip_last, 0);
+    IF eta <= 1 THEN
+        RAISE EXCEPTION 'hyperband_schedule: eta must be greater than 1' USING ERRCODE = 'invalid_parameter_value';
+    ELSIF r < eta THEN
+        RAISE EXCEPTION 'hyperband_schedule: R should not be less than eta' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    s_max := floor(log(eta::numeric, r::numeric));
+    IF skip_last < 0 OR skip_last > s_max THEN
+        RAISE EXCEPTION 'hyperband_schedule: skip_last must be non-negative and less than %', s_max
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    EXECUTE format('CREATE TABLE %s (s integer, i integer, n_i integer, r_i integer, UNIQUE (s, i))',
+                   madlib.__hopper_quote_name(schedule_table));
+    EXECUTE format('INSERT INTO %s
+        SELECT b.s, k.i, trunc(b.n / ($2::numeric ^ k.i))::integer, round($1::numeric / ($2::numeric ^ b.s) * ($2::numeric ^ k.i))::integer
+        FROM (SELECT s, ceil(floor(($3 + 1) / (s + 1)) * ($2::numeric ^ s)) AS n FROM generate_series($3, 0, -1) s) b,
+             generate_series(0, b.s - $4) k(i)', madlib.__hopper_quote_name(schedule_table)::regclass)
+        USING r, eta, s_max, skip_last;
+END $$;
+
+CREATE FUNCTION madlib.hyperband_schedule(schedule_table varchar, r integer, eta integer DEFAULT 3, skip_last integer DEFAULT 0)
+RETURNS void LANGUAGE sql
+BEGIN ATOMIC
+    SELECT madlib.__hopper_hyperband_schedule(madlib.__hopper_output_name(schedule_table), r, eta, skip_last);
+END;
+
+-- MADlib's list of the GPUs of each host: hopper trains on CPUs, so the table it makes lists none.
+CREATE FUNCTION madlib.__hopper_gpu_configuration(output_table text, source text)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    PERFORM madlib.__hopper_required_table(output_table, 'output_table', 'output');
+    IF lower(COALESCE(source, 'tensorflow')) NOT IN ('tensorflow', 'nvidia') THEN
+        RAISE EXCEPTION 'gpu_configuration: source must be tensorflow or nvidia' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    EXECUTE format('CREATE TABLE %s (hostname text, gpu_descr text)', madlib.__hopper_quote_name(output_table));
+END $$;
+
+CREATE FUNCTION madlib.gpu_configuration(output_table text, source text DEFAULT 'tensorflow')
+RETURNS void LANGUAGE sql
+BEGIN ATOMIC
+    SELECT madlib.__hopper_gpu_configuration(madlib.__hopper_output_name(output_table), source);
 END;

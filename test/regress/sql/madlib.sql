@@ -1,7 +1,8 @@
 -- hopper_madlib: Apache MADlib's deep-learning SQL on plain PostgreSQL. The examples of MADlib's
--- user documentation for Keras (iris), adapted only in schema name -- and in the train/test split,
--- which MADlib makes with its train_test_split (not a deep-learning function): here every fifth row
--- is a test row. Then what hopper cannot honour, refused with 0A000.
+-- user documentation for Keras (iris), adapted only in schema name -- and in the train/test split
+-- (every fifth row is a test row, for output that does not depend on random numbers; MADlib's
+-- train_test_split is tested on its own). Then what hopper cannot honour, refused with 0A000.
+-- test/scripts/madlib_yardstick.sh runs MADlib's own examples and tests unchanged.
 CREATE EXTENSION hopper_madlib;
 CREATE SCHEMA test_madlib;
 SET search_path = test_madlib, public;
@@ -162,10 +163,66 @@ INSERT INTO iris_data(id, attributes, class_text) VALUES
 CREATE TABLE iris_train AS SELECT * FROM iris_data WHERE id % 5 <> 0;
 CREATE TABLE iris_test AS SELECT * FROM iris_data WHERE id % 5 = 0;
 
+-- ---- train_test_split (MADlib's sampling module) ----
+-- Separate tables, as every example of MADlib's docs: exactly 80 % of the rows, disjoint.
+SELECT setseed(0);
+SELECT madlib.train_test_split('iris_data', 'iris_split', 0.8, NULL, NULL, NULL, NULL, TRUE);
+SELECT (SELECT count(*) FROM iris_split_train) AS train, (SELECT count(*) FROM iris_split_test) AS test,
+       (SELECT count(*) FROM (SELECT id FROM iris_split_train INTERSECT SELECT id FROM iris_split_test) b) AS in_both,
+       (SELECT count(DISTINCT id) FROM (SELECT id FROM iris_split_train UNION ALL SELECT id FROM iris_split_test) a) AS distinct_ids;
+-- The same seed draws the same split.
+SELECT setseed(0);
+SELECT madlib.train_test_split('iris_data', 'iris_split_again', 0.8, NULL, NULL, NULL, NULL, TRUE);
+SELECT count(*) AS same_test_rows FROM iris_split_test JOIN iris_split_again_test USING (id);
+-- One table with column split, by class (grouping_cols), some columns (target_cols), 60 % / 20 %.
+SELECT madlib.train_test_split('iris_data', 'iris_split_one', 0.6, 0.2, 'class_text', 'id, class_text');
+SELECT class_text, split, count(*) FROM iris_split_one GROUP BY 1, 2 ORDER BY 1, 2;
+SELECT string_agg(attname, ', ' ORDER BY attnum) AS split_columns FROM pg_attribute
+WHERE attrelid = 'iris_split_one'::regclass AND attnum > 0;
+
 -- ---- preprocessing ----
 SELECT madlib.training_preprocessor_dl('iris_train', 'iris_train_packed', 'class_text', 'attributes');
 SELECT madlib.validation_preprocessor_dl('iris_test', 'iris_test_packed', 'class_text', 'attributes', 'iris_train_packed');
 SELECT class_values, num_rows FROM iris_train_packed_summary;
+-- MADlib's columns: the packed arrays' shapes, the summary's class values by dependent variable.
+SELECT attributes_shape, class_text_shape FROM iris_train_packed ORDER BY buffer_id LIMIT 1;
+SELECT class_text_class_values, num_classes, distribution_rules, __internal_gpu_config__ FROM iris_test_packed_summary;
+-- num_classes as MADlib 2.x takes it (one per dependent variable): the data's number of classes.
+SELECT madlib.training_preprocessor_dl('iris_train', 'iris_train_packed3', 'class_text', 'attributes', NULL, 1.0, ARRAY[3]);
+SELECT num_classes FROM iris_train_packed3_summary;
+-- Images (N-dimensional arrays): rgb_shape has their dimensions after the rows, as MADlib's.
+CREATE TABLE image_data AS
+SELECT g AS id, ARRAY[[[g % 7, g % 5, 1], [g % 3, 2, g % 11]], [[4, g % 13, 5], [g % 2, 6, 7]]] AS rgb,
+       (ARRAY['cat', 'dog', 'bird'])[g % 3 + 1] AS species
+FROM generate_series(1, 52) g;
+SELECT madlib.training_preprocessor_dl('image_data', 'image_data_packed', 'species', 'rgb', 26, 255);
+SELECT rgb_shape, species_shape, buffer_id FROM image_data_packed ORDER BY buffer_id;
+SELECT source_table, species_class_values FROM image_data_packed_summary;
+SELECT madlib.validation_preprocessor_dl('image_data', 'image_data_val', 'species', 'rgb', 'image_data_packed');
+SELECT rgb_shape FROM image_data_val ORDER BY buffer_id LIMIT 1;
+-- A model of images, and predictions for the images as they are.
+SELECT madlib.load_keras_model('image_arch', $$
+{"class_name": "Sequential", "config": [{"class_name": "Flatten", "config": {"name": "flat", "batch_input_shape": [null, 2, 2, 3]}},
+ {"class_name": "Dense", "config": {"name": "out", "activation": "softmax", "units": 3}}], "backend": "tensorflow"}
+$$);
+SELECT madlib.madlib_keras_fit('image_data_packed', 'image_model', 'image_arch', 1,
+    $$ loss='categorical_crossentropy', optimizer=SGD(lr=0.1, nesterov=True), metrics=['mae'] $$, $$ batch_size=13 $$, 1);
+SELECT metrics_type FROM image_model_summary;
+SELECT madlib.madlib_keras_predict('image_model', 'image_data', 'id', 'rgb', 'image_predict', 'response');
+SELECT count(*) AS predicted, count(DISTINCT id) AS ids FROM image_predict;
+UPDATE image_arch SET model_weights = image_model.model_weights FROM image_model;
+SELECT madlib.madlib_keras_predict_byom('image_arch', 1, 'image_data', 'id', 'rgb', 'image_predict_byom', 'response', FALSE,
+                                        ARRAY['bird', 'cat', 'dog'], 255);
+SELECT count(*) AS predicted, count(*) FILTER (WHERE b.class_value = p.class_value) AS as_predict
+FROM image_predict_byom b JOIN image_predict p USING (id);
+SELECT count(*) AS flattened_copies_left FROM pg_class WHERE relname = '__hopper_flat_source';
+-- distribution_rules: ignored on PostgreSQL, as MADlib does (its summary says all_segments).
+SELECT madlib.training_preprocessor_dl('image_data', 'image_data_gpu', 'species', 'rgb', NULL, 255, NULL, 'gpu_segments');
+SELECT distribution_rules FROM image_data_gpu_summary;
+-- Columns named as hopper's packed ones: hopper's shape columns stay hopper's (rows, flat width).
+CREATE TABLE image_named AS SELECT rgb AS independent_var, species AS dependent_var FROM image_data;
+SELECT madlib.training_preprocessor_dl('image_named', 'image_named_packed', 'dependent_var', 'independent_var', 26, 255);
+SELECT independent_var_shape, dependent_var_shape FROM image_named_packed ORDER BY buffer_id LIMIT 1;
 
 -- ---- the model architecture table ----
 SELECT madlib.load_keras_model('model_arch_library', $$
@@ -193,11 +250,40 @@ SELECT octet_length(model_weights) > 0 AS has_weights, model_arch IS NOT NULL AS
 SELECT madlib.madlib_keras_evaluate('iris_model', 'iris_test_packed', 'iris_validate');
 SELECT metric > 0.8 AS accurate, loss < 1 AS low_loss, metrics_type, loss_type FROM iris_validate;
 SELECT madlib.madlib_keras_predict('iris_model', 'iris_test', 'id', 'attributes', 'iris_predict', 'response', FALSE);
-SELECT count(*) AS predicted, avg((p.estimated_class_text = t.class_text)::int) > 0.8 AS accurate
+SELECT string_agg(attname, ', ' ORDER BY attnum) AS response_columns FROM pg_attribute
+WHERE attrelid = 'iris_predict'::regclass AND attnum > 0 AND NOT attisdropped;
+SELECT count(*) AS predicted, count(DISTINCT class_name) AS names, avg((p.class_value = t.class_text)::int) > 0.8 AS accurate
 FROM iris_predict p JOIN iris_test t USING (id);
+-- MADlib 2.x's default, pred_type 'prob': a row per class, ranked by probability; the docs' accuracy
+-- query reads rank 1.
+SELECT madlib.madlib_keras_predict('iris_model', 'iris_test', 'id', 'attributes', 'iris_predict_prob');
+SELECT string_agg(attname, ', ' ORDER BY attnum) AS prob_columns FROM pg_attribute
+WHERE attrelid = 'iris_predict_prob'::regclass AND attnum > 0 AND NOT attisdropped;
+SELECT count(*) AS rows, count(DISTINCT id) AS ids, min(rank) AS best, max(rank) AS worst,
+       bool_and(abs(s - 1) < 1e-4) AS probabilities_add_up
+FROM iris_predict_prob JOIN (SELECT id, sum(prob) AS s FROM iris_predict_prob GROUP BY id) t USING (id);
+SELECT count(*) AS same_as_response FROM iris_predict_prob p JOIN iris_predict r USING (id)
+WHERE p.rank = 1 AND p.class_value = r.class_value;
+SELECT count(*) FILTER (WHERE p.class_value = t.class_text) > 24 AS accurate
+FROM iris_predict_prob p JOIN iris_test t USING (id) WHERE p.rank = 1;
+-- A number: the classes up to that rank (integer) or above that probability.
+SELECT madlib.madlib_keras_predict('iris_model', 'iris_test', 'id', 'attributes', 'iris_predict_top2', 2);
+SELECT count(*) AS rows, max(rank) AS worst FROM iris_predict_top2;
+SELECT madlib.madlib_keras_predict('iris_model', 'iris_test', 'id', 'attributes', 'iris_predict_likely', 0.5);
+SELECT bool_and(prob > 0.5) IS NOT FALSE AS above_half, count(*) <= 30 AS at_most_one_per_row FROM iris_predict_likely;
+-- Bring your own model: the trained weights in a row of the architecture table, MADlib's docs' way.
+UPDATE model_arch_library SET model_weights = iris_model.model_weights FROM iris_model WHERE model_arch_library.model_id = 1;
+SELECT madlib.madlib_keras_predict_byom('model_arch_library', 1, 'iris_test', 'id', 'attributes', 'iris_predict_byom',
+    'response', FALSE, ARRAY[ARRAY['Iris-setosa', 'Iris-versicolor', 'Iris-virginica']], 1.0);
+SELECT count(*) AS predicted, count(*) FILTER (WHERE b.class_value = r.class_value) AS as_predict, min(b.class_name) AS class_name
+FROM iris_predict_byom b JOIN iris_predict r USING (id);
+SELECT madlib.madlib_keras_predict_byom('model_arch_library', 1, 'iris_test', 'id', 'attributes', 'iris_predict_byom_prob');
+SELECT count(*) AS rows, array_agg(DISTINCT class_value ORDER BY class_value) AS default_classes FROM iris_predict_byom_prob;
+UPDATE model_arch_library SET model_weights = NULL WHERE model_id = 1;
 
 -- With a validation table, metrics every 3 iterations, name and description (use_gpus positional).
-DROP TABLE iris_model, iris_model_summary, iris_model_info;
+-- MADlib's fit makes the model and its summary only: dropping the two lets the script fit again.
+DROP TABLE iris_model, iris_model_summary;
 SELECT madlib.madlib_keras_fit('iris_train_packed', 'iris_model', 'model_arch_library', 1,
     $$ loss='categorical_crossentropy', optimizer='adam', metrics=['accuracy'] $$, $$ batch_size=5, epochs=3 $$,
     10, FALSE, 'iris_test_packed', 3, FALSE, 'Sophie L.', 'Simple MLP for iris dataset');
@@ -221,13 +307,13 @@ SELECT madlib.madlib_keras_fit('iris_train_packed', 'iris_model_transfer', 'mode
     $$ loss='categorical_crossentropy', optimizer='adam', metrics=['accuracy'] $$, $$ batch_size=5, epochs=3 $$, 2);
 SELECT training_metrics_final > 0.8 AS starts_trained FROM iris_model_transfer_summary;
 -- MADlib's NULL for an optional argument is its default: warm_start NULL still transfers the weights,
--- pred_type NULL predicts the response.
+-- pred_type NULL gives every class's probability.
 SELECT madlib.madlib_keras_fit('iris_train_packed', 'iris_model_transfer_null', 'model_arch_library', 3,
     $$ loss='categorical_crossentropy', optimizer='adam', metrics=['accuracy'] $$, $$ batch_size=5, epochs=3 $$, 2,
     NULL, NULL, NULL, NULL);
 SELECT training_metrics_final > 0.8 AS starts_trained FROM iris_model_transfer_null_summary;
 SELECT madlib.madlib_keras_predict('iris_model_transfer_null', 'iris_test', 'id', 'attributes', 'iris_predict_null', NULL);
-SELECT count(*) AS predicted FROM iris_predict_null WHERE estimated_class_text IS NOT NULL;
+SELECT count(*) AS predicted, count(DISTINCT id) AS ids FROM iris_predict_null WHERE class_value IS NOT NULL;
 
 -- ---- model selection: fit_multiple_model ----
 SELECT madlib.load_model_selection_table('model_arch_library', 'mst_table', ARRAY[1, 2],
@@ -239,7 +325,8 @@ SELECT count(*) AS configurations FROM mst_table;
 SELECT madlib.madlib_keras_fit_multiple_model('iris_train_packed', 'iris_multi_model', 'mst_table', 10, FALSE,
                                               'iris_test_packed', 5, FALSE, 'Sophie L.', 'Model selection for iris');
 SELECT count(*) AS models, bool_and(octet_length(model_weights) > 0) AS weights FROM iris_multi_model;
-SELECT model_info, num_classes, metrics_iters FROM iris_multi_model_summary;
+SELECT model, model_info, num_classes, metrics_iters, object_table, use_gpus, class_text_class_values
+FROM iris_multi_model_summary;
 SELECT count(*) AS infos, max(validation_metrics_final) > 0.8 AS best_accurate FROM iris_multi_model_info;
 SELECT madlib.madlib_keras_evaluate('iris_multi_model', 'iris_test_packed', 'iris_multi_validate', FALSE, 1);
 SELECT metric IS NOT NULL AS evaluated FROM iris_multi_validate;
@@ -256,6 +343,31 @@ SELECT madlib.generate_model_configs('model_arch_library', 'mst_random', ARRAY[1
     $${'loss': ['categorical_crossentropy'], 'optimizer_params_list': [{'optimizer': ['Adam'], 'lr': [0.0001, 0.1, 'log']}, {'optimizer': ['SGD'], 'lr': [0.001, 0.1, 'linear'], 'momentum': [0.9, 0.95]}], 'metrics': ['accuracy']}$$,
     $${'batch_size': [4, 8], 'epochs': [1, 2]}$$, 'random', 10, 47);
 SELECT count(*) AS random_configurations, (SELECT random_state FROM mst_random_summary) FROM mst_random;
+-- MADlib's 'log_near_one' range (momentum-like): values between its ends, packed towards the upper.
+SELECT madlib.generate_model_configs('model_arch_library', 'mst_near_one', ARRAY[1],
+    $${'loss': ['categorical_crossentropy'], 'optimizer_params_list': [{'optimizer': ['SGD'], 'lr': [0.01], 'momentum': [0.9, 0.999, 'log_near_one']}], 'metrics': ['accuracy']}$$,
+    $${'batch_size': [8]}$$, 'random', 40, 5);
+SELECT count(*) AS configurations, min(m) >= 0.9 AND max(m) <= 0.999 AS in_range,
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY m) > 0.96 AS towards_one
+FROM (SELECT (compile_params::jsonb->>'momentum')::float8 AS m FROM mst_near_one) c;
+-- An existing model selection table is appended to, mst_key going on (MADlib's docs do so).
+SELECT madlib.generate_model_configs('model_arch_library', 'mst_grid', ARRAY[1],
+    $${'loss': ['categorical_crossentropy'], 'optimizer': ['Adam'], 'metrics': ['accuracy']}$$, $${'batch_size': [16]}$$);
+SELECT mst_key, model_id, fit_params FROM mst_grid WHERE mst_key > 14 ORDER BY mst_key;
+SELECT count(*) AS tables_left FROM pg_class WHERE relname LIKE 'mst_grid%hopper%';
+SELECT object_table FROM mst_grid_summary;
+-- MADlib's Hyperband schedule: the brackets and rounds of R = 81, eta = 3 (MADlib's docs).
+SELECT madlib.hyperband_schedule('hb_schedule', 81, 3, 0);
+SELECT * FROM hb_schedule ORDER BY s DESC, i;
+SELECT madlib.hyperband_schedule('hb_schedule_skip', 6, 3, 1);
+SELECT * FROM hb_schedule_skip ORDER BY s DESC, i;
+-- No GPUs: MADlib's GPU list is empty.
+SELECT madlib.gpu_configuration('host_gpus');
+SELECT count(*) AS gpus FROM host_gpus;
+-- Architectures are stored as MADlib stores them, whatever they are, and checked when trained.
+SELECT madlib.load_keras_model('model_arch_library', '{"class_name": "Model", "config": {"layers": []}, "note": "functional"}'::json,
+                               NULL, 'functional', 'stored as given');
+SELECT model_arch->>'note' AS note, name FROM model_arch_library WHERE name = 'functional';
 
 -- ---- madlib_keras_automl (Hyperband) ----
 SELECT madlib.madlib_keras_automl('iris_train_packed', 'automl_output', 'model_arch_library', 'automl_mst_table', ARRAY[1, 2],
@@ -266,6 +378,10 @@ SELECT count(*) AS trials, bool_and(octet_length(model_weights) > 0) AS weights 
 SELECT b.bracket, b.rung, b.budget, b.num_configs, b.state FROM hopper.search_brackets b JOIN hopper.runs r USING (run_id)
 WHERE r.name = 'automl iris' ORDER BY b.bracket DESC, b.rung;
 SELECT max(validation_metrics_final) > 0.8 AS best_accurate FROM automl_output_info;
+SELECT model, model_info, automl_method, automl_params, random_state, num_classes FROM automl_output_summary;
+-- Each configuration's bracket s and last round i, as in hopper.search_trials.
+SELECT count(*) AS trials, count(*) FILTER (WHERE s IS NOT NULL AND i IS NOT NULL) AS placed, max(s) AS brackets_from
+FROM automl_output_info;
 
 -- ---- what hopper cannot honour ----
 \set VERBOSITY terse
@@ -277,15 +393,34 @@ SELECT madlib.madlib_keras_fit('iris_train_packed', 'iris_gpu', 'model_arch_libr
     $$ loss='categorical_crossentropy', optimizer='adam' $$, NULL, 1);
 SELECT madlib.madlib_keras_fit('iris_train_packed', 'iris_gpu', 'no_such_arch_table', 1,
     $$ loss='categorical_crossentropy', optimizer='adam' $$, NULL, 1);
-SELECT madlib.training_preprocessor_dl('iris_train', 'iris_x', 'class_text', 'attributes', NULL, 1.0, 3);
-SELECT madlib.training_preprocessor_dl('iris_train', 'iris_x', 'class_text', 'attributes', NULL, 1.0, NULL, 'gpu_segments');
+-- In MADlib's words, which its tests look for.
+SELECT madlib.madlib_keras_fit('iris_train_packed', 'iris_gpu', 'model_arch_library', 1,
+    $$ loss='categorical_crossentropy', optimizer='adam' $$, NULL, 1, NULL, 'table_does_not_exist');
+SELECT madlib.madlib_keras_fit_multiple_model('iris_train_packed', 'iris_gpu', 'mst_table', 1, FALSE, 'table_does_not_exist');
+SELECT madlib.training_preprocessor_dl('iris_train', 'iris_x', 'class_text', 'attributes', NULL, 1.0, ARRAY[5]);
+SELECT madlib.madlib_keras_predict('iris_model', 'iris_test', 'id', 'attributes', 'iris_x', 'most_likely');
+SELECT madlib.madlib_keras_predict('iris_model', 'iris_test', 'id', 'attributes', 'iris_x', 2.5);
+SELECT madlib.madlib_keras_predict_byom('model_arch_library', 1, 'iris_test', 'id', 'attributes', 'iris_x');
+SELECT madlib.madlib_keras_predict_byom('model_arch_library', 3, 'iris_test', 'id', 'attributes', 'iris_x', 'prob', FALSE, NULL, NULL, 2);
+SELECT madlib.train_test_split('iris_data', 'iris_x', 0.8, NULL, NULL, NULL, TRUE);
+SELECT madlib.train_test_split('iris_data', 'iris_x', 0.8, 0.3);
+SELECT madlib.train_test_split('iris_data', 'iris_x', 1.5);
+SELECT madlib.madlib_keras_fit('iris_train_packed', 'iris_x', 'model_arch_library', 1,
+    $$ loss='categorical_crossentropy', optimizer='adam' $$, $$ batch_size=5, callbacks=[TensorBoard(log_dir='/tmp')] $$, 1);
+SELECT madlib.madlib_keras_fit('iris_train_packed', 'iris_x', 'model_arch_library', 1,
+    $$ loss='categorical_crossentropy', optimizer='adam' $$, $$ batch_size=5, initial_epoch=2 $$, 1);
+SELECT madlib.madlib_keras_fit('iris_train_packed', 'iris_x', 'model_arch_library', 4,
+    $$ loss='categorical_crossentropy', optimizer='adam' $$, $$ batch_size=5 $$, 1);
 SELECT madlib.load_model_selection_table('model_arch_library', 'mst_x', ARRAY[1], ARRAY[$$loss='mse'$$], ARRAY[''], 'custom_functions');
 SELECT madlib.generate_model_configs('model_arch_library', 'mst_x', ARRAY[1],
-    $${'optimizer_params_list': [{'optimizer': ['SGD'], 'momentum': [0.9, 0.99, 'log_near_one']}]}$$, '{}', 'random', 3, 1);
+    $${'optimizer_params_list': [{'optimizer': ['SGD'], 'momentum': [0.9, 1.5, 'log_near_one']}]}$$, '{}', 'random', 3, 1);
+SELECT madlib.hyperband_schedule('hb_x', 2, 3);
+SELECT madlib.generate_model_configs('model_arch_library', 'mst_x', ARRAY[1],
+    $${'optimizer_params_list': [{'optimizer': ['SGD'], 'momentum': [0.9, 0.99, 'log_near_one']}]}$$, '{}');
 SELECT madlib.generate_model_configs('model_arch_library', 'mst_x', ARRAY[1], $$['not', 'a', 'dict']$$, '{}');
 SELECT madlib.generate_model_configs('model_arch_library', 'mst_x', ARRAY[1], $${'loss': [}$$, '{}');
 SELECT madlib.madlib_keras_automl('iris_train_packed', 'automl_x', 'model_arch_library', 'automl_x_mst', ARRAY[1],
-    $${'loss': ['categorical_crossentropy']}$$, '{}', 'hyperopt');
+    $${'loss': ['categorical_crossentropy']}$$, '{}', 'hyperopt', NULL, NULL, NULL, FALSE, NULL, NULL, NULL, NULL, TRUE);
 SELECT madlib.madlib_keras_automl('iris_train_packed', 'automl_x', 'model_arch_library', 'automl_x_mst', ARRAY[1],
     $${'loss': ['categorical_crossentropy']}$$, '{}', 'hyperband', 'R=6, eta=1');
 SELECT madlib.madlib_keras_automl('iris_train_packed', 'automl_x', 'model_arch_library', 'automl_x_mst', ARRAY[1],

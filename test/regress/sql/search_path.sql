@@ -188,6 +188,14 @@ SELECT madlib.madlib_keras_automl('sp_packed', 'sp_automl', 'sp_arch', 'sp_autom
     $${'batch_size': [10]}$$, 'hyperband', 'R=2, eta=2', 3);
 SELECT madlib.madlib_keras_evaluate('sp_model', 'sp_packed_v', 'sp_eval');
 SELECT madlib.madlib_keras_predict('sp_model', 'sp_data', 'id', 'x', 'sp_pred');
+SELECT madlib.madlib_keras_predict('sp_model', 'sp_data', 'id', 'x', 'sp_pred_top', 2);
+SELECT madlib.madlib_keras_predict('sp_model', 'sp_data', 'id', 'x', 'sp_pred_likely', 0.5);
+UPDATE sp_arch SET model_weights = (SELECT model_weights FROM sp_model) WHERE model_id OPERATOR(pg_catalog.=) 1;
+SELECT madlib.madlib_keras_predict_byom('sp_arch', 1, 'sp_data', 'id', 'x', 'sp_pred_byom');
+SELECT madlib.train_test_split('sp_data', 'sp_split', 0.5, NULL, 'y', 'id, x', NULL, TRUE);
+SELECT madlib.train_test_split('sp_data', 'sp_split_one', 0.5);
+SELECT madlib.hyperband_schedule('sp_schedule', 9);
+SELECT madlib.gpu_configuration('sp_gpus');
 -- hopper's own API (its C functions' statements qualify everything or run under search_path
 -- pg_catalog, pg_temp), its SQL-bodied functions and triggers (registry rows, versions, the views'
 -- policies). The test's own casts and comparisons name pg_catalog's: the plants would catch them.

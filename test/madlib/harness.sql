@@ -1,0 +1,58 @@
+-- The helpers MADlib's deep-learning test files call, which MADlib's harness gets from MADlib's
+-- utilities module (installed with MADlib, not with hopper_madlib): written here anew, with the
+-- behaviour MADlib documents, in schema madlib of the yardstick's throwaway database only.
+CREATE FUNCTION madlib.assert(condition boolean, msg varchar) RETURNS void
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF NOT condition THEN
+        RAISE EXCEPTION 'Failed assertion: %', msg;
+    END IF;
+END $$;
+
+-- 1 when the statement raises an error, 0 when it runs.
+CREATE FUNCTION madlib.trap_error(stmt text) RETURNS integer
+LANGUAGE plpgsql AS $$
+BEGIN
+    BEGIN
+        EXECUTE stmt;
+    EXCEPTION WHEN OTHERS THEN
+        RETURN 1;
+    END;
+    RETURN 0;
+END $$;
+
+-- TRUE when the statement fails with a message containing msg.
+CREATE FUNCTION madlib.test_error_msg(stmt text, msg text) RETURNS boolean
+LANGUAGE plpgsql AS $$
+BEGIN
+    BEGIN
+        EXECUTE stmt;
+    EXCEPTION WHEN OTHERS THEN
+        RETURN strpos(SQLERRM, msg) > 0;
+    END;
+    RETURN false;
+END $$;
+
+CREATE FUNCTION madlib.test_input_table(stmt text) RETURNS boolean
+LANGUAGE sql AS $$ SELECT madlib.test_error_msg(stmt, 'NULL/empty input table name') $$;
+
+CREATE FUNCTION madlib.test_output_table(stmt text) RETURNS boolean
+LANGUAGE sql AS $$ SELECT madlib.test_error_msg(stmt, 'NULL/empty output table name') $$;
+
+CREATE FUNCTION madlib.relative_error(approx float8, value float8) RETURNS float8
+LANGUAGE sql IMMUTABLE AS $$ SELECT abs((approx - value) / value) $$;
+
+CREATE FUNCTION madlib.relative_error(approx float8[], value float8[]) RETURNS float8
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT sqrt(sum((a - v) ^ 2)) / sqrt(sum(v ^ 2)) FROM unnest(approx, value) AS t(a, v)
+$$;
+
+CREATE FUNCTION madlib.__to_char(val anyelement) RETURNS text
+LANGUAGE sql IMMUTABLE STRICT AS $$ SELECT val::text $$;
+
+CREATE FUNCTION madlib.is_table_unlogged(tbl_name text) RETURNS boolean
+LANGUAGE sql STABLE AS $$ SELECT relpersistence = 'u' FROM pg_class WHERE relname = tbl_name LIMIT 1 $$;
+
+-- MADlib's array_ops: the elements squared (the iris setup derives a second input from it).
+CREATE FUNCTION madlib.array_square(x anyarray) RETURNS anyarray
+LANGUAGE sql IMMUTABLE STRICT AS $$ SELECT array_agg(v * v ORDER BY i) FROM unnest(x) WITH ORDINALITY AS t(v, i) $$;
