@@ -5,7 +5,7 @@
 # paths, generated files, placeholders such as NAME) are listed in ALLOWED.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-ALLOWED='^(include/eigen3|include/dnnl|src/test/regress/pg_regress|bench/results/tmp|sql/(releases/|updates/)?hopper|sql//|test/data/\.)|NN_|NAME|OLD|NEW|<|/$'
+ALLOWED='^(src/ports|include/eigen3|include/dnnl|src/test/regress/pg_regress|bench/results/tmp|sql/(releases/|updates/)?hopper|sql//|test/data/\.)|NN_|NAME|OLD|NEW|<|/$'
 top='src|include|test|sql|bench|docs|demo|scripts|cmake|client|tools|examples'
 missing=0
 while IFS= read -r path; do

@@ -337,7 +337,7 @@ int append_floats(Datum d, std::vector<float>& out, const char* what, int64_t ro
     out.resize(base + n);
     if (t == FLOAT4OID) {
         // An empty array into an empty vector: memcpy from or to a null pointer is undefined even
-        // for 0 bytes (test/sanitizers_extension.sh reported it in sql/bad_input_walk.sql).
+        // for 0 bytes (test/sanitizers_extension.sh reported it in test/regress/sql/bad_input_walk.sql).
         if (n > 0) std::memcpy(out.data() + base, ARR_DATA_PTR(a), sizeof(float) * n);
     } else if (t == FLOAT8OID) {
         const double* src = (const double*)ARR_DATA_PTR(a);
