@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Runs every hopper test, the way CI does:
+#   0. the structure checks (test/structure/*.sh: include layers, SQL sources, named paths, format);
 #   1. the core's unit tests (GoogleTest via ctest, no PostgreSQL needed);
 #   2. builds and installs the extension;
 #   3. against a throwaway cluster (test/cluster.sh): pg_regress (make installcheck), pgTAP
@@ -16,6 +17,9 @@ SUDO=""
 [ "$(id -u)" = 0 ] || SUDO=sudo
 
 step() { printf '\n==== %s ====\n' "$*"; }
+
+step "structure: layers, one source per SQL object, paths, format"
+for check in test/structure/*.sh; do bash "$check"; done
 
 step "core unit tests"
 cmake -S . -B build/core -DCMAKE_BUILD_TYPE=Release >/dev/null

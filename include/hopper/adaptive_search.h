@@ -2,7 +2,7 @@
 // Bandit-Based Approach to Hyperparameter Optimization", JMLR 18, 2018) on top of model hopping.
 // This file decides everything about a search that does not need a database: the brackets and
 // rungs a budget allows, which configurations survive a rung, and what trains next. The port
-// (src/pg/training/adaptive_search.cpp) trains, evaluates and records; the SQL procedure is
+// (src/pg/procedures/adaptive_search.cpp) trains, evaluates and records; the SQL procedure is
 // hopper.fit_automl.
 //
 // Budget. R = max_iterations (the most iterations one configuration trains), eta (each rung keeps

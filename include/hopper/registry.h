@@ -1,7 +1,7 @@
 // Checkpoints and the model registry: the rules that do not need a database. Names of models and
 // aliases, labels, checkpoint states and their transitions, the searcher metric of a training run,
 // sort keys of the listing functions, and which checkpoints a garbage-collection policy removes.
-// The PostgreSQL port (src/pg/checkpoint.cpp, src/pg/registry.cpp) applies them; the extension
+// The PostgreSQL port (src/pg/registry/checkpoint_store.cpp, checkpoint_fns.cpp, model_fns.cpp) applies them; the extension
 // script repeats the name rule as a CHECK constraint so that plain INSERTs obey it too.
 #pragma once
 

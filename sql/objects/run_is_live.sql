@@ -1,6 +1,6 @@
 -- Whether a training run is alive: the backend running it holds a session-level advisory lock
 -- (key space 1213223473, key the run id modulo 2^31) from its first transaction until it ends,
--- errs or is cancelled (src/pg/run_lock.cpp). pg_locks shows every session's advisory locks to
+-- errs or is cancelled (src/pg/runtime/run_lock.cpp). pg_locks shows every session's advisory locks to
 -- every role, and a lock is gone the moment its backend stops running the run -- unlike a process
 -- id, which outlives a failed run in a session that goes on.
 CREATE OR REPLACE FUNCTION hopper.run_is_live(run_id bigint) RETURNS boolean

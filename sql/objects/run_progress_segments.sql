@@ -1,4 +1,4 @@
--- Live progress of training runs (src/pg/training/progress.h): shared memory read by a function,
+-- Live progress of training runs (src/pg/runtime/progress.h): shared memory read by a function,
 -- and a view that adds the run's name and owner (hopper.runs) and computes rates and the time left.
 CREATE OR REPLACE FUNCTION hopper.run_progress_segments(
     OUT run_id bigint, OUT method text, OUT on_worker_node boolean, OUT pid integer, OUT iteration integer,

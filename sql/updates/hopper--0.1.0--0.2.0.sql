@@ -12,11 +12,6 @@ ALTER TABLE hopper.run_records RENAME CONSTRAINT runs_state_check TO run_records
 ALTER INDEX hopper.runs_pkey RENAME TO run_records_pkey;
 ALTER SEQUENCE hopper.runs_run_id_seq RENAME TO run_records_run_id_seq;
 
--- Whether a training run is alive: the backend running it holds a session-level advisory lock
--- (key space 1213223473, key the run id modulo 2^31) from its first transaction until it ends,
--- errs or is cancelled (src/pg/run_lock.cpp). pg_locks shows every session's advisory locks to
--- every role, and a lock is gone the moment its backend stops running the run -- unlike a process
--- id, which outlives a failed run in a session that goes on.
 #include "objects/run_is_live.sql"
 
 #include "objects/runs.sql"
@@ -24,22 +19,11 @@ ALTER SEQUENCE hopper.runs_run_id_seq RENAME TO run_records_run_id_seq;
 #include "objects/mark_interrupted_runs.sql"
 
 -- ---- tables hopper created ----------------------------------------------------------------------
--- hopper drops or replaces a table (a warm start replaces the model output and its _info, _summary
--- and _hops tables) only when it can prove it created it: the table's comment carries a token
--- "[hopper:<uuid>]" and this catalog has a row with that token and the table's kind. Only a table's
--- owner can set its comment, and a row here can only be added for oneself, so no role can make
--- hopper replace another role's table, and a user's table that merely has the right name is never
--- touched. The proof survives pg_dump and pg_upgrade (comments and these rows are kept) and renames.
 #include "objects/output_tables.sql"
 
 -- Rows are added for oneself and never changed; removing one only makes hopper forget a table.
 
 -- ---- what ties a row to its owner cannot be changed ------------------------------------------------
--- Row-level security checks a new row against its owner and the rows it points to (task, run,
--- checkpoint, model); these triggers keep those columns fixed afterwards, so that a role can
--- neither give a row away (it could then no longer be repaired by anyone) nor move its own row
--- under another role's run. Each trigger names the columns it keeps (TG_ARGV); owner changes are
--- 42501 (only a superuser may reassign rows), the others 428C9.
 #include "objects/keep_columns.sql"
 
 -- ---- checkpoints: a completed one keeps its payload, a registered one its metadata -----------------
@@ -103,7 +87,7 @@ DROP POLICY model_aliases_owner ON hopper.model_aliases;
 -- user's table that shares them, or differs by one type, one constraint, the order or a comment of
 -- its own, stays the user's, and a warm start into it is refused rather than dropping it. The
 -- output and its _summary must both be hopper's; its _info and _hops are marked when they are.
--- The definitions are those of 0.1.0's library (src/pg/run.cpp, write_run_outputs) and, for the
+-- The definitions are those of 0.1.0's library (write_run_outputs in its run.cpp) and, for the
 -- _summary, also that of the 0.2.0 library running on a database not yet updated (which adds
 -- training_metrics and, without hopper.output_tables, marks nothing either).
 DO $$
@@ -234,10 +218,6 @@ ALTER TABLE hopper.trial_metrics ADD CONSTRAINT trial_metrics_validation_metrics
     CHECK (jsonb_typeof(validation_metrics) = 'object');
 
 -- ---- JSON numbers in shared views ---------------------------------------------------------------
--- Every role reads every row of the registry, and each role writes its own rows' JSON: a view that
--- casts one role's value must not fail for everyone (a string, or a number beyond the type's range,
--- raised 22P02/22003 in every unfiltered query). These casts give NULL for what is not a number in
--- range, and 0 for what would underflow. (BEGIN ATOMIC: bound when created, and inlined in queries.)
 #include "objects/json_float8.sql"
 
 #include "objects/json_float4.sql"
@@ -278,18 +258,14 @@ ALTER TABLE hopper.trials ADD CONSTRAINT trials_status_check
 -- task), and may point only at that run's trials and checkpoints.
 GRANT SELECT, INSERT, UPDATE, DELETE ON hopper.searches, hopper.search_rungs, hopper.trial_rungs TO PUBLIC;
 
--- Brackets, rungs, budgets and survivors of every search.
 #include "objects/search_brackets.sql"
 
--- Each trial of every search: its bracket, status (stopped: at which rung), and its latest state.
 #include "objects/search_trials.sql"
 
 GRANT SELECT ON hopper.search_brackets, hopper.search_trials TO PUBLIC;
 
 #include "objects/fit_automl.sql"
 
--- Live progress of training runs (src/pg/training/progress.h): shared memory read by a function,
--- and a view that adds the run's name and owner (hopper.runs) and computes rates and the time left.
 #include "objects/run_progress_segments.sql"
 
 #include "objects/run_progress.sql"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "config_internal.h"
+#include "config_json.h"
 #include "hopper/recipe.h"
 
 namespace hopper::recipe_detail {

@@ -154,7 +154,7 @@ SELECT is((SELECT bytes_crossing_groups FROM hopper.hierarchical_combine('public
                                                                          topology_table => 'public.tap_hc_topo')) * 2,
           'bytes crossing groups: 5 segment states with 2 levels, 2 group states with 3');
 
--- Data-parallel fit's training statement (src/pg/combine_fit.cpp, under hopper's statement
+-- Data-parallel fit's training statement (src/pg/training/data_parallel.cpp, under hopper's statement
 -- settings): every segment trains at once, a whole aggregate per segment under a Parallel Append.
 SET LOCAL enable_partitionwise_aggregate = on;
 SET LOCAL enable_hashjoin = off;

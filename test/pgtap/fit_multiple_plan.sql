@@ -1,9 +1,9 @@
 -- The training statement of fit/fit_multiple runs the segments in parallel: under the settings
--- hopper applies to its statements (src/pg/statement_settings.cpp) the plan of
+-- hopper applies to its statements (src/pg/runtime/scoped_settings.cpp) the plan of
 --   CREATE UNLOGGED TABLE model_output AS SELECT ... hopper.train_segment(...)
 --   FROM packed JOIN model_input ON dist_key GROUP BY dist_key, mst_key, pos
 -- is Gather -> Parallel Append -> one aggregate per segment, each over its own partitions. This
--- file builds the working tables the way src/pg/run.cpp does and checks that plan shape, so it
+-- file builds the working tables the way the run driver (src/pg/training/run.cpp, src/pg/engine/postgres.cpp) does and checks that plan shape, so it
 -- fails if the training statement would run its segments one after another.
 -- (test/scripts/fit_multiple_plan.sh checks the plans of the statements a real fit_multiple runs.)
 BEGIN;

@@ -24,7 +24,7 @@
 #include "pg/common/datum.h"
 #include "pg/engine/engine.h"
 #include "pg/common/names.h"
-#include "pg/common/scoped_settings.h"
+#include "pg/runtime/scoped_settings.h"
 
 namespace hopper::pg {
 

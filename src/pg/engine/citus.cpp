@@ -55,7 +55,7 @@
 
 #include "hopper/combine.h"
 #include "hopper/error.h"
-#include "pg/common/scoped_settings.h"
+#include "pg/runtime/scoped_settings.h"
 #include "pg/engine/engine.h"
 
 extern "C" {

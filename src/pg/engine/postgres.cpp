@@ -11,8 +11,8 @@
 
 #include "hopper/error.h"
 #include "pg/engine/engine.h"
-#include "pg/common/scoped_settings.h"
-#include "pg/training/state_store.h"
+#include "pg/runtime/scoped_settings.h"
+#include "pg/runtime/state_store.h"
 
 namespace hopper::pg {
 namespace {

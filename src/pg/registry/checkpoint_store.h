@@ -17,7 +17,7 @@
 #include "hopper/registry.h"
 #include "pg/common/datum.h"
 #include "pg/common/names.h"
-#include "pg/common/scoped_settings.h"
+#include "pg/runtime/scoped_settings.h"
 #include "pg/common/spi.h"
 
 namespace hopper::pg {

@@ -12,7 +12,7 @@
 #include "hopper/plot.h"
 #include "pg/common/datum.h"
 #include "pg/common/guard.h"
-#include "pg/common/scoped_settings.h"
+#include "pg/runtime/scoped_settings.h"
 #include "pg/common/spi.h"
 
 extern "C" {

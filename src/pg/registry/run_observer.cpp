@@ -17,8 +17,8 @@
 #include "pg/registry/checkpoint_store.h"
 #include "pg/registry/registry.h"
 #include "pg/training/preprocess.h"
-#include "pg/training/progress.h"
-#include "pg/training/run_lock.h"
+#include "pg/runtime/progress.h"
+#include "pg/runtime/run_lock.h"
 
 namespace hopper::pg {
 

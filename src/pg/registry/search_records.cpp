@@ -11,10 +11,10 @@
 #include "hopper/state_format.h"
 #include "pg/common/datum.h"
 #include "pg/common/schema_version.h"
-#include "pg/common/scoped_settings.h"
+#include "pg/runtime/scoped_settings.h"
 #include "pg/registry/checkpoint_store.h"
 #include "pg/registry/registry.h"
-#include "pg/training/run_lock.h"
+#include "pg/runtime/run_lock.h"
 
 namespace hopper::pg {
 

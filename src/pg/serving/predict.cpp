@@ -22,7 +22,7 @@
 #include "pg/training/preprocess.h"
 #include "pg/training/run.h"
 #include "pg/common/spi.h"
-#include "pg/common/scoped_settings.h"
+#include "pg/runtime/scoped_settings.h"
 
 extern "C" {
 #include "access/detoast.h"

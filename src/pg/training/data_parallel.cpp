@@ -21,8 +21,8 @@
 #include "pg/combine/combine.h"
 #include "pg/common/resource_limits.h"
 #include "pg/common/settings.h"
-#include "pg/common/scoped_settings.h"
-#include "pg/training/progress.h"
+#include "pg/runtime/scoped_settings.h"
+#include "pg/runtime/progress.h"
 #include "pg/training/run.h"
 
 namespace hopper::pg {

@@ -10,7 +10,7 @@
 #include "hopper/metrics.h"
 #include "hopper/network.h"
 #include "hopper/state_format.h"
-#include "pg/training/buffer_cache.h"
+#include "pg/runtime/buffer_cache.h"
 #include "pg/common/datum.h"
 #include "pg/common/aggregate.h"
 

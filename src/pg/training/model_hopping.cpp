@@ -26,7 +26,7 @@
 #include "hopper/schedule.h"
 #include "pg/common/settings.h"
 #include "pg/engine/engine.h"
-#include "pg/training/progress.h"
+#include "pg/runtime/progress.h"
 #include "pg/training/run.h"
 
 extern "C" {

@@ -22,12 +22,12 @@
 #include "pg/common/datum.h"
 #include "pg/common/resource_limits.h"
 #include "pg/common/settings.h"
-#include "pg/common/scoped_settings.h"
+#include "pg/runtime/scoped_settings.h"
 #include "pg/engine/engine.h"
-#include "pg/training/progress.h"
-#include "pg/training/run_area.h"
+#include "pg/runtime/progress.h"
+#include "pg/runtime/run_area.h"
 #include "pg/training/preprocess.h"
-#include "pg/training/run_lock.h"
+#include "pg/runtime/run_lock.h"
 #include "pg/training/run_outputs.h"
 
 extern "C" {

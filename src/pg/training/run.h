@@ -20,10 +20,10 @@
 #include "hopper/metrics.h"
 #include "hopper/run_settings.h"
 #include "pg/common/names.h"
-#include "pg/common/scoped_settings.h"
+#include "pg/runtime/scoped_settings.h"
 #include "pg/common/spi.h"
 #include "pg/training/preprocess.h"
-#include "pg/training/progress.h"
+#include "pg/runtime/progress.h"
 
 namespace hopper {
 class HopSchedule;

@@ -1,4 +1,4 @@
--- The run's cache of detoasted packed buffers (hopper.buffer_cache_mb, src/pg/buffer_cache.cpp):
+-- The run's cache of detoasted packed buffers (hopper.buffer_cache_mb, src/pg/runtime/buffer_cache.cpp):
 -- what it keeps, that it never changes a result, its budget, and that it is gone after every run.
 CREATE SCHEMA test_buffer_cache;
 SET search_path = test_buffer_cache, public;

@@ -4,8 +4,8 @@
 #include <string>
 
 #include "hopper/buffer_check.h"
-#include "pg/training/buffer_cache.h"
-#include "pg/training/run_area.h"
+#include "pg/runtime/buffer_cache.h"
+#include "pg/runtime/run_area.h"
 #include "pg/common/datum.h"
 #include "pg/common/settings.h"
 

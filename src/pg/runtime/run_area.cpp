@@ -9,7 +9,7 @@
 
 #include "pg/common/guard.h"
 #include "pg/common/settings.h"
-#include "pg/training/run_area.h"
+#include "pg/runtime/run_area.h"
 
 extern "C" {
 #include "access/parallel.h"

@@ -3,11 +3,11 @@
 
 #include "hopper/interrupt.h"
 #include "hopper/matrix_products.h"
-#include "pg/training/progress.h"
-#include "pg/training/run_area.h"
+#include "pg/runtime/progress.h"
+#include "pg/runtime/run_area.h"
 #include "pg/common/guard.h"
 #include "pg/ps/ps.h"
-#include "pg/training/run_lock.h"
+#include "pg/runtime/run_lock.h"
 #include "pg/common/settings.h"
 
 extern "C" {

@@ -1,4 +1,4 @@
-#include "pg/training/run_lock.h"
+#include "pg/runtime/run_lock.h"
 
 #include <string>
 

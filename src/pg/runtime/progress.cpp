@@ -1,6 +1,6 @@
 // Live progress of training runs in shared memory (progress.h). Code between LWLockAcquire and
 // LWLockRelease is plain C-like code that neither raises a PostgreSQL error nor throws.
-#include "pg/training/progress.h"
+#include "pg/runtime/progress.h"
 
 #include <algorithm>
 #include <climits>

@@ -1,12 +1,12 @@
-#include "pg/common/scoped_settings.h"
+#include "pg/runtime/scoped_settings.h"
 
 #include <algorithm>
 #include <exception>
 
 #include "pg/common/guard.h"
 #include "pg/common/settings.h"
-#include "pg/training/progress.h"
-#include "pg/training/run_area.h"
+#include "pg/runtime/progress.h"
+#include "pg/runtime/run_area.h"
 
 extern "C" {
 #include "optimizer/optimizer.h"

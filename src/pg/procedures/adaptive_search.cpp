@@ -10,7 +10,7 @@
 // rungs that had not completed from the checkpoints of the rung before, and so reaches the same
 // decisions as a search that was never interrupted. This file sets the search up, resumes and
 // finishes it; the loop is a TrainingRun's (run.h), with the search as its strategy.
-#include "pg/training/adaptive_search.h"
+#include "pg/procedures/adaptive_search.h"
 
 #include <algorithm>
 #include <cmath>
@@ -25,14 +25,14 @@
 #include "pg/common/datum.h"
 #include "pg/common/guard.h"
 #include "pg/common/names.h"
-#include "pg/common/scoped_settings.h"
+#include "pg/runtime/scoped_settings.h"
 #include "pg/common/settings.h"
 #include "pg/engine/engine.h"
 #include "pg/registry/registry.h"
 #include "pg/registry/search_records.h"
 #include "pg/training/model_selection.h"
-#include "pg/training/progress.h"
-#include "pg/training/run_lock.h"
+#include "pg/runtime/progress.h"
+#include "pg/runtime/run_lock.h"
 #include "pg/training/run_outputs.h"
 
 namespace hopper::pg {

@@ -7,8 +7,8 @@
 
 #include "hopper/error.h"
 #include "pg/common/guard.h"
-#include "pg/training/run_area.h"
-#include "pg/training/state_store.h"
+#include "pg/runtime/run_area.h"
+#include "pg/runtime/state_store.h"
 
 namespace hopper::pg {
 namespace {
