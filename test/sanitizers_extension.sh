@@ -4,7 +4,7 @@
 # Builds hopper.so (core and port) with AddressSanitizer and UndefinedBehaviorSanitizer in a copy
 # of the tree (build/sanitize-ext, never mixed with the normal build's objects), installs it into a private copy of PostgreSQL (test/private-install.sh),
 # starts a throwaway cluster whose server runs with the ASan runtime preloaded, and runs the
-# pg_regress suite (sql/*.sql vs expected/*.out) there. Fails on any regression difference and on
+# pg_regress suite (test/regress/sql/*.sql vs test/regress/expected/*.out) there. Fails on any regression difference and on
 # any ASan or UBSan report in the server's processes.
 #   REGRESS="fit registry" to run only those files; SANITIZE_CXX the compiler (gcc's, default g++;
 #   "ccache g++" keeps rebuilds short);
