@@ -221,6 +221,7 @@ COMMENT ON TABLE hopper.model_aliases IS
 #include "objects/model_versions_before_update.sql"
 #include "objects/models_before_update.sql"
 #include "objects/checkpoints_before_update.sql"
+#include "objects/registry_cache_invalidate.sql"
 
 -- ---- what ties a row to its owner cannot be changed ------------------------------------------------
 #include "objects/keep_columns.sql"
@@ -316,3 +317,8 @@ SELECT pg_catalog.pg_extension_config_dump(pg_catalog.pg_get_serial_sequence('ho
 #include "objects/materialize_model_version.sql"
 #include "objects/list_model_versions.sql"
 #include "objects/mark_interrupted_runs.sql"
+
+-- ---- functions: scoring one row by model name ----------------------------------------------------
+#include "objects/predict_class.sql"
+#include "objects/predict_proba.sql"
+#include "objects/predict_value.sql"
