@@ -174,8 +174,9 @@ std::shared_ptr<RowScorer> load_model(const Resolved& r) {
     auto it = scorers.find(key);
     if (it != scorers.end()) {
         lru.splice(lru.begin(), lru, it->second);
-        evict_beyond(cache_budget());  // the budget may have been lowered since
-        return it->second->scorer;
+        std::shared_ptr<RowScorer> scorer = it->second->scorer;
+        evict_beyond(cache_budget());  // the budget may have been lowered since (it may go too)
+        return scorer;
     }
     std::string state;
     {
