@@ -286,3 +286,9 @@ DROP FUNCTION hopper.ps_tables_internal();
 #include "objects/predict_class.sql"
 #include "objects/predict_proba.sql"
 #include "objects/predict_value.sql"
+
+-- The history of every alias, with the triggers that write it (issue 28).
+#include "objects/model_alias_history.sql"
+#include "objects/model_alias_history_policies.sql"
+#include "objects/model_aliases_history.sql"
+#include "objects/model_versions_alias_history.sql"

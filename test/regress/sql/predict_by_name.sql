@@ -146,3 +146,30 @@ SELECT pg_temp.try($$SELECT hopper.registry_cache_invalidate()$$) AS trigger_cal
 
 -- The GUC exists with its default.
 SHOW hopper.model_cache_mb;
+
+-- ---- the history of aliases (hopper.model_alias_history) ----
+-- So far: champion created on 1, moved to 2 (the moves rolled back above left nothing).
+SELECT hopper.set_model_alias('pbn', 'canary', 1);
+SELECT hopper.set_model_alias('pbn', 'champion', 2);   -- already there: no move
+SELECT hopper.set_model_alias('pbn', 'Canary', 2);     -- the same alias (case-insensitive), moved
+SELECT hopper.delete_model_alias('pbn', 'canary');
+SELECT hopper.set_model_alias('pbn', 'rollback', 1);
+SELECT hopper.delete_model_version('pbn', 2);          -- champion goes with it
+SELECT model_name, alias, from_version, to_version, changed_by = current_user AS by_me, change_time <= now() AS timed
+FROM hopper.model_alias_history WHERE model_name = 'pbn' ORDER BY change_id;
+-- Append-only for everyone but its owner, and no forged rows about others' models.
+CREATE ROLE pbn_other;
+GRANT USAGE ON SCHEMA hopper, public TO pbn_other;
+SET ROLE pbn_other;
+SELECT count(*) > 0 AS others_read FROM hopper.model_alias_history;
+SELECT pg_temp.try($$INSERT INTO hopper.model_alias_history (model_id, model_name, alias, from_version, to_version)
+                    SELECT model_id, 'pbn', 'fake', 1, 2 FROM hopper.models WHERE name = 'pbn'$$) AS forged;
+SELECT pg_temp.try($$UPDATE hopper.model_alias_history SET to_version = 9$$) AS rewritten;
+SELECT pg_temp.try($$DELETE FROM hopper.model_alias_history$$) AS erased;
+SELECT split_part(pg_temp.try($$SELECT hopper.set_model_alias('pbn', 'mine', 1)$$), ' | ', 1) AS moved_by_other;
+RESET ROLE;
+-- Deleting the model keeps its history.
+SELECT hopper.delete_model('pbn');
+SELECT count(*) AS history_kept FROM hopper.model_alias_history WHERE model_name = 'pbn';
+DROP OWNED BY pbn_other;
+DROP ROLE pbn_other;
