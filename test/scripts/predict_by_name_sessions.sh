@@ -50,7 +50,8 @@ fi
 
 coproc A { psql -X -q -At -v ON_ERROR_STOP=0 2>&1; }
 A_PID=$A_PID
-coproc B { psql -X -q -At -v ON_ERROR_STOP=0 2>&1; }
+# (bash warns that coproc A still exists: two coprocesses are what this test needs)
+{ coproc B { psql -X -q -At -v ON_ERROR_STOP=0 2>&1; }; } 2>/dev/null
 B_PID=$B_PID
 
 # Runs SQL in a session and returns its output up to a marker.
