@@ -213,6 +213,9 @@ CREATE INDEX model_aliases_version_idx ON hopper.model_aliases (version_id);
 COMMENT ON TABLE hopper.model_aliases IS
 'named pointers such as champion to one version of a model; removed with the version';
 
+-- Every change of an alias (written by the triggers below).
+#include "objects/model_alias_history.sql"
+
 -- ---- tables hopper created ----------------------------------------------------------------------
 #include "objects/output_tables.sql"
 
@@ -221,6 +224,9 @@ COMMENT ON TABLE hopper.model_aliases IS
 #include "objects/model_versions_before_update.sql"
 #include "objects/models_before_update.sql"
 #include "objects/checkpoints_before_update.sql"
+#include "objects/registry_cache_invalidate.sql"
+#include "objects/model_aliases_history.sql"
+#include "objects/model_versions_alias_history.sql"
 
 -- ---- what ties a row to its owner cannot be changed ------------------------------------------------
 #include "objects/keep_columns.sql"
@@ -259,6 +265,8 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON hopper.model_aliases TO PUBLIC;
 #include "objects/model_versions_policies.sql"
 
 #include "objects/model_aliases_policies.sql"
+
+#include "objects/model_alias_history_policies.sql"
 
 -- pg_dump keeps the registry's rows (extension tables are otherwise dumped without data).
 -- (one statement each: every call updates the extension's catalog row)
@@ -316,3 +324,8 @@ SELECT pg_catalog.pg_extension_config_dump(pg_catalog.pg_get_serial_sequence('ho
 #include "objects/materialize_model_version.sql"
 #include "objects/list_model_versions.sql"
 #include "objects/mark_interrupted_runs.sql"
+
+-- ---- functions: scoring one row by model name ----------------------------------------------------
+#include "objects/predict_class.sql"
+#include "objects/predict_proba.sql"
+#include "objects/predict_value.sql"

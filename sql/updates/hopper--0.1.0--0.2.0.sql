@@ -280,3 +280,15 @@ DROP FUNCTION hopper.ps_tables_internal();
 #include "objects/ps_tables.sql"
 #include "objects/ps_get.sql"
 #include "objects/ps_add.sql"
+
+-- Scoring one row by model name, with per-session caches the registry's triggers invalidate (issue 28).
+#include "objects/registry_cache_invalidate.sql"
+#include "objects/predict_class.sql"
+#include "objects/predict_proba.sql"
+#include "objects/predict_value.sql"
+
+-- The history of every alias, with the triggers that write it (issue 28).
+#include "objects/model_alias_history.sql"
+#include "objects/model_alias_history_policies.sql"
+#include "objects/model_aliases_history.sql"
+#include "objects/model_versions_alias_history.sql"

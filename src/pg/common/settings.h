@@ -10,6 +10,7 @@ extern int setting_segment_cache_mb;   // hopper.segment_cache_mb
 extern int setting_buffer_cache_mb;    // hopper.buffer_cache_mb
 extern int setting_max_memory_mb;      // hopper.max_memory_mb (0: a quarter of physical memory)
 extern int setting_max_packed_table_mb;  // hopper.max_packed_table_mb (0: a quarter of free disk)
+extern int setting_model_cache_mb;     // hopper.model_cache_mb
 // hopper.training_metrics: where training loss and metrics come from.
 enum TrainingMetricsSource { kTrainingMetricsRunning = 0, kTrainingMetricsExact = 1 };
 extern int setting_training_metrics;

@@ -24,6 +24,7 @@ int setting_segment_cache_mb = 2048;
 int setting_buffer_cache_mb = 1024;
 int setting_max_memory_mb = 0;
 int setting_max_packed_table_mb = 0;
+int setting_model_cache_mb = 256;
 char* setting_buffer_cache_area = nullptr;
 int setting_training_metrics = kTrainingMetricsRunning;
 }  // namespace hopper::pg
@@ -93,6 +94,13 @@ void _PG_init(void) {
         "preprocess estimates the size from the rows, features and one-hot classes before it writes anything, and "
         "refuses beyond this with SQLSTATE 53100.",
         &setting_max_packed_table_mb, 0, 0, INT_MAX, PGC_USERSET, GUC_UNIT_MB, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "hopper.model_cache_mb",
+        "Most memory one session keeps for the models hopper.predict_class, predict_proba and predict_value loaded, "
+        "in megabytes.",
+        "Models are kept by checkpoint, so each is read and deserialized once per session; the least recently used "
+        "goes first. 0 loads the model once per statement.",
+        &setting_model_cache_mb, 256, 0, INT_MAX / 2, PGC_USERSET, GUC_UNIT_MB, nullptr, nullptr, nullptr);
     DefineCustomBoolVariable(
         "hopper.restoring",
         "Restoring a dump: the registry's triggers take model versions as they were dumped.",

@@ -14,16 +14,9 @@
 #include "pg/common/datum.h"
 #include "pg/registry/checkpoint_store.h"
 #include "pg/registry/listing.h"
+#include "pg/registry/model_versions.h"
 
 namespace hopper::pg {
-namespace {
-
-struct ModelRow {
-    int64_t id = 0;
-    std::string name, owner;
-    bool archived = false;
-    bool may_modify = false;
-};
 
 ModelRow find_model(Spi& spi, const std::string& name, bool for_change) {
     spi.execute("SELECT model_id, name, archived, owner::pg_catalog.text, hopper.may_modify(owner) FROM hopper.models"
@@ -38,25 +31,6 @@ ModelRow find_model(Spi& spi, const std::string& name, bool for_change) {
              "Ask for membership in role " + m.owner + ".");
     return m;
 }
-
-
-std::vector<std::string> labels_arg(FunctionCallInfo fcinfo, int i) {
-    if (PG_NARGS() <= i || PG_ARGISNULL(i)) return {};
-    return normalize_labels(text_array_to_vector(PG_GETARG_DATUM(i), "labels"));
-}
-
-std::optional<std::string> text_or_null(FunctionCallInfo fcinfo, int i) {
-    if (PG_NARGS() <= i || PG_ARGISNULL(i)) return std::nullopt;
-    return text_to_string(PG_GETARG_DATUM(i));
-}
-
-SqlParam nullable(const std::optional<std::string>& s) { return s ? SqlParam::text(*s) : SqlParam::null(TEXTOID); }
-
-struct VersionRef {
-    int32_t version = 0;
-    int64_t version_id = 0;
-    int64_t checkpoint_id = 0;
-};
 
 // The version named by number, by alias, or the latest.
 VersionRef resolve_version(Spi& spi, const ModelRow& m, std::optional<int32_t> version, std::optional<std::string> alias) {
@@ -85,6 +59,20 @@ VersionRef resolve_version(Spi& spi, const ModelRow& m, std::optional<int32_t> v
     }
     return VersionRef{int32_t(spi.integer(0, 0)), spi.integer(0, 1), spi.integer(0, 2)};
 }
+
+namespace {
+
+std::vector<std::string> labels_arg(FunctionCallInfo fcinfo, int i) {
+    if (PG_NARGS() <= i || PG_ARGISNULL(i)) return {};
+    return normalize_labels(text_array_to_vector(PG_GETARG_DATUM(i), "labels"));
+}
+
+std::optional<std::string> text_or_null(FunctionCallInfo fcinfo, int i) {
+    if (PG_NARGS() <= i || PG_ARGISNULL(i)) return std::nullopt;
+    return text_to_string(PG_GETARG_DATUM(i));
+}
+
+SqlParam nullable(const std::optional<std::string>& s) { return s ? SqlParam::text(*s) : SqlParam::null(TEXTOID); }
 
 std::optional<int32_t> int4_or_null(FunctionCallInfo fcinfo, int i) {
     if (PG_NARGS() <= i || PG_ARGISNULL(i)) return std::nullopt;

@@ -23,6 +23,7 @@
 #include "pg/training/run.h"
 #include "pg/common/spi.h"
 #include "pg/runtime/scoped_settings.h"
+#include "pg/serving/scoring.h"
 
 extern "C" {
 #include "access/detoast.h"
@@ -39,10 +40,7 @@ struct CachedModel {
     Oid toast_value = InvalidOid;
     uint32_t checksum = 0;
     std::size_t bytes = 0;
-    FrozenModel model;
-    std::unique_ptr<Network> network;
-    MatrixF input, output;
-    std::vector<float> input_row;  // the row's features as read, before scaling
+    std::unique_ptr<RowScorer> scorer;
 };
 
 bool same_state(const CachedModel& c, Datum d, std::size_t* len_out, uint32_t* crc_out) {
@@ -79,11 +77,10 @@ CachedModel& cached_model(FunctionCallInfo fcinfo, Datum state) {
     }
     auto fresh = std::make_unique<CachedModel>();
     std::string bytes = bytea_to_string(state);
-    fresh->model = load_frozen_model(bytes);
-    fresh->network = std::make_unique<Network>(fresh->model.config.arch);
+    fresh->scorer = std::make_unique<RowScorer>(load_frozen_model(bytes));
     fresh->toast_rel = toast_rel;
     fresh->toast_value = toast_value;
-    fresh->checksum = fresh->model.checksum;
+    fresh->checksum = fresh->scorer->model.checksum;
     fresh->bytes = bytes.size();
     // The old cache entry stays owned by the context until it is reset; a query switching models
     // row by row would accumulate them, so replace it in place instead.
@@ -97,30 +94,24 @@ CachedModel& cached_model(FunctionCallInfo fcinfo, Datum state) {
 }
 
 }  // namespace
-}  // namespace hopper::pg
 
-using namespace hopper;
-using namespace hopper::pg;
+RowScorer::RowScorer(FrozenModel m) : model(std::move(m)), network(std::make_unique<Network>(model.config.arch)) {}
 
-// model_forward(model_state bytea, features float8[], normalizing_const float8,
-//               feature_center real[], feature_spread real[]) -> real[]
-HOPPER_FUNCTION(model_forward) {
-    require_not_null(fcinfo, 0, "model_state");
-    if (PG_ARGISNULL(1)) PG_RETURN_NULL();
-    CachedModel& m = cached_model(fcinfo, PG_GETARG_DATUM(0));
+std::size_t RowScorer::memory_bytes() const {
+    // Parameters, plus the network's activations of one row (about the parameters' width per
+    // layer; bounded well by the parameters themselves for dense layers) and the row buffers.
+    return sizeof(RowScorer) + model.params.size() * sizeof(float) * 2 +
+           std::size_t(model.config.arch.input_dim) * sizeof(float) * 3;
+}
+
+bool score_row(RowScorer& m, Datum features, const FeatureScaling& scaling, ErrorKind width_error) {
     const Architecture& arch = m.model.config.arch;
     std::vector<float>& x = m.input_row;
     x.clear();
-    const int n = append_floats(PG_GETARG_DATUM(1), x, "features", 1);
+    const int n = append_floats(features, x, "features", 1);
     if (n != arch.input_dim)
-        fail(ErrorKind::Data, "row has " + std::to_string(n) + " features but the model expects " +
-                                  std::to_string(arch.input_dim),
+        fail(width_error, "row has " + std::to_string(n) + " features but the model expects " + std::to_string(arch.input_dim),
              "Architecture " + arch.shape_string() + ".");
-    FeatureScaling scaling;
-    scaling.normalizing_const = PG_ARGISNULL(2) ? 1.0 : PG_GETARG_FLOAT8(2);
-    if (!PG_ARGISNULL(3)) append_floats(PG_GETARG_DATUM(3), scaling.center, "feature_center", 1);
-    if (!PG_ARGISNULL(4)) append_floats(PG_GETARG_DATUM(4), scaling.spread, "feature_spread", 1);
-    scaling.validate(arch.input_dim);
     // The features go through exactly what training did to them (preprocess: float32, then
     // FeatureScaling::apply), so a row scores bit for bit as it trained.
     m.input.resize(arch.input_dim, 1);
@@ -136,8 +127,34 @@ HOPPER_FUNCTION(model_forward) {
              "Clean or impute the data before scoring it, and check normalizing_const and the scaling.");
     ConstMatrixMap in(m.input.data(), arch.input_dim, 1);
     m.network->predict(m.model.params.data(), in, m.output);
-    // A model whose weights overflow gives no usable output: NULL rather than a made-up class.
-    if (!m.output.allFinite()) PG_RETURN_NULL();
+    return m.output.allFinite();
+}
+
+int argmax_index(const float* v, int n) {
+    if (n == 0 || std::any_of(v, v + n, [](float x) { return std::isnan(x); })) return -1;
+    int best = 0;
+    for (int i = 1; i < n; ++i)
+        if (v[i] > v[best]) best = i;
+    return best;
+}
+
+}  // namespace hopper::pg
+
+using namespace hopper;
+using namespace hopper::pg;
+
+// model_forward(model_state bytea, features float8[], normalizing_const float8,
+//               feature_center real[], feature_spread real[]) -> real[]
+HOPPER_FUNCTION(model_forward) {
+    require_not_null(fcinfo, 0, "model_state");
+    if (PG_ARGISNULL(1)) PG_RETURN_NULL();
+    RowScorer& m = *cached_model(fcinfo, PG_GETARG_DATUM(0)).scorer;
+    FeatureScaling scaling;
+    scaling.normalizing_const = PG_ARGISNULL(2) ? 1.0 : PG_GETARG_FLOAT8(2);
+    if (!PG_ARGISNULL(3)) append_floats(PG_GETARG_DATUM(3), scaling.center, "feature_center", 1);
+    if (!PG_ARGISNULL(4)) append_floats(PG_GETARG_DATUM(4), scaling.spread, "feature_spread", 1);
+    scaling.validate(m.model.config.arch.input_dim);
+    if (!score_row(m, PG_GETARG_DATUM(1), scaling, ErrorKind::Data)) PG_RETURN_NULL();
     PG_RETURN_DATUM(make_float4_array(m.output.data(), {int(m.output.rows())}));
 }
 
@@ -263,14 +280,9 @@ HOPPER_FUNCTION(evaluate) {
 // argmax(values real[]) -> int: 1-based index of the largest value (first one on ties).
 HOPPER_FUNCTION(argmax) {
     Float4Matrix v = float4_matrix(PG_GETARG_DATUM(0), "values");
-    const int n = v.rows * v.cols;
-    if (n == 0) PG_RETURN_NULL();
     // No largest value among NaNs: NULL, never a made-up position.
-    if (first_non_finite(v.data, n) >= 0 && std::any_of(v.data, v.data + n, [](float x) { return std::isnan(x); }))
-        PG_RETURN_NULL();
-    int best = 0;
-    for (int i = 1; i < n; ++i)
-        if (v.data[i] > v.data[best]) best = i;
+    const int best = argmax_index(v.data, v.rows * v.cols);
+    if (best < 0) PG_RETURN_NULL();
     PG_RETURN_INT32(best + 1);
 }
 

@@ -1,0 +1,10 @@
+CREATE OR REPLACE FUNCTION hopper.predict_proba(model_name text, features real[], version integer DEFAULT NULL, alias text DEFAULT NULL)
+RETURNS real[]
+AS 'MODULE_PATHNAME', 'predict_proba' LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION hopper.predict_proba(text, real[], integer, text) IS
+'the class probabilities (in class_values order) of one row of raw features with a registered model version (by number, by alias, or the latest), scaled as its training data was';
+CREATE OR REPLACE FUNCTION hopper.predict_proba(model_name text, features double precision[], version integer DEFAULT NULL, alias text DEFAULT NULL)
+RETURNS real[]
+AS 'MODULE_PATHNAME', 'predict_proba' LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION hopper.predict_proba(text, double precision[], integer, text) IS
+'the class probabilities (in class_values order) of one row of raw features with a registered model version (by number, by alias, or the latest), scaled as its training data was';

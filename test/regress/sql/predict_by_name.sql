@@ -1,0 +1,175 @@
+-- Scoring one row by model name (hopper.predict_class, predict_proba, predict_value): the same
+-- answers as hopper.predict's table, bit for bit; version, alias and latest; the per-session caches
+-- follow every registry change of this session, also one rolled back (other sessions:
+-- test/scripts/predict_by_name_sessions.sh); parallel plans; every error branch.
+SET client_min_messages = warning;
+
+CREATE FUNCTION pg_temp.try(sql text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    st text; msg text; det text; hnt text;
+BEGIN
+    EXECUTE sql;
+    RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+    GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
+    msg := st || ': ' || msg || coalesce(' | DETAIL: ' || nullif(det, ''), '') || coalesce(' | HINT: ' || nullif(hnt, ''), '');
+    RETURN regexp_replace(msg, '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}', '<uuid>', 'g');
+END $$;
+
+-- Three overlapping classes with integer labels, standardized (so the scaling matters).
+CREATE TABLE pbn_points AS
+SELECT g AS id, ARRAY[(g % 3) * 2.0 + 3 * sin(g), (g % 3) * -1.5 + 2 * cos(g * 7), 100 + 50 * sin(g * 3)]::float8[] AS x,
+       g % 3 AS label
+FROM generate_series(1, 300) g;
+SELECT hopper.preprocess('pbn_points', 'pbn_packed', 'label', 'x', buffer_size => 30, num_segments => 2,
+                         scale => 'standardize', seed => 1);
+CALL hopper.fit('pbn_packed', 'pbn_m1', '{"input_dim": 3, "layers": [{"units": 8, "activation": "tanh"}, {"units": 3, "activation": "softmax"}]}',
+                $$optimizer='SGD(lr=0.1)', metrics=['accuracy']$$, 'batch_size=10', 2, name => 'pbn_fit1');
+CALL hopper.fit('pbn_packed', 'pbn_m2', '{"input_dim": 3, "layers": [{"units": 8, "activation": "tanh"}, {"units": 3, "activation": "softmax"}]}',
+                $$optimizer='SGD(lr=0.1)', metrics=['accuracy']$$, 'batch_size=10', 5, name => 'pbn_fit2');
+SELECT hopper.create_model('pbn') > 0 AS created;
+SELECT hopper.register_model_version('pbn', (SELECT uuid FROM hopper.latest_checkpoints WHERE run_name = 'pbn_fit1')) AS v1;
+SELECT hopper.register_model_version('pbn', (SELECT uuid FROM hopper.latest_checkpoints WHERE run_name = 'pbn_fit2')) AS v2;
+SELECT hopper.set_model_alias('pbn', 'champion', 1);
+SELECT hopper.predict('pbn_m1', 'pbn_points', 'id', 'x', 'pbn_out1', 'prob');
+SELECT hopper.predict('pbn_m2', 'pbn_points', 'id', 'x', 'pbn_out2', 'prob');
+
+-- ---- the same answers as hopper.predict, every row, bit for bit ----
+-- Latest (version 2), by number, by alias; float8[] and real[] features.
+SELECT count(*) AS rows,
+       count(*) FILTER (WHERE hopper.predict_class('pbn', p.x) IS DISTINCT FROM o.estimated_label::text) AS latest_class_differs,
+       count(*) FILTER (WHERE hopper.predict_proba('pbn', p.x) IS DISTINCT FROM o.prob) AS latest_proba_differs,
+       count(*) FILTER (WHERE hopper.predict_class('pbn', p.x::real[], version => 2) IS DISTINCT FROM o.estimated_label::text) AS v2_real_differs
+FROM pbn_points p JOIN pbn_out2 o USING (id);
+SELECT count(*) FILTER (WHERE hopper.predict_class('pbn', p.x, version => 1) IS DISTINCT FROM o.estimated_label::text) AS v1_class_differs,
+       count(*) FILTER (WHERE hopper.predict_proba('pbn', p.x, alias => 'CHAMPION') IS DISTINCT FROM o.prob) AS champion_proba_differs,
+       count(DISTINCT o.estimated_label) AS classes_seen
+FROM pbn_points p JOIN pbn_out1 o USING (id);
+-- The two versions answer differently somewhere (else the checks above could not tell them apart).
+SELECT count(*) > 0 AS versions_differ FROM pbn_out1 a JOIN pbn_out2 b USING (id) WHERE a.prob <> b.prob;
+-- A parallel plan (the functions are PARALLEL SAFE: workers resolve and load the model themselves).
+SET force_parallel_mode = on;
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM pbn_points p WHERE hopper.predict_class('pbn', p.x) = '1';
+SELECT count(*) FILTER (WHERE hopper.predict_class('pbn', p.x) IS DISTINCT FROM o.estimated_label::text) AS parallel_differs
+FROM pbn_points p JOIN pbn_out2 o USING (id);
+SELECT count(*) = (SELECT count(*) FROM pbn_out2 WHERE estimated_label = 1) AS parallel_count_same
+FROM pbn_points p WHERE hopper.predict_class('pbn', p.x) = '1';
+RESET force_parallel_mode;
+RESET max_parallel_workers_per_gather;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+-- Without a model cache the model is loaded once per statement, same answers.
+SET hopper.model_cache_mb = 0;
+SELECT count(*) FILTER (WHERE hopper.predict_class('pbn', p.x) IS DISTINCT FROM o.estimated_label::text) AS uncached_differs
+FROM pbn_points p JOIN pbn_out2 o USING (id);
+RESET hopper.model_cache_mb;
+
+-- A regressor: predict_value is hopper.predict's estimate.
+CREATE TABLE pbn_lin AS SELECT g AS id, ARRAY[g % 7, g % 5]::float8[] AS x, 3.0 * (g % 7) - 2.0 * (g % 5) + 1.0 AS y
+FROM generate_series(1, 200) g;
+SELECT hopper.preprocess('pbn_lin', 'pbn_lin_packed', 'y', 'x', buffer_size => 50, num_segments => 1, scale => 'standardize');
+CALL hopper.fit('pbn_lin_packed', 'pbn_lin_m', '{"input_dim": 2, "layers": [{"units": 1, "activation": "linear"}]}',
+    '{"loss": "mse", "optimizer": "sgd", "learning_rate": 0.05}', '{"batch_size": 10}', 3, name => 'pbn_lin_fit');
+SELECT hopper.create_model('pbn-lin') > 0 AS created;
+SELECT hopper.register_model_version('pbn-lin', (SELECT uuid FROM hopper.latest_checkpoints WHERE run_name = 'pbn_lin_fit')) AS v1;
+SELECT hopper.predict('pbn_lin_m', 'pbn_lin', 'id', 'x', 'pbn_lin_out');
+SELECT count(*) AS rows, count(*) FILTER (WHERE (hopper.predict_value('pbn-lin', l.x))[1]::float8 IS DISTINCT FROM o.estimated_y) AS value_differs
+FROM pbn_lin l JOIN pbn_lin_out o USING (id);
+
+-- ---- this session's registry changes take effect at once, and are undone with a rollback ----
+CREATE TABLE pbn_one AS SELECT x FROM pbn_points WHERE id = 7;
+CREATE FUNCTION pg_temp.which(alias text) RETURNS text LANGUAGE sql AS $$
+    SELECT CASE hopper.predict_proba('pbn', (SELECT x FROM pbn_one), alias => alias)
+           WHEN (SELECT prob FROM pbn_out1 WHERE id = 7) THEN 'version 1'
+           WHEN (SELECT prob FROM pbn_out2 WHERE id = 7) THEN 'version 2' END $$;
+SELECT (SELECT prob FROM pbn_out1 WHERE id = 7) <> (SELECT prob FROM pbn_out2 WHERE id = 7) AS row_tells_versions_apart;
+SELECT pg_temp.which('champion') AS champion;
+SELECT hopper.set_model_alias('pbn', 'champion', 2);
+SELECT pg_temp.which('champion') AS champion_moved;
+BEGIN;
+SELECT hopper.set_model_alias('pbn', 'champion', 1);
+SELECT pg_temp.which('champion') AS champion_in_transaction;
+ROLLBACK;
+SELECT pg_temp.which('champion') AS champion_after_rollback;
+-- Latest follows a deletion; an archived model still answers (archiving only stops new versions).
+SELECT pg_temp.which(NULL) AS latest;
+SELECT hopper.archive_model('pbn');
+SELECT pg_temp.which(NULL) AS latest_archived;
+SELECT hopper.unarchive_model('pbn');
+BEGIN;
+SELECT hopper.delete_model_version('pbn', 2);
+SELECT pg_temp.which(NULL) AS latest_after_delete;
+SELECT pg_temp.try($$SELECT hopper.predict_class('pbn', ARRAY[1, 2, 3]::real[], alias => 'champion')$$) AS alias_gone;
+ROLLBACK;
+SELECT pg_temp.which(NULL) AS latest_after_rollback;
+-- A model dropped and created again under the same name.
+BEGIN;
+SELECT hopper.delete_model('pbn');
+SELECT pg_temp.try($$SELECT hopper.predict_class('pbn', ARRAY[1, 2, 3]::real[])$$) AS model_gone;
+SELECT hopper.create_model('pbn') > 0 AS created_again;
+SELECT pg_temp.try($$SELECT hopper.predict_class('pbn', ARRAY[1, 2, 3]::real[])$$) AS no_versions;
+ROLLBACK;
+SELECT pg_temp.which(NULL) AS latest_after_rollback;
+
+-- ---- errors ----
+SELECT pg_temp.try($$SELECT hopper.predict_class('no-such-model', ARRAY[1, 2, 3]::real[])$$) AS unknown_model;
+SELECT pg_temp.try($$SELECT hopper.predict_class('pbn', ARRAY[1, 2, 3]::real[], version => 9)$$) AS unknown_version;
+SELECT pg_temp.try($$SELECT hopper.predict_proba('pbn', ARRAY[1, 2, 3]::real[], alias => 'nope')$$) AS unknown_alias;
+SELECT pg_temp.try($$SELECT hopper.predict_class('pbn', ARRAY[1, 2, 3]::real[], version => 1, alias => 'champion')$$) AS both;
+SELECT pg_temp.try($$SELECT hopper.predict_class('pbn', ARRAY[1, 2]::real[])$$) AS too_few;
+SELECT pg_temp.try($$SELECT hopper.predict_class('pbn', ARRAY[1, 2, 3, 4]::float8[])$$) AS too_many;
+SELECT pg_temp.try($$SELECT hopper.predict_class('pbn', '{}'::real[])$$) AS empty;
+SELECT pg_temp.try($$SELECT hopper.predict_class('pbn', NULL::real[])$$) AS null_features;
+SELECT pg_temp.try($$SELECT hopper.predict_class(NULL, ARRAY[1, 2, 3]::real[])$$) AS null_name;
+SELECT pg_temp.try($$SELECT hopper.predict_class('pbn', ARRAY[1, NULL, 3]::real[])$$) AS null_element;
+SELECT pg_temp.try($$SELECT hopper.predict_class('pbn', ARRAY[1, 'NaN', 3]::float8[])$$) AS nan_feature;
+SELECT pg_temp.try($$SELECT hopper.predict_class('pbn', ARRAY[[1, 2, 3]]::real[])$$) AS two_dimensional;
+SELECT pg_temp.try($$SELECT hopper.predict_value('pbn', ARRAY[1, 2, 3]::real[])$$) AS value_of_classifier;
+SELECT pg_temp.try($$SELECT hopper.predict_class('pbn-lin', ARRAY[1, 2]::real[])$$) AS class_of_regressor;
+SELECT pg_temp.try($$SELECT hopper.predict_proba('pbn-lin', ARRAY[1, 2]::real[])$$) AS proba_of_regressor;
+SELECT hopper.create_model('pbn-empty') > 0 AS created;
+SELECT pg_temp.try($$SELECT hopper.predict_class('pbn-empty', ARRAY[1, 2, 3]::real[])$$) AS no_versions;
+-- A checkpoint that says nothing of its training data, and one stored outside the database.
+SELECT hopper.create_model('pbn-bare') > 0 AS created;
+SELECT hopper.register_model_version('pbn-bare', hopper.create_checkpoint((SELECT model_state FROM pbn_m1))) AS v1;
+SELECT pg_temp.try($$SELECT hopper.predict_class('pbn-bare', ARRAY[1, 2, 3]::real[])$$) AS bare_checkpoint;
+SELECT hopper.create_model('pbn-external') > 0 AS created;
+SELECT pg_temp.try($$SELECT hopper.register_model_version('pbn-external', hopper.create_checkpoint_reference('s3://bucket/model.bin', 'hopper'))$$) AS registered_reference;
+SELECT pg_temp.try($$SELECT hopper.predict_class('pbn-external', ARRAY[1, 2, 3]::real[])$$) AS external_checkpoint;
+-- Called directly, the trigger function refuses.
+SELECT pg_temp.try($$SELECT hopper.registry_cache_invalidate()$$) AS trigger_called_directly;
+
+-- The GUC exists with its default.
+SHOW hopper.model_cache_mb;
+
+-- ---- the history of aliases (hopper.model_alias_history) ----
+-- So far: champion created on 1, moved to 2 (the moves rolled back above left nothing).
+SELECT hopper.set_model_alias('pbn', 'canary', 1);
+SELECT hopper.set_model_alias('pbn', 'champion', 2);   -- already there: no move
+SELECT hopper.set_model_alias('pbn', 'Canary', 2);     -- the same alias (case-insensitive), moved
+SELECT hopper.delete_model_alias('pbn', 'canary');
+SELECT hopper.set_model_alias('pbn', 'rollback', 1);
+SELECT hopper.delete_model_version('pbn', 2);          -- champion goes with it
+SELECT model_name, alias, from_version, to_version, changed_by = current_user AS by_me, change_time <= now() AS timed
+FROM hopper.model_alias_history WHERE model_name = 'pbn' ORDER BY change_id;
+-- Append-only for everyone but its owner, and no forged rows about others' models.
+CREATE ROLE pbn_other;
+GRANT USAGE ON SCHEMA hopper, public TO pbn_other;
+SET ROLE pbn_other;
+SELECT count(*) > 0 AS others_read FROM hopper.model_alias_history;
+SELECT pg_temp.try($$INSERT INTO hopper.model_alias_history (model_id, model_name, alias, from_version, to_version)
+                    SELECT model_id, 'pbn', 'fake', 1, 2 FROM hopper.models WHERE name = 'pbn'$$) AS forged;
+SELECT pg_temp.try($$UPDATE hopper.model_alias_history SET to_version = 9$$) AS rewritten;
+SELECT pg_temp.try($$DELETE FROM hopper.model_alias_history$$) AS erased;
+SELECT split_part(pg_temp.try($$SELECT hopper.set_model_alias('pbn', 'mine', 1)$$), ' | ', 1) AS moved_by_other;
+RESET ROLE;
+-- Deleting the model keeps its history.
+SELECT hopper.delete_model('pbn');
+SELECT count(*) AS history_kept FROM hopper.model_alias_history WHERE model_name = 'pbn';
+DROP OWNED BY pbn_other;
+DROP ROLE pbn_other;
