@@ -39,7 +39,8 @@ FROM gems_packed_summary;
 
 CALL hopper.fit('gems_packed', 'gems_model',
     '{"input_dim": 12, "layers": [{"units": 16, "activation": "relu"}, {"units": 2, "activation": "softmax"}]}',
-    $$loss='categorical_crossentropy', optimizer='Adam(lr=0.02)', metrics=['accuracy']$$, 'batch_size=25', 20);
+    $$loss='categorical_crossentropy', optimizer='Adam(lr=0.02)', metrics=['accuracy']$$, 'batch_size=25', 20,
+    name => 'tabular_gems');
 SELECT training_metrics_final > 0.9 AS learned FROM gems_model_info;
 -- The model's summary carries the recipe.
 SELECT s.feature_recipe = p.feature_recipe AS same_recipe FROM gems_model_summary s, gems_packed_summary p;
@@ -71,6 +72,19 @@ SELECT count(*) AS rows_compared,
                        ARRAY[g.carat, g.certified::int, g.sold - DATE '1970-01-01']::float8[],
                        ARRAY[g.cut, g.color::text])::float8[], 1.0, NULL, NULL)) AS same_probabilities
 FROM gems_prob p JOIN gems_new g USING (id), gems_model m, gems_model_summary s;
+
+-- The run's data carries the recipe, and so does a registered version: materialized, it predicts raw
+-- rows as the model table does.
+SELECT r.data -> 'feature_recipe' = p.feature_recipe AS run_has_recipe
+FROM hopper.runs r, gems_packed_summary p WHERE r.name = 'tabular_gems';
+SELECT hopper.create_model('tabular-gems') > 0 AS created;
+SELECT hopper.register_model_version('tabular-gems',
+    (SELECT uuid FROM hopper.latest_checkpoints WHERE run_name = 'tabular_gems')) AS version;
+SELECT hopper.materialize_model_version('tabular-gems', 'gems_registered', version => 1);
+SELECT hopper.predict('gems_registered', 'gems_new', 'id', '*', 'gems_registered_prob', pred_type => 'prob');
+SELECT count(*) AS rows, bool_and(a.prob = b.prob) AS same_as_model_table
+FROM gems_prob a JOIN gems_registered_prob b USING (id);
+SELECT hopper.delete_model('tabular-gems');
 
 -- Columns the recipe does not read, or not present.
 SELECT hopper.predict('gems_model', 'gems_new', 'id', 'carat, cut', 'bad_pred');
