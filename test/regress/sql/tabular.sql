@@ -161,5 +161,14 @@ SELECT output_table, feature_recipe IS NULL AS no_recipe, skipped_rows, scale, f
 FROM (SELECT * FROM pts_arr_summary UNION ALL SELECT * FROM pts_cols_summary) s ORDER BY 1;
 SELECT (SELECT array_agg(independent_var ORDER BY buffer_id) FROM pts_arr) = (SELECT array_agg(independent_var ORDER BY buffer_id) FROM pts_cols) AS same_packing;
 
+-- Packed tables and models from before recipes (no feature_recipe, no skipped_rows) keep working.
+ALTER TABLE pts_arr_summary DROP COLUMN feature_recipe, DROP COLUMN skipped_rows;
+SELECT hopper.preprocess_validation('pts', 'pts_arr_valid', 'y', 'x', 'pts_arr');
+CALL hopper.fit('pts_arr', 'pts_model', '{"input_dim": 2, "layers": [{"units": 2, "activation": "softmax"}]}',
+                '', '', 2, validation_table => 'pts_arr_valid');
+ALTER TABLE pts_model_summary DROP COLUMN feature_recipe;
+SELECT hopper.predict('pts_model', 'pts', 'id', 'x', 'pts_pred');
+SELECT count(*) AS rows, count(estimated_y) AS predicted FROM pts_pred;
+
 RESET client_min_messages;
 DROP SCHEMA test_tabular CASCADE;
