@@ -145,6 +145,15 @@ SELECT n, try(s) FROM (VALUES
     (19, $$SELECT hopper.preprocess('odd', 'out', 'y', '*', exclude_columns => 'doc, arr, empty')$$),
     (20, $$SELECT hopper.preprocess_validation('odd', 'out', 'label', 'code', 'gems_packed')$$)
 ) AS c(n, s) ORDER BY n;
+-- recipe_features refuses a row that does not match its recipe, and a recipe that is not one.
+SELECT n, try(s) FROM (VALUES
+    (1, $$SELECT hopper.recipe_features((SELECT feature_recipe::text FROM mixed_packed_summary), ARRAY[1]::float8[], ARRAY['1'])$$),
+    (2, $$SELECT hopper.recipe_features((SELECT feature_recipe::text FROM mixed_packed_summary), ARRAY[1, 2]::float8[], '{}')$$),
+    (3, $$SELECT hopper.recipe_features('{"format": "hopper.recipe"}', '{}', '{}')$$),
+    (4, $$SELECT hopper.recipe_features('not json', '{}', '{}')$$),
+    (5, $$SELECT hopper.recipe_features(NULL, '{}', '{}')$$),
+    (6, $$SELECT hopper.recipe_features((SELECT feature_recipe::text FROM mixed_packed_summary), ARRAY['NaN', 2]::float8[], ARRAY['1'])$$)
+) AS c(n, s) ORDER BY n;
 -- A vocabulary beyond the memory budget is refused before it is counted.
 SET hopper.max_memory_mb = 1;
 CREATE TABLE wide_vocab AS SELECT g AS id, md5(g::text) AS code, (g % 2)::text AS y FROM generate_series(1, 20000) g;
