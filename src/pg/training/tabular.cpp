@@ -259,7 +259,9 @@ TabularColumns describe_tabular(Spi& spi, const TableName& table, const TabularR
 
 std::string fit_recipe(Spi& spi, const TableName& table, const TabularColumns& cols, const std::string& row_filter,
                        int64_t rows) {
-    const FitLimits limits;
+    FitLimits limits;
+    // The estimate below refuses a fit up front; this bounds the fitter itself should it go beyond.
+    limits.max_bytes = memory_budget_bytes();
     // First a cheap pass: the vocabulary of each categorical column, to refuse before holding it.
     std::vector<std::size_t> categorical;
     for (std::size_t i = 0; i < cols.specs.size(); ++i)
