@@ -2,3 +2,4 @@
 
 #include "objects/preprocess.sql"
 #include "objects/preprocess_validation.sql"
+#include "objects/recipe_features.sql"

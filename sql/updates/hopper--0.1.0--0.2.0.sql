@@ -164,7 +164,21 @@ BEGIN
                     ' hop_seconds double precision, evaluation_seconds double precision,'
                     ' start_training_time timestamp with time zone,'
                     ' end_training_time timestamp with time zone,'
-                    ' hopper_version text | no constraints | 0 indexes | 0 inherited']
+                    ' hopper_version text | no constraints | 0 indexes | 0 inherited',
+                    -- with the feature recipe of a model trained from a table's own columns (issue 27)
+                    'r | source_table text, validation_table text, model_output_table text,'
+                    ' model_selection_table text, model_arch_table text, method text,'
+                    ' num_iterations integer, metrics_compute_frequency integer, training_metrics text,'
+                    ' warm_start boolean, name text, description text, num_models integer,'
+                    ' num_segments integer, dist_keys integer[], hops_per_iteration integer,'
+                    ' dependent_varname text, independent_varname text, dependent_vartype text,'
+                    ' response_type text, class_values text[], normalizing_const double precision,'
+                    ' scale text, feature_center real[], feature_spread real[], num_rows bigint,'
+                    ' metrics_iters integer[], training_seconds double precision,'
+                    ' hop_seconds double precision, evaluation_seconds double precision,'
+                    ' start_training_time timestamp with time zone,'
+                    ' end_training_time timestamp with time zone,'
+                    ' hopper_version text, feature_recipe jsonb | no constraints | 0 indexes | 0 inherited']
                   WHEN 'model_info' THEN ARRAY[
                     'r | mst_key integer not null, model_id integer, compile_params text,'
                     ' fit_params text, model_type text, model_size double precision, num_params bigint,'
@@ -292,3 +306,9 @@ DROP FUNCTION hopper.ps_tables_internal();
 #include "objects/model_alias_history_policies.sql"
 #include "objects/model_aliases_history.sql"
 #include "objects/model_versions_alias_history.sql"
+
+-- Tables as they are (issue 27): preprocess takes exclude_columns and per-column options, and
+-- encodes a table's own columns through a feature recipe that predict applies to raw rows.
+DROP FUNCTION hopper.preprocess(text, text, text, text, integer, integer, double precision, text, bigint, text, text);
+#include "objects/preprocess.sql"
+#include "objects/recipe_features.sql"

@@ -105,8 +105,9 @@ ALTER TABLE la_order_user ADD COLUMN description text;
 DROP TABLE la_order_summary;
 CREATE TABLE la_order_summary AS SELECT * FROM la_order_user;
 DROP TABLE la_order_user;
--- (adopted) a _summary as 0.1.0's library wrote it: without the training_metrics column of 0.2.0's
-ALTER TABLE old_lib_summary DROP COLUMN training_metrics;
+-- (adopted) a _summary as 0.1.0's library wrote it: without the training_metrics and feature_recipe
+-- columns of 0.2.0's
+ALTER TABLE old_lib_summary DROP COLUMN training_metrics, DROP COLUMN feature_recipe;
 CREATE TABLE old_lib_user AS SELECT * FROM old_lib_summary;
 DROP TABLE old_lib_summary;
 ALTER TABLE old_lib_user RENAME TO old_lib_summary;

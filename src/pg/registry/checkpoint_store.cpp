@@ -285,7 +285,8 @@ void materialize_checkpoint_table(Spi& spi, int64_t checkpoint_id, const TableNa
                 " steps_completed pg_catalog.int8, dependent_varname pg_catalog.text, independent_varname pg_catalog.text,"
                 " dependent_vartype pg_catalog.text, response_type pg_catalog.text, class_values pg_catalog.text[],"
                 " normalizing_const pg_catalog.float8, scale pg_catalog.text, feature_center pg_catalog.float4[],"
-                " feature_spread pg_catalog.float4[], num_rows pg_catalog.int8, hopper_version pg_catalog.text)");
+                " feature_spread pg_catalog.float4[], num_rows pg_catalog.int8, hopper_version pg_catalog.text,"
+                " feature_recipe pg_catalog.jsonb)");
     record_output_table(spi, summary, "model_summary", token, "hopper summary of a model from " + source, run_id);
     spi.execute(
         "INSERT INTO " + summary.quoted() +
@@ -298,7 +299,9 @@ void materialize_checkpoint_table(Spi& spi, int64_t checkpoint_id, const TableNa
             "  THEN ARRAY(SELECT pg_catalog.jsonb_array_elements_text(d -> 'feature_center')::pg_catalog.float4) END,"
             " CASE WHEN pg_catalog.jsonb_typeof(d -> 'feature_spread') = 'array'"
             "  THEN ARRAY(SELECT pg_catalog.jsonb_array_elements_text(d -> 'feature_spread')::pg_catalog.float4) END,"
-            " (d ->> 'num_rows')::pg_catalog.int8, $10 FROM (SELECT $1::pg_catalog.jsonb AS d) AS s",
+            " (d ->> 'num_rows')::pg_catalog.int8, $10,"
+            " CASE WHEN pg_catalog.jsonb_typeof(d -> 'feature_recipe') = 'object' THEN d -> 'feature_recipe' END"
+            " FROM (SELECT $1::pg_catalog.jsonb AS d) AS s",
         {SqlParam::text_copy(facts.dump()), SqlParam::text_copy(output.display()), SqlParam::text(source),
          SqlParam::text(c.uuid), model_name.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(model_name),
          version ? SqlParam::int4(*version) : SqlParam::null(INT4OID),

@@ -56,6 +56,9 @@ std::string packed_data_facts(const PackedInfo& info) {
     d["feature_center"] = center.empty() ? json(nullptr) : json(center);
     d["feature_spread"] = spread.empty() ? json(nullptr) : json(spread);
     d["num_rows"] = info.num_rows;
+    // The feature recipe travels with the run, its checkpoints and registered versions, so a model
+    // from any of them encodes raw rows as its training data was.
+    if (!info.feature_recipe.empty()) d["feature_recipe"] = json::parse(info.feature_recipe);
     return d.dump();
 }
 

@@ -21,6 +21,7 @@
 #include "pg/common/owned.h"
 #include "pg/training/preprocess.h"
 #include "pg/training/run.h"
+#include "pg/training/tabular.h"
 #include "pg/common/spi.h"
 #include "pg/runtime/scoped_settings.h"
 #include "pg/serving/scoring.h"
@@ -321,12 +322,27 @@ HOPPER_FUNCTION(predict) {
     // before anything is written.
     if (response == "classification")
         check_class_values(class_values, spi.is_null(0, 1), arch.output_dim(), "summary table " + summary.display());
+    // A model trained from a table's own columns (tabular.h) encodes raw rows by its recipe; models
+    // from before recipes have no such column.
+    std::string recipe_json;
+    if (OidIsValid(column_type(summary, "feature_recipe"))) {
+        spi.execute_reading("summary table " + summary.display(),
+                            "SELECT feature_recipe::pg_catalog.text FROM " + summary.quoted());
+        if (!spi.is_null(0, 0)) recipe_json = spi.text(0, 0);
+    }
 
     TableName source = resolve_input_table(source_text, "source table");
     std::vector<std::string> id = parse_column_list(id_text, "id_column");
     if (id.size() != 1) fail(ErrorKind::InvalidParameter, "id_column must name exactly one column");
     require_column(source, id[0], "id");
-    FeatureColumns features = describe_features(source, indep_text);
+    FeatureColumns features;
+    if (recipe_json.empty()) {
+        features = describe_features(source, indep_text);
+    } else {
+        const Recipe recipe = Recipe::from_json(recipe_json);
+        check_recipe_columns(recipe, indep_text);
+        features.expression = recipe_features_sql(source, recipe, "$6::pg_catalog.text", "s.");
+    }
     TableName output = resolve_output_table(output_text, "output table");
 
     check_memory(inference_bytes(models.configs[0], 1) + 2 * uint64_t(models.states[0].size()), "scoring with this model",
@@ -349,6 +365,7 @@ HOPPER_FUNCTION(predict) {
                                  center.empty() ? SqlParam::null(FLOAT8ARRAYOID) : SqlParam::float8_array(center),
                                  spread.empty() ? SqlParam::null(FLOAT8ARRAYOID) : SqlParam::float8_array(spread),
                                  SqlParam::text_array(class_values)};
+    if (!recipe_json.empty()) params.push_back(SqlParam::text(recipe_json));
     StatementSettings settings;
     settings.enter();
     uint64_t rows = spi.execute_with_large_params(sql, params);

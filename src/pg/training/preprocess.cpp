@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -25,6 +26,7 @@
 #include "pg/common/output_tables.h"
 #include "pg/common/resource_limits.h"
 #include "pg/common/spi.h"
+#include "pg/training/tabular.h"
 
 extern "C" {
 #include "access/heaptoast.h"
@@ -84,10 +86,14 @@ struct Source {
     int feature_bytes = 8;  // one feature as x_expr gives it
     std::string x_expr;  // SQL expression for the features as an array
     std::string y_expr;  // SQL expression for the response
+    // Packing through a feature recipe (tabular.h): x_expr applies it (its JSON is parameter $2 of
+    // the fetch), and rows whose response is NULL are skipped (row_filter).
+    std::string recipe_json;
+    std::string row_filter;
 };
 
-Source describe_source(const std::string& table_text, const std::string& dep_text, const std::string& indep_text,
-                       const char* what) {
+// The table and its dependent column; the features are described by the caller.
+Source describe_dependent(const std::string& table_text, const std::string& dep_text, const char* what) {
     Source s;
     s.table = resolve_input_table(table_text, what);
     auto dep = split_column_list(dep_text, "dependent_varname");
@@ -96,12 +102,27 @@ Source describe_source(const std::string& table_text, const std::string& dep_tex
              "It names " + std::to_string(dep.size()) + ".");
     s.dependent = dep[0];
     s.dependent_type = require_column(s.table, s.dependent, "dependent");
+    s.y_expr = quote_ident(s.dependent);
+    return s;
+}
+
+// Features read through a recipe: the recipe's columns, NULL responses skipped.
+void use_recipe(Source& s, const std::string& recipe_json) {
+    const Recipe recipe = Recipe::from_json(recipe_json);
+    s.recipe_json = recipe_json;
+    s.independent = recipe.column_names();
+    s.independent_is_array = true;  // one real[] per row, which the fetch detoasts
+    s.feature_bytes = 4;
+    s.x_expr = recipe_features_sql(s.table, recipe, "$2::pg_catalog.text", "");
+    s.row_filter = " WHERE " + s.y_expr + " IS NOT NULL";
+}
+
+Source describe_source(Source s, const std::string& indep_text) {
     FeatureColumns f = describe_features(s.table, indep_text);
     s.independent = f.columns;
     s.independent_is_array = f.is_array;
     s.feature_bytes = f.value_bytes;
     s.x_expr = f.expression;
-    s.y_expr = quote_ident(s.dependent);
     return s;
 }
 
@@ -138,16 +159,21 @@ struct Layout {
 };
 
 struct Counts {
-    int64_t rows = 0;
+    int64_t rows = 0;     // rows to pack
+    int64_t skipped = 0;  // rows whose response is NULL (recipe packing)
     int x_dim = 0;
     int y_dim = 1;
 };
 
 Counts count_and_check(Spi& spi, const Source& src, Response response, const char* what) {
     const std::string from = " FROM " + src.table.quoted();
-    std::string sql = "SELECT pg_catalog.count(*), pg_catalog.count(*) FILTER (WHERE " + src.y_expr +
-                      " IS NULL), pg_catalog.count(*) FILTER (WHERE " + src.x_expr + " IS NULL)";
-    if (src.independent_is_array)
+    const bool recipe = !src.recipe_json.empty();
+    std::string sql = "SELECT pg_catalog.count(*), pg_catalog.count(*) FILTER (WHERE " + src.y_expr + " IS NULL), ";
+    // A recipe's features are never NULL and have its width (checked by the caller).
+    sql += recipe ? std::string("0") : "pg_catalog.count(*) FILTER (WHERE " + src.x_expr + " IS NULL)";
+    if (recipe)
+        sql += ", 1, 1";
+    else if (src.independent_is_array)
         sql += ", pg_catalog.min(pg_catalog.cardinality(" + src.x_expr + ")), pg_catalog.max(pg_catalog.cardinality(" +
                src.x_expr + "))";
     else
@@ -162,7 +188,13 @@ Counts count_and_check(Spi& spi, const Source& src, Response response, const cha
     Counts c;
     c.rows = spi.integer(0, 0);
     if (c.rows == 0) fail(ErrorKind::Data, std::string(what) + " " + src.table.display() + " is empty");
-    if (spi.integer(0, 1) > 0)
+    if (recipe) {
+        c.skipped = spi.integer(0, 1);
+        c.rows -= c.skipped;
+        if (c.rows == 0)
+            fail(ErrorKind::NullValue, "dependent column \"" + src.dependent + "\" is NULL in every row",
+                 "Rows whose dependent value is NULL are skipped; none is left.");
+    } else if (spi.integer(0, 1) > 0)
         fail(ErrorKind::NullValue, "dependent column \"" + src.dependent + "\" contains NULL values",
              std::to_string(spi.integer(0, 1)) + " of " + std::to_string(c.rows) + " rows are NULL.",
              "Filter them out, e.g. with a view, before packing.");
@@ -188,7 +220,7 @@ Counts count_and_check(Spi& spi, const Source& src, Response response, const cha
 }
 
 std::vector<std::string> read_class_values(Spi& spi, const Source& src) {
-    spi.execute("SELECT DISTINCT " + src.y_expr + " FROM " + src.table.quoted() + " ORDER BY 1");
+    spi.execute("SELECT DISTINCT " + src.y_expr + " FROM " + src.table.quoted() + src.row_filter + " ORDER BY 1");
     if (spi.rows() > uint64_t(kMaxClasses))
         fail(ErrorKind::Limit, "too many distinct class values",
              "The dependent column has " + std::to_string(spi.rows()) + " distinct values; hopper allows " +
@@ -203,10 +235,10 @@ std::vector<std::string> read_class_values(Spi& spi, const Source& src) {
 }
 
 // Row identifiers in physical order.
-std::vector<ItemPointerData> read_tids(Spi& spi, const TableName& rows, int64_t expected) {
+std::vector<ItemPointerData> read_tids(Spi& spi, const TableName& rows, const std::string& row_filter, int64_t expected) {
     std::vector<ItemPointerData> tids;
     tids.reserve(std::size_t(expected));  // growing by doubling would hold up to three times as much
-    spi.open_cursor("SELECT ctid FROM " + rows.quoted());
+    spi.open_cursor("SELECT ctid FROM " + rows.quoted() + row_filter);
     while (spi.fetch(kFetchBatch) > 0) {
         check_for_interrupts();
         for (uint64_t r = 0; r < spi.rows(); ++r) {
@@ -339,7 +371,7 @@ PackResult pack_rows(Spi& spi, const Source& src, const Layout& layout, const Ta
     std::vector<std::string> columns = src.independent;
     if (std::find(columns.begin(), columns.end(), src.dependent) == columns.end()) columns.push_back(src.dependent);
     const TableName source_rows = engine->packing_source(spi, src.table, columns);
-    std::vector<ItemPointerData> tids = read_tids(spi, source_rows, rows);
+    std::vector<ItemPointerData> tids = read_tids(spi, source_rows, src.row_filter, rows);
     if (int64_t(tids.size()) != rows)
         fail(ErrorKind::Data, "the source table changed while it was being packed");
     std::vector<uint64_t> order = shuffled_order(tids.size(), seed);
@@ -382,7 +414,10 @@ PackResult pack_rows(Spi& spi, const Source& src, const Layout& layout, const Ta
             InContext in_buffer(buffer_memory);
             tid_array = make_tid_array(batch.data(), n);
         }
-        spi.execute(fetch_sql, {SqlParam::datum(tid_array, TIDARRAYOID)});
+        if (src.recipe_json.empty())
+            spi.execute(fetch_sql, {SqlParam::datum(tid_array, TIDARRAYOID)});
+        else
+            spi.execute(fetch_sql, {SqlParam::datum(tid_array, TIDARRAYOID), SqlParam::text(src.recipe_json)});
         if (int64_t(spi.rows()) != n) fail(ErrorKind::Data, "the source table changed while it was being packed");
         x.assign(std::size_t(n) * layout.x_dim, 0.0f);
         y.assign(std::size_t(n) * layout.y_dim, 0.0f);
@@ -453,7 +488,7 @@ PackResult pack_rows(Spi& spi, const Source& src, const Layout& layout, const Ta
 
 void write_summary(Spi& spi, const TableName& summary, const std::string& out_display, const PackOptions& opt, const Source& src,
                    const Layout& layout, const PackResult& packed, int buffer_size, int num_segments,
-                   const std::string& validation_of) {
+                   const std::string& validation_of, int64_t skipped) {
     spi.execute("CREATE TABLE " + summary.quoted() +
                 " (source_table pg_catalog.text, output_table pg_catalog.text, dependent_varname pg_catalog.text,"
                 " independent_varname pg_catalog.text, dependent_vartype pg_catalog.text, response_type pg_catalog.text,"
@@ -463,7 +498,7 @@ void write_summary(Spi& spi, const TableName& summary, const std::string& out_di
                 " num_buffers pg_catalog.int4, rows_per_segment pg_catalog.int8[], buffers_per_segment pg_catalog.int4[],"
                 " independent_dim pg_catalog.int4, dependent_dim pg_catalog.int4, seed pg_catalog.int8,"
                 " training_preprocessed_table pg_catalog.text, hopper_version pg_catalog.text,"
-                " created_at pg_catalog.timestamptz)");
+                " created_at pg_catalog.timestamptz, feature_recipe pg_catalog.jsonb, skipped_rows pg_catalog.int8)");
     std::vector<double> center(layout.scaling.center.begin(), layout.scaling.center.end());
     std::vector<double> spread(layout.scaling.spread.begin(), layout.scaling.spread.end());
     std::vector<int64_t> rows_per_segment = packed.plan.rows_per_segment;
@@ -473,7 +508,8 @@ void write_summary(Spi& spi, const TableName& summary, const std::string& out_di
     spi.execute(
         "INSERT INTO " + summary.quoted() +
             " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::pg_catalog.float4[],"
-            " $14::pg_catalog.float4[], $15, $16, $17, $18, $19, $20, $21, $22, $23, pg_catalog.now())",
+            " $14::pg_catalog.float4[], $15, $16, $17, $18, $19, $20, $21, $22, $23, pg_catalog.now(),"
+            " $24::pg_catalog.jsonb, $25)",
         {SqlParam::text(src.table.display()), SqlParam::text_copy(out_display), SqlParam::text(src.dependent),
          SqlParam::text_copy(opt.independent_varname), SqlParam::text_copy(type_name(src.dependent_type)),
          SqlParam::text(classification ? "classification" : "regression"),
@@ -486,7 +522,8 @@ void write_summary(Spi& spi, const TableName& summary, const std::string& out_di
          SqlParam::int4(int(packed.plan.rows.size())), SqlParam::int8_array(rows_per_segment),
          SqlParam::int4_array(buffers_per_segment), SqlParam::int4(layout.x_dim), SqlParam::int4(layout.y_dim),
          SqlParam::int8(int64_t(opt.seed)),
-         validation_of.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(validation_of), SqlParam::text(HOPPER_VERSION)});
+         validation_of.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(validation_of), SqlParam::text(HOPPER_VERSION),
+         src.recipe_json.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(src.recipe_json), SqlParam::int8(skipped)});
 }
 
 }  // namespace
@@ -552,6 +589,13 @@ PackedInfo read_packed_info(Spi& spi, const TableName& packed) {
     info.dependent_vartype = spi.text(0, 14);
     if (info.response_type == "classification")
         check_class_values(info.class_values, spi.is_null(0, 1), info.dependent_dim, "summary table " + summary.display());
+    // Tables packed before recipes existed have no feature_recipe column: their features are numbers.
+    if (OidIsValid(column_type(summary, "feature_recipe"))) {
+        spi.execute_reading("summary table " + summary.display(),
+                            "SELECT feature_recipe::pg_catalog.text, coalesce(skipped_rows, 0) FROM " + summary.quoted());
+        if (!spi.is_null(0, 0)) info.feature_recipe = spi.text(0, 0);
+        info.skipped_rows = spi.integer(0, 1);
+    }
     // The segments that actually hold data (a user may have deleted rows since packing), in segment
     // order: ascending dist_key on every engine (engine.h).
     spi.execute_reading("packed table " + packed.display(), "SELECT DISTINCT dist_key FROM " + packed.quoted() + " ORDER BY 1");
@@ -581,10 +625,32 @@ void record_packed(Spi& spi, const TableName& out, const TableName& summary, con
 }
 }  // namespace
 
+void check_recipe_columns(const Recipe& recipe, const std::string& independent_varname) {
+    if (independent_varname == "*") return;
+    std::vector<std::string> given = split_column_list(independent_varname, "independent_varname");
+    std::vector<std::string> expected = recipe.column_names();
+    std::sort(given.begin(), given.end());
+    std::sort(expected.begin(), expected.end());
+    if (given != expected)
+        fail(ErrorKind::InvalidParameter, "independent_varname does not name the columns the feature recipe reads",
+             "The recipe reads " + std::to_string(expected.size()) + " columns: " + [&] {
+                 std::string list;
+                 for (const std::string& c : recipe.column_names()) list += (list.empty() ? "" : ", ") + c;
+                 return list;
+             }() + ".",
+             "Pass '*' to read them.");
+}
+
 PackedInfo pack_table(Spi& spi, const PackOptions& opt) {
     const bool validation = !opt.training_packed_table.empty();
-    Source src = describe_source(opt.source_table, opt.dependent_varname, opt.independent_varname,
-                                 validation ? "validation source table" : "source table");
+    Source src = describe_dependent(opt.source_table, opt.dependent_varname,
+                                    validation ? "validation source table" : "source table");
+    // Features as numbers are described first, as they always were (their errors come first); a
+    // recipe's columns once the recipe (validation) or the options (training) are known.
+    const ScaleKind scale = parse_scale_kind(opt.scale);
+    TabularRequest tabular{opt.independent_varname, src.dependent, opt.exclude_columns, opt.columns_json, scale};
+    const bool recipe = needs_recipe(spi, src.table, tabular);
+    if (!recipe) src = describe_source(std::move(src), opt.independent_varname);
     TableName out = resolve_output_table(opt.output_table, "output table");
     TableName summary = out.with_suffix("_summary");
     require_absent(summary, "summary table");
@@ -597,6 +663,12 @@ PackedInfo pack_table(Spi& spi, const PackOptions& opt) {
         TableName training = resolve_input_table(opt.training_packed_table, "training packed table");
         PackedInfo t = read_packed_info(spi, training);
         training_display = training.display();
+        if (t.feature_recipe.empty()) {
+            if (recipe) src = describe_source(std::move(src), opt.independent_varname);
+        } else {
+            check_recipe_columns(Recipe::from_json(t.feature_recipe), opt.independent_varname);
+            use_recipe(src, t.feature_recipe);
+        }
         layout.response = t.response_type == "classification" ? Response::Classification : Response::Regression;
         layout.class_values = t.class_values;
         layout.scaling.normalizing_const = t.normalizing_const;
@@ -607,7 +679,7 @@ PackedInfo pack_table(Spi& spi, const PackOptions& opt) {
         if (num_segments <= 0) num_segments = t.num_segments;
         check_layout(PackingLayout{buffer_size, num_segments});
         Counts c = count_and_check(spi, src, layout.response, "validation source table");
-        layout.x_dim = c.x_dim;
+        layout.x_dim = src.recipe_json.empty() ? c.x_dim : t.independent_dim;
         layout.y_dim = layout.response == Response::Classification ? int(layout.class_values.size()) : c.y_dim;
         if (layout.x_dim != t.independent_dim)
             fail(ErrorKind::Data, "validation data has " + std::to_string(layout.x_dim) + " features but the training data has " +
@@ -615,9 +687,12 @@ PackedInfo pack_table(Spi& spi, const PackOptions& opt) {
         if (layout.y_dim != t.dependent_dim)
             fail(ErrorKind::Data, "validation data has " + std::to_string(layout.y_dim) +
                                       " dependent values per row but the training data has " + std::to_string(t.dependent_dim));
+        if (c.skipped > 0)
+            notice("skipped " + std::to_string(c.skipped) + " rows whose dependent value is NULL");
         return [&] {
             PackResult packed = pack_rows(spi, src, layout, out, c.rows, buffer_size, num_segments, opt.seed, "");
-            write_summary(spi, summary, out.display(), opt, src, layout, packed, buffer_size, num_segments, training_display);
+            write_summary(spi, summary, out.display(), opt, src, layout, packed, buffer_size, num_segments, training_display,
+                          c.skipped);
             record_packed(spi, out, summary, "validation");
             return read_packed_info(spi, out);
         }();
@@ -629,17 +704,34 @@ PackedInfo pack_table(Spi& spi, const PackOptions& opt) {
              "Valid values are shard (one segment per shard) and worker (one segment per worker node).");
     if (num_segments == 0) num_segments = detect_engine(spi)->default_num_segments(spi, opt.segment_placement);
     check_layout(PackingLayout{buffer_size, num_segments});
-    layout.scale_kind = parse_scale_kind(opt.scale);
     if (!(opt.normalizing_const > 0) || !std::isfinite(opt.normalizing_const))
         fail(ErrorKind::InvalidParameter, "normalizing_const must be a positive finite number");
+    std::optional<TabularColumns> columns;
+    if (recipe) {
+        // Everything about the columns is checked before a row is read.
+        columns = describe_tabular(spi, src.table, tabular);
+        src.row_filter = " WHERE " + src.y_expr + " IS NOT NULL";
+        src.recipe_json = "{}";  // marks recipe packing for count_and_check until the recipe is fitted
+    }
+    // With a recipe, the columns scale themselves (the recipe's per-column scale); packing then only
+    // divides by normalizing_const.
+    layout.scale_kind = recipe ? ScaleKind::None : scale;
     layout.response = choose_response(opt.response_type, src);
     Counts c = count_and_check(spi, src, layout.response, "source table");
-    layout.x_dim = c.x_dim;
     if (layout.response == Response::Classification) {
         layout.class_values = read_class_values(spi, src);
         layout.y_dim = int(layout.class_values.size());
     } else {
         layout.y_dim = c.y_dim;
+    }
+    if (recipe) {
+        // Stored as jsonb and read back as its text: packing reads exactly what prediction will.
+        const std::string fitted = fit_recipe(spi, src.table, *columns, src.row_filter, c.rows);
+        use_recipe(src, spi.scalar_text("SELECT $1::pg_catalog.jsonb::pg_catalog.text", {SqlParam::text(fitted)}));
+        layout.x_dim = Recipe::from_json(src.recipe_json).width();
+        if (c.skipped > 0) notice("skipped " + std::to_string(c.skipped) + " rows whose dependent value is NULL");
+    } else {
+        layout.x_dim = c.x_dim;
     }
     if (layout.scale_kind != ScaleKind::None) {
         FeatureStats stats = read_feature_stats(spi, src, layout.x_dim);
@@ -654,7 +746,7 @@ PackedInfo pack_table(Spi& spi, const PackOptions& opt) {
         notice("buffers hold " + std::to_string(packed.plan.adjusted_buffer_size) + " rows instead of " +
                    std::to_string(buffer_size),
                "Each of the " + std::to_string(num_segments) + " segments needs at least one buffer.");
-    write_summary(spi, summary, out.display(), opt, src, layout, packed, buffer_size, num_segments, "");
+    write_summary(spi, summary, out.display(), opt, src, layout, packed, buffer_size, num_segments, "", c.skipped);
     record_packed(spi, out, summary, "training");
     return read_packed_info(spi, out);
 }
@@ -666,7 +758,7 @@ using namespace hopper::pg;
 
 // hopper.preprocess(source_table, output_table, dependent_varname, independent_varname,
 //                   buffer_size, num_segments, normalizing_const, scale, seed, response_type,
-//                   segment_placement)
+//                   segment_placement, exclude_columns, columns)
 HOPPER_FUNCTION(preprocess) {
     PackOptions opt;
     opt.source_table = arg_text(fcinfo, 0, "source_table");
@@ -681,6 +773,8 @@ HOPPER_FUNCTION(preprocess) {
     opt.seed = uint64_t(arg_int_or(fcinfo, 8, 0));
     opt.response_type = arg_text_or(fcinfo, 9, "auto");
     opt.segment_placement = arg_text_or(fcinfo, 10, "");
+    opt.exclude_columns = arg_text_or(fcinfo, 11, "");
+    opt.columns_json = arg_jsonb_or(fcinfo, 12, "");
     Spi spi;
     PackedInfo info = pack_table(spi, opt);
     notice("packed " + std::to_string(info.num_rows) + " rows into " + std::to_string(info.num_buffers) +

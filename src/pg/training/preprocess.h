@@ -25,6 +25,9 @@ struct PackOptions {
     std::string response_type = "auto";
     std::string training_packed_table;  // set for validation data
     std::string segment_placement;      // "" (the engine's default), "shard" or "worker"
+    // Tables as they are (tabular.h): "" when not given.
+    std::string exclude_columns;
+    std::string columns_json;
 };
 
 // What hopper.preprocess wrote about a packed table (its _summary row) and its segments.
@@ -43,6 +46,10 @@ struct PackedInfo {
     int buffer_size = 0;
     std::string dependent_varname, independent_varname, dependent_vartype;
     std::vector<int32_t> dist_keys;  // segments holding data, ascending
+    // The feature recipe (JSON, as stored in jsonb) when the table was packed from its columns as
+    // they are; "" for features packed as numbers (and for tables packed before recipes existed).
+    std::string feature_recipe;
+    int64_t skipped_rows = 0;  // rows left out because their dependent value was NULL
 };
 
 PackedInfo pack_table(Spi& spi, const PackOptions& opt);

@@ -179,7 +179,7 @@ void write_run_outputs(Spi& spi, const RunOutputs& outputs) {
                 " feature_spread pg_catalog.float4[], num_rows pg_catalog.int8, metrics_iters pg_catalog.int4[],"
                 " training_seconds pg_catalog.float8, hop_seconds pg_catalog.float8, evaluation_seconds pg_catalog.float8,"
                 " start_training_time pg_catalog.timestamptz, end_training_time pg_catalog.timestamptz,"
-                " hopper_version pg_catalog.text)");
+                " hopper_version pg_catalog.text, feature_recipe pg_catalog.jsonb)");
     record_output_table(spi, summary_table, "model_summary", token, "hopper training summary" + run_text, run_id);
     {
         std::vector<double> center(info.feature_center.begin(), info.feature_center.end());
@@ -190,7 +190,7 @@ void write_run_outputs(Spi& spi, const RunOutputs& outputs) {
             "INSERT INTO " + summary_table.quoted() +
                 " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,"
                 " $21, $22, $23, $24::pg_catalog.float4[], $25::pg_catalog.float4[], $26, $27, $28, $29, $30,"
-                " $31::pg_catalog.timestamptz, pg_catalog.clock_timestamp(), $32)",
+                " $31::pg_catalog.timestamptz, pg_catalog.clock_timestamp(), $32, $33::pg_catalog.jsonb)",
             {SqlParam::text(packed.display()), vinfo ? SqlParam::text_copy(vinfo->table.display()) : SqlParam::null(TEXTOID),
              SqlParam::text_copy(output.display()),
              req.mst_table_text.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(req.mst_table_text),
@@ -208,7 +208,8 @@ void write_run_outputs(Spi& spi, const RunOutputs& outputs) {
              center.empty() ? SqlParam::null(FLOAT8ARRAYOID) : SqlParam::float8_array(center),
              spread.empty() ? SqlParam::null(FLOAT8ARRAYOID) : SqlParam::float8_array(spread), SqlParam::int8(info.num_rows),
              SqlParam::int4_array(history[0].iterations), SqlParam::float8(train_seconds), SqlParam::float8(hop_seconds),
-             SqlParam::float8(eval_seconds), SqlParam::text(started_at), SqlParam::text(HOPPER_VERSION)});
+             SqlParam::float8(eval_seconds), SqlParam::text(started_at), SqlParam::text(HOPPER_VERSION),
+             info.feature_recipe.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(info.feature_recipe)});
     }
 
     if (setting_debug_hops && outputs.hop_log) {

@@ -42,6 +42,8 @@ CREATE TABLE with_null AS SELECT id, CASE WHEN id = 7 THEN NULL ELSE x END AS x,
        CASE WHEN id = 8 THEN NULL ELSE y END AS y, CASE WHEN id = 9 THEN ARRAY[1, NULL]::float8[] ELSE x END AS xn FROM pts;
 CREATE TABLE two_d AS SELECT id, ARRAY[x, x] AS x, y FROM pts;
 CREATE TABLE text_features AS SELECT id, x::text AS x, y FROM pts;
+-- Text is a feature since issue 27 (categories, test tabular); JSON is not.
+CREATE TABLE json_features AS SELECT id, to_json(x) AS x, y FROM pts;
 CREATE TABLE new_class AS SELECT id, x, CASE WHEN id = 7 THEN 'unseen' ELSE y END AS y FROM pts;
 CREATE TABLE wide AS SELECT id, ARRAY[1, 2, 3]::float8[] AS x, y FROM pts;
 CREATE TABLE many_classes AS SELECT g AS id, ARRAY[g % 7]::float8[] AS x, g AS y FROM generate_series(1, 100000) g;
@@ -66,7 +68,7 @@ SELECT n, try(s, ARRAY['out_pre']) FROM (VALUES
     (16, $$SELECT hopper.preprocess('pts', 'out_pre', 'y', 'x, a')$$),
     (17, $$SELECT hopper.preprocess('pts', 'out_pre', 'y', '')$$),
     (18, $$SELECT hopper.preprocess('pts', 'out_pre', 'y', 'x"; DROP TABLE pts; --')$$),
-    (19, $$SELECT hopper.preprocess('text_features', 'out_pre', 'y', 'x')$$),
+    (19, $$SELECT hopper.preprocess('json_features', 'out_pre', 'y', 'x')$$),
     (20, $$SELECT hopper.preprocess('pts', 'out_pre', 'x', 'a, b', response_type => 'classification')$$),
     (21, $$SELECT hopper.preprocess('pts', 'out_pre', 'y', 'x', buffer_size => 0)$$),
     (22, $$SELECT hopper.preprocess('pts', 'out_pre', 'y', 'x', buffer_size => -1)$$),

@@ -66,8 +66,9 @@ CREATE TABLE with_nan AS SELECT * FROM (VALUES (ARRAY[1.0, 'NaN']::float8[], 1),
 SELECT hopper.preprocess('with_nan', 'o1', 'label', 'x');
 CREATE TABLE null_features AS SELECT * FROM (VALUES (ARRAY[1.0, 2.0]::float8[], 1), (NULL, 2)) v(x, label);
 SELECT hopper.preprocess('null_features', 'o1', 'label', 'x');
-CREATE TABLE text_features AS SELECT 'a'::text AS x, 1 AS label;
-SELECT hopper.preprocess('text_features', 'o1', 'label', 'x');
+-- Text is a feature since issue 27 (categories, test tabular); JSON is not.
+CREATE TABLE json_features AS SELECT '{}'::json AS x, 1 AS label;
+SELECT hopper.preprocess('json_features', 'o1', 'label', 'x');
 CREATE TABLE one_class AS SELECT ARRAY[g]::float8[] AS x, 1 AS label FROM generate_series(1, 10) g;
 SELECT hopper.preprocess('one_class', 'o1', 'label', 'x');
 SELECT hopper.preprocess('points', 'o1', 'label', 'x', num_segments => 2000);

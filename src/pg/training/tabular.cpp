@@ -1,0 +1,408 @@
+// Tables as they are (issue 27): see tabular.h.
+#include "pg/training/tabular.h"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "hopper/error.h"
+#include "pg/common/datum.h"
+#include "pg/common/owned.h"
+#include "pg/common/resource_limits.h"
+#include "pg/training/preprocess.h"
+
+extern "C" {
+#include "utils/array.h"
+#include "utils/lsyscache.h"
+}
+
+namespace hopper::pg {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr long kFetchBatch = 10000;
+
+bool is_numeric_type(Oid t) {
+    return t == INT2OID || t == INT4OID || t == INT8OID || t == FLOAT4OID || t == FLOAT8OID || t == NUMERICOID;
+}
+bool is_text_type(Oid t) {
+    return t == TEXTOID || t == VARCHAROID || t == BPCHAROID || t == NAMEOID || t == CHAROID ||
+           call([&] { return get_typtype(t) == TYPTYPE_ENUM; });
+}
+bool is_date_type(Oid t) { return t == DATEOID || t == TIMESTAMPOID || t == TIMESTAMPTZOID; }
+bool is_array_type(Oid t) {
+    return call([&] { return OidIsValid(get_element_type(t)); });
+}
+
+std::string type_name(Oid t) {
+    return call([&] { return format_type_be(t); });
+}
+
+[[noreturn]] void refuse_type(const std::string& column, Oid type) {
+    fail(ErrorKind::WrongType, "independent column \"" + column + "\" has type " + type_name(type),
+         is_array_type(type) ? "An array column must be the only feature (independent_varname names it alone)."
+                             : "Features are numbers, booleans, text, enums, dates and timestamps.",
+         is_array_type(type) ? "" : "Cast the column to one of these types in a view, or exclude it.");
+}
+
+// The kind a column's type gets unless the user says otherwise.
+ColumnKind default_kind(const std::string& column, Oid type) {
+    if (is_numeric_type(type)) return ColumnKind::Numeric;
+    if (type == BOOLOID) return ColumnKind::Boolean;
+    if (is_date_type(type)) return ColumnKind::Date;
+    if (is_text_type(type)) return ColumnKind::Categorical;
+    refuse_type(column, type);
+}
+
+// A kind the user asks for must be one the type can be read as.
+void check_kind(const std::string& column, Oid type, ColumnKind kind) {
+    const ColumnKind natural = default_kind(column, type);
+    if (kind == natural || kind == ColumnKind::Categorical) return;
+    fail(ErrorKind::WrongType,
+         "column \"" + column + "\" of type " + type_name(type) + " cannot be read as " + to_string(kind),
+         std::string("Its type makes it ") + to_string(natural) +
+             (natural == ColumnKind::Categorical ? "." : "; it can also be declared categorical."));
+}
+
+// How a column is read: numbers, booleans (0/1) and dates (days since 1970-01-01) as float8, categories
+// as text. Only pg_catalog's casts, functions and operators.
+std::string cell_sql(const std::string& column_ref, Oid type, ColumnKind kind) {
+    switch (kind) {
+        case ColumnKind::Categorical: return column_ref + "::pg_catalog.text";
+        case ColumnKind::Boolean: return column_ref + "::pg_catalog.int4::pg_catalog.float8";
+        case ColumnKind::Date:
+            if (type == DATEOID)
+                return "(" + column_ref + " OPERATOR(pg_catalog.-) '1970-01-01'::pg_catalog.date)::pg_catalog.float8";
+            return "(pg_catalog.date_part('epoch', " + column_ref + ") OPERATOR(pg_catalog./) 86400::pg_catalog.float8)";
+        default: return column_ref + "::pg_catalog.float8";
+    }
+}
+
+struct TableColumn {
+    std::string name;
+    Oid type;
+};
+
+std::vector<TableColumn> table_columns(Spi& spi, const TableName& table) {
+    spi.execute("SELECT attname::pg_catalog.text, atttypid FROM pg_catalog.pg_attribute WHERE attrelid OPERATOR(pg_catalog.=)"
+                " $1::pg_catalog.regclass AND attnum OPERATOR(pg_catalog.>) 0 AND NOT attisdropped ORDER BY attnum",
+                {SqlParam::text_copy(table.quoted())});
+    std::vector<TableColumn> out;
+    for (uint64_t r = 0; r < spi.rows(); ++r) out.push_back({spi.text(r, 0), Oid(spi.integer(r, 1))});
+    return out;
+}
+
+std::vector<std::string> selected_columns(Spi& spi, const TableName& table, const TabularRequest& req) {
+    std::vector<std::string> excluded;
+    if (!req.exclude_columns.empty()) {
+        excluded = parse_column_list(req.exclude_columns, "exclude_columns");
+        for (const auto& c : excluded) require_column(table, c, "excluded");
+    }
+    auto is_excluded = [&](const std::string& c) {
+        return c == req.dependent || std::find(excluded.begin(), excluded.end(), c) != excluded.end();
+    };
+    std::vector<std::string> out;
+    if (req.independent_varname == "*") {
+        for (const TableColumn& c : table_columns(spi, table))
+            if (!is_excluded(c.name)) out.push_back(c.name);
+        if (out.empty())
+            fail(ErrorKind::InvalidParameter,
+                 "independent_varname '*' leaves no feature column in table " + table.display(),
+                 "Every column is the dependent variable or in exclude_columns.");
+        return out;
+    }
+    for (const auto& c : parse_column_list(req.independent_varname, "independent_varname")) {
+        require_column(table, c, "independent");
+        if (!is_excluded(c)) out.push_back(c);
+    }
+    if (out.empty())
+        fail(ErrorKind::InvalidParameter, "independent_varname leaves no feature column",
+             "Every column it names is the dependent variable or in exclude_columns.");
+    return out;
+}
+
+// Per-column options as JSON: {"column": {"kind": ..., "impute": ..., ...}, ...}.
+void apply_options(const TableName& table, const std::string& text, std::vector<ColumnSpec>& specs,
+                   const std::vector<Oid>& types) {
+    json options;
+    try {
+        options = json::parse(text);
+    } catch (const json::exception&) {
+        fail(ErrorKind::Syntax, "columns is not valid JSON");
+    }
+    if (!options.is_object()) fail(ErrorKind::InvalidParameter, "columns must be a JSON object of column names");
+    for (auto it = options.begin(); it != options.end(); ++it) {
+        const std::string& column = it.key();
+        auto spec = std::find_if(specs.begin(), specs.end(), [&](const ColumnSpec& s) { return s.name == column; });
+        if (spec == specs.end()) {
+            if (!OidIsValid(column_type(table, column)))
+                fail(ErrorKind::UndefinedColumn,
+                     "column \"" + column + "\" named in columns does not exist in table " + table.display());
+            fail(ErrorKind::InvalidParameter, "columns names \"" + column + "\", which is not a feature column",
+                 "It is the dependent variable, excluded, or not in independent_varname.");
+        }
+        const Oid type = types[std::size_t(spec - specs.begin())];
+        if (!it.value().is_object())
+            fail(ErrorKind::InvalidParameter, "columns option of \"" + column + "\" must be a JSON object");
+        auto bad = [&](const std::string& key, const char* expected) {
+            fail(ErrorKind::InvalidParameter, "columns option \"" + key + "\" of \"" + column + "\" must be " + expected);
+        };
+        auto as_text = [&](const std::string& key, const json& v) {
+            if (!v.is_string()) bad(key, "a string");
+            return v.get<std::string>();
+        };
+        auto as_count = [&](const std::string& key, const json& v) {
+            if (!v.is_number_integer() || v.get<int64_t>() < 0) bad(key, "a non-negative integer");
+            return v.get<int64_t>();
+        };
+        auto apply_option = [&](const std::string& key, const json& v) {
+            if (key == "kind") {
+                spec->kind = parse_column_kind(as_text(key, v));
+                if (spec->kind == ColumnKind::Array) refuse_type(column, type);
+                check_kind(column, type, spec->kind);
+            } else if (key == "impute") {
+                spec->impute = parse_imputation(as_text(key, v));
+            } else if (key == "impute_value") {
+                if (!v.is_number()) bad(key, "a number");
+                spec->impute = Imputation::Constant;
+                spec->impute_value = v.get<double>();
+            } else if (key == "missing_indicator") {
+                if (!v.is_boolean()) bad(key, "true or false");
+                spec->missing_indicator = v.get<bool>();
+            } else if (key == "scale") {
+                spec->scale = parse_scale_kind(as_text(key, v));
+            } else if (key == "encoding") {
+                spec->encoding = parse_category_encoding(as_text(key, v));
+            } else if (key == "min_frequency") {
+                spec->min_frequency = as_count(key, v);
+            } else if (key == "max_categories") {
+                spec->max_categories = as_count(key, v);
+            } else {
+                fail(ErrorKind::InvalidParameter, "unknown columns option \"" + key + "\" for \"" + column + "\"", "",
+                     "Options are kind, impute, impute_value, missing_indicator, scale, encoding, min_frequency and "
+                     "max_categories.");
+            }
+        };
+        for (auto o = it.value().begin(); o != it.value().end(); ++o) {
+            const std::string& key = o.key();
+            const json& v = o.value();
+            try {
+                apply_option(key, v);
+            } catch (const Error& e) {
+                // The core's parsers name the value; the user needs the column too.
+                if (e.kind() != ErrorKind::InvalidParameter || e.message().find("\"" + column + "\"") != std::string::npos)
+                    throw;
+                fail(e.kind(), e.message() + " for column \"" + column + "\"", e.detail(), e.hint());
+            }
+        }
+        // A categorical column is neither scaled nor given a missing indicator (NULL is a category).
+        if (spec->kind == ColumnKind::Categorical) {
+            if (spec->missing_indicator)
+                fail(ErrorKind::InvalidParameter, "categorical column \"" + column + "\" cannot have a missing_indicator",
+                     "NULL is a category of its own.");
+            if (it.value().contains("scale"))
+                fail(ErrorKind::InvalidParameter, "categorical column \"" + column + "\" cannot be scaled");
+            spec->scale = ScaleKind::None;
+        }
+    }
+}
+
+// The recipe of a packed table or model, parsed once per query and process (hopper.recipe_features).
+struct CachedRecipe {
+    std::string text;
+    std::optional<Recipe> recipe;
+    std::vector<Cell> cells;
+    std::vector<float> out;
+};
+
+}  // namespace
+
+bool needs_recipe(Spi& spi, const TableName& table, const TabularRequest& req) {
+    if (req.independent_varname == "*" || !req.exclude_columns.empty() || !req.columns_json.empty()) return true;
+    const std::vector<std::string> columns = parse_column_list(req.independent_varname, "independent_varname");
+    std::string any_null;
+    for (const auto& c : columns) {
+        const Oid t = column_type(table, c);
+        // Missing columns and single arrays are today's path (and its errors); an array among other
+        // columns is refused by describe_features as before.
+        if (!OidIsValid(t) || is_array_type(t)) return false;
+        if (!is_numeric_type(t)) return true;
+        any_null += (any_null.empty() ? "" : " OR ") + quote_ident(c) + " IS NULL";
+    }
+    return spi.scalar_int("SELECT pg_catalog.count(*) FROM (SELECT FROM " + table.quoted() + " WHERE " + any_null +
+                          " LIMIT 1) AS n") > 0;
+}
+
+TabularColumns describe_tabular(Spi& spi, const TableName& table, const TabularRequest& req) {
+    TabularColumns out;
+    std::vector<Oid> types;
+    for (const std::string& c : selected_columns(spi, table, req)) {
+        const Oid t = require_column(table, c, "independent");
+        ColumnSpec spec;
+        spec.name = c;
+        spec.kind = default_kind(c, t);
+        if (spec.kind == ColumnKind::Numeric || spec.kind == ColumnKind::Date) spec.scale = req.default_scale;
+        out.specs.push_back(spec);
+        types.push_back(t);
+    }
+    if (!req.columns_json.empty()) apply_options(table, req.columns_json, out.specs, types);
+    for (std::size_t i = 0; i < out.specs.size(); ++i)
+        out.cell_sql.push_back(cell_sql(quote_ident(out.specs[i].name), types[i], out.specs[i].kind));
+    return out;
+}
+
+std::string fit_recipe(Spi& spi, const TableName& table, const TabularColumns& cols, const std::string& row_filter,
+                       int64_t rows) {
+    FitLimits limits;
+    // The estimate below refuses a fit up front; this bounds the fitter itself should it go beyond.
+    limits.max_bytes = memory_budget_bytes();
+    // First a cheap pass: the vocabulary of each categorical column, to refuse before holding it.
+    std::vector<std::size_t> categorical;
+    for (std::size_t i = 0; i < cols.specs.size(); ++i)
+        if (cols.specs[i].kind == ColumnKind::Categorical) categorical.push_back(i);
+    std::vector<int64_t> distinct(cols.specs.size(), 0);
+    double mean_text = 0;
+    if (!categorical.empty()) {
+        std::string sql = "SELECT ";
+        std::string lengths;
+        for (std::size_t k = 0; k < categorical.size(); ++k) {
+            const std::string& e = cols.cell_sql[categorical[k]];
+            sql += (k ? ", " : "") + std::string("pg_catalog.count(DISTINCT ") + e + ")";
+            lengths += (k ? " OPERATOR(pg_catalog.+) " : "") + std::string("coalesce(pg_catalog.avg(pg_catalog.octet_length(") +
+                       e + ")), 0)";
+        }
+        spi.execute(sql + ", (" + lengths + ")::pg_catalog.float8 FROM " + table.quoted() + row_filter);
+        for (std::size_t k = 0; k < categorical.size(); ++k) {
+            distinct[categorical[k]] = spi.integer(0, int(k));
+            if (distinct[categorical[k]] > limits.max_distinct)
+                fail(ErrorKind::Limit,
+                     "categorical column \"" + cols.specs[categorical[k]].name + "\" has too many distinct values",
+                     "It has " + std::to_string(distinct[categorical[k]]) + "; hopper counts at most " +
+                         std::to_string(limits.max_distinct) + ".",
+                     "Exclude it (exclude_columns), or is it an identifier?");
+        }
+        mean_text = spi.number(0, int(categorical.size())) / double(categorical.size());
+    }
+    check_memory(RecipeFitter::estimate_bytes(cols.specs, rows, distinct, mean_text),
+                 "fitting the feature recipe of " + std::to_string(cols.specs.size()) + " columns over " +
+                     std::to_string(rows) + " rows",
+                 "Exclude columns with many distinct values, or fit on fewer rows.");
+
+    RecipeFitter fitter(cols.specs, limits);
+    std::string select;
+    for (std::size_t i = 0; i < cols.cell_sql.size(); ++i) select += (i ? ", " : "") + cols.cell_sql[i];
+    std::vector<Cell> row(cols.specs.size());
+    std::vector<std::string> texts(cols.specs.size());
+    spi.open_cursor("SELECT " + select + " FROM " + table.quoted() + row_filter);
+    while (spi.fetch(kFetchBatch) > 0) {
+        check_for_interrupts();
+        for (uint64_t r = 0; r < spi.rows(); ++r) {
+            for (std::size_t c = 0; c < row.size(); ++c) {
+                if (spi.is_null(r, int(c))) {
+                    row[c] = Cell();
+                } else if (cols.specs[c].kind == ColumnKind::Categorical) {
+                    texts[c] = spi.text(r, int(c));
+                    row[c] = Cell(std::string_view(texts[c]));
+                } else {
+                    row[c] = Cell(spi.number(r, int(c)));
+                }
+            }
+            fitter.add(row);
+        }
+    }
+    spi.close_cursor();
+    return fitter.finish().to_json();
+}
+
+std::string recipe_features_sql(const TableName& table, const Recipe& recipe, const std::string& recipe_sql,
+                                const std::string& qualifier) {
+    std::string numbers, texts;
+    for (int c = 0; c < recipe.num_columns(); ++c) {
+        const std::string& name = recipe.column_names()[std::size_t(c)];
+        const ColumnKind kind = recipe.column_kind(c);
+        const Oid type = require_column(table, name, "independent");
+        if (kind == ColumnKind::Array) refuse_type(name, type);
+        check_kind(name, type, kind);
+        std::string& list = kind == ColumnKind::Categorical ? texts : numbers;
+        list += (list.empty() ? "" : ", ") + cell_sql(qualifier + quote_ident(name), type, kind);
+    }
+    return "hopper.recipe_features(" + recipe_sql + ", ARRAY[" + numbers + "]::pg_catalog.float8[], ARRAY[" + texts +
+           "]::pg_catalog.text[])";
+}
+
+}  // namespace hopper::pg
+
+using namespace hopper;
+using namespace hopper::pg;
+
+// recipe_features(recipe text, numbers float8[], texts text[]) -> real[]: a raw row's features by a
+// recipe; numbers are the row's numeric, boolean and date columns in recipe order, texts its
+// categorical ones (NULLs allowed). Packing and prediction both go through it, so a row encodes bit
+// for bit the same.
+HOPPER_FUNCTION(recipe_features) {
+    require_not_null(fcinfo, 0, "recipe");
+    require_not_null(fcinfo, 1, "numbers");
+    require_not_null(fcinfo, 2, "texts");
+    auto* cache = static_cast<CachedRecipe*>(fcinfo->flinfo->fn_extra);
+    // A constant or parameter recipe is the same on every row: parsed once. Otherwise compared.
+    const bool stable = call([&] { return get_fn_expr_arg_stable(fcinfo->flinfo, 0); });
+    if (!cache || !stable) {
+        std::string text = text_to_string(PG_GETARG_DATUM(0));
+        if (!cache || cache->text != text) {
+            auto fresh = std::make_unique<CachedRecipe>();
+            fresh->recipe = Recipe::from_json(text);
+            fresh->text = std::move(text);
+            if (cache) {
+                *cache = std::move(*fresh);
+            } else {
+                cache = own_in_context(fcinfo->flinfo->fn_mcxt, std::move(fresh));
+                fcinfo->flinfo->fn_extra = cache;
+            }
+        }
+    }
+    const Recipe& recipe = *cache->recipe;
+    Datum* num_values = nullptr;
+    bool* num_nulls = nullptr;
+    int num_count = 0;
+    Datum* text_values = nullptr;
+    bool* text_nulls = nullptr;
+    int text_count = 0;
+    call([&] {
+        ArrayType* a = PG_GETARG_ARRAYTYPE_P(1);
+        if (ARR_ELEMTYPE(a) != FLOAT8OID) elog(ERROR, "recipe_features: numbers must be float8[]");
+        deconstruct_array(a, FLOAT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &num_values, &num_nulls, &num_count);
+        ArrayType* b = PG_GETARG_ARRAYTYPE_P(2);
+        if (ARR_ELEMTYPE(b) != TEXTOID) elog(ERROR, "recipe_features: texts must be text[]");
+        deconstruct_array(b, TEXTOID, -1, false, TYPALIGN_INT, &text_values, &text_nulls, &text_count);
+    });
+    std::vector<Cell>& cells = cache->cells;
+    cells.assign(std::size_t(recipe.num_columns()), Cell());
+    int n = 0, t = 0;
+    for (int c = 0; c < recipe.num_columns(); ++c) {
+        if (recipe.column_kind(c) == ColumnKind::Categorical) {
+            if (t >= text_count) break;
+            if (!text_nulls[t]) {
+                text* v = (text*)DatumGetPointer(text_values[t]);
+                cells[std::size_t(c)] = Cell(std::string_view(VARDATA_ANY(v), VARSIZE_ANY_EXHDR(v)));
+            }
+            ++t;
+        } else {
+            if (n >= num_count) break;
+            if (!num_nulls[n]) cells[std::size_t(c)] = Cell(DatumGetFloat8(num_values[n]));
+            ++n;
+        }
+    }
+    if (n != num_count || t != text_count || n + t != recipe.num_columns())
+        fail(ErrorKind::Data, "the row does not match the recipe",
+             "The recipe has " + std::to_string(recipe.num_columns()) + " columns; the row gives " +
+                 std::to_string(num_count) + " numbers and " + std::to_string(text_count) + " texts.");
+    cache->out.resize(std::size_t(recipe.width()));
+    recipe.apply(cells.data(), cells.size(), cache->out.data());
+    PG_RETURN_DATUM(make_float4_array(cache->out.data(), {recipe.width()}));
+}

@@ -1,0 +1,183 @@
+-- Tables as they are (issue 27): preprocess reads a table's own columns (numbers with NULLs, text
+-- categories, booleans, dates) through a feature recipe stored with the packed table and every model
+-- trained from it; preprocess_validation and predict apply that recipe to raw rows bit for bit.
+CREATE SCHEMA test_tabular;
+SET search_path = test_tabular, public;
+SET client_min_messages = warning;
+
+CREATE TYPE shade AS ENUM ('light', 'dark');
+CREATE TABLE gems AS
+SELECT g AS id,
+       CASE WHEN g % 11 = 0 THEN NULL ELSE (g % 5) * 0.5 + (g % 3) END::numeric AS carat,
+       (ARRAY['Fair', 'Good', 'Ideal'])[1 + g % 3] AS cut,
+       CASE WHEN g % 13 = 0 THEN NULL ELSE (ARRAY['light', 'dark'])[1 + (g / 3) % 2]::shade END AS color,
+       (g % 4 = 0) AS certified,
+       DATE '2020-01-01' + g AS sold,
+       CASE WHEN g % 17 = 0 THEN NULL ELSE (ARRAY['cheap', 'dear'])[1 + ((g % 3) + (g / 3) % 2) % 2] END AS price
+FROM generate_series(1, 600) g;
+
+-- '*' without the id: every other column is a feature; rows with a NULL price are skipped.
+SELECT hopper.preprocess('gems', 'gems_packed', 'price', '*', exclude_columns => 'id', buffer_size => 50,
+                         num_segments => 2, seed => 1, scale => 'standardize',
+                         columns => '{"carat": {"impute": "median", "scale": "standardize", "missing_indicator": true}}');
+SELECT independent_varname, response_type, class_values, independent_dim, num_rows, skipped_rows, scale,
+       feature_center IS NULL AS no_global_scaling, jsonb_typeof(feature_recipe) AS recipe
+FROM gems_packed_summary;
+-- Skipped rows are those with a NULL price.
+SELECT count(*) FILTER (WHERE price IS NULL) AS null_prices FROM gems;
+
+-- The recipe's columns: the carat (median) and its missing indicator, one-hot categories with NULL
+-- (color) as their own category and a slot for unseen values, a 0/1 boolean and days since 1970;
+-- scale applies to numbers and dates.
+SELECT c ->> 'name' AS name, c ->> 'kind' AS kind, c ->> 'impute' AS impute, c ->> 'scale' AS scale,
+       c -> 'missing_indicator' AS missing_indicator, c -> 'categories' AS categories, c -> 'null' AS null_seen
+FROM gems_packed_summary, LATERAL jsonb_array_elements(feature_recipe -> 'columns') AS c;
+
+-- A row, encoded: carat 1.5, not missing; cut Good; color light; not certified; day 18264.
+SELECT hopper.recipe_features(feature_recipe::text, ARRAY[1.5, 0, 18263 + 1]::float8[], ARRAY['Good', 'light'])
+FROM gems_packed_summary;
+
+CALL hopper.fit('gems_packed', 'gems_model',
+    '{"input_dim": 12, "layers": [{"units": 16, "activation": "relu"}, {"units": 2, "activation": "softmax"}]}',
+    $$loss='categorical_crossentropy', optimizer='Adam(lr=0.02)', metrics=['accuracy']$$, 'batch_size=25', 20,
+    name => 'tabular_gems');
+SELECT training_metrics_final > 0.9 AS learned FROM gems_model_info;
+-- The model's summary carries the recipe.
+SELECT s.feature_recipe = p.feature_recipe AS same_recipe FROM gems_model_summary s, gems_packed_summary p;
+
+-- A second table with an unseen cut, NULL carats and colors, NULL prices.
+CREATE TABLE gems_new AS
+SELECT id, CASE WHEN id % 7 = 0 THEN NULL ELSE carat END AS carat,
+       CASE WHEN id % 10 = 0 THEN 'Excellent' ELSE cut END AS cut,
+       CASE WHEN id % 9 = 0 THEN NULL ELSE color END AS color, certified, sold, price
+FROM gems WHERE id % 3 = 0;
+SET client_min_messages = notice;
+SELECT hopper.preprocess_validation('gems_new', 'gems_new_packed', 'price', '*', 'gems_packed');
+SET client_min_messages = warning;
+SELECT num_rows, skipped_rows, independent_dim, training_preprocessed_table FROM gems_new_packed_summary;
+SELECT row_count AS evaluated, (metrics ->> 'accuracy')::float8 > 0.8 AS accurate FROM hopper.evaluate('gems_model', 'gems_new_packed');
+
+-- Predict on raw rows: columns listed in another order, or '*'.
+SELECT hopper.predict('gems_model', 'gems_new', 'id', 'sold, cut, carat, certified, color', 'gems_pred');
+SELECT count(*) AS rows, count(estimated_price) AS predicted,
+       avg((estimated_price = price)::int) FILTER (WHERE price IS NOT NULL) > 0.8 AS accurate
+FROM gems_pred JOIN gems_new USING (id);
+SELECT hopper.predict('gems_model', 'gems_new', 'id', '*', 'gems_prob', pred_type => 'prob');
+
+-- Bit for bit: the packed validation features are the recipe applied to each raw row, and predict's
+-- probabilities are the model's forward pass on them.
+SELECT count(*) AS rows_compared,
+       bool_and(p.prob = hopper.model_forward(m.model_state,
+                   hopper.recipe_features(s.feature_recipe::text,
+                       ARRAY[g.carat, g.certified::int, g.sold - DATE '1970-01-01']::float8[],
+                       ARRAY[g.cut, g.color::text])::float8[], 1.0, NULL, NULL)) AS same_probabilities
+FROM gems_prob p JOIN gems_new g USING (id), gems_model m, gems_model_summary s;
+
+-- The run's data carries the recipe, and so does a registered version: materialized, it predicts raw
+-- rows as the model table does.
+SELECT r.data -> 'feature_recipe' = p.feature_recipe AS run_has_recipe
+FROM hopper.runs r, gems_packed_summary p WHERE r.name = 'tabular_gems';
+SELECT hopper.create_model('tabular-gems') > 0 AS created;
+SELECT hopper.register_model_version('tabular-gems',
+    (SELECT uuid FROM hopper.latest_checkpoints WHERE run_name = 'tabular_gems')) AS version;
+SELECT hopper.materialize_model_version('tabular-gems', 'gems_registered', version => 1);
+SELECT hopper.predict('gems_registered', 'gems_new', 'id', '*', 'gems_registered_prob', pred_type => 'prob');
+SELECT count(*) AS rows, bool_and(a.prob = b.prob) AS same_as_model_table
+FROM gems_prob a JOIN gems_registered_prob b USING (id);
+SELECT hopper.delete_model('tabular-gems');
+
+-- Columns the recipe does not read, or not present.
+SELECT hopper.predict('gems_model', 'gems_new', 'id', 'carat, cut', 'bad_pred');
+CREATE TABLE gems_nocut AS SELECT id, carat, color, certified, sold FROM gems_new;
+SELECT hopper.predict('gems_model', 'gems_nocut', 'id', '*', 'bad_pred');
+CREATE TABLE gems_textcarat AS SELECT id, carat::text AS carat, cut, color, certified, sold FROM gems_new;
+SELECT hopper.predict('gems_model', 'gems_textcarat', 'id', '*', 'bad_pred');
+
+-- Listed columns with text and NULLs; integers declared categorical; timestamps.
+CREATE TABLE mixed AS
+SELECT g AS id, g % 4 AS zip, CASE WHEN g % 5 = 0 THEN NULL ELSE g % 7 END AS n,
+       TIMESTAMPTZ '2024-01-01 00:00+00' + g * INTERVAL '6 hours' AS at, (g % 2)::text AS y
+FROM generate_series(1, 40) g;
+SELECT hopper.preprocess('mixed', 'mixed_packed', 'y', 'zip, n, at', num_segments => 1,
+                         columns => '{"zip": {"kind": "categorical"}, "n": {"impute": "constant", "impute_value": -1}}');
+SELECT c ->> 'name' AS name, c ->> 'kind' AS kind, c ->> 'impute' AS impute, c -> 'fill' AS fill, c -> 'categories' AS categories
+FROM mixed_packed_summary, LATERAL jsonb_array_elements(feature_recipe -> 'columns') AS c;
+-- A timestamp is fractional days since 1970: 2024-01-01 06:00 UTC is day 19723.25.
+SELECT hopper.recipe_features(feature_recipe::text, ARRAY[3, 19723.25]::float8[], ARRAY['1']) FROM mixed_packed_summary;
+
+-- Bad input: each a clear error naming the column, nothing written.
+CREATE FUNCTION try(stmt text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    result text := 'ok';
+    left_over text;
+BEGIN
+    BEGIN
+        EXECUTE stmt;
+    EXCEPTION WHEN OTHERS THEN
+        result := SQLSTATE || ': ' || SQLERRM;
+    END;
+    SELECT string_agg(relname, ', ' ORDER BY relname) INTO left_over FROM pg_class
+    WHERE relnamespace = 'test_tabular'::regnamespace AND relname LIKE 'out%';
+    RETURN result || coalesce(' [LEFT: ' || left_over || ']', '');
+END $$;
+CREATE TABLE odd AS SELECT g AS id, '{}'::json AS doc, ARRAY[g]::float8[] AS arr, NULL::float8 AS empty,
+       'x' || g AS code, g % 2 AS y, 1 AS one, (g % 2)::text AS label, NULL::text AS nolabel
+FROM generate_series(1, 20) g;
+SELECT n, try(s) FROM (VALUES
+    (1, $$SELECT hopper.preprocess('gems', 'out', 'price', 'carat, nope')$$),
+    (2, $$SELECT hopper.preprocess('gems', 'out', 'price', '*', exclude_columns => 'nope')$$),
+    (3, $$SELECT hopper.preprocess('odd', 'out', 'y', 'id, doc')$$),
+    (4, $$SELECT hopper.preprocess('odd', 'out', 'y', '*')$$),
+    (5, $$SELECT hopper.preprocess('odd', 'out', 'y', 'id, arr')$$),
+    (6, $$SELECT hopper.preprocess('odd', 'out', 'y', 'id, empty')$$),
+    (7, $$SELECT hopper.preprocess('odd', 'out', 'one', 'id, code')$$),
+    (8, $$SELECT hopper.preprocess('odd', 'out', 'y', '*', exclude_columns => 'id, doc, arr, empty, code, one, label, nolabel')$$),
+    (9, $$SELECT hopper.preprocess('odd', 'out', 'nolabel', 'id, code')$$),
+    (10, $$SELECT hopper.preprocess('odd', 'out', 'y', 'id', columns => '{"nope": {}}')$$),
+    (11, $$SELECT hopper.preprocess('odd', 'out', 'y', 'id', columns => '{"code": {}}')$$),
+    (12, $$SELECT hopper.preprocess('odd', 'out', 'y', 'id', columns => '{"id": {"imput": "mean"}}')$$),
+    (13, $$SELECT hopper.preprocess('odd', 'out', 'y', 'id', columns => '{"id": {"impute": "mode"}}')$$),
+    (14, $$SELECT hopper.preprocess('odd', 'out', 'y', 'code', columns => '{"code": {"kind": "numeric"}}')$$),
+    (15, $$SELECT hopper.preprocess('odd', 'out', 'y', 'code', columns => '{"code": {"scale": "minmax"}}')$$),
+    (16, $$SELECT hopper.preprocess('odd', 'out', 'y', 'id', columns => '{"id": {"max_categories": -1}}')$$),
+    (17, $$SELECT hopper.preprocess('odd', 'out', 'y', 'id', columns => '[1]')$$),
+    (18, $$SELECT hopper.preprocess('odd', 'out', 'y', 'id', columns => '{"id": 1}')$$),
+    (19, $$SELECT hopper.preprocess('odd', 'out', 'y', '*', exclude_columns => 'doc, arr, empty')$$),
+    (20, $$SELECT hopper.preprocess_validation('odd', 'out', 'label', 'code', 'gems_packed')$$)
+) AS c(n, s) ORDER BY n;
+-- recipe_features refuses a row that does not match its recipe, and a recipe that is not one.
+SELECT n, try(s) FROM (VALUES
+    (1, $$SELECT hopper.recipe_features((SELECT feature_recipe::text FROM mixed_packed_summary), ARRAY[1]::float8[], ARRAY['1'])$$),
+    (2, $$SELECT hopper.recipe_features((SELECT feature_recipe::text FROM mixed_packed_summary), ARRAY[1, 2]::float8[], '{}')$$),
+    (3, $$SELECT hopper.recipe_features('{"format": "hopper.recipe"}', '{}', '{}')$$),
+    (4, $$SELECT hopper.recipe_features('not json', '{}', '{}')$$),
+    (5, $$SELECT hopper.recipe_features(NULL, '{}', '{}')$$),
+    (6, $$SELECT hopper.recipe_features((SELECT feature_recipe::text FROM mixed_packed_summary), ARRAY['NaN', 2]::float8[], ARRAY['1'])$$)
+) AS c(n, s) ORDER BY n;
+-- A vocabulary beyond the memory budget is refused before it is counted.
+SET hopper.max_memory_mb = 1;
+CREATE TABLE wide_vocab AS SELECT g AS id, md5(g::text) AS code, (g % 2)::text AS y FROM generate_series(1, 20000) g;
+SELECT try($$SELECT hopper.preprocess('wide_vocab', 'out', 'y', 'code')$$);
+RESET hopper.max_memory_mb;
+
+-- Today's inputs are packed as before: a numeric array column, and numeric columns without NULLs,
+-- have no recipe.
+CREATE TABLE pts AS SELECT g AS id, ARRAY[g % 3, g % 5]::float8[] AS x, g % 3 AS a, g % 5 AS b, (g % 2)::text AS y
+FROM generate_series(1, 60) g;
+SELECT hopper.preprocess('pts', 'pts_arr', 'y', 'x', num_segments => 1, scale => 'standardize');
+SELECT hopper.preprocess('pts', 'pts_cols', 'y', 'a, b', num_segments => 1, scale => 'standardize');
+SELECT output_table, feature_recipe IS NULL AS no_recipe, skipped_rows, scale, feature_center IS NOT NULL AS scaled
+FROM (SELECT * FROM pts_arr_summary UNION ALL SELECT * FROM pts_cols_summary) s ORDER BY 1;
+SELECT (SELECT array_agg(independent_var ORDER BY buffer_id) FROM pts_arr) = (SELECT array_agg(independent_var ORDER BY buffer_id) FROM pts_cols) AS same_packing;
+
+-- Packed tables and models from before recipes (no feature_recipe, no skipped_rows) keep working.
+ALTER TABLE pts_arr_summary DROP COLUMN feature_recipe, DROP COLUMN skipped_rows;
+SELECT hopper.preprocess_validation('pts', 'pts_arr_valid', 'y', 'x', 'pts_arr');
+CALL hopper.fit('pts_arr', 'pts_model', '{"input_dim": 2, "layers": [{"units": 2, "activation": "softmax"}]}',
+                '', '', 2, validation_table => 'pts_arr_valid');
+ALTER TABLE pts_model_summary DROP COLUMN feature_recipe;
+SELECT hopper.predict('pts_model', 'pts', 'id', 'x', 'pts_pred');
+SELECT count(*) AS rows, count(estimated_y) AS predicted FROM pts_pred;
+
+RESET client_min_messages;
+DROP SCHEMA test_tabular CASCADE;
