@@ -44,6 +44,17 @@ Trainer deserialize_state(std::string_view bytes);
 // and the frozen layers are unchanged.
 Trainer restore_for_config(std::string_view bytes, const ModelConfig& config, bool* optimizer_kept = nullptr);
 
+// Initial weights as an architecture table's model_weights holds them: a hopper model state
+// (returned as is, for the callers' own checks), or Keras' flat weights as MADlib's
+// load_keras_model stores them -- float32 little-endian, layer by layer, each layer's arrays in
+// Keras' get_weights() order (Dense: kernel [in, out] in C order, then bias; Conv2D: kernel
+// [kh, kw, in, out], bias; BatchNormalization: gamma, beta, moving mean, moving variance), which is
+// hopper's parameter layout (network.h) -- as a fresh state of `config` with those parameters.
+// Another byte count: InvalidParameter naming the expected and actual counts; a NaN or infinite
+// weight: InvalidParameter.
+std::string state_from_weights(std::string_view weights, const ModelConfig& config);
+bool is_model_state(std::string_view bytes);  // starts as a hopper model state does
+
 // Configuration and parameters only (evaluation and prediction need no optimizer slots).
 struct FrozenModel {
     ModelConfig config;

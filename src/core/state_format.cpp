@@ -271,4 +271,29 @@ Trainer restore_for_config(std::string_view bytes, const ModelConfig& config, bo
     return Trainer(config, std::move(params), std::move(slots), counters);
 }
 
+bool is_model_state(std::string_view bytes) {
+    return bytes.size() >= sizeof kMagic && std::memcmp(bytes.data(), kMagic, sizeof kMagic) == 0;
+}
+
+std::string state_from_weights(std::string_view weights, const ModelConfig& config) {
+    if (is_model_state(weights)) return std::string(weights);
+    const std::size_t n = config.arch.num_params();
+    if (weights.size() != 4 * n)
+        fail(ErrorKind::InvalidParameter,
+             "model_weights have " + std::to_string(weights.size()) + " bytes; the architecture " +
+                 config.arch.shape_string() + " needs " + std::to_string(4 * n),
+             "Keras weights are " + std::to_string(n) +
+                 " float32 values (4 bytes each), every layer's arrays in Keras' get_weights() order; "
+                 "a hopper model state starts with \"HOPPERMS\".",
+             "Pass the weights of this architecture, e.g. numpy.concatenate([w.flatten() for w in "
+             "model.get_weights()]).astype('<f4').tobytes(), or a model state of a hopper model.");
+    Trainer t(config);
+    std::memcpy(t.params().data(), weights.data(), weights.size());
+    for (std::size_t i = 0; i < n; ++i)
+        if (!std::isfinite(t.params()[i]))
+            fail(ErrorKind::InvalidParameter, "model_weights hold a value that is not finite",
+                 "Weight " + std::to_string(i) + " of " + std::to_string(n) + " is NaN or infinite.");
+    return serialize_state(t);
+}
+
 }  // namespace hopper
