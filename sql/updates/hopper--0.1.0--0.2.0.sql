@@ -280,3 +280,5 @@ DROP FUNCTION hopper.ps_tables_internal();
 #include "objects/ps_tables.sql"
 #include "objects/ps_get.sql"
 #include "objects/ps_add.sql"
+-- load_model_arch: model_weights may be Keras' flat weights (issue 30); its comment says so.
+#include "objects/load_model_arch.sql"
