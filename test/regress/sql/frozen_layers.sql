@@ -52,13 +52,18 @@ SELECT hopper.load_model_arch('kw_arch', :'tiny', 'keras weights', NULL,
                               keras_bytes(ARRAY[1, 2, -1, 0.5, -1, 3, 0.1, 0.2, 0.3, 1, -2, 0.5, 0.25]::real[])) AS model_id;
 -- By hand: x = (1, 2): h = relu(1 + 1 + 0.1, 2 - 2 + 0.2, -1 + 6 + 0.3) = (2.1, 0.2, 5.3),
 -- y = 2.1 - 0.4 + 2.65 + 0.25 = 4.6; x = (-1, 0.5): h = (0, 0, 2.8), y = 1.4 + 0.25 = 1.65.
-SELECT round(hopper.model_forward(model_weights, ARRAY[1, 2]::float8[])[1]::numeric, 5) AS y1,
-       round(hopper.model_forward(model_weights, ARRAY[-1, 0.5]::float8[])[1]::numeric, 5) AS y2,
+SELECT round((hopper.model_forward(model_weights, ARRAY[1, 2]::float8[]))[1]::numeric, 5) AS y1,
+       round((hopper.model_forward(model_weights, ARRAY[-1, 0.5]::float8[]))[1]::numeric, 5) AS y2,
        substring(model_weights FROM 1 FOR 8) AS stored_as
 FROM kw_arch WHERE model_id = 1;
 -- A wrong length names both byte counts (22023).
 \set VERBOSITY default
 SELECT hopper.load_model_arch('kw_arch', :'tiny', 'short', NULL, keras_bytes(ARRAY[1, 2, 3]::real[]));
+DO $$ BEGIN
+    PERFORM hopper.load_model_arch('kw_arch', '{"input_dim": 2, "layers": [{"units": 1}]}', 'short', NULL, '\x00'::bytea);
+EXCEPTION WHEN OTHERS THEN RAISE WARNING 'SQLSTATE %', SQLSTATE;
+END $$;
+SELECT count(*) AS rows_left FROM kw_arch;
 -- Keras bytes put into the table by hand are read by fit_multiple as the starting weights.
 SELECT hopper.load_model_arch('kw_arch', '{"input_dim": 4, "layers": [{"units": 3, "activation": "softmax", "trainable": false}]}',
                               'frozen, weights by hand') AS model_id;
