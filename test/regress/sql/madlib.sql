@@ -447,11 +447,16 @@ SELECT id, class_value, round(prob::numeric, 5) AS prob, rank FROM kb_predicted 
 SELECT madlib.load_keras_model('keras_bytes_arch', $$
 {"class_name": "Sequential", "config": [{"class_name": "Dense", "config": {"name": "d", "activation": "softmax", "units": 2, "batch_input_shape": [null, 4]}}]}
 $$, keras_bytes(ARRAY[1, 2, 3]::real[]));
--- Training from them: madlib_keras_fit starts from the stored weights (one step of a tiny rate).
-SELECT madlib.madlib_keras_fit('iris_train_packed', 'kb_model', 'keras_bytes_arch', 1,
+-- Training from them: madlib_keras_fit starts from the stored weights (one step of a tiny rate) of
+-- Dense(4 -> 3, softmax) for iris.
+SELECT madlib.load_keras_model('keras_bytes_arch', $$
+{"class_name": "Sequential", "config": [{"class_name": "Dense", "config": {"name": "d", "activation": "softmax", "units": 3, "batch_input_shape": [null, 4]}}]}
+$$, keras_bytes(ARRAY(SELECT (i % 5 - 2) / 10.0 FROM generate_series(1, 15) i)::real[]), 'keras bytes for iris');
+SELECT madlib.madlib_keras_fit('iris_train_packed', 'kb_model', 'keras_bytes_arch', 2,
     $$ loss='categorical_crossentropy', optimizer='SGD(lr=0.0000001)' $$, $$ batch_size=200 $$, 1);
 SELECT (SELECT max(abs(w - k)) < 1e-5 FROM unnest(hopper.model_weights(model_weights),
-        ARRAY[1, -1, 0, 0.5, 2, 0, 0, 0, 0.1, -0.1]::real[]) AS u(w, k)) AS starts_from_keras_weights FROM kb_model;
+        ARRAY(SELECT (i % 5 - 2) / 10.0 FROM generate_series(1, 15) i)::real[]) AS u(w, k)) AS starts_from_keras_weights
+FROM kb_model;
 
 -- ---- frozen layers: MADlib's transfer-learning example freezes the lower layers ----
 SELECT madlib.load_keras_model('frozen_arch', $$
