@@ -89,7 +89,8 @@ struct ModelAverageState {
     std::string config_json;   // canonical configuration shared by every averaged state
     uint64_t num_params = 0;
     uint32_t num_slots = 0;
-    std::vector<__int128> sums;  // (1 + num_slots) * num_params fixed-point weighted sums (2^-64 units)
+    std::vector<__int128> sums;  // the parameters, then num_slots slots over the trainable ones: fixed-point
+                                 // weighted sums (2^-64 units)
     uint64_t weight = 0;         // sum of the weights of the copies in the sums
     uint64_t models = 0;         // states added
     uint64_t excluded = 0;       // of them, diverged copies left out of the sums

@@ -68,6 +68,9 @@ struct Layer {
     double epsilon = 0.001;
     bool center = true;  // learn an offset (beta)
     bool scale = true;   // learn a factor (gamma)
+    // Keras' `trainable`: false freezes the layer's parameters (no gradient applied, no optimizer
+    // slots; a frozen BatchNormalization runs in inference mode: moving statistics, not updated).
+    bool trainable = true;
 };
 // The name from when hopper had only dense layers; a default Layer is a Dense layer.
 using DenseLayer = Layer;
@@ -100,6 +103,11 @@ struct Architecture {
     // Number of float parameters: weights and biases of Dense and Conv2D layers, gamma, beta and
     // the moving mean and variance of BatchNormalization layers.
     std::size_t num_params() const;
+    // Parameters of the layers that train (not frozen): each optimizer slot holds this many floats.
+    std::size_t num_trainable_params() const;
+    // Equal but perhaps for which layers are frozen: the same maths, so the same parameter layout
+    // (warm start and transfer learning may freeze layers of a trained model).
+    bool same_layers(const Architecture& o) const;
     // For messages: "784-128-10" for dense networks; with image inputs and other layers, e.g.
     // "28x28x1-conv3x3x32-maxpool2x2-conv3x3x64-maxpool2x2-flatten-10".
     std::string shape_string() const;
@@ -161,7 +169,8 @@ struct ModelConfig {
 // activation, use_bias, initializer, dropout; max_pooling2d and average_pooling2d: pool_size ([2, 2]),
 // strides (the pool size), padding, activation, dropout; global_average_pooling2d, flatten:
 // activation, dropout; batch_normalization: momentum (0.99), epsilon (0.001), center, scale
-// (true), activation, dropout. Sizes are an integer or a [height, width] pair.
+// (true), activation, dropout. Sizes are an integer or a [height, width] pair. Every layer also
+// takes "trainable" (true; false freezes its parameters, written in canonical JSON only then).
 // Or a Keras Sequential model's to_json() (see config_keras.cpp for the layers it accepts).
 Architecture parse_architecture(std::string_view json);
 

@@ -16,7 +16,8 @@
 //            0) unchanged; after each step the trainer writes their updated values
 //            (GradientWorkspace::store_moving_statistics). So they travel in model states and
 //            are averaged with the other parameters by model averaging.
-// Optimizers, averaging and the state format all work on that flat vector.
+// Optimizers, averaging and the state format all work on that flat vector. A frozen layer
+// (trainable false) keeps its place in it; only the optimizer skips it (trainable_ranges).
 #pragma once
 
 #include <Eigen/Core>
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "hopper/config.h"
+#include "hopper/optimizer.h"
 
 namespace hopper {
 
@@ -67,6 +69,12 @@ public:
     const std::vector<LayerSlice>& slices() const { return slices_; }
     // shapes()[0] is the input shape, shapes()[l + 1] the output shape of layer l.
     const std::vector<TensorShape>& shapes() const { return shapes_; }
+    // The parameters the optimizer updates: the slices of the layers that are not frozen, adjacent
+    // ones merged ([0, num_params) when nothing is frozen); their total is num_trainable_params().
+    const std::vector<ParamRange>& trainable_ranges() const { return trainable_; }
+    std::size_t num_trainable_params() const { return num_trainable_; }
+    // The first layer with parameters that train (layers().size() if none): backpropagation stops there.
+    std::size_t first_trained_layer() const { return first_trained_; }
 
     // Seeded Glorot/He initialisation of weights (per layer initializer); biases zero; batch
     // normalization: gamma 1, beta 0, moving mean 0, moving variance 1.
@@ -82,6 +90,9 @@ private:
     std::vector<LayerSlice> slices_;
     std::vector<TensorShape> shapes_;
     std::size_t num_params_ = 0;
+    std::vector<ParamRange> trainable_;
+    std::size_t num_trainable_ = 0;
+    std::size_t first_trained_ = 0;
 };
 
 // Per-sample loss of outputs `p` (post-activation) against targets `y`, summed over the batch.
@@ -98,7 +109,9 @@ public:
     // and returns the summed loss over the batch (before the update). `dropout_seed` keys the
     // dropout masks (only used by layers with dropout > 0); masks are deterministic in it. Batch
     // normalization runs in training mode (batch statistics); its moving statistics get gradient 0
-    // and their updated values wait for store_moving_statistics.
+    // and their updated values wait for store_moving_statistics. A frozen layer gets gradient 0
+    // (nothing below the first trained layer is backpropagated); a frozen batch normalization runs
+    // in inference mode (moving statistics, which stay as they are), as Keras runs trainable=False.
     // With `totals`, also adds the batch's loss and `compile`'s metrics of its outputs to them
     // (add_batch_totals): the running training metrics, at the cost of one pass over the outputs.
     double loss_and_gradient(const float* params, const ConstMatrixMap& x, const ConstMatrixMap& y,

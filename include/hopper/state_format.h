@@ -9,8 +9,9 @@
 //   56  u64 number of parameters P     64  u32 optimizer slots K
 //   68  u32 training iterations completed (where model hopping's schedule resumes; version 1 had a
 //       reserved 0 here, and version 1 states are still read, as states of 0 iterations)
-//   72  configuration JSON (ModelConfig::to_json), then P floats of parameters, then K*P floats of
-//       optimizer slots, then the training totals of the iteration in progress (f64 loss sum, f64
+//   72  configuration JSON (ModelConfig::to_json), then P floats of parameters, then K*T floats of
+//       optimizer slots (T: the parameters of layers that are not frozen, P unless the
+//       configuration freezes layers), then the training totals of the iteration in progress (f64 loss sum, f64
 //       samples, one f64 sum per compile metric; version 1 has none), then u32 CRC-32 (zlib) of
 //       every byte before it.
 // The configuration travels with the weights, so a state is self-describing: predict, evaluate and
@@ -38,9 +39,21 @@ std::string serialize_state(const Trainer& trainer);
 Trainer deserialize_state(std::string_view bytes);
 
 // Restores the parameters of `bytes` into a trainer for `config` (warm start / transfer learning):
-// the architectures must be equal (Error(InvalidParameter) naming both shapes otherwise);
-// optimizer slots and counters are kept only if the optimizer kind is unchanged.
+// the architectures must be equal but perhaps for which layers are frozen (Error(InvalidParameter)
+// naming both shapes otherwise); optimizer slots and counters are kept only if the optimizer kind
+// and the frozen layers are unchanged.
 Trainer restore_for_config(std::string_view bytes, const ModelConfig& config, bool* optimizer_kept = nullptr);
+
+// Initial weights as an architecture table's model_weights holds them: a hopper model state
+// (returned as is, for the callers' own checks), or Keras' flat weights as MADlib's
+// load_keras_model stores them -- float32 little-endian, layer by layer, each layer's arrays in
+// Keras' get_weights() order (Dense: kernel [in, out] in C order, then bias; Conv2D: kernel
+// [kh, kw, in, out], bias; BatchNormalization: gamma, beta, moving mean, moving variance), which is
+// hopper's parameter layout (network.h) -- as a fresh state of `config` with those parameters.
+// Another byte count: InvalidParameter naming the expected and actual counts; a NaN or infinite
+// weight: InvalidParameter.
+std::string state_from_weights(std::string_view weights, const ModelConfig& config);
+bool is_model_state(std::string_view bytes);  // starts as a hopper model state does
 
 // Configuration and parameters only (evaluation and prediction need no optimizer slots).
 struct FrozenModel {

@@ -312,3 +312,6 @@ DROP FUNCTION hopper.ps_tables_internal();
 DROP FUNCTION hopper.preprocess(text, text, text, text, integer, integer, double precision, text, bigint, text, text);
 #include "objects/preprocess.sql"
 #include "objects/recipe_features.sql"
+
+-- load_model_arch: model_weights may be Keras' flat weights (issue 30); its comment says so.
+#include "objects/load_model_arch.sql"

@@ -328,7 +328,7 @@ void ModelAverageState::add(std::string_view model_state, uint64_t w) {
         config_json = cfg;
         num_params = t.params().size();
         num_slots = uint32_t(t.optimizer().num_slots());
-        sums.assign(std::size_t(num_params) * (1 + num_slots), 0);
+        sums.assign(std::size_t(num_params) + t.optimizer().slots().size(), 0);
     } else if (cfg != config_json) {
         fail(ErrorKind::InvalidParameter, "cannot average model states with different configurations",
              "One has " + describe_config(config_json) + " (" + config_json + "), another " + describe_config(cfg) + " (" +
@@ -399,7 +399,7 @@ std::string ModelAverageState::result() const {
              std::to_string(models) + " model state" + (models == 1 ? " was" : "s were") + " given, all with weight 0.");
     // Every copy diverged (or the healthy ones weigh nothing): there is no average to give.
     const float nan = std::numeric_limits<float>::quiet_NaN();
-    std::vector<float> params(num_params), slots(std::size_t(num_params) * num_slots);
+    std::vector<float> params(num_params), slots(sums.size() - num_params);
     for (std::size_t i = 0; i < params.size(); ++i) params[i] = weight ? float(from_fixed_point(sums[i], weight)) : nan;
     for (std::size_t i = 0; i < slots.size(); ++i)
         slots[i] = weight ? float(from_fixed_point(sums[num_params + i], weight)) : nan;
@@ -418,7 +418,8 @@ std::string ModelAverageState::result() const {
 }
 
 std::size_t ModelAverageState::serialized_size(const ModelConfig& config) {
-    const std::size_t values = config.arch.num_params() * (1 + Optimizer::slots_for(config.compile.optimizer.kind));
+    const std::size_t values = config.arch.num_params() +
+                               config.arch.num_trainable_params() * Optimizer::slots_for(config.compile.optimizer.kind);
     return kHeader + 4 + config.to_json().size() + 8 + 4 + 7 * 8 + 16 + 8 + 8 + 4 + 8 * config.compile.metrics.size() + 1 +
            16 * values + 4;
 }
@@ -475,8 +476,10 @@ ModelAverageState ModelAverageState::deserialize(std::string_view bytes) {
     s.diverged = flag == 1;
     if (s.num_slots > kMaxSlots) bad_state(K, "too many optimizer slots", std::to_string(s.num_slots));
     const uint64_t values = r.left() / 16;
-    if (r.left() % 16 != 0 || (s.num_params != 0 && values / s.num_params != uint64_t(s.num_slots) + 1) ||
-        values != s.num_params * (uint64_t(s.num_slots) + 1))
+    // Parameters, then each slot over the trainable ones (checked against the configuration below).
+    if (r.left() % 16 != 0 || values < s.num_params ||
+        (s.num_slots == 0 ? values != s.num_params
+                          : ((values - s.num_params) % s.num_slots != 0 || (values - s.num_params) / s.num_slots > s.num_params)))
         bad_state(K, "parameter count does not match the state size",
                   std::to_string(s.num_params) + " parameters with " + std::to_string(s.num_slots) +
                       " optimizer slots do not fill " + std::to_string(r.left()) + " bytes.");
@@ -496,7 +499,8 @@ ModelAverageState ModelAverageState::deserialize(std::string_view bytes) {
         bad_state(K, "its configuration cannot be read", e.message());
     }
     if (config.arch.num_params() != s.num_params ||
-        uint32_t(Optimizer::slots_for(config.compile.optimizer.kind)) != s.num_slots)
+        uint32_t(Optimizer::slots_for(config.compile.optimizer.kind)) != s.num_slots ||
+        values != s.num_params + uint64_t(s.num_slots) * config.arch.num_trainable_params())
         bad_state(K, "sizes do not match its configuration",
                   "The architecture " + config.arch.shape_string() + " has " + std::to_string(config.arch.num_params()) +
                       " parameters; the state holds " + std::to_string(s.num_params) + ".");

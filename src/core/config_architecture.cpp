@@ -187,23 +187,23 @@ void bn_check(const Layer& l, const std::string& where) {
 
 const std::vector<NativeLayerForm>& native_layer_forms() {
     static const std::vector<NativeLayerForm> forms = {
-        {LayerKind::Dense, "dense", {"units", "activation", "use_bias", "initializer", "dropout"}, false, true,
+        {LayerKind::Dense, "dense", {"units", "activation", "use_bias", "initializer", "dropout", "trainable"}, false, true,
          dense_read, nullptr, dense_write, dense_same, dense_check},
         {LayerKind::Conv2D, "conv2d",
-         {"type", "filters", "kernel_size", "strides", "padding", "activation", "use_bias", "initializer", "dropout"},
+         {"type", "filters", "kernel_size", "strides", "padding", "activation", "use_bias", "initializer", "dropout", "trainable"},
          true, true, conv_read, nullptr, conv_write, conv_same, conv_check},
         {LayerKind::MaxPooling2D, "max_pooling2d",
-         {"type", "pool_size", "strides", "padding", "activation", "dropout"}, true, false, pool_read, nullptr,
+         {"type", "pool_size", "strides", "padding", "activation", "dropout", "trainable"}, true, false, pool_read, nullptr,
          pool_write, nullptr, pool_check},
         {LayerKind::AveragePooling2D, "average_pooling2d",
-         {"type", "pool_size", "strides", "padding", "activation", "dropout"}, true, false, pool_read, nullptr,
+         {"type", "pool_size", "strides", "padding", "activation", "dropout", "trainable"}, true, false, pool_read, nullptr,
          pool_write, nullptr, pool_check},
-        {LayerKind::GlobalAveragePooling2D, "global_average_pooling2d", {"type", "activation", "dropout"}, false,
+        {LayerKind::GlobalAveragePooling2D, "global_average_pooling2d", {"type", "activation", "dropout", "trainable"}, false,
          false, nullptr, nullptr, nullptr, nullptr, nullptr},
-        {LayerKind::Flatten, "flatten", {"type", "activation", "dropout"}, false, false, nullptr, nullptr, nullptr,
+        {LayerKind::Flatten, "flatten", {"type", "activation", "dropout", "trainable"}, false, false, nullptr, nullptr, nullptr,
          nullptr, nullptr},
         {LayerKind::BatchNormalization, "batch_normalization",
-         {"type", "momentum", "epsilon", "center", "scale", "activation", "dropout"}, false, false, nullptr, bn_read,
+         {"type", "momentum", "epsilon", "center", "scale", "activation", "dropout", "trainable"}, false, false, nullptr, bn_read,
          bn_write, bn_same, bn_check},
     };
     return forms;
@@ -491,6 +491,10 @@ Architecture parse_native_architecture(const json& j) {
                 bad_value("dropout", where, *it, "dropout must be at least 0 and less than 1.");
             l.dropout = static_cast<float>(d);
         }
+        if (auto it = lj.find("trainable"); it != lj.end()) {
+            if (!it->is_boolean()) bad_value("trainable", where, *it, "trainable must be true or false.");
+            l.trainable = it->get<bool>();
+        }
         a.layers.push_back(l);
     }
     validate_architecture(a);
@@ -521,6 +525,9 @@ ojson architecture_to_ojson(const Architecture& a) {
             lj["initializer"] = to_string(l.initializer);
         }
         lj["dropout"] = float_for_json(l.dropout);
+        // Only when false: the canonical JSON (and so the stored states) of models without frozen
+        // layers stays what it was before layers could be frozen.
+        if (!l.trainable) lj["trainable"] = false;
         layers.push_back(std::move(lj));
     }
     j["layers"] = std::move(layers);
@@ -584,7 +591,26 @@ std::string Architecture::shape_string() const {
 
 std::string Architecture::to_json() const { return architecture_to_ojson(*this).dump(); }
 
+std::size_t Architecture::num_trainable_params() const {
+    uint64_t n = 0;
+    TensorShape s = input_shape();
+    if (s.channels < 0) s.channels = 0;
+    for (const Layer& l : layers) {
+        if (l.trainable) n = layers::add_sat(n, layers::param_count(l, s));
+        s = layers::output_shape(l, s);
+        if (s.channels < 0) s.channels = 0;
+    }
+    return std::size_t(n);
+}
+
 bool Architecture::operator==(const Architecture& o) const {
+    if (!same_layers(o)) return false;
+    for (std::size_t i = 0; i < layers.size(); ++i)
+        if (layers[i].trainable != o.layers[i].trainable) return false;
+    return true;
+}
+
+bool Architecture::same_layers(const Architecture& o) const {
     if (input_dim != o.input_dim || input_height != o.input_height || input_width != o.input_width ||
         input_channels != o.input_channels || layers.size() != o.layers.size())
         return false;

@@ -21,7 +21,8 @@
 //     exactly what one dropout of the combined rate does.
 //   - Layer(linear) -> Dropout -> Activation: allowed only for relu (relu(c*x) = c*relu(x) for
 //     c >= 0 and relu(0) = 0, so it commutes with dropout); other activations refused.
-// Keras config keys that do not change the maths (name, trainable=true, dtype, seeds, fused, ...)
+// `trainable: false` freezes the layer (a layer hopper merges, Activation or Dropout, has nothing to
+// freeze). Keras config keys that do not change the maths (name, dtype, seeds, fused, ...)
 // are ignored; keys that do and that hopper does not implement (regularizers, constraints, a
 // non-zero bias initializer, noise_shape, data_format channels_first, dilation_rate > 1,
 // groups > 1, batch renormalization, BatchNormalization over another axis or with other
@@ -217,13 +218,13 @@ bool harmless_key(const std::string& k) {
     return false;
 }
 
-// Refuses `trainable: false`: hopper trains every layer from scratch.
-void check_trainable(const json& cfg, const KerasLayerRef& r) {
+// A layer's `trainable` (true unless given): false freezes it. Layers hopper merges into the one
+// before them (Activation, Dropout) have no weights of their own: their flag changes nothing.
+bool keras_trainable(const json& cfg, const KerasLayerRef& r) {
     auto it = cfg.find("trainable");
-    if (it != cfg.end() && !(it->is_boolean() && it->get<bool>()))
-        refuse(r, "frozen " + r.label() + " is not supported",
-               "hopper trains all layers of a model; \"trainable\" is " + show(*it) + ".",
-               "Remove trainable=False from the layer.");
+    if (it == cfg.end() || it->is_null()) return true;
+    if (!it->is_boolean()) bad_value("trainable", " in " + r.label(), *it, "trainable must be true or false.");
+    return it->get<bool>();
 }
 
 // Unknown keys are refused unless their value is null/false/0 (an option switched off).
@@ -281,7 +282,7 @@ public:
     }
 
     void dense(const json& cfg, const KerasLayerRef& r, const json* build_shape) {
-        check_trainable(cfg, r);
+        const bool trainable = keras_trainable(cfg, r);
         static const std::vector<std::string> handled = {
             "units", "output_dim", "activation", "use_bias", "bias", "kernel_initializer",
             "init", "bias_initializer", "kernel_regularizer", "bias_regularizer",
@@ -326,11 +327,12 @@ public:
         if (cfg.contains(ikey) && !cfg[ikey].is_null())
             l.initializer = kernel_initializer(cfg[ikey], r, ikey);
         check_bias_initializer(cfg, r, l.use_bias);
+        l.trainable = trainable;
         add(l, r);
     }
 
     void conv2d(const json& cfg, const KerasLayerRef& r, const json* build_shape) {
-        check_trainable(cfg, r);
+        const bool trainable = keras_trainable(cfg, r);
         static const std::vector<std::string> handled = {
             "filters", "kernel_size", "strides", "padding", "data_format", "dilation_rate", "groups",
             "activation", "use_bias", "kernel_initializer", "bias_initializer", "kernel_regularizer",
@@ -380,11 +382,12 @@ public:
         if (cfg.contains("kernel_initializer") && !cfg["kernel_initializer"].is_null())
             l.initializer = kernel_initializer(cfg["kernel_initializer"], r, "kernel_initializer");
         check_bias_initializer(cfg, r, l.use_bias);
+        l.trainable = trainable;
         add(l, r);
     }
 
     void pooling(const json& cfg, const KerasLayerRef& r, const json* build_shape, LayerKind kind) {
-        check_trainable(cfg, r);
+        const bool trainable = keras_trainable(cfg, r);
         check_unknown(cfg, r, {"pool_size", "strides", "padding", "data_format", "batch_input_shape",
                                "batch_shape", "input_shape"});
         const std::string where = " in " + r.label();
@@ -399,11 +402,12 @@ public:
         l.stride_h = l.kernel_h;  // strides=None: the pool size
         l.stride_w = l.kernel_w;
         window_options(cfg, r, l);
+        l.trainable = trainable;
         add(l, r);
     }
 
     void global_pooling(const json& cfg, const KerasLayerRef& r, const json* build_shape) {
-        check_trainable(cfg, r);
+        const bool trainable = keras_trainable(cfg, r);
         check_unknown(cfg, r, {"data_format", "keepdims", "batch_input_shape", "batch_shape", "input_shape"});
         check_layer_count();
         declare_input(cfg, r, build_shape);
@@ -414,11 +418,12 @@ public:
                    "Remove keepdims from the layer.");
         Layer l;
         l.kind = LayerKind::GlobalAveragePooling2D;
+        l.trainable = trainable;
         add(l, r);
     }
 
     void flatten(const json& cfg, const KerasLayerRef& r, const json* build_shape) {
-        check_trainable(cfg, r);
+        const bool trainable = keras_trainable(cfg, r);
         check_unknown(cfg, r, {"data_format", "batch_input_shape", "batch_shape", "input_shape"});
         check_layer_count();
         declare_input(cfg, r, build_shape);
@@ -426,11 +431,12 @@ public:
         check_data_format(cfg, r);
         Layer l;
         l.kind = LayerKind::Flatten;
+        l.trainable = trainable;
         add(l, r);
     }
 
     void batch_normalization(const json& cfg, const KerasLayerRef& r, const json* build_shape) {
-        check_trainable(cfg, r);
+        const bool trainable = keras_trainable(cfg, r);
         static const std::vector<std::string> handled = {
             "axis", "momentum", "epsilon", "center", "scale", "beta_initializer", "gamma_initializer",
             "moving_mean_initializer", "moving_variance_initializer", "beta_regularizer",
@@ -485,11 +491,12 @@ public:
                        "hopper normalizes over the channels, the last axis (-1).", "Remove axis from the layer.");
             if (v != -1) axes_.push_back({arch.layers.size(), v, r, show(ax)});
         }
+        l.trainable = trainable;
         add(l, r);
     }
 
     void activation(const json& cfg, const KerasLayerRef& r) {
-        check_trainable(cfg, r);
+        keras_trainable(cfg, r);  // checked; nothing of its own to freeze
         check_unknown(cfg, r, {"activation"});
         Activation a = keras_activation(cfg.value("activation", json()), r);
         if (a == Activation::Linear) return;  // identity
@@ -511,7 +518,7 @@ public:
     }
 
     void dropout(const json& cfg, const KerasLayerRef& r) {
-        check_trainable(cfg, r);
+        keras_trainable(cfg, r);  // checked; nothing of its own to freeze
         check_unknown(cfg, r, {"rate", "p", "noise_shape"});
         if (cfg.contains("noise_shape") && !cfg["noise_shape"].is_null())
             refuse(r, "unsupported noise_shape in " + r.label(),

@@ -3,7 +3,8 @@
 // biased variance of the batch (over samples and positions) while training and the moving
 // statistics otherwise. After each training step the moving statistics become
 // moving * momentum + batch * (1 - momentum) (Keras 3, and tf.keras 2 once its fused kernel's
-// Bessel correction is removed again). Batch statistics are summed in double: a channel of a
+// Bessel correction is removed again). A frozen layer (trainable false) runs in inference mode
+// while training too, and its moving statistics stay as they are (Keras). Batch statistics are summed in double: a channel of a
 // 128-image batch of 26x26 maps has 86,528 values.
 #include <algorithm>
 #include <cmath>
@@ -50,7 +51,8 @@ void batchnorm_forward(const LayerArgs& a, const float* params, const float* x, 
     if (s.stats.size() != kSegments * c + c) s.stats.resize(kSegments * c + c);
     auto seg = [&](int k) { return s.stats.segment(k * c, c); };
     auto scale = seg(kScale), shift = seg(kShift);  // y = x * scale + shift
-    if (training) {
+    // Keras: a frozen BatchNormalization runs in inference mode while training too.
+    if (training && a.layer.trainable) {
         if (s.sums.size() != 2 * c) s.sums.resize(2 * c);
         auto mean = s.sums.head(c), var = s.sums.tail(c);
         mean.setZero();
@@ -89,6 +91,13 @@ void batchnorm_backward(const LayerArgs& a, const float* params, const float* x,
     const Index c = bn.c, m = Index(a.in.height) * a.in.width * n;
     ConstMatrixMap in(x, c, m), d(dz, c, m);
     auto seg = [&](int k) { return s.stats.segment(k * c, c); };
+    const LayerSlice& sl = a.slice;
+    if (!a.layer.trainable) {
+        // Inference mode (frozen): y = x * scale + shift with constants, so dx = dy * scale.
+        std::fill(grad + sl.weight_offset, grad + sl.end_offset, 0.0f);
+        if (dx) MatrixMap(dx, c, m) = (d.array().colwise() * seg(kScale).array()).matrix();
+        return;
+    }
     const auto mean = seg(kMean).array();
     const auto inv_std = seg(kInvStd).array();
     auto sum_d = s.sums.head(c), sum_dxh = s.sums.tail(c);
@@ -100,7 +109,6 @@ void batchnorm_backward(const LayerArgs& a, const float* params, const float* x,
                     ((in.col(j).array() - mean) * inv_std).cast<double>())
                        .matrix();
     }
-    const LayerSlice& sl = a.slice;
     if (a.layer.scale)
         for (Index i = 0; i < c; ++i) grad[sl.weight_offset + i] = float(sum_dxh(i));
     if (a.layer.center)

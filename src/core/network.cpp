@@ -111,6 +111,17 @@ Network::Network(Architecture arch) : arch_(std::move(arch)) {
     num_params_ = offset;
     if (num_params_ != arch_.num_params())
         fail(ErrorKind::Internal, "network layout does not match the architecture's parameter count");
+    first_trained_ = slices_.size();
+    for (std::size_t l = 0; l < slices_.size(); ++l) {
+        const LayerSlice& s = slices_[l];
+        if (!arch_.layers[l].trainable || s.end_offset == s.weight_offset) continue;
+        first_trained_ = std::min(first_trained_, l);
+        if (!trainable_.empty() && trainable_.back().end == s.weight_offset)
+            trainable_.back().end = s.end_offset;
+        else
+            trainable_.push_back({s.weight_offset, s.end_offset});
+        num_trainable_ += s.end_offset - s.weight_offset;
+    }
 }
 
 void Network::initialize(float* params, uint64_t seed) const {
@@ -202,7 +213,7 @@ void GradientWorkspace::store_moving_statistics(float* params) const {
     const auto& layers = net_.arch().layers;
     const auto& shapes = net_.shapes();
     for (std::size_t l = 0; l < layers.size(); ++l)
-        if (layers[l].kind != LayerKind::Dense)
+        if (layers[l].kind != LayerKind::Dense && layers[l].trainable)
             layers::store_moving_statistics({layers[l], shapes[l], shapes[l + 1], net_.slices()[l]},
                                             params, scratch_[l]);
 }
@@ -374,20 +385,25 @@ double GradientWorkspace::loss_and_gradient(const float* params, const ConstMatr
         p = g;
     }
 
-    // Backward: act(l) holds dL/dZ_l from here on.
+    // Backward: act(l) holds dL/dZ_l from here on. Nothing below the first trained layer needs a
+    // gradient (with nothing frozen, only layers without parameters lie below it).
+    const std::size_t first = net_.first_trained_layer();
     for (std::size_t l = nl; l-- > 0;) {
         const LayerSlice& s = slices[l];
         MatrixMap dz = act(l);
+        const bool last_needed = l == 0 || l <= first;  // the input gradient is not needed
         if (layers[l].kind != LayerKind::Dense) {
             // The input gradient only above the first layer.
             layers::backward(args(l), params, l == 0 ? x.data() : act(l - 1).data(), dz.data(), grad,
-                             l == 0 ? nullptr : delta_.data(), n, scratch_[l]);
-            if (l == 0) break;
+                             last_needed ? nullptr : delta_.data(), n, scratch_[l]);
+            if (last_needed) break;
         } else {
-            detail::gemm(false, true, s.units, s.inputs, n, dz.data(), l == 0 ? x.data() : act(l - 1).data(),
-                         grad + s.weight_offset);
-            if (layers[l].use_bias) VectorMap(grad + s.bias_offset, s.units) = dz.rowwise().sum();
-            if (l == 0) break;  // the input gradient is not needed
+            if (layers[l].trainable) {
+                detail::gemm(false, true, s.units, s.inputs, n, dz.data(), l == 0 ? x.data() : act(l - 1).data(),
+                             grad + s.weight_offset);
+                if (layers[l].use_bias) VectorMap(grad + s.bias_offset, s.units) = dz.rowwise().sum();
+            }
+            if (last_needed) break;
 
             detail::gemm(true, false, s.inputs, n, s.units, params + s.weight_offset, dz.data(), delta_.data());
         }
@@ -400,6 +416,9 @@ double GradientWorkspace::loss_and_gradient(const float* params, const ConstMatr
             activation_backward(below.activation, 0.0f, g, a_below, a_below);
         a_below = g;
     }
+    // Frozen layers: gradient 0 (what the optimizer skips; kinds other than Dense wrote theirs).
+    for (std::size_t l = 0; l < nl; ++l)
+        if (!layers[l].trainable) std::fill(grad + slices[l].weight_offset, grad + slices[l].end_offset, 0.0f);
     if (grad != out_grad) std::copy(grad, grad + net_.num_params(), out_grad);
     return loss_total;
 }

@@ -198,17 +198,35 @@ int Optimizer::slots_for(OptimizerKind kind) {
 }
 
 Optimizer::Optimizer(const OptimizerConfig& config, std::size_t num_params)
-    : config_(config),
-      n_(num_params),
-      slots_(std::size_t(slots_for(config.kind)) * num_params, 0.0f) {}
+    : Optimizer(config, num_params, {ParamRange{0, num_params}}) {}
+
+Optimizer::Optimizer(const OptimizerConfig& config, std::size_t num_params, std::vector<ParamRange> trainable)
+    : config_(config), n_(num_params), ranges_(std::move(trainable)) {
+    std::size_t at = 0;
+    for (const ParamRange& r : ranges_) {
+        if (r.begin < at || r.end < r.begin || r.end > n_)
+            fail(ErrorKind::Internal, "optimizer ranges are not ascending runs of the parameters");
+        slot_size_ += r.end - r.begin;
+        at = r.end;
+    }
+    slots_.assign(std::size_t(slots_for(config.kind)) * slot_size_, 0.0f);
+}
 
 void Optimizer::apply(float* params, const float* grad, uint64_t t) {
-    if (slots_.size() != std::size_t(num_slots()) * n_)
+    if (slots_.size() != std::size_t(num_slots()) * slot_size_)
         fail(ErrorKind::Internal, "optimizer slots do not match the parameter count");
     const double lr_t = config_.learning_rate / (1.0 + config_.decay * double(t));
     float* s1 = slots_.empty() ? nullptr : slots_.data();
-    float* s2 = num_slots() > 1 ? slots_.data() + n_ : nullptr;
-    vocab::optimizer(config_.kind)->update(config_, {n_, params, grad, s1, s2, lr_t, t});
+    float* s2 = num_slots() > 1 ? slots_.data() + slot_size_ : nullptr;
+    const vocab::OptimizerSpec& spec = *vocab::optimizer(config_.kind);
+    // Each range from its own start: with every parameter trainable, one range, the chunks of before.
+    std::size_t o = 0;
+    for (const ParamRange& r : ranges_) {
+        const std::size_t len = r.end - r.begin;
+        spec.update(config_, {len, params + r.begin, grad + r.begin, s1 ? s1 + o : nullptr, s2 ? s2 + o : nullptr,
+                              lr_t, t});
+        o += len;
+    }
 }
 
 }  // namespace hopper

@@ -44,6 +44,7 @@ struct Parsed {
     uint64_t num_params;
     uint32_t num_slots;
     std::size_t params_offset;
+    std::size_t slot_floats;  // num_slots * the trainable parameters
 };
 
 // Bytes of the iteration totals (version 2): loss sum, sample count, one sum per compile metric.
@@ -94,8 +95,11 @@ Parsed parse(std::string_view bytes) {
     const std::size_t float_bytes = body - config_len - totals;
     if (float_bytes % 4 != 0) corrupt("parameter area is not a whole number of floats");
     const uint64_t floats = float_bytes / 4;
-    if (p.num_params == 0 || p.num_params > floats || floats / p.num_params != uint64_t(p.num_slots) + 1 ||
-        floats % p.num_params != 0)
+    // Each slot holds the trainable parameters (all of them unless layers are frozen); an
+    // architecture of another size is named by the check after this one.
+    const uint64_t trainable =
+        p.config.arch.num_params() == p.num_params ? p.config.arch.num_trainable_params() : p.num_params;
+    if (p.num_params == 0 || p.num_params > floats || floats - p.num_params != uint64_t(p.num_slots) * trainable)
         corrupt("parameter count does not match the state size",
                 std::to_string(p.num_params) + " parameters with " + std::to_string(p.num_slots) +
                     " optimizer slots do not fill " + std::to_string(float_bytes) + " bytes.");
@@ -119,6 +123,7 @@ Parsed parse(std::string_view bytes) {
         if (t.count == 0 && t.metric_sums.empty()) t = EvalTotals{};
     }
     p.params_offset = kStateHeaderSize + config_len;
+    p.slot_floats = std::size_t(trainable) * p.num_slots;
     return p;
 }
 
@@ -159,7 +164,7 @@ std::string with_iterations(std::string_view bytes, uint32_t iterations) {
 std::size_t state_size(const ModelConfig& config) {
     const std::size_t p = config.arch.num_params();
     const std::size_t k = Optimizer::slots_for(config.compile.optimizer.kind);
-    return kStateHeaderSize + config.to_json().size() + 4 * p * (k + 1) + totals_bytes(kStateFormatVersion, config) + 4;
+    return kStateHeaderSize + config.to_json().size() + 4 * (p + k * config.arch.num_trainable_params()) + totals_bytes(kStateFormatVersion, config) + 4;
 }
 
 std::string serialize_state(const Trainer& trainer) {
@@ -227,7 +232,7 @@ FrozenModel load_frozen_model(std::string_view bytes) {
 Trainer deserialize_state(std::string_view bytes) {
     Parsed p = parse(bytes);
     std::vector<float> params(p.num_params);
-    std::vector<float> slots(std::size_t(p.num_params) * p.num_slots);
+    std::vector<float> slots(p.slot_floats);
     std::memcpy(params.data(), bytes.data() + p.params_offset, 4 * params.size());
     if (!slots.empty())
         std::memcpy(slots.data(), bytes.data() + p.params_offset + 4 * params.size(), 4 * slots.size());
@@ -236,7 +241,7 @@ Trainer deserialize_state(std::string_view bytes) {
 
 Trainer restore_for_config(std::string_view bytes, const ModelConfig& config, bool* optimizer_kept) {
     Parsed p = parse(bytes);
-    if (p.config.arch != config.arch)
+    if (!p.config.arch.same_layers(config.arch))
         fail(ErrorKind::InvalidParameter, "model state does not match the architecture",
              "The state was trained with architecture " + p.config.arch.shape_string() + " (" +
                  p.config.arch.to_json() + "); the requested architecture is " + config.arch.shape_string() +
@@ -244,9 +249,11 @@ Trainer restore_for_config(std::string_view bytes, const ModelConfig& config, bo
              "Warm start and transfer learning need the same architecture.");
     std::vector<float> params(p.num_params);
     std::memcpy(params.data(), bytes.data() + p.params_offset, 4 * params.size());
-    const bool keep = p.config.compile.optimizer.kind == config.compile.optimizer.kind;
-    std::vector<float> slots(keep ? std::size_t(p.num_params) * p.num_slots
-                                  : config.arch.num_params() * Optimizer::slots_for(config.compile.optimizer.kind),
+    // Slots are kept for the same optimizer over the same trainable parameters; freezing other
+    // layers (transfer learning) starts the optimizer afresh, as a new optimizer does.
+    const bool keep = p.config.compile.optimizer.kind == config.compile.optimizer.kind && p.config.arch == config.arch;
+    std::vector<float> slots(keep ? p.slot_floats
+                                  : config.arch.num_trainable_params() * Optimizer::slots_for(config.compile.optimizer.kind),
                              0.0f);
     TrainCounters counters;
     if (keep) {
@@ -262,6 +269,31 @@ Trainer restore_for_config(std::string_view bytes, const ModelConfig& config, bo
     counters.iteration_totals = EvalTotals{};  // a new run counts its own (and may ask for other metrics)
     if (optimizer_kept) *optimizer_kept = keep;
     return Trainer(config, std::move(params), std::move(slots), counters);
+}
+
+bool is_model_state(std::string_view bytes) {
+    return bytes.size() >= sizeof kMagic && std::memcmp(bytes.data(), kMagic, sizeof kMagic) == 0;
+}
+
+std::string state_from_weights(std::string_view weights, const ModelConfig& config) {
+    if (is_model_state(weights)) return std::string(weights);
+    const std::size_t n = config.arch.num_params();
+    if (weights.size() != 4 * n)
+        fail(ErrorKind::InvalidParameter,
+             "model_weights have " + std::to_string(weights.size()) + " bytes; the architecture " +
+                 config.arch.shape_string() + " needs " + std::to_string(4 * n),
+             "Keras weights are " + std::to_string(n) +
+                 " float32 values (4 bytes each), every layer's arrays in Keras' get_weights() order; "
+                 "a hopper model state starts with \"HOPPERMS\".",
+             "Pass the weights of this architecture, e.g. numpy.concatenate([w.flatten() for w in "
+             "model.get_weights()]).astype('<f4').tobytes(), or a model state of a hopper model.");
+    Trainer t(config);
+    std::memcpy(t.params().data(), weights.data(), weights.size());
+    for (std::size_t i = 0; i < n; ++i)
+        if (!std::isfinite(t.params()[i]))
+            fail(ErrorKind::InvalidParameter, "model_weights hold a value that is not finite",
+                 "Weight " + std::to_string(i) + " of " + std::to_string(n) + " is NaN or infinite.");
+    return serialize_state(t);
 }
 
 }  // namespace hopper

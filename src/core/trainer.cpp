@@ -24,7 +24,7 @@ float* aligned64(float* p) {
 Trainer::Trainer(ModelConfig config)
     : config_(std::move(config)),
       net_(config_.arch),
-      optimizer_(config_.compile.optimizer, net_.num_params()),
+      optimizer_(config_.compile.optimizer, net_.num_params(), net_.trainable_ranges()),
       params_(net_.num_params()),
       grad_(net_.num_params() + kGradPad) {
     net_.initialize(params_.data(), config_.fit.seed);
@@ -34,12 +34,12 @@ Trainer::Trainer(ModelConfig config, std::vector<float> params, std::vector<floa
                  TrainCounters counters)
     : config_(std::move(config)),
       net_(config_.arch),
-      optimizer_(config_.compile.optimizer, net_.num_params()),
+      optimizer_(config_.compile.optimizer, net_.num_params(), net_.trainable_ranges()),
       params_(std::move(params)),
       grad_(net_.num_params() + kGradPad),
       counters_(counters) {
     const std::size_t n = net_.num_params();
-    const std::size_t want_slots = std::size_t(optimizer_.num_slots()) * n;
+    const std::size_t want_slots = std::size_t(optimizer_.num_slots()) * optimizer_.slot_size();
     if (params_.size() != n || slots.size() != want_slots)
         fail(ErrorKind::Data, "model state does not match its architecture",
              "The architecture needs " + std::to_string(n) + " parameters and " +
@@ -122,7 +122,10 @@ void Trainer::train_buffer(const float* x, const float* y, int rows) {
             // A plain loop: vectorised and scalar iterations compile to the same arithmetic. The
             // weights are the kernels of Dense and Conv2D layers (units*inputs is 0 for the others:
             // batch normalization's gamma and beta are not decayed, nor its moving statistics).
-            for (const LayerSlice& s : slices) {
+            // Frozen layers are not updated: their gradient stays 0.
+            for (std::size_t l = 0; l < slices.size(); ++l) {
+                if (!config_.arch.layers[l].trainable) continue;
+                const LayerSlice& s = slices[l];
                 float* g = grad + s.weight_offset;
                 const float* w = params + s.weight_offset;
                 const std::size_t count = std::size_t(s.units) * std::size_t(s.inputs);

@@ -578,8 +578,8 @@ TEST(ConfigKeras, MathsChangingOptionsRefusedNamingLayer) {
     EXPECT_ERR(parse_architecture(keras_with(kInput4 + "," +
                                              dense(2, "softmax", R"(, "bias_initializer": {"class_name": "Ones", "config": {}})", "out"))),
                InvalidParameter, "bias_initializer");
-    EXPECT_ERR(parse_architecture(keras_with(kInput4 + "," + dense(2, "softmax", R"(, "trainable": false)", "out"))),
-               InvalidParameter, "frozen Keras layer 2 (\"out\")");
+    EXPECT_ERR(parse_architecture(keras_with(kInput4 + "," + dense(2, "softmax", R"(, "trainable": "no")", "out"))),
+               InvalidParameter, "invalid value for \"trainable\" in Keras layer 2 (\"out\")");
     EXPECT_ERR(parse_architecture(keras_with(kInput4 + "," + dense(2, "softmax", R"(, "lora_rank": 4)", "out"))),
                InvalidParameter, "unsupported option \"lora_rank\" in Keras layer 2");
     EXPECT_ERR(parse_architecture(keras_with(kInput4 + "," + dense(2, "elu", "", "out"))), InvalidParameter,

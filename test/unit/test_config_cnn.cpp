@@ -445,7 +445,7 @@ TEST(ConfigCnnRefusals, KerasOptionsHopperDoesNotImplement) {
         {image_model(layer("Conv2D", conv + R"("bias_initializer": "ones")", "r")), "unsupported bias_initializer \"ones\" in Keras layer 3"},
         {image_model(layer("Conv2D", conv + R"("kernel_initializer": "orthogonal")", "r")), "unsupported kernel initializer \"orthogonal\" in Keras layer 3"},
         {image_model(layer("Conv2D", conv + R"("padding": "causal")", "r")), "invalid value for \"padding\" in Keras layer 3 (\"r\"): \"causal\""},
-        {image_model(layer("Conv2D", conv + R"("trainable": false)", "r")), "frozen Keras layer 3 (\"r\") is not supported"},
+        {image_model(layer("Conv2D", conv + R"("trainable": 0)", "r")), "invalid value for \"trainable\" in Keras layer 3 (\"r\")"},
         {image_model(layer("Conv2D", conv + R"("lora_rank": 4)", "r")), "unsupported option \"lora_rank\" in Keras layer 3"},
         {image_model(layer("Conv2D", R"("kernel_size": 3)", "r")), "missing key \"filters\" in Keras layer 3"},
         {image_model(layer("Conv2D", R"("filters": 3)", "r")), "missing key \"kernel_size\" in Keras layer 3"},

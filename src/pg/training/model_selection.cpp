@@ -44,7 +44,8 @@ std::string sentence(std::string s) {
     return s + ".";
 }
 
-// Transfer-learning weights must be a hopper model state of exactly this architecture.
+// Transfer-learning weights must be a hopper model state of this architecture (which may freeze
+// layers the state's did not: transfer learning freezes the layers it keeps).
 void check_weights(const std::string& weights, const Architecture& arch) {
     StateSummary st;
     try {
@@ -53,7 +54,7 @@ void check_weights(const std::string& weights, const Architecture& arch) {
         fail(ErrorKind::Data, "model_weights is not a valid hopper model state", sentence(e.message()),
              "Pass a model state, e.g. (SELECT model_state FROM my_model WHERE mst_key = 1).");
     }
-    if (st.config.arch != arch) {
+    if (!st.config.arch.same_layers(arch)) {
         const bool same_shape = st.config.arch.shape_string() == arch.shape_string();
         fail(ErrorKind::InvalidParameter, "model_weights do not match the architecture",
              "The weights are for architecture " + st.config.arch.shape_string() +
@@ -229,9 +230,12 @@ HOPPER_FUNCTION(load_model_arch) {
     const bool has_name = !PG_ARGISNULL(2), has_description = !PG_ARGISNULL(3), has_weights = !PG_ARGISNULL(4);
     const std::string name = has_name ? text_to_string(PG_GETARG_DATUM(2)) : "";
     const std::string description = has_description ? text_to_string(PG_GETARG_DATUM(3)) : "";
-    const std::string weights = has_weights ? bytea_to_string(PG_GETARG_DATUM(4)) : "";
+    const std::string given_weights = has_weights ? bytea_to_string(PG_GETARG_DATUM(4)) : "";
 
     const Architecture arch = parse_architecture(arch_json);
+    // Keras' flat weights (MADlib's load_keras_model) are stored as a hopper model state of the
+    // architecture, which every reader of model_weights takes.
+    const std::string weights = has_weights ? state_from_weights(given_weights, resolve_config(arch, {}, {})) : "";
     if (has_weights) check_weights(weights, arch);
 
     Spi spi;

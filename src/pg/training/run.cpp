@@ -260,7 +260,8 @@ std::vector<std::string> initial_states(const std::vector<ModelSpec>& models) {
             continue;
         }
         try {
-            states.push_back(serialize_state(restore_for_config(m.initial_state, m.config)));
+            // An architecture row's weights may be Keras' flat weights (MADlib's load_keras_model).
+            states.push_back(serialize_state(restore_for_config(state_from_weights(m.initial_state, m.config), m.config)));
         } catch (const Error& e) {
             throw Error(e.kind(), e.message(),
                         e.detail() + " In mst_key " + std::to_string(m.mst_key) + ", starting from " + m.initial_source + ".",

@@ -428,4 +428,49 @@ SELECT madlib.madlib_keras_automl('iris_train_packed', 'automl_x', 'model_arch_l
 SELECT madlib.load_keras_model('model_arch_library', '{"class_name": "Sequential", "config": []}'::json, NULL, NULL, NULL, 7);
 \set VERBOSITY default
 SELECT to_regclass('iris_gpu') IS NULL AS nothing_written, to_regclass('iris_x') IS NULL AS nothing_packed;
+
+-- ---- Keras weights as MADlib stores them: float32 bytes (little-endian) in get_weights() order ----
+CREATE FUNCTION keras_bytes(v real[]) RETURNS bytea LANGUAGE sql IMMUTABLE AS $$
+    SELECT string_agg(substring(b FROM 4 FOR 1) || substring(b FROM 3 FOR 1) || substring(b FROM 2 FOR 1)
+                      || substring(b FROM 1 FOR 1), ''::bytea ORDER BY i)
+    FROM unnest(v) WITH ORDINALITY AS u(f, i), LATERAL (SELECT float4send(f) AS b) s $$;
+-- Dense(4 -> 2, softmax): kernel [4, 2] = [[1, -1], [0, 0.5], [2, 0], [0, 0]], bias [0.1, -0.1].
+SELECT madlib.load_keras_model('keras_bytes_arch', $$
+{"class_name": "Sequential", "config": [{"class_name": "Dense", "config": {"name": "d", "activation": "softmax", "units": 2, "batch_input_shape": [null, 4]}}]}
+$$, keras_bytes(ARRAY[1, -1, 0, 0.5, 2, 0, 0, 0, 0.1, -0.1]::real[]), 'keras bytes');
+CREATE TABLE kb_points AS SELECT * FROM (VALUES (1, ARRAY[1, 2, 0, 0]::float8[]), (2, ARRAY[0, 0, 1, 1]::float8[])) v(id, x);
+SELECT madlib.madlib_keras_predict_byom('keras_bytes_arch', 1, 'kb_points', 'id', 'x', 'kb_predicted', 'prob');
+-- By hand: logits (1.1, -0.1) and (2.1, -0.1): class 0 has 1 / (1 + exp(-1.2)) = 0.76852 and
+-- 1 / (1 + exp(-2.2)) = 0.90025.
+SELECT id, class_value, round(prob::numeric, 5) AS prob, rank FROM kb_predicted ORDER BY id, rank;
+-- A wrong length names both byte counts.
+SELECT madlib.load_keras_model('keras_bytes_arch', $$
+{"class_name": "Sequential", "config": [{"class_name": "Dense", "config": {"name": "d", "activation": "softmax", "units": 2, "batch_input_shape": [null, 4]}}]}
+$$, keras_bytes(ARRAY[1, 2, 3]::real[]));
+-- Training from them: madlib_keras_fit starts from the stored weights (one step of a tiny rate) of
+-- Dense(4 -> 3, softmax) for iris.
+SELECT madlib.load_keras_model('keras_bytes_arch', $$
+{"class_name": "Sequential", "config": [{"class_name": "Dense", "config": {"name": "d", "activation": "softmax", "units": 3, "batch_input_shape": [null, 4]}}]}
+$$, keras_bytes(ARRAY(SELECT (i % 5 - 2) / 10.0 FROM generate_series(1, 15) i)::real[]), 'keras bytes for iris');
+SELECT madlib.madlib_keras_fit('iris_train_packed', 'kb_model', 'keras_bytes_arch', 2,
+    $$ loss='categorical_crossentropy', optimizer='SGD(lr=0.0000001)' $$, $$ batch_size=200 $$, 1);
+SELECT (SELECT max(abs(w - k)) < 1e-5 FROM unnest(hopper.model_weights(model_weights),
+        ARRAY(SELECT (i % 5 - 2) / 10.0 FROM generate_series(1, 15) i)::real[]) AS u(w, k)) AS starts_from_keras_weights
+FROM kb_model;
+
+-- ---- frozen layers: MADlib's transfer-learning example freezes the lower layers ----
+SELECT madlib.load_keras_model('frozen_arch', $$
+{"class_name": "Sequential", "keras_version": "2.1.6", "config":
+ [{"class_name": "Dense", "config": {"name": "dense_1", "activation": "relu", "trainable": false, "units": 10, "batch_input_shape": [null, 4], "use_bias": true}},
+  {"class_name": "Dense", "config": {"name": "dense_2", "activation": "relu", "trainable": true, "units": 10, "use_bias": true}},
+  {"class_name": "Dense", "config": {"name": "dense_3", "activation": "softmax", "trainable": true, "units": 3, "use_bias": true}}],
+ "backend": "tensorflow"}
+$$, (SELECT model_weights FROM iris_model), 'frozen dense_1');
+SELECT madlib.madlib_keras_fit('iris_train_packed', 'iris_frozen', 'frozen_arch', 1,
+    $$ loss='categorical_crossentropy', optimizer='adam', metrics=['accuracy'] $$, $$ batch_size=5, epochs=3 $$, 3);
+-- dense_1 (4 * 10 + 10 weights) is the trained model's, bit for bit; the layers above trained on.
+SELECT (hopper.model_weights(f.model_weights))[1:50] = (hopper.model_weights(m.model_weights))[1:50] AS frozen_kept,
+       (hopper.model_weights(f.model_weights))[51:193] <> (hopper.model_weights(m.model_weights))[51:193] AS others_trained,
+       training_metrics_final > 0.8 AS accurate
+FROM iris_frozen f, iris_model m, iris_frozen_summary;
 DROP EXTENSION hopper_madlib;
