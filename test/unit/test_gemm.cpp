@@ -2,10 +2,6 @@
 // on shapes below and above the size where a build with oneDNN hands products to it, against a
 // plain double-precision product. Float sums differ in the last bits between libraries, so the
 // tolerance is relative to the size of the dot products.
-#include <gtest/gtest.h>
-#include <pthread.h>
-#include <signal.h>
-
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -14,6 +10,11 @@
 #include <thread>
 #include <tuple>
 #include <vector>
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <gtest/gtest.h>
 
 #include "gemm.h"
 #include "hopper/matrix_products.h"
