@@ -20,7 +20,6 @@
 // of --reps runs after two warm-ups.
 //
 //   hopper_conv_bench [--reps 15] [--batch 128]
-#include <Eigen/Core>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -29,10 +28,13 @@
 #include <string>
 #include <vector>
 
+#include <Eigen/Core>
+
+#include "gemm.h"    // the core's product seam (src/core): what the layers call
 #include "hopper/config.h"
+#include "hopper/matrix_products.h"
 #include "hopper/network.h"
 #include "hopper/rng.h"
-#include "gemm.h"    // the core's product seam (src/core): what the layers call
 #include "layers.h"  // the core's layer functions (src/core, not installed)
 
 using namespace hopper;
@@ -268,6 +270,6 @@ int main(int argc, char** argv) {
     for (const Conv& cv : convs) gflop += cv.gflop(n);
     std::printf("simple convnet, one training step: %.2f ms (%.1f GFLOP/s); its GEMMs alone: %.2f ms (%.1f GFLOP/s)\n", full,
                 gflop / full * 1e3, gemm_floor, gflop / gemm_floor * 1e3);
-    std::printf("large products by: %s\n", detail::gemm_backend());
+    std::printf("large products by: %s\n", matrix_product_backend());
     return 0;
 }

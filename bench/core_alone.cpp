@@ -16,8 +16,6 @@
 //    "epoch_seconds":[...],"epoch_cpu_seconds":[...],"seconds":S,"test_accuracy":[...],"test_loss":[...]}
 // epoch_seconds[e] is the wall time of epoch e for all models (threads run their share of epoch e
 // side by side; the epoch ends when every thread has finished it).
-#include <zlib.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -28,6 +26,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <zlib.h>
 
 #include "hopper/config.h"
 #include "hopper/error.h"

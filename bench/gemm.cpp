@@ -19,17 +19,17 @@
 // a static library that hands products of these sizes to a BLAS -- 2.6 GFLOP/s without one.)
 //
 //   hopper_gemm_bench [--batch N] [Google Benchmark flags, e.g. --benchmark_format=json]
-#include <benchmark/benchmark.h>
-
-#include <dlfcn.h>
-
-#include <Eigen/Core>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
+
+#include <dlfcn.h>
+
+#include <Eigen/Core>
+#include <benchmark/benchmark.h>
 
 namespace {
 

@@ -16,11 +16,6 @@
 // happens while the worker computes; each gradient then uses weights one iteration older (one more
 // step of staleness). --synthetic trains on small generated data (for
 // CI) instead of reading the idx files of DIR (default /usr/share/datasets/fashion-mnist).
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <unistd.h>
-#include <zlib.h>
-
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -30,6 +25,11 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
 
 #include "hopper/kvtable.h"
 

@@ -10,6 +10,7 @@
 #   googletest (libgtest-dev)                 the core's unit tests
 #   postgresql-15-pgtap, libtap-parser-sourcehandler-pgtap-perl   pgTAP tests and pg_prove
 #   cmake, g++, clang, libclang-rt-14-dev     building; clang for libFuzzer and sanitizer runs
+#   clang-format                              the format gate (test/structure/format.sh, .clang-format)
 #   chromium                                  test/scripts/plot_render.sh draws learning_curves_svg's pictures
 #                                             in it (headless; 122 MB download, ~1.5 min; the test skips without)
 set -euo pipefail
@@ -20,7 +21,7 @@ export DEBIAN_FRONTEND=noninteractive
 need=()
 for p in postgresql-15 postgresql-server-dev-15 libpq-dev libeigen3-dev libdnnl-dev nlohmann-json3-dev zlib1g-dev \
          libgtest-dev postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl cmake g++ make clang \
-         libclang-rt-14-dev chromium "$@"; do
+         libclang-rt-14-dev clang-format chromium "$@"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
 done
 if [ ${#need[@]} -eq 0 ]; then

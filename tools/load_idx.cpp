@@ -3,8 +3,6 @@
 //   hopper_load_idx train-images-idx3-ubyte.gz train-labels-idx1-ubyte.gz fashion |
 //     psql -c "COPY fashion_train FROM STDIN (FORMAT binary)"
 // Binary COPY loads 60,000 x 784 pixels in about a second; the same data as text takes ~16 s.
-#include <zlib.h>
-
 #include <array>
 #include <cstdint>
 #include <cstdio>
@@ -12,6 +10,8 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <zlib.h>
 
 namespace {
 

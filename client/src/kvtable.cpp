@@ -1,13 +1,13 @@
 // hopper parameter-server client over libpq: prepared statements, binary int8[]/float4[] arrays.
 #include "hopper/kvtable.h"
 
-#include <libpq-fe.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <utility>
+
+#include <libpq-fe.h>
 
 namespace hopper::ps {
 

@@ -62,7 +62,6 @@ public:
 
     int64_t size() const { return size_; }
     const std::vector<KeyRange>& ranges() const { return ranges_; }
-    int64_t min_key() const { return ranges_.front().lo; }
     int64_t max_key() const { return ranges_.back().hi - 1; }
     bool contains(int64_t key) const;
 

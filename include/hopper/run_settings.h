@@ -20,7 +20,9 @@ struct RunSettings {
 RunSettings make_run_settings(int64_t num_iterations, std::optional<int64_t> metrics_frequency,
                               std::optional<int64_t> checkpoint_frequency, std::optional<int64_t> combine_levels);
 
-// The combine's own check of levels (hopper.hierarchical_combine takes them too).
+// The one check of combine levels: make_run_settings (fit_data_parallel's combine_levels) and
+// hopper.hierarchical_combine (its levels) call it as they read their arguments; the combine itself
+// (run_hierarchical_combine) takes levels as checked.
 void check_combine_levels(int64_t levels, const char* name);
 
 }  // namespace hopper

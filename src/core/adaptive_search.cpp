@@ -67,8 +67,6 @@ BracketPlan plan_bracket(int s, int64_t n, int64_t R, int64_t eta, int num_rungs
     return b;
 }
 
-std::string n_text(int64_t v) { return std::to_string(v); }
-
 }  // namespace
 
 int SearchPlan::num_trials() const {
@@ -109,20 +107,20 @@ SearchPlan plan_search(const AutomlBudget& budget) {
     const int64_t R = budget.max_iterations, eta = budget.eta;
     const bool hyperband = budget.method == AutomlMethod::Hyperband;
     if (eta < 2)
-        fail(ErrorKind::InvalidParameter, "eta must be at least 2", "It is " + n_text(eta) + ".",
+        fail(ErrorKind::InvalidParameter, "eta must be at least 2", "It is " + std::to_string(eta) + ".",
              "Each rung keeps the best 1/eta of its configurations; eta = 3 is usual.");
     if (R < 1)
-        fail(ErrorKind::InvalidParameter, "max_iterations must be positive", "It is " + n_text(R) + ".");
+        fail(ErrorKind::InvalidParameter, "max_iterations must be positive", "It is " + std::to_string(R) + ".");
     if (R > kMaxSearchIterations)
         fail(ErrorKind::Limit, "max_iterations must be at most " + std::to_string(kMaxSearchIterations),
-             "It is " + n_text(R) + ".");
+             "It is " + std::to_string(R) + ".");
     if (R < eta)
         fail(ErrorKind::InvalidParameter, "budget is smaller than one rung",
-             "max_iterations is " + n_text(R) + " and eta " + n_text(eta) +
+             "max_iterations is " + std::to_string(R) + " and eta " + std::to_string(eta) +
                  ": the rung before the last would train fewer than one iteration (R / eta).",
              "Raise max_iterations to at least eta, or lower eta.");
     if (budget.skip_last < 0)
-        fail(ErrorKind::InvalidParameter, "skip_last must not be negative", "It is " + n_text(budget.skip_last) + ".");
+        fail(ErrorKind::InvalidParameter, "skip_last must not be negative", "It is " + std::to_string(budget.skip_last) + ".");
     if (hyperband && budget.num_configs)
         fail(ErrorKind::InvalidParameter, "num_configs applies only to successive_halving",
              "Hyperband draws the configurations its brackets need.", "Use num_brackets to make a search smaller.");
@@ -137,8 +135,8 @@ SearchPlan plan_search(const AutomlBudget& budget) {
     if (hyperband) {
         if (budget.skip_last > plan.s_max)
             fail(ErrorKind::InvalidParameter, "skip_last must be at most " + std::to_string(plan.s_max),
-                 "With max_iterations " + n_text(R) + " and eta " + n_text(eta) + " a bracket has at most " +
-                     std::to_string(plan.s_max + 1) + " rungs; skip_last " + n_text(budget.skip_last) +
+                 "With max_iterations " + std::to_string(R) + " and eta " + std::to_string(eta) + " a bracket has at most " +
+                     std::to_string(plan.s_max + 1) + " rungs; skip_last " + std::to_string(budget.skip_last) +
                      " would skip them all.");
         // Brackets s_max .. skip_last keep at least one rung.
         const int available = plan.s_max - int(budget.skip_last) + 1;
@@ -147,8 +145,8 @@ SearchPlan plan_search(const AutomlBudget& budget) {
             if (*budget.num_brackets < 1 || *budget.num_brackets > available)
                 fail(ErrorKind::InvalidParameter,
                      "num_brackets must be between 1 and " + std::to_string(available),
-                     "It is " + n_text(*budget.num_brackets) + "; max_iterations " + n_text(R) + ", eta " + n_text(eta) +
-                         " and skip_last " + n_text(budget.skip_last) + " allow " + std::to_string(available) + ".");
+                     "It is " + std::to_string(*budget.num_brackets) + "; max_iterations " + std::to_string(R) + ", eta " + std::to_string(eta) +
+                         " and skip_last " + std::to_string(budget.skip_last) + " allow " + std::to_string(available) + ".");
             count = int(*budget.num_brackets);
         }
         for (int s = plan.s_max; s > plan.s_max - count; --s) {
@@ -159,17 +157,17 @@ SearchPlan plan_search(const AutomlBudget& budget) {
         const int64_t n = budget.num_configs.value_or(power(eta, plan.s_max));
         if (n < eta)
             fail(ErrorKind::InvalidParameter, "num_configs must be at least eta",
-                 "It is " + n_text(n) + " and eta " + n_text(eta) +
+                 "It is " + std::to_string(n) + " and eta " + std::to_string(eta) +
                      ": successive halving keeps the best 1/eta after each rung, so fewer configurations leave nothing to halve.");
         if (uint64_t(n) > kMaxModelConfigs)
             fail(ErrorKind::Limit, "too many model configurations",
-                 "num_configs is " + n_text(n) + "; at most " + std::to_string(kMaxModelConfigs) + " are trained in one search.");
+                 "num_configs is " + std::to_string(n) + "; at most " + std::to_string(kMaxModelConfigs) + " are trained in one search.");
         int s = 0;
         while (s < plan.s_max && power(eta, s + 1) <= n) ++s;
         if (budget.skip_last > s - 1)
             fail(ErrorKind::InvalidParameter, "skip_last must be at most " + std::to_string(s - 1),
                  "This search halves " + std::to_string(s) + " time" + (s == 1 ? "" : "s") + "; skip_last " +
-                     n_text(budget.skip_last) + " would leave fewer than two rungs.");
+                     std::to_string(budget.skip_last) + " would leave fewer than two rungs.");
         plan.brackets.push_back(plan_bracket(s, n, R, eta, s - int(budget.skip_last) + 1));
     }
     int32_t key = 1;

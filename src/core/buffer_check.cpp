@@ -1,9 +1,9 @@
 #include "hopper/buffer_check.h"
 
-#include <Eigen/Core>
-
 #include <cmath>
 #include <string>
+
+#include <Eigen/Core>
 
 #include "hopper/error.h"
 

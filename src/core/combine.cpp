@@ -6,9 +6,10 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <tuple>
+
+#include <nlohmann/json.hpp>
 
 #include "hopper/error.h"
 #include "hopper/optimizer.h"

@@ -1,19 +1,20 @@
 #include "gemm.h"
 
+#include <string>
+#include <vector>
+
 #ifdef HOPPER_WITH_ONEDNN
-#include <dnnl.h>
 #include <pthread.h>
 #include <signal.h>
+
+#include <dnnl.h>
 // libgomp's, declared here rather than through omp.h, which clang (the sanitizer and fuzz builds)
 // does not find without libomp-dev.
 extern "C" void omp_set_num_threads(int);
 #endif
 
-#include <string>
-
 #include "hopper/error.h"
 #include "hopper/matrix_products.h"
-#include <vector>
 
 namespace hopper::detail {
 
@@ -88,8 +89,6 @@ void gemm(bool ta, bool tb, Eigen::Index m, Eigen::Index n, Eigen::Index k, cons
 #endif
     eigen_gemm(ta, tb, m, n, k, a, b, c, accumulate);
 }
-
-const char* gemm_backend() { return matrix_product_backend(); }
 
 }  // namespace hopper::detail
 

@@ -18,7 +18,4 @@ namespace hopper::detail {
 void gemm(bool transpose_a, bool transpose_b, Eigen::Index m, Eigen::Index n, Eigen::Index k, const float* a,
           const float* b, float* c, bool accumulate = false);
 
-// Which library multiplies large products in this build ("onednn" or "eigen"), for reports.
-const char* gemm_backend();
-
 }  // namespace hopper::detail

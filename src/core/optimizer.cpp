@@ -4,9 +4,10 @@
 // learning rate, Adam's bias corrections) are computed in double; the per-parameter work is float32.
 #include "hopper/optimizer.h"
 
-#include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
+
+#include <Eigen/Core>
 
 #include "hopper/error.h"
 #include "vocabulary.h"

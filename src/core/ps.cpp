@@ -239,7 +239,7 @@ std::vector<Span> chunk_spans(const KeySpace& keys, int64_t chunk_size, const in
         check_order(chunk_ids, i, "chunk_ids");
         if (c < cr.first || c > cr.last) out_of_range(i);
         // Between the first and last chunk ids, so c * chunk_size lies in
-        // (min_key - chunk_size, max_key] and cannot overflow; the upper end is clamped to the last key.
+        // (the first key - chunk_size, max_key] and cannot overflow; the upper end is clamped to the last key.
         const int64_t lo = c * chunk_size;
         const int64_t hi = lo <= keys.max_key() - chunk_size ? lo + chunk_size : keys.max_key() + 1;
         while (r < ranges.size() && ranges[r].hi <= lo) ++r;

@@ -1,10 +1,10 @@
 #include "hopper/state_format.h"
 
-#include <zlib.h>
-
 #include <cmath>
 #include <cstring>
 #include <limits>
+
+#include <zlib.h>
 
 #include "hopper/error.h"
 

@@ -5,14 +5,14 @@
 // checksum and reach the header, size and configuration checks. An accepted state must be
 // accepted by every reader alike, survive serialize(deserialize(s)), restore into its own
 // configuration, predict, train one buffer and be evaluated without undefined behaviour.
-#include <zlib.h>
-
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include <zlib.h>
 
 #include "fuzz_common.h"
 #include "hopper/metrics.h"

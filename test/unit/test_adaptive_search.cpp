@@ -1,16 +1,16 @@
 // Successive halving and Hyperband: plans, rankings, progress, and that decisions do not depend on
 // how the rungs are scheduled or on a crash in between.
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <functional>
 #include <map>
 #include <set>
 #include <tuple>
 
+#include <gtest/gtest.h>
+
+#include "error_helpers.h"
 #include "hopper/adaptive_search.h"
 #include "hopper/error.h"
-#include "error_helpers.h"
 
 using namespace hopper;
 using hopper::test::kind_of;

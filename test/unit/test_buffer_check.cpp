@@ -1,14 +1,14 @@
 // Packed-buffer checks the port applies before training and evaluation (hopper/buffer_check.h).
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <functional>
 #include <limits>
 #include <vector>
 
+#include <gtest/gtest.h>
+
+#include "error_helpers.h"
 #include "hopper/buffer_check.h"
 #include "hopper/error.h"
-#include "error_helpers.h"
 
 using namespace hopper;
 using hopper::test::kind_of;

@@ -3,12 +3,12 @@
 // normalization's moving statistics averaged with the rest), evaluation, memory plans, and the
 // property batch normalization relies on: every optimizer leaves a parameter whose gradient is 0
 // unchanged.
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "hopper/combine.h"
 #include "hopper/error.h"

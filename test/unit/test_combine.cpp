@@ -1,17 +1,17 @@
 // Hierarchical combine: mergeable states (exact model averaging, compensated vector sums, metrics),
 // the 2-level and 3-level forms, their serialized form, topologies and the insertion rule.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cmath>
-#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "error_helpers.h"
 #include "hopper/combine.h"
 #include "hopper/error.h"
-#include "error_helpers.h"
 #include "hopper/state_format.h"
 #include "hopper/trainer.h"
 

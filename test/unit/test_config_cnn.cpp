@@ -1,10 +1,10 @@
 // Architectures with convolutional layers: the Keras "simple convnet" as Keras 2 and Keras 3
 // serialise it and in hopper's native form, batch normalization and pooling variants, canonical
 // JSON and round trips, and every refusal of the new layers, options and shapes.
-#include <gtest/gtest.h>
-
 #include <functional>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "hopper/config.h"
 #include "hopper/error.h"

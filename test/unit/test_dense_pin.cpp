@@ -11,12 +11,12 @@
 // difference is in what the processor runs (libm's run-time variants), not in hopper's code. Each
 // host's whole set of values is recorded; a build passes when it reproduces one of them exactly,
 // which a change of the dense path never would.
-#include <gtest/gtest.h>
-
 #include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "hopper/config.h"
 #include "hopper/network.h"

@@ -2,10 +2,6 @@
 // on shapes below and above the size where a build with oneDNN hands products to it, against a
 // plain double-precision product. Float sums differ in the last bits between libraries, so the
 // tolerance is relative to the size of the dot products.
-#include <gtest/gtest.h>
-#include <pthread.h>
-#include <signal.h>
-
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -14,6 +10,11 @@
 #include <thread>
 #include <tuple>
 #include <vector>
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <gtest/gtest.h>
 
 #include "gemm.h"
 #include "hopper/matrix_products.h"
@@ -52,7 +53,7 @@ TEST_P(Gemm, MatchesADoublePrecisionProduct) {
             double want = accumulate ? c0[std::size_t(i + j * m)] : 0.0;
             for (long p = 0; p < k; ++p) want += double(at(a, a_rows, ta, i, p)) * double(at(b, b_rows, tb, p, j));
             ASSERT_NEAR(c[std::size_t(i + j * m)], want, 1e-5 * std::sqrt(double(k)))
-                << "C(" << i << "," << j << ") with " << hopper::detail::gemm_backend();
+                << "C(" << i << "," << j << ") with " << hopper::matrix_product_backend();
         }
 }
 
@@ -73,7 +74,7 @@ TEST(Gemm, EmptyProductsWriteNothing) {
 }
 
 TEST(Gemm, NamesItsBackend) {
-    const std::string b = hopper::detail::gemm_backend();
+    const std::string b = hopper::matrix_product_backend();
 #ifdef HOPPER_WITH_ONEDNN
     EXPECT_EQ(b, "onednn");
 #else
@@ -132,5 +133,4 @@ TEST(Gemm, WarmUpLeavesProductsAsTheyWere) {
     hopper::warm_up_matrix_products();
     hopper::detail::gemm(false, false, m, n, k, a.data(), b.data(), after.data());
     EXPECT_EQ(before, after);
-    EXPECT_STREQ(hopper::matrix_product_backend(), hopper::detail::gemm_backend());
 }

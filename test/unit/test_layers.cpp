@@ -2,13 +2,13 @@
 // gradients of every layer and of whole small CNNs against central finite differences of an
 // independent double-precision forward pass (reference_network.h), batch normalization in
 // training and inference, and a tiny CNN that learns.
-#include <gtest/gtest.h>
-
-#include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
+
+#include <Eigen/Core>
+#include <gtest/gtest.h>
 
 #include "hopper/network.h"
 #include "hopper/rng.h"

@@ -1,10 +1,10 @@
 // Metrics on hand-made batches. A single linear layer with identity weights and no bias makes the
 // network's outputs equal its inputs, so each test states its predictions directly.
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <initializer_list>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "hopper/error.h"
 #include "hopper/metrics.h"

@@ -1,9 +1,9 @@
 // Optimizer update rules, checked over two consecutive steps against the formulas of optimizer.h
 // evaluated in double here, so slot carry-over, bias correction and decay are all exercised.
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "hopper/optimizer.h"
 

@@ -1,10 +1,10 @@
 // Packing decisions: shuffles, buffer plans, scaling.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <numeric>
+
+#include <gtest/gtest.h>
 
 #include "hopper/error.h"
 #include "hopper/packing.h"

@@ -1,11 +1,11 @@
 // Learning-curve pictures (include/hopper/plot.h): the SVG's structure, escaping, gaps, dots for
 // lone points and the best curve; legend labels that tell configurations apart; the sparkline's
 // levels and gaps.
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <limits>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "hopper/plot.h"
 

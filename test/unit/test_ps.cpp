@@ -1,11 +1,11 @@
 // Parameter-server core: key validation, chunk arithmetic, consistency rules, layout, allocation and
 // the checkpoint format.
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "hopper/error.h"
 #include "hopper/ps.h"

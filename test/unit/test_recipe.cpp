@@ -1,6 +1,4 @@
 // Recipes (issue 27): fitting a table's own columns, applying the recipe, its JSON, the target.
-#include <gtest/gtest.h>
-
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
@@ -9,6 +7,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "error_helpers.h"
 #include "hopper/error.h"

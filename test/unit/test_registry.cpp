@@ -1,13 +1,13 @@
 // The registry's database-independent rules: names, labels, states, searcher metric, sort keys,
 // garbage-collection policy and chunking.
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <functional>
 #include <regex>
 
-#include "hopper/error.h"
+#include <gtest/gtest.h>
+
 #include "error_helpers.h"
+#include "hopper/error.h"
 #include "hopper/registry.h"
 
 using namespace hopper;

@@ -1,9 +1,9 @@
 // A training run's settings are validated in one place (hopper/run_settings.h).
-#include <gtest/gtest.h>
-
 #include <climits>
 #include <functional>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "hopper/error.h"
 #include "hopper/run_settings.h"

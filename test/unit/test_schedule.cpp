@@ -1,10 +1,10 @@
 // The hopper schedule's guarantees, checked exhaustively for small M and S.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <set>
-#include <vector>
 #include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
 
 #include "hopper/error.h"
 #include "hopper/schedule.h"

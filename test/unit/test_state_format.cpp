@@ -1,13 +1,13 @@
 // The model state format: exact round trips, exact resumption, and a clear error for every way a
 // state can be malformed (each branch of the parser, with the checksum recomputed so the parser
 // itself is reached).
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "hopper/error.h"
 #include "hopper/metrics.h"

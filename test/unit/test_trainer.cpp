@@ -1,9 +1,9 @@
 // Trainer: construction and restore, minibatching, weight decay, divergence, and end-to-end
 // learning on small seeded problems.
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "hopper/error.h"
 #include "hopper/metrics.h"

@@ -2,10 +2,10 @@
 // cover: every kind has exactly one entry, and every canonical name reads back as its kind --
 // model states store those names, so an entry whose name the parser does not accept would make
 // stored models unreadable.
-#include <gtest/gtest.h>
-
 #include <set>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "config_architecture.h"
 #include "hopper/config.h"

@@ -82,14 +82,7 @@ Topology read_topology(Spi& spi, const std::string& topology_text, const std::st
     }
 }
 
-namespace {
-
-const char* kind_sql(CombineKind kind) { return to_string(kind); }
-
-}  // namespace
-
 CombineOutcome run_hierarchical_combine(Spi& spi, const CombineSource& source, const CombineSettings& settings) {
-    if (settings.levels) check_combine_levels(*settings.levels, "levels");
     // A temporary table per nesting level (temporary tables are per session, so no other session
     // can collide; the name is the same in every run, so messages are too). Where the partial states
     // live and how the intermediate level runs is the engine's (engine.h: CombineStore).
@@ -102,7 +95,7 @@ CombineOutcome run_hierarchical_combine(Spi& spi, const CombineSource& source, c
     const std::unique_ptr<CombineStore> store =
         engine->combine_store(spi, source.table, source.dist_key_column, "__hopper_combine_" + std::to_string(depth));
     std::string partials;
-    const std::string K = kind_sql(source.kind);
+    const std::string K = to_string(source.kind);
     CombineOutcome out;
     // No topology given: the engine's placement of the source's segments (Citus: group = node).
     CombineSettings engine_settings;
@@ -274,7 +267,10 @@ HOPPER_FUNCTION(hierarchical_combine) {
     const std::vector<std::string> columns = text_array_to_vector(PG_GETARG_DATUM(2), "arguments");
     const bool has_model = !PG_ARGISNULL(3);
     std::optional<int> levels;
-    if (!PG_ARGISNULL(4)) levels = PG_GETARG_INT32(4);
+    if (!PG_ARGISNULL(4)) {
+        check_combine_levels(PG_GETARG_INT32(4), "levels");
+        levels = PG_GETARG_INT32(4);
+    }
     const std::string topology_text = arg_text_or(fcinfo, 5, "");
     const std::string link_text = arg_text_or(fcinfo, 6, "");
     CombinePolicy policy = policy_args(fcinfo, 7, 8, 9, 10);

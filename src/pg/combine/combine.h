@@ -32,7 +32,7 @@ struct CombineSettings {
     Topology topology;
     std::string topology_name;  // for messages ("" when none)
     CombinePolicy policy;
-    std::optional<int> levels;  // force 2 or 3; none: the insertion rule decides
+    std::optional<int> levels;  // force 2 or 3 (check_combine_levels, when read); none: the insertion rule decides
 };
 
 struct CombineOutcome {

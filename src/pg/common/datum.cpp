@@ -1,3 +1,5 @@
+#include "pg/common/datum.h"
+
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -6,7 +8,6 @@
 
 #include "hopper/buffer_check.h"
 #include "hopper/error.h"
-#include "pg/common/datum.h"
 
 extern "C" {
 #include "utils/uuid.h"

@@ -1,5 +1,5 @@
-// Conversions between PostgreSQL Datums and C++ values. Every function here may raise a
-// PostgreSQL error (detoasting, allocation) and therefore goes through pg::call internally.
+// Conversions between PostgreSQL Datums and C++ values. Every function here that may raise a
+// PostgreSQL error (detoasting, allocation, reading a value) goes through pg::call internally.
 // The builders (string_to_text, bytes_to_bytea, string_to_jsonb, make_*_array, make_record,
 // uuid_datum) allocate in value_context() (guard.h): the context the running HOPPER_FUNCTION was
 // called in, so a result built while a pg::Spi is open outlives its SPI_finish.

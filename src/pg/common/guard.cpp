@@ -1,8 +1,8 @@
+#include "pg/common/guard.h"
+
 #include <cstdio>
 #include <cstring>
 #include <string>
-
-#include "pg/common/guard.h"
 
 namespace hopper::pg {
 

@@ -1,7 +1,8 @@
+#include "pg/common/names.h"
+
 #include <string>
 
 #include "hopper/error.h"
-#include "pg/common/names.h"
 #include "pg/common/spi.h"
 
 extern "C" {

@@ -1,3 +1,5 @@
+#include "pg/common/spi.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -7,7 +9,6 @@
 
 #include "hopper/error.h"
 #include "pg/common/datum.h"
-#include "pg/common/spi.h"
 
 extern "C" {
 #include "nodes/params.h"
@@ -142,12 +143,6 @@ SqlParam SqlParam::float8(double v) { SqlParam p; p.kind = Kind::Float8; p.d = v
 SqlParam SqlParam::boolean(bool v) { SqlParam p; p.kind = Kind::Bool; p.b = v; return p; }
 SqlParam SqlParam::bytea(std::string_view bytes) { SqlParam p; p.kind = Kind::Bytea; p.view = bytes; return p; }
 SqlParam SqlParam::jsonb(std::string_view json) { SqlParam p; p.kind = Kind::Jsonb; p.view = json; return p; }
-SqlParam SqlParam::jsonb_copy(std::string json) {
-    SqlParam p;
-    p.kind = Kind::Jsonb;
-    p.owned = std::move(json);
-    return p;
-}
 SqlParam SqlParam::float8_array(const std::vector<double>& v) { SqlParam p; p.kind = Kind::Float8Array; p.dv = &v; return p; }
 SqlParam SqlParam::int4_array(const std::vector<int32_t>& v) { SqlParam p; p.kind = Kind::Int4Array; p.i4v = &v; return p; }
 SqlParam SqlParam::int8_array(const std::vector<int64_t>& v) { SqlParam p; p.kind = Kind::Int8Array; p.i8v = &v; return p; }

@@ -42,7 +42,6 @@ struct SqlParam {
     static SqlParam boolean(bool v);
     static SqlParam bytea(std::string_view bytes);    // bytes must outlive the statement
     static SqlParam jsonb(std::string_view json);
-    static SqlParam jsonb_copy(std::string json);
     static SqlParam float8_array(const std::vector<double>& v);
     static SqlParam int4_array(const std::vector<int32_t>& v);
     static SqlParam int8_array(const std::vector<int64_t>& v);

@@ -114,7 +114,7 @@ std::map<int32_t, std::string> read_model_states(Spi& spi, const TableName& mode
 // The engine of the current database: Citus when the citus extension is installed in it, else plain
 // PostgreSQL.
 std::unique_ptr<Engine> detect_engine(Spi& spi);
-// The engines themselves (engine_postgres.cpp, engine_citus.cpp). Citus uses plain PostgreSQL's for
+// The engines themselves (postgres.cpp, citus.cpp). Citus uses plain PostgreSQL's for
 // packed tables it does not distribute (tables packed before Citus was installed).
 std::unique_ptr<Engine> postgres_engine();
 std::unique_ptr<Engine> citus_engine();

@@ -13,6 +13,15 @@
 using namespace hopper;
 using namespace hopper::pg;
 
+namespace hopper::pg {
+// The arguments fit and fit_data_parallel share: packed_table, model_output_table, model_arch,
+// compile_params, fit_params, num_iterations, validation_table, metrics_compute_frequency,
+// warm_start, name, description (arguments 0 to 10), as a request for one model (mst_key 1); the
+// run's settings, with checkpoint_frequency and combine_levels from those arguments (levels_arg -1: none),
+// validated (hopper/run_settings.h) into `settings`.
+RunRequest single_model_request(FunctionCallInfo fcinfo, int checkpoint_arg, int levels_arg, RunSettings& settings);
+}  // namespace hopper::pg
+
 // fit(packed_table, model_output_table, model_arch jsonb, compile_params, fit_params,
 //     num_iterations, validation_table, metrics_compute_frequency, warm_start, name, description,
 //     checkpoint_frequency, warm_start_checkpoint uuid, searcher_metric)

@@ -1,9 +1,11 @@
 // Parameter tables in shared memory: the fixed area, locking, waits, worker binding, operations.
 // Design notes are in ps.h. Code between LWLockAcquire and LWLockRelease is plain C-like code that
 // neither raises a PostgreSQL error nor throws (it runs inside pg::call and allocates nothing).
-#include <cmath>
+#include "pg/ps/ps_table.h"
+
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -11,7 +13,6 @@
 #include <vector>
 
 #include "pg/ps/ps.h"
-#include "pg/ps/ps_table.h"
 
 extern "C" {
 #include "pgstat.h"

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "hopper/run_settings.h"
 #include "pg/common/spi.h"
 #include "pg/training/preprocess.h"
 #include "pg/training/run.h"

@@ -167,12 +167,9 @@ RecordedSearch read_search(Spi& spi, int64_t run_id) {
         out.rung_keys.emplace_back(int(spi.integer(r, 0)), int(spi.integer(r, 1)));
         out.rung_plans.push_back(RungPlan{int(spi.integer(r, 3)), int(spi.integer(r, 2)), int(spi.integer(r, 4))});
     }
-    spi.execute("SELECT mst_key, trial_id, model_config::pg_catalog.text FROM hopper.trials WHERE run_id = $1 ORDER BY mst_key",
+    spi.execute("SELECT mst_key, trial_id FROM hopper.trials WHERE run_id = $1 ORDER BY mst_key",
                 {SqlParam::int8(run_id)});
-    for (uint64_t r = 0; r < spi.rows(); ++r) {
-        out.trial_ids[int32_t(spi.integer(r, 0))] = spi.integer(r, 1);
-        out.trial_configs[int32_t(spi.integer(r, 0))] = spi.text(r, 2);
-    }
+    for (uint64_t r = 0; r < spi.rows(); ++r) out.trial_ids[int32_t(spi.integer(r, 0))] = spi.integer(r, 1);
     spi.execute("SELECT x.bracket, x.rung, t.mst_key, x.promoted, t.status, x.checkpoint_id FROM hopper.trial_rungs x"
                 " JOIN hopper.trials t ON t.trial_id = x.trial_id WHERE x.run_id = $1"
                 " ORDER BY x.bracket DESC, x.rung, x.rank",

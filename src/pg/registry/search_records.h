@@ -56,7 +56,6 @@ struct RecordedSearch {
     std::vector<RungPlan> rung_plans;       // as recorded, in (bracket descending, rung) order
     std::vector<std::pair<int, int>> rung_keys;  // (bracket, rung) of rung_plans
     std::map<int32_t, int64_t> trial_ids;   // by mst_key
-    std::map<int32_t, std::string> trial_configs;  // model_config JSON as recorded, by mst_key
     std::vector<RecordedRung> decisions;    // completed rungs, by bracket descending then rung
     double elapsed_seconds = 0;             // of the calls before (latest trial_metrics)
 };

@@ -1,13 +1,14 @@
 // The run's cache of detoasted packed buffers (see buffer_cache.h).
+#include "pg/runtime/buffer_cache.h"
+
 #include <cstdint>
 #include <cstring>
 #include <string>
 
 #include "hopper/buffer_check.h"
-#include "pg/runtime/buffer_cache.h"
-#include "pg/runtime/run_area.h"
 #include "pg/common/datum.h"
 #include "pg/common/settings.h"
+#include "pg/runtime/run_area.h"
 
 extern "C" {
 #include "access/detoast.h"

@@ -1,5 +1,5 @@
-// A run's cache of detoasted packed buffers, shared by the backend that runs fit / fit_multiple /
-// fit_data_parallel and the parallel workers of its statements.
+// A run's cache of detoasted packed buffers, shared by the backend that runs a training run (fit,
+// fit_multiple, fit_data_parallel, fit_automl) and the parallel workers of its statements.
 //
 // A packed buffer (~800 kB for 256 Fashion-MNIST images) is stored out of line in TOAST, in
 // ~400 chunks of 2 kB; fetching them cost a fifth of an epoch (bench/), and a run reads every buffer

@@ -1,5 +1,5 @@
 // The run's shared memory area (see run_area.h).
-#include <sys/statvfs.h>
+#include "pg/runtime/run_area.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -7,9 +7,10 @@
 #include <cstring>
 #include <string>
 
+#include <sys/statvfs.h>
+
 #include "pg/common/guard.h"
 #include "pg/common/settings.h"
-#include "pg/runtime/run_area.h"
 
 extern "C" {
 #include "access/parallel.h"

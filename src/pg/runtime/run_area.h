@@ -1,7 +1,8 @@
-// A training run's dynamic shared memory area, shared by the backend that runs fit / fit_multiple /
-// fit_data_parallel and the parallel workers of its statements. It holds what would otherwise go
-// through tables or TOAST once per model and hop: the detoasted packed buffers (buffer_cache.h) and
-// the model states passed between hops by reference (state_store.h).
+// A training run's dynamic shared memory area, shared by the backend that runs it (TrainingRun:
+// fit, fit_multiple, fit_data_parallel, fit_automl) and the parallel workers of its statements. It
+// holds what would otherwise go through tables or TOAST once per model and hop: the detoasted
+// packed buffers (buffer_cache.h) and the model states passed between hops by reference
+// (state_store.h).
 //
 // The area lives while a RunAreaScope (one run) does and is freed when the scope ends, normally or
 // by an error. Workers find it through an internal setting that only the run's own statements carry

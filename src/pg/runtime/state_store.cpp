@@ -1,4 +1,6 @@
 // Model states passed between hops by reference (see state_store.h).
+#include "pg/runtime/state_store.h"
+
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -8,7 +10,6 @@
 #include "hopper/error.h"
 #include "pg/common/guard.h"
 #include "pg/runtime/run_area.h"
-#include "pg/runtime/state_store.h"
 
 namespace hopper::pg {
 namespace {

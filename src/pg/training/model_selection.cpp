@@ -5,6 +5,8 @@
 //     (mst_key, model_id, compile_params, fit_params) and its _summary (model_arch_table, ...).
 // What the configurations are is decided by the core (hopper/search.h); this file reads and writes
 // the tables.
+#include "pg/training/model_selection.h"
+
 #include <map>
 #include <optional>
 #include <string>
@@ -18,7 +20,6 @@
 #include "pg/common/names.h"
 #include "pg/common/output_tables.h"
 #include "pg/common/spi.h"
-#include "pg/training/model_selection.h"
 #include "pg/training/run.h"
 
 using namespace hopper;

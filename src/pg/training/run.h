@@ -18,7 +18,6 @@
 
 #include "hopper/config.h"
 #include "hopper/metrics.h"
-#include "hopper/run_settings.h"
 #include "pg/common/names.h"
 #include "pg/runtime/scoped_settings.h"
 #include "pg/common/spi.h"
@@ -54,7 +53,7 @@ struct Evaluation {
 // What a run is, for observers (checkpoints, registry, logs).
 struct RunContext {
     bool multiple = false;
-    std::string method;  // "fit", "fit_multiple" or "fit_data_parallel" 
+    std::string method;  // "fit", "fit_multiple", "fit_data_parallel" or "fit_automl"
     TableName packed, output;
     std::optional<TableName> validation;
     const std::vector<ModelSpec>* models = nullptr;  // sorted by mst_key
@@ -123,8 +122,6 @@ struct HopLogRow {
     std::optional<int32_t> dist_key;
     double seconds;
 };
-
-
 
 // Parses and validates a configuration given as text (architecture JSON, compile, fit), naming
 // the model in errors.
@@ -312,7 +309,7 @@ private:
 // transaction, complete.
 void run_training(Spi& spi, RunRequest req, TrainingStrategy& strategy);
 
-// The strategies (model_hopping.cpp, data_parallel.cpp).
+// The strategies (model_hopping.cpp, data_parallel.cpp; fit_automl's is in procedures/adaptive_search.cpp).
 std::unique_ptr<TrainingStrategy> model_hopping_strategy();
 // Refuses (54000) a run that, inside one transaction, would hold more locks on working tables than
 // half of PostgreSQL's lock table: iterations of hops_per_iteration training statements each.
@@ -328,22 +325,11 @@ struct DataParallelSettings {
 };
 std::unique_ptr<TrainingStrategy> data_parallel_strategy(DataParallelSettings settings);
 
-// Loss and metrics of several model states on a packed table, in one parallel scan.
 // The running training metrics of an iteration (TrainCounters::iteration_totals) as an Evaluation.
 Evaluation running_evaluation(const EvalTotals& totals, const ModelConfig& config);
+// Loss and metrics of several model states on a packed table, in one parallel scan.
 std::vector<Evaluation> evaluate_states(Spi& spi, const TableName& packed, const std::vector<std::string>& states,
                                         const std::vector<ModelConfig>& configs, int workers);
-
-
-
-
-
-// The arguments fit and fit_data_parallel share: packed_table, model_output_table, model_arch,
-// compile_params, fit_params, num_iterations, validation_table, metrics_compute_frequency,
-// warm_start, name, description (arguments 0 to 10), as a request for one model (mst_key 1); the
-// run's settings, with checkpoint_frequency and combine_levels (-1: none) from those arguments,
-// validated (hopper/run_settings.h) into `settings`.
-RunRequest single_model_request(FunctionCallInfo fcinfo, int checkpoint_arg, int levels_arg, RunSettings& settings);
 
 // Whether a procedure call may commit (CALL outside an explicit transaction block).
 bool call_is_nonatomic(FunctionCallInfo fcinfo);
