@@ -175,11 +175,20 @@ const std::vector<Recording>& recordings() {
          },
          "901d8bcf"},
         // -O1 -g without -march (x86-64's SSE2; test/suites/sanitizers.sh).
-        {"sse2,", "any x86-64",
+        {"sse2,", "the host of dc56dcf",
          {
              {"adam_dropout", "2af59142", "60f6013b", "0x1.2ee547df80e6ap+6", "764a850c"},
              {"nesterov_sigmoid_bce", "5a0d1eea", "9c815973", "0x1.199075faa3fcp+4", "c08c636c"},
              {"rmsprop_linear_mse", "82a36d84", "86b010ba", "0x1.a3280dc0fe954p+3", "4b7565fd"},
+             {"momentum_relu_mse", "057989fc", "cc8d61bf", "0x1.3819056556bc5p+4", "4a2e1ad9"},
+             {"keras_sgd_softmax", "885e992f", "00000000", "0x1.1b4d7596864cp+5", "27d30346"},
+         },
+         "c95dc668"},
+        {"sse2,", "AMD EPYC family 26",
+         {
+             {"adam_dropout", "2b55d079", "438bc530", "0x1.2ee547a669b01p+6", "20fb6990"},
+             {"nesterov_sigmoid_bce", "5a0d1eea", "9c815973", "0x1.199075faa3fcp+4", "c08c636c"},
+             {"rmsprop_linear_mse", "8467ab40", "9405bf54", "0x1.a3280dced581dp+3", "b086d143"},
              {"momentum_relu_mse", "057989fc", "cc8d61bf", "0x1.3819056556bc5p+4", "4a2e1ad9"},
              {"keras_sgd_softmax", "885e992f", "00000000", "0x1.1b4d7596864cp+5", "27d30346"},
          },
