@@ -30,7 +30,7 @@
 
 #include <Eigen/Core>
 
-#include "gemm.h"    // the core's product seam (src/core): what the layers call
+#include "gemm.h"  // the core's product seam (src/core): what the layers call
 #include "hopper/config.h"
 #include "hopper/matrix_products.h"
 #include "hopper/network.h"
@@ -86,7 +86,8 @@ void im2col_one(const Conv& cv, const float* img, float* cols) {
     for (int oy = 0; oy < cv.oh(); ++oy)
         for (int ox = 0; ox < cv.ow(); ++ox, cols += cv.kk())
             for (int ky = 0; ky < cv.k; ++ky)
-                std::memcpy(cols + ky * row, img + (Index(oy + ky) * cv.w + ox) * cv.c, sizeof(float) * std::size_t(row));
+                std::memcpy(cols + ky * row, img + (Index(oy + ky) * cv.w + ox) * cv.c,
+                            sizeof(float) * std::size_t(row));
 }
 
 void col2im_one(const Conv& cv, const float* cols, float* img) {
@@ -107,7 +108,8 @@ struct Timings {
 
 Timings time_conv(const Conv& cv, Index n) {
     const Index in = Index(cv.h) * cv.w * cv.c, out = cv.positions() * cv.f, kk = cv.kk();
-    const std::vector<float> x = random_values(std::size_t(in * n), 1), params = random_values(std::size_t(kk * cv.f + cv.f), 2),
+    const std::vector<float> x = random_values(std::size_t(in * n), 1),
+                             params = random_values(std::size_t(kk * cv.f + cv.f), 2),
                              dz = random_values(std::size_t(out * n), 3);
     std::vector<float> z(std::size_t(out * n)), grad(params.size()), dx(std::size_t(in * n));
     Timings t{};
@@ -123,7 +125,8 @@ Timings time_conv(const Conv& cv, Index n) {
     const layers::LayerArgs args{l, ins, outs, s};
     t.core = median_ms([&] {
         layers::conv_forward(args, params.data(), x.data(), z.data(), n, scratch);
-        layers::conv_backward(args, params.data(), x.data(), dz.data(), grad.data(), cv.need_dx ? dx.data() : nullptr, n, scratch);
+        layers::conv_backward(args, params.data(), x.data(), dz.data(), grad.data(), cv.need_dx ? dx.data() : nullptr,
+                              n, scratch);
     });
 
     // im2col of one image at a time (chunk 1), or of the whole batch into one patch matrix kept
@@ -138,7 +141,8 @@ Timings time_conv(const Conv& cv, Index n) {
         gb.setZero();
         for (Index j0 = 0; j0 < n; j0 += chunk) {
             const Index m = std::min(chunk, n - j0);
-            for (Index j = 0; j < m; ++j) im2col_one(cv, x.data() + (j0 + j) * in, cols.data() + j * kk * cv.positions());
+            for (Index j = 0; j < m; ++j)
+                im2col_one(cv, x.data() + (j0 + j) * in, cols.data() + j * kk * cv.positions());
             MatrixMap zj(z.data() + j0 * out, cv.f, cv.positions() * m);
             zj.noalias() = w * MatrixMap(cols.data(), kk, cv.positions() * m);
             zj.colwise() += b;
@@ -148,12 +152,14 @@ Timings time_conv(const Conv& cv, Index n) {
             ConstMatrixMap dzj(dz.data() + j0 * out, cv.f, cv.positions() * m);
             MatrixMap c(cols.data(), kk, cv.positions() * m);
             if (!keep)
-                for (Index j = 0; j < m; ++j) im2col_one(cv, x.data() + (j0 + j) * in, cols.data() + j * kk * cv.positions());
+                for (Index j = 0; j < m; ++j)
+                    im2col_one(cv, x.data() + (j0 + j) * in, cols.data() + j * kk * cv.positions());
             gw.noalias() += dzj * c.transpose();
             gb += dzj.rowwise().sum();
             if (cv.need_dx) {
                 c.noalias() = w.transpose() * dzj;
-                for (Index j = 0; j < m; ++j) col2im_one(cv, cols.data() + j * kk * cv.positions(), dx.data() + (j0 + j) * in);
+                for (Index j = 0; j < m; ++j)
+                    col2im_one(cv, cols.data() + j * kk * cv.positions(), dx.data() + (j0 + j) * in);
             }
         }
     };
@@ -211,12 +217,14 @@ Timings time_conv(const Conv& cv, Index n) {
                 MatrixMap pm(p.data(), kk, cv.positions() * m);
                 detail::gemm(false, false, cv.f, cv.positions() * m, kk, w.data(), pm.data(), zz.data());
                 detail::gemm(false, true, cv.f, kk, cv.positions() * m, dzz.data(), pm.data(), gw2.data(), true);
-                if (cv.need_dx) detail::gemm(true, false, kk, cv.positions() * m, cv.f, w.data(), dzz.data(), pm.data());
+                if (cv.need_dx)
+                    detail::gemm(true, false, kk, cv.positions() * m, cv.f, w.data(), dzz.data(), pm.data());
             }
         });
     };
     t.gemm_batch = gemms(n);
-    t.gemm_chunks = gemms(std::max<Index>(1, std::min<Index>(n, Index(layers::kPatchChunkFloats) / (kk * cv.positions()))));
+    t.gemm_chunks =
+        gemms(std::max<Index>(1, std::min<Index>(n, Index(layers::kPatchChunkFloats) / (kk * cv.positions()))));
     return t;
 }
 
@@ -268,8 +276,8 @@ int main(int argc, char** argv) {
     gemm_floor += dense;
     double gflop = 2.0 * 10 * 1600 * double(n) * 3 * 1e-9;
     for (const Conv& cv : convs) gflop += cv.gflop(n);
-    std::printf("simple convnet, one training step: %.2f ms (%.1f GFLOP/s); its GEMMs alone: %.2f ms (%.1f GFLOP/s)\n", full,
-                gflop / full * 1e3, gemm_floor, gflop / gemm_floor * 1e3);
+    std::printf("simple convnet, one training step: %.2f ms (%.1f GFLOP/s); its GEMMs alone: %.2f ms (%.1f GFLOP/s)\n",
+                full, gflop / full * 1e3, gemm_floor, gflop / gemm_floor * 1e3);
     std::printf("large products by: %s\n", matrix_product_backend());
     return 0;
 }

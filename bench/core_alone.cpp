@@ -145,14 +145,17 @@ int main(int argc, char** argv) {
             else if (a == "--seed") seed = std::stoull(arg_value(i, argc, argv));
             else throw std::runtime_error("unknown argument " + a);
         }
-        if (compiles.empty()) compiles.push_back("loss='categorical_crossentropy', optimizer='SGD(lr=0.01, momentum=0.9)', metrics=['accuracy']");
+        if (compiles.empty())
+            compiles.push_back(
+                "loss='categorical_crossentropy', optimizer='SGD(lr=0.01, momentum=0.9)', metrics=['accuracy']");
         if (epochs <= 0 || threads <= 0) throw std::runtime_error("--epochs and --threads must be positive");
 
         std::vector<Buffer> buffers;
         int train_rows = 0;
         {
             // Only the packed buffers stay in memory (as in hopper, where the packed table is the data).
-            const DataSet train = read_idx(data_dir + "/train-images-idx3-ubyte.gz", data_dir + "/train-labels-idx1-ubyte.gz");
+            const DataSet train =
+                read_idx(data_dir + "/train-images-idx3-ubyte.gz", data_dir + "/train-labels-idx1-ubyte.gz");
             buffers = pack(train, buffer_size, seed);
             train_rows = train.rows;
         }
@@ -162,8 +165,8 @@ int main(int argc, char** argv) {
         for (const std::string& c : compiles) {
             hopper::CompileParams cp = hopper::parse_compile_params(c);
             if (cp.metrics.empty()) cp.metrics.push_back(hopper::Metric::Accuracy);
-            models.emplace_back(hopper::resolve_config(hopper::parse_architecture(arch_json), cp,
-                                                       hopper::parse_fit_params(fit_text)));
+            models.emplace_back(
+                hopper::resolve_config(hopper::parse_architecture(arch_json), cp, hopper::parse_fit_params(fit_text)));
         }
         const int M = int(models.size());
         threads = std::min(threads, M);
@@ -222,15 +225,14 @@ int main(int argc, char** argv) {
             }
             return s + "]";
         };
-        std::printf("{\"epochs\":%d,\"models\":%d,\"threads\":%d,\"params\":%zu,\"samples_per_epoch\":%d,"
-                    "\"epoch_seconds\":%s,\"epoch_cpu_seconds\":%s,\"seconds\":%.6f,\"test_accuracy\":%s,\"test_loss\":%s}\n",
-                    epochs, M, threads, models[0].network().num_params(), train_rows, list(epoch_seconds).c_str(),
-                    list(epoch_cpu).c_str(), seconds, list(accuracy).c_str(), list(loss).c_str());
+        std::printf(
+            "{\"epochs\":%d,\"models\":%d,\"threads\":%d,\"params\":%zu,\"samples_per_epoch\":%d,"
+            "\"epoch_seconds\":%s,\"epoch_cpu_seconds\":%s,\"seconds\":%.6f,\"test_accuracy\":%s,\"test_loss\":%s}\n",
+            epochs, M, threads, models[0].network().num_params(), train_rows, list(epoch_seconds).c_str(),
+            list(epoch_cpu).c_str(), seconds, list(accuracy).c_str(), list(loss).c_str());
         return 0;
     } catch (const hopper::Error& e) {
         std::fprintf(stderr, "hopper_core_alone: %s %s\n", e.message().c_str(), e.detail().c_str());
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "hopper_core_alone: %s\n", e.what());
-    }
+    } catch (const std::exception& e) { std::fprintf(stderr, "hopper_core_alone: %s\n", e.what()); }
     return 1;
 }

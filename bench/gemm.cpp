@@ -60,16 +60,24 @@ struct Mlp {
                        gw1 = std::vector<float>(std::size_t(kHidden) * kIn),
                        gw2 = std::vector<float>(std::size_t(kOut) * kHidden),
                        da1 = std::vector<float>(std::size_t(kHidden) * batch);
-    void fwd1() { Map(z1.data(), kHidden, batch).noalias() = ConstMap(w1.data(), kHidden, kIn) * ConstMap(x.data(), kIn, batch); }
-    void fwd2() { Map(z2.data(), kOut, batch).noalias() = ConstMap(w2.data(), kOut, kHidden) * ConstMap(a1.data(), kHidden, batch); }
+    void fwd1() {
+        Map(z1.data(), kHidden, batch).noalias() = ConstMap(w1.data(), kHidden, kIn) * ConstMap(x.data(), kIn, batch);
+    }
+    void fwd2() {
+        Map(z2.data(), kOut, batch).noalias() =
+            ConstMap(w2.data(), kOut, kHidden) * ConstMap(a1.data(), kHidden, batch);
+    }
     void bwd2w() {
-        Map(gw2.data(), kOut, kHidden).noalias() = ConstMap(dz2.data(), kOut, batch) * ConstMap(a1.data(), kHidden, batch).transpose();
+        Map(gw2.data(), kOut, kHidden).noalias() =
+            ConstMap(dz2.data(), kOut, batch) * ConstMap(a1.data(), kHidden, batch).transpose();
     }
     void bwd2x() {
-        Map(da1.data(), kHidden, batch).noalias() = ConstMap(w2.data(), kOut, kHidden).transpose() * ConstMap(dz2.data(), kOut, batch);
+        Map(da1.data(), kHidden, batch).noalias() =
+            ConstMap(w2.data(), kOut, kHidden).transpose() * ConstMap(dz2.data(), kOut, batch);
     }
     void bwd1w() {
-        Map(gw1.data(), kHidden, kIn).noalias() = ConstMap(dz1.data(), kHidden, batch) * ConstMap(x.data(), kIn, batch).transpose();
+        Map(gw1.data(), kHidden, kIn).noalias() =
+            ConstMap(dz1.data(), kHidden, batch) * ConstMap(x.data(), kIn, batch).transpose();
     }
 };
 
@@ -116,8 +124,8 @@ void BM_square1024(benchmark::State& state) {
 }
 
 // Another GEMM behind one column-major signature: C (m x n) = op(A) (m x k) * op(B) (k x n).
-using Gemm = std::function<void(bool ta, bool tb, int m, int n, int k, const float* a, int lda, const float* b,
-                                int ldb, float* c, int ldc)>;
+using Gemm = std::function<void(bool ta, bool tb, int m, int n, int k, const float* a, int lda, const float* b, int ldb,
+                                float* c, int ldc)>;
 
 struct Backend {
     std::string name;
@@ -139,8 +147,8 @@ Backend cblas_backend(const char* name, std::initializer_list<const char*> paths
     if (!fn) return {name, nullptr};
     if (auto threads = reinterpret_cast<void (*)(int)>(dlsym(h, set_threads))) threads(1);
     constexpr int kColMajor = 102, kNoTrans = 111, kTrans = 112;
-    return {name, [fn](bool ta, bool tb, int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c,
-                       int ldc) {
+    return {name, [fn](bool ta, bool tb, int m, int n, int k, const float* a, int lda, const float* b, int ldb,
+                       float* c, int ldc) {
                 fn(kColMajor, ta ? kTrans : kNoTrans, tb ? kTrans : kNoTrans, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c,
                    ldc);
             }};
@@ -150,13 +158,13 @@ Backend cblas_backend(const char* name, std::initializer_list<const char*> paths
 Backend onednn_backend() {
     void* h = open_first({"libdnnl.so.2", "libdnnl.so.3", "libdnnl.so"});
     if (!h) return {"onednn", nullptr};
-    using Fn = int (*)(char, char, long, long, long, float, const float*, long, const float*, long, float, float*, long);
+    using Fn =
+        int (*)(char, char, long, long, long, float, const float*, long, const float*, long, float, float*, long);
     auto fn = reinterpret_cast<Fn>(dlsym(h, "dnnl_sgemm"));
     if (!fn) return {"onednn", nullptr};
-    return {"onednn", [fn](bool ta, bool tb, int m, int n, int k, const float* a, int lda, const float* b, int ldb,
-                           float* c, int ldc) {
-                fn(tb ? 'T' : 'N', ta ? 'T' : 'N', n, m, k, 1.0f, b, ldb, a, lda, 0.0f, c, ldc);
-            }};
+    return {"onednn",
+            [fn](bool ta, bool tb, int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c,
+                 int ldc) { fn(tb ? 'T' : 'N', ta ? 'T' : 'N', n, m, k, 1.0f, b, ldb, a, lda, 0.0f, c, ldc); }};
 }
 
 // The five products of bench's MLP step, through a backend.
@@ -233,14 +241,13 @@ int main(int argc, char** argv) {
     for (const Backend& be :
          {cblas_backend("openblas", {"/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.so.0", "libopenblas.so.0"},
                         "openblas_set_num_threads"),
-          cblas_backend("blis", {"/usr/lib/x86_64-linux-gnu/blis-serial/libblis.so.4",
-                                 "/usr/lib/x86_64-linux-gnu/blis-pthread/libblis.so.4", "libblis.so.4"},
+          cblas_backend("blis",
+                        {"/usr/lib/x86_64-linux-gnu/blis-serial/libblis.so.4",
+                         "/usr/lib/x86_64-linux-gnu/blis-pthread/libblis.so.4", "libblis.so.4"},
                         "bli_thread_set_num_threads"),
           onednn_backend()}) {
-        if (be.gemm)
-            register_backend(be);
-        else
-            std::fprintf(stderr, "hopper_gemm_bench: %s is not installed, skipped\n", be.name.c_str());
+        if (be.gemm) register_backend(be);
+        else std::fprintf(stderr, "hopper_gemm_bench: %s is not installed, skipped\n", be.name.c_str());
     }
     benchmark::Initialize(&n, rest.data());
     if (benchmark::ReportUnrecognizedArguments(n, rest.data())) return 1;

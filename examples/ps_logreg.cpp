@@ -43,7 +43,9 @@ struct Data {
 
 constexpr int kClasses = 10;
 
-uint32_t be32(const unsigned char* p) { return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | p[3]; }
+uint32_t be32(const unsigned char* p) {
+    return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | p[3];
+}
 
 std::vector<unsigned char> read_gz(const std::string& path) {
     gzFile f = gzopen(path.c_str(), "rb");
@@ -157,10 +159,8 @@ int run_worker(const Options& o, const Data& train, int worker) {
     std::vector<float> w_next;
     if (o.async) table.GetChunk(chunks, &w);
     for (int it = 0; it < o.iterations; ++it) {
-        if (o.async)
-            table.GetChunkAsync(chunks, &w_next);  // the next iteration's weights, while this one computes
-        else
-            table.GetChunk(chunks, &w);
+        if (o.async) table.GetChunkAsync(chunks, &w_next);  // the next iteration's weights, while this one computes
+        else table.GetChunk(chunks, &w);
         std::fill(grad.begin(), grad.end(), 0.0f);
         float loss = 0;
         for (int b = 0; b < o.batch; ++b) {
@@ -216,7 +216,8 @@ Options parse(int argc, char** argv) {
         else if (a == "--async") o.async = true;
         else throw std::runtime_error("unknown option " + a);
     }
-    if (o.workers < 1 || o.iterations < 1 || o.batch < 1) throw std::runtime_error("workers, iterations and batch must be >= 1");
+    if (o.workers < 1 || o.iterations < 1 || o.batch < 1)
+        throw std::runtime_error("workers, iterations and batch must be >= 1");
     return o;
 }
 
@@ -245,7 +246,8 @@ int main(int argc, char** argv) {
             hopper::ps::CreateTable(conn, o.table, opt);
         }
         std::printf("table %s: %lld keys, %d workers, %s%s\n", o.table.c_str(), (long long)opt.num_keys, o.workers,
-                    o.consistency.c_str(), o.consistency == "ssp" ? (" staleness " + std::to_string(o.staleness)).c_str() : "");
+                    o.consistency.c_str(),
+                    o.consistency == "ssp" ? (" staleness " + std::to_string(o.staleness)).c_str() : "");
         std::fflush(stdout);
         std::vector<pid_t> children;
         for (int w = 0; w < o.workers; ++w) {
@@ -255,9 +257,7 @@ int main(int argc, char** argv) {
                 int rc = 1;
                 try {
                     rc = run_worker(o, train, w);
-                } catch (const std::exception& e) {
-                    std::fprintf(stderr, "worker %d: %s\n", w, e.what());
-                }
+                } catch (const std::exception& e) { std::fprintf(stderr, "worker %d: %s\n", w, e.what()); }
                 std::fflush(nullptr);
                 _exit(rc);
             }
@@ -282,7 +282,8 @@ int main(int argc, char** argv) {
         table.GetChunk(chunks, &w);
         auto waits = table.connection().query("SELECT waits FROM hopper.ps_tables WHERE name = $1", {o.table});
         std::printf("trained %d iterations x %d workers x batch %d in %.2f s (%s waits%s)\n", o.iterations, o.workers,
-                    o.batch, train_seconds, waits.empty() ? "?" : waits[0].c_str(), o.async ? ", asynchronous Gets" : "");
+                    o.batch, train_seconds, waits.empty() ? "?" : waits[0].c_str(),
+                    o.async ? ", asynchronous Gets" : "");
         std::printf("train accuracy: %.4f\n", accuracy(w, train));
         std::printf("test accuracy: %.4f\n", accuracy(w, test));
         return 0;

@@ -27,7 +27,9 @@ std::vector<unsigned char> read_gz(const char* path) {
     return out;
 }
 
-uint32_t be32(const unsigned char* p) { return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | p[3]; }
+uint32_t be32(const unsigned char* p) {
+    return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | p[3];
+}
 
 void put16(std::string& s, uint16_t v) {
     s.push_back(char(v >> 8));

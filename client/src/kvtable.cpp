@@ -70,9 +70,7 @@ uint32_t get32(const char* p) {
 // ps_*_bytes functions take them: 8-byte integers and 4-byte floats, little-endian.
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the packed format is little-endian");
 
-void pack(std::string& out, const void* data, std::size_t bytes) {
-    out.assign(static_cast<const char*>(data), bytes);
-}
+void pack(std::string& out, const void* data, std::size_t bytes) { out.assign(static_cast<const char*>(data), bytes); }
 
 void unpack_floats(const char* p, int len, std::vector<float>* out) {
     if (len < 0 || len % 4 != 0) throw Error("XX000", "malformed values from the server");
@@ -113,15 +111,20 @@ std::vector<int64_t> numbers_of(const std::string& s) {
 bool stale(Consistency c) { return c == Consistency::SSP || c == Consistency::SparseSSP; }
 
 Consistency parse_consistency(const std::string& c) {
-    return c == "ssp" ? Consistency::SSP : c == "asp" ? Consistency::ASP : c == "sparse_ssp" ? Consistency::SparseSSP
-                                                                                               : Consistency::BSP;
+    return c == "ssp"          ? Consistency::SSP
+           : c == "asp"        ? Consistency::ASP
+           : c == "sparse_ssp" ? Consistency::SparseSSP
+                               : Consistency::BSP;
 }
 
 }  // namespace
 
 Error::Error(std::string sqlstate, std::string message, std::string detail, std::string hint)
-    : std::runtime_error(message + (detail.empty() ? "" : " (" + detail + ")")), sqlstate_(std::move(sqlstate)),
-      message_(std::move(message)), detail_(std::move(detail)), hint_(std::move(hint)) {}
+    : std::runtime_error(message + (detail.empty() ? "" : " (" + detail + ")")),
+      sqlstate_(std::move(sqlstate)),
+      message_(std::move(message)),
+      detail_(std::move(detail)),
+      hint_(std::move(hint)) {}
 
 // ---- Connection ----
 
@@ -134,7 +137,8 @@ Connection::Connection(const std::string& conninfo) {
         throw Error("08001", "could not connect to the database: " + m);
     }
     // A library does not write to the program's stderr: server notices are dropped.
-    PQsetNoticeProcessor(c, [](void*, const char*) {}, nullptr);
+    PQsetNoticeProcessor(
+        c, [](void*, const char*) {}, nullptr);
     conn_ = c;
 }
 
@@ -156,11 +160,10 @@ std::vector<std::string> Connection::query(const std::string& sql, const std::ve
     std::vector<const char*> values;
     for (const auto& p : params) values.push_back(p.c_str());
     Result r = check(pg(conn_), PQexecParams(pg(conn_), sql.c_str(), int(values.size()), nullptr, values.data(),
-                                              nullptr, nullptr, 0));
+                                             nullptr, nullptr, 0));
     std::vector<std::string> out;
     if (PQresultStatus(r.r) == PGRES_TUPLES_OK && PQnfields(r.r) > 0)
-        for (int i = 0; i < PQntuples(r.r); ++i)
-            out.emplace_back(PQgetisnull(r.r, i, 0) ? "" : PQgetvalue(r.r, i, 0));
+        for (int i = 0; i < PQntuples(r.r); ++i) out.emplace_back(PQgetisnull(r.r, i, 0) ? "" : PQgetvalue(r.r, i, 0));
     return out;
 }
 
@@ -237,12 +240,9 @@ struct KVTable<float>::Impl {
         PGresult* failed = nullptr;
         // Every result of the query must be read before the connection takes the next one.
         while (PGresult* r = PQgetResult(c())) {
-            if (PQresultStatus(r) == PGRES_TUPLES_OK && !ok && !failed)
-                ok = r;
-            else if (PQresultStatus(r) != PGRES_TUPLES_OK && !failed)
-                failed = r;
-            else
-                PQclear(r);
+            if (PQresultStatus(r) == PGRES_TUPLES_OK && !ok && !failed) ok = r;
+            else if (PQresultStatus(r) != PGRES_TUPLES_OK && !failed) failed = r;
+            else PQclear(r);
         }
         if (failed || !ok) {
             if (ok) PQclear(ok);
@@ -250,10 +250,12 @@ struct KVTable<float>::Impl {
         }
         Result r(ok);
         if (kind == Pending::Values) {
-            if (PQntuples(r.r) != 1 || PQgetisnull(r.r, 0, 0)) throw Error("XX000", "unexpected result from the server");
+            if (PQntuples(r.r) != 1 || PQgetisnull(r.r, 0, 0))
+                throw Error("XX000", "unexpected result from the server");
             unpack_floats(PQgetvalue(r.r, 0, 0), PQgetlength(r.r, 0, 0), pending_out);
         } else if (kind == Pending::Clock) {
-            if (PQntuples(r.r) != 1 || PQgetlength(r.r, 0, 0) != 8) throw Error("XX000", "unexpected result from the server");
+            if (PQntuples(r.r) != 1 || PQgetlength(r.r, 0, 0) != 8)
+                throw Error("XX000", "unexpected result from the server");
             const char* v = PQgetvalue(r.r, 0, 0);
             clock = int64_t((uint64_t(get32(v)) << 32) | get32(v + 4));
         }
@@ -290,12 +292,15 @@ KVTable<float>::KVTable(const std::string& conninfo, std::string table, int work
     {
         const std::string w = std::to_string(worker);
         const char* params[2] = {m.table.c_str(), w.c_str()};
-        Result r = check(m.c(), PQexecParams(m.c(),
-            "SELECT t.num_keys, t.chunk_size, t.num_workers, t.consistency, "
-            "       array_to_string(t.key_lo, ' '), array_to_string(t.key_hi, ' '), "
-            "       COALESCE((SELECT w.clock FROM hopper.ps_workers w WHERE w.table_name = t.name AND w.worker = $2::int), 0) "
-            "FROM hopper.ps_tables_internal() t WHERE t.name = $1",
-            2, nullptr, params, nullptr, nullptr, 0));
+        Result r = check(
+            m.c(),
+            PQexecParams(
+                m.c(),
+                "SELECT t.num_keys, t.chunk_size, t.num_workers, t.consistency, "
+                "       array_to_string(t.key_lo, ' '), array_to_string(t.key_hi, ' '), "
+                "       COALESCE((SELECT w.clock FROM hopper.ps_workers w WHERE w.table_name = t.name AND w.worker = $2::int), 0) "
+                "FROM hopper.ps_tables_internal() t WHERE t.name = $1",
+                2, nullptr, params, nullptr, nullptr, 0));
         if (PQntuples(r.r) != 1) throw Error("42704", "parameter table \"" + m.table + "\" does not exist");
         auto text = [&](int col) { return std::string(PQgetvalue(r.r, 0, col)); };
         m.num_keys = std::stoll(text(0));
@@ -309,10 +314,12 @@ KVTable<float>::KVTable(const std::string& conninfo, std::string table, int work
         m.clock = std::stoll(text(6));
     }
     if (worker < 0 || worker >= m.num_workers)
-        throw Error("22023", "worker " + std::to_string(worker) + " does not exist in parameter table \"" + m.table + "\"",
+        throw Error("22023",
+                    "worker " + std::to_string(worker) + " does not exist in parameter table \"" + m.table + "\"",
                     "Its workers are 0 to " + std::to_string(m.num_workers - 1) + ".");
     m.prepare("hopper_ps_get", "SELECT hopper.ps_get_bytes($1, $2, $3)", {kTextOid, kInt4Oid, kByteaOid});
-    m.prepare("hopper_ps_add", "SELECT hopper.ps_add_bytes($1, $2, $3, $4)", {kTextOid, kInt4Oid, kByteaOid, kByteaOid});
+    m.prepare("hopper_ps_add", "SELECT hopper.ps_add_bytes($1, $2, $3, $4)",
+              {kTextOid, kInt4Oid, kByteaOid, kByteaOid});
     m.prepare("hopper_ps_clock", "SELECT hopper.ps_clock($1, $2)", {kTextOid, kInt4Oid});
     m.prepare("hopper_ps_get_chunk", "SELECT hopper.ps_get_chunk_bytes($1, $2, $3)", {kTextOid, kInt4Oid, kByteaOid});
     m.prepare("hopper_ps_add_chunk", "SELECT hopper.ps_add_chunk_bytes($1, $2, $3, $4)",
@@ -334,7 +341,8 @@ void KVTable<float>::GetChunkAsync(const std::vector<int64_t>& chunk_ids, std::v
 void KVTable<float>::AddAsync(const std::vector<int64_t>& keys, const std::vector<float>& vals) {
     if (vals.size() != keys.size())
         throw Error("22023", "deltas must have one value per key",
-                    "There are " + std::to_string(keys.size()) + " keys and " + std::to_string(vals.size()) + " deltas.");
+                    "There are " + std::to_string(keys.size()) + " keys and " + std::to_string(vals.size()) +
+                        " deltas.");
     impl_->send_add("hopper_ps_add", keys, vals.data(), vals.size());
 }
 
@@ -375,8 +383,7 @@ void KVTable<float>::AddChunk(const std::vector<int64_t>& chunk_ids, const std::
 }
 
 void KVTable<float>::GetChunk(const std::vector<int64_t>& chunk_ids, const std::vector<std::vector<float>*>& vals) {
-    if (vals.size() != chunk_ids.size())
-        throw Error("22023", "GetChunk needs one output vector per chunk id");
+    if (vals.size() != chunk_ids.size()) throw Error("22023", "GetChunk needs one output vector per chunk id");
     GetChunk(chunk_ids, &impl_->flat);
     std::size_t at = 0;
     for (std::size_t i = 0; i < chunk_ids.size(); ++i) {
@@ -388,8 +395,7 @@ void KVTable<float>::GetChunk(const std::vector<int64_t>& chunk_ids, const std::
 }
 
 void KVTable<float>::AddChunk(const std::vector<int64_t>& chunk_ids, const std::vector<std::vector<float>*>& vals) {
-    if (vals.size() != chunk_ids.size())
-        throw Error("22023", "AddChunk needs one value vector per chunk id");
+    if (vals.size() != chunk_ids.size()) throw Error("22023", "AddChunk needs one value vector per chunk id");
     impl_->flat.clear();
     for (const auto* v : vals) impl_->flat.insert(impl_->flat.end(), v->begin(), v->end());
     AddChunk(chunk_ids, impl_->flat);
@@ -397,8 +403,8 @@ void KVTable<float>::AddChunk(const std::vector<int64_t>& chunk_ids, const std::
 
 // ---- PartitionedKVTable ----
 
-
-PartitionedKVTable::PartitionedKVTable(const std::vector<std::string>& conninfos, const std::string& table, int worker) {
+PartitionedKVTable::PartitionedKVTable(const std::vector<std::string>& conninfos, const std::string& table,
+                                       int worker) {
     if (conninfos.empty()) throw Error("22023", "a partitioned table needs at least one server");
     std::vector<int64_t> map_lo, map_hi;
     for (std::size_t i = 0; i < conninfos.size(); ++i) {
@@ -414,8 +420,9 @@ PartitionedKVTable::PartitionedKVTable(const std::vector<std::string>& conninfos
         const int64_t part = head.empty() ? -1 : head[0];
         std::vector<int64_t> lo(head.begin() + (head.empty() ? 0 : 1), head.end());
         if (part != int64_t(i))
-            throw Error("22023", "server " + std::to_string(i + 1) + " does not hold part " + std::to_string(i) +
-                                     " of parameter table \"" + table + "\"",
+            throw Error("22023",
+                        "server " + std::to_string(i + 1) + " does not hold part " + std::to_string(i) +
+                            " of parameter table \"" + table + "\"",
                         part < 0 ? "Its table of that name is not a part of a partitioned table."
                                  : "It holds part " + std::to_string(part) + ".",
                         "List the servers in the order of the range map.");
@@ -447,8 +454,7 @@ void PartitionedKVTable::fan_out(Send send) {
         // What was sent must still be answered before the connections take anything else.
         try {
             wait_all();
-        } catch (...) {
-        }
+        } catch (...) {}
         throw;
     }
     wait_all();
@@ -486,7 +492,8 @@ void PartitionedKVTable::Get(const std::vector<int64_t>& keys, std::vector<float
 void PartitionedKVTable::Add(const std::vector<int64_t>& keys, const std::vector<float>& vals) {
     if (vals.size() != keys.size())
         throw Error("22023", "deltas must have one value per key",
-                    "There are " + std::to_string(keys.size()) + " keys and " + std::to_string(vals.size()) + " deltas.");
+                    "There are " + std::to_string(keys.size()) + " keys and " + std::to_string(vals.size()) +
+                        " deltas.");
     for (std::size_t i = 0; i < servers_.size(); ++i) {
         keys_[i].clear();
         vals_[i].clear();
@@ -524,11 +531,12 @@ void CreatePartitionedTable(const std::vector<std::string>& conninfos, const std
     map += "}";
     for (int64_t i = 0; i < n; ++i) {
         Connection c(conninfos[std::size_t(i)]);
-        c.query("SELECT hopper.ps_create_part($1, $2::int8range[], $3::integer, $4::integer, $5, $6::integer,"
-                " $7::integer, $8::real)",
-                {name, map, std::to_string(i), std::to_string(o.chunk_size), consistency_text(o.consistency),
-                 std::to_string(stale(o.consistency) ? o.staleness : 0), std::to_string(o.num_workers),
-                 float_text(o.init_value)});
+        c.query(
+            "SELECT hopper.ps_create_part($1, $2::int8range[], $3::integer, $4::integer, $5, $6::integer,"
+            " $7::integer, $8::real)",
+            {name, map, std::to_string(i), std::to_string(o.chunk_size), consistency_text(o.consistency),
+             std::to_string(stale(o.consistency) ? o.staleness : 0), std::to_string(o.num_workers),
+             float_text(o.init_value)});
     }
 }
 

@@ -35,11 +35,12 @@ using hopper::ps::PartitionedKVTable;
 namespace {
 
 int usage() {
-    std::fprintf(stderr,
-                 "usage: hopper_ps_tool check CONNINFO TABLE WORKER ITERATIONS KEYS [SEED]\n"
-                 "       hopper_ps_tool bench CONNINFO TABLE WORKER OP KEYS_PER_CALL SECONDS\n"
-                 "       hopper_ps_tool expect-error CONNINFO TABLE WORKER SQLSTATE OP [KEYS...]\n"
-                 "       hopper_ps_tool create-parts CONNINFOS TABLE NUM_KEYS CHUNK_SIZE CONSISTENCY STALENESS WORKERS\n");
+    std::fprintf(
+        stderr,
+        "usage: hopper_ps_tool check CONNINFO TABLE WORKER ITERATIONS KEYS [SEED]\n"
+        "       hopper_ps_tool bench CONNINFO TABLE WORKER OP KEYS_PER_CALL SECONDS\n"
+        "       hopper_ps_tool expect-error CONNINFO TABLE WORKER SQLSTATE OP [KEYS...]\n"
+        "       hopper_ps_tool create-parts CONNINFOS TABLE NUM_KEYS CHUNK_SIZE CONSISTENCY STALENESS WORKERS\n");
     return 2;
 }
 
@@ -82,10 +83,8 @@ int check_table(Table& t, int worker, int iterations, int64_t keys, unsigned see
     std::vector<float> vals;
     for (int it = 0; it < iterations; ++it) {
         const int64_t c = t.clock();
-        if (chunks_cover && it % 2 == 1)
-            get_chunks(t, chunk_ids, &vals);
-        else
-            t.Get(key_ids, &vals);
+        if (chunks_cover && it % 2 == 1) get_chunks(t, chunk_ids, &vals);
+        else t.Get(key_ids, &vals);
         if (int64_t(vals.size()) != keys) {
             std::fprintf(stderr, "worker %d: got %zu values for %lld keys\n", worker, vals.size(), (long long)keys);
             return 1;
@@ -106,12 +105,15 @@ int check_table(Table& t, int worker, int iterations, int64_t keys, unsigned see
                     lo = double(c);
                     hi = double(n) * double(iterations);
                     break;
-                case Consistency::ASP: lo = double(c); hi = double(n) * double(iterations); break;
+                case Consistency::ASP:
+                    lo = double(c);
+                    hi = double(n) * double(iterations);
+                    break;
             }
             if (v < lo || v > hi) {
                 if (lo == hi)
-                    std::fprintf(stderr, "worker %d at clock %lld: key %lld is %g, expected %g\n", worker,
-                                 (long long)c, (long long)k, v, lo);
+                    std::fprintf(stderr, "worker %d at clock %lld: key %lld is %g, expected %g\n", worker, (long long)c,
+                                 (long long)k, v, lo);
                 else
                     std::fprintf(stderr, "worker %d at clock %lld: key %lld is %g, expected between %g and %g\n",
                                  worker, (long long)c, (long long)k, v, lo, hi);
@@ -119,13 +121,12 @@ int check_table(Table& t, int worker, int iterations, int64_t keys, unsigned see
             }
         }
         std::this_thread::sleep_for(std::chrono::microseconds(sleep_us(rng)));
-        if (chunks_cover && it % 2 == 0)
-            add_chunks(t, chunk_ids, ones);
-        else
-            t.Add(key_ids, ones);
+        if (chunks_cover && it % 2 == 0) add_chunks(t, chunk_ids, ones);
+        else t.Add(key_ids, ones);
         const int64_t next = t.Clock();
         if (next != c + 1) {
-            std::fprintf(stderr, "worker %d: Clock returned %lld after clock %lld\n", worker, (long long)next, (long long)c);
+            std::fprintf(stderr, "worker %d: Clock returned %lld after clock %lld\n", worker, (long long)next,
+                         (long long)c);
             return 1;
         }
     }
@@ -196,8 +197,10 @@ int create_parts(int argc, char** argv) {
     o.num_keys = std::atoll(argv[4]);
     o.chunk_size = std::atoll(argv[5]);
     const std::string c = argv[6];
-    o.consistency = c == "ssp" ? Consistency::SSP : c == "asp" ? Consistency::ASP
-                  : c == "sparse_ssp" ? Consistency::SparseSSP : Consistency::BSP;
+    o.consistency = c == "ssp"          ? Consistency::SSP
+                    : c == "asp"        ? Consistency::ASP
+                    : c == "sparse_ssp" ? Consistency::SparseSSP
+                                        : Consistency::BSP;
     o.staleness = std::atoi(argv[7]);
     o.num_workers = std::atoi(argv[8]);
     hopper::ps::CreatePartitionedTable(split_servers(argv[2]), argv[3], o);

@@ -46,11 +46,11 @@ constexpr int64_t kMaxSearchIterations = 1000000;
 
 struct AutomlBudget {
     AutomlMethod method = AutomlMethod::Hyperband;
-    int64_t max_iterations = 0;            // R
+    int64_t max_iterations = 0;  // R
     int64_t eta = 3;
     int64_t skip_last = 0;
-    std::optional<int64_t> num_brackets;   // Hyperband only: the first (most aggressive) brackets
-    std::optional<int64_t> num_configs;    // successive halving only
+    std::optional<int64_t> num_brackets;  // Hyperband only: the first (most aggressive) brackets
+    std::optional<int64_t> num_configs;   // successive halving only
 };
 
 struct RungPlan {
@@ -60,7 +60,7 @@ struct RungPlan {
 };
 
 struct BracketPlan {
-    int s = 0;            // Hyperband's bracket index (halvings planned before skip_last)
+    int s = 0;              // Hyperband's bracket index (halvings planned before skip_last)
     int32_t first_key = 1;  // mst_keys first_key .. first_key + num_trials - 1
     int num_trials = 0;
     std::vector<RungPlan> rungs;
@@ -132,7 +132,7 @@ public:
     // the rung: training (promoted), stopped, completed (the bracket's last rung) or diverged (as
     // given by `diverged`).
     std::vector<std::pair<int32_t, TrialStatus>> record(RungRef r, const RungRanking& ranking,
-                                                       const std::vector<int32_t>& diverged = {});
+                                                        const std::vector<int32_t>& diverged = {});
     // Rungs that will never train because a rung before them promoted nobody.
     std::vector<RungRef> skipped_rungs(int bracket) const;
 

@@ -51,13 +51,13 @@ constexpr double kFloatStateTolerance = 1e-9;
 
 // Kinds of state, as written in the serialized form.
 enum class CombineKind : uint16_t { VectorSum = 1, ModelAverage = 2, Metrics = 3 };
-const char* to_string(CombineKind kind);  // "vector_sum", "model_average", "metrics"
+const char* to_string(CombineKind kind);                // "vector_sum", "model_average", "metrics"
 CombineKind parse_combine_kind(std::string_view name);  // InvalidParameter naming the known kinds
 
 // ---------------------------------------------------------------------------------------------
 // Plain numeric example: the sum and count of float8 vectors of one length.
 struct VectorSumState {
-    uint64_t count = 0;                  // vectors added
+    uint64_t count = 0;                     // vectors added
     std::vector<double> sum, compensation;  // Neumaier: the true sum is sum + compensation
 
     bool empty() const { return count == 0 && sum.empty(); }
@@ -86,7 +86,7 @@ struct VectorSumState {
 // left out of the sums; the average of the others is marked diverged. If every copy was left out,
 // the average has NaN parameters (and is marked diverged).
 struct ModelAverageState {
-    std::string config_json;   // canonical configuration shared by every averaged state
+    std::string config_json;  // canonical configuration shared by every averaged state
     uint64_t num_params = 0;
     uint32_t num_slots = 0;
     std::vector<__int128> sums;  // the parameters, then num_slots slots over the trainable ones: fixed-point
@@ -117,8 +117,8 @@ struct ModelAverageState {
 
 // Exact fixed-point conversion used by model averaging (exposed for tests).
 constexpr int kFixedPointBits = 64;
-__int128 to_fixed_point(double v);    // round-half-even of v * 2^64; Data error if |v| >= 2^63
-bool try_fixed_point(double v, __int128* out);  // the same; false (no error) for non-finite or |v| >= 2^63
+__int128 to_fixed_point(double v);                       // round-half-even of v * 2^64; Data error if |v| >= 2^63
+bool try_fixed_point(double v, __int128* out);           // the same; false (no error) for non-finite or |v| >= 2^63
 double from_fixed_point(__int128 sum, uint64_t weight);  // sum / weight / 2^64
 
 // ---------------------------------------------------------------------------------------------
@@ -197,14 +197,14 @@ private:
 
 // The insertion rule's parameters.
 struct CombinePolicy {
-    double cost_factor = 10.0;  // between-group cost must be at least this multiple of within-group
-    double bytes_factor = 1.5;  // bytes crossing group boundaries must fall by at least this factor
-    uint64_t min_bytes_saved = 1u << 20;  // ... and by at least this many bytes (small states never pay)
+    double cost_factor = 10.0;                     // between-group cost must be at least this multiple of within-group
+    double bytes_factor = 1.5;                     // bytes crossing group boundaries must fall by at least this factor
+    uint64_t min_bytes_saved = 1u << 20;           // ... and by at least this many bytes (small states never pay)
     std::optional<std::string> coordinator_group;  // where the final level runs; none: outside all groups
 };
 
 struct CombineCheck {
-    std::string name;      // groups, group_size, link_cost_gap, bytes_reduction, bytes_saved
+    std::string name;  // groups, group_size, link_cost_gap, bytes_reduction, bytes_saved
     bool passed = false;
     std::string value;     // the figure, as text
     std::string required;  // the threshold, as text
@@ -218,7 +218,7 @@ struct CombineDecision {
     uint64_t state_bytes = 0;
     uint64_t producers = 0, groups = 0, nodes = 0;
     std::vector<std::pair<std::string, uint64_t>> producers_per_group;  // by group name
-    bool default_topology = false;  // the topology was empty: one group
+    bool default_topology = false;                                      // the topology was empty: one group
     std::optional<std::string> coordinator_group;
     uint64_t bytes_two_level = 0, bytes_three_level = 0;  // crossing group boundaries
     double bytes_reduction = 1.0;
@@ -239,7 +239,7 @@ struct CombineDecision {
 // are taken to be far apart, and the record says so), and the bytes crossing group boundaries fall
 // by at least bytes_factor and by at least min_bytes_saved. Every producer must be in a non-empty
 // topology (InvalidParameter naming the dist_key otherwise); an empty topology is one group.
-CombineDecision plan_combine(const Topology& topology, const std::vector<int32_t>& producers,
-                             uint64_t state_bytes, const CombinePolicy& policy);
+CombineDecision plan_combine(const Topology& topology, const std::vector<int32_t>& producers, uint64_t state_bytes,
+                             const CombinePolicy& policy);
 
 }  // namespace hopper

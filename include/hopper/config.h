@@ -52,10 +52,10 @@ const char* to_string(Padding p);    // "valid", "same"
 // and equality and the canonical JSON look only at the fields of the layer's kind).
 struct Layer {
     LayerKind kind = LayerKind::Dense;
-    int units = 0;                   // Dense
-    int filters = 0;                 // Conv2D
-    int kernel_h = 1, kernel_w = 1;  // Conv2D kernel; pooling window (pool_size)
-    int stride_h = 1, stride_w = 1;  // Conv2D, pooling
+    int units = 0;                     // Dense
+    int filters = 0;                   // Conv2D
+    int kernel_h = 1, kernel_w = 1;    // Conv2D kernel; pooling window (pool_size)
+    int stride_h = 1, stride_w = 1;    // Conv2D, pooling
     Padding padding = Padding::Valid;  // Conv2D, pooling
     Activation activation = Activation::Linear;
     bool use_bias = true;                                  // Dense, Conv2D
@@ -97,7 +97,8 @@ struct Architecture {
 
     bool image_input() const { return input_channels > 0; }
     TensorShape input_shape() const;
-    // Output shape of each layer, in order (for a valid architecture; see validate_architecture in config_architecture.cpp).
+    // Output shape of each layer, in order (for a valid architecture; see validate_architecture in
+    // config_architecture.cpp).
     std::vector<TensorShape> layer_shapes() const;
     int output_dim() const;
     // Number of float parameters: weights and biases of Dense and Conv2D layers, gamma, beta and
@@ -120,12 +121,12 @@ struct Architecture {
 struct OptimizerConfig {
     OptimizerKind kind = OptimizerKind::SGD;
     double learning_rate = 0.01;
-    double momentum = 0.0;   // Momentum and Nesterov
-    double beta1 = 0.9;      // Adam
-    double beta2 = 0.999;    // Adam
-    double epsilon = 1e-7;   // Adam, RMSprop (Keras default)
-    double rho = 0.9;        // RMSprop
-    double decay = 0.0;      // Keras time-based learning-rate decay: lr / (1 + decay * step)
+    double momentum = 0.0;      // Momentum and Nesterov
+    double beta1 = 0.9;         // Adam
+    double beta2 = 0.999;       // Adam
+    double epsilon = 1e-7;      // Adam, RMSprop (Keras default)
+    double rho = 0.9;           // RMSprop
+    double decay = 0.0;         // Keras time-based learning-rate decay: lr / (1 + decay * step)
     double weight_decay = 0.0;  // L2 penalty on weights (not biases): grad += weight_decay * w
 };
 

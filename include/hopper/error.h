@@ -15,16 +15,16 @@ enum class ErrorKind {
     OutOfMemory,       // 53200
     Internal,          // XX000: a bug in hopper
     // Kinds the PostgreSQL port raises about database objects and arguments.
-    NullValue,         // 22004: a required argument is NULL
-    UndefinedTable,    // 42P01
-    UndefinedColumn,   // 42703
-    DuplicateTable,    // 42P07
-    WrongType,         // 42804: a column or argument has an unusable type
-    InvalidName,       // 42602: a table name that cannot be parsed
-    NameTooLong,       // 42622: a derived table name would exceed PostgreSQL's limit
-    Privilege,         // 42501
-    ObjectInUse,       // 55006: e.g. a checkpoint that a model version still needs
-    UndefinedObject,   // 42704: no such model, checkpoint, parameter table, ...
+    NullValue,                     // 22004: a required argument is NULL
+    UndefinedTable,                // 42P01
+    UndefinedColumn,               // 42703
+    DuplicateTable,                // 42P07
+    WrongType,                     // 42804: a column or argument has an unusable type
+    InvalidName,                   // 42602: a table name that cannot be parsed
+    NameTooLong,                   // 42622: a derived table name would exceed PostgreSQL's limit
+    Privilege,                     // 42501
+    ObjectInUse,                   // 55006: e.g. a checkpoint that a model version still needs
+    UndefinedObject,               // 42704: no such model, checkpoint, parameter table, ...
     DuplicateObject,               // 42710: a model or parameter table of that name exists
     ObjectNotInPrerequisiteState,  // 55000: e.g. a checkpoint that is not COMPLETED
     SerializationFailure,          // 40001: a concurrent change; retry
@@ -36,8 +36,11 @@ enum class ErrorKind {
 class Error : public std::runtime_error {
 public:
     Error(ErrorKind kind, std::string message, std::string detail = {}, std::string hint = {})
-        : std::runtime_error(message), kind_(kind), message_(std::move(message)),
-          detail_(std::move(detail)), hint_(std::move(hint)) {}
+        : std::runtime_error(message),
+          kind_(kind),
+          message_(std::move(message)),
+          detail_(std::move(detail)),
+          hint_(std::move(hint)) {}
 
     ErrorKind kind() const noexcept { return kind_; }
     const std::string& message() const noexcept { return message_; }
@@ -51,8 +54,7 @@ private:
     std::string hint_;
 };
 
-[[noreturn]] inline void fail(ErrorKind kind, std::string message, std::string detail = {},
-                              std::string hint = {}) {
+[[noreturn]] inline void fail(ErrorKind kind, std::string message, std::string detail = {}, std::string hint = {}) {
     throw Error(kind, std::move(message), std::move(detail), std::move(hint));
 }
 

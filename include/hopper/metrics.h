@@ -36,8 +36,7 @@ void add_batch_totals(const ConstMatrixMap& p, const ConstMatrixMap& y, double l
                       EvalTotals& totals);
 
 // Adds the totals of evaluating `params` on inputs x (input_dim x n) with targets y.
-void evaluate_batch(const Network& net, const float* params, const ConstMatrixMap& x,
-                    const ConstMatrixMap& y, const CompileParams& compile, EvalTotals& totals,
-                    MatrixF& scratch);
+void evaluate_batch(const Network& net, const float* params, const ConstMatrixMap& x, const ConstMatrixMap& y,
+                    const CompileParams& compile, EvalTotals& totals, MatrixF& scratch);
 
 }  // namespace hopper

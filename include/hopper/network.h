@@ -20,9 +20,9 @@
 // (trainable false) keeps its place in it; only the optimizer skips it (trainable_ranges).
 #pragma once
 
-#include <Eigen/Core>
 #include <cstdint>
 #include <vector>
+#include <Eigen/Core>
 
 #include "hopper/config.h"
 #include "hopper/optimizer.h"
@@ -44,8 +44,8 @@ struct LayerSlice {
     std::size_t weight_offset;
     // units floats; == weight_offset + units*inputs; unused if !use_bias. BatchNormalization: beta.
     std::size_t bias_offset;
-    int inputs;  // Dense: input width; Conv2D: kh*kw*in_channels; other layers 0
-    int units;   // Dense: units; Conv2D: filters; other layers 0 (so units*inputs are the weights)
+    int inputs;                    // Dense: input width; Conv2D: kh*kw*in_channels; other layers 0
+    int units;                     // Dense: units; Conv2D: filters; other layers 0 (so units*inputs are the weights)
     std::size_t stats_offset = 0;  // BatchNormalization: moving mean, then moving variance
     std::size_t end_offset = 0;    // one past the layer's last parameter
 };
@@ -114,8 +114,8 @@ public:
     // in inference mode (moving statistics, which stay as they are), as Keras runs trainable=False.
     // With `totals`, also adds the batch's loss and `compile`'s metrics of its outputs to them
     // (add_batch_totals): the running training metrics, at the cost of one pass over the outputs.
-    double loss_and_gradient(const float* params, const ConstMatrixMap& x, const ConstMatrixMap& y,
-                             Loss loss, float* grad, uint64_t dropout_seed, const CompileParams* compile = nullptr,
+    double loss_and_gradient(const float* params, const ConstMatrixMap& x, const ConstMatrixMap& y, Loss loss,
+                             float* grad, uint64_t dropout_seed, const CompileParams* compile = nullptr,
                              EvalTotals* totals = nullptr);
 
     // Writes the moving mean and variance of every batch normalization layer, updated with the

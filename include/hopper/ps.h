@@ -90,8 +90,8 @@ struct Span {
 
 // The spans holding chunks `chunk_ids` (strictly increasing; each must contain at least one key),
 // in order; adjacent spans are merged. `total` receives the number of values.
-std::vector<Span> chunk_spans(const KeySpace& keys, int64_t chunk_size, const int64_t* chunk_ids,
-                              std::size_t n, int64_t* total);
+std::vector<Span> chunk_spans(const KeySpace& keys, int64_t chunk_size, const int64_t* chunk_ids, std::size_t n,
+                              int64_t* total);
 // How many chunk ids have at least one key; the lowest and highest such id.
 struct ChunkRange {
     int64_t count = 0;
@@ -154,9 +154,9 @@ TableSettings make_settings(std::string name, KeySpace keys, int64_t chunk_size,
 // (so that a chunk lives whole on one server). InvalidParameter naming the parts otherwise.
 void validate_range_map(const std::vector<KeyRange>& map, int64_t chunk_size);
 // The settings of part `part` of a table split by `map` (validated; its keys are map[part]).
-TableSettings make_part_settings(std::string name, const std::vector<KeyRange>& map, int64_t part,
-                                 int64_t chunk_size, std::string_view consistency, std::optional<int64_t> staleness,
-                                 int64_t num_workers, double init_value);
+TableSettings make_part_settings(std::string name, const std::vector<KeyRange>& map, int64_t part, int64_t chunk_size,
+                                 std::string_view consistency, std::optional<int64_t> staleness, int64_t num_workers,
+                                 double init_value);
 
 // The consistency rule of one table.
 struct ClockRule {
@@ -209,9 +209,9 @@ struct TableShape {
     int32_t num_workers = 1;
     std::size_t num_ranges = 1;
     int64_t num_keys = 1;
-    bool pending = false;        // BSP
-    int64_t sparse_chunks = 0;   // SparseSSP: chunks with writer sets and read marks (0: none)
-    std::size_t map_parts = 0;   // a part of a partitioned table: entries of its range map (0: none)
+    bool pending = false;       // BSP
+    int64_t sparse_chunks = 0;  // SparseSSP: chunks with writer sets and read marks (0: none)
+    std::size_t map_parts = 0;  // a part of a partitioned table: entries of its range map (0: none)
 };
 // Where a table's parts lie in its block of the shared arena (byte offsets from the block start,
 // each 64-byte aligned): worker states, key ranges, values, (BSP) the pending buffer, (SparseSSP)
@@ -221,10 +221,10 @@ struct TableLayout {
     uint64_t workers = 0;
     uint64_t ranges = 0;
     uint64_t values = 0;
-    uint64_t pending = 0;      // 0: no pending buffer
-    uint64_t writers = 0;      // 0: not SparseSSP
+    uint64_t pending = 0;  // 0: no pending buffer
+    uint64_t writers = 0;  // 0: not SparseSSP
     uint64_t read_marks = 0;
-    uint64_t range_map = 0;    // 0: not a part
+    uint64_t range_map = 0;  // 0: not a part
     uint64_t bytes = 0;
 };
 TableLayout table_layout(const TableShape& shape);

@@ -85,7 +85,8 @@ struct Cell {
     Cell(const std::string& s) : type(Type::Text), text(s) {}
     Cell(const float* v, int n) : type(Type::Floats), floats(v), count(n) {}
     Cell(const std::optional<double>& v) : type(v ? Type::Number : Type::Null), number(v ? *v : 0.0) {}
-    Cell(const std::optional<std::string>& s) : type(s ? Type::Text : Type::Null), text(s ? std::string_view(*s) : std::string_view()) {}
+    Cell(const std::optional<std::string>& s)
+        : type(s ? Type::Text : Type::Null), text(s ? std::string_view(*s) : std::string_view()) {}
     bool is_null() const { return type == Type::Null; }
 };
 
@@ -98,7 +99,7 @@ struct FitLimits {
 };
 
 // Hard bounds of any recipe, also enforced when one is read from JSON.
-constexpr int kMaxRecipeWidth = 1000000;                           // output features
+constexpr int kMaxRecipeWidth = 1000000;  // output features
 // Recipe text: parsing holds the whole document in memory, several times its size, so a stored
 // recipe is bounded. Values seen too rarely are stored (to tell them from unseen ones), so a column
 // of millions of distinct values can exceed it: to_json refuses that (Limit).

@@ -1,8 +1,8 @@
 // Checkpoints and the model registry: the rules that do not need a database. Names of models and
 // aliases, labels, checkpoint states and their transitions, the searcher metric of a training run,
 // sort keys of the listing functions, and which checkpoints a garbage-collection policy removes.
-// The PostgreSQL port (src/pg/registry/checkpoint_store.cpp, checkpoint_fns.cpp, model_fns.cpp) applies them; the extension
-// script repeats the name rule as a CHECK constraint so that plain INSERTs obey it too.
+// The PostgreSQL port (src/pg/registry/checkpoint_store.cpp, checkpoint_fns.cpp, model_fns.cpp) applies them; the
+// extension script repeats the name rule as a CHECK constraint so that plain INSERTs obey it too.
 #pragma once
 
 #include <cstdint>
@@ -55,8 +55,8 @@ bool checkpoint_transition_allowed(CheckpointState from, CheckpointState to);
 // "mean_absolute_error"), or one prefixed with "training_" or "validation_" to choose the data
 // set; without a prefix the validation set is used when the run has one.
 struct SearcherMetric {
-    std::string name;        // as stored: e.g. "validation_loss"
-    std::string metric;      // "loss", "accuracy", ...
+    std::string name;         // as stored: e.g. "validation_loss"
+    std::string metric;       // "loss", "accuracy", ...
     bool validation = false;  // computed on the validation set
     bool smaller_is_better = true;
 };
@@ -93,11 +93,11 @@ struct GcPolicy {
 void check_gc_policy(const GcPolicy& policy);  // Error(InvalidParameter) for negative counts
 
 struct GcCandidate {
-    int64_t id = 0;             // checkpoint id: larger means written later
+    int64_t id = 0;  // checkpoint id: larger means written later
     int64_t run = 0;
-    int64_t configuration = 0;  // trial
+    int64_t configuration = 0;           // trial
     std::optional<double> signed_value;  // searcher metric, smaller is better; none: never "best"
-    bool is_protected = false;  // registered as a model version or a warm-start source
+    bool is_protected = false;           // registered as a model version or a warm-start source
 };
 // Ids to remove, ascending. Best ranks by signed value ascending, ties by id ascending (the
 // earlier checkpoint); latest ranks by id descending. Idempotent: applied again to the kept

@@ -9,9 +9,9 @@ namespace hopper {
 
 struct RunSettings {
     int num_iterations = 1;
-    int metrics_frequency = 1;      // evaluate every n iterations, and always after the last
-    int checkpoint_frequency = -1;  // a checkpoint every n iterations and after the last; 0: only after
-                                    // the last; -1 (not given): as metrics_frequency
+    int metrics_frequency = 1;          // evaluate every n iterations, and always after the last
+    int checkpoint_frequency = -1;      // a checkpoint every n iterations and after the last; 0: only after
+                                        // the last; -1 (not given): as metrics_frequency
     std::optional<int> combine_levels;  // data-parallel training: 2 or 3; nullopt: the insertion rule
 };
 

@@ -21,7 +21,7 @@ struct TrainCounters {
     // run that continues this state continues model hopping's schedule from here, so that a
     // resumed run trains exactly as one that never stopped.
     uint32_t iterations = 0;
-    bool diverged = false;      // a non-finite loss or parameter was seen; training stopped
+    bool diverged = false;  // a non-finite loss or parameter was seen; training stopped
     // Loss of the last visit, averaged over its rows, measured before each update.
     double last_visit_loss_sum = 0.0;
     uint64_t last_visit_samples = 0;
@@ -36,8 +36,7 @@ public:
     // Fresh model: parameters initialised with config.fit.seed.
     explicit Trainer(ModelConfig config);
     // Restored model; sizes must match the configuration (checked, Data error otherwise).
-    Trainer(ModelConfig config, std::vector<float> params, std::vector<float> slots,
-            TrainCounters counters);
+    Trainer(ModelConfig config, std::vector<float> params, std::vector<float> slots, TrainCounters counters);
     // The workspace refers to this object's network, so moves rebuild it (lazily) instead.
     Trainer(Trainer&& other) noexcept;
     Trainer& operator=(Trainer&& other) noexcept;

@@ -23,9 +23,7 @@ AutomlMethod parse_automl_method(std::string_view text) {
          "Use 'hyperband' or 'successive_halving'.");
 }
 
-const char* to_string(AutomlMethod m) {
-    return m == AutomlMethod::Hyperband ? "hyperband" : "successive_halving";
-}
+const char* to_string(AutomlMethod m) { return m == AutomlMethod::Hyperband ? "hyperband" : "successive_halving"; }
 
 const char* to_string(TrialStatus s) {
     switch (s) {
@@ -109,8 +107,7 @@ SearchPlan plan_search(const AutomlBudget& budget) {
     if (eta < 2)
         fail(ErrorKind::InvalidParameter, "eta must be at least 2", "It is " + std::to_string(eta) + ".",
              "Each rung keeps the best 1/eta of its configurations; eta = 3 is usual.");
-    if (R < 1)
-        fail(ErrorKind::InvalidParameter, "max_iterations must be positive", "It is " + std::to_string(R) + ".");
+    if (R < 1) fail(ErrorKind::InvalidParameter, "max_iterations must be positive", "It is " + std::to_string(R) + ".");
     if (R > kMaxSearchIterations)
         fail(ErrorKind::Limit, "max_iterations must be at most " + std::to_string(kMaxSearchIterations),
              "It is " + std::to_string(R) + ".");
@@ -120,7 +117,8 @@ SearchPlan plan_search(const AutomlBudget& budget) {
                  ": the rung before the last would train fewer than one iteration (R / eta).",
              "Raise max_iterations to at least eta, or lower eta.");
     if (budget.skip_last < 0)
-        fail(ErrorKind::InvalidParameter, "skip_last must not be negative", "It is " + std::to_string(budget.skip_last) + ".");
+        fail(ErrorKind::InvalidParameter, "skip_last must not be negative",
+             "It is " + std::to_string(budget.skip_last) + ".");
     if (hyperband && budget.num_configs)
         fail(ErrorKind::InvalidParameter, "num_configs applies only to successive_halving",
              "Hyperband draws the configurations its brackets need.", "Use num_brackets to make a search smaller.");
@@ -135,18 +133,18 @@ SearchPlan plan_search(const AutomlBudget& budget) {
     if (hyperband) {
         if (budget.skip_last > plan.s_max)
             fail(ErrorKind::InvalidParameter, "skip_last must be at most " + std::to_string(plan.s_max),
-                 "With max_iterations " + std::to_string(R) + " and eta " + std::to_string(eta) + " a bracket has at most " +
-                     std::to_string(plan.s_max + 1) + " rungs; skip_last " + std::to_string(budget.skip_last) +
-                     " would skip them all.");
+                 "With max_iterations " + std::to_string(R) + " and eta " + std::to_string(eta) +
+                     " a bracket has at most " + std::to_string(plan.s_max + 1) + " rungs; skip_last " +
+                     std::to_string(budget.skip_last) + " would skip them all.");
         // Brackets s_max .. skip_last keep at least one rung.
         const int available = plan.s_max - int(budget.skip_last) + 1;
         int count = available;
         if (budget.num_brackets) {
             if (*budget.num_brackets < 1 || *budget.num_brackets > available)
-                fail(ErrorKind::InvalidParameter,
-                     "num_brackets must be between 1 and " + std::to_string(available),
-                     "It is " + std::to_string(*budget.num_brackets) + "; max_iterations " + std::to_string(R) + ", eta " + std::to_string(eta) +
-                         " and skip_last " + std::to_string(budget.skip_last) + " allow " + std::to_string(available) + ".");
+                fail(ErrorKind::InvalidParameter, "num_brackets must be between 1 and " + std::to_string(available),
+                     "It is " + std::to_string(*budget.num_brackets) + "; max_iterations " + std::to_string(R) +
+                         ", eta " + std::to_string(eta) + " and skip_last " + std::to_string(budget.skip_last) +
+                         " allow " + std::to_string(available) + ".");
             count = int(*budget.num_brackets);
         }
         for (int s = plan.s_max; s > plan.s_max - count; --s) {
@@ -156,12 +154,14 @@ SearchPlan plan_search(const AutomlBudget& budget) {
     } else {
         const int64_t n = budget.num_configs.value_or(power(eta, plan.s_max));
         if (n < eta)
-            fail(ErrorKind::InvalidParameter, "num_configs must be at least eta",
-                 "It is " + std::to_string(n) + " and eta " + std::to_string(eta) +
-                     ": successive halving keeps the best 1/eta after each rung, so fewer configurations leave nothing to halve.");
+            fail(
+                ErrorKind::InvalidParameter, "num_configs must be at least eta",
+                "It is " + std::to_string(n) + " and eta " + std::to_string(eta) +
+                    ": successive halving keeps the best 1/eta after each rung, so fewer configurations leave nothing to halve.");
         if (uint64_t(n) > kMaxModelConfigs)
             fail(ErrorKind::Limit, "too many model configurations",
-                 "num_configs is " + std::to_string(n) + "; at most " + std::to_string(kMaxModelConfigs) + " are trained in one search.");
+                 "num_configs is " + std::to_string(n) + "; at most " + std::to_string(kMaxModelConfigs) +
+                     " are trained in one search.");
         int s = 0;
         while (s < plan.s_max && power(eta, s + 1) <= n) ++s;
         if (budget.skip_last > s - 1)
@@ -234,8 +234,8 @@ std::vector<RungRef> SearchProgress::training_rungs(bool pack_brackets) const {
 const std::vector<int32_t>& SearchProgress::members(RungRef r) const {
     if (r.bracket < 0 || r.bracket >= int(members_.size()) || r.rung < 0 || r.rung >= int(members_[r.bracket].size()) ||
         r.rung > current_[r.bracket])
-        fail(ErrorKind::Internal, "rung " + std::to_string(r.rung) + " of bracket " + std::to_string(r.bracket) +
-                                      " is not known yet");
+        fail(ErrorKind::Internal,
+             "rung " + std::to_string(r.rung) + " of bracket " + std::to_string(r.bracket) + " is not known yet");
     return members_[r.bracket][r.rung];
 }
 
@@ -245,29 +245,32 @@ int SearchProgress::target_iterations(RungRef r) const {
 
 std::vector<std::pair<int32_t, TrialStatus>> SearchProgress::record(RungRef r, const RungRanking& ranking,
                                                                     const std::vector<int32_t>& diverged) {
-    if (r.bracket < 0 || r.bracket >= int(current_.size()) || bracket_finished(r.bracket) || r.rung != current_[r.bracket])
+    if (r.bracket < 0 || r.bracket >= int(current_.size()) || bracket_finished(r.bracket) ||
+        r.rung != current_[r.bracket])
         fail(ErrorKind::Data, "rung " + std::to_string(r.rung) + " of bracket " + std::to_string(r.bracket) +
                                   " is not the one being decided");
     const BracketPlan& bp = plan_.brackets[r.bracket];
     const RungPlan& rp = bp.rungs[r.rung];
     const std::vector<int32_t>& mine = members_[r.bracket][r.rung];
     const std::string where = " of rung " + std::to_string(r.rung) + " of bracket " + std::to_string(bp.s);
-    if (std::multiset<int32_t>(ranking.order.begin(), ranking.order.end()) != std::multiset<int32_t>(mine.begin(), mine.end()))
+    if (std::multiset<int32_t>(ranking.order.begin(), ranking.order.end()) !=
+        std::multiset<int32_t>(mine.begin(), mine.end()))
         fail(ErrorKind::Data, "the ranking" + where + " does not list its trials",
              std::to_string(ranking.order.size()) + " ranked, " + std::to_string(mine.size()) + " trained.");
     if (int(ranking.promoted.size()) > rp.num_promoted ||
         !std::equal(ranking.promoted.begin(), ranking.promoted.end(), ranking.order.begin()))
         fail(ErrorKind::Data, "the survivors" + where + " are not its best trials",
-             std::to_string(ranking.promoted.size()) + " promoted, at most " + std::to_string(rp.num_promoted) + " planned.");
+             std::to_string(ranking.promoted.size()) + " promoted, at most " + std::to_string(rp.num_promoted) +
+                 " planned.");
     std::set<int32_t> promoted(ranking.promoted.begin(), ranking.promoted.end());
     std::set<int32_t> bad(diverged.begin(), diverged.end());
     std::vector<std::pair<int32_t, TrialStatus>> out;
     const bool last = r.rung + 1 == int(bp.rungs.size());
     for (int32_t key : ranking.order) {
-        TrialStatus st = bad.count(key) ? TrialStatus::Diverged
+        TrialStatus st = bad.count(key)        ? TrialStatus::Diverged
                          : promoted.count(key) ? TrialStatus::Training
-                         : last ? TrialStatus::Completed
-                                : TrialStatus::Stopped;
+                         : last                ? TrialStatus::Completed
+                                               : TrialStatus::Stopped;
         out.emplace_back(key, st);
     }
     if (!last && !ranking.promoted.empty()) {
@@ -284,7 +287,8 @@ std::vector<std::pair<int32_t, TrialStatus>> SearchProgress::record(RungRef r, c
 std::vector<RungRef> SearchProgress::skipped_rungs(int bracket) const {
     std::vector<RungRef> out;
     if (!bracket_finished(bracket) || recorded_end_[bracket] < 0) return out;
-    for (int k = recorded_end_[bracket]; k < int(plan_.brackets[bracket].rungs.size()); ++k) out.push_back({bracket, k});
+    for (int k = recorded_end_[bracket]; k < int(plan_.brackets[bracket].rungs.size()); ++k)
+        out.push_back({bracket, k});
     return out;
 }
 

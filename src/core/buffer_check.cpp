@@ -55,7 +55,10 @@ void check_finite_buffer(const float* data, BufferShape shape, const char* what)
             fail(ErrorKind::Data, std::string(what) + " contains NaN or infinite values",
                  "Row " + std::to_string(i / std::size_t(shape.cols) + 1) + ", column " +
                      std::to_string(i % std::size_t(shape.cols) + 1) + " is " +
-                     (std::isnan(data[i]) ? "NaN" : data[i] > 0 ? "Infinity" : "-Infinity") + ".",
+                     (std::isnan(data[i]) ? "NaN"
+                      : data[i] > 0       ? "Infinity"
+                                          : "-Infinity") +
+                     ".",
                  "Pack the data with hopper.preprocess, which refuses non-finite values.");
 }
 

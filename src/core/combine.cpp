@@ -64,7 +64,8 @@ public:
     std::string frame(CombineKind kind) const {
         if (out_.size() > std::numeric_limits<uint32_t>::max() - kHeader - 4)
             fail(ErrorKind::Limit, kind_title(kind) + " state is too large",
-                 "It would take " + std::to_string(out_.size()) + " bytes; a state holds at most 4 GB (and PostgreSQL 1 GB).");
+                 "It would take " + std::to_string(out_.size()) +
+                     " bytes; a state holds at most 4 GB (and PostgreSQL 1 GB).");
         std::string s;
         s.reserve(kHeader + out_.size() + 4);
         s.append(kMagic, sizeof kMagic);
@@ -98,12 +99,14 @@ public:
             bad_state(kind, "unsupported format version " + std::to_string(version),
                       "This hopper reads version " + std::to_string(kVersion) + ".");
         if (k != uint16_t(kind)) {
-            std::string other = (k >= 1 && k <= 3) ? kind_title(CombineKind(k)) + " state" : "state of unknown kind " + std::to_string(k);
+            std::string other = (k >= 1 && k <= 3) ? kind_title(CombineKind(k)) + " state"
+                                                   : "state of unknown kind " + std::to_string(k);
             bad_state(kind, "it is a " + other);
         }
         if (std::size_t(len) != bytes.size() - kHeader - 4)
-            bad_state(kind, "length does not match", "The header says " + std::to_string(len) + " payload bytes; the value has " +
-                                                          std::to_string(bytes.size() - kHeader - 4) + ".");
+            bad_state(kind, "length does not match",
+                      "The header says " + std::to_string(len) + " payload bytes; the value has " +
+                          std::to_string(bytes.size() - kHeader - 4) + ".");
         std::memcpy(&crc, bytes.data() + bytes.size() - 4, 4);
         if (crc32_of(bytes.substr(0, bytes.size() - 4)) != crc) bad_state(kind, "checksum mismatch");
         in_ = bytes.substr(kHeader, len);
@@ -131,7 +134,8 @@ public:
     }
     std::size_t left() const { return in_.size() - at_; }
     void done() const {
-        if (at_ != in_.size()) bad_state(kind_, "trailing bytes", std::to_string(in_.size() - at_) + " bytes were not read.");
+        if (at_ != in_.size())
+            bad_state(kind_, "trailing bytes", std::to_string(in_.size() - at_) + " bytes were not read.");
     }
 
 private:
@@ -156,9 +160,7 @@ std::string describe_config(const std::string& json) {
     try {
         ModelConfig c = parse_model_config(json);
         return "architecture " + c.arch.shape_string() + ", optimizer " + to_string(c.compile.optimizer.kind);
-    } catch (const Error&) {
-        return "an unreadable configuration";
-    }
+    } catch (const Error&) { return "an unreadable configuration"; }
 }
 
 [[noreturn]] void overflow(const char* what) {
@@ -332,8 +334,8 @@ void ModelAverageState::add(std::string_view model_state, uint64_t w) {
         sums.assign(std::size_t(num_params) + t.optimizer().slots().size(), 0);
     } else if (cfg != config_json) {
         fail(ErrorKind::InvalidParameter, "cannot average model states with different configurations",
-             "One has " + describe_config(config_json) + " (" + config_json + "), another " + describe_config(cfg) + " (" +
-                 cfg + ").");
+             "One has " + describe_config(config_json) + " (" + config_json + "), another " + describe_config(cfg) +
+                 " (" + cfg + ").");
     }
     if (w > uint64_t(std::numeric_limits<int64_t>::max()) || weight + w < weight ||
         weight + w > uint64_t(std::numeric_limits<int64_t>::max()))
@@ -361,7 +363,8 @@ void ModelAverageState::add(std::string_view model_state, uint64_t w) {
     last_samples += c.last_visit_samples;
     max_base_visits = std::max(max_base_visits, c.visits > 0 ? c.visits - 1 : 0);
     __int128 loss;
-    if (healthy && try_fixed_point(c.last_visit_loss_sum, &loss)) add_checked(last_loss_sum, loss, "the last-visit loss");
+    if (healthy && try_fixed_point(c.last_visit_loss_sum, &loss))
+        add_checked(last_loss_sum, loss, "the last-visit loss");
     diverged = diverged || !healthy;
     ++models;
 }
@@ -397,7 +400,8 @@ std::string ModelAverageState::result() const {
     if (empty()) fail(ErrorKind::Internal, "no model states to average");
     if (weight == 0 && excluded == 0)
         fail(ErrorKind::InvalidParameter, "cannot average model states whose weights sum to zero",
-             std::to_string(models) + " model state" + (models == 1 ? " was" : "s were") + " given, all with weight 0.");
+             std::to_string(models) + " model state" + (models == 1 ? " was" : "s were") +
+                 " given, all with weight 0.");
     // Every copy diverged (or the healthy ones weigh nothing): there is no average to give.
     const float nan = std::numeric_limits<float>::quiet_NaN();
     std::vector<float> params(num_params), slots(sums.size() - num_params);
@@ -421,8 +425,8 @@ std::string ModelAverageState::result() const {
 std::size_t ModelAverageState::serialized_size(const ModelConfig& config) {
     const std::size_t values = config.arch.num_params() +
                                config.arch.num_trainable_params() * Optimizer::slots_for(config.compile.optimizer.kind);
-    return kHeader + 4 + config.to_json().size() + 8 + 4 + 7 * 8 + 16 + 8 + 8 + 4 + 8 * config.compile.metrics.size() + 1 +
-           16 * values + 4;
+    return kHeader + 4 + config.to_json().size() + 8 + 4 + 7 * 8 + 16 + 8 + 8 + 4 + 8 * config.compile.metrics.size() +
+           1 + 16 * values + 4;
 }
 
 std::string ModelAverageState::serialize() const {
@@ -479,8 +483,9 @@ ModelAverageState ModelAverageState::deserialize(std::string_view bytes) {
     const uint64_t values = r.left() / 16;
     // Parameters, then each slot over the trainable ones (checked against the configuration below).
     if (r.left() % 16 != 0 || values < s.num_params ||
-        (s.num_slots == 0 ? values != s.num_params
-                          : ((values - s.num_params) % s.num_slots != 0 || (values - s.num_params) / s.num_slots > s.num_params)))
+        (s.num_slots == 0
+             ? values != s.num_params
+             : ((values - s.num_params) % s.num_slots != 0 || (values - s.num_params) / s.num_slots > s.num_params)))
         bad_state(K, "parameter count does not match the state size",
                   std::to_string(s.num_params) + " parameters with " + std::to_string(s.num_slots) +
                       " optimizer slots do not fill " + std::to_string(r.left()) + " bytes.");
@@ -492,19 +497,19 @@ ModelAverageState ModelAverageState::deserialize(std::string_view bytes) {
             bad_state(K, "an empty state has contents");
         return s;
     }
-    if (s.excluded > s.models || (s.excluded > 0 && !s.diverged)) bad_state(K, "inconsistent counts of averaged models");
+    if (s.excluded > s.models || (s.excluded > 0 && !s.diverged))
+        bad_state(K, "inconsistent counts of averaged models");
     ModelConfig config;
     try {
         config = parse_model_config(s.config_json);
-    } catch (const Error& e) {
-        bad_state(K, "its configuration cannot be read", e.message());
-    }
+    } catch (const Error& e) { bad_state(K, "its configuration cannot be read", e.message()); }
     if (config.arch.num_params() != s.num_params ||
         uint32_t(Optimizer::slots_for(config.compile.optimizer.kind)) != s.num_slots ||
         values != s.num_params + uint64_t(s.num_slots) * config.arch.num_trainable_params())
         bad_state(K, "sizes do not match its configuration",
-                  "The architecture " + config.arch.shape_string() + " has " + std::to_string(config.arch.num_params()) +
-                      " parameters; the state holds " + std::to_string(s.num_params) + ".");
+                  "The architecture " + config.arch.shape_string() + " has " +
+                      std::to_string(config.arch.num_params()) + " parameters; the state holds " +
+                      std::to_string(s.num_params) + ".");
     if (config.to_json() != s.config_json) bad_state(K, "its configuration is not canonical");
     return s;
 }
@@ -538,8 +543,8 @@ void MetricsState::merge(const MetricsState& other) {
             return s + "]";
         };
         fail(ErrorKind::InvalidParameter, "cannot merge metrics of different compile parameters",
-             "One state has loss " + loss_name + " and metrics " + list(metric_names) + ", the other loss " + other.loss_name +
-                 " and metrics " + list(other.metric_names) + ".");
+             "One state has loss " + loss_name + " and metrics " + list(metric_names) + ", the other loss " +
+                 other.loss_name + " and metrics " + list(other.metric_names) + ".");
     }
     totals.merge(other.totals);
 }
@@ -548,10 +553,8 @@ std::string MetricsState::metrics_json() const {
     nlohmann::ordered_json j = nlohmann::ordered_json::object();
     for (std::size_t i = 0; i < metric_names.size(); ++i) {
         const double v = totals.metric(i);
-        if (std::isfinite(v))
-            j[metric_names[i]] = v;
-        else
-            j[metric_names[i]] = nullptr;
+        if (std::isfinite(v)) j[metric_names[i]] = v;
+        else j[metric_names[i]] = nullptr;
     }
     return j.dump();
 }
@@ -600,9 +603,11 @@ Topology Topology::build(std::vector<SegmentPlacement> segments, std::vector<Lin
     std::map<std::string, std::string> group_of_node;
     for (const SegmentPlacement& s : segments) {
         if (s.node.empty())
-            fail(ErrorKind::InvalidParameter, "segment dist_key " + std::to_string(s.dist_key) + " has an empty node name");
+            fail(ErrorKind::InvalidParameter,
+                 "segment dist_key " + std::to_string(s.dist_key) + " has an empty node name");
         if (s.group.empty())
-            fail(ErrorKind::InvalidParameter, "segment dist_key " + std::to_string(s.dist_key) + " has an empty group name");
+            fail(ErrorKind::InvalidParameter,
+                 "segment dist_key " + std::to_string(s.dist_key) + " has an empty group name");
         if (!t.segments_.empty() && t.segments_.back().dist_key == s.dist_key) {
             const SegmentPlacement& prev = t.segments_.back();
             if (prev.group != s.group)
@@ -632,12 +637,13 @@ Topology Topology::build(std::vector<SegmentPlacement> segments, std::vector<Lin
         if (l.group_b < l.group_a) std::swap(l.group_a, l.group_b);
         for (const std::string* g : {&l.group_a, &l.group_b})
             if (!t.has_group(*g))
-                fail(ErrorKind::InvalidParameter, "link cost names unknown group " + dq(*g),
-                     "Groups of the topology: " + [&] {
-                         std::string s;
-                         for (const std::string& x : t.groups()) s += (s.empty() ? "" : ", ") + dq(x);
-                         return s;
-                     }() + ".");
+                fail(
+                    ErrorKind::InvalidParameter,
+                    "link cost names unknown group " + dq(*g), "Groups of the topology: " + [&] {
+                        std::string s;
+                        for (const std::string& x : t.groups()) s += (s.empty() ? "" : ", ") + dq(x);
+                        return s;
+                    }() + ".");
         if (!std::isfinite(l.cost) || l.cost <= 0.0)
             fail(ErrorKind::InvalidParameter,
                  "link cost between groups " + dq(l.group_a) + " and " + dq(l.group_b) + " must be a positive number",
@@ -650,8 +656,8 @@ Topology Topology::build(std::vector<SegmentPlacement> segments, std::vector<Lin
         if (!t.links_.empty() && t.links_.back().group_a == l.group_a && t.links_.back().group_b == l.group_b) {
             if (t.links_.back().cost != l.cost)
                 fail(ErrorKind::InvalidParameter,
-                     "link cost between groups " + dq(l.group_a) + " and " + dq(l.group_b) + " is given twice: " +
-                         fmt(t.links_.back().cost, 17) + " and " + fmt(l.cost, 17),
+                     "link cost between groups " + dq(l.group_a) + " and " + dq(l.group_b) +
+                         " is given twice: " + fmt(t.links_.back().cost, 17) + " and " + fmt(l.cost, 17),
                      "Costs are symmetric: give each pair of groups once.");
             continue;
         }
@@ -696,7 +702,8 @@ CombineDecision plan_combine(const Topology& topology, const std::vector<int32_t
     if (!std::isfinite(policy.bytes_factor) || policy.bytes_factor < 1.0)
         fail(ErrorKind::InvalidParameter, "bytes_factor must be at least 1", "It is " + fmt(policy.bytes_factor) + ".");
     if (policy.coordinator_group && !topology.has_group(*policy.coordinator_group))
-        fail(ErrorKind::InvalidParameter, "coordinator group " + dq(*policy.coordinator_group) + " is not in the topology",
+        fail(ErrorKind::InvalidParameter,
+             "coordinator group " + dq(*policy.coordinator_group) + " is not in the topology",
              topology.empty() ? "The topology is empty." : "");
 
     std::vector<int32_t> producers = producers_in;
@@ -752,8 +759,9 @@ CombineDecision plan_combine(const Topology& topology, const std::vector<int32_t
     d.bytes_two_level = crossing_producers * state_bytes;
     d.bytes_three_level = crossing_groups * state_bytes;
     d.bytes_saved = d.bytes_two_level - d.bytes_three_level;
-    d.bytes_reduction = d.bytes_three_level > 0 ? double(d.bytes_two_level) / double(d.bytes_three_level)
-                                                : (d.bytes_two_level > 0 ? std::numeric_limits<double>::infinity() : 1.0);
+    d.bytes_reduction = d.bytes_three_level > 0
+                            ? double(d.bytes_two_level) / double(d.bytes_three_level)
+                            : (d.bytes_two_level > 0 ? std::numeric_limits<double>::infinity() : 1.0);
 
     // Link costs: the dearest measured link within a group of producers, the cheapest measured one
     // between two groups the states travel between.
@@ -793,11 +801,10 @@ CombineDecision plan_combine(const Topology& topology, const std::vector<int32_t
     d.levels = d.intermediate ? 3 : 2;
 
     if (!groups_ok)
-        d.reason = d.producers == 0        ? "there are no producers"
+        d.reason = d.producers == 0     ? "there are no producers"
                    : d.default_topology ? "the topology is empty: every segment is in one group"
                                         : "all producers are in one group";
-    else if (!size_ok)
-        d.reason = "no group has 2 or more producers: an intermediate level would merge nothing";
+    else if (!size_ok) d.reason = "no group has 2 or more producers: an intermediate level would merge nothing";
     else if (!cost_ok)
         d.reason = "links between groups cost only " + fmt(*d.cost_ratio) + "x the links within a group (needs " +
                    fmt(policy.cost_factor) + "x)";
@@ -805,11 +812,11 @@ CombineDecision plan_combine(const Topology& topology, const std::vector<int32_t
         d.reason = "the bytes crossing group boundaries would fall only " + fmt(d.bytes_reduction) + "x (needs " +
                    fmt(policy.bytes_factor) + "x)";
     else if (!saved_ok)
-        d.reason = "the state is too small to matter: the intermediate level would save " + std::to_string(d.bytes_saved) +
-                   " bytes (needs " + std::to_string(policy.min_bytes_saved) + ")";
+        d.reason = "the state is too small to matter: the intermediate level would save " +
+                   std::to_string(d.bytes_saved) + " bytes (needs " + std::to_string(policy.min_bytes_saved) + ")";
     else
-        d.reason = "the intermediate level cuts the bytes crossing group boundaries " + fmt(d.bytes_reduction) + "x, from " +
-                   std::to_string(d.bytes_two_level) + " to " + std::to_string(d.bytes_three_level) +
+        d.reason = "the intermediate level cuts the bytes crossing group boundaries " + fmt(d.bytes_reduction) +
+                   "x, from " + std::to_string(d.bytes_two_level) + " to " + std::to_string(d.bytes_three_level) +
                    (d.costs_measured ? "" : " (link costs not measured: groups are taken to be far apart)");
     return d;
 }

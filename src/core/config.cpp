@@ -6,8 +6,8 @@
 #include <cctype>
 
 #include "config_architecture.h"
-#include "config_params.h"
 #include "config_keras.h"
+#include "config_params.h"
 #include "vocabulary.h"
 
 namespace hopper {
@@ -18,8 +18,7 @@ namespace {
 
 void require_object(const json& j, const std::string& what) {
     if (!j.is_object())
-        fail(ErrorKind::InvalidParameter, what + " must be a JSON object",
-             "Got " + std::string(j.type_name()) + ".");
+        fail(ErrorKind::InvalidParameter, what + " must be a JSON object", "Got " + std::string(j.type_name()) + ".");
 }
 
 }  // namespace
@@ -82,12 +81,10 @@ ModelConfig parse_model_config(std::string_view text) {
     static const std::vector<std::string> keys = {"architecture", "compile", "fit"};
     for (auto it = j.begin(); it != j.end(); ++it)
         if (std::find(keys.begin(), keys.end(), it.key()) == keys.end())
-            fail(ErrorKind::InvalidParameter,
-                 "unknown key \"" + it.key() + "\" in model configuration", {},
+            fail(ErrorKind::InvalidParameter, "unknown key \"" + it.key() + "\" in model configuration", {},
                  "Valid keys are: " + join(keys) + ".");
     for (const std::string& k : keys) {
-        if (!j.contains(k))
-            fail(ErrorKind::InvalidParameter, "missing key \"" + k + "\" in model configuration");
+        if (!j.contains(k)) fail(ErrorKind::InvalidParameter, "missing key \"" + k + "\" in model configuration");
         require_object(j[k], "\"" + k + "\" of the model configuration");
     }
     try {
@@ -96,9 +93,7 @@ ModelConfig parse_model_config(std::string_view text) {
         CompileParams c = compile_from_object(j["compile"]);
         FitParams f = fit_from_object(j["fit"]);
         return resolve_config(std::move(arch), std::move(c), std::move(f));
-    } catch (const json::exception& e) {
-        fail(ErrorKind::InvalidParameter, "invalid model configuration", e.what());
-    }
+    } catch (const json::exception& e) { fail(ErrorKind::InvalidParameter, "invalid model configuration", e.what()); }
 }
 
 }  // namespace hopper

@@ -1,9 +1,10 @@
 // hopper's native architecture JSON, the checks of every architecture and its canonical JSON
 // (config_architecture.h), and the Architecture and TensorShape methods.
+#include "config_architecture.h"
+
 #include <algorithm>
 #include <cmath>
 
-#include "config_architecture.h"
 #include "hopper/resources.h"
 #include "layers.h"
 
@@ -31,7 +32,6 @@ const char* to_string(Initializer i) {
     return "unknown";
 }
 
-
 const char* to_string(LayerKind k) {
     for (const cfg::NativeLayerForm& f : cfg::native_layer_forms())
         if (f.kind == k) return f.type;
@@ -39,7 +39,6 @@ const char* to_string(LayerKind k) {
 }
 
 const char* to_string(Padding p) { return p == Padding::Same ? "same" : "valid"; }
-
 
 namespace cfg {
 
@@ -70,8 +69,7 @@ Initializer default_initializer(Activation a) {
 }
 
 static const char* const kActivationNames = "linear, relu, tanh, sigmoid, softmax";
-static const char* const kInitializerNames =
-    "glorot_uniform, glorot_normal, he_uniform, he_normal, zeros";
+static const char* const kInitializerNames = "glorot_uniform, glorot_normal, he_uniform, he_normal, zeros";
 
 namespace {
 
@@ -100,8 +98,7 @@ int read_count(const json& lj, const char* key, const std::string& where) {
 }
 
 void check_count(const char* key, int n, const std::string& where) {
-    if (n < 1 || n > kMaxDim)
-        bad_value(key, where, n, std::string(key) + " must be an integer between 1 and 1000000.");
+    if (n < 1 || n > kMaxDim) bad_value(key, where, n, std::string(key) + " must be an integer between 1 and 1000000.");
 }
 
 // Dense
@@ -187,24 +184,77 @@ void bn_check(const Layer& l, const std::string& where) {
 
 const std::vector<NativeLayerForm>& native_layer_forms() {
     static const std::vector<NativeLayerForm> forms = {
-        {LayerKind::Dense, "dense", {"units", "activation", "use_bias", "initializer", "dropout", "trainable"}, false, true,
-         dense_read, nullptr, dense_write, dense_same, dense_check},
-        {LayerKind::Conv2D, "conv2d",
-         {"type", "filters", "kernel_size", "strides", "padding", "activation", "use_bias", "initializer", "dropout", "trainable"},
-         true, true, conv_read, nullptr, conv_write, conv_same, conv_check},
-        {LayerKind::MaxPooling2D, "max_pooling2d",
-         {"type", "pool_size", "strides", "padding", "activation", "dropout", "trainable"}, true, false, pool_read, nullptr,
-         pool_write, nullptr, pool_check},
-        {LayerKind::AveragePooling2D, "average_pooling2d",
-         {"type", "pool_size", "strides", "padding", "activation", "dropout", "trainable"}, true, false, pool_read, nullptr,
-         pool_write, nullptr, pool_check},
-        {LayerKind::GlobalAveragePooling2D, "global_average_pooling2d", {"type", "activation", "dropout", "trainable"}, false,
-         false, nullptr, nullptr, nullptr, nullptr, nullptr},
-        {LayerKind::Flatten, "flatten", {"type", "activation", "dropout", "trainable"}, false, false, nullptr, nullptr, nullptr,
-         nullptr, nullptr},
-        {LayerKind::BatchNormalization, "batch_normalization",
-         {"type", "momentum", "epsilon", "center", "scale", "activation", "dropout", "trainable"}, false, false, nullptr, bn_read,
-         bn_write, bn_same, bn_check},
+        {LayerKind::Dense,
+         "dense",
+         {"units", "activation", "use_bias", "initializer", "dropout", "trainable"},
+         false,
+         true,
+         dense_read,
+         nullptr,
+         dense_write,
+         dense_same,
+         dense_check},
+        {LayerKind::Conv2D,
+         "conv2d",
+         {"type", "filters", "kernel_size", "strides", "padding", "activation", "use_bias", "initializer", "dropout",
+          "trainable"},
+         true,
+         true,
+         conv_read,
+         nullptr,
+         conv_write,
+         conv_same,
+         conv_check},
+        {LayerKind::MaxPooling2D,
+         "max_pooling2d",
+         {"type", "pool_size", "strides", "padding", "activation", "dropout", "trainable"},
+         true,
+         false,
+         pool_read,
+         nullptr,
+         pool_write,
+         nullptr,
+         pool_check},
+        {LayerKind::AveragePooling2D,
+         "average_pooling2d",
+         {"type", "pool_size", "strides", "padding", "activation", "dropout", "trainable"},
+         true,
+         false,
+         pool_read,
+         nullptr,
+         pool_write,
+         nullptr,
+         pool_check},
+        {LayerKind::GlobalAveragePooling2D,
+         "global_average_pooling2d",
+         {"type", "activation", "dropout", "trainable"},
+         false,
+         false,
+         nullptr,
+         nullptr,
+         nullptr,
+         nullptr,
+         nullptr},
+        {LayerKind::Flatten,
+         "flatten",
+         {"type", "activation", "dropout", "trainable"},
+         false,
+         false,
+         nullptr,
+         nullptr,
+         nullptr,
+         nullptr,
+         nullptr},
+        {LayerKind::BatchNormalization,
+         "batch_normalization",
+         {"type", "momentum", "epsilon", "center", "scale", "activation", "dropout", "trainable"},
+         false,
+         false,
+         nullptr,
+         bn_read,
+         bn_write,
+         bn_same,
+         bn_check},
     };
     return forms;
 }
@@ -215,9 +265,7 @@ const NativeLayerForm& native_form(LayerKind kind) {
     fail(ErrorKind::Internal, "unknown layer kind");
 }
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 void validate_architecture(const Architecture& arch, const std::vector<std::string>* labels,
                            const std::string& input_label) {
@@ -245,8 +293,7 @@ void validate_architecture(const Architecture& arch, const std::vector<std::stri
              "invalid input dimension " + std::to_string(arch.input_dim) + " (" + input_label + ")",
              "The input dimension must be an integer between 1 and 1000000.");
     if (arch.layers.empty())
-        fail(ErrorKind::InvalidParameter, "architecture has no layers",
-             "At least one layer is needed.");
+        fail(ErrorKind::InvalidParameter, "architecture has no layers", "At least one layer is needed.");
     if (arch.layers.size() > static_cast<std::size_t>(kMaxLayers))
         fail(ErrorKind::Limit, "architecture has too many layers",
              "It has " + std::to_string(arch.layers.size()) + " layers; at most " + std::to_string(kMaxLayers) +
@@ -269,8 +316,7 @@ void validate_architecture(const Architecture& arch, const std::vector<std::stri
                  "Use relu, tanh, sigmoid or linear for hidden layers.");
         if (l.dropout > 0.0f && i + 1 == n)
             // Dropping predictions would feed zeros (log 0 for cross-entropy) to the loss.
-            fail(ErrorKind::InvalidParameter,
-                 "dropout is not allowed on the output layer (" + label(i) + ")",
+            fail(ErrorKind::InvalidParameter, "dropout is not allowed on the output layer (" + label(i) + ")",
                  "Dropout would randomly zero the model's predictions while training.",
                  "Use dropout on hidden layers only.");
         params = layers::add_sat(params, layers::param_count(l, shape));
@@ -284,10 +330,8 @@ void validate_architecture(const Architecture& arch, const std::vector<std::stri
              "A model's output must be a flat vector of predictions.",
              "End the model with a Flatten or GlobalAveragePooling2D layer and a Dense layer.");
     if (arch.layers.back().activation == Activation::Softmax && shape.size() < 2)
-        fail(ErrorKind::InvalidParameter,
-             "softmax output layer (" + label(n - 1) + ") needs at least 2 units",
-             "A softmax over one unit always outputs 1.",
-             "Use sigmoid for a single output unit.");
+        fail(ErrorKind::InvalidParameter, "softmax output layer (" + label(n - 1) + ") needs at least 2 units",
+             "A softmax over one unit always outputs 1.", "Use sigmoid for a single output unit.");
     if (params > kMaxParams)
         fail(ErrorKind::Limit, "model has too many parameters",
              "The architecture " + arch.shape_string() + " has " + std::to_string(params) +
@@ -373,8 +417,8 @@ Architecture parse_native_architecture(const json& j) {
     static const std::vector<std::string> top_keys = {"input_dim", "input_shape", "layers", "initializer"};
     for (auto it = j.begin(); it != j.end(); ++it)
         if (std::find(top_keys.begin(), top_keys.end(), it.key()) == top_keys.end())
-            fail(ErrorKind::InvalidParameter, "unknown key \"" + it.key() + "\" in architecture",
-                 {}, "Valid keys are: " + join(top_keys) + ". A Keras model needs \"class_name\".");
+            fail(ErrorKind::InvalidParameter, "unknown key \"" + it.key() + "\" in architecture", {},
+                 "Valid keys are: " + join(top_keys) + ". A Keras model needs \"class_name\".");
     Architecture a;
     auto in = j.find("input_dim");
     auto shape = j.find("input_shape");
@@ -384,11 +428,13 @@ Architecture parse_native_architecture(const json& j) {
              "input_dim gives the features of flat rows, input_shape the [height, width, channels] of images.",
              "Give only one of them.");
     if (shape != j.end()) {
-        const char* detail = "input_shape must be a list [height, width, channels] of positive integers, or [n] "
-                             "for flat rows of n features.";
+        const char* detail =
+            "input_shape must be a list [height, width, channels] of positive integers, or [n] "
+            "for flat rows of n features.";
         if (shape->is_array() && shape->size() == 1) {
             if (!as_integer((*shape)[0], 1, kMaxDim, v)) {
-                if (as_integer((*shape)[0], int64_t(kMaxDim) + 1, INT64_MAX, v)) bad_size("input_shape", "", (*shape)[0], detail);
+                if (as_integer((*shape)[0], int64_t(kMaxDim) + 1, INT64_MAX, v))
+                    bad_size("input_shape", "", (*shape)[0], detail);
                 bad_value("input_shape", "", *shape, detail);
             }
             a.input_dim = static_cast<int>(v);
@@ -420,8 +466,7 @@ Architecture parse_native_architecture(const json& j) {
     Initializer default_init = Initializer::GlorotUniform;
     if (auto it = j.find("initializer"); it != j.end()) {
         if (!it->is_string() || !initializer_from_name(it->get_ref<const std::string&>(), default_init))
-            bad_value("initializer", "", *it, "Supported initializers are: " +
-                                                  std::string(kInitializerNames) + ".");
+            bad_value("initializer", "", *it, "Supported initializers are: " + std::string(kInitializerNames) + ".");
         have_default_init = true;
     }
 
@@ -429,14 +474,13 @@ Architecture parse_native_architecture(const json& j) {
     if (ls == j.end())
         fail(ErrorKind::InvalidParameter, "missing key \"layers\" in architecture", {},
              "Give a list of layers, e.g. \"layers\": [{\"units\": 10, \"activation\": \"softmax\"}].");
-    if (!ls->is_array())
-        bad_value("layers", "", *ls, "layers must be a list of layer objects.");
+    if (!ls->is_array()) bad_value("layers", "", *ls, "layers must be a list of layer objects.");
     if (ls->empty())
-        fail(ErrorKind::InvalidParameter, "architecture has no layers",
-             "At least one Dense layer is needed.");
+        fail(ErrorKind::InvalidParameter, "architecture has no layers", "At least one Dense layer is needed.");
     if (ls->size() > static_cast<std::size_t>(kMaxLayers))
         fail(ErrorKind::Limit, "architecture has too many layers",
-             "It has " + std::to_string(ls->size()) + " layers; at most " + std::to_string(kMaxLayers) + " are supported.");
+             "It has " + std::to_string(ls->size()) + " layers; at most " + std::to_string(kMaxLayers) +
+                 " are supported.");
 
     for (std::size_t i = 0; i < ls->size(); ++i) {
         const json& lj = (*ls)[i];
@@ -454,8 +498,8 @@ Architecture parse_native_architecture(const json& j) {
         const std::vector<std::string>& keys = form->keys;
         for (auto it = lj.begin(); it != lj.end(); ++it)
             if (it.key() != "type" && std::find(keys.begin(), keys.end(), it.key()) == keys.end())
-                fail(ErrorKind::InvalidParameter,
-                     "unknown key \"" + it.key() + "\"" + where + " of the architecture", {},
+                fail(ErrorKind::InvalidParameter, "unknown key \"" + it.key() + "\"" + where + " of the architecture",
+                     {},
                      l.kind == LayerKind::Dense
                          ? "Valid keys are: " + join(keys) + "."
                          : "Valid keys of a " + std::string(to_string(l.kind)) + " layer are: " + join(keys) + ".");
@@ -479,15 +523,14 @@ Architecture parse_native_architecture(const json& j) {
             l.initializer = have_default_init ? default_init : default_initializer(l.activation);
             if (auto it = lj.find("initializer"); it != lj.end())
                 if (!it->is_string() || !initializer_from_name(it->get_ref<const std::string&>(), l.initializer))
-                    bad_value("initializer", where, *it, "Supported initializers are: " +
-                                                             std::string(kInitializerNames) + ".");
+                    bad_value("initializer", where, *it,
+                              "Supported initializers are: " + std::string(kInitializerNames) + ".");
         }
         if (form->read_options) form->read_options(lj, where, l);
         if (auto it = lj.find("dropout"); it != lj.end()) {
             double d = 0;
             // Checked after the cast too: 0.9999999999 rounds to 1.0f.
-            if (!as_double(*it, d) || !(d >= 0.0 && d < 1.0) ||
-                !(static_cast<float>(d) < 1.0f))
+            if (!as_double(*it, d) || !(d >= 0.0 && d < 1.0) || !(static_cast<float>(d) < 1.0f))
                 bad_value("dropout", where, *it, "dropout must be at least 0 and less than 1.");
             l.dropout = static_cast<float>(d);
         }
@@ -503,10 +546,8 @@ Architecture parse_native_architecture(const json& j) {
 
 ojson architecture_to_ojson(const Architecture& a) {
     ojson j;
-    if (a.image_input())
-        j["input_shape"] = ojson::array({a.input_height, a.input_width, a.input_channels});
-    else
-        j["input_dim"] = a.input_dim;
+    if (a.image_input()) j["input_shape"] = ojson::array({a.input_height, a.input_width, a.input_channels});
+    else j["input_dim"] = a.input_dim;
     ojson layers = ojson::array();
     for (const Layer& l : a.layers) {
         ojson lj;

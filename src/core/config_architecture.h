@@ -40,8 +40,8 @@ struct NativeLayerForm {
     // Reads its sizes (before strides and activation), and its options (after the initializer).
     void (*read_sizes)(const json& lj, const std::string& where, Layer& l);
     void (*read_options)(const json& lj, const std::string& where, Layer& l);
-    void (*write)(const Layer& l, ojson& lj);         // its fields, after "type"
-    bool (*same)(const Layer& a, const Layer& b);     // its fields equal
+    void (*write)(const Layer& l, ojson& lj);                 // its fields, after "type"
+    bool (*same)(const Layer& a, const Layer& b);             // its fields equal
     void (*check)(const Layer& l, const std::string& where);  // range checks of a hand-built layer
 };
 const std::vector<NativeLayerForm>& native_layer_forms();

@@ -26,7 +26,6 @@ const char* to_string(Metric m) {
     return s ? s->name : "unknown";
 }
 
-
 namespace cfg {
 
 namespace {
@@ -92,9 +91,8 @@ void add_arg(std::map<std::string, OptArg>& args, const std::string& key, const 
     auto it = args.find(c);
     if (it != args.end())
         fail(ErrorKind::InvalidParameter, "duplicate value for \"" + c + "\" in compile parameters",
-             it->second.written == key
-                 ? "\"" + key + "\" is given twice."
-                 : "It is given as \"" + it->second.written + "\" and as \"" + key + "\".");
+             it->second.written == key ? "\"" + key + "\" is given twice."
+                                       : "It is given as \"" + it->second.written + "\" and as \"" + key + "\".");
     args[c] = OptArg{v, key};
 }
 
@@ -121,9 +119,11 @@ void parse_optimizer_string(const std::string& s, std::string& name, std::map<st
             json v = parse_value(c, what, k.text, false);
             add_arg(args, k.text, v);
             const Token& sep = c.peek();
-            if (sep.kind == Tk::Comma) { c.take(); continue; }
-            if (sep.kind != Tk::RParen)
-                syntax(what, sep.pos, "expected \",\" or \")\" but found " + describe(sep));
+            if (sep.kind == Tk::Comma) {
+                c.take();
+                continue;
+            }
+            if (sep.kind != Tk::RParen) syntax(what, sep.pos, "expected \",\" or \")\" but found " + describe(sep));
         }
         c.take();
     }
@@ -144,16 +144,14 @@ void check_opt_range(const std::string& canonical, const std::string& written, d
 
 double opt_number(const OptArg& a, const std::string& canonical) {
     double d = 0;
-    if (!a.value.is_number())
-        bad_value(a.written, "", a.value, canonical + " must be a number.");
+    if (!a.value.is_number()) bad_value(a.written, "", a.value, canonical + " must be a number.");
     d = a.value.get<double>();
     check_opt_range(canonical, a.written, d);
     return d;
 }
 
 bool opt_bool(const OptArg& a) {
-    if (!a.value.is_boolean())
-        bad_value(a.written, "", a.value, a.written + " must be True or False.");
+    if (!a.value.is_boolean()) bad_value(a.written, "", a.value, a.written + " must be True or False.");
     return a.value.get<bool>();
 }
 
@@ -180,8 +178,7 @@ OptimizerConfig build_optimizer(std::string name, const std::map<std::string, Op
     std::vector<std::string> allowed(spec->args.begin(), spec->args.end());
     for (const auto& [k, a] : args)
         if (std::find(allowed.begin(), allowed.end(), k) == allowed.end())
-            fail(ErrorKind::InvalidParameter,
-                 "optimizer argument \"" + a.written + "\" does not apply to " + family,
+            fail(ErrorKind::InvalidParameter, "optimizer argument \"" + a.written + "\" does not apply to " + family,
                  "The " + family + " optimizer takes: " + join(allowed) + ".",
                  k == "momentum" ? "Momentum is an argument of SGD, e.g. optimizer='SGD(lr=0.01, momentum=0.9)'."
                                  : std::string());
@@ -250,9 +247,9 @@ CompileParams compile_from_object(const json& obj) {
         v.insert(v.end(), {"weight_decay", "metrics", "top_k"});
         return v;
     }();
-    static const std::vector<std::string> unsupported = {
-        "loss_weights", "sample_weight_mode", "weighted_metrics", "target_tensors",
-        "run_eagerly", "steps_per_execution", "jit_compile", "auto_scale_loss"};
+    static const std::vector<std::string> unsupported = {"loss_weights",   "sample_weight_mode", "weighted_metrics",
+                                                         "target_tensors", "run_eagerly",        "steps_per_execution",
+                                                         "jit_compile",    "auto_scale_loss"};
     check_keys(obj, valid, unsupported, "compile parameters");
     CompileParams c;
 
@@ -282,8 +279,9 @@ CompileParams compile_from_object(const json& obj) {
             for (auto a = it->begin(); a != it->end(); ++a)
                 if (a.key() != "name") add_arg(args, a.key(), a.value());
         } else {
-            bad_value("optimizer", "", *it, "optimizer must be a name such as 'adam', a Keras-style "
-                                            "string such as 'SGD(lr=0.01)' or an object.",
+            bad_value("optimizer", "", *it,
+                      "optimizer must be a name such as 'adam', a Keras-style "
+                      "string such as 'SGD(lr=0.01)' or an object.",
                       optimizer_hint());
         }
     }
@@ -310,8 +308,7 @@ CompileParams compile_from_object(const json& obj) {
                 fail(ErrorKind::InvalidParameter, "duplicate metric " + show(m),
                      first == m.get<std::string>()
                          ? "The metric is listed twice."
-                         : "\"" + first + "\" and " + show(m) + " are the same metric (" +
-                               to_string(mm) + ").");
+                         : "\"" + first + "\" and " + show(m) + " are the same metric (" + to_string(mm) + ").");
             }
             c.metrics.push_back(mm);
             written.push_back(m.get<std::string>());
@@ -319,8 +316,7 @@ CompileParams compile_from_object(const json& obj) {
     }
     if (auto it = obj.find("top_k"); it != obj.end()) {
         int64_t v = 0;
-        if (!as_integer(*it, 1, 1000, v))
-            bad_value("top_k", "", *it, "top_k must be an integer between 1 and 1000.");
+        if (!as_integer(*it, 1, 1000, v)) bad_value("top_k", "", *it, "top_k must be an integer between 1 and 1000.");
         c.top_k = static_cast<int>(v);
     }
     return c;
@@ -332,13 +328,11 @@ void validate_compile(const CompileParams& c) {
     check_opt_range("decay", "decay", o.decay);
     check_opt_range("weight_decay", "weight_decay", o.weight_decay);
     for (const char* p : optimizer_spec(o.kind).params) check_opt_range(p, p, o.*(vocab::optimizer_arg(p)->field));
-    if (c.top_k < 1 || c.top_k > 1000)
-        bad_value("top_k", "", c.top_k, "top_k must be an integer between 1 and 1000.");
+    if (c.top_k < 1 || c.top_k > 1000) bad_value("top_k", "", c.top_k, "top_k must be an integer between 1 and 1000.");
     for (std::size_t i = 0; i < c.metrics.size(); ++i)
         for (std::size_t k = 0; k < i; ++k)
             if (c.metrics[i] == c.metrics[k])
-                fail(ErrorKind::InvalidParameter,
-                     "duplicate metric \"" + std::string(to_string(c.metrics[i])) + "\"");
+                fail(ErrorKind::InvalidParameter, "duplicate metric \"" + std::string(to_string(c.metrics[i])) + "\"");
 }
 
 ojson compile_to_ojson(const CompileParams& c) {

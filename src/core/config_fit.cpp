@@ -8,11 +8,22 @@ namespace cfg {
 
 FitParams fit_from_object(const json& obj) {
     static const std::vector<std::string> valid = {"batch_size", "epochs", "seed", "verbose"};
-    static const std::vector<std::string> unsupported = {
-        "shuffle", "validation_split", "validation_data", "callbacks", "class_weight",
-        "sample_weight", "initial_epoch", "steps_per_epoch", "validation_steps",
-        "validation_batch_size", "validation_freq", "max_queue_size", "workers",
-        "use_multiprocessing", "x", "y"};
+    static const std::vector<std::string> unsupported = {"shuffle",
+                                                         "validation_split",
+                                                         "validation_data",
+                                                         "callbacks",
+                                                         "class_weight",
+                                                         "sample_weight",
+                                                         "initial_epoch",
+                                                         "steps_per_epoch",
+                                                         "validation_steps",
+                                                         "validation_batch_size",
+                                                         "validation_freq",
+                                                         "max_queue_size",
+                                                         "workers",
+                                                         "use_multiprocessing",
+                                                         "x",
+                                                         "y"};
     check_keys(obj, valid, unsupported, "fit parameters");
     FitParams f;
     int64_t v = 0;
@@ -22,8 +33,7 @@ FitParams fit_from_object(const json& obj) {
         f.batch_size = static_cast<int>(v);
     }
     if (auto it = obj.find("epochs"); it != obj.end()) {
-        if (!as_integer(*it, 1, 1000, v))
-            bad_value("epochs", "", *it, "epochs must be an integer between 1 and 1000.");
+        if (!as_integer(*it, 1, 1000, v)) bad_value("epochs", "", *it, "epochs must be an integer between 1 and 1000.");
         f.epochs = static_cast<int>(v);
     }
     if (auto it = obj.find("seed"); it != obj.end()) {

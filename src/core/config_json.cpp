@@ -1,5 +1,7 @@
 // JSON text with hopper's checks (duplicate keys, nesting, cancel), values for messages, number
 // conversions and the messages every parser shares (config_json.h).
+#include "config_json.h"
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -7,7 +9,6 @@
 #include <cstdio>
 #include <set>
 
-#include "config_json.h"
 #include "hopper/interrupt.h"
 
 namespace hopper::cfg {
@@ -96,8 +97,8 @@ void check_text_size(std::string_view text, std::size_t limit, const std::string
         fail(ErrorKind::Limit, what + " is too large",
              "It has " + std::to_string(text.size()) + " bytes; hopper reads at most " + std::to_string(limit >> 20) +
                  " MB of " + what + " text.",
-             "An architecture has at most " + std::to_string(kMaxLayers) + " layers of at most " + std::to_string(kMaxDim) +
-                 " units each.");
+             "An architecture has at most " + std::to_string(kMaxLayers) + " layers of at most " +
+                 std::to_string(kMaxDim) + " units each.");
 }
 
 json parse_json_text(std::string_view text, const std::string& what) {
@@ -108,9 +109,7 @@ json parse_json_text(std::string_view text, const std::string& what) {
         return json::parse(text.begin(), text.end());
     } catch (const json::parse_error& e) {
         fail(ErrorKind::Syntax, "syntax error in " + what + " JSON", parse_error_detail(e.what()));
-    } catch (const json::exception& e) {
-        fail(ErrorKind::Syntax, "syntax error in " + what + " JSON", e.what());
-    }
+    } catch (const json::exception& e) { fail(ErrorKind::Syntax, "syntax error in " + what + " JSON", e.what()); }
 }
 
 std::string show(const json& v) {
@@ -177,10 +176,9 @@ std::string join(const std::vector<std::string>& names, const char* sep) {
     return r;
 }
 
-void bad_value(const std::string& key, const std::string& where, const json& v,
-               const std::string& detail, const std::string& hint) {
-    fail(ErrorKind::InvalidParameter, "invalid value for \"" + key + "\"" + where + ": " + show(v),
-         detail, hint);
+void bad_value(const std::string& key, const std::string& where, const json& v, const std::string& detail,
+               const std::string& hint) {
+    fail(ErrorKind::InvalidParameter, "invalid value for \"" + key + "\"" + where + ": " + show(v), detail, hint);
 }
 
 void bad_size(const std::string& key, const std::string& where, const json& v, const std::string& detail) {
@@ -188,8 +186,7 @@ void bad_size(const std::string& key, const std::string& where, const json& v, c
     const bool huge = as_integer(v, int64_t(kMaxDim) + 1, INT64_MAX, n) ||
                       (v.is_number_float() && v.get<double>() >= 9223372036854775808.0) ||
                       (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX));
-    if (huge)
-        fail(ErrorKind::Limit, "value for \"" + key + "\"" + where + " is too large: " + show(v), detail);
+    if (huge) fail(ErrorKind::Limit, "value for \"" + key + "\"" + where + " is too large: " + show(v), detail);
     bad_value(key, where, v, detail);
 }
 
@@ -203,8 +200,7 @@ bool as_integer(const json& v, int64_t lo, int64_t hi, int64_t& out) {
     } else if (v.is_number_float()) {
         double d = v.get<double>();
         // 9223372036854775808.0 is 2^63, the first double outside int64.
-        if (!std::isfinite(d) || d != std::floor(d) || d < -9223372036854775808.0 ||
-            d >= 9223372036854775808.0)
+        if (!std::isfinite(d) || d != std::floor(d) || d < -9223372036854775808.0 || d >= 9223372036854775808.0)
             return false;
         out = static_cast<int64_t>(d);
     } else {
@@ -219,8 +215,8 @@ bool as_double(const json& v, double& out) {
     return std::isfinite(out);
 }
 
-void check_keys(const json& obj, const std::vector<std::string>& valid,
-                const std::vector<std::string>& unsupported, const std::string& what) {
+void check_keys(const json& obj, const std::vector<std::string>& valid, const std::vector<std::string>& unsupported,
+                const std::string& what) {
     for (auto it = obj.begin(); it != obj.end(); ++it) {
         const std::string& k = it.key();
         if (std::find(valid.begin(), valid.end(), k) != valid.end()) continue;
@@ -231,6 +227,5 @@ void check_keys(const json& obj, const std::vector<std::string>& valid,
         fail(ErrorKind::InvalidParameter, "unknown key \"" + k + "\" in " + what, {}, hint);
     }
 }
-
 
 }  // namespace hopper::cfg

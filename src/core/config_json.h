@@ -51,8 +51,8 @@ std::string squash(std::string_view s);
 std::string join(const std::vector<std::string>& names, const char* sep = ", ");
 
 // InvalidParameter `invalid value for "key"<where>: <value>` with the detail sentence given.
-[[noreturn]] void bad_value(const std::string& key, const std::string& where, const json& v,
-                            const std::string& detail, const std::string& hint = {});
+[[noreturn]] void bad_value(const std::string& key, const std::string& where, const json& v, const std::string& detail,
+                            const std::string& hint = {});
 
 // Like bad_value, but a whole number above kMaxDim is a limit (54000), not a bad value (22023).
 [[noreturn]] void bad_size(const std::string& key, const std::string& where, const json& v, const std::string& detail);

@@ -30,12 +30,13 @@
 // null/false value is ignored, with any other value refused. Input shapes that layers declare
 // (batch_input_shape on the first layer, Keras 3's build_config on every layer) must agree with
 // the shapes hopper computes.
+#include "config_keras.h"
+
 #include <algorithm>
 #include <cmath>
 #include <initializer_list>
 
 #include "config_architecture.h"
-#include "config_keras.h"
 #include "hopper/interrupt.h"
 
 namespace hopper::cfg {
@@ -53,14 +54,13 @@ struct KerasLayerRef {
     }
 };
 
-[[noreturn]] void refuse(const KerasLayerRef& r, const std::string& message,
-                         const std::string& detail = {}, const std::string& hint = {}) {
+[[noreturn]] void refuse(const KerasLayerRef& r, const std::string& message, const std::string& detail = {},
+                         const std::string& hint = {}) {
     fail(ErrorKind::InvalidParameter, message, detail, hint);
 }
 
 bool is_nullish(const json& v) {
-    return v.is_null() || (v.is_boolean() && !v.get<bool>()) ||
-           (v.is_number() && v.get<double>() == 0.0);
+    return v.is_null() || (v.is_boolean() && !v.get<bool>()) || (v.is_number() && v.get<double>() == 0.0);
 }
 
 // A Keras shape: [n] (flat) or [height, width, channels] (an image) once the batch dimension is
@@ -76,8 +76,7 @@ bool keras_shape(const json& shape, bool batch, const KerasLayerRef& r, const st
             bad_value(key, " in " + r.label(), shape, "An input shape is a list such as [null, 784].");
         items = &*it;
     }
-    if (!items->is_array())
-        bad_value(key, " in " + r.label(), shape, "An input shape is a list such as [null, 784].");
+    if (!items->is_array()) bad_value(key, " in " + r.label(), shape, "An input shape is a list such as [null, 784].");
     std::vector<json> dims(items->begin(), items->end());
     if (batch && !dims.empty()) dims.erase(dims.begin());
     if (dims.size() != 1 && dims.size() != 3) {
@@ -86,9 +85,15 @@ bool keras_shape(const json& shape, bool batch, const KerasLayerRef& r, const st
         bool known = !dims.empty();
         for (const json& d : dims) {
             int64_t v = 0;
-            if (!as_integer(d, 1, kMaxDim, v)) { known = false; break; }
+            if (!as_integer(d, 1, kMaxDim, v)) {
+                known = false;
+                break;
+            }
             prod *= static_cast<uint64_t>(v);
-            if (prod > 1000000000000ull) { known = false; break; }
+            if (prod > 1000000000000ull) {
+                known = false;
+                break;
+            }
         }
         std::string hint;
         if (dims.size() == 2 && known)
@@ -98,8 +103,7 @@ bool keras_shape(const json& shape, bool batch, const KerasLayerRef& r, const st
         else if (known)
             hint = "Flatten each row to a one-dimensional array of " + std::to_string(prod) +
                    " numbers and give the model an input shape of (" + std::to_string(prod) + ",).";
-        else
-            hint = "Flatten each row to a one-dimensional array and give the model an input shape of (n,).";
+        else hint = "Flatten each row to a one-dimensional array and give the model an input shape of (n,).";
         refuse(r, "input shape " + show(*items) + " of " + r.label() + " is not supported",
                "hopper supports inputs of shape [null, n] and images of shape [null, height, width, "
                "channels] (channels last).",
@@ -108,9 +112,9 @@ bool keras_shape(const json& shape, bool batch, const KerasLayerRef& r, const st
     int64_t v[3] = {1, 1, 1};
     for (std::size_t i = 0; i < dims.size(); ++i) {
         if (dims[i].is_null())
-            refuse(r, "input shape " + show(*items) + " of " + r.label() + " has no feature count",
-                   {}, dims.size() == 1 ? "Give the input shape explicitly, e.g. input_shape=(784,)."
-                                        : "Give the input shape explicitly, e.g. input_shape=(28, 28, 1).");
+            refuse(r, "input shape " + show(*items) + " of " + r.label() + " has no feature count", {},
+                   dims.size() == 1 ? "Give the input shape explicitly, e.g. input_shape=(784,)."
+                                    : "Give the input shape explicitly, e.g. input_shape=(28, 28, 1).");
         if (!as_integer(dims[i], 1, kMaxDim, v[i])) {
             if (as_integer(dims[i], int64_t(kMaxDim) + 1, INT64_MAX, v[i]))
                 fail(ErrorKind::Limit, "input shape " + show(*items) + " of " + r.label() + " is too large",
@@ -137,23 +141,23 @@ bool keras_shape(const json& shape, bool batch, const KerasLayerRef& r, const st
 // A shape for messages: "[null, 784]", "[null, 28, 28, 1]".
 std::string keras_shape_string(const TensorShape& s) {
     if (s.flat) return "[null, " + std::to_string(s.channels) + "]";
-    return "[null, " + std::to_string(s.height) + ", " + std::to_string(s.width) + ", " + std::to_string(s.channels) + "]";
+    return "[null, " + std::to_string(s.height) + ", " + std::to_string(s.width) + ", " + std::to_string(s.channels) +
+           "]";
 }
 
 // kernel_initializer / init as a string or {"class_name": ..., "config": {...}}.
 Initializer kernel_initializer(const json& v, const KerasLayerRef& r, const std::string& key) {
     const std::string where = " in " + r.label();
-    const char* detail = "hopper supports the kernel initializers glorot_uniform, glorot_normal, "
-                         "he_uniform, he_normal and zeros.";
+    const char* detail =
+        "hopper supports the kernel initializers glorot_uniform, glorot_normal, "
+        "he_uniform, he_normal and zeros.";
     Initializer out;
     if (v.is_string()) {
         if (!initializer_from_name(v.get_ref<const std::string&>(), out))
-            fail(ErrorKind::InvalidParameter,
-                 "unsupported kernel initializer " + show(v) + where, detail);
+            fail(ErrorKind::InvalidParameter, "unsupported kernel initializer " + show(v) + where, detail);
         return out;
     }
-    if (!v.is_object() || !v.contains("class_name") || !v["class_name"].is_string())
-        bad_value(key, where, v, detail);
+    if (!v.is_object() || !v.contains("class_name") || !v["class_name"].is_string()) bad_value(key, where, v, detail);
     const std::string& cls = v["class_name"].get_ref<const std::string&>();
     if (cls == "VarianceScaling") {
         // Keras 2.0-2.2 serialise glorot_* and he_* as VarianceScaling with these settings.
@@ -170,13 +174,12 @@ Initializer kernel_initializer(const json& v, const KerasLayerRef& r, const std:
         if (scale == 2.0 && mode == "fan_in" && (uniform || normal))
             return uniform ? Initializer::HeUniform : Initializer::HeNormal;
         fail(ErrorKind::InvalidParameter,
-             "unsupported kernel initializer VarianceScaling(scale=" + fmt_double(scale) +
-                 ", mode=" + mode + ", distribution=" + dist + ")" + where,
+             "unsupported kernel initializer VarianceScaling(scale=" + fmt_double(scale) + ", mode=" + mode +
+                 ", distribution=" + dist + ")" + where,
              detail);
     }
     if (!initializer_from_name(cls, out))
-        fail(ErrorKind::InvalidParameter, "unsupported kernel initializer \"" + cls + "\"" + where,
-             detail);
+        fail(ErrorKind::InvalidParameter, "unsupported kernel initializer \"" + cls + "\"" + where, detail);
     // seed and dtype in the config are irrelevant: hopper seeds from the fit parameters.
     return out;
 }
@@ -210,9 +213,10 @@ Activation keras_activation(const json& v, const KerasLayerRef& r) {
 
 // Keys of a layer's config that hopper ignores because they do not change the maths.
 bool harmless_key(const std::string& k) {
-    static const char* const keys[] = {
-        "name", "dtype", "input_dtype", "sparse", "ragged", "optional", "batch_size",
-        "seed", "lora_alpha", "autocast", "dynamic", "expects_training_arg", "fused"};
+    static const char* const keys[] = {"name",       "dtype",    "input_dtype", "sparse",
+                                       "ragged",     "optional", "batch_size",  "seed",
+                                       "lora_alpha", "autocast", "dynamic",     "expects_training_arg",
+                                       "fused"};
     for (const char* h : keys)
         if (k == h) return true;
     return false;
@@ -228,8 +232,7 @@ bool keras_trainable(const json& cfg, const KerasLayerRef& r) {
 }
 
 // Unknown keys are refused unless their value is null/false/0 (an option switched off).
-void check_unknown(const json& cfg, const KerasLayerRef& r,
-                   const std::vector<std::string>& handled) {
+void check_unknown(const json& cfg, const KerasLayerRef& r, const std::vector<std::string>& handled) {
     for (auto it = cfg.begin(); it != cfg.end(); ++it) {
         const std::string& k = it.key();
         if (harmless_key(k) || k == "trainable") continue;
@@ -250,7 +253,7 @@ namespace {
 struct Declared {
     std::size_t layer;  // index of the hopper layer it declares the input of
     TensorShape shape;
-    std::string what;   // "batch_input_shape", ...
+    std::string what;  // "batch_input_shape", ...
     KerasLayerRef ref;
 };
 
@@ -283,12 +286,27 @@ public:
 
     void dense(const json& cfg, const KerasLayerRef& r, const json* build_shape) {
         const bool trainable = keras_trainable(cfg, r);
-        static const std::vector<std::string> handled = {
-            "units", "output_dim", "activation", "use_bias", "bias", "kernel_initializer",
-            "init", "bias_initializer", "kernel_regularizer", "bias_regularizer",
-            "activity_regularizer", "kernel_constraint", "bias_constraint", "W_regularizer",
-            "b_regularizer", "W_constraint", "b_constraint", "batch_input_shape",
-            "batch_shape", "input_shape", "input_dim"};
+        static const std::vector<std::string> handled = {"units",
+                                                         "output_dim",
+                                                         "activation",
+                                                         "use_bias",
+                                                         "bias",
+                                                         "kernel_initializer",
+                                                         "init",
+                                                         "bias_initializer",
+                                                         "kernel_regularizer",
+                                                         "bias_regularizer",
+                                                         "activity_regularizer",
+                                                         "kernel_constraint",
+                                                         "bias_constraint",
+                                                         "W_regularizer",
+                                                         "b_regularizer",
+                                                         "W_constraint",
+                                                         "b_constraint",
+                                                         "batch_input_shape",
+                                                         "batch_shape",
+                                                         "input_shape",
+                                                         "input_dim"};
         check_unknown(cfg, r, handled);
         const std::string where = " in " + r.label();
         check_layer_count();
@@ -296,20 +314,19 @@ public:
         if (cfg.contains("input_dim") && !cfg["input_dim"].is_null()) {  // Keras 1
             int64_t v = 0;
             if (!as_integer(cfg["input_dim"], 1, kMaxDim, v))
-                bad_size("input_dim", where, cfg["input_dim"],
-                         "input_dim must be an integer between 1 and 1000000.");
+                bad_size("input_dim", where, cfg["input_dim"], "input_dim must be an integer between 1 and 1000000.");
             TensorShape s;
             s.channels = static_cast<int>(v);
             declare(s, r, "input_dim");
         }
-        refuse_regularizers(cfg, r, {"kernel_regularizer", "bias_regularizer", "activity_regularizer",
-                                     "W_regularizer", "b_regularizer"});
+        refuse_regularizers(cfg, r,
+                            {"kernel_regularizer", "bias_regularizer", "activity_regularizer", "W_regularizer",
+                             "b_regularizer"});
         refuse_constraints(cfg, r, {"kernel_constraint", "bias_constraint", "W_constraint", "b_constraint"});
 
         Layer l;
         const char* ukey = cfg.contains("units") ? "units" : "output_dim";
-        if (!cfg.contains(ukey))
-            fail(ErrorKind::InvalidParameter, "missing key \"units\"" + where);
+        if (!cfg.contains(ukey)) fail(ErrorKind::InvalidParameter, "missing key \"units\"" + where);
         int64_t v = 0;
         if (!as_integer(cfg[ukey], 1, kMaxDim, v))
             bad_size(ukey, where, cfg[ukey], "units must be an integer between 1 and 1000000.");
@@ -317,15 +334,13 @@ public:
         if (cfg.contains("activation")) l.activation = keras_activation(cfg["activation"], r);
         const char* bkey = cfg.contains("use_bias") ? "use_bias" : "bias";
         if (cfg.contains(bkey)) {
-            if (!cfg[bkey].is_boolean())
-                bad_value(bkey, where, cfg[bkey], "use_bias must be true or false.");
+            if (!cfg[bkey].is_boolean()) bad_value(bkey, where, cfg[bkey], "use_bias must be true or false.");
             l.use_bias = cfg[bkey].get<bool>();
         }
         // Keras's default kernel initializer is glorot_uniform whatever the activation.
         l.initializer = Initializer::GlorotUniform;
         const char* ikey = cfg.contains("kernel_initializer") ? "kernel_initializer" : "init";
-        if (cfg.contains(ikey) && !cfg[ikey].is_null())
-            l.initializer = kernel_initializer(cfg[ikey], r, ikey);
+        if (cfg.contains(ikey) && !cfg[ikey].is_null()) l.initializer = kernel_initializer(cfg[ikey], r, ikey);
         check_bias_initializer(cfg, r, l.use_bias);
         l.trainable = trainable;
         add(l, r);
@@ -333,11 +348,25 @@ public:
 
     void conv2d(const json& cfg, const KerasLayerRef& r, const json* build_shape) {
         const bool trainable = keras_trainable(cfg, r);
-        static const std::vector<std::string> handled = {
-            "filters", "kernel_size", "strides", "padding", "data_format", "dilation_rate", "groups",
-            "activation", "use_bias", "kernel_initializer", "bias_initializer", "kernel_regularizer",
-            "bias_regularizer", "activity_regularizer", "kernel_constraint", "bias_constraint",
-            "batch_input_shape", "batch_shape", "input_shape"};
+        static const std::vector<std::string> handled = {"filters",
+                                                         "kernel_size",
+                                                         "strides",
+                                                         "padding",
+                                                         "data_format",
+                                                         "dilation_rate",
+                                                         "groups",
+                                                         "activation",
+                                                         "use_bias",
+                                                         "kernel_initializer",
+                                                         "bias_initializer",
+                                                         "kernel_regularizer",
+                                                         "bias_regularizer",
+                                                         "activity_regularizer",
+                                                         "kernel_constraint",
+                                                         "bias_constraint",
+                                                         "batch_input_shape",
+                                                         "batch_shape",
+                                                         "input_shape"};
         check_unknown(cfg, r, handled);
         const std::string where = " in " + r.label();
         check_layer_count();
@@ -361,14 +390,12 @@ public:
         }
         Layer l;
         l.kind = LayerKind::Conv2D;
-        if (!cfg.contains("filters"))
-            fail(ErrorKind::InvalidParameter, "missing key \"filters\"" + where);
+        if (!cfg.contains("filters")) fail(ErrorKind::InvalidParameter, "missing key \"filters\"" + where);
         int64_t v = 0;
         if (!as_integer(cfg["filters"], 1, kMaxDim, v))
             bad_size("filters", where, cfg["filters"], "filters must be an integer between 1 and 1000000.");
         l.filters = static_cast<int>(v);
-        if (!cfg.contains("kernel_size"))
-            fail(ErrorKind::InvalidParameter, "missing key \"kernel_size\"" + where);
+        if (!cfg.contains("kernel_size")) fail(ErrorKind::InvalidParameter, "missing key \"kernel_size\"" + where);
         if (!window_size(cfg["kernel_size"], l.kernel_h, l.kernel_w))
             bad_window_size("kernel_size", where, cfg["kernel_size"]);
         window_options(cfg, r, l);
@@ -388,8 +415,9 @@ public:
 
     void pooling(const json& cfg, const KerasLayerRef& r, const json* build_shape, LayerKind kind) {
         const bool trainable = keras_trainable(cfg, r);
-        check_unknown(cfg, r, {"pool_size", "strides", "padding", "data_format", "batch_input_shape",
-                               "batch_shape", "input_shape"});
+        check_unknown(cfg, r,
+                      {"pool_size", "strides", "padding", "data_format", "batch_input_shape", "batch_shape",
+                       "input_shape"});
         const std::string where = " in " + r.label();
         check_layer_count();
         declare_input(cfg, r, build_shape);
@@ -437,11 +465,22 @@ public:
 
     void batch_normalization(const json& cfg, const KerasLayerRef& r, const json* build_shape) {
         const bool trainable = keras_trainable(cfg, r);
-        static const std::vector<std::string> handled = {
-            "axis", "momentum", "epsilon", "center", "scale", "beta_initializer", "gamma_initializer",
-            "moving_mean_initializer", "moving_variance_initializer", "beta_regularizer",
-            "gamma_regularizer", "beta_constraint", "gamma_constraint", "batch_input_shape",
-            "batch_shape", "input_shape"};
+        static const std::vector<std::string> handled = {"axis",
+                                                         "momentum",
+                                                         "epsilon",
+                                                         "center",
+                                                         "scale",
+                                                         "beta_initializer",
+                                                         "gamma_initializer",
+                                                         "moving_mean_initializer",
+                                                         "moving_variance_initializer",
+                                                         "beta_regularizer",
+                                                         "gamma_regularizer",
+                                                         "beta_constraint",
+                                                         "gamma_constraint",
+                                                         "batch_input_shape",
+                                                         "batch_shape",
+                                                         "input_shape"};
         check_unknown(cfg, r, handled);
         const std::string where = " in " + r.label();
         check_layer_count();
@@ -464,7 +503,8 @@ public:
         }
         for (const char* key : {"center", "scale"})
             if (cfg.contains(key)) {
-                if (!cfg[key].is_boolean()) bad_value(key, where, cfg[key], std::string(key) + " must be true or false.");
+                if (!cfg[key].is_boolean())
+                    bad_value(key, where, cfg[key], std::string(key) + " must be true or false.");
                 (std::string(key) == "center" ? l.center : l.scale) = cfg[key].get<bool>();
             }
         struct Init {
@@ -472,9 +512,9 @@ public:
             double value;
             bool used;
         };
-        for (const Init& i : {Init{"beta_initializer", 0.0, l.center}, Init{"gamma_initializer", 1.0, l.scale},
-                              Init{"moving_mean_initializer", 0.0, true},
-                              Init{"moving_variance_initializer", 1.0, true}})
+        for (const Init& i :
+             {Init{"beta_initializer", 0.0, l.center}, Init{"gamma_initializer", 1.0, l.scale},
+              Init{"moving_mean_initializer", 0.0, true}, Init{"moving_variance_initializer", 1.0, true}})
             if (i.used && cfg.contains(i.key) && !cfg[i.key].is_null() && !is_constant_initializer(cfg[i.key], i.value))
                 refuse(r, "unsupported " + std::string(i.key) + " " + show(cfg[i.key]) + where,
                        "hopper starts batch normalization with gamma 1, beta 0, moving mean 0 and moving "
@@ -506,8 +546,9 @@ public:
                    "Remove the Activation layer or move it after a Dense or Conv2D layer.");
         Layer& d = arch.layers.back();
         if (d.activation != Activation::Linear)
-            refuse(r, r.label() + " applies " + std::string(to_string(a)) + " after " + labels.back() +
-                          " which already uses " + to_string(d.activation),
+            refuse(r,
+                   r.label() + " applies " + std::string(to_string(a)) + " after " + labels.back() +
+                       " which already uses " + to_string(d.activation),
                    "hopper applies one activation per layer.",
                    "Give the layer before activation='linear' or remove one of the activations.");
         if (dropout_since_layer_ && a != Activation::Relu)
@@ -521,15 +562,13 @@ public:
         keras_trainable(cfg, r);  // checked; nothing of its own to freeze
         check_unknown(cfg, r, {"rate", "p", "noise_shape"});
         if (cfg.contains("noise_shape") && !cfg["noise_shape"].is_null())
-            refuse(r, "unsupported noise_shape in " + r.label(),
-                   "hopper drops each value independently.", "Remove noise_shape.");
+            refuse(r, "unsupported noise_shape in " + r.label(), "hopper drops each value independently.",
+                   "Remove noise_shape.");
         const char* key = cfg.contains("rate") ? "rate" : "p";  // p: Keras 1
-        if (!cfg.contains(key))
-            fail(ErrorKind::InvalidParameter, "missing key \"rate\" in " + r.label());
+        if (!cfg.contains(key)) fail(ErrorKind::InvalidParameter, "missing key \"rate\" in " + r.label());
         double rate = 0;
         if (!as_double(cfg[key], rate) || !(rate >= 0.0 && rate < 1.0))
-            bad_value(key, " in " + r.label(), cfg[key],
-                      "The dropout rate must be at least 0 and less than 1.");
+            bad_value(key, " in " + r.label(), cfg[key], "The dropout rate must be at least 0 and less than 1.");
         if (arch.layers.empty())
             refuse(r, r.label() + " drops inputs before any layer",
                    "hopper applies dropout to the outputs of layers only.",
@@ -591,7 +630,8 @@ public:
             if (a.axis != last)
                 refuse(a.ref, "unsupported axis " + a.shown + " in " + a.ref.label(),
                        "hopper normalizes over the channels, the last axis; the input of the layer has "
-                       "shape " + keras_shape_string(in) + ".",
+                       "shape " +
+                           keras_shape_string(in) + ".",
                        "Use axis=-1.");
         }
         return arch;
@@ -616,8 +656,8 @@ private:
     void set_input(const TensorShape& s, const KerasLayerRef& r, const std::string& what) {
         if (have_input_ && s != input_)
             refuse(r, "conflicting input shapes in Keras model",
-                   input_label_ + " gives " + describe(input_) + " but " + what + " of " + r.label() +
-                       " gives " + describe_again(input_, s) + ".");
+                   input_label_ + " gives " + describe(input_) + " but " + what + " of " + r.label() + " gives " +
+                       describe_again(input_, s) + ".");
         if (!have_input_) {
             have_input_ = true;
             input_ = s;
@@ -658,8 +698,8 @@ private:
         if (arch.layers.size() >= static_cast<std::size_t>(kMaxLayers))
             fail(ErrorKind::Limit, "architecture has too many layers",
                  "The Keras model has more than " + std::to_string(kMaxLayers) +
-                     " layers (not counting Activation and Dropout layers); at most " +
-                     std::to_string(kMaxLayers) + " are supported.");
+                     " layers (not counting Activation and Dropout layers); at most " + std::to_string(kMaxLayers) +
+                     " are supported.");
     }
 
     void add(const Layer& l, const KerasLayerRef& r) {
@@ -681,16 +721,14 @@ private:
         for (const char* k : keys)
             if (cfg.contains(k) && !cfg[k].is_null())
                 refuse(r, "unsupported " + std::string(k) + " in " + r.label(),
-                       "hopper does not implement Keras weight constraints.",
-                       "Remove the constraint from the layer.");
+                       "hopper does not implement Keras weight constraints.", "Remove the constraint from the layer.");
     }
 
     static void check_bias_initializer(const json& cfg, const KerasLayerRef& r, bool use_bias) {
         if (use_bias && cfg.contains("bias_initializer") && !cfg["bias_initializer"].is_null() &&
             !is_constant_initializer(cfg["bias_initializer"], 0.0))
             refuse(r, "unsupported bias_initializer " + show(cfg["bias_initializer"]) + " in " + r.label(),
-                   "hopper initialises biases to zero.",
-                   "Use the default bias initializer (zeros).");
+                   "hopper initialises biases to zero.", "Use the default bias initializer (zeros).");
     }
 
     static void check_data_format(const json& cfg, const KerasLayerRef& r) {
@@ -735,21 +773,21 @@ struct KerasClass {
 
 const std::vector<KerasClass>& keras_classes() {
     static const std::vector<KerasClass> classes = {
-        {"InputLayer", [](KerasImport& im, const json& c, const KerasLayerRef& r, const json*) { im.input_layer(c, r); }},
+        {"InputLayer",
+         [](KerasImport& im, const json& c, const KerasLayerRef& r, const json*) { im.input_layer(c, r); }},
         {"Dense", [](KerasImport& im, const json& c, const KerasLayerRef& r, const json* b) { im.dense(c, r, b); }},
         {"Conv2D", [](KerasImport& im, const json& c, const KerasLayerRef& r, const json* b) { im.conv2d(c, r, b); }},
-        {"MaxPooling2D", [](KerasImport& im, const json& c, const KerasLayerRef& r, const json* b) {
-             im.pooling(c, r, b, LayerKind::MaxPooling2D);
-         }},
-        {"AveragePooling2D", [](KerasImport& im, const json& c, const KerasLayerRef& r, const json* b) {
-             im.pooling(c, r, b, LayerKind::AveragePooling2D);
-         }},
+        {"MaxPooling2D", [](KerasImport& im, const json& c, const KerasLayerRef& r,
+                            const json* b) { im.pooling(c, r, b, LayerKind::MaxPooling2D); }},
+        {"AveragePooling2D", [](KerasImport& im, const json& c, const KerasLayerRef& r,
+                                const json* b) { im.pooling(c, r, b, LayerKind::AveragePooling2D); }},
         {"GlobalAveragePooling2D",
          [](KerasImport& im, const json& c, const KerasLayerRef& r, const json* b) { im.global_pooling(c, r, b); }},
         {"Flatten", [](KerasImport& im, const json& c, const KerasLayerRef& r, const json* b) { im.flatten(c, r, b); }},
-        {"BatchNormalization",
-         [](KerasImport& im, const json& c, const KerasLayerRef& r, const json* b) { im.batch_normalization(c, r, b); }},
-        {"Activation", [](KerasImport& im, const json& c, const KerasLayerRef& r, const json*) { im.activation(c, r); }},
+        {"BatchNormalization", [](KerasImport& im, const json& c, const KerasLayerRef& r,
+                                  const json* b) { im.batch_normalization(c, r, b); }},
+        {"Activation",
+         [](KerasImport& im, const json& c, const KerasLayerRef& r, const json*) { im.activation(c, r); }},
         {"Dropout", [](KerasImport& im, const json& c, const KerasLayerRef& r, const json*) { im.dropout(c, r); }},
     };
     return classes;
@@ -777,8 +815,7 @@ Architecture parse_keras_architecture(const json& j) {
              "Build the model with keras.Sequential and a stack of supported layers.");
     auto cfg_it = j.find("config");
     if (cfg_it == j.end())
-        fail(ErrorKind::InvalidParameter, "Keras model has no \"config\"",
-             "Expected the output of model.to_json().");
+        fail(ErrorKind::InvalidParameter, "Keras model has no \"config\"", "Expected the output of model.to_json().");
     const json* layers = nullptr;
     const json* build_input_shape = nullptr;
     if (cfg_it->is_array()) {
@@ -800,18 +837,14 @@ Architecture parse_keras_architecture(const json& j) {
         const json& lj = (*layers)[i];
         KerasLayerRef r{i + 1, {}};
         if (!lj.is_object() || !lj.contains("class_name") || !lj["class_name"].is_string())
-            fail(ErrorKind::InvalidParameter,
-                 "Keras layer " + std::to_string(i + 1) + " has no class_name",
+            fail(ErrorKind::InvalidParameter, "Keras layer " + std::to_string(i + 1) + " has no class_name",
                  "Expected the output of model.to_json().");
         const std::string& cls = lj["class_name"].get_ref<const std::string&>();
         json cfg = lj.value("config", json::object());
         if (!cfg.is_object())
-            fail(ErrorKind::InvalidParameter,
-                 "config of Keras layer " + std::to_string(i + 1) + " is not an object");
-        if (cfg.contains("name") && cfg["name"].is_string())
-            r.name = cfg["name"].get<std::string>();
-        else if (lj.contains("name") && lj["name"].is_string())
-            r.name = lj["name"].get<std::string>();
+            fail(ErrorKind::InvalidParameter, "config of Keras layer " + std::to_string(i + 1) + " is not an object");
+        if (cfg.contains("name") && cfg["name"].is_string()) r.name = cfg["name"].get<std::string>();
+        else if (lj.contains("name") && lj["name"].is_string()) r.name = lj["name"].get<std::string>();
         if (r.name.size() > 64) r.name = r.name.substr(0, 61) + "...";  // keep messages short
 
         // Keras 3 records the shape each layer was built with.

@@ -1,9 +1,9 @@
 // MADlib's Python-like parameter text and its tokenizer (config_text.h).
-#include <charconv>
-#include <cctype>
-#include <cmath>
-
 #include "config_text.h"
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
 
 namespace hopper::cfg {
 
@@ -32,10 +32,16 @@ std::vector<Token> tokenize(std::string_view s, const std::string& what) {
             // Python float/int literal: [sign] digits [. digits] [e [sign] digits]
             if (c == '+' || c == '-') ++i;
             std::size_t mant = 0;
-            while (digit(i)) { ++i; ++mant; }
+            while (digit(i)) {
+                ++i;
+                ++mant;
+            }
             if (i < s.size() && s[i] == '.') {
                 ++i;
-                while (digit(i)) { ++i; ++mant; }
+                while (digit(i)) {
+                    ++i;
+                    ++mant;
+                }
             }
             if (mant == 0) syntax(what, start, "invalid number");
             if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
@@ -53,14 +59,22 @@ std::vector<Token> tokenize(std::string_view s, const std::string& what) {
             bool closed = false;
             while (i < s.size()) {
                 char ch = s[i++];
-                if (ch == c) { closed = true; break; }
+                if (ch == c) {
+                    closed = true;
+                    break;
+                }
                 if (ch == '\\' && i < s.size()) {
                     char e = s[i++];
                     switch (e) {
-                        case '\\': case '\'': case '"': v += e; break;
+                        case '\\':
+                        case '\'':
+                        case '"': v += e; break;
                         case 'n': v += '\n'; break;
                         case 't': v += '\t'; break;
-                        default: v += '\\'; v += e; break;  // Python keeps unknown escapes
+                        default:
+                            v += '\\';
+                            v += e;
+                            break;  // Python keeps unknown escapes
                     }
                     continue;
                 }
@@ -144,19 +158,19 @@ json parse_value(Cursor& c, const std::string& what, const std::string& key, boo
             if (!allow_list) syntax(what, tok.pos, "unexpected list for \"" + key + "\"");
             json arr = json::array();
             while (c.peek().kind != Tk::RBrack) {
-                if (c.peek().kind == Tk::LBrack)
-                    syntax(what, c.peek().pos, "nested list for \"" + key + "\"");
+                if (c.peek().kind == Tk::LBrack) syntax(what, c.peek().pos, "nested list for \"" + key + "\"");
                 arr.push_back(parse_value(c, what, key, false));
                 const Token& sep = c.peek();
-                if (sep.kind == Tk::Comma) { c.take(); continue; }  // Python allows [a, b,]
-                if (sep.kind != Tk::RBrack)
-                    syntax(what, sep.pos, "expected \",\" or \"]\" but found " + describe(sep));
+                if (sep.kind == Tk::Comma) {
+                    c.take();
+                    continue;
+                }  // Python allows [a, b,]
+                if (sep.kind != Tk::RBrack) syntax(what, sep.pos, "expected \",\" or \"]\" but found " + describe(sep));
             }
             c.take();
             return arr;
         }
-        default:
-            syntax(what, tok.pos, "expected a value for \"" + key + "\" but found " + describe(tok));
+        default: syntax(what, tok.pos, "expected a value for \"" + key + "\" but found " + describe(tok));
     }
 }
 
@@ -166,9 +180,10 @@ json parse_kv(std::string_view text, const std::string& what) {
     Cursor c{toks};
     json obj = json::object();
     if (c.peek().kind == Tk::End) return obj;
-    const std::string hint = "Write parameters as key=value pairs separated by commas, e.g. " +
-                             std::string(what == "fit parameters" ? "batch_size=64, epochs=1"
-                                                                  : "loss='mse', optimizer='Adam(lr=0.001)'") + ".";
+    const std::string hint =
+        "Write parameters as key=value pairs separated by commas, e.g. " +
+        std::string(what == "fit parameters" ? "batch_size=64, epochs=1" : "loss='mse', optimizer='Adam(lr=0.001)'") +
+        ".";
     while (true) {
         const Token& k = c.take();
         if (k.kind != Tk::Ident || k.text.find('.') != std::string::npos)
@@ -183,8 +198,7 @@ json parse_kv(std::string_view text, const std::string& what) {
         obj[k.text] = std::move(v);
         const Token& sep = c.take();
         if (sep.kind == Tk::End) break;
-        if (sep.kind != Tk::Comma)
-            syntax(what, sep.pos, "expected \",\" but found " + describe(sep), hint);
+        if (sep.kind != Tk::Comma) syntax(what, sep.pos, "expected \",\" but found " + describe(sep), hint);
         // MADlib splits on commas, so a trailing comma there is an empty parameter: refuse it.
         if (c.peek().kind == Tk::End) syntax(what, sep.pos, "trailing comma", hint);
     }
@@ -201,8 +215,11 @@ json object_from_text(std::string_view text, const std::string& what) {
         // Valid JSON that is not an object (null, a list, ...). Its type follows from the first
         // character; parsing it again could build a deeply nested value for nothing.
         const char c = text[p];
-        const char* type = c == '[' ? "array" : c == '"' ? "string" : c == 'n' ? "null"
-                         : (c == 't' || c == 'f') ? "boolean" : "number";
+        const char* type = c == '['                 ? "array"
+                           : c == '"'               ? "string"
+                           : c == 'n'               ? "null"
+                           : (c == 't' || c == 'f') ? "boolean"
+                                                    : "number";
         fail(ErrorKind::InvalidParameter, what + " must be a JSON object or a list of key=value pairs",
              "Got JSON " + std::string(type) + ".", "Pass an empty string for the defaults.");
     }

@@ -46,9 +46,7 @@ auto parse_params_text(std::string_view text, const std::string& what, FromObjec
     json obj = object_from_text(text, what);
     try {
         return from_object(obj);
-    } catch (const json::exception& e) {
-        fail(ErrorKind::InvalidParameter, "invalid " + what, e.what());
-    }
+    } catch (const json::exception& e) { fail(ErrorKind::InvalidParameter, "invalid " + what, e.what()); }
 }
 
 }  // namespace hopper::cfg

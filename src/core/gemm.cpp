@@ -26,24 +26,18 @@ using Map = Eigen::Map<MatrixF, Eigen::Unaligned>;
 
 template <typename L, typename R>
 void assign(Map c, const L& l, const R& r, bool accumulate) {
-    if (accumulate)
-        c.noalias() += l * r;
-    else
-        c.noalias() = l * r;
+    if (accumulate) c.noalias() += l * r;
+    else c.noalias() = l * r;
 }
 
 void eigen_gemm(bool ta, bool tb, Eigen::Index m, Eigen::Index n, Eigen::Index k, const float* a, const float* b,
                 float* c, bool accumulate) {
     Map cm(c, m, n);
     const ConstMap am(a, ta ? k : m, ta ? m : k), bm(b, tb ? n : k, tb ? k : n);
-    if (!ta && !tb)
-        assign(cm, am, bm, accumulate);
-    else if (!ta)
-        assign(cm, am, bm.transpose(), accumulate);
-    else if (!tb)
-        assign(cm, am.transpose(), bm, accumulate);
-    else
-        assign(cm, am.transpose(), bm.transpose(), accumulate);
+    if (!ta && !tb) assign(cm, am, bm, accumulate);
+    else if (!ta) assign(cm, am, bm.transpose(), accumulate);
+    else if (!tb) assign(cm, am.transpose(), bm, accumulate);
+    else assign(cm, am.transpose(), bm.transpose(), accumulate);
 }
 
 #ifdef HOPPER_WITH_ONEDNN

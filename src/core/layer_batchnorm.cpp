@@ -4,8 +4,8 @@
 // statistics otherwise. After each training step the moving statistics become
 // moving * momentum + batch * (1 - momentum) (Keras 3, and tf.keras 2 once its fused kernel's
 // Bessel correction is removed again). A frozen layer (trainable false) runs in inference mode
-// while training too, and its moving statistics stay as they are (Keras). Batch statistics are summed in double: a channel of a
-// 128-image batch of 26x26 maps has 86,528 values.
+// while training too, and its moving statistics stay as they are (Keras). Batch statistics are summed in double: a
+// channel of a 128-image batch of 26x26 maps has 86,528 values.
 #include <algorithm>
 #include <cmath>
 
@@ -29,9 +29,8 @@ struct Bn {
 Bn bn_of(const LayerArgs& a, const float* params) {
     const Index c = a.in.channels;
     const LayerSlice& s = a.slice;
-    return Bn{c, a.layer.scale ? params + s.weight_offset : nullptr,
-              a.layer.center ? params + s.bias_offset : nullptr, params + s.stats_offset,
-              params + s.stats_offset + c};
+    return Bn{c, a.layer.scale ? params + s.weight_offset : nullptr, a.layer.center ? params + s.bias_offset : nullptr,
+              params + s.stats_offset, params + s.stats_offset + c};
 }
 
 }  // namespace
@@ -42,8 +41,8 @@ Bn bn_of(const LayerArgs& a, const float* params) {
 // are sized once, so training allocates nothing once warm.
 enum Segment { kMean, kInvStd, kNewMean, kNewVar, kScale, kShift, kSegments };
 
-void batchnorm_forward(const LayerArgs& a, const float* params, const float* x, float* z, Index n,
-                       bool training, LayerScratch& s) {
+void batchnorm_forward(const LayerArgs& a, const float* params, const float* x, float* z, Index n, bool training,
+                       LayerScratch& s) {
     const Bn bn = bn_of(a, params);
     const Index c = bn.c, m = Index(a.in.height) * a.in.width * n;  // values per channel
     ConstMatrixMap in(x, c, m);
@@ -85,8 +84,8 @@ void batchnorm_forward(const LayerArgs& a, const float* params, const float* x, 
 
 // With xh = (x - mean) * inv_std and y = gamma * xh + beta over the m values of a channel:
 // dgamma = sum(dy * xh), dbeta = sum(dy), dx = gamma * inv_std * (dy - mean(dy) - xh * mean(dy * xh)).
-void batchnorm_backward(const LayerArgs& a, const float* params, const float* x, const float* dz,
-                        float* grad, float* dx, Index n, LayerScratch& s) {
+void batchnorm_backward(const LayerArgs& a, const float* params, const float* x, const float* dz, float* grad,
+                        float* dx, Index n, LayerScratch& s) {
     const Bn bn = bn_of(a, params);
     const Index c = bn.c, m = Index(a.in.height) * a.in.width * n;
     ConstMatrixMap in(x, c, m), d(dz, c, m);
@@ -105,9 +104,7 @@ void batchnorm_backward(const LayerArgs& a, const float* params, const float* x,
     sum_dxh.setZero();
     for (Index j = 0; j < m; ++j) {
         sum_d += d.col(j).cast<double>();
-        sum_dxh += (d.col(j).array().cast<double>() *
-                    ((in.col(j).array() - mean) * inv_std).cast<double>())
-                       .matrix();
+        sum_dxh += (d.col(j).array().cast<double>() * ((in.col(j).array() - mean) * inv_std).cast<double>()).matrix();
     }
     if (a.layer.scale)
         for (Index i = 0; i < c; ++i) grad[sl.weight_offset + i] = float(sum_dxh(i));
@@ -123,9 +120,9 @@ void batchnorm_backward(const LayerArgs& a, const float* params, const float* x,
     }
     MatrixMap out(dx, c, m);
     for (Index j = 0; j < m; ++j)
-        out.col(j) = (k.array() * (d.col(j).array() - mean_d.array() -
-                                   (in.col(j).array() - mean) * inv_std * mean_dxh.array()))
-                         .matrix();
+        out.col(j) =
+            (k.array() * (d.col(j).array() - mean_d.array() - (in.col(j).array() - mean) * inv_std * mean_dxh.array()))
+                .matrix();
 }
 
 void batchnorm_store(const LayerArgs& a, float* params, const LayerScratch& s) {

@@ -43,12 +43,11 @@ using VectorMap = Eigen::Map<VectorF, Eigen::Unaligned>;
 
 // Images per chunk: as many whole images' patches as fit in kPatchChunkFloats, at least one.
 Index images_per_chunk(Index patch_floats_per_image, Index n) {
-    return std::max<Index>(1, std::min<Index>(n, Index(kPatchChunkFloats) / std::max<Index>(1, patch_floats_per_image)));
+    return std::max<Index>(1,
+                           std::min<Index>(n, Index(kPatchChunkFloats) / std::max<Index>(1, patch_floats_per_image)));
 }
 
-bool pointwise(const Layer& l) {
-    return l.kernel_h == 1 && l.kernel_w == 1 && l.stride_h == 1 && l.stride_w == 1;
-}
+bool pointwise(const Layer& l) { return l.kernel_h == 1 && l.kernel_w == 1 && l.stride_h == 1 && l.stride_w == 1; }
 
 // Copies every window of the n images in x into the columns of `cols` (zeros for padding).
 void im2col(const Window& w, const float* x, Index n, float* cols) {
@@ -78,10 +77,8 @@ void im2col(const Window& w, const float* x, Index n, float* cols) {
                     }
                     for (int kx = 0; kx < w.k_w; ++kx) {
                         const int ix = x0 + kx;
-                        if (ix < 0 || ix >= w.in_w)
-                            std::fill(dst + kx * c, dst + (kx + 1) * c, 0.0f);
-                        else
-                            std::memcpy(dst + kx * c, line + Index(ix) * c, sizeof(float) * std::size_t(c));
+                        if (ix < 0 || ix >= w.in_w) std::fill(dst + kx * c, dst + (kx + 1) * c, 0.0f);
+                        else std::memcpy(dst + kx * c, line + Index(ix) * c, sizeof(float) * std::size_t(c));
                     }
                 }
             }
@@ -123,8 +120,7 @@ void col2im(const Window& w, const float* cols, Index n, float* dx) {
 
 }  // namespace
 
-void conv_forward(const LayerArgs& a, const float* params, const float* x, float* z, Index n,
-                  LayerScratch& s) {
+void conv_forward(const LayerArgs& a, const float* params, const float* x, float* z, Index n, LayerScratch& s) {
     const Layer& l = a.layer;
     const Window w = window_of(l, a.in);
     const Index k = a.slice.inputs, f = a.slice.units;
@@ -148,8 +144,8 @@ void conv_forward(const LayerArgs& a, const float* params, const float* x, float
     }
 }
 
-void conv_backward(const LayerArgs& a, const float* params, const float* x, const float* dz,
-                   float* grad, float* dx, Index n, LayerScratch& s) {
+void conv_backward(const LayerArgs& a, const float* params, const float* x, const float* dz, float* grad, float* dx,
+                   Index n, LayerScratch& s) {
     const Layer& l = a.layer;
     const Window w = window_of(l, a.in);
     const Index k = a.slice.inputs, f = a.slice.units;
@@ -173,10 +169,8 @@ void conv_backward(const LayerArgs& a, const float* params, const float* x, cons
         im2col(w, x + j * in_size, m, cols.data());
         detail::gemm(false, true, f, k, positions * m, dj.data(), cols.data(), gw.data(), /*accumulate=*/j > 0);
         if (l.use_bias) {
-            if (j == 0)
-                gb = dj.rowwise().sum();
-            else
-                gb += dj.rowwise().sum();
+            if (j == 0) gb = dj.rowwise().sum();
+            else gb += dj.rowwise().sum();
         }
         if (!dx) continue;
         detail::gemm(true, false, k, positions * m, f, kernel.data(), dj.data(), cols.data());

@@ -19,8 +19,7 @@ struct Span {
 };
 Span span(const Window& w, int oy, int ox) {
     const int top = oy * w.s_h - w.pad_top, left = ox * w.s_w - w.pad_left;
-    return Span{std::max(top, 0), std::min(top + w.k_h, w.in_h), std::max(left, 0),
-                std::min(left + w.k_w, w.in_w)};
+    return Span{std::max(top, 0), std::min(top + w.k_h, w.in_h), std::max(left, 0), std::min(left + w.k_w, w.in_w)};
 }
 
 }  // namespace

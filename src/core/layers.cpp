@@ -128,14 +128,16 @@ public:
                  "Put a Flatten or GlobalAveragePooling2D layer before it.");
     }
     uint64_t param_count(const Layer& l, const TensorShape& in) const override {
-        return add_sat(mul_sat(in.size(), uint64_t(std::max(l.units, 0))), l.use_bias ? uint64_t(std::max(l.units, 0)) : 0);
+        return add_sat(mul_sat(in.size(), uint64_t(std::max(l.units, 0))),
+                       l.use_bias ? uint64_t(std::max(l.units, 0)) : 0);
     }
     LayerSlice slice(const Layer& l, const TensorShape& in, std::size_t offset) const override {
         return kernel_slice(l, offset, int(in.size()), l.units);
     }
     double kernel_fan_out(const Layer&, const LayerSlice& s) const override { return double(s.units); }
     std::string shape_token(const Layer& l) const override { return std::to_string(l.units); }
-    void forward(const LayerArgs&, const float*, const float*, float*, Eigen::Index, bool, LayerScratch&) const override {
+    void forward(const LayerArgs&, const float*, const float*, float*, Eigen::Index, bool,
+                 LayerScratch&) const override {
         fail(ErrorKind::Internal, "dense layer routed to the layer dispatch");
     }
     void backward(const LayerArgs&, const float*, const float*, const float*, float*, float*, Eigen::Index,
@@ -226,13 +228,13 @@ std::string shape_token(const Layer& l) { return layer_type(l.kind).shape_token(
 
 void initialize(const LayerArgs& a, float* params) { layer_type(a.layer.kind).initialize(a, params); }
 
-void forward(const LayerArgs& a, const float* params, const float* x, float* z, Eigen::Index n,
-             bool training, LayerScratch& scratch) {
+void forward(const LayerArgs& a, const float* params, const float* x, float* z, Eigen::Index n, bool training,
+             LayerScratch& scratch) {
     layer_type(a.layer.kind).forward(a, params, x, z, n, training, scratch);
 }
 
-void backward(const LayerArgs& a, const float* params, const float* x, const float* dz,
-              float* grad, float* dx, Eigen::Index n, LayerScratch& scratch) {
+void backward(const LayerArgs& a, const float* params, const float* x, const float* dz, float* grad, float* dx,
+              Eigen::Index n, LayerScratch& scratch) {
     layer_type(a.layer.kind).backward(a, params, x, dz, grad, dx, n, scratch);
 }
 

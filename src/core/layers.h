@@ -20,9 +20,9 @@
 namespace hopper::layers {
 
 // Floats per row hopper allows for one row's activations (every layer's output) and convolution
-// patches (one image's of every Conv2D layer), together: 64 Mi floats (256 MiB). Larger feature maps are refused when the
-// architecture is parsed (Limit). No dense architecture can reach it (64 layers of at most 10^6
-// units are 6.4e7 < 2^26 floats), so it never refuses a model hopper accepted before.
+// patches (one image's of every Conv2D layer), together: 64 Mi floats (256 MiB). Larger feature maps are refused when
+// the architecture is parsed (Limit). No dense architecture can reach it (64 layers of at most 10^6 units are 6.4e7 <
+// 2^26 floats), so it never refuses a model hopper accepted before.
 constexpr uint64_t kMaxRowFloats = uint64_t(1) << 26;
 
 // Floats of one chunk of Conv2D patches (im2col): 64 Ki floats, 256 KB, so that the patch matrix
@@ -86,14 +86,14 @@ void initialize(const LayerArgs& a, float* params);
 // Pre-activation output z (out.size() x n) of x (in.size() x n). Training keeps in `scratch` what
 // backward needs (argmax, batch statistics) and uses batch statistics for batch normalization;
 // inference uses the moving statistics. Buffers in `scratch` only grow.
-void forward(const LayerArgs& a, const float* params, const float* x, float* z, Eigen::Index n,
-             bool training, LayerScratch& scratch);
+void forward(const LayerArgs& a, const float* params, const float* x, float* z, Eigen::Index n, bool training,
+             LayerScratch& scratch);
 
 // After a training forward: the parameter gradient (mean over the batch: dz already carries the
 // 1/n) into grad at the layer's slice, every entry of the slice written (0 for moving statistics),
 // and dL/dx into dx unless dx is null. x is the forward's input, intact.
-void backward(const LayerArgs& a, const float* params, const float* x, const float* dz,
-              float* grad, float* dx, Eigen::Index n, LayerScratch& scratch);
+void backward(const LayerArgs& a, const float* params, const float* x, const float* dz, float* grad, float* dx,
+              Eigen::Index n, LayerScratch& scratch);
 
 // Writes the moving statistics updated by the last training forward into params
 // (BatchNormalization; nothing for other layers or before any training forward).
@@ -165,19 +165,17 @@ void check_window(const Layer& l, const TensorShape& in, const std::string& labe
 std::string window_token(std::string prefix, const Layer& l, bool stride_defaults_to_window);
 
 // The kinds' implementations (layer_conv.cpp, layer_pool.cpp, layer_batchnorm.cpp).
-void conv_forward(const LayerArgs& a, const float* params, const float* x, float* z, Eigen::Index n,
-                  LayerScratch& s);
-void conv_backward(const LayerArgs& a, const float* params, const float* x, const float* dz,
-                   float* grad, float* dx, Eigen::Index n, LayerScratch& s);
+void conv_forward(const LayerArgs& a, const float* params, const float* x, float* z, Eigen::Index n, LayerScratch& s);
+void conv_backward(const LayerArgs& a, const float* params, const float* x, const float* dz, float* grad, float* dx,
+                   Eigen::Index n, LayerScratch& s);
 void pool_forward(const LayerArgs& a, const float* x, float* z, Eigen::Index n, LayerScratch& s);
-void pool_backward(const LayerArgs& a, const float* dz, float* dx, Eigen::Index n,
-                   const LayerScratch& s);
+void pool_backward(const LayerArgs& a, const float* dz, float* dx, Eigen::Index n, const LayerScratch& s);
 void global_pool_forward(const LayerArgs& a, const float* x, float* z, Eigen::Index n);
 void global_pool_backward(const LayerArgs& a, const float* dz, float* dx, Eigen::Index n);
-void batchnorm_forward(const LayerArgs& a, const float* params, const float* x, float* z,
-                       Eigen::Index n, bool training, LayerScratch& s);
-void batchnorm_backward(const LayerArgs& a, const float* params, const float* x, const float* dz,
-                        float* grad, float* dx, Eigen::Index n, LayerScratch& s);
+void batchnorm_forward(const LayerArgs& a, const float* params, const float* x, float* z, Eigen::Index n, bool training,
+                       LayerScratch& s);
+void batchnorm_backward(const LayerArgs& a, const float* params, const float* x, const float* dz, float* grad,
+                        float* dx, Eigen::Index n, LayerScratch& s);
 void batchnorm_store(const LayerArgs& a, float* params, const LayerScratch& s);
 
 }  // namespace hopper::layers

@@ -24,7 +24,6 @@ double on_sum_grid(double x) {
 
 }  // namespace
 
-
 void EvalTotals::merge(const EvalTotals& other) {
     // Freshly constructed totals know nothing of the metric list yet: either side may be empty.
     const bool this_empty = metric_sums.empty() && count == 0.0;
@@ -75,10 +74,8 @@ double accuracy_sum(const ConstMatrixMap& p, const ConstMatrixMap& y, double, co
     double sum = 0.0;
     for (Eigen::Index j = 0; j < p.cols(); ++j) {
         if (!scored(p, j)) continue;
-        if (p.rows() == 1)
-            sum += ((p(0, j) >= 0.5f) == (y(0, j) >= 0.5f)) ? 1.0 : 0.0;
-        else
-            sum += argmax(p.col(j)) == argmax(y.col(j)) ? 1.0 : 0.0;
+        if (p.rows() == 1) sum += ((p(0, j) >= 0.5f) == (y(0, j) >= 0.5f)) ? 1.0 : 0.0;
+        else sum += argmax(p.col(j)) == argmax(y.col(j)) ? 1.0 : 0.0;
     }
     return sum;
 }
@@ -135,14 +132,30 @@ namespace vocab {
 
 const std::vector<MetricSpec>& metrics() {
     static const std::vector<MetricSpec> specs = {
-        {Metric::Accuracy, "accuracy", {"accuracy", "acc", "categorical_accuracy", "binary_accuracy"},
-         "accuracy (acc, categorical_accuracy, binary_accuracy)", accuracy_check, accuracy_sum},
-        {Metric::TopKAccuracy, "top_k_accuracy", {"top_k_categorical_accuracy", "top_k_accuracy"},
-         "top_k_accuracy (top_k_categorical_accuracy)", top_k_accuracy_check, top_k_accuracy_sum},
-        {Metric::MeanSquaredError, "mean_squared_error", {"mean_squared_error", "mse"}, "mean_squared_error (mse)",
-         nullptr, squared_error_metric},
-        {Metric::MeanAbsoluteError, "mean_absolute_error", {"mean_absolute_error", "mae"},
-         "mean_absolute_error (mae)", nullptr, absolute_error_sum},
+        {Metric::Accuracy,
+         "accuracy",
+         {"accuracy", "acc", "categorical_accuracy", "binary_accuracy"},
+         "accuracy (acc, categorical_accuracy, binary_accuracy)",
+         accuracy_check,
+         accuracy_sum},
+        {Metric::TopKAccuracy,
+         "top_k_accuracy",
+         {"top_k_categorical_accuracy", "top_k_accuracy"},
+         "top_k_accuracy (top_k_categorical_accuracy)",
+         top_k_accuracy_check,
+         top_k_accuracy_sum},
+        {Metric::MeanSquaredError,
+         "mean_squared_error",
+         {"mean_squared_error", "mse"},
+         "mean_squared_error (mse)",
+         nullptr,
+         squared_error_metric},
+        {Metric::MeanAbsoluteError,
+         "mean_absolute_error",
+         {"mean_absolute_error", "mae"},
+         "mean_absolute_error (mae)",
+         nullptr,
+         absolute_error_sum},
         {Metric::Loss, "loss", {"loss"}, "loss", nullptr, loss_sum},
     };
     return specs;
@@ -170,8 +183,7 @@ void add_batch_totals(const ConstMatrixMap& p, const ConstMatrixMap& y, double l
                       EvalTotals& totals) {
     const std::size_t nm = compile.metrics.size();
     if (totals.metric_sums.empty() && totals.count == 0.0) totals.metric_sums.assign(nm, 0.0);
-    if (totals.metric_sums.size() != nm)
-        fail(ErrorKind::Internal, "evaluation totals do not match the metric list");
+    if (totals.metric_sums.size() != nm) fail(ErrorKind::Internal, "evaluation totals do not match the metric list");
     const Eigen::Index n = p.cols();
     if (n == 0) return;
     if (y.cols() != n || y.rows() != p.rows()) fail(ErrorKind::Internal, "target shape does not match the outputs");
@@ -184,9 +196,8 @@ void add_batch_totals(const ConstMatrixMap& p, const ConstMatrixMap& y, double l
     }
 }
 
-void evaluate_batch(const Network& net, const float* params, const ConstMatrixMap& x,
-                    const ConstMatrixMap& y, const CompileParams& compile, EvalTotals& totals,
-                    MatrixF& scratch) {
+void evaluate_batch(const Network& net, const float* params, const ConstMatrixMap& x, const ConstMatrixMap& y,
+                    const CompileParams& compile, EvalTotals& totals, MatrixF& scratch) {
     if (x.cols() == 0) {
         if (totals.metric_sums.empty() && totals.count == 0.0) totals.metric_sums.assign(compile.metrics.size(), 0.0);
         return;

@@ -3,16 +3,16 @@
 // computed here, exactly as before other layers existed (stored models and pinned results depend
 // on every bit); the other kinds go through the small interface of layers.h.
 #include "hopper/network.h"
-#include "hopper/metrics.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 
-#include "hopper/error.h"
-#include "hopper/rng.h"
 #include "gemm.h"
+#include "hopper/error.h"
+#include "hopper/metrics.h"
+#include "hopper/rng.h"
 #include "layers.h"
 #include "vocabulary.h"
 
@@ -32,18 +32,12 @@ constexpr std::uintptr_t kGradAlignment = EIGEN_MAX_ALIGN_BYTES > 0 ? EIGEN_MAX_
 template <typename M>
 void activate(Activation act, M&& z) {
     switch (act) {
-        case Activation::Linear:
-            break;
-        case Activation::Relu:
-            z = z.cwiseMax(0.0f);
-            break;
-        case Activation::Tanh:
-            z = z.array().tanh().matrix();
-            break;
+        case Activation::Linear: break;
+        case Activation::Relu: z = z.cwiseMax(0.0f); break;
+        case Activation::Tanh: z = z.array().tanh().matrix(); break;
         case Activation::Sigmoid:
             // sigmoid(z) = (z >= 0 ? 1 : e) / (1 + e) with e = exp(-|z|), which never overflows.
-            z = ((z.array() >= 0.0f).select(1.0f, (-z.array().abs()).exp()) /
-                 (1.0f + (-z.array().abs()).exp()))
+            z = ((z.array() >= 0.0f).select(1.0f, (-z.array().abs()).exp()) / (1.0f + (-z.array().abs()).exp()))
                     .matrix();
             break;
         case Activation::Softmax:
@@ -59,8 +53,7 @@ void activate(Activation act, M&& z) {
 
 // z = W a (+ b), then the activation, all in place in z.
 template <typename A, typename Z>
-void dense_forward(const DenseLayer& layer, const LayerSlice& s, const float* params, const A& a,
-                   Z&& z) {
+void dense_forward(const DenseLayer& layer, const LayerSlice& s, const float* params, const A& a, Z&& z) {
     detail::gemm(false, false, s.units, a.cols(), s.inputs, params + s.weight_offset, a.data(), z.data());
     if (layer.use_bias) z.colwise() += ConstVectorMap(params + s.bias_offset, s.units);
     activate(layer.activation, z);
@@ -75,16 +68,11 @@ const vocab::LossSpec& loss_spec(Loss loss) {
 // Standard deviation (normal) or half-width (uniform) of an initializer.
 double init_scale(Initializer init, double fan_in, double fan_out) {
     switch (init) {
-        case Initializer::GlorotUniform:
-            return std::sqrt(6.0 / (fan_in + fan_out));
-        case Initializer::GlorotNormal:
-            return std::sqrt(2.0 / (fan_in + fan_out));
-        case Initializer::HeUniform:
-            return std::sqrt(6.0 / fan_in);
-        case Initializer::HeNormal:
-            return std::sqrt(2.0 / fan_in);
-        case Initializer::Zeros:
-            return 0.0;
+        case Initializer::GlorotUniform: return std::sqrt(6.0 / (fan_in + fan_out));
+        case Initializer::GlorotNormal: return std::sqrt(2.0 / (fan_in + fan_out));
+        case Initializer::HeUniform: return std::sqrt(6.0 / fan_in);
+        case Initializer::HeNormal: return std::sqrt(2.0 / fan_in);
+        case Initializer::Zeros: return 0.0;
     }
     return 0.0;
 }
@@ -116,10 +104,8 @@ Network::Network(Architecture arch) : arch_(std::move(arch)) {
         const LayerSlice& s = slices_[l];
         if (!arch_.layers[l].trainable || s.end_offset == s.weight_offset) continue;
         first_trained_ = std::min(first_trained_, l);
-        if (!trainable_.empty() && trainable_.back().end == s.weight_offset)
-            trainable_.back().end = s.end_offset;
-        else
-            trainable_.push_back({s.weight_offset, s.end_offset});
+        if (!trainable_.empty() && trainable_.back().end == s.weight_offset) trainable_.back().end = s.end_offset;
+        else trainable_.push_back({s.weight_offset, s.end_offset});
         num_trainable_ += s.end_offset - s.weight_offset;
     }
 }
@@ -141,19 +127,15 @@ void Network::initialize(float* params, uint64_t seed) const {
         switch (layer.initializer) {
             case Initializer::GlorotUniform:
             case Initializer::HeUniform:
-                for (std::size_t i = 0; i < count; ++i)
-                    w[i] = float((2.0 * rng.uniform() - 1.0) * scale);
+                for (std::size_t i = 0; i < count; ++i) w[i] = float((2.0 * rng.uniform() - 1.0) * scale);
                 break;
             case Initializer::GlorotNormal:
             case Initializer::HeNormal:
                 for (std::size_t i = 0; i < count; ++i) w[i] = float(rng.normal() * scale);
                 break;
-            case Initializer::Zeros:
-                std::fill(w, w + count, 0.0f);
-                break;
+            case Initializer::Zeros: std::fill(w, w + count, 0.0f); break;
         }
-        if (layer.use_bias)
-            std::fill(params + s.bias_offset, params + s.bias_offset + s.units, 0.0f);
+        if (layer.use_bias) std::fill(params + s.bias_offset, params + s.bias_offset + s.units, 0.0f);
     }
 }
 
@@ -161,8 +143,7 @@ void Network::predict(const float* params, const ConstMatrixMap& x, MatrixF& out
     const std::size_t nl = slices_.size();
     const Eigen::Index n = x.cols();
     if (nl == 0) fail(ErrorKind::Internal, "network without layers");
-    if (x.rows() != arch_.input_dim)
-        fail(ErrorKind::Internal, "input rows do not match the network");
+    if (x.rows() != arch_.input_dim) fail(ErrorKind::Internal, "input rows do not match the network");
     // Ping-pong between `out` and `tmp` so the last layer lands in `out`.
     MatrixF tmp;
     LayerScratch scratch;
@@ -172,8 +153,8 @@ void Network::predict(const float* params, const ConstMatrixMap& x, MatrixF& out
         const Layer& layer = arch_.layers[l];
         dst.resize(Eigen::Index(shapes_[l + 1].size()), n);
         if (layer.kind != LayerKind::Dense) {
-            layers::forward({layer, shapes_[l], shapes_[l + 1], slices_[l]}, params,
-                            l == 0 ? x.data() : src.data(), dst.data(), n, false, scratch);
+            layers::forward({layer, shapes_[l], shapes_[l + 1], slices_[l]}, params, l == 0 ? x.data() : src.data(),
+                            dst.data(), n, false, scratch);
             activate(layer.activation, dst);
         } else if (l == 0) {
             dense_forward(layer, slices_[l], params, x, dst);
@@ -204,18 +185,15 @@ double loss_sum(Loss loss, const MatrixF& p, const ConstMatrixMap& y) {
 // > 0 unless it underflowed, and then it contributes nothing either way).
 
 GradientWorkspace::GradientWorkspace(const Network& net)
-    : net_(net),
-      activations_(net.slices().size()),
-      masks_(net.slices().size()),
-      scratch_(net.slices().size()) {}
+    : net_(net), activations_(net.slices().size()), masks_(net.slices().size()), scratch_(net.slices().size()) {}
 
 void GradientWorkspace::store_moving_statistics(float* params) const {
     const auto& layers = net_.arch().layers;
     const auto& shapes = net_.shapes();
     for (std::size_t l = 0; l < layers.size(); ++l)
         if (layers[l].kind != LayerKind::Dense && layers[l].trainable)
-            layers::store_moving_statistics({layers[l], shapes[l], shapes[l + 1], net_.slices()[l]},
-                                            params, scratch_[l]);
+            layers::store_moving_statistics({layers[l], shapes[l], shapes[l + 1], net_.slices()[l]}, params,
+                                            scratch_[l]);
 }
 
 namespace {
@@ -226,8 +204,7 @@ struct DropoutDraw {
     Rng rng;
     uint64_t threshold;  // keep iff (u64 >> 11) >= threshold
     DropoutDraw(uint64_t seed, std::size_t layer, float rate)
-        : rng(mix_seed(seed, layer)),
-          threshold(uint64_t(std::ceil(double(rate) * 9007199254740992.0))) {}
+        : rng(mix_seed(seed, layer)), threshold(uint64_t(std::ceil(double(rate) * 9007199254740992.0))) {}
     bool keep() { return (rng.next_u64() >> 11) >= threshold; }
 };
 
@@ -244,22 +221,16 @@ void activation_backward(Activation act, float rate, G&& g, const A& a, const Mk
             break;
         case Activation::Relu:
             // A kept positive output implies mask == keep_scale; a dropped one is 0.
-            if (drop)
-                g = (a.array() > 0.0f).select(g.array() * keep_scale, 0.0f).matrix();
-            else
-                g = (a.array() > 0.0f).select(g.array(), 0.0f).matrix();
+            if (drop) g = (a.array() > 0.0f).select(g.array() * keep_scale, 0.0f).matrix();
+            else g = (a.array() > 0.0f).select(g.array(), 0.0f).matrix();
             break;
         case Activation::Tanh:
-            if (drop)
-                g.array() *= mask.array() * (1.0f - (a.array() * inv).square());
-            else
-                g.array() *= 1.0f - a.array().square();
+            if (drop) g.array() *= mask.array() * (1.0f - (a.array() * inv).square());
+            else g.array() *= 1.0f - a.array().square();
             break;
         case Activation::Sigmoid:
-            if (drop)
-                g.array() *= mask.array() * (a.array() * inv) * (1.0f - a.array() * inv);
-            else
-                g.array() *= a.array() * (1.0f - a.array());
+            if (drop) g.array() *= mask.array() * (a.array() * inv) * (1.0f - a.array() * inv);
+            else g.array() *= a.array() * (1.0f - a.array());
             break;
         case Activation::Softmax:
             // dZ = s * (g' - sum(s * g')) per column, g' = g through dropout.
@@ -282,9 +253,8 @@ void activation_backward(Activation act, float rate, G&& g, const A& a, const Mk
 
 }  // namespace
 
-double GradientWorkspace::loss_and_gradient(const float* params, const ConstMatrixMap& x,
-                                            const ConstMatrixMap& y, Loss loss, float* grad,
-                                            uint64_t dropout_seed, const CompileParams* compile,
+double GradientWorkspace::loss_and_gradient(const float* params, const ConstMatrixMap& x, const ConstMatrixMap& y,
+                                            Loss loss, float* grad, uint64_t dropout_seed, const CompileParams* compile,
                                             EvalTotals* totals) {
     const auto& slices = net_.slices();
     const auto& layers = net_.arch().layers;
@@ -293,9 +263,7 @@ double GradientWorkspace::loss_and_gradient(const float* params, const ConstMatr
     const Eigen::Index n = x.cols();
     // Output width of layer l (units for Dense).
     auto width = [&](std::size_t l) { return Eigen::Index(shapes[l + 1].size()); };
-    auto args = [&](std::size_t l) {
-        return layers::LayerArgs{layers[l], shapes[l], shapes[l + 1], slices[l]};
-    };
+    auto args = [&](std::size_t l) { return layers::LayerArgs{layers[l], shapes[l], shapes[l + 1], slices[l]}; };
     if (nl == 0) fail(ErrorKind::Internal, "network without layers");
     if (x.rows() != net_.arch().input_dim || y.rows() != width(nl - 1) || y.cols() != n)
         fail(ErrorKind::Internal, "batch shape does not match the network");
@@ -314,10 +282,8 @@ double GradientWorkspace::loss_and_gradient(const float* params, const ConstMatr
     // Grow buffers only when a larger batch arrives.
     Eigen::Index max_inner = 1;
     for (std::size_t l = 0; l < nl; ++l) {
-        if (activations_[l].rows() != width(l) || activations_[l].cols() < n)
-            activations_[l].resize(width(l), n);
-        if (layers[l].dropout > 0.0f &&
-            (masks_[l].rows() != width(l) || masks_[l].cols() < n))
+        if (activations_[l].rows() != width(l) || activations_[l].cols() < n) activations_[l].resize(width(l), n);
+        if (layers[l].dropout > 0.0f && (masks_[l].rows() != width(l) || masks_[l].cols() < n))
             masks_[l].resize(width(l), n);
         if (l > 0) max_inner = std::max<Eigen::Index>(max_inner, width(l - 1));
     }
@@ -332,8 +298,7 @@ double GradientWorkspace::loss_and_gradient(const float* params, const ConstMatr
     for (std::size_t l = 0; l < nl; ++l) {
         MatrixMap a = act(l);
         if (layers[l].kind != LayerKind::Dense) {
-            layers::forward(args(l), params, l == 0 ? x.data() : act(l - 1).data(), a.data(), n,
-                            true, scratch_[l]);
+            layers::forward(args(l), params, l == 0 ? x.data() : act(l - 1).data(), a.data(), n, true, scratch_[l]);
             activate(layers[l].activation, a);
         } else if (l == 0) {
             dense_forward(layers[l], slices[l], params, x, a);
@@ -366,8 +331,7 @@ double GradientWorkspace::loss_and_gradient(const float* params, const ConstMatr
     const ConstMatrixMap cp(p.data(), p.rows(), p.cols());
     const double loss_total = spec.sum(cp, y);
     // The outputs become dL/dZ below: their metrics are taken now.
-    if (totals && compile && std::isfinite(loss_total))
-        add_batch_totals(cp, y, loss_total, *compile, *totals);
+    if (totals && compile && std::isfinite(loss_total)) add_batch_totals(cp, y, loss_total, *compile, *totals);
 
     // Output dL/dZ (of the mean loss over the batch), in place in the output buffer.
     const Layer& last = layers.back();
@@ -378,10 +342,8 @@ double GradientWorkspace::loss_and_gradient(const float* params, const ConstMatr
         // General path: dL/dp, then the activation.
         MatrixMap g(delta_prev_.data(), out_units, n);
         spec.gradient(cp, y, inv_n, g);
-        if (last.dropout > 0.0f)
-            activation_backward(last.activation, last.dropout, g, p, mask(nl - 1));
-        else
-            activation_backward(last.activation, 0.0f, g, p, p);
+        if (last.dropout > 0.0f) activation_backward(last.activation, last.dropout, g, p, mask(nl - 1));
+        else activation_backward(last.activation, 0.0f, g, p, p);
         p = g;
     }
 
@@ -410,10 +372,8 @@ double GradientWorkspace::loss_and_gradient(const float* params, const ConstMatr
         MatrixMap g(delta_.data(), width(l - 1), n);
         const Layer& below = layers[l - 1];
         MatrixMap a_below = act(l - 1);
-        if (below.dropout > 0.0f)
-            activation_backward(below.activation, below.dropout, g, a_below, mask(l - 1));
-        else
-            activation_backward(below.activation, 0.0f, g, a_below, a_below);
+        if (below.dropout > 0.0f) activation_backward(below.activation, below.dropout, g, a_below, mask(l - 1));
+        else activation_backward(below.activation, 0.0f, g, a_below, a_below);
         a_below = g;
     }
     // Frozen layers: gradient 0 (what the optimizer skips; kinds other than Dense wrote theirs).

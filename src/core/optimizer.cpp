@@ -28,7 +28,7 @@ using ConstChunkMap = Eigen::Map<const Chunk, Eigen::Unaligned>;
 // Calls update(p, g, s1, s2) on chunk maps; s1/s2 may be null (then they map a dummy chunk).
 template <typename Update>
 __attribute__((always_inline)) inline void for_each_chunk(std::size_t n, float* p, const float* g, float* s1, float* s2,
-                    Update&& update) {
+                                                          Update&& update) {
     Chunk dummy1 = Chunk::Zero(), dummy2 = Chunk::Zero();
     std::size_t i = 0;
     for (; i + kChunk <= n; i += kChunk) {
@@ -105,15 +105,14 @@ void sgd_configure(const std::string& n, const vocab::GivenOptimizerArgs& given,
     bool nesterov = n == "nesterov";
     if (given.has("nesterov")) {
         const bool v = given.flag("nesterov");
-        if (n == "nesterov" && !v)
-            fail(ErrorKind::InvalidParameter, "optimizer nesterov contradicts nesterov=False");
+        if (n == "nesterov" && !v) fail(ErrorKind::InvalidParameter, "optimizer nesterov contradicts nesterov=False");
         nesterov = v;
     }
     o.momentum = (n == "momentum" || n == "nesterov") ? 0.9 : 0.0;
     if (given.has("momentum")) o.momentum = given.number("momentum");
-    o.kind = nesterov ? OptimizerKind::Nesterov
+    o.kind = nesterov                              ? OptimizerKind::Nesterov
              : (n == "momentum" || o.momentum > 0) ? OptimizerKind::Momentum
-                                                     : OptimizerKind::SGD;
+                                                   : OptimizerKind::SGD;
 }
 
 void adam_configure(const std::string&, const vocab::GivenOptimizerArgs& given, OptimizerConfig&) {
@@ -162,18 +161,56 @@ const OptimizerArg* optimizer_arg(const std::string& canonical) {
 
 const std::vector<OptimizerSpec>& optimizers() {
     static const std::vector<OptimizerSpec> specs = {
-        {OptimizerKind::SGD, "sgd", {"sgd", "momentum", "nesterov"}, "SGD (with momentum or nesterov)",
-         {"learning_rate", "momentum", "nesterov", "decay"}, 0.01, {}, 0, sgd_configure, sgd_update},
-        {OptimizerKind::Momentum, "momentum", {}, nullptr, {"learning_rate", "momentum", "nesterov", "decay"}, 0.01,
-         {"momentum"}, 1, sgd_configure, momentum_update},
-        {OptimizerKind::Nesterov, "nesterov", {}, nullptr, {"learning_rate", "momentum", "nesterov", "decay"}, 0.01,
-         {"momentum"}, 1, sgd_configure, nesterov_update},
-        {OptimizerKind::Adam, "adam", {"adam"}, "Adam",
-         {"learning_rate", "beta_1", "beta_2", "epsilon", "decay", "amsgrad"}, 0.001, {"beta_1", "beta_2", "epsilon"},
-         2, adam_configure, adam_update},
-        {OptimizerKind::RMSprop, "rmsprop", {"rmsprop"}, "RMSprop",
-         {"learning_rate", "rho", "epsilon", "decay", "momentum", "centered"}, 0.001, {"rho", "epsilon"}, 1,
-         rmsprop_configure, rmsprop_update},
+        {OptimizerKind::SGD,
+         "sgd",
+         {"sgd", "momentum", "nesterov"},
+         "SGD (with momentum or nesterov)",
+         {"learning_rate", "momentum", "nesterov", "decay"},
+         0.01,
+         {},
+         0,
+         sgd_configure,
+         sgd_update},
+        {OptimizerKind::Momentum,
+         "momentum",
+         {},
+         nullptr,
+         {"learning_rate", "momentum", "nesterov", "decay"},
+         0.01,
+         {"momentum"},
+         1,
+         sgd_configure,
+         momentum_update},
+        {OptimizerKind::Nesterov,
+         "nesterov",
+         {},
+         nullptr,
+         {"learning_rate", "momentum", "nesterov", "decay"},
+         0.01,
+         {"momentum"},
+         1,
+         sgd_configure,
+         nesterov_update},
+        {OptimizerKind::Adam,
+         "adam",
+         {"adam"},
+         "Adam",
+         {"learning_rate", "beta_1", "beta_2", "epsilon", "decay", "amsgrad"},
+         0.001,
+         {"beta_1", "beta_2", "epsilon"},
+         2,
+         adam_configure,
+         adam_update},
+        {OptimizerKind::RMSprop,
+         "rmsprop",
+         {"rmsprop"},
+         "RMSprop",
+         {"learning_rate", "rho", "epsilon", "decay", "momentum", "centered"},
+         0.001,
+         {"rho", "epsilon"},
+         1,
+         rmsprop_configure,
+         rmsprop_update},
     };
     return specs;
 }
@@ -224,8 +261,8 @@ void Optimizer::apply(float* params, const float* grad, uint64_t t) {
     std::size_t o = 0;
     for (const ParamRange& r : ranges_) {
         const std::size_t len = r.end - r.begin;
-        spec.update(config_, {len, params + r.begin, grad + r.begin, s1 ? s1 + o : nullptr, s2 ? s2 + o : nullptr,
-                              lr_t, t});
+        spec.update(config_,
+                    {len, params + r.begin, grad + r.begin, s1 ? s1 + o : nullptr, s2 ? s2 + o : nullptr, lr_t, t});
         o += len;
     }
 }

@@ -22,7 +22,8 @@ BufferPlan plan_buffers(int64_t num_rows, int buffer_size, int num_segments) {
     if (buffer_size <= 0)
         fail(ErrorKind::InvalidParameter, "buffer_size must be positive", "It is " + std::to_string(buffer_size) + ".");
     if (num_segments <= 0)
-        fail(ErrorKind::InvalidParameter, "num_segments must be positive", "It is " + std::to_string(num_segments) + ".");
+        fail(ErrorKind::InvalidParameter, "num_segments must be positive",
+             "It is " + std::to_string(num_segments) + ".");
     if (num_rows < num_segments)
         fail(ErrorKind::InvalidParameter,
              "cannot spread " + std::to_string(num_rows) + " rows over " + std::to_string(num_segments) + " segments",
@@ -61,7 +62,8 @@ namespace {
 int checked_size(int64_t v, const char* name, int64_t max) {
     if (v < 1 || v > max)
         fail(ErrorKind::InvalidParameter,
-             std::string(name) + (max == INT32_MAX ? " must be positive" : " must be between 1 and " + std::to_string(max)),
+             std::string(name) +
+                 (max == INT32_MAX ? " must be positive" : " must be between 1 and " + std::to_string(max)),
              "It is " + std::to_string(v) + ".");
     return int(v);
 }
@@ -156,11 +158,12 @@ void FeatureScaling::validate(int num_features) const {
         fail(ErrorKind::InvalidParameter, "normalizing_const must be a positive finite number");
     if ((!center.empty() && int(center.size()) != num_features) || center.size() != spread.size())
         fail(ErrorKind::InvalidParameter, "feature_center and feature_spread must both have one value per feature",
-             "There are " + std::to_string(num_features) + " features; feature_center has " + std::to_string(center.size()) +
-                 " values and feature_spread " + std::to_string(spread.size()) + ".");
+             "There are " + std::to_string(num_features) + " features; feature_center has " +
+                 std::to_string(center.size()) + " values and feature_spread " + std::to_string(spread.size()) + ".");
     for (std::size_t j = 0; j < center.size(); ++j)
         if (!std::isfinite(center[j]) || !std::isfinite(spread[j]) || spread[j] == 0)
-            fail(ErrorKind::InvalidParameter, "feature_center and feature_spread must be finite, and feature_spread non-zero",
+            fail(ErrorKind::InvalidParameter,
+                 "feature_center and feature_spread must be finite, and feature_spread non-zero",
                  "Feature " + std::to_string(j + 1) + " has center " + std::to_string(center[j]) + " and spread " +
                      std::to_string(spread[j]) + ".");
 }

@@ -117,15 +117,19 @@ std::string learning_curves_svg(const std::vector<Curve>& curves, const ChartTex
     }
     // Axes, grid and tick labels.
     s += "<g class=\"axes\" stroke=\"#333\">\n";
-    s += "<line x1=\"" + fixed(left) + "\" y1=\"" + fixed(bottom) + "\" x2=\"" + fixed(right) + "\" y2=\"" + fixed(bottom) + "\"/>\n";
-    s += "<line x1=\"" + fixed(left) + "\" y1=\"" + fixed(top) + "\" x2=\"" + fixed(left) + "\" y2=\"" + fixed(bottom) + "\"/>\n";
+    s += "<line x1=\"" + fixed(left) + "\" y1=\"" + fixed(bottom) + "\" x2=\"" + fixed(right) + "\" y2=\"" +
+         fixed(bottom) + "\"/>\n";
+    s += "<line x1=\"" + fixed(left) + "\" y1=\"" + fixed(top) + "\" x2=\"" + fixed(left) + "\" y2=\"" + fixed(bottom) +
+         "\"/>\n";
     s += "</g>\n<g class=\"ticks\" fill=\"#333\">\n";
     for (double t : ticks(x0, x1, whole_x))
-        s += "<text x=\"" + fixed(px(t)) + "\" y=\"" + fixed(bottom + 16) + "\" text-anchor=\"middle\">" + number(t) + "</text>\n";
+        s += "<text x=\"" + fixed(px(t)) + "\" y=\"" + fixed(bottom + 16) + "\" text-anchor=\"middle\">" + number(t) +
+             "</text>\n";
     for (double t : ticks(y0, y1)) {
-        s += "<line x1=\"" + fixed(left) + "\" y1=\"" + fixed(py(t)) + "\" x2=\"" + fixed(right) + "\" y2=\"" + fixed(py(t)) +
-             "\" stroke=\"#e5e5e5\"/>\n";
-        s += "<text x=\"" + fixed(left - 6) + "\" y=\"" + fixed(py(t) + 4) + "\" text-anchor=\"end\">" + number(t) + "</text>\n";
+        s += "<line x1=\"" + fixed(left) + "\" y1=\"" + fixed(py(t)) + "\" x2=\"" + fixed(right) + "\" y2=\"" +
+             fixed(py(t)) + "\" stroke=\"#e5e5e5\"/>\n";
+        s += "<text x=\"" + fixed(left - 6) + "\" y=\"" + fixed(py(t) + 4) + "\" text-anchor=\"end\">" + number(t) +
+             "</text>\n";
     }
     s += "</g>\n";
     s += "<text class=\"x-label\" x=\"" + fixed((left + right) / 2) + "\" y=\"" + fixed(height - 12.0) +
@@ -176,8 +180,9 @@ std::string learning_curves_svg(const std::vector<Curve>& curves, const ChartTex
             s += "<circle cx=\"" + fixed(right + 28) + "\" cy=\"" + fixed(y) + "\" r=\"" +
                  (curves[i].highlight ? "5.5" : "4") + "\" fill=\"" + colour + "\"/>\n";
         else
-            s += "<line x1=\"" + fixed(right + 16) + "\" y1=\"" + fixed(y) + "\" x2=\"" + fixed(right + 40) + "\" y2=\"" +
-                 fixed(y) + "\" stroke=\"" + colour + "\" stroke-width=\"" + (curves[i].highlight ? "3.5" : "1.5") + "\"/>\n";
+            s += "<line x1=\"" + fixed(right + 16) + "\" y1=\"" + fixed(y) + "\" x2=\"" + fixed(right + 40) +
+                 "\" y2=\"" + fixed(y) + "\" stroke=\"" + colour + "\" stroke-width=\"" +
+                 (curves[i].highlight ? "3.5" : "1.5") + "\"/>\n";
         s += "<text x=\"" + fixed(right + 46) + "\" y=\"" + fixed(y + 4) + "\"" +
              (curves[i].highlight ? " font-weight=\"bold\"" : "") + ">" + xml_escape(curves[i].label) +
              (curves[i].highlight ? " (best)" : "") + "</text>\n";
@@ -202,7 +207,8 @@ void flatten(const nlohmann::json& j, Path& path, std::map<Path, std::string>& o
             flatten(it.value(), path, out);
             path.pop_back();
         }
-    } else if (j.is_array() && std::any_of(j.begin(), j.end(), [](const nlohmann::json& e) { return e.is_structured(); })) {
+    } else if (j.is_array() &&
+               std::any_of(j.begin(), j.end(), [](const nlohmann::json& e) { return e.is_structured(); })) {
         for (std::size_t i = 0; i < j.size(); ++i) {
             const std::string index = "[" + std::to_string(i) + "]";
             if (path.empty()) path.push_back(index);

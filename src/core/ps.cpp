@@ -21,9 +21,7 @@ constexpr uint16_t kSnapshotVersion = 1;   // tables of their own under BSP, SSP
 constexpr uint16_t kSnapshotVersion2 = 2;  // SparseSSP tables and parts of partitioned tables
 constexpr std::size_t kSnapshotHeader = 56;
 
-std::string range_text(const KeyRange& r) {
-    return "[" + std::to_string(r.lo) + "," + std::to_string(r.hi) + ")";
-}
+std::string range_text(const KeyRange& r) { return "[" + std::to_string(r.lo) + "," + std::to_string(r.hi) + ")"; }
 
 uint64_t align_up(uint64_t x, uint64_t align) { return (x + align - 1) & ~(align - 1); }
 
@@ -52,9 +50,9 @@ Consistency parse_consistency(std::string_view text) {
     if (t == "ssp") return Consistency::SSP;
     if (t == "asp") return Consistency::ASP;
     if (t == "sparse_ssp") return Consistency::SparseSSP;
-    fail(ErrorKind::InvalidParameter, "unknown consistency \"" + std::string(text) + "\"",
-         "", "Use 'bsp' (bulk synchronous), 'ssp' (stale synchronous, with a staleness), 'sparse_ssp' "
-             "(stale synchronous per chunk, with a staleness) or 'asp' (asynchronous).");
+    fail(ErrorKind::InvalidParameter, "unknown consistency \"" + std::string(text) + "\"", "",
+         "Use 'bsp' (bulk synchronous), 'ssp' (stale synchronous, with a staleness), 'sparse_ssp' "
+         "(stale synchronous per chunk, with a staleness) or 'asp' (asynchronous).");
 }
 
 const char* consistency_name(Consistency c) {
@@ -122,8 +120,8 @@ KeySpace KeySpace::from_ranges(std::vector<KeyRange> ranges) {
 }
 
 bool KeySpace::contains(int64_t key) const {
-    auto it = std::upper_bound(ranges_.begin(), ranges_.end(), key,
-                               [](int64_t k, const KeyRange& r) { return k < r.hi; });
+    auto it =
+        std::upper_bound(ranges_.begin(), ranges_.end(), key, [](int64_t k, const KeyRange& r) { return k < r.hi; });
     return it != ranges_.end() && key >= it->lo;
 }
 
@@ -142,8 +140,8 @@ static void check_order(const int64_t* keys, std::size_t i, const char* what) {
     if (i > 0 && keys[i] <= keys[i - 1])
         fail(ErrorKind::InvalidParameter, std::string(what) + " must be sorted in ascending order without duplicates",
              std::string(what) + "[" + std::to_string(i + 1) + "] = " + std::to_string(keys[i]) +
-                 (keys[i] == keys[i - 1] ? " repeats " : " follows ") + std::string(what) + "[" +
-                 std::to_string(i) + "] = " + std::to_string(keys[i - 1]) + ".");
+                 (keys[i] == keys[i - 1] ? " repeats " : " follows ") + std::string(what) + "[" + std::to_string(i) +
+                 "] = " + std::to_string(keys[i - 1]) + ".");
 }
 
 void KeySpace::validate(const int64_t* keys, std::size_t n, const char* what) const {
@@ -156,7 +154,8 @@ void KeySpace::validate(const int64_t* keys, std::size_t n, const char* what) co
         const std::size_t bad = keys[0] < r.lo ? 0 : keys[n - 1] >= r.hi ? n - 1 : n;
         if (bad < n)
             fail(ErrorKind::InvalidParameter, "key " + std::to_string(keys[bad]) + " is out of range",
-                 std::string(what) + "[" + std::to_string(bad + 1) + "] is not in the table's keys " + describe() + ".");
+                 std::string(what) + "[" + std::to_string(bad + 1) + "] is not in the table's keys " + describe() +
+                     ".");
         return;
     }
     std::vector<int64_t> scratch(n);
@@ -166,7 +165,8 @@ void KeySpace::validate(const int64_t* keys, std::size_t n, const char* what) co
 void KeySpace::offsets(const int64_t* keys, std::size_t n, int64_t* out, const char* what) const {
     if (offsets_are_keys()) {
         validate(keys, n, what);
-        if (n) std::memcpy(out, keys, n * sizeof(int64_t));  // memcpy from a null pointer is undefined, even for 0 bytes
+        if (n)
+            std::memcpy(out, keys, n * sizeof(int64_t));  // memcpy from a null pointer is undefined, even for 0 bytes
         return;
     }
     std::size_t r = 0;
@@ -228,9 +228,9 @@ std::vector<Span> chunk_spans(const KeySpace& keys, int64_t chunk_size, const in
     auto out_of_range = [&](std::size_t i) {
         std::string detail = "chunk_ids[" + std::to_string(i + 1) + "] holds no key of the table; ";
         if (ranges.size() == 1 && ranges[0].lo == 0)
-            detail += "its chunks are 0 to " + std::to_string(cr.last) + " (chunk_size " + std::to_string(chunk_size) + ").";
-        else
-            detail += "its keys are " + keys.describe() + " (chunk_size " + std::to_string(chunk_size) + ").";
+            detail +=
+                "its chunks are 0 to " + std::to_string(cr.last) + " (chunk_size " + std::to_string(chunk_size) + ").";
+        else detail += "its keys are " + keys.describe() + " (chunk_size " + std::to_string(chunk_size) + ").";
         fail(ErrorKind::InvalidParameter, "chunk " + std::to_string(chunk_ids[i]) + " is out of range", detail);
     };
     std::size_t r = 0;
@@ -251,8 +251,7 @@ std::vector<Span> chunk_spans(const KeySpace& keys, int64_t chunk_size, const in
             const Span s{starts[j] + (a - ranges[j].lo), b - a};
             if (!spans.empty() && spans.back().offset + spans.back().length == s.offset)
                 spans.back().length += s.length;
-            else
-                spans.push_back(s);
+            else spans.push_back(s);
             *total += s.length;
             any = true;
         }
@@ -311,7 +310,8 @@ void validate_name(std::string_view name) {
         fail(ErrorKind::InvalidName, "parameter table name must not contain a NUL byte");
     if (name.size() > kMaxNameBytes)
         fail(ErrorKind::NameTooLong, "parameter table name is too long",
-             "It has " + std::to_string(name.size()) + " bytes; at most " + std::to_string(kMaxNameBytes) + " are allowed.");
+             "It has " + std::to_string(name.size()) + " bytes; at most " + std::to_string(kMaxNameBytes) +
+                 " are allowed.");
 }
 
 TableSettings make_settings(std::string name, KeySpace keys, int64_t chunk_size, std::string_view consistency,
@@ -384,9 +384,9 @@ void validate_range_map(const std::vector<KeyRange>& map, int64_t chunk_size) {
     KeySpace::from_ranges(map);  // the total number of keys
 }
 
-TableSettings make_part_settings(std::string name, const std::vector<KeyRange>& map, int64_t part,
-                                 int64_t chunk_size, std::string_view consistency, std::optional<int64_t> staleness,
-                                 int64_t num_workers, double init_value) {
+TableSettings make_part_settings(std::string name, const std::vector<KeyRange>& map, int64_t part, int64_t chunk_size,
+                                 std::string_view consistency, std::optional<int64_t> staleness, int64_t num_workers,
+                                 double init_value) {
     validate_name(name);
     if (chunk_size < 1 || chunk_size > kMaxChunkSize)
         fail(ErrorKind::InvalidParameter, "chunk_size must be between 1 and " + std::to_string(kMaxChunkSize),
@@ -444,8 +444,7 @@ WaitCheck check_wait(std::optional<int64_t> needs, const WorkerState* workers, i
         if (workers[i].clock >= *needs) continue;
         if (only && !(only[i / 64] >> (i % 64) & 1)) continue;
         if (slowest < 0 || workers[i].clock < workers[slowest].clock) slowest = i;
-        if (workers[i].status == kWorkerGone &&
-            (slowest_gone < 0 || workers[i].clock < workers[slowest_gone].clock))
+        if (workers[i].status == kWorkerGone && (slowest_gone < 0 || workers[i].clock < workers[slowest_gone].clock))
             slowest_gone = i;
     }
     if (slowest < 0) return out;
@@ -614,7 +613,8 @@ SnapshotView read_snapshot(std::string_view bytes) {
     const std::size_t fixed = kSnapshotHeader + name_len + 16 * num_ranges + 8 * std::size_t(m.num_workers) +
                               4 * std::size_t(k) * (m.has_pending ? 2 : 1);
     if (version == kSnapshotVersion && body != fixed)
-        corrupt("its size is " + std::to_string(bytes.size()) + " bytes, its header implies " + std::to_string(fixed + 4));
+        corrupt("its size is " + std::to_string(bytes.size()) + " bytes, its header implies " +
+                std::to_string(fixed + 4));
     if (version == kSnapshotVersion2 && body < fixed + 8)
         corrupt("its size is " + std::to_string(bytes.size()) + " bytes, its header implies at least " +
                 std::to_string(fixed + 12));
@@ -659,9 +659,7 @@ SnapshotView read_snapshot(std::string_view bytes) {
     if (m.part >= 0) {
         try {
             validate_range_map(m.range_map, m.chunk_size);
-        } catch (const Error& e) {
-            corrupt("its range map is invalid (" + e.message() + ")");
-        }
+        } catch (const Error& e) { corrupt("its range map is invalid (" + e.message() + ")"); }
         if (m.part >= int32_t(m.range_map.size()) || m.ranges.size() != 1 ||
             !(m.ranges[0] == m.range_map[std::size_t(m.part)]))
             corrupt("its keys are not its part of its range map");

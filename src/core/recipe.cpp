@@ -59,9 +59,7 @@ const char* to_string(Imputation imputation) {
     return "mean";
 }
 
-const char* to_string(CategoryEncoding encoding) {
-    return encoding == CategoryEncoding::Codes ? "codes" : "onehot";
-}
+const char* to_string(CategoryEncoding encoding) { return encoding == CategoryEncoding::Codes ? "codes" : "onehot"; }
 
 namespace recipe_detail {
 
@@ -92,16 +90,31 @@ void check_utf8(const std::string& column, std::string_view s) {
         const unsigned char c = static_cast<unsigned char>(s[i]);
         int more;
         uint32_t cp;
-        if (c < 0x80) { ++i; continue; }
-        if ((c & 0xE0) == 0xC0) { more = 1; cp = c & 0x1F; }
-        else if ((c & 0xF0) == 0xE0) { more = 2; cp = c & 0x0F; }
-        else if ((c & 0xF8) == 0xF0) { more = 3; cp = c & 0x07; }
-        else break;
+        if (c < 0x80) {
+            ++i;
+            continue;
+        }
+        if ((c & 0xE0) == 0xC0) {
+            more = 1;
+            cp = c & 0x1F;
+        } else if ((c & 0xF0) == 0xE0) {
+            more = 2;
+            cp = c & 0x0F;
+        } else if ((c & 0xF8) == 0xF0) {
+            more = 3;
+            cp = c & 0x07;
+        } else break;
         bool ok = true;
         for (int k = 1; k <= more; ++k) {
-            if (i + k >= n) { ok = false; break; }
+            if (i + k >= n) {
+                ok = false;
+                break;
+            }
             const unsigned char d = static_cast<unsigned char>(s[i + k]);
-            if ((d & 0xC0) != 0x80) { ok = false; break; }
+            if ((d & 0xC0) != 0x80) {
+                ok = false;
+                break;
+            }
             cp = (cp << 6) | (d & 0x3F);
         }
         // Overlong forms, surrogates and values beyond U+10FFFF are not UTF-8 either.
@@ -178,7 +191,8 @@ std::vector<std::string> ObjectReader::strings(const std::string& key, std::size
     const json& v = at(key);
     if (!v.is_array()) bad(key, "It must be an array of strings.");
     if (v.size() > max_size)
-        bad(key, "It has " + std::to_string(v.size()) + " values; at most " + std::to_string(max_size) + " are allowed.");
+        bad(key,
+            "It has " + std::to_string(v.size()) + " values; at most " + std::to_string(max_size) + " are allowed.");
     std::vector<std::string> out;
     out.reserve(v.size());
     InterruptTicker ticker;
@@ -192,8 +206,7 @@ std::vector<std::string> ObjectReader::strings(const std::string& key, std::size
 
 std::vector<float> ObjectReader::singles(const std::string& key, std::size_t size) {
     const json& v = at(key);
-    if (!v.is_array() || v.size() != size)
-        bad(key, "It must be an array of " + std::to_string(size) + " numbers.");
+    if (!v.is_array() || v.size() != size) bad(key, "It must be an array of " + std::to_string(size) + " numbers.");
     std::vector<float> out(size);
     for (std::size_t i = 0; i < size; ++i)
         if (!as_single(v[i], out[i])) bad(key, "It must hold finite float4 numbers, not " + cfg::show(v[i]) + ".");
@@ -202,14 +215,16 @@ std::vector<float> ObjectReader::singles(const std::string& key, std::size_t siz
 
 void ObjectReader::done() {
     for (auto it = j_.begin(); it != j_.end(); ++it)
-        if (!read_.count(it.key())) fail(ErrorKind::Data, "invalid recipe: unknown key \"" + it.key() + "\" in " + where_);
+        if (!read_.count(it.key()))
+            fail(ErrorKind::Data, "invalid recipe: unknown key \"" + it.key() + "\" in " + where_);
 }
 
 void check_sorted(const std::vector<std::string>& values, const std::string& key, const std::string& where) {
     for (std::size_t i = 1; i < values.size(); ++i)
         if (!(values[i - 1] < values[i]))
             fail(ErrorKind::Data, "invalid recipe: bad \"" + key + "\" in " + where,
-                 "Its values must be distinct and sorted by bytes; " + cfg::show(json(values[i])) + " is out of place.");
+                 "Its values must be distinct and sorted by bytes; " + cfg::show(json(values[i])) +
+                     " is out of place.");
 }
 
 FeatureScaling read_scaling(ObjectReader& r, ScaleKind kind, int n, const std::string& where) {
@@ -219,9 +234,7 @@ FeatureScaling read_scaling(ObjectReader& r, ScaleKind kind, int n, const std::s
     s.spread = r.singles("spread", std::size_t(n));
     try {
         s.validate(n);
-    } catch (const Error& e) {
-        fail(ErrorKind::Data, "invalid recipe: bad scaling in " + where, e.detail());
-    }
+    } catch (const Error& e) { fail(ErrorKind::Data, "invalid recipe: bad scaling in " + where, e.detail()); }
     return s;
 }
 
@@ -238,8 +251,7 @@ void write_scaling(ojson& j, ScaleKind kind, const FeatureScaling& s) {
 void check_spec(const ColumnSpec& s) {
     const std::string col = quoted_column(s.name);
     if (s.kind == ColumnKind::Categorical) {
-        if (s.scale != ScaleKind::None)
-            fail(ErrorKind::InvalidParameter, "categorical " + col + " cannot be scaled");
+        if (s.scale != ScaleKind::None) fail(ErrorKind::InvalidParameter, "categorical " + col + " cannot be scaled");
         if (s.missing_indicator)
             fail(ErrorKind::InvalidParameter, "categorical " + col + " cannot have a missing indicator",
                  "NULL is a category of its own.");
@@ -294,9 +306,7 @@ std::shared_ptr<const ColumnEncoder> read_encoder(const json& j, const std::stri
     ColumnKind k;
     try {
         k = parse_column_kind(kind->get<std::string>());
-    } catch (const Error& e) {
-        fail(ErrorKind::Data, "invalid recipe: bad \"kind\" in " + w, e.hint());
-    }
+    } catch (const Error& e) { fail(ErrorKind::Data, "invalid recipe: bad \"kind\" in " + w, e.hint()); }
     if (k == ColumnKind::Categorical) return read_categorical(j, n, w);
     if (k == ColumnKind::Array) return read_array(j, n, w);
     return read_numeric(j, k, n, w);
@@ -314,7 +324,8 @@ Recipe::Recipe(std::vector<std::shared_ptr<const ColumnEncoder>> columns, int64_
         width += c->width();
         if (width > kMaxRecipeWidth)
             fail(ErrorKind::Limit, "a recipe would have more than " + std::to_string(kMaxRecipeWidth) + " features",
-                 "The features up to " + recipe_detail::quoted_column(c->name()) + " number " + std::to_string(width) + ".",
+                 "The features up to " + recipe_detail::quoted_column(c->name()) + " number " + std::to_string(width) +
+                     ".",
                  "Bound categorical columns with max_categories or min_frequency, or encode them as codes.");
         column_names_.push_back(c->name());
         c->feature_names(feature_names_);
@@ -393,7 +404,8 @@ Recipe Recipe::from_json(std::string_view text) {
     for (std::size_t i = 0; i < cols.size(); ++i) {
         encoders.push_back(recipe_detail::read_encoder(cols[i], "column " + std::to_string(i + 1)));
         if (!names.insert(encoders.back()->name()).second)
-            fail(ErrorKind::Data, "invalid recipe: " + recipe_detail::quoted_column(encoders.back()->name()) + " appears twice");
+            fail(ErrorKind::Data,
+                 "invalid recipe: " + recipe_detail::quoted_column(encoders.back()->name()) + " appears twice");
     }
     Recipe recipe(std::move(encoders), rows);
     if (recipe.width() != width)

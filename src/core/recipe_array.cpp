@@ -68,8 +68,9 @@ public:
         // The first array decides the width when the spec leaves it open.
         if (!stats_ && value.type == Cell::Type::Floats) {
             if (value.count < 1 || value.count > kMaxRecipeWidth)
-                fail(ErrorKind::Data, "array " + quoted_column(spec_.name) + " has arrays of " + std::to_string(value.count) +
-                                          " elements",
+                fail(ErrorKind::Data,
+                     "array " + quoted_column(spec_.name) + " has arrays of " + std::to_string(value.count) +
+                         " elements",
                      "Arrays need 1 to " + std::to_string(kMaxRecipeWidth) + " elements.");
             stats_.emplace(value.count);
         }
@@ -105,9 +106,7 @@ std::shared_ptr<const ColumnEncoder> read_array(const json& j, const std::string
     ScaleKind scale;
     try {
         scale = parse_scale_kind(r.string("scale"));
-    } catch (const Error& e) {
-        fail(ErrorKind::Data, "invalid recipe: " + e.message() + " in " + where, "", e.hint());
-    }
+    } catch (const Error& e) { fail(ErrorKind::Data, "invalid recipe: " + e.message() + " in " + where, "", e.hint()); }
     FeatureScaling scaling = read_scaling(r, scale, width, where);
     r.done();
     return std::make_shared<ArrayEncoder>(name, width, scale, std::move(scaling));

@@ -25,8 +25,12 @@ class CategoricalEncoder final : public ColumnEncoder {
 public:
     CategoricalEncoder(std::string name, CategoryEncoding encoding, int64_t min_frequency, int64_t max_categories,
                        std::vector<std::string> categories, std::vector<std::string> other, bool has_null)
-        : ColumnEncoder(std::move(name)), encoding_(encoding), min_frequency_(min_frequency),
-          max_categories_(max_categories), categories_(std::move(categories)), other_(std::move(other)),
+        : ColumnEncoder(std::move(name)),
+          encoding_(encoding),
+          min_frequency_(min_frequency),
+          max_categories_(max_categories),
+          categories_(std::move(categories)),
+          other_(std::move(other)),
           has_null_(has_null) {
         const int k = int(categories_.size());
         other_slot_ = other_.empty() ? -1 : k;
@@ -107,8 +111,9 @@ public:
             return;
         }
         if (int64_t(counts_.size()) >= limits_.max_distinct)
-            fail(ErrorKind::Limit, quoted_column(spec_.name) + " has more than " + std::to_string(limits_.max_distinct) +
-                                       " distinct values",
+            fail(ErrorKind::Limit,
+                 quoted_column(spec_.name) + " has more than " + std::to_string(limits_.max_distinct) +
+                     " distinct values",
                  "A categorical column counts every distinct value while the recipe is fitted.",
                  "Is it an identifier? Leave it out, or declare it numeric.");
         check_utf8(spec_.name, value.text);
@@ -134,8 +139,8 @@ public:
             (count >= spec_.min_frequency && room ? kept : other).push_back(*value);
         }
         if (kept.size() > std::size_t(kMaxRecipeWidth))
-            fail(ErrorKind::Limit, quoted_column(spec_.name) + " would keep more than " +
-                                       std::to_string(kMaxRecipeWidth) + " categories",
+            fail(ErrorKind::Limit,
+                 quoted_column(spec_.name) + " would keep more than " + std::to_string(kMaxRecipeWidth) + " categories",
                  "It has " + std::to_string(kept.size()) + ".", "Bound it with max_categories or min_frequency.");
         std::sort(kept.begin(), kept.end());
         std::sort(other.begin(), other.end());
@@ -153,24 +158,21 @@ private:
 
 }  // namespace
 
-uint64_t category_entry_bytes(double text_bytes) {
-    return 80 + (text_bytes > 15 ? uint64_t(text_bytes) + 1 : 0);
-}
+uint64_t category_entry_bytes(double text_bytes) { return 80 + (text_bytes > 15 ? uint64_t(text_bytes) + 1 : 0); }
 
 std::unique_ptr<ColumnFitter> make_categorical_fitter(const ColumnSpec& spec, const FitLimits& limits) {
     return std::make_unique<CategoricalFitter>(spec, limits);
 }
 
-std::shared_ptr<const ColumnEncoder> read_categorical(const json& j, const std::string& name, const std::string& where) {
+std::shared_ptr<const ColumnEncoder> read_categorical(const json& j, const std::string& name,
+                                                      const std::string& where) {
     ObjectReader r(j, where);
     (void)r.string("name");
     (void)r.string("kind");
     CategoryEncoding encoding;
     try {
         encoding = parse_category_encoding(r.string("encoding"));
-    } catch (const Error& e) {
-        fail(ErrorKind::Data, "invalid recipe: " + e.message() + " in " + where, "", e.hint());
-    }
+    } catch (const Error& e) { fail(ErrorKind::Data, "invalid recipe: " + e.message() + " in " + where, "", e.hint()); }
     const int64_t min_frequency = r.integer("min_frequency", 1, INT64_MAX);
     const int64_t max_categories = r.integer("max_categories", 0, kMaxRecipeWidth);
     std::vector<std::string> categories = r.strings("categories", std::size_t(kMaxRecipeWidth));

@@ -28,8 +28,13 @@ class NumericEncoder final : public ColumnEncoder {
 public:
     NumericEncoder(std::string name, ColumnKind kind, Imputation impute, float fill, bool indicator, ScaleKind scale,
                    FeatureScaling scaling)
-        : ColumnEncoder(std::move(name)), kind_(kind), impute_(impute), fill_(fill), indicator_(indicator),
-          scale_(scale), scaling_(std::move(scaling)) {}
+        : ColumnEncoder(std::move(name)),
+          kind_(kind),
+          impute_(impute),
+          fill_(fill),
+          indicator_(indicator),
+          scale_(scale),
+          scaling_(std::move(scaling)) {}
 
     ColumnKind kind() const override { return kind_; }
     int width() const override { return indicator_ ? 2 : 1; }
@@ -41,10 +46,8 @@ public:
 
     void apply(const Cell& value, float* out) const override {
         float v = fill_;
-        if (value.type == Cell::Type::Number)
-            v = checked_value(name(), kind_, value.number);
-        else if (value.type != Cell::Type::Null)
-            wrong_cell(name(), "numbers");
+        if (value.type == Cell::Type::Number) v = checked_value(name(), kind_, value.number);
+        else if (value.type != Cell::Type::Null) wrong_cell(name(), "numbers");
         scaling_.apply(&v, 1);
         check_scaled(name(), &v, 1);
         out[0] = v;
@@ -123,7 +126,7 @@ private:
         return float((lower + upper) / 2.0);
     }
 
-    FeatureStats stats_;          // of the non-NULL values
+    FeatureStats stats_;  // of the non-NULL values
     int64_t nulls_ = 0;
     // For the median only. finish() reorders it (the values stay the same), hence mutable.
     mutable std::vector<float> values_;
@@ -145,9 +148,7 @@ std::shared_ptr<const ColumnEncoder> read_numeric(const json& j, ColumnKind kind
     try {
         impute = parse_imputation(r.string("impute"));
         scale = parse_scale_kind(r.string("scale"));
-    } catch (const Error& e) {
-        fail(ErrorKind::Data, "invalid recipe: " + e.message() + " in " + where, "", e.hint());
-    }
+    } catch (const Error& e) { fail(ErrorKind::Data, "invalid recipe: " + e.message() + " in " + where, "", e.hint()); }
     const float fill = r.single("fill");
     const bool indicator = r.boolean("missing_indicator");
     FeatureScaling scaling = read_scaling(r, scale, 1, where);

@@ -46,10 +46,8 @@ float regression_value(const std::string& column, double v) {
 }
 
 void sort_classes(std::vector<std::string>& classes, ClassOrder order) {
-    if (order == ClassOrder::Numeric)
-        std::sort(classes.begin(), classes.end(), numeric_less);
-    else
-        std::sort(classes.begin(), classes.end());
+    if (order == ClassOrder::Numeric) std::sort(classes.begin(), classes.end(), numeric_less);
+    else std::sort(classes.begin(), classes.end());
 }
 
 }  // namespace
@@ -114,16 +112,12 @@ Target Target::from_json(std::string_view text) {
     t.column_ = r.string("column");
     if (t.column_.empty()) r.bad("column", "It must name a column.");
     const std::string kind = r.string("kind");
-    if (kind == "regression")
-        t.kind_ = TargetKind::Regression;
-    else if (kind != "classification")
-        r.bad("kind", "It must be \"classification\" or \"regression\".");
+    if (kind == "regression") t.kind_ = TargetKind::Regression;
+    else if (kind != "classification") r.bad("kind", "It must be \"classification\" or \"regression\".");
     if (t.kind_ == TargetKind::Classification) {
         const std::string order = r.string("order");
-        if (order == "numeric")
-            t.order_ = ClassOrder::Numeric;
-        else if (order != "text")
-            r.bad("order", "It must be \"text\" or \"numeric\".");
+        if (order == "numeric") t.order_ = ClassOrder::Numeric;
+        else if (order != "text") r.bad("order", "It must be \"text\" or \"numeric\".");
         t.classes_ = r.strings("classes", std::size_t(kMaxTargetClasses));
         if (t.classes_.size() < 2) r.bad("classes", "A classification has at least two classes.");
         double unused = 0;

@@ -44,23 +44,23 @@ const char* const kRegistryNamePattern = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$";
 void check_registry_name(std::string_view name, const char* what) {
     const char first = what[0];
     const bool vowel = first == 'a' || first == 'e' || first == 'i' || first == 'o' || first == 'u';
-    const std::string rule =
-        std::string(vowel ? "An " : "A ") + what + " has 1 to 128 ASCII letters, digits, underscores, hyphens and dots, starts with a "
-        "letter or digit and is not a number.";
+    const std::string rule = std::string(vowel ? "An " : "A ") + what +
+                             " has 1 to 128 ASCII letters, digits, underscores, hyphens and dots, starts with a "
+                             "letter or digit and is not a number.";
     if (name.empty()) fail(ErrorKind::InvalidParameter, std::string(what) + " must not be empty", rule);
     if (name.size() > kMaxRegistryNameLength)
         fail(ErrorKind::InvalidParameter, std::string(what) + " is too long",
-             "It has " + std::to_string(name.size()) + " characters; at most " + std::to_string(kMaxRegistryNameLength) +
-                 " are allowed.");
+             "It has " + std::to_string(name.size()) + " characters; at most " +
+                 std::to_string(kMaxRegistryNameLength) + " are allowed.");
     if (!is_alnum(name[0]))
-        fail(ErrorKind::InvalidParameter, std::string(what) + " \"" + printable(name) + "\" must start with a letter or digit",
-             rule);
+        fail(ErrorKind::InvalidParameter,
+             std::string(what) + " \"" + printable(name) + "\" must start with a letter or digit", rule);
     for (std::size_t i = 0; i < name.size(); ++i) {
         char c = name[i];
         if (!is_alnum(c) && c != '_' && c != '-' && c != '.')
             fail(ErrorKind::InvalidParameter,
-                 std::string(what) + " \"" + printable(name) + "\" contains the character \"" + printable(name.substr(i, 1)) +
-                     "\" at position " + std::to_string(i + 1),
+                 std::string(what) + " \"" + printable(name) + "\" contains the character \"" +
+                     printable(name.substr(i, 1)) + "\" at position " + std::to_string(i + 1),
                  rule);
     }
     if (std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; }))
@@ -77,14 +77,16 @@ std::string registry_name_key(std::string_view name) {
 std::vector<std::string> normalize_labels(const std::vector<std::string>& labels) {
     if (labels.size() > kMaxLabels)
         fail(ErrorKind::InvalidParameter, "too many labels",
-             "There are " + std::to_string(labels.size()) + "; at most " + std::to_string(kMaxLabels) + " are allowed.");
+             "There are " + std::to_string(labels.size()) + "; at most " + std::to_string(kMaxLabels) +
+                 " are allowed.");
     std::vector<std::string> out;
     std::set<std::string> seen;
     for (const std::string& l : labels) {
         if (l.empty()) fail(ErrorKind::InvalidParameter, "a label must not be empty");
         if (l.size() > kMaxLabelLength)
             fail(ErrorKind::InvalidParameter, "label \"" + printable(l) + "\" is too long",
-                 "It has " + std::to_string(l.size()) + " bytes; at most " + std::to_string(kMaxLabelLength) + " are allowed.");
+                 "It has " + std::to_string(l.size()) + " bytes; at most " + std::to_string(kMaxLabelLength) +
+                     " are allowed.");
         for (char c : l) {
             unsigned char u = static_cast<unsigned char>(c);
             if (u < 0x20 || u == 0x7f)
@@ -98,8 +100,9 @@ std::vector<std::string> normalize_labels(const std::vector<std::string>& labels
 }
 
 void check_task_type(std::string_view type) {
-    const char* rule = "A task type has 1 to 63 uppercase ASCII letters, digits and underscores and starts with a letter, "
-                       "e.g. TRAINING or IMPORT.";
+    const char* rule =
+        "A task type has 1 to 63 uppercase ASCII letters, digits and underscores and starts with a letter, "
+        "e.g. TRAINING or IMPORT.";
     if (type.empty() || type.size() > 63 || !(type[0] >= 'A' && type[0] <= 'Z'))
         fail(ErrorKind::InvalidParameter, "invalid task type \"" + printable(type) + "\"", rule);
     for (char c : type)
@@ -157,8 +160,9 @@ SearcherMetric resolve_searcher_metric(std::string_view requested, bool has_vali
                                        const std::vector<std::vector<Metric>>& metrics_per_configuration) {
     static const std::vector<std::string> known = {"loss", "accuracy", "top_k_accuracy", "mean_squared_error",
                                                    "mean_absolute_error"};
-    const char* hint = "Name loss or a metric of the compile parameters (accuracy, top_k_accuracy, mean_squared_error, "
-                       "mean_absolute_error), optionally prefixed with training_ or validation_.";
+    const char* hint =
+        "Name loss or a metric of the compile parameters (accuracy, top_k_accuracy, mean_squared_error, "
+        "mean_absolute_error), optionally prefixed with training_ or validation_.";
     SearcherMetric s;
     std::string_view rest = requested.empty() ? std::string_view("loss") : requested;
     bool explicit_set = false;
@@ -171,8 +175,10 @@ SearcherMetric resolve_searcher_metric(std::string_view requested, bool has_vali
         s.validation = true;
         explicit_set = true;
         if (!has_validation)
-            fail(ErrorKind::InvalidParameter, "searcher metric \"" + std::string(requested) + "\" needs a validation table",
-                 "The run has no validation_table.", "Pass validation_table, or use training_" + std::string(rest) + ".");
+            fail(ErrorKind::InvalidParameter,
+                 "searcher metric \"" + std::string(requested) + "\" needs a validation table",
+                 "The run has no validation_table.",
+                 "Pass validation_table, or use training_" + std::string(rest) + ".");
     }
     if (!explicit_set) s.validation = has_validation;
     s.metric = std::string(rest);
@@ -185,7 +191,8 @@ SearcherMetric resolve_searcher_metric(std::string_view requested, bool has_vali
             if (!found)
                 fail(ErrorKind::InvalidParameter,
                      "searcher metric \"" + s.metric + "\" is not computed for every model configuration",
-                     "Configuration " + std::to_string(i + 1) + " of the run does not list it in its compile parameters' metrics.",
+                     "Configuration " + std::to_string(i + 1) +
+                         " of the run does not list it in its compile parameters' metrics.",
                      "Add it to the metrics of every configuration, or use loss.");
         }
     }
@@ -254,7 +261,8 @@ void check_page(int64_t page_size, int64_t page_offset) {
         fail(ErrorKind::InvalidParameter, "page_size must be between 1 and " + std::to_string(kMaxPageSize),
              "It is " + std::to_string(page_size) + ".");
     if (page_offset < 0)
-        fail(ErrorKind::InvalidParameter, "page_offset must not be negative", "It is " + std::to_string(page_offset) + ".");
+        fail(ErrorKind::InvalidParameter, "page_offset must not be negative",
+             "It is " + std::to_string(page_offset) + ".");
 }
 
 // ---- garbage collection ---------------------------------------------------------------------
@@ -264,7 +272,9 @@ void check_gc_policy(const GcPolicy& p) {
                            {"keep_best_overall", p.keep_best_overall},
                            {"keep_latest_per_run", p.keep_latest_per_run},
                            {"keep_latest_per_configuration", p.keep_latest_per_configuration}})
-        if (v < 0) fail(ErrorKind::InvalidParameter, std::string(name) + " must not be negative", "It is " + std::to_string(v) + ".");
+        if (v < 0)
+            fail(ErrorKind::InvalidParameter, std::string(name) + " must not be negative",
+                 "It is " + std::to_string(v) + ".");
 }
 
 std::vector<int64_t> select_checkpoints_to_remove(const std::vector<GcCandidate>& candidates, const GcPolicy& policy) {
@@ -278,7 +288,8 @@ std::vector<int64_t> select_checkpoints_to_remove(const std::vector<GcCandidate>
     auto keep_top = [&](std::vector<const GcCandidate*> group, int64_t n, bool best) {
         if (n <= 0) return;
         if (best) {
-            group.erase(std::remove_if(group.begin(), group.end(), [](const GcCandidate* c) { return !c->signed_value; }),
+            group.erase(std::remove_if(group.begin(), group.end(),
+                                       [](const GcCandidate* c) { return !c->signed_value; }),
                         group.end());
             std::sort(group.begin(), group.end(), best_first);
         } else {

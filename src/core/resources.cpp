@@ -66,7 +66,8 @@ std::size_t evaluation_bytes(const std::vector<ModelConfig>& configs, int buffer
     std::size_t params = 0, widest_pass = 0, widest_buffer = 0;
     for (const ModelConfig& c : configs) {
         params += c.arch.num_params() * sizeof(float) + state_size(c);
-        widest_pass = std::max(widest_pass, forward_floats(c.arch, std::size_t(std::max(1, buffer_rows))) * sizeof(float));
+        widest_pass =
+            std::max(widest_pass, forward_floats(c.arch, std::size_t(std::max(1, buffer_rows))) * sizeof(float));
         widest_buffer = std::max(widest_buffer, buffer_bytes(c.arch, buffer_rows));
     }
     return params + widest_pass + widest_buffer;
@@ -107,8 +108,7 @@ std::string format_bytes(uint64_t bytes) {
         std::snprintf(buf, sizeof buf, "%.1f GB", double(bytes) / double(uint64_t(1) << 30));
     else if (bytes >= (uint64_t(1) << 20))
         std::snprintf(buf, sizeof buf, "%.0f MB", double(bytes) / double(uint64_t(1) << 20));
-    else
-        std::snprintf(buf, sizeof buf, "%.0f kB", double(bytes) / 1024.0);
+    else std::snprintf(buf, sizeof buf, "%.0f kB", double(bytes) / 1024.0);
     return buf;
 }
 

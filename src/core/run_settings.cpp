@@ -17,8 +17,8 @@ int positive(int64_t v, const char* name) {
 
 void check_combine_levels(int64_t levels, const char* name) {
     if (levels != 2 && levels != 3)
-        fail(ErrorKind::InvalidParameter, std::string(name) + " must be 2 or 3", "It is " + std::to_string(levels) + ".",
-             "Leave it NULL to let the insertion rule decide.");
+        fail(ErrorKind::InvalidParameter, std::string(name) + " must be 2 or 3",
+             "It is " + std::to_string(levels) + ".", "Leave it NULL to let the insertion rule decide.");
 }
 
 RunSettings make_run_settings(int64_t num_iterations, std::optional<int64_t> metrics_frequency,
@@ -29,7 +29,8 @@ RunSettings make_run_settings(int64_t num_iterations, std::optional<int64_t> met
     if (checkpoint_frequency) {
         if (*checkpoint_frequency < 0 || *checkpoint_frequency > INT_MAX)
             fail(ErrorKind::InvalidParameter, "checkpoint_frequency must not be negative",
-                 "It is " + std::to_string(*checkpoint_frequency) + ".", "0 writes a checkpoint only after the last iteration.");
+                 "It is " + std::to_string(*checkpoint_frequency) + ".",
+                 "0 writes a checkpoint only after the last iteration.");
         s.checkpoint_frequency = int(*checkpoint_frequency);
     }
     if (combine_levels) {

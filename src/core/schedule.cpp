@@ -9,10 +9,8 @@ namespace hopper {
 
 HopSchedule::HopSchedule(int num_models, int num_segments)
     : models_(num_models), segments_(num_segments), ring_(std::max(num_models, num_segments)) {
-    if (num_models < 1)
-        fail(ErrorKind::InvalidParameter, "at least one model configuration is needed");
-    if (num_segments < 1)
-        fail(ErrorKind::InvalidParameter, "at least one segment is needed");
+    if (num_models < 1) fail(ErrorKind::InvalidParameter, "at least one model configuration is needed");
+    if (num_segments < 1) fail(ErrorKind::InvalidParameter, "at least one segment is needed");
 }
 
 HopSchedule HopSchedule::for_phases(const std::vector<int>& phases, int num_segments) {

@@ -56,7 +56,6 @@ std::string to_text(const json& v) {
     }
 }
 
-
 std::string canonical_compile(const std::string& text) { return parse_compile_params(text).to_json(); }
 std::string canonical_fit(const std::string& text) { return parse_fit_params(text).to_json(); }
 
@@ -87,9 +86,7 @@ void check_param_list(const std::vector<std::string>& list, const char* name, bo
         std::string canonical;
         try {
             canonical = compile ? canonical_compile(list[i]) : canonical_fit(list[i]);
-        } catch (const Error& e) {
-            rethrow_in(e, std::string(name) + " element " + std::to_string(i + 1));
-        }
+        } catch (const Error& e) { rethrow_in(e, std::string(name) + " element " + std::to_string(i + 1)); }
         auto [it, added] = first.emplace(canonical, i);
         if (!added)
             fail(ErrorKind::InvalidParameter,
@@ -104,8 +101,8 @@ void check_param_list(const std::vector<std::string>& list, const char* name, bo
 
 [[noreturn]] void too_many(uint64_t n, const char* hint) {
     fail(ErrorKind::Limit,
-         "too many model configurations: " + (n == kInfinite ? std::string("more than 18446744073709551614")
-                                                              : std::to_string(n)),
+         "too many model configurations: " +
+             (n == kInfinite ? std::string("more than 18446744073709551614") : std::to_string(n)),
          "hopper creates at most " + std::to_string(kMaxModelConfigs) + " configurations per call.", hint);
 }
 
@@ -118,9 +115,9 @@ struct Param {
     std::vector<json> choices;  // when not a distribution
     bool is_dist = false;
     DistKind kind = DistKind::Uniform;
-    double lo = 0, hi = 0;          // Uniform, LogUniform
-    int64_t ilo = 0, ihi = 0;       // IntUniform
-    json spec;                       // the distribution as given, for messages
+    double lo = 0, hi = 0;     // Uniform, LogUniform
+    int64_t ilo = 0, ihi = 0;  // IntUniform
+    json spec;                 // the distribution as given, for messages
 };
 
 using Alternative = std::vector<Param>;  // sorted by key
@@ -131,7 +128,8 @@ struct Space {
     std::vector<Alternative> alternatives;  // at least one
 };
 
-const char* const kDistHint = "Write e.g. {\"log_uniform\": [0.0001, 0.1]}; to use an object as a value, put it in a list.";
+const char* const kDistHint =
+    "Write e.g. {\"log_uniform\": [0.0001, 0.1]}; to use an object as a value, put it in a list.";
 
 Param parse_distribution(const std::string& key, const json& v, const std::string& where) {
     Param p;
@@ -154,10 +152,10 @@ Param parse_distribution(const std::string& key, const json& v, const std::strin
         fail(ErrorKind::InvalidParameter, "unknown distribution \"" + name + "\" for " + named, {},
              "Distributions are uniform, log_uniform and int_uniform.");
     const std::string bad = "invalid " + name + " distribution for " + named + ": " + cfg::show(arg);
-    if (!arg.is_array() || arg.size() != 2)
-        fail(ErrorKind::InvalidParameter, bad, name + " takes [low, high].");
+    if (!arg.is_array() || arg.size() != 2) fail(ErrorKind::InvalidParameter, bad, name + " takes [low, high].");
     if (p.kind == DistKind::IntUniform) {
-        if (!cfg::as_integer(arg[0], INT64_MIN, INT64_MAX, p.ilo) || !cfg::as_integer(arg[1], INT64_MIN, INT64_MAX, p.ihi))
+        if (!cfg::as_integer(arg[0], INT64_MIN, INT64_MAX, p.ilo) ||
+            !cfg::as_integer(arg[1], INT64_MIN, INT64_MAX, p.ihi))
             fail(ErrorKind::InvalidParameter, bad, "int_uniform takes two integers.");
         if (p.ilo > p.ihi) fail(ErrorKind::InvalidParameter, bad, "low is greater than high.");
     } else {
@@ -250,8 +248,8 @@ Space parse_space(const std::string& text, const std::string& what, bool compile
             for (Param& p : parse_params(subs[a], where, compile)) {
                 if (j.contains(p.key))
                     fail(ErrorKind::InvalidParameter,
-                         "\"" + p.key + "\" is given both in " + what + " and in its " + "optimizer_params_list element " +
-                             std::to_string(a + 1),
+                         "\"" + p.key + "\" is given both in " + what + " and in its " +
+                             "optimizer_params_list element " + std::to_string(a + 1),
                          {}, "Give each parameter in one place.");
                 alt.push_back(std::move(p));
             }
@@ -380,9 +378,7 @@ std::vector<std::string> grid_points(const Space& s) {
             std::string c;
             try {
                 c = canonical(s, text);
-            } catch (const Error& e) {
-                rethrow_in(e, s.what + " point " + shorten(text));
-            }
+            } catch (const Error& e) { rethrow_in(e, s.what + " point " + shorten(text)); }
             auto [it, added] = first.emplace(c, out.size());
             if (!added)
                 fail(ErrorKind::InvalidParameter, s.what + " gives the same parameters twice",
@@ -413,7 +409,8 @@ std::string check_drawn(const Space& s, const Drawn& d, std::size_t config) {
             try {
                 (void)canonical(s, to_text(probe));
             } catch (const Error& e) {
-                rethrow_in(e, "the range of the distribution " + cfg::show(p.spec) + " of \"" + p.key + "\" in " + s.what);
+                rethrow_in(e,
+                           "the range of the distribution " + cfg::show(p.spec) + " of \"" + p.key + "\" in " + s.what);
             }
         }
     }
@@ -502,7 +499,8 @@ std::vector<SelectionEntry> generate_model_configs(const SearchSpec& spec) {
         const Drawn c = draw(compile, rng);
         const Drawn f = draw(fit, rng);
         const std::size_t number = out.size() + 1;
-        const std::string key = std::to_string(id) + "\n" + check_drawn(compile, c, number) + "\n" + check_drawn(fit, f, number);
+        const std::string key =
+            std::to_string(id) + "\n" + check_drawn(compile, c, number) + "\n" + check_drawn(fit, f, number);
         if (!seen.insert(key).second) continue;
         out.push_back({id, to_text(c.point), to_text(f.point)});
     }
@@ -516,20 +514,19 @@ void check_against_architectures(const std::vector<SelectionEntry>& entries,
     for (std::size_t i = 0; i < entries.size(); ++i) {
         const SelectionEntry& e = entries[i];
         auto a = archs.find(e.model_id);
-        if (a == archs.end())
-            fail(ErrorKind::Internal, "no architecture for model_id " + std::to_string(e.model_id));
-        const std::string where = "configuration " + std::to_string(i + 1) + " (model_id " + std::to_string(e.model_id) +
-                                  ", architecture " + a->second.shape_string() + ", compile_params " +
-                                  show_text(e.compile_params) + ", fit_params " + show_text(e.fit_params) + ")";
+        if (a == archs.end()) fail(ErrorKind::Internal, "no architecture for model_id " + std::to_string(e.model_id));
+        const std::string where = "configuration " + std::to_string(i + 1) + " (model_id " +
+                                  std::to_string(e.model_id) + ", architecture " + a->second.shape_string() +
+                                  ", compile_params " + show_text(e.compile_params) + ", fit_params " +
+                                  show_text(e.fit_params) + ")";
         try {
             auto c = compiles.find(e.compile_params);
-            if (c == compiles.end()) c = compiles.emplace(e.compile_params, parse_compile_params(e.compile_params)).first;
+            if (c == compiles.end())
+                c = compiles.emplace(e.compile_params, parse_compile_params(e.compile_params)).first;
             auto f = fits.find(e.fit_params);
             if (f == fits.end()) f = fits.emplace(e.fit_params, parse_fit_params(e.fit_params)).first;
             (void)resolve_config(a->second, c->second, f->second);
-        } catch (const Error& err) {
-            rethrow_in(err, where);
-        }
+        } catch (const Error& err) { rethrow_in(err, where); }
     }
 }
 

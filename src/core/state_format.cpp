@@ -87,9 +87,7 @@ Parsed parse(std::string_view bytes) {
     if (p.num_slots > 8) corrupt("too many optimizer slots", std::to_string(p.num_slots));
     try {
         p.config = parse_model_config(bytes.substr(kStateHeaderSize, config_len));
-    } catch (const Error& e) {
-        corrupt("its configuration cannot be read", e.message());
-    }
+    } catch (const Error& e) { corrupt("its configuration cannot be read", e.message()); }
     const std::size_t totals = totals_bytes(version, p.config);
     if (body - config_len < totals) corrupt("too short for its training totals");
     const std::size_t float_bytes = body - config_len - totals;
@@ -164,7 +162,8 @@ std::string with_iterations(std::string_view bytes, uint32_t iterations) {
 std::size_t state_size(const ModelConfig& config) {
     const std::size_t p = config.arch.num_params();
     const std::size_t k = Optimizer::slots_for(config.compile.optimizer.kind);
-    return kStateHeaderSize + config.to_json().size() + 4 * (p + k * config.arch.num_trainable_params()) + totals_bytes(kStateFormatVersion, config) + 4;
+    return kStateHeaderSize + config.to_json().size() + 4 * (p + k * config.arch.num_trainable_params()) +
+           totals_bytes(kStateFormatVersion, config) + 4;
 }
 
 std::string serialize_state(const Trainer& trainer) {
@@ -234,8 +233,7 @@ Trainer deserialize_state(std::string_view bytes) {
     std::vector<float> params(p.num_params);
     std::vector<float> slots(p.slot_floats);
     std::memcpy(params.data(), bytes.data() + p.params_offset, 4 * params.size());
-    if (!slots.empty())
-        std::memcpy(slots.data(), bytes.data() + p.params_offset + 4 * params.size(), 4 * slots.size());
+    if (!slots.empty()) std::memcpy(slots.data(), bytes.data() + p.params_offset + 4 * params.size(), 4 * slots.size());
     return Trainer(std::move(p.config), std::move(params), std::move(slots), p.counters);
 }
 
@@ -244,8 +242,8 @@ Trainer restore_for_config(std::string_view bytes, const ModelConfig& config, bo
     if (!p.config.arch.same_layers(config.arch))
         fail(ErrorKind::InvalidParameter, "model state does not match the architecture",
              "The state was trained with architecture " + p.config.arch.shape_string() + " (" +
-                 p.config.arch.to_json() + "); the requested architecture is " + config.arch.shape_string() +
-                 " (" + config.arch.to_json() + ").",
+                 p.config.arch.to_json() + "); the requested architecture is " + config.arch.shape_string() + " (" +
+                 config.arch.to_json() + ").",
              "Warm start and transfer learning need the same architecture.");
     std::vector<float> params(p.num_params);
     std::memcpy(params.data(), bytes.data() + p.params_offset, 4 * params.size());
@@ -253,7 +251,8 @@ Trainer restore_for_config(std::string_view bytes, const ModelConfig& config, bo
     // layers (transfer learning) starts the optimizer afresh, as a new optimizer does.
     const bool keep = p.config.compile.optimizer.kind == config.compile.optimizer.kind && p.config.arch == config.arch;
     std::vector<float> slots(keep ? p.slot_floats
-                                  : config.arch.num_trainable_params() * Optimizer::slots_for(config.compile.optimizer.kind),
+                                  : config.arch.num_trainable_params() *
+                                        Optimizer::slots_for(config.compile.optimizer.kind),
                              0.0f);
     TrainCounters counters;
     if (keep) {

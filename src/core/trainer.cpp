@@ -30,8 +30,7 @@ Trainer::Trainer(ModelConfig config)
     net_.initialize(params_.data(), config_.fit.seed);
 }
 
-Trainer::Trainer(ModelConfig config, std::vector<float> params, std::vector<float> slots,
-                 TrainCounters counters)
+Trainer::Trainer(ModelConfig config, std::vector<float> params, std::vector<float> slots, TrainCounters counters)
     : config_(std::move(config)),
       net_(config_.arch),
       optimizer_(config_.compile.optimizer, net_.num_params(), net_.trainable_ranges()),
@@ -42,9 +41,9 @@ Trainer::Trainer(ModelConfig config, std::vector<float> params, std::vector<floa
     const std::size_t want_slots = std::size_t(optimizer_.num_slots()) * optimizer_.slot_size();
     if (params_.size() != n || slots.size() != want_slots)
         fail(ErrorKind::Data, "model state does not match its architecture",
-             "The architecture needs " + std::to_string(n) + " parameters and " +
-                 std::to_string(want_slots) + " optimizer slot values; the state has " +
-                 std::to_string(params_.size()) + " and " + std::to_string(slots.size()) + ".");
+             "The architecture needs " + std::to_string(n) + " parameters and " + std::to_string(want_slots) +
+                 " optimizer slot values; the state has " + std::to_string(params_.size()) + " and " +
+                 std::to_string(slots.size()) + ".");
     optimizer_.slots() = std::move(slots);
 }
 
@@ -110,9 +109,9 @@ void Trainer::train_buffer(const float* x, const float* y, int rows) {
         const int n = std::min(batch, rows - start);
         ConstMatrixMap xb(x + std::size_t(start) * in_dim, in_dim, n);
         ConstMatrixMap yb(y + std::size_t(start) * out_dim, out_dim, n);
-        const double batch_loss = workspace_->loss_and_gradient(
-            params, xb, yb, loss, grad, mix_seed(config_.fit.seed, counters_.steps), &config_.compile,
-            &counters_.iteration_totals);
+        const double batch_loss =
+            workspace_->loss_and_gradient(params, xb, yb, loss, grad, mix_seed(config_.fit.seed, counters_.steps),
+                                          &config_.compile, &counters_.iteration_totals);
         if (!std::isfinite(batch_loss)) {
             diverge();
             return;

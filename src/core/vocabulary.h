@@ -24,15 +24,15 @@ namespace hopper::vocab {
 struct OptimizerArg {
     enum class Range { Positive, Fraction, NonNegative, Flag };  // (0, inf), [0, 1), [0, inf), True/False
     enum class Where {
-        Everywhere,    // in an optimizer string or object and as a compile parameter of its own
-        OptimizerOnly, // only in an optimizer string or object (Keras options hopper refuses when on)
-        CompileOnly,   // only as a compile parameter of its own (weight_decay)
+        Everywhere,     // in an optimizer string or object and as a compile parameter of its own
+        OptimizerOnly,  // only in an optimizer string or object (Keras options hopper refuses when on)
+        CompileOnly,    // only as a compile parameter of its own (weight_decay)
     };
-    const char* name;                          // canonical, as canonical JSON writes it
-    const char* alias;                         // another spelling ("lr"), or nullptr
+    const char* name;   // canonical, as canonical JSON writes it
+    const char* alias;  // another spelling ("lr"), or nullptr
     Range range;
     Where where;
-    double OptimizerConfig::*field;            // where its value goes; nullptr for flags
+    double OptimizerConfig::*field;  // where its value goes; nullptr for flags
 };
 // In the order messages list them.
 const std::vector<OptimizerArg>& optimizer_args();
@@ -75,7 +75,7 @@ struct OptimizerSpec {
     void (*update)(const OptimizerConfig& c, const UpdateStep& s);
 };
 const std::vector<OptimizerSpec>& optimizers();
-const OptimizerSpec* optimizer(OptimizerKind kind);           // null for a value outside the enum
+const OptimizerSpec* optimizer(OptimizerKind kind);  // null for a value outside the enum
 const OptimizerSpec* optimizer_named(const std::string& lowercase_name);
 
 // --- losses and metrics -----------------------------------------------------------------------
@@ -84,7 +84,7 @@ const OptimizerSpec* optimizer_named(const std::string& lowercase_name);
 struct RefusedName {
     const char* written;  // as compared (squashed for losses, lowercase for metrics)
     const char* detail;
-    const char* hint;     // nullptr: the vocabulary's list of supported names
+    const char* hint;  // nullptr: the vocabulary's list of supported names
 };
 
 // The model's output layer, as resolve_config checks compile parameters against it.
@@ -96,9 +96,9 @@ struct OutputLayer {
 
 struct LossSpec {
     Loss kind;
-    const char* name;                  // canonical (canonical JSON, to_string); never change it
-    std::vector<const char*> written;  // accepted names, squashed (lowercase, no underscores)
-    const char* listed;                // in "Supported losses are: ..."
+    const char* name;                      // canonical (canonical JSON, to_string); never change it
+    std::vector<const char*> written;      // accepted names, squashed (lowercase, no underscores)
+    const char* listed;                    // in "Supported losses are: ..."
     std::vector<Activation> inferred_for;  // output activations for which it is the default loss
     // Refuses an output layer it does not fit (resolve_config); null when every output fits.
     void (*check_output)(const OutputLayer& out);

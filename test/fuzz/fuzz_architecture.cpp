@@ -26,8 +26,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     // The network lays out what the architecture counts (no allocation of parameters here), its
     // output is the flat vector the architecture says, and the memory plan is computable.
     std::vector<Network> net;
-    hopper_fuzz::require(hopper_fuzz::accepts([&] { net.emplace_back(a); }), "an accepted architecture has no network:", canonical);
-    hopper_fuzz::require(net[0].num_params() == a.num_params(), "network and architecture count parameters differently:", canonical);
+    hopper_fuzz::require(hopper_fuzz::accepts([&] { net.emplace_back(a); }),
+                         "an accepted architecture has no network:", canonical);
+    hopper_fuzz::require(net[0].num_params() == a.num_params(),
+                         "network and architecture count parameters differently:", canonical);
     hopper_fuzz::require(net[0].shapes().back().flat && net[0].shapes().back().size() == uint64_t(a.output_dim()) &&
                              net[0].shapes().front().size() == uint64_t(a.input_dim),
                          "network shapes disagree with the architecture:", canonical);

@@ -47,23 +47,29 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     const int output_dim = 1 + ((mode >> 2) & 3);
     const bool regression = output_dim > 1 && (mode & 16);
     const std::string output = "{\"units\": " + std::to_string(output_dim) + ", \"activation\": \"" +
-                               (output_dim == 1 ? "sigmoid" : regression ? "linear" : "softmax") + "\"}";
-    std::string arch = (mode & 128)
-                           ? "{\"input_shape\": [1, " + std::to_string(input_dim) +
-                                 ", 1], \"layers\": [{\"type\": \"conv2d\", \"filters\": 2, \"kernel_size\": [1, 2], "
-                                 "\"padding\": \"same\", \"activation\": \"tanh\", \"dropout\": 0.25}, "
-                                 "{\"type\": \"batch_normalization\"}, {\"type\": \"max_pooling2d\", \"pool_size\": [1, 2], "
-                                 "\"padding\": \"same\"}, {\"type\": \"flatten\"}, " +
-                                 output + "]}"
-                           : "{\"input_dim\": " + std::to_string(input_dim) +
-                                 ", \"layers\": [{\"units\": 3, \"activation\": \"tanh\", \"dropout\": 0.25}, " + output + "]}";
-    std::string compile = (mode & 32) ? "optimizer='Adam(lr=0.01)'" : "optimizer='SGD(lr=0.1, momentum=0.9, nesterov=True)'";
+                               (output_dim == 1 ? "sigmoid"
+                                : regression    ? "linear"
+                                                : "softmax") +
+                               "\"}";
+    std::string arch =
+        (mode & 128)
+            ? "{\"input_shape\": [1, " + std::to_string(input_dim) +
+                  ", 1], \"layers\": [{\"type\": \"conv2d\", \"filters\": 2, \"kernel_size\": [1, 2], "
+                  "\"padding\": \"same\", \"activation\": \"tanh\", \"dropout\": 0.25}, "
+                  "{\"type\": \"batch_normalization\"}, {\"type\": \"max_pooling2d\", \"pool_size\": [1, 2], "
+                  "\"padding\": \"same\"}, {\"type\": \"flatten\"}, " +
+                  output + "]}"
+            : "{\"input_dim\": " + std::to_string(input_dim) +
+                  ", \"layers\": [{\"units\": 3, \"activation\": \"tanh\", \"dropout\": 0.25}, " + output + "]}";
+    std::string compile =
+        (mode & 32) ? "optimizer='Adam(lr=0.01)'" : "optimizer='SGD(lr=0.1, momentum=0.9, nesterov=True)'";
     if (regression) compile += ", metrics=['mae', 'mse']";
     else if (output_dim > 1) compile += ", metrics=['accuracy', 'top_k_categorical_accuracy'], top_k=1";
     else compile += ", metrics=['accuracy', 'mse']";
     ModelConfig config;
     try {
-        config = resolve_config(parse_architecture(arch), parse_compile_params(compile), parse_fit_params("batch_size=2"));
+        config =
+            resolve_config(parse_architecture(arch), parse_compile_params(compile), parse_fit_params("batch_size=2"));
     } catch (const Error& e) {
         hopper_fuzz::finding("the fuzzer's own model does not resolve:", arch + " " + compile + ": " + e.message());
     }

@@ -27,13 +27,9 @@ bool accepts(F&& f) {
     try {
         f();
         return true;
-    } catch (const hopper::Error&) {
-        return false;
-    } catch (const std::exception& e) {
+    } catch (const hopper::Error&) { return false; } catch (const std::exception& e) {
         finding("non-hopper exception escaped:", e.what());
-    } catch (...) {
-        finding("unknown exception escaped");
-    }
+    } catch (...) { finding("unknown exception escaped"); }
 }
 
 inline void require(bool ok, const char* what, const std::string& detail = {}) {

@@ -16,7 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     CompileParams again;
     hopper_fuzz::require(hopper_fuzz::accepts([&] { again = parse_compile_params(canonical); }),
                          "canonical compile parameters are refused:", canonical);
-    hopper_fuzz::require(again.to_json() == canonical, "compile parameters change through canonical JSON:",
-                         canonical + " became " + again.to_json());
+    hopper_fuzz::require(again.to_json() == canonical,
+                         "compile parameters change through canonical JSON:", canonical + " became " + again.to_json());
     return 0;
 }

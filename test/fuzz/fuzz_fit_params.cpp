@@ -16,8 +16,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     FitParams again;
     hopper_fuzz::require(hopper_fuzz::accepts([&] { again = parse_fit_params(canonical); }),
                          "canonical fit parameters are refused:", canonical);
-    hopper_fuzz::require(again.to_json() == canonical, "fit parameters change through canonical JSON:",
-                         canonical + " became " + again.to_json());
+    hopper_fuzz::require(again.to_json() == canonical,
+                         "fit parameters change through canonical JSON:", canonical + " became " + again.to_json());
     hopper_fuzz::require(f.batch_size > 0 && f.epochs > 0, "accepted fit parameters out of range", canonical);
     return 0;
 }

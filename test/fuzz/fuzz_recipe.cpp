@@ -24,8 +24,10 @@ void check_recipe(std::string_view text) {
     hopper_fuzz::require(hopper_fuzz::accepts([&] { again.emplace(Recipe::from_json(canonical)); }),
                          "canonical recipe is refused:", canonical);
     hopper_fuzz::require(again->to_json() == canonical, "recipe changes through canonical JSON:", canonical);
-    hopper_fuzz::require(int(r->feature_names().size()) == r->width(), "recipe width and feature names differ", canonical);
-    hopper_fuzz::require(int(r->column_names().size()) == r->num_columns(), "recipe columns and names differ", canonical);
+    hopper_fuzz::require(int(r->feature_names().size()) == r->width(), "recipe width and feature names differ",
+                         canonical);
+    hopper_fuzz::require(int(r->column_names().size()) == r->num_columns(), "recipe columns and names differ",
+                         canonical);
     // Two rows of the types each column takes: NULLs (arrays: zeros), then the first kept
     // category of categorical columns, 1.0 for the others.
     std::vector<float> zeros(std::size_t(r->width()), 0.0f), out(std::size_t(r->width()));
@@ -41,12 +43,10 @@ void check_recipe(std::string_view text) {
         std::vector<hopper::Cell> row(std::size_t(r->num_columns()));
         for (int c = 0; c < r->num_columns(); ++c) {
             const hopper::ColumnKind k = r->column_kind(c);
-            if (k == hopper::ColumnKind::Array)
-                row[c] = hopper::Cell(zeros.data(), r->column_width(c));
+            if (k == hopper::ColumnKind::Array) row[c] = hopper::Cell(zeros.data(), r->column_width(c));
             else if (k == hopper::ColumnKind::Categorical)
                 row[c] = pass && !cats[c].empty() ? hopper::Cell(cats[c][0]) : hopper::Cell();
-            else if (pass)
-                row[c] = hopper::Cell(1.0);
+            else if (pass) row[c] = hopper::Cell(1.0);
         }
         hopper_fuzz::accepts([&] { r->apply(row.data(), row.size(), out.data()); });
         const std::vector<float> first = out;
@@ -67,7 +67,8 @@ void check_target(std::string_view text) {
     hopper_fuzz::require(again->to_json() == canonical, "target changes through canonical JSON:", canonical);
     std::vector<float> out(std::size_t(t->width()));
     for (std::size_t i = 0; i < t->classes().size(); ++i)
-        hopper_fuzz::require(t->class_index(t->classes()[i]) == int(i), "class_index disagrees with classes", canonical);
+        hopper_fuzz::require(t->class_index(t->classes()[i]) == int(i), "class_index disagrees with classes",
+                             canonical);
     hopper_fuzz::accepts([&] { t->encode(hopper::Cell(1.0), out.data()); });
     if (!t->classes().empty()) hopper_fuzz::accepts([&] { t->encode(hopper::Cell(t->classes().back()), out.data()); });
 }

@@ -41,25 +41,33 @@ int main(int argc, char** argv) {
         const char* fit;
     };
     const std::vector<Seed> seeds = {
-        {"sgd_softmax", R"({"input_dim": 3, "layers": [{"units": 4, "activation": "relu"}, {"units": 3, "activation": "softmax"}]})",
+        {"sgd_softmax",
+         R"({"input_dim": 3, "layers": [{"units": 4, "activation": "relu"}, {"units": 3, "activation": "softmax"}]})",
          "optimizer='SGD(lr=0.1)', metrics=['accuracy']", "batch_size=2"},
         {"momentum_sigmoid", R"({"input_dim": 2, "layers": [{"units": 1, "activation": "sigmoid"}]})",
          "loss='binary_crossentropy', optimizer='SGD(lr=0.1, momentum=0.9)', metrics=['accuracy']", "batch_size=4"},
-        {"nesterov_tanh", R"({"input_dim": 2, "layers": [{"units": 3, "activation": "tanh", "dropout": 0.5}, {"units": 2, "activation": "softmax"}]})",
-         "optimizer='SGD(lr=0.05, momentum=0.8, nesterov=True)', metrics=['accuracy', 'top_k_categorical_accuracy'], top_k=1", "batch_size=3, seed=7"},
+        {"nesterov_tanh",
+         R"({"input_dim": 2, "layers": [{"units": 3, "activation": "tanh", "dropout": 0.5}, {"units": 2, "activation": "softmax"}]})",
+         "optimizer='SGD(lr=0.05, momentum=0.8, nesterov=True)', metrics=['accuracy', 'top_k_categorical_accuracy'], top_k=1",
+         "batch_size=3, seed=7"},
         {"adam_linear", R"({"input_dim": 4, "layers": [{"units": 2, "activation": "linear", "use_bias": false}]})",
          "loss='mse', optimizer='Adam(lr=0.01)', metrics=['mae', 'mse']", "batch_size=1"},
-        {"rmsprop_decay", R"({"input_dim": 2, "initializer": "he_normal", "layers": [{"units": 5, "activation": "relu"}, {"units": 2, "activation": "sigmoid"}]})",
-         "loss='binary_crossentropy', optimizer='RMSprop(lr=0.01, decay=0.001)', metrics=['loss'], weight_decay=0.0001", "batch_size=2, epochs=2"},
+        {"rmsprop_decay",
+         R"({"input_dim": 2, "initializer": "he_normal", "layers": [{"units": 5, "activation": "relu"}, {"units": 2, "activation": "sigmoid"}]})",
+         "loss='binary_crossentropy', optimizer='RMSprop(lr=0.01, decay=0.001)', metrics=['loss'], weight_decay=0.0001",
+         "batch_size=2, epochs=2"},
         // Convolutional models: batch normalization (its moving statistics in the state), pooling
         // of both kinds, "same" padding with strides, Flatten with dropout, global pooling.
-        {"cnn_adam_bn", R"({"input_shape": [4, 3, 2], "layers": [{"type": "conv2d", "filters": 3, "kernel_size": 2, "padding": "same", "activation": "relu"}, {"type": "batch_normalization"}, {"type": "max_pooling2d", "pool_size": [2, 1]}, {"type": "flatten", "dropout": 0.5}, {"units": 3, "activation": "softmax"}]})",
+        {"cnn_adam_bn",
+         R"({"input_shape": [4, 3, 2], "layers": [{"type": "conv2d", "filters": 3, "kernel_size": 2, "padding": "same", "activation": "relu"}, {"type": "batch_normalization"}, {"type": "max_pooling2d", "pool_size": [2, 1]}, {"type": "flatten", "dropout": 0.5}, {"units": 3, "activation": "softmax"}]})",
          "optimizer='Adam(lr=0.01)', metrics=['accuracy'], weight_decay=0.001", "batch_size=3"},
-        {"cnn_gap_momentum", R"({"input_shape": [5, 5, 1], "layers": [{"type": "conv2d", "filters": 2, "kernel_size": [3, 2], "strides": 2, "padding": "same", "use_bias": false}, {"type": "batch_normalization", "center": false, "momentum": 0.9, "activation": "tanh"}, {"type": "average_pooling2d", "pool_size": 2, "strides": 1, "padding": "same"}, {"type": "global_average_pooling2d", "activation": "softmax"}]})",
+        {"cnn_gap_momentum",
+         R"({"input_shape": [5, 5, 1], "layers": [{"type": "conv2d", "filters": 2, "kernel_size": [3, 2], "strides": 2, "padding": "same", "use_bias": false}, {"type": "batch_normalization", "center": false, "momentum": 0.9, "activation": "tanh"}, {"type": "average_pooling2d", "pool_size": 2, "strides": 1, "padding": "same"}, {"type": "global_average_pooling2d", "activation": "softmax"}]})",
          "optimizer='SGD(lr=0.1, momentum=0.9)', metrics=['accuracy']", "batch_size=2"},
     };
     for (const Seed& s : seeds) {
-        ModelConfig c = resolve_config(parse_architecture(s.arch), parse_compile_params(s.compile), parse_fit_params(s.fit));
+        ModelConfig c =
+            resolve_config(parse_architecture(s.arch), parse_compile_params(s.compile), parse_fit_params(s.fit));
         write(root / "model_config" / (std::string(s.name) + ".json"), c.to_json());
         Trainer fresh(c);
         write(root / "state" / (std::string(s.name) + "_fresh.bin"), serialize_state(fresh));
@@ -131,7 +139,8 @@ int main(int argc, char** argv) {
         }
         write(root / "recipe" / "all_kinds.json", all.finish().to_json());
         write(root / "recipe" / "one_categorical.json", small.finish().to_json());
-        TargetFitter classes("species", TargetKind::Classification, ClassOrder::Numeric), value("price", TargetKind::Regression);
+        TargetFitter classes("species", TargetKind::Classification, ClassOrder::Numeric),
+            value("price", TargetKind::Regression);
         for (const char* v : {"10", "9", "-1.5"}) classes.add(Cell(v));
         classes.add(Cell());
         value.add(Cell(2.5));

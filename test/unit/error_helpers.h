@@ -14,9 +14,7 @@ template <typename F>
 ErrorKind kind_of(F&& f) {
     try {
         f();
-    } catch (const Error& e) {
-        return e.kind();
-    }
+    } catch (const Error& e) { return e.kind(); }
     ADD_FAILURE() << "no error";
     return ErrorKind::Internal;
 }
@@ -25,9 +23,7 @@ template <typename F>
 std::string message_of(F&& f) {
     try {
         f();
-    } catch (const Error& e) {
-        return e.message();
-    }
+    } catch (const Error& e) { return e.message(); }
     return "";
 }
 

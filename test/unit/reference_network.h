@@ -4,10 +4,10 @@
 // its outputs check hopper's forward pass.
 #pragma once
 
-#include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
 #include <vector>
+#include <Eigen/Core>
 
 #include "hopper/config.h"
 
@@ -45,8 +45,8 @@ struct Kinks {
 
 // Forward pass over x (input_dim x n) with parameters p in hopper's layout. Batch normalization
 // uses batch statistics when `training`, else the moving statistics in p.
-inline MatrixD forward(const Architecture& arch, const std::vector<double>& p, const MatrixD& x,
-                       bool training, Kinks* kinks = nullptr) {
+inline MatrixD forward(const Architecture& arch, const std::vector<double>& p, const MatrixD& x, bool training,
+                       Kinks* kinks = nullptr) {
     const Eigen::Index n = x.cols();
     MatrixD a = x;
     TensorShape in = arch.input_shape();
@@ -127,7 +127,8 @@ inline MatrixD forward(const Architecture& arch, const std::vector<double>& p, c
                                     std::sort(vals.begin(), vals.end());
                                     v = vals.back();
                                     if (kinks && vals.size() > 1)
-                                        kinks->min_max_gap = std::min(kinks->min_max_gap, vals.back() - vals[vals.size() - 2]);
+                                        kinks->min_max_gap =
+                                            std::min(kinks->min_max_gap, vals.back() - vals[vals.size() - 2]);
                                 } else {
                                     for (double e : vals) v += e;
                                     v /= double(vals.size());

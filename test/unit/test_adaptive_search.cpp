@@ -45,8 +45,6 @@ std::vector<std::pair<int, int>> rungs(const BracketPlan& b) {
 
 using Pairs = std::vector<std::pair<int, int>>;
 
-
-
 }  // namespace
 
 TEST(PlanSearch, HyperbandMatchesTheTableOfLiEtAl) {
@@ -188,8 +186,8 @@ TEST(AutomlMethodNames, ParseAndPrint) {
 }
 
 TEST(RankRung, TiesGoToTheSmallerKeyAndUnrankableTrialsLast) {
-    std::vector<RungScore> s = {{5, 0.3, false}, {2, 0.1, false}, {9, 0.1, false}, {4, std::nullopt, false},
-                                {1, std::nan(""), false},  {7, 0.05, true}, {3, 0.2, false}};
+    std::vector<RungScore> s = {{5, 0.3, false},          {2, 0.1, false}, {9, 0.1, false}, {4, std::nullopt, false},
+                                {1, std::nan(""), false}, {7, 0.05, true}, {3, 0.2, false}};
     RungRanking r = rank_rung(s, 2, true);
     EXPECT_EQ(r.order, (std::vector<int32_t>{2, 9, 3, 5, 1, 4, 7}));
     EXPECT_EQ(r.promoted, (std::vector<int32_t>{2, 9}));
@@ -216,10 +214,17 @@ TEST(SearchProgress, PackedAndSequentialOrders) {
     EXPECT_EQ(p.target_iterations({0, 1}), 3);
     EXPECT_EQ(kind_of([&] { p.members({0, 1}); }), ErrorKind::Internal);  // not decided yet
 
-    auto st = p.record({0, 0}, rank_rung({{1, 9.0, false}, {2, 8.0, false}, {3, 7.0, false}, {4, 6.0, false},
-                                           {5, 5.0, false}, {6, 4.0, false}, {7, 3.0, false}, {8, 2.0, false},
-                                           {9, 1.0, true}},
-                                          3, true),
+    auto st = p.record({0, 0},
+                       rank_rung({{1, 9.0, false},
+                                  {2, 8.0, false},
+                                  {3, 7.0, false},
+                                  {4, 6.0, false},
+                                  {5, 5.0, false},
+                                  {6, 4.0, false},
+                                  {7, 3.0, false},
+                                  {8, 2.0, false},
+                                  {9, 1.0, true}},
+                                 3, true),
                        {9});
     EXPECT_EQ(p.members({0, 1}), (std::vector<int32_t>{8, 7, 6}));
     std::map<int32_t, TrialStatus> m(st.begin(), st.end());
@@ -243,8 +248,8 @@ TEST(SearchProgress, PackedAndSequentialOrders) {
 
 TEST(SearchProgress, RefusesDecisionsThatDoNotFit) {
     SearchProgress p(plan_search(halving(9, 3)));  // 9@1 3@3 1@9
-    const RungRanking good = rank_rung({{1, 1.0}, {2, 2.0}, {3, 3.0}, {4, 4.0}, {5, 5.0}, {6, 6.0}, {7, 7.0}, {8, 8.0}, {9, 9.0}},
-                                       3, true);
+    const RungRanking good =
+        rank_rung({{1, 1.0}, {2, 2.0}, {3, 3.0}, {4, 4.0}, {5, 5.0}, {6, 6.0}, {7, 7.0}, {8, 8.0}, {9, 9.0}}, 3, true);
     // Not the current rung.
     EXPECT_EQ(kind_of([&] { p.record({0, 1}, good); }), ErrorKind::Data);
     EXPECT_EQ(kind_of([&] { p.record({1, 0}, good); }), ErrorKind::Data);
@@ -286,7 +291,8 @@ Decisions simulate(SearchProgress& p, bool pack, int crash_after_steps = -1, int
     // Continue rungs in progress from their start (a resumed search restarts them).
     for (int b = 0; b < int(p.plan().brackets.size()); ++b)
         if (!p.bracket_finished(b) && p.current_rung(b) > 0)
-            for (int32_t k : p.members({b, p.current_rung(b)})) iterations[k] = p.target_iterations({b, p.current_rung(b) - 1});
+            for (int32_t k : p.members({b, p.current_rung(b)}))
+                iterations[k] = p.target_iterations({b, p.current_rung(b) - 1});
     int steps = 0;
     while (!p.finished()) {
         if (steps == crash_after_steps) break;

@@ -32,7 +32,8 @@ const char* kSmallCnn = R"({"input_shape": [6, 6, 2], "layers": [
     {"units": 3, "activation": "softmax"}]})";
 
 ModelConfig cnn_config(const std::string& optimizer = "Adam(lr=0.01)", const char* arch = kSmallCnn) {
-    return resolve_config(parse_architecture(arch), parse_compile_params("optimizer='" + optimizer + "', metrics=['accuracy']"),
+    return resolve_config(parse_architecture(arch),
+                          parse_compile_params("optimizer='" + optimizer + "', metrics=['accuracy']"),
                           parse_fit_params("batch_size=4, seed=3"));
 }
 
@@ -100,14 +101,16 @@ TEST(CnnModel, WarmStartRefusesAnotherArchitectureNamingBothShapes) {
     // Another architecture: the same shapes except padding; and a dense model of the same input.
     std::string other = kSmallCnn;
     other.replace(other.find(R"("padding": "same")"), 17, R"("padding": "valid")");
-    for (const std::string& arch : {other, std::string(R"({"input_dim": 72, "layers": [{"units": 3, "activation": "softmax"}]})")}) {
+    for (const std::string& arch :
+         {other, std::string(R"({"input_dim": 72, "layers": [{"units": 3, "activation": "softmax"}]})")}) {
         try {
             (void)restore_for_config(bytes, cnn_config("Adam(lr=0.01)", arch.c_str()));
             ADD_FAILURE() << "accepted " << arch;
         } catch (const Error& e) {
             EXPECT_EQ(e.kind(), ErrorKind::InvalidParameter);
             EXPECT_EQ(e.message(), "model state does not match the architecture");
-            EXPECT_NE(e.detail().find("6x6x2-conv3x3x4_same-bn-maxpool2x2-conv2x2x3-flatten-3"), std::string::npos) << e.detail();
+            EXPECT_NE(e.detail().find("6x6x2-conv3x3x4_same-bn-maxpool2x2-conv2x2x3-flatten-3"), std::string::npos)
+                << e.detail();
             EXPECT_NE(e.detail().find(parse_architecture(arch).shape_string()), std::string::npos) << e.detail();
         }
     }
@@ -144,8 +147,8 @@ TEST(CnnModel, EvaluationUsesTheMovingStatistics) {
     Data d = data(9, 6);
     EvalTotals totals;
     MatrixF scratch;
-    evaluate_batch(net, m.params.data(), ConstMatrixMap(d.x.data(), 72, 9), ConstMatrixMap(d.y.data(), 3, 9), m.config.compile,
-                   totals, scratch);
+    evaluate_batch(net, m.params.data(), ConstMatrixMap(d.x.data(), 72, 9), ConstMatrixMap(d.y.data(), 3, 9),
+                   m.config.compile, totals, scratch);
     EXPECT_EQ(totals.count, 9.0);
     MatrixF p;
     net.predict(m.params.data(), ConstMatrixMap(d.x.data(), 72, 9), p);
@@ -163,12 +166,11 @@ TEST(CnnModel, MemoryPlansCountPatchBuffersAndArgmax) {
     // argmax buffers and two scratch buffers of the widest layer; per Conv2D layer one chunk of
     // patches: 10 images of 9 x 676 for conv1, one image of 288 x 121 for conv2 (64 Ki floats each
     // at most, but at least one image).
-    const ModelConfig c = resolve_config(
-        parse_architecture(R"({"input_shape": [28, 28, 1], "layers": [
+    const ModelConfig c = resolve_config(parse_architecture(R"({"input_shape": [28, 28, 1], "layers": [
             {"type": "conv2d", "filters": 32, "kernel_size": 3, "activation": "relu"}, {"type": "max_pooling2d"},
             {"type": "conv2d", "filters": 64, "kernel_size": 3, "activation": "relu"}, {"type": "max_pooling2d"},
             {"type": "flatten", "dropout": 0.5}, {"units": 10, "activation": "softmax"}]})"),
-        CompileParams{}, parse_fit_params("batch_size=128"));
+                                         CompileParams{}, parse_fit_params("batch_size=128"));
     const std::size_t per_row = 21632 + 5408 + 7744 + 1600 + 2 * 1600 + 10 + 5408 + 1600 + 2 * 21632;
     const std::size_t patches = 10 * 9 * 676 + 288 * 121;
     // Only the workspace depends on the batch: compare two batch sizes over the same buffer.
@@ -210,7 +212,8 @@ TEST(CnnModel, EveryOptimizerLeavesZeroGradientParametersUnchanged) {
         p[36] = 1e-30f;
         const std::vector<float> before = p;
         for (uint64_t t = 0; t < 50; ++t) {
-            for (std::size_t i = 0; i < n; ++i) g[i] = (i % 3 == 2 || i == 5 || i == 36) ? 0.0f : float(rng.uniform() - 0.5);
+            for (std::size_t i = 0; i < n; ++i)
+                g[i] = (i % 3 == 2 || i == 5 || i == 36) ? 0.0f : float(rng.uniform() - 0.5);
             opt.apply(p.data(), g.data(), t);
         }
         for (std::size_t i = 0; i < n; ++i) {

@@ -42,7 +42,6 @@ std::string trained_state(const ModelConfig& config, uint64_t data_seed, int row
     return serialize_state(t);
 }
 
-
 bool close(double a, double b) {
     return std::fabs(a - b) <= kFloatStateTolerance * std::max({1.0, std::fabs(a), std::fabs(b)});
 }
@@ -70,10 +69,10 @@ TEST(CombineFixedPoint, ExactForFloatsAndRoundsTinyValuesHalfToEven) {
     EXPECT_TRUE(to_fixed_point(-0.5) == -(__int128(1) << 63));
     EXPECT_TRUE(to_fixed_point(0.0) == 0);
     EXPECT_TRUE(to_fixed_point(std::ldexp(1.0, -64)) == 1);
-    EXPECT_TRUE(to_fixed_point(std::ldexp(1.0, -65)) == 0);                  // half: to even (0)
-    EXPECT_TRUE(to_fixed_point(std::ldexp(3.0, -65)) == 2);                  // 1.5: to even (2)
+    EXPECT_TRUE(to_fixed_point(std::ldexp(1.0, -65)) == 0);  // half: to even (0)
+    EXPECT_TRUE(to_fixed_point(std::ldexp(3.0, -65)) == 2);  // 1.5: to even (2)
     EXPECT_TRUE(to_fixed_point(-std::ldexp(3.0, -65)) == -2);
-    EXPECT_TRUE(to_fixed_point(std::ldexp(5.0, -66)) == 1);                  // 1.25
+    EXPECT_TRUE(to_fixed_point(std::ldexp(5.0, -66)) == 1);  // 1.25
     EXPECT_TRUE(to_fixed_point(std::ldexp(1.0, -200)) == 0);
     // Every float32 of magnitude >= 2^-41 round-trips exactly, whatever the weight.
     std::mt19937 rng(3);
@@ -156,7 +155,8 @@ TEST(CombineModelAverage, CountersOfCopiesTrainedFromOneState) {
     EXPECT_EQ(out.iteration_totals.count, 20.0);
     EXPECT_EQ(out.iteration_totals.loss_sum, c0.iteration_totals.loss_sum + c1.iteration_totals.loss_sum);
     ASSERT_EQ(out.iteration_totals.metric_sums.size(), 1u);
-    EXPECT_EQ(out.iteration_totals.metric_sums[0], c0.iteration_totals.metric_sums[0] + c1.iteration_totals.metric_sums[0]);
+    EXPECT_EQ(out.iteration_totals.metric_sums[0],
+              c0.iteration_totals.metric_sums[0] + c1.iteration_totals.metric_sums[0]);
     ModelAverageState first, second;
     second.add(copies[1], 12);
     first.add(copies[0], 8);
@@ -211,7 +211,8 @@ TEST(CombineModelAverage, SerializedStatesRoundTripAndDamageIsDetected) {
 
     std::string flipped = bytes;
     flipped[bytes.size() / 2] ^= 0x10;
-    EXPECT_EQ(message_of([&] { ModelAverageState::deserialize(flipped); }), "invalid model averaging state: checksum mismatch");
+    EXPECT_EQ(message_of([&] { ModelAverageState::deserialize(flipped); }),
+              "invalid model averaging state: checksum mismatch");
     EXPECT_EQ(kind_of([&] { ModelAverageState::deserialize(bytes.substr(0, bytes.size() - 9)); }), ErrorKind::Data);
     EXPECT_EQ(kind_of([&] { ModelAverageState::deserialize(""); }), ErrorKind::Data);
     EXPECT_EQ(kind_of([&] { ModelAverageState::deserialize(std::string(64, 'x')); }), ErrorKind::Data);
@@ -326,7 +327,8 @@ TEST(CombineVectorSum, ThreeLevelMatchesTwoLevelWithinToleranceAndCountsExactly)
     VectorSumState two = combine_two_level(partials), three = combine_three_level(partials, groups_of(eight_in_two()));
     EXPECT_EQ(two.count, 4000u);
     EXPECT_EQ(three.count, two.count);
-    for (int i = 0; i < 4; ++i) EXPECT_TRUE(close(two.total()[i], three.total()[i])) << two.total()[i] << " " << three.total()[i];
+    for (int i = 0; i < 4; ++i)
+        EXPECT_TRUE(close(two.total()[i], three.total()[i])) << two.total()[i] << " " << three.total()[i];
     // The fixed order makes each form reproducible.
     std::vector<std::pair<int32_t, VectorSumState>> reversed(partials.rbegin(), partials.rend());
     EXPECT_EQ(combine_two_level(reversed).total(), two.total());
@@ -385,8 +387,8 @@ TEST(CombineMetrics, ThreeLevelMatchesTwoLevelWithinTolerance) {
         partials.emplace_back(k, std::move(s));
     }
     MetricsState two = combine_two_level(partials), three = combine_three_level(partials, groups_of(eight_in_two()));
-    EXPECT_EQ(two.totals.count, three.totals.count);                  // integer-valued: exact
-    EXPECT_EQ(two.totals.metric_sums, three.totals.metric_sums);      // sums of 0/1: exact
+    EXPECT_EQ(two.totals.count, three.totals.count);              // integer-valued: exact
+    EXPECT_EQ(two.totals.metric_sums, three.totals.metric_sums);  // sums of 0/1: exact
     EXPECT_TRUE(close(two.totals.loss(), three.totals.loss()));
 }
 
@@ -402,23 +404,36 @@ TEST(CombineTopology, RejectsInconsistentPlacementsAndCosts) {
 
     auto two_groups = segs;
     two_groups.push_back({3, "node1", "west"});
-    EXPECT_EQ(message_of([&] { Topology::build(two_groups, {}); }), R"(segment dist_key 3 is in two groups: "east" and "west")");
+    EXPECT_EQ(message_of([&] { Topology::build(two_groups, {}); }),
+              R"(segment dist_key 3 is in two groups: "east" and "west")");
     auto two_nodes = segs;
     two_nodes.push_back({3, "node9", "east"});
-    EXPECT_EQ(message_of([&] { Topology::build(two_nodes, {}); }), R"(segment dist_key 3 is on two nodes: "node1" and "node9")");
+    EXPECT_EQ(message_of([&] { Topology::build(two_nodes, {}); }),
+              R"(segment dist_key 3 is on two nodes: "node1" and "node9")");
     auto node_split = segs;
     node_split.push_back({8, "node0", "west"});
-    EXPECT_EQ(message_of([&] { Topology::build(node_split, {}); }), R"(node "node0" is in two groups: "east" and "west")");
+    EXPECT_EQ(message_of([&] { Topology::build(node_split, {}); }),
+              R"(node "node0" is in two groups: "east" and "west")");
     EXPECT_EQ(message_of([&] { Topology::build({{1, "", "g"}}, {}); }), "segment dist_key 1 has an empty node name");
     EXPECT_EQ(message_of([&] { Topology::build({{1, "n", ""}}, {}); }), "segment dist_key 1 has an empty group name");
-    EXPECT_EQ(message_of([&] { Topology::build(segs, {{"east", "north", 5.0}}); }), R"(link cost names unknown group "north")");
-    EXPECT_EQ(message_of([&] { Topology::build(segs, {{"east", "west", 0.0}}); }),
+    EXPECT_EQ(message_of([&] {
+                  Topology::build(segs, {{"east", "north", 5.0}});
+              }),
+              R"(link cost names unknown group "north")");
+    EXPECT_EQ(message_of([&] {
+                  Topology::build(segs, {{"east", "west", 0.0}});
+              }),
               R"(link cost between groups "east" and "west" must be a positive number)");
     EXPECT_EQ(kind_of([&] { Topology::build(segs, {{"east", "west", NAN}}); }), ErrorKind::InvalidParameter);
-    EXPECT_EQ(message_of([&] { Topology::build(segs, {{"east", "west", 5.0}, {"west", "east", 6.0}}); }),
+    EXPECT_EQ(message_of([&] {
+                  Topology::build(segs, {{"east", "west", 5.0}, {"west", "east", 6.0}});
+              }),
               R"(link cost between groups "east" and "west" is given twice: 5 and 6)");
     EXPECT_NO_THROW(Topology::build(segs, {{"east", "west", 5.0}, {"west", "east", 5.0}}));
-    EXPECT_EQ(message_of([] { Topology::build({}, {{"a", "b", 1.0}}); }), "link costs are given but the topology is empty");
+    EXPECT_EQ(message_of([] {
+                  Topology::build({}, {{"a", "b", 1.0}});
+              }),
+              "link costs are given but the topology is empty");
 
     Topology t = Topology::build(segs, {{"west", "east", 50.0}});
     EXPECT_EQ(t.cost("east", "west"), 50.0);
@@ -441,7 +456,8 @@ std::vector<int32_t> keys(int n) {
 // 2 groups x 2 nodes x 2 segments per node.
 std::vector<SegmentPlacement> two_by_two() {
     std::vector<SegmentPlacement> s;
-    for (int k = 0; k < 8; ++k) s.push_back({k, std::string(k < 4 ? "e" : "w") + std::to_string((k / 2) % 2), k < 4 ? "e" : "w"});
+    for (int k = 0; k < 8; ++k)
+        s.push_back({k, std::string(k < 4 ? "e" : "w") + std::to_string((k / 2) % 2), k < 4 ? "e" : "w"});
     return s;
 }
 const CombineCheck& check(const CombineDecision& d, const std::string& name) {
@@ -522,7 +538,8 @@ TEST(CombinePlan, AStateTooSmallToMatterIsNotWorthALevel) {
     EXPECT_FALSE(d.intermediate);
     EXPECT_TRUE(check(d, "bytes_reduction").passed);  // the factor alone would pass
     EXPECT_FALSE(check(d, "bytes_saved").passed);
-    EXPECT_EQ(d.reason, "the state is too small to matter: the intermediate level would save 240 bytes (needs 1048576)");
+    EXPECT_EQ(d.reason,
+              "the state is too small to matter: the intermediate level would save 240 bytes (needs 1048576)");
     CombinePolicy p;
     p.min_bytes_saved = 0;
     EXPECT_TRUE(plan_combine(t, keys(8), 40, p).intermediate);
@@ -558,7 +575,8 @@ TEST(CombinePlan, CoordinatorInsideAGroup) {
     EXPECT_EQ(d.bytes_three_level, 4'000'000u);
     EXPECT_TRUE(d.intermediate);
     p.coordinator_group = "north";
-    EXPECT_EQ(message_of([&] { plan_combine(t, keys(8), 1, p); }), R"(coordinator group "north" is not in the topology)");
+    EXPECT_EQ(message_of([&] { plan_combine(t, keys(8), 1, p); }),
+              R"(coordinator group "north" is not in the topology)");
 }
 
 TEST(CombinePlan, ProducersMustBeInTheTopologyAndPolicyMustBeSane) {

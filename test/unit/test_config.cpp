@@ -16,8 +16,7 @@ namespace {
 
 // Runs f, which must throw hopper::Error of `kind` whose message contains `in_message`.
 // Returns the error for further checks (detail, hint).
-Error expect_error(const std::function<void()>& f, ErrorKind kind, const std::string& in_message,
-                   int line) {
+Error expect_error(const std::function<void()>& f, ErrorKind kind, const std::string& in_message, int line) {
     try {
         f();
     } catch (const Error& e) {
@@ -42,10 +41,9 @@ Error expect_error(const std::function<void()>& f, ErrorKind kind, const std::st
 bool same(const CompileParams& a, const CompileParams& b) {
     const OptimizerConfig& x = a.optimizer;
     const OptimizerConfig& y = b.optimizer;
-    return a.loss == b.loss && a.loss_given == b.loss_given && a.metrics == b.metrics &&
-           a.top_k == b.top_k && x.kind == y.kind && x.learning_rate == y.learning_rate &&
-           x.momentum == y.momentum && x.beta1 == y.beta1 && x.beta2 == y.beta2 &&
-           x.epsilon == y.epsilon && x.rho == y.rho && x.decay == y.decay &&
+    return a.loss == b.loss && a.loss_given == b.loss_given && a.metrics == b.metrics && a.top_k == b.top_k &&
+           x.kind == y.kind && x.learning_rate == y.learning_rate && x.momentum == y.momentum && x.beta1 == y.beta1 &&
+           x.beta2 == y.beta2 && x.epsilon == y.epsilon && x.rho == y.rho && x.decay == y.decay &&
            x.weight_decay == y.weight_decay;
 }
 
@@ -81,7 +79,8 @@ const char* kKeras2Input = R"({"class_name": "Sequential", "config": {"name": "s
 
 // Keras 2.1: config is the list of layers, batch_input_shape on the first Dense,
 // initializers serialised as VarianceScaling.
-const char* kKeras21List = R"({"class_name": "Sequential", "keras_version": "2.1.6", "backend": "tensorflow", "config": [
+const char* kKeras21List =
+    R"({"class_name": "Sequential", "keras_version": "2.1.6", "backend": "tensorflow", "config": [
  {"class_name": "Dense", "config": {"kernel_initializer": {"class_name": "VarianceScaling", "config": {"distribution": "uniform", "scale": 1.0, "seed": null, "mode": "fan_avg"}},
    "name": "dense_1", "kernel_constraint": null, "bias_regularizer": null, "bias_constraint": null, "dtype": "float32", "activation": "relu", "trainable": true,
    "kernel_regularizer": null, "bias_initializer": {"class_name": "Zeros", "config": {}}, "units": 10, "batch_input_shape": [null, 4], "use_bias": true, "activity_regularizer": null}},
@@ -102,7 +101,8 @@ const char* kKeras1 = R"({"class_name": "Sequential", "keras_version": "1.1.0", 
 ]})";
 
 // Keras 3: module/registered_name/build_config, dtype policies, batch_shape.
-const char* kKeras3 = R"({"module": "keras", "class_name": "Sequential", "config": {"name": "sequential", "trainable": true,
+const char* kKeras3 =
+    R"({"module": "keras", "class_name": "Sequential", "config": {"name": "sequential", "trainable": true,
  "dtype": {"module": "keras", "class_name": "DTypePolicy", "config": {"name": "float32"}, "registered_name": null}, "layers": [
  {"module": "keras.layers", "class_name": "InputLayer", "config": {"batch_shape": [null, 8], "dtype": "float32", "sparse": false, "ragged": false, "name": "input_layer"}, "registered_name": null},
  {"module": "keras.layers", "class_name": "Dense", "config": {"name": "dense", "trainable": true, "dtype": {"module": "keras", "class_name": "DTypePolicy", "config": {"name": "float32"}, "registered_name": null},
@@ -119,10 +119,9 @@ std::string keras_with(const std::string& layers) {
     return R"({"class_name": "Sequential", "config": {"name": "s", "layers": [)" + layers + "]}}";
 }
 const std::string kInput4 = R"({"class_name": "InputLayer", "config": {"batch_input_shape": [null, 4], "name": "in"}})";
-std::string dense(int units, const std::string& act, const std::string& extra = "",
-                  const std::string& name = "d") {
-    return R"({"class_name": "Dense", "config": {"name": ")" + name + R"(", "units": )" +
-           std::to_string(units) + R"(, "activation": ")" + act + "\"" + extra + "}}";
+std::string dense(int units, const std::string& act, const std::string& extra = "", const std::string& name = "d") {
+    return R"({"class_name": "Dense", "config": {"name": ")" + name + R"(", "units": )" + std::to_string(units) +
+           R"(, "activation": ")" + act + "\"" + extra + "}}";
 }
 
 }  // namespace
@@ -214,36 +213,34 @@ TEST(ConfigNative, UnknownKeysNameKeyAndLayer) {
     Error e = EXPECT_ERR(parse_architecture(R"({"input_dim": 3, "layers": [{"units": 2}, {"unit": 2}]})"),
                          InvalidParameter, "unknown key \"unit\" in layer 2");
     EXPECT_NE(e.hint().find("Valid keys are"), std::string::npos);
-    EXPECT_ERR(parse_architecture(R"({"input_dim": 3, "layers": [{"units": 2}], "name": "x"})"),
-               InvalidParameter, "unknown key \"name\" in architecture");
+    EXPECT_ERR(parse_architecture(R"({"input_dim": 3, "layers": [{"units": 2}], "name": "x"})"), InvalidParameter,
+               "unknown key \"name\" in architecture");
 }
 
 TEST(ConfigNative, MissingKeys) {
     EXPECT_ERR(parse_architecture(R"({"layers": [{"units": 2}]})"), InvalidParameter, "\"input_dim\"");
     EXPECT_ERR(parse_architecture(R"({"input_dim": 3})"), InvalidParameter, "\"layers\"");
-    EXPECT_ERR(parse_architecture(R"({"input_dim": 3, "layers": [{"activation": "relu"}]})"),
-               InvalidParameter, "missing key \"units\" in layer 1");
+    EXPECT_ERR(parse_architecture(R"({"input_dim": 3, "layers": [{"activation": "relu"}]})"), InvalidParameter,
+               "missing key \"units\" in layer 1");
     EXPECT_ERR(parse_architecture(R"({"input_dim": 3, "layers": []})"), InvalidParameter, "no layers");
     EXPECT_ERR(parse_architecture(R"({"input_dim": 3, "layers": [5]})"), InvalidParameter, "layer 1");
-    EXPECT_ERR(parse_architecture(R"({"input_dim": 3, "layers": {"units": 2}})"), InvalidParameter,
-               "\"layers\"");
+    EXPECT_ERR(parse_architecture(R"({"input_dim": 3, "layers": {"units": 2}})"), InvalidParameter, "\"layers\"");
 }
 
 TEST(ConfigNative, DimensionLimits) {
     EXPECT_ERR(parse_architecture(R"({"input_dim": 0, "layers": [{"units": 2}]})"), InvalidParameter,
                "invalid value for \"input_dim\": 0");
-    EXPECT_ERR(parse_architecture(R"({"input_dim": 1000001, "layers": [{"units": 2}]})"),
-               Limit, "\"input_dim\"");
-    EXPECT_ERR(parse_architecture(R"({"input_dim": 3, "layers": [{"units": 2}, {"units": 0}]})"),
-               InvalidParameter, "invalid value for \"units\" in layer 2: 0");
-    EXPECT_ERR(parse_architecture(R"({"input_dim": 3, "layers": [{"units": 1000001}]})"),
-               Limit, "\"units\" in layer 1");
-    EXPECT_ERR(parse_architecture(R"({"input_dim": 3, "layers": [{"units": 1.5}]})"),
-               InvalidParameter, "\"units\" in layer 1: 1.5");
-    EXPECT_ERR(parse_architecture(R"({"input_dim": 3, "layers": [{"units": "8"}]})"),
-               InvalidParameter, "\"units\" in layer 1: \"8\"");
-    EXPECT_ERR(parse_architecture(R"({"input_dim": -3, "layers": [{"units": 8}]})"),
-               InvalidParameter, "\"input_dim\": -3");
+    EXPECT_ERR(parse_architecture(R"({"input_dim": 1000001, "layers": [{"units": 2}]})"), Limit, "\"input_dim\"");
+    EXPECT_ERR(parse_architecture(R"({"input_dim": 3, "layers": [{"units": 2}, {"units": 0}]})"), InvalidParameter,
+               "invalid value for \"units\" in layer 2: 0");
+    EXPECT_ERR(parse_architecture(R"({"input_dim": 3, "layers": [{"units": 1000001}]})"), Limit,
+               "\"units\" in layer 1");
+    EXPECT_ERR(parse_architecture(R"({"input_dim": 3, "layers": [{"units": 1.5}]})"), InvalidParameter,
+               "\"units\" in layer 1: 1.5");
+    EXPECT_ERR(parse_architecture(R"({"input_dim": 3, "layers": [{"units": "8"}]})"), InvalidParameter,
+               "\"units\" in layer 1: \"8\"");
+    EXPECT_ERR(parse_architecture(R"({"input_dim": -3, "layers": [{"units": 8}]})"), InvalidParameter,
+               "\"input_dim\": -3");
     // Exactly at the limits is fine.
     EXPECT_NO_THROW(parse_architecture(R"({"input_dim": 1000000, "layers": [{"units": 1}]})"));
 }
@@ -304,19 +301,21 @@ TEST(ConfigNative, DropoutRange) {
     EXPECT_ERR(parse_architecture(R"({"input_dim": 3, "layers": [{"units": 2, "dropout": -0.1}, {"units": 1}]})"),
                InvalidParameter, "\"dropout\" in layer 1");
     // Rounds to 1.0f as a float: must be refused although it is < 1 as a double.
-    EXPECT_ERR(parse_architecture(R"({"input_dim": 3, "layers": [{"units": 2, "dropout": 0.99999999999}, {"units": 1}]})"),
+    EXPECT_ERR(parse_architecture(
+                   R"({"input_dim": 3, "layers": [{"units": 2, "dropout": 0.99999999999}, {"units": 1}]})"),
                InvalidParameter, "\"dropout\" in layer 1");
     EXPECT_ERR(parse_architecture(R"({"input_dim": 3, "layers": [{"units": 2, "dropout": true}, {"units": 1}]})"),
                InvalidParameter, "\"dropout\" in layer 1");
 }
 
 TEST(ConfigNative, DropoutOnOutputLayerRefused) {
-    EXPECT_ERR(parse_architecture(R"({"input_dim": 3, "layers": [{"units": 2, "dropout": 0.5}]})"),
-               InvalidParameter, "output layer (layer 1)");
+    EXPECT_ERR(parse_architecture(R"({"input_dim": 3, "layers": [{"units": 2, "dropout": 0.5}]})"), InvalidParameter,
+               "output layer (layer 1)");
 }
 
 TEST(ConfigNative, SoftmaxOnlyOnLastLayerWithTwoUnits) {
-    Error e = EXPECT_ERR(parse_architecture(R"({"input_dim": 3, "layers": [{"units": 4, "activation": "softmax"}, {"units": 2}]})"),
+    Error e = EXPECT_ERR(parse_architecture(
+                             R"({"input_dim": 3, "layers": [{"units": 4, "activation": "softmax"}, {"units": 2}]})"),
                          InvalidParameter, "softmax activation in layer 1");
     EXPECT_FALSE(e.hint().empty());
     EXPECT_ERR(parse_architecture(R"({"input_dim": 3, "layers": [{"units": 1, "activation": "softmax"}]})"),
@@ -331,14 +330,14 @@ TEST(ConfigNative, BadNames) {
                InvalidParameter, "\"initializer\" in layer 1");
     EXPECT_ERR(parse_architecture(R"({"input_dim": 3, "initializer": "ones", "layers": [{"units": 2}]})"),
                InvalidParameter, "\"initializer\": \"ones\"");
-    EXPECT_ERR(parse_architecture(R"({"input_dim": 3, "layers": [{"units": 2, "use_bias": 1}]})"),
-               InvalidParameter, "\"use_bias\" in layer 1");
+    EXPECT_ERR(parse_architecture(R"({"input_dim": 3, "layers": [{"units": 2, "use_bias": 1}]})"), InvalidParameter,
+               "\"use_bias\" in layer 1");
 }
 
 TEST(ConfigNative, TooManyParametersIsLimit) {
     // 1e6 * 3000 > 2^31-1
-    Error e = EXPECT_ERR(parse_architecture(R"({"input_dim": 1000000, "layers": [{"units": 3000}]})"),
-                         Limit, "model has too many parameters");
+    Error e = EXPECT_ERR(parse_architecture(R"({"input_dim": 1000000, "layers": [{"units": 3000}]})"), Limit,
+                         "model has too many parameters");
     EXPECT_NE(e.detail().find("3000003000"), std::string::npos) << e.detail();
     // 2^31-1 exactly fits: 46341 * 46341 = 2147488281 is too many, 65535 * 32767 + 32767 = 2^31-1.
     EXPECT_NO_THROW(parse_architecture(R"({"input_dim": 65535, "layers": [{"units": 32767}]})"));
@@ -347,8 +346,7 @@ TEST(ConfigNative, TooManyParametersIsLimit) {
 }
 
 TEST(ConfigNative, SyntaxErrorsCarryPosition) {
-    Error e = EXPECT_ERR(parse_architecture(R"({"input_dim": 3, "layers": [{"units": 2,}]})"), Syntax,
-                         "architecture");
+    Error e = EXPECT_ERR(parse_architecture(R"({"input_dim": 3, "layers": [{"units": 2,}]})"), Syntax, "architecture");
     EXPECT_NE(e.detail().find("column"), std::string::npos) << e.detail();
     EXPECT_ERR(parse_architecture("{\"input_dim\": 3"), Syntax, "architecture");
     EXPECT_ERR(parse_architecture(""), Syntax, "architecture is empty");
@@ -363,13 +361,13 @@ TEST(ConfigNative, NonObjectsRefused) {
 
 TEST(ConfigNative, DuplicateKeysRefused) {
     // nlohmann would keep the last value silently.
-    EXPECT_ERR(parse_architecture(R"({"input_dim": 3, "layers": [{"units": 2, "units": 3}]})"),
-               InvalidParameter, "duplicate key \"units\"");
+    EXPECT_ERR(parse_architecture(R"({"input_dim": 3, "layers": [{"units": 2, "units": 3}]})"), InvalidParameter,
+               "duplicate key \"units\"");
 }
 
 TEST(ConfigNative, DeepNestingRefusedWithoutCrash) {
-    std::string deep = R"({"input_dim": 3, "layers": [{"units": 2, "x": )" + std::string(5000, '[') +
-                       std::string(5000, ']') + "}]}";
+    std::string deep =
+        R"({"input_dim": 3, "layers": [{"units": 2, "x": )" + std::string(5000, '[') + std::string(5000, ']') + "}]}";
     EXPECT_ERR(parse_architecture(deep), Syntax, "architecture");
 }
 
@@ -379,14 +377,15 @@ TEST(ConfigArchitecture, CanonicalJsonIsExact) {
     Architecture a = arch_of(4, {{10, Activation::Relu}, {3, Activation::Softmax}});
     a.layers[0].initializer = Initializer::HeUniform;
     a.layers[0].dropout = 0.2f;
-    EXPECT_EQ(a.to_json(),
-              R"({"input_dim":4,"layers":[{"units":10,"activation":"relu","use_bias":true,"initializer":"he_uniform","dropout":0.2},)"
-              R"({"units":3,"activation":"softmax","use_bias":true,"initializer":"glorot_uniform","dropout":0.0}]})");
+    EXPECT_EQ(
+        a.to_json(),
+        R"({"input_dim":4,"layers":[{"units":10,"activation":"relu","use_bias":true,"initializer":"he_uniform","dropout":0.2},)"
+        R"({"units":3,"activation":"softmax","use_bias":true,"initializer":"glorot_uniform","dropout":0.0}]})");
 }
 
 TEST(ConfigArchitecture, RoundTripsAwkwardFloats) {
-    for (float d : {0.1f, 0.3f, 1.0f / 3.0f, 0.999999f, std::nextafter(0.5f, 1.0f), 1e-8f,
-                    std::nextafter(1.0f, 0.0f)}) {
+    for (float d :
+         {0.1f, 0.3f, 1.0f / 3.0f, 0.999999f, std::nextafter(0.5f, 1.0f), 1e-8f, std::nextafter(1.0f, 0.0f)}) {
         Architecture a = arch_of(5, {{7, Activation::Tanh}, {2, Activation::Sigmoid}});
         a.layers[0].dropout = d;
         a.layers[1].use_bias = false;
@@ -403,12 +402,24 @@ TEST(ConfigArchitecture, EqualityComparesEveryField) {
     EXPECT_TRUE(a == b);
     b.input_dim = 5;
     EXPECT_TRUE(a != b);
-    b = a; b.layers[0].units = 11; EXPECT_NE(a, b);
-    b = a; b.layers[0].activation = Activation::Tanh; EXPECT_NE(a, b);
-    b = a; b.layers[0].use_bias = false; EXPECT_NE(a, b);
-    b = a; b.layers[0].initializer = Initializer::HeNormal; EXPECT_NE(a, b);
-    b = a; b.layers[0].dropout = 0.1f; EXPECT_NE(a, b);
-    b = a; b.layers.pop_back(); EXPECT_NE(a, b);
+    b = a;
+    b.layers[0].units = 11;
+    EXPECT_NE(a, b);
+    b = a;
+    b.layers[0].activation = Activation::Tanh;
+    EXPECT_NE(a, b);
+    b = a;
+    b.layers[0].use_bias = false;
+    EXPECT_NE(a, b);
+    b = a;
+    b.layers[0].initializer = Initializer::HeNormal;
+    EXPECT_NE(a, b);
+    b = a;
+    b.layers[0].dropout = 0.1f;
+    EXPECT_NE(a, b);
+    b = a;
+    b.layers.pop_back();
+    EXPECT_NE(a, b);
 }
 
 TEST(ConfigArchitecture, NumParamsAndShape) {
@@ -465,9 +476,9 @@ TEST(ConfigKeras, Keras3Style) {
 }
 
 TEST(ConfigKeras, Keras3BuildInputShapeOnly) {
-    Architecture a = parse_architecture(
-        R"({"class_name": "Sequential", "config": {"name": "s", "layers": [)" + dense(5, "relu") + "," +
-        dense(2, "softmax") + R"(], "build_input_shape": [null, 6]}})");
+    Architecture a =
+        parse_architecture(R"({"class_name": "Sequential", "config": {"name": "s", "layers": [)" + dense(5, "relu") +
+                           "," + dense(2, "softmax") + R"(], "build_input_shape": [null, 6]}})");
     EXPECT_EQ(a.shape_string(), "6-5-2");
 }
 
@@ -482,16 +493,16 @@ TEST(ConfigKeras, TensorShapeObjectAndInputShapeWithoutBatch) {
 
 TEST(ConfigKeras, TwoDropoutsCombine) {
     // Two inverted dropouts keep with probability 0.8 * 0.5 = 0.4: one dropout of rate 0.6.
-    Architecture a = parse_architecture(keras_with(
-        kInput4 + "," + dense(8, "relu") + R"(,{"class_name": "Dropout", "config": {"rate": 0.2}})" +
-        R"(,{"class_name": "Dropout", "config": {"rate": 0.5}},)" + dense(2, "softmax")));
+    Architecture a = parse_architecture(
+        keras_with(kInput4 + "," + dense(8, "relu") + R"(,{"class_name": "Dropout", "config": {"rate": 0.2}})" +
+                   R"(,{"class_name": "Dropout", "config": {"rate": 0.5}},)" + dense(2, "softmax")));
     EXPECT_NEAR(a.layers[0].dropout, 0.6f, 1e-6);
 }
 
 TEST(ConfigKeras, ReluActivationAfterDropoutCommutes) {
-    Architecture a = parse_architecture(keras_with(
-        kInput4 + "," + dense(8, "linear") + R"(,{"class_name": "Dropout", "config": {"rate": 0.2}})" +
-        R"(,{"class_name": "Activation", "config": {"activation": "relu"}},)" + dense(2, "softmax")));
+    Architecture a = parse_architecture(
+        keras_with(kInput4 + "," + dense(8, "linear") + R"(,{"class_name": "Dropout", "config": {"rate": 0.2}})" +
+                   R"(,{"class_name": "Activation", "config": {"activation": "relu"}},)" + dense(2, "softmax")));
     EXPECT_EQ(a.layers[0].activation, Activation::Relu);
     EXPECT_FLOAT_EQ(a.layers[0].dropout, 0.2f);
 }
@@ -518,21 +529,22 @@ TEST(ConfigKeras, UnsupportedLayerNamesClassIndexAndName) {
 }
 
 TEST(ConfigKeras, NonSequentialModelsRefused) {
-    EXPECT_ERR(parse_architecture(R"({"class_name": "Functional", "config": {"layers": []}})"),
-               InvalidParameter, "\"Functional\"");
+    EXPECT_ERR(parse_architecture(R"({"class_name": "Functional", "config": {"layers": []}})"), InvalidParameter,
+               "\"Functional\"");
     EXPECT_ERR(parse_architecture(R"({"class_name": "Sequential"})"), InvalidParameter, "\"config\"");
-    EXPECT_ERR(parse_architecture(R"({"class_name": "Sequential", "config": {"name": "x"}})"),
-               InvalidParameter, "no list of layers");
+    EXPECT_ERR(parse_architecture(R"({"class_name": "Sequential", "config": {"name": "x"}})"), InvalidParameter,
+               "no list of layers");
     EXPECT_ERR(parse_architecture(keras_with(kInput4)), InvalidParameter, "Keras model has no layers");
     EXPECT_ERR(parse_architecture(keras_with(R"({"config": {}})")), InvalidParameter, "class_name");
 }
 
 TEST(ConfigKeras, UnsupportedInputRanksAndDenseOnImages) {
     // An image input is fine, but a Dense layer needs a Flatten (or global pooling) before it.
-    Error e = EXPECT_ERR(parse_architecture(keras_with(
-                             R"({"class_name": "InputLayer", "config": {"batch_shape": [null, 28, 28, 1], "name": "img"}},)" +
-                             dense(10, "softmax"))),
-                         InvalidParameter, "dense layer applied to a non-flat tensor (Keras layer 2 (\"d\"))");
+    Error e =
+        EXPECT_ERR(parse_architecture(keras_with(
+                       R"({"class_name": "InputLayer", "config": {"batch_shape": [null, 28, 28, 1], "name": "img"}},)" +
+                       dense(10, "softmax"))),
+                   InvalidParameter, "dense layer applied to a non-flat tensor (Keras layer 2 (\"d\"))");
     EXPECT_NE(e.detail().find("28x28x1"), std::string::npos) << e.detail();
     EXPECT_NE(e.hint().find("Flatten"), std::string::npos) << e.hint();
     // Rank 2 (no channels) and rank 4 inputs are not supported; the hint says how to reshape.
@@ -543,40 +555,46 @@ TEST(ConfigKeras, UnsupportedInputRanksAndDenseOnImages) {
     e = EXPECT_ERR(parse_architecture(keras_with(dense(10, "softmax", R"(, "batch_input_shape": [null, 2, 3, 4, 5])"))),
                    InvalidParameter, "is not supported");
     EXPECT_NE(e.hint().find("120"), std::string::npos) << e.hint();
-    EXPECT_ERR(parse_architecture(keras_with(R"({"class_name": "InputLayer", "config": {"batch_shape": [null, null]}},)" +
-                                             dense(10, "softmax"))),
+    EXPECT_ERR(parse_architecture(keras_with(
+                   R"({"class_name": "InputLayer", "config": {"batch_shape": [null, null]}},)" + dense(10, "softmax"))),
                InvalidParameter, "no feature count");
-    EXPECT_ERR(parse_architecture(keras_with(R"({"class_name": "InputLayer", "config": {"batch_shape": [null, null, null, 3]}},)" +
-                                             dense(10, "softmax"))),
+    EXPECT_ERR(parse_architecture(
+                   keras_with(R"({"class_name": "InputLayer", "config": {"batch_shape": [null, null, null, 3]}},)" +
+                              dense(10, "softmax"))),
                InvalidParameter, "no feature count");
 }
 
 TEST(ConfigKeras, MissingOrConflictingInputShape) {
-    EXPECT_ERR(parse_architecture(keras_with(dense(3, "relu") + "," + dense(2, "softmax"))),
-               InvalidParameter, "does not specify its input shape");
-    EXPECT_ERR(parse_architecture(keras_with(kInput4 + "," + dense(2, "softmax", R"(, "batch_input_shape": [null, 5])"))),
+    EXPECT_ERR(parse_architecture(keras_with(dense(3, "relu") + "," + dense(2, "softmax"))), InvalidParameter,
+               "does not specify its input shape");
+    EXPECT_ERR(parse_architecture(
+                   keras_with(kInput4 + "," + dense(2, "softmax", R"(, "batch_input_shape": [null, 5])"))),
                InvalidParameter, "conflicting input shapes");
     EXPECT_ERR(parse_architecture(keras_with(kInput4 + "," + dense(3, "relu") + "," +
                                              dense(2, "softmax", R"(, "batch_input_shape": [null, 5])", "d2"))),
                InvalidParameter, "does not match the previous layer");
-    EXPECT_ERR(parse_architecture(keras_with(R"({"class_name": "InputLayer", "config": {"name": "in"}},)" + dense(2, "softmax"))),
+    EXPECT_ERR(parse_architecture(
+                   keras_with(R"({"class_name": "InputLayer", "config": {"name": "in"}},)" + dense(2, "softmax"))),
                InvalidParameter, "has no input shape");
     EXPECT_ERR(parse_architecture(keras_with(dense(2, "relu", R"(, "batch_input_shape": [null, 4])") + "," + kInput4)),
                InvalidParameter, "misplaced InputLayer");
 }
 
 TEST(ConfigKeras, MathsChangingOptionsRefusedNamingLayer) {
-    EXPECT_ERR(parse_architecture(keras_with(kInput4 + "," +
-                                             dense(2, "softmax", R"(, "kernel_regularizer": {"class_name": "L2", "config": {"l2": 0.01}})", "out"))),
+    EXPECT_ERR(parse_architecture(
+                   keras_with(kInput4 + "," +
+                              dense(2, "softmax",
+                                    R"(, "kernel_regularizer": {"class_name": "L2", "config": {"l2": 0.01}})", "out"))),
                InvalidParameter, "kernel_regularizer in Keras layer 2 (\"out\")");
-    EXPECT_ERR(parse_architecture(keras_with(kInput4 + "," +
-                                             dense(2, "softmax", R"(, "activity_regularizer": {"class_name": "L1"})", "out"))),
+    EXPECT_ERR(parse_architecture(keras_with(
+                   kInput4 + "," + dense(2, "softmax", R"(, "activity_regularizer": {"class_name": "L1"})", "out"))),
                InvalidParameter, "activity_regularizer in Keras layer 2");
-    EXPECT_ERR(parse_architecture(keras_with(kInput4 + "," +
-                                             dense(2, "softmax", R"(, "kernel_constraint": {"class_name": "MaxNorm"})", "out"))),
+    EXPECT_ERR(parse_architecture(keras_with(
+                   kInput4 + "," + dense(2, "softmax", R"(, "kernel_constraint": {"class_name": "MaxNorm"})", "out"))),
                InvalidParameter, "kernel_constraint in Keras layer 2");
-    EXPECT_ERR(parse_architecture(keras_with(kInput4 + "," +
-                                             dense(2, "softmax", R"(, "bias_initializer": {"class_name": "Ones", "config": {}})", "out"))),
+    EXPECT_ERR(parse_architecture(keras_with(
+                   kInput4 + "," +
+                   dense(2, "softmax", R"(, "bias_initializer": {"class_name": "Ones", "config": {}})", "out"))),
                InvalidParameter, "bias_initializer");
     EXPECT_ERR(parse_architecture(keras_with(kInput4 + "," + dense(2, "softmax", R"(, "trainable": "no")", "out"))),
                InvalidParameter, "invalid value for \"trainable\" in Keras layer 2 (\"out\")");
@@ -584,36 +602,51 @@ TEST(ConfigKeras, MathsChangingOptionsRefusedNamingLayer) {
                InvalidParameter, "unsupported option \"lora_rank\" in Keras layer 2");
     EXPECT_ERR(parse_architecture(keras_with(kInput4 + "," + dense(2, "elu", "", "out"))), InvalidParameter,
                "unsupported activation \"elu\" in Keras layer 2");
-    EXPECT_ERR(parse_architecture(keras_with(kInput4 + "," + dense(2, "softmax", R"(, "kernel_initializer": "orthogonal")", "out"))),
+    EXPECT_ERR(parse_architecture(
+                   keras_with(kInput4 + "," + dense(2, "softmax", R"(, "kernel_initializer": "orthogonal")", "out"))),
                InvalidParameter, "kernel initializer \"orthogonal\" in Keras layer 2");
-    EXPECT_ERR(parse_architecture(keras_with(kInput4 + "," + dense(2, "softmax",
-        R"(, "kernel_initializer": {"class_name": "VarianceScaling", "config": {"scale": 1.0, "mode": "fan_in", "distribution": "uniform"}})", "out"))),
-               InvalidParameter, "VarianceScaling");
+    EXPECT_ERR(
+        parse_architecture(keras_with(
+            kInput4 + "," +
+            dense(
+                2, "softmax",
+                R"(, "kernel_initializer": {"class_name": "VarianceScaling", "config": {"scale": 1.0, "mode": "fan_in", "distribution": "uniform"}})",
+                "out"))),
+        InvalidParameter, "VarianceScaling");
     // Harmless ones are accepted: a non-zero bias initializer without a bias is irrelevant.
-    EXPECT_NO_THROW(parse_architecture(keras_with(kInput4 + "," + dense(2, "softmax",
-        R"(, "use_bias": false, "bias_initializer": "ones", "dtype": "float64", "quantization_config": null)", "out"))));
+    EXPECT_NO_THROW(parse_architecture(keras_with(
+        kInput4 + "," +
+        dense(2, "softmax",
+              R"(, "use_bias": false, "bias_initializer": "ones", "dtype": "float64", "quantization_config": null)",
+              "out"))));
 }
 
 TEST(ConfigKeras, DropoutAndActivationPlacement) {
     const std::string drop = R"({"class_name": "Dropout", "config": {"name": "drop", "rate": 0.2}})";
-    EXPECT_ERR(parse_architecture(keras_with(kInput4 + "," + drop + "," + dense(2, "softmax"))),
-               InvalidParameter, "Keras layer 2 (\"drop\") drops inputs before any layer");
-    EXPECT_ERR(parse_architecture(keras_with(kInput4 + R"(,{"class_name": "Activation", "config": {"name": "act", "activation": "relu"}},)" +
-                                             dense(2, "softmax"))),
+    EXPECT_ERR(parse_architecture(keras_with(kInput4 + "," + drop + "," + dense(2, "softmax"))), InvalidParameter,
+               "Keras layer 2 (\"drop\") drops inputs before any layer");
+    EXPECT_ERR(parse_architecture(keras_with(
+                   kInput4 + R"(,{"class_name": "Activation", "config": {"name": "act", "activation": "relu"}},)" +
+                   dense(2, "softmax"))),
                InvalidParameter, "Keras layer 2 (\"act\") applies relu before any layer");
-    EXPECT_ERR(parse_architecture(keras_with(kInput4 + "," + dense(8, "tanh", "", "h") +
-                                             R"(,{"class_name": "Activation", "config": {"name": "act", "activation": "relu"}},)" +
-                                             dense(2, "softmax"))),
+    EXPECT_ERR(parse_architecture(
+                   keras_with(kInput4 + "," + dense(8, "tanh", "", "h") +
+                              R"(,{"class_name": "Activation", "config": {"name": "act", "activation": "relu"}},)" +
+                              dense(2, "softmax"))),
                InvalidParameter, "already uses tanh");
-    EXPECT_ERR(parse_architecture(keras_with(kInput4 + "," + dense(8, "linear") + "," + drop +
-                                             R"(,{"class_name": "Activation", "config": {"name": "act", "activation": "sigmoid"}},)" +
-                                             dense(2, "softmax"))),
+    EXPECT_ERR(parse_architecture(
+                   keras_with(kInput4 + "," + dense(8, "linear") + "," + drop +
+                              R"(,{"class_name": "Activation", "config": {"name": "act", "activation": "sigmoid"}},)" +
+                              dense(2, "softmax"))),
                InvalidParameter, "after a Dropout layer");
-    EXPECT_ERR(parse_architecture(keras_with(kInput4 + "," + dense(8, "relu") +
-                                             R"(,{"class_name": "Dropout", "config": {"rate": 0.2, "noise_shape": [null, 1]}},)" + dense(2, "softmax"))),
+    EXPECT_ERR(parse_architecture(
+                   keras_with(kInput4 + "," + dense(8, "relu") +
+                              R"(,{"class_name": "Dropout", "config": {"rate": 0.2, "noise_shape": [null, 1]}},)" +
+                              dense(2, "softmax"))),
                InvalidParameter, "noise_shape");
     EXPECT_ERR(parse_architecture(keras_with(kInput4 + "," + dense(8, "relu") +
-                                             R"(,{"class_name": "Dropout", "config": {"name": "drop", "rate": 1.0}},)" + dense(2, "softmax"))),
+                                             R"(,{"class_name": "Dropout", "config": {"name": "drop", "rate": 1.0}},)" +
+                                             dense(2, "softmax"))),
                InvalidParameter, "invalid value for \"rate\" in Keras layer 3 (\"drop\"): 1");
     // Dropout after the last Dense is dropout on the output layer.
     EXPECT_ERR(parse_architecture(keras_with(kInput4 + "," + dense(2, "softmax", "", "out") + "," + drop)),
@@ -621,14 +654,16 @@ TEST(ConfigKeras, DropoutAndActivationPlacement) {
 }
 
 TEST(ConfigKeras, ValidationNamesKerasLayers) {
-    EXPECT_ERR(parse_architecture(keras_with(kInput4 + "," + dense(3, "softmax", "", "hidden") + "," + dense(2, "softmax"))),
+    EXPECT_ERR(parse_architecture(
+                   keras_with(kInput4 + "," + dense(3, "softmax", "", "hidden") + "," + dense(2, "softmax"))),
                InvalidParameter, "softmax activation in Keras layer 2 (\"hidden\")");
     EXPECT_ERR(parse_architecture(keras_with(kInput4 + "," + dense(0, "relu", "", "z"))), InvalidParameter,
                "invalid value for \"units\" in Keras layer 2 (\"z\"): 0");
     EXPECT_ERR(parse_architecture(keras_with(kInput4 + R"(,{"class_name": "Dense", "config": {"name": "nounits"}})")),
                InvalidParameter, "missing key \"units\" in Keras layer 2 (\"nounits\")");
-    EXPECT_ERR(parse_architecture(keras_with(R"({"class_name": "InputLayer", "config": {"batch_shape": [null, 1000000]}},)" +
-                                             dense(5000, "relu"))),
+    EXPECT_ERR(parse_architecture(
+                   keras_with(R"({"class_name": "InputLayer", "config": {"batch_shape": [null, 1000000]}},)" +
+                              dense(5000, "relu"))),
                Limit, "too many parameters");
 }
 
@@ -655,11 +690,11 @@ TEST(ConfigCompile, MadlibFormSgdWithNesterov) {
 
 TEST(ConfigCompile, MadlibSpacingQuotesAndLists) {
     CompileParams ref = parse_compile_params("loss='mse',optimizer='Adam(lr=0.001)',metrics=['mae','mse']");
-    for (const char* s : {
-             "  loss = 'mse' ,  optimizer = 'Adam( lr = 0.001 )' , metrics = [ 'mae' , 'mse' ]  ",
-             "loss=\"mse\", optimizer=\"Adam(learning_rate=1e-3)\", metrics=[\"mae\", 'mse',]",
-             "\n\tloss='mean_squared_error',\n\toptimizer='adam(lr=.001)',\n\tmetrics=['MAE','mean_squared_error']\n",
-             "metrics=['mae','mse'], optimizer='keras.optimizers.Adam(lr=0.001)', loss='mse'"}) {
+    for (const char* s :
+         {"  loss = 'mse' ,  optimizer = 'Adam( lr = 0.001 )' , metrics = [ 'mae' , 'mse' ]  ",
+          "loss=\"mse\", optimizer=\"Adam(learning_rate=1e-3)\", metrics=[\"mae\", 'mse',]",
+          "\n\tloss='mean_squared_error',\n\toptimizer='adam(lr=.001)',\n\tmetrics=['MAE','mean_squared_error']\n",
+          "metrics=['mae','mse'], optimizer='keras.optimizers.Adam(lr=0.001)', loss='mse'"}) {
         CompileParams c = parse_compile_params(s);
         EXPECT_TRUE(same(c, ref)) << s << " -> " << c.to_json();
     }
@@ -746,7 +781,8 @@ TEST(ConfigCompile, OptimizerKinds) {
     EXPECT_DOUBLE_EQ(c.optimizer.beta1, 0.8);
     EXPECT_DOUBLE_EQ(c.optimizer.beta2, 0.99);
     EXPECT_DOUBLE_EQ(c.optimizer.epsilon, 1e-8);
-    c = parse_compile_params("optimizer='RMSprop(learning_rate=0.002, rho=0.95, epsilon=1e-6, centered=False, momentum=0)'");
+    c = parse_compile_params(
+        "optimizer='RMSprop(learning_rate=0.002, rho=0.95, epsilon=1e-6, centered=False, momentum=0)'");
     EXPECT_EQ(c.optimizer.kind, OptimizerKind::RMSprop);
     EXPECT_DOUBLE_EQ(c.optimizer.learning_rate, 0.002);
     EXPECT_DOUBLE_EQ(c.optimizer.rho, 0.95);
@@ -759,10 +795,12 @@ TEST(ConfigCompile, OptimizerArgumentsThatDoNotBelongAreRefused) {
     Error e = EXPECT_ERR(parse_compile_params("optimizer='Adam(lr=0.01, momentum=0.9)'"), InvalidParameter,
                          "optimizer argument \"momentum\" does not apply to adam");
     EXPECT_NE(e.detail().find("beta_1"), std::string::npos);
-    EXPECT_ERR(parse_compile_params("optimizer='SGD(beta_1=0.9)'"), InvalidParameter, "\"beta_1\" does not apply to sgd");
+    EXPECT_ERR(parse_compile_params("optimizer='SGD(beta_1=0.9)'"), InvalidParameter,
+               "\"beta_1\" does not apply to sgd");
     EXPECT_ERR(parse_compile_params(R"({"optimizer": "adam", "momentum": 0.9})"), InvalidParameter,
                "\"momentum\" does not apply to adam");
-    EXPECT_ERR(parse_compile_params("optimizer='RMSprop(beta_2=0.9)'"), InvalidParameter, "\"beta_2\" does not apply to rmsprop");
+    EXPECT_ERR(parse_compile_params("optimizer='RMSprop(beta_2=0.9)'"), InvalidParameter,
+               "\"beta_2\" does not apply to rmsprop");
     EXPECT_ERR(parse_compile_params("optimizer='Adam(amsgrad=True)'"), InvalidParameter, "amsgrad");
     EXPECT_ERR(parse_compile_params("optimizer='RMSprop(centered=True)'"), InvalidParameter, "centered");
     EXPECT_ERR(parse_compile_params("optimizer='RMSprop(momentum=0.5)'"), InvalidParameter, "momentum");
@@ -771,7 +809,8 @@ TEST(ConfigCompile, OptimizerArgumentsThatDoNotBelongAreRefused) {
     EXPECT_ERR(parse_compile_params("optimizer='SGD(foo=1)'"), InvalidParameter, "unknown optimizer argument \"foo\"");
     EXPECT_ERR(parse_compile_params("optimizer='SGD(nesterov=1)'"), InvalidParameter, "\"nesterov\"");
     EXPECT_ERR(parse_compile_params("optimizer='nesterov(nesterov=False)'"), InvalidParameter, "contradicts");
-    e = EXPECT_ERR(parse_compile_params("optimizer='Adagrad(lr=0.1)'"), InvalidParameter, "unsupported optimizer \"Adagrad\"");
+    e = EXPECT_ERR(parse_compile_params("optimizer='Adagrad(lr=0.1)'"), InvalidParameter,
+                   "unsupported optimizer \"Adagrad\"");
     EXPECT_NE(e.hint().find("Adam"), std::string::npos);
 }
 
@@ -825,13 +864,13 @@ TEST(ConfigCompile, LossNames) {
 }
 
 TEST(ConfigCompile, MetricNames) {
-    CompileParams c = parse_compile_params(
-        "metrics=['acc', 'top_k_categorical_accuracy', 'mae', 'mse', 'loss']");
+    CompileParams c = parse_compile_params("metrics=['acc', 'top_k_categorical_accuracy', 'mae', 'mse', 'loss']");
     EXPECT_EQ(c.metrics, (std::vector<Metric>{Metric::Accuracy, Metric::TopKAccuracy, Metric::MeanAbsoluteError,
                                               Metric::MeanSquaredError, Metric::Loss}));
     for (const char* m : {"accuracy", "categorical_accuracy", "binary_accuracy", "Accuracy"})
         EXPECT_EQ(parse_compile_params(std::string("metrics=['") + m + "']").metrics,
-                  std::vector<Metric>{Metric::Accuracy}) << m;
+                  std::vector<Metric>{Metric::Accuracy})
+            << m;
     EXPECT_EQ(parse_compile_params("metrics=['top_k_accuracy']").metrics, std::vector<Metric>{Metric::TopKAccuracy});
     EXPECT_EQ(parse_compile_params("metrics=['mean_absolute_error', 'mean_squared_error']").metrics,
               (std::vector<Metric>{Metric::MeanAbsoluteError, Metric::MeanSquaredError}));
@@ -888,18 +927,23 @@ TEST(ConfigCompile, JsonForms) {
 }
 
 TEST(ConfigCompile, CanonicalJsonIsExact) {
-    EXPECT_EQ(CompileParams{}.to_json(),
-              R"({"loss":"softmax_cross_entropy","loss_given":false,"optimizer":{"name":"sgd","learning_rate":0.01,"decay":0.0},"weight_decay":0.0,"metrics":[],"top_k":5})");
-    CompileParams c = parse_compile_params(
-        "loss='mse', optimizer='Adam(lr=0.001)', metrics=['mae', 'loss'], weight_decay=0.0001");
-    EXPECT_EQ(c.to_json(),
-              R"({"loss":"mean_squared_error","loss_given":true,"optimizer":{"name":"adam","learning_rate":0.001,"beta_1":0.9,"beta_2":0.999,"epsilon":1e-07,"decay":0.0},"weight_decay":0.0001,"metrics":["mean_absolute_error","loss"],"top_k":5})");
+    EXPECT_EQ(
+        CompileParams{}.to_json(),
+        R"({"loss":"softmax_cross_entropy","loss_given":false,"optimizer":{"name":"sgd","learning_rate":0.01,"decay":0.0},"weight_decay":0.0,"metrics":[],"top_k":5})");
+    CompileParams c =
+        parse_compile_params("loss='mse', optimizer='Adam(lr=0.001)', metrics=['mae', 'loss'], weight_decay=0.0001");
+    EXPECT_EQ(
+        c.to_json(),
+        R"({"loss":"mean_squared_error","loss_given":true,"optimizer":{"name":"adam","learning_rate":0.001,"beta_1":0.9,"beta_2":0.999,"epsilon":1e-07,"decay":0.0},"weight_decay":0.0001,"metrics":["mean_absolute_error","loss"],"top_k":5})");
     c = parse_compile_params("optimizer='SGD(lr=0.05, momentum=0.9)'");
-    EXPECT_EQ(c.to_json(),
-              R"({"loss":"softmax_cross_entropy","loss_given":false,"optimizer":{"name":"momentum","learning_rate":0.05,"momentum":0.9,"decay":0.0},"weight_decay":0.0,"metrics":[],"top_k":5})");
+    EXPECT_EQ(
+        c.to_json(),
+        R"({"loss":"softmax_cross_entropy","loss_given":false,"optimizer":{"name":"momentum","learning_rate":0.05,"momentum":0.9,"decay":0.0},"weight_decay":0.0,"metrics":[],"top_k":5})");
     c = parse_compile_params("optimizer='rmsprop'");
-    EXPECT_NE(c.to_json().find(R"("optimizer":{"name":"rmsprop","learning_rate":0.001,"rho":0.9,"epsilon":1e-07,"decay":0.0})"),
-              std::string::npos) << c.to_json();
+    EXPECT_NE(c.to_json().find(
+                  R"("optimizer":{"name":"rmsprop","learning_rate":0.001,"rho":0.9,"epsilon":1e-07,"decay":0.0})"),
+              std::string::npos)
+        << c.to_json();
 }
 
 TEST(ConfigCompile, RoundTripsForEveryOptimizerAndLoss) {
@@ -1003,9 +1047,11 @@ TEST(ConfigResolve, LossMustMatchOutput) {
                                   parse_compile_params("loss='binary_crossentropy'"), {}),
                    InvalidParameter, "binary_cross_entropy needs a sigmoid output layer");
     EXPECT_NE(e.hint().find("categorical_crossentropy"), std::string::npos);
-    EXPECT_ERR(resolve_config(arch_of(4, {{1, Activation::Relu}}), parse_compile_params("loss='binary_crossentropy'"), {}),
+    EXPECT_ERR(resolve_config(arch_of(4, {{1, Activation::Relu}}), parse_compile_params("loss='binary_crossentropy'"),
+                              {}),
                InvalidParameter, "sigmoid output layer");
-    EXPECT_NO_THROW(resolve_config(arch_of(4, {{3, Activation::Sigmoid}}), parse_compile_params("loss='binary_crossentropy'"), {}));
+    EXPECT_NO_THROW(
+        resolve_config(arch_of(4, {{3, Activation::Sigmoid}}), parse_compile_params("loss='binary_crossentropy'"), {}));
 }
 
 TEST(ConfigResolve, TopKMustBeBelowOutputUnits) {
@@ -1019,14 +1065,19 @@ TEST(ConfigResolve, TopKMustBeBelowOutputUnits) {
 }
 
 TEST(ConfigResolve, AccuracyNeedsClassificationOutput) {
-    Error e = EXPECT_ERR(resolve_config(arch_of(4, {{1, Activation::Linear}}), parse_compile_params("metrics=['accuracy']"), {}),
+    Error e = EXPECT_ERR(resolve_config(arch_of(4, {{1, Activation::Linear}}),
+                                        parse_compile_params("metrics=['accuracy']"), {}),
                          InvalidParameter, "metric accuracy is meaningless for a regression model");
     EXPECT_NE(e.hint().find("mse"), std::string::npos);
-    EXPECT_ERR(resolve_config(arch_of(4, {{2, Activation::Relu}}), parse_compile_params("loss='mse', metrics=['acc']"), {}),
+    EXPECT_ERR(resolve_config(arch_of(4, {{2, Activation::Relu}}), parse_compile_params("loss='mse', metrics=['acc']"),
+                              {}),
                InvalidParameter, "accuracy");
-    EXPECT_NO_THROW(resolve_config(arch_of(4, {{3, Activation::Softmax}}), parse_compile_params("loss='mse', metrics=['acc']"), {}));
-    EXPECT_NO_THROW(resolve_config(arch_of(4, {{1, Activation::Sigmoid}}), parse_compile_params("metrics=['acc']"), {}));
-    EXPECT_NO_THROW(resolve_config(arch_of(4, {{1, Activation::Linear}}), parse_compile_params("metrics=['mse','mae','loss']"), {}));
+    EXPECT_NO_THROW(resolve_config(arch_of(4, {{3, Activation::Softmax}}),
+                                   parse_compile_params("loss='mse', metrics=['acc']"), {}));
+    EXPECT_NO_THROW(
+        resolve_config(arch_of(4, {{1, Activation::Sigmoid}}), parse_compile_params("metrics=['acc']"), {}));
+    EXPECT_NO_THROW(resolve_config(arch_of(4, {{1, Activation::Linear}}),
+                                   parse_compile_params("metrics=['mse','mae','loss']"), {}));
 }
 
 TEST(ConfigResolve, ValidatesHandBuiltParts) {
@@ -1058,23 +1109,31 @@ TEST(ConfigResolve, ValidatesHandBuiltParts) {
 
 TEST(ConfigModel, CanonicalJsonShape) {
     ModelConfig m = resolve_config(arch_of(2, {{2, Activation::Softmax}}), {}, {});
-    EXPECT_EQ(m.to_json(),
-              R"({"architecture":{"input_dim":2,"layers":[{"units":2,"activation":"softmax","use_bias":true,"initializer":"glorot_uniform","dropout":0.0}]},)"
-              R"("compile":{"loss":"softmax_cross_entropy","loss_given":false,"optimizer":{"name":"sgd","learning_rate":0.01,"decay":0.0},"weight_decay":0.0,"metrics":[],"top_k":5},)"
-              R"("fit":{"batch_size":32,"epochs":1,"seed":42}})");
+    EXPECT_EQ(
+        m.to_json(),
+        R"({"architecture":{"input_dim":2,"layers":[{"units":2,"activation":"softmax","use_bias":true,"initializer":"glorot_uniform","dropout":0.0}]},)"
+        R"("compile":{"loss":"softmax_cross_entropy","loss_given":false,"optimizer":{"name":"sgd","learning_rate":0.01,"decay":0.0},"weight_decay":0.0,"metrics":[],"top_k":5},)"
+        R"("fit":{"batch_size":32,"epochs":1,"seed":42}})");
 }
 
 TEST(ConfigModel, RoundTripsExactly) {
-    struct Case { const char* arch; const char* compile; const char* fit; };
+    struct Case {
+        const char* arch;
+        const char* compile;
+        const char* fit;
+    };
     const Case cases[] = {
-        {kKeras2Input, "loss='categorical_crossentropy', optimizer='Adam(lr=0.001)', metrics=['accuracy','top_k_accuracy'], top_k=2", "batch_size=64, epochs=3, seed=1"},
+        {kKeras2Input,
+         "loss='categorical_crossentropy', optimizer='Adam(lr=0.001)', metrics=['accuracy','top_k_accuracy'], top_k=2",
+         "batch_size=64, epochs=3, seed=1"},
         {kKeras1, "optimizer='SGD(lr=0.1, momentum=0.9)', metrics=['accuracy'], weight_decay=1e-5", ""},
         {kKeras3, "", "seed=123456789012345"},
         {R"({"input_dim": 3, "layers": [{"units": 5, "activation": "tanh", "dropout": 0.3}, {"units": 1}]})",
          "optimizer='rmsprop', metrics=['mae']", R"({"batch_size": 1})"},
     };
     for (const Case& k : cases) {
-        ModelConfig m = resolve_config(parse_architecture(k.arch), parse_compile_params(k.compile), parse_fit_params(k.fit));
+        ModelConfig m =
+            resolve_config(parse_architecture(k.arch), parse_compile_params(k.compile), parse_fit_params(k.fit));
         ModelConfig n = parse_model_config(m.to_json());
         EXPECT_EQ(m.arch, n.arch);
         EXPECT_TRUE(same(m.compile, n.compile)) << m.to_json();
@@ -1097,24 +1156,28 @@ TEST(ConfigModel, ParseIsStrict) {
     EXPECT_ERR(parse_model_config("null"), InvalidParameter, "must be a JSON object");
     EXPECT_ERR(parse_model_config("{"), Syntax, "model configuration");
     // Cross checks run again: an inconsistent stored config is refused.
-    EXPECT_ERR(parse_model_config(R"({"architecture": {"input_dim": 2, "layers": [{"units": 2, "activation": "linear"}]},
+    EXPECT_ERR(parse_model_config(
+                   R"({"architecture": {"input_dim": 2, "layers": [{"units": 2, "activation": "linear"}]},
         "compile": {"loss": "softmax_cross_entropy", "loss_given": true}, "fit": {}})"),
                InvalidParameter, "softmax output layer");
 }
 
 TEST(ConfigModel, SweepOfCombinationsRoundTrips) {
     // Small deterministic sweep over kinds and awkward numbers; each must survive a round trip.
-    const Activation acts[] = {Activation::Linear, Activation::Relu, Activation::Tanh, Activation::Sigmoid, Activation::Softmax};
+    const Activation acts[] = {Activation::Linear, Activation::Relu, Activation::Tanh, Activation::Sigmoid,
+                               Activation::Softmax};
     const char* opts[] = {"sgd", "SGD(lr=0.0123456789, momentum=0.1)", "nesterov(momentum=0.999)",
                           "Adam(lr=1e-5, beta_1=0.0, beta_2=0.123456789012345, epsilon=3e-12)",
                           "RMSprop(lr=7, rho=0.5, decay=2.5)"};
     int n = 0;
     for (Activation out : acts)
         for (const char* opt : opts) {
-            Architecture a = arch_of(3 + n, {{4 + n, Activation::Relu}, {out == Activation::Softmax ? 3 : 1 + n % 3, out}});
+            Architecture a =
+                arch_of(3 + n, {{4 + n, Activation::Relu}, {out == Activation::Softmax ? 3 : 1 + n % 3, out}});
             a.layers[0].dropout = static_cast<float>(n) / 37.0f;
             a.layers[0].initializer = static_cast<Initializer>(n % 5);
-            CompileParams c = parse_compile_params(std::string("optimizer='") + opt + "', weight_decay=" + std::to_string(n * 0.001));
+            CompileParams c =
+                parse_compile_params(std::string("optimizer='") + opt + "', weight_decay=" + std::to_string(n * 0.001));
             FitParams f;
             f.seed = 0x9E3779B97F4A7C15ull >> (n % 8 + 1);
             ModelConfig m = resolve_config(a, c, f);

@@ -59,29 +59,42 @@ const char* kKeras2Convnet = R"({"class_name": "Sequential", "config": {"name": 
 ]}, "keras_version": "2.13.1", "backend": "tensorflow"})";
 
 // The same model as Keras 3 writes it: modules, dtype policies, build_config on every layer.
-#define K3_DTYPE R"("dtype": {"module": "keras", "class_name": "DTypePolicy", "config": {"name": "float32"}, "registered_name": null})"
-#define K3_INIT(cls) R"({"module": "keras.initializers", "class_name": ")" cls R"(", "config": {}, "registered_name": null})"
-const char* kKeras3Convnet = R"({"module": "keras", "class_name": "Sequential", "config": {"name": "sequential", "trainable": true, )" K3_DTYPE R"(, "layers": [
+#define K3_DTYPE \
+    R"("dtype": {"module": "keras", "class_name": "DTypePolicy", "config": {"name": "float32"}, "registered_name": null})"
+#define K3_INIT(cls) \
+    R"({"module": "keras.initializers", "class_name": ")" cls R"(", "config": {}, "registered_name": null})"
+const char* kKeras3Convnet =
+    R"({"module": "keras", "class_name": "Sequential", "config": {"name": "sequential", "trainable": true, )" K3_DTYPE
+    R"(, "layers": [
  {"module": "keras.layers", "class_name": "InputLayer", "config": {"batch_shape": [null, 28, 28, 1], "dtype": "float32", "sparse": false, "name": "input_layer"}, "registered_name": null},
- {"module": "keras.layers", "class_name": "Conv2D", "config": {"name": "conv2d", "trainable": true, )" K3_DTYPE R"(, "filters": 32, "kernel_size": [3, 3],
+ {"module": "keras.layers", "class_name": "Conv2D", "config": {"name": "conv2d", "trainable": true, )" K3_DTYPE
+    R"(, "filters": 32, "kernel_size": [3, 3],
    "strides": [1, 1], "padding": "valid", "data_format": "channels_last", "dilation_rate": [1, 1], "groups": 1, "activation": "relu", "use_bias": true,
    "kernel_initializer": {"module": "keras.initializers", "class_name": "GlorotUniform", "config": {"seed": null}, "registered_name": null},
-   "bias_initializer": )" K3_INIT("Zeros") R"(, "kernel_regularizer": null, "bias_regularizer": null, "activity_regularizer": null, "kernel_constraint": null,
+   "bias_initializer": )" K3_INIT(
+        "Zeros") R"(, "kernel_regularizer": null, "bias_regularizer": null, "activity_regularizer": null, "kernel_constraint": null,
    "bias_constraint": null}, "registered_name": null, "build_config": {"input_shape": [null, 28, 28, 1]}},
- {"module": "keras.layers", "class_name": "MaxPooling2D", "config": {"name": "max_pooling2d", "trainable": true, )" K3_DTYPE R"(, "pool_size": [2, 2],
+ {"module": "keras.layers", "class_name": "MaxPooling2D", "config": {"name": "max_pooling2d", "trainable": true, )" K3_DTYPE
+                 R"(, "pool_size": [2, 2],
    "padding": "valid", "strides": [2, 2], "data_format": "channels_last"}, "registered_name": null, "build_config": {"input_shape": [null, 26, 26, 32]}},
- {"module": "keras.layers", "class_name": "Conv2D", "config": {"name": "conv2d_1", "trainable": true, )" K3_DTYPE R"(, "filters": 64, "kernel_size": [3, 3],
+ {"module": "keras.layers", "class_name": "Conv2D", "config": {"name": "conv2d_1", "trainable": true, )" K3_DTYPE
+                 R"(, "filters": 64, "kernel_size": [3, 3],
    "strides": [1, 1], "padding": "valid", "data_format": "channels_last", "dilation_rate": [1, 1], "groups": 1, "activation": "relu", "use_bias": true,
    "kernel_initializer": {"module": "keras.initializers", "class_name": "GlorotUniform", "config": {"seed": null}, "registered_name": null},
-   "bias_initializer": )" K3_INIT("Zeros") R"(, "kernel_regularizer": null, "bias_regularizer": null, "activity_regularizer": null, "kernel_constraint": null,
+   "bias_initializer": )" K3_INIT(
+                     "Zeros") R"(, "kernel_regularizer": null, "bias_regularizer": null, "activity_regularizer": null, "kernel_constraint": null,
    "bias_constraint": null}, "registered_name": null, "build_config": {"input_shape": [null, 13, 13, 32]}},
- {"module": "keras.layers", "class_name": "MaxPooling2D", "config": {"name": "max_pooling2d_1", "trainable": true, )" K3_DTYPE R"(, "pool_size": [2, 2],
+ {"module": "keras.layers", "class_name": "MaxPooling2D", "config": {"name": "max_pooling2d_1", "trainable": true, )" K3_DTYPE
+                              R"(, "pool_size": [2, 2],
    "padding": "valid", "strides": [2, 2], "data_format": "channels_last"}, "registered_name": null, "build_config": {"input_shape": [null, 11, 11, 64]}},
- {"module": "keras.layers", "class_name": "Flatten", "config": {"name": "flatten", "trainable": true, )" K3_DTYPE R"(, "data_format": "channels_last"},
+ {"module": "keras.layers", "class_name": "Flatten", "config": {"name": "flatten", "trainable": true, )" K3_DTYPE
+                              R"(, "data_format": "channels_last"},
    "registered_name": null, "build_config": {"input_shape": [null, 5, 5, 64]}},
- {"module": "keras.layers", "class_name": "Dropout", "config": {"name": "dropout", "trainable": true, )" K3_DTYPE R"(, "rate": 0.5, "seed": null,
+ {"module": "keras.layers", "class_name": "Dropout", "config": {"name": "dropout", "trainable": true, )" K3_DTYPE
+                              R"(, "rate": 0.5, "seed": null,
    "noise_shape": null}, "registered_name": null, "build_config": {"input_shape": [null, 1600]}},
- {"module": "keras.layers", "class_name": "Dense", "config": {"name": "dense", "trainable": true, )" K3_DTYPE R"(, "units": 10, "activation": "softmax",
+ {"module": "keras.layers", "class_name": "Dense", "config": {"name": "dense", "trainable": true, )" K3_DTYPE
+                              R"(, "units": 10, "activation": "softmax",
    "use_bias": true, "kernel_initializer": {"module": "keras.initializers", "class_name": "GlorotUniform", "config": {"seed": null}, "registered_name": null},
    "bias_initializer": )" K3_INIT("Zeros") R"(, "kernel_regularizer": null, "bias_regularizer": null, "kernel_constraint": null, "bias_constraint": null,
    "lora_rank": null}, "registered_name": null, "build_config": {"input_shape": [null, 1600]}}
@@ -114,7 +127,8 @@ std::string input(const std::string& shape) {
 }
 const std::string kImage = input("[null, 8, 8, 3]");
 std::string layer(const std::string& cls, const std::string& config, const std::string& name = "x") {
-    return R"({"class_name": ")" + cls + R"(", "config": {"name": ")" + name + "\"" + (config.empty() ? "" : ", " + config) + "}}";
+    return R"({"class_name": ")" + cls + R"(", "config": {"name": ")" + name + "\"" +
+           (config.empty() ? "" : ", " + config) + "}}";
 }
 const std::string kConv = layer("Conv2D", R"("filters": 4, "kernel_size": [3, 3], "activation": "relu")", "c");
 const std::string kFlatten = layer("Flatten", "", "f");
@@ -125,7 +139,8 @@ std::string image_model(const std::string& middle) {
 }
 
 std::string native(const std::string& layers, const std::string& input = R"("input_shape": [8, 8, 3])") {
-    return "{" + input + R"(, "layers": [)" + layers + R"(, {"type": "flatten"}, {"units": 2, "activation": "softmax"}]})";
+    return "{" + input + R"(, "layers": [)" + layers +
+           R"(, {"type": "flatten"}, {"units": 2, "activation": "softmax"}]})";
 }
 
 }  // namespace
@@ -167,16 +182,20 @@ TEST(ConfigCnn, Keras3AndNativeFormsGiveTheSameArchitecture) {
     EXPECT_EQ(parse_architecture(k2.to_json()).to_json(), k2.to_json());
     // Keras 2 without an InputLayer: the first layer carries the input shape.
     std::string no_input = kKeras2Convnet;
-    const std::string in = R"({"class_name": "InputLayer", "config": {"batch_input_shape": [null, 28, 28, 1], "dtype": "float32", "sparse": false, "ragged": false, "name": "input_1"}},)";
+    const std::string in =
+        R"({"class_name": "InputLayer", "config": {"batch_input_shape": [null, 28, 28, 1], "dtype": "float32", "sparse": false, "ragged": false, "name": "input_1"}},)";
     no_input.erase(no_input.find(in), in.size());
-    no_input.replace(no_input.find(R"("name": "conv2d", )"), 18, R"("name": "conv2d", "batch_input_shape": [null, 28, 28, 1], )");
+    no_input.replace(no_input.find(R"("name": "conv2d", )"), 18,
+                     R"("name": "conv2d", "batch_input_shape": [null, 28, 28, 1], )");
     EXPECT_EQ(parse_architecture(no_input), k2);
 }
 
 TEST(ConfigCnn, ModelConfigRoundTripAndResolve) {
-    const ModelConfig c = resolve_config(parse_architecture(kKeras3Convnet),
-                                         parse_compile_params("loss='categorical_crossentropy', optimizer='Adam(lr=0.001)', metrics=['accuracy']"),
-                                         parse_fit_params("batch_size=128, epochs=1"));
+    const ModelConfig c =
+        resolve_config(parse_architecture(kKeras3Convnet),
+                       parse_compile_params(
+                           "loss='categorical_crossentropy', optimizer='Adam(lr=0.001)', metrics=['accuracy']"),
+                       parse_fit_params("batch_size=128, epochs=1"));
     EXPECT_EQ(c.compile.loss, Loss::SoftmaxCrossEntropy);
     const ModelConfig back = parse_model_config(c.to_json());
     EXPECT_EQ(back.arch, c.arch);
@@ -189,19 +208,23 @@ TEST(ConfigCnn, ModelConfigRoundTripAndResolve) {
 TEST(ConfigCnn, KerasConvBatchNormReluGlobalPooling) {
     // conv(linear, no bias) -> BatchNormalization -> Activation(relu) -> AveragePooling2D(same)
     // -> GlobalAveragePooling2D -> Dense, as Keras 3 writes it, and BN after a Dense (axis -1).
-    const std::string bn3 = R"({"module": "keras.layers", "class_name": "BatchNormalization", "config": {"name": "bn", "trainable": true, )" K3_DTYPE
-                            R"(, "axis": -1, "momentum": 0.9, "epsilon": 1e-05, "center": true, "scale": false, "beta_initializer": )" K3_INIT("Zeros")
-                            R"(, "gamma_initializer": )" K3_INIT("Ones") R"(, "moving_mean_initializer": )" K3_INIT("Zeros")
-                            R"(, "moving_variance_initializer": )" K3_INIT("Ones") R"(, "beta_regularizer": null, "gamma_regularizer": null,
+    const std::string bn3 =
+        R"({"module": "keras.layers", "class_name": "BatchNormalization", "config": {"name": "bn", "trainable": true, )" K3_DTYPE
+        R"(, "axis": -1, "momentum": 0.9, "epsilon": 1e-05, "center": true, "scale": false, "beta_initializer": )" K3_INIT("Zeros") R"(, "gamma_initializer": )" K3_INIT(
+            "Ones") R"(, "moving_mean_initializer": )" K3_INIT("Zeros") R"(, "moving_variance_initializer": )" K3_INIT("Ones") R"(, "beta_regularizer": null, "gamma_regularizer": null,
                             "beta_constraint": null, "gamma_constraint": null, "synchronized": false}, "registered_name": null, "build_config": {"input_shape": [null, 8, 8, 16]}})";
     const std::string text = keras_with(
         R"({"class_name": "InputLayer", "config": {"batch_shape": [null, 8, 8, 3], "name": "in"}},)" +
-        layer("Conv2D", R"("filters": 16, "kernel_size": 3, "padding": "same", "use_bias": false, "activation": "linear")", "c") + "," + bn3 +
-        R"(,{"class_name": "Activation", "config": {"name": "a", "activation": "relu"}},)" +
-        layer("AveragePooling2D", R"("pool_size": [3, 3], "strides": [2, 2], "padding": "same", "data_format": "channels_last")", "p") + "," +
-        layer("GlobalAveragePooling2D", R"("data_format": "channels_last", "keepdims": false)", "g") + "," +
+        layer("Conv2D",
+              R"("filters": 16, "kernel_size": 3, "padding": "same", "use_bias": false, "activation": "linear")", "c") +
+        "," + bn3 + R"(,{"class_name": "Activation", "config": {"name": "a", "activation": "relu"}},)" +
+        layer("AveragePooling2D",
+              R"("pool_size": [3, 3], "strides": [2, 2], "padding": "same", "data_format": "channels_last")", "p") +
+        "," + layer("GlobalAveragePooling2D", R"("data_format": "channels_last", "keepdims": false)", "g") + "," +
         layer("Dense", R"("units": 6, "activation": "linear")", "d") + "," +
-        layer("BatchNormalization", R"("axis": [1], "momentum": 0.99, "epsilon": 0.001, "center": true, "scale": true, "fused": null)", "bn2") +
+        layer("BatchNormalization",
+              R"("axis": [1], "momentum": 0.99, "epsilon": 0.001, "center": true, "scale": true, "fused": null)",
+              "bn2") +
         R"(,{"class_name": "Activation", "config": {"name": "a2", "activation": "softmax"}})");
     Architecture a = parse_architecture(text);
     ASSERT_EQ(a.layers.size(), 6u);
@@ -241,18 +264,21 @@ TEST(ConfigCnn, NativeFormDefaultsAndCanonicalJson) {
     EXPECT_EQ(a.layers[2].stride_h, 1);
     EXPECT_EQ(a.layers[2].padding, Padding::Valid);
     EXPECT_EQ(a.layers[1].momentum, 0.99);
-    EXPECT_EQ(a.to_json(),
-              R"({"input_shape":[9,7,2],"layers":[)"
-              R"({"type":"conv2d","filters":4,"kernel_size":[3,2],"strides":[2,1],"padding":"same","activation":"relu","use_bias":true,"initializer":"he_uniform","dropout":0.0},)"
-              R"({"type":"batch_normalization","momentum":0.99,"epsilon":0.001,"center":false,"scale":true,"activation":"linear","dropout":0.0},)"
-              R"({"type":"average_pooling2d","pool_size":[3,3],"strides":[1,1],"padding":"valid","activation":"linear","dropout":0.0},)"
-              R"({"type":"global_average_pooling2d","activation":"tanh","dropout":0.0},)"
-              R"({"units":3,"activation":"softmax","use_bias":true,"initializer":"glorot_uniform","dropout":0.0}]})");
+    EXPECT_EQ(
+        a.to_json(),
+        R"({"input_shape":[9,7,2],"layers":[)"
+        R"({"type":"conv2d","filters":4,"kernel_size":[3,2],"strides":[2,1],"padding":"same","activation":"relu","use_bias":true,"initializer":"he_uniform","dropout":0.0},)"
+        R"({"type":"batch_normalization","momentum":0.99,"epsilon":0.001,"center":false,"scale":true,"activation":"linear","dropout":0.0},)"
+        R"({"type":"average_pooling2d","pool_size":[3,3],"strides":[1,1],"padding":"valid","activation":"linear","dropout":0.0},)"
+        R"({"type":"global_average_pooling2d","activation":"tanh","dropout":0.0},)"
+        R"({"units":3,"activation":"softmax","use_bias":true,"initializer":"glorot_uniform","dropout":0.0}]})");
     EXPECT_EQ(a.shape_string(), "9x7x2-conv3x2x4_s2x1_same-bn-avgpool3x3_s1-gap-3");
     // input_shape [n] is a flat input: canonical input_dim.
     Architecture f = parse_architecture(R"({"input_shape": [5], "layers": [{"units": 2}]})");
     EXPECT_FALSE(f.image_input());
-    EXPECT_EQ(f.to_json(), R"({"input_dim":5,"layers":[{"units":2,"activation":"linear","use_bias":true,"initializer":"glorot_uniform","dropout":0.0}]})");
+    EXPECT_EQ(
+        f.to_json(),
+        R"({"input_dim":5,"layers":[{"units":2,"activation":"linear","use_bias":true,"initializer":"glorot_uniform","dropout":0.0}]})");
 }
 
 TEST(ConfigCnn, RoundTripsAndEqualityOverVariants) {
@@ -276,13 +302,29 @@ TEST(ConfigCnn, RoundTripsAndEqualityOverVariants) {
     Architecture a = parse_architecture(kKeras2Convnet), b = a;
     b.layers[0].kernel_w = 4;
     EXPECT_NE(a, b);
-    b = a; b.layers[0].stride_h = 2; EXPECT_NE(a, b);
-    b = a; b.layers[0].padding = Padding::Same; EXPECT_NE(a, b);
-    b = a; b.layers[0].filters = 31; EXPECT_NE(a, b);
-    b = a; b.layers[1].kind = LayerKind::AveragePooling2D; EXPECT_NE(a, b);
-    b = a; b.input_width = 27; EXPECT_NE(a, b);
-    b = a; b.layers[0].units = 5; b.layers[0].momentum = 0.5; EXPECT_EQ(a, b);  // not Conv2D fields
-    b = a; b.layers[1].use_bias = false; b.layers[1].filters = 3; EXPECT_EQ(a, b);
+    b = a;
+    b.layers[0].stride_h = 2;
+    EXPECT_NE(a, b);
+    b = a;
+    b.layers[0].padding = Padding::Same;
+    EXPECT_NE(a, b);
+    b = a;
+    b.layers[0].filters = 31;
+    EXPECT_NE(a, b);
+    b = a;
+    b.layers[1].kind = LayerKind::AveragePooling2D;
+    EXPECT_NE(a, b);
+    b = a;
+    b.input_width = 27;
+    EXPECT_NE(a, b);
+    b = a;
+    b.layers[0].units = 5;
+    b.layers[0].momentum = 0.5;
+    EXPECT_EQ(a, b);  // not Conv2D fields
+    b = a;
+    b.layers[1].use_bias = false;
+    b.layers[1].filters = 3;
+    EXPECT_EQ(a, b);
     EXPECT_EQ(a.to_json(), b.to_json());
 }
 
@@ -295,15 +337,19 @@ TEST(ConfigCnnRefusals, NativeKeysTypesAndValues) {
     e = EXPECT_ERR(parse_architecture(native(R"({"type": "conv2d", "filters": 2, "kernel_size": 3, "units": 4})")),
                    InvalidParameter, "unknown key \"units\" in layer 1");
     EXPECT_NE(e.hint().find("Valid keys of a conv2d layer are: type, filters"), std::string::npos) << e.hint();
-    EXPECT_ERR(parse_architecture(native(R"({"type": "flatten", "units": 4})")), InvalidParameter, "unknown key \"units\"");
-    EXPECT_ERR(parse_architecture(native(R"({"type": "max_pooling2d", "filters": 4})")), InvalidParameter, "unknown key \"filters\"");
-    EXPECT_ERR(parse_architecture(native(R"({"type": "batch_normalization", "axis": -1})")), InvalidParameter, "unknown key \"axis\"");
+    EXPECT_ERR(parse_architecture(native(R"({"type": "flatten", "units": 4})")), InvalidParameter,
+               "unknown key \"units\"");
+    EXPECT_ERR(parse_architecture(native(R"({"type": "max_pooling2d", "filters": 4})")), InvalidParameter,
+               "unknown key \"filters\"");
+    EXPECT_ERR(parse_architecture(native(R"({"type": "batch_normalization", "axis": -1})")), InvalidParameter,
+               "unknown key \"axis\"");
     EXPECT_ERR(parse_architecture(native(R"({"type": "conv2d", "kernel_size": 3})")), InvalidParameter,
                "missing key \"filters\" in layer 1");
     EXPECT_ERR(parse_architecture(native(R"({"type": "conv2d", "filters": 2})")), InvalidParameter,
                "missing key \"kernel_size\" in layer 1");
     for (const char* bad : {"0", "[3]", "[3, 0]", "\"3\"", "[3, 3, 1]", "-1", "1.5", "null"})
-        EXPECT_ERR(parse_architecture(native(std::string(R"({"type": "conv2d", "filters": 2, "kernel_size": )") + bad + "}")),
+        EXPECT_ERR(parse_architecture(
+                       native(std::string(R"({"type": "conv2d", "filters": 2, "kernel_size": )") + bad + "}")),
                    InvalidParameter, "invalid value for \"kernel_size\" in layer 1");
     EXPECT_ERR(parse_architecture(native(R"({"type": "conv2d", "filters": 2, "kernel_size": 1000001})")), Limit,
                "\"kernel_size\" in layer 1 is too large");
@@ -313,10 +359,10 @@ TEST(ConfigCnnRefusals, NativeKeysTypesAndValues) {
                "invalid value for \"filters\" in layer 1: 0");
     EXPECT_ERR(parse_architecture(native(R"({"type": "conv2d", "filters": 2000000, "kernel_size": 3})")), Limit,
                "\"filters\" in layer 1 is too large");
-    EXPECT_ERR(parse_architecture(native(R"({"type": "conv2d", "filters": 2, "kernel_size": 3, "strides": 0})")), InvalidParameter,
-               "invalid value for \"strides\" in layer 1");
-    EXPECT_ERR(parse_architecture(native(R"({"type": "conv2d", "filters": 2, "kernel_size": 3, "padding": "causal"})")), InvalidParameter,
-               "invalid value for \"padding\" in layer 1: \"causal\"");
+    EXPECT_ERR(parse_architecture(native(R"({"type": "conv2d", "filters": 2, "kernel_size": 3, "strides": 0})")),
+               InvalidParameter, "invalid value for \"strides\" in layer 1");
+    EXPECT_ERR(parse_architecture(native(R"({"type": "conv2d", "filters": 2, "kernel_size": 3, "padding": "causal"})")),
+               InvalidParameter, "invalid value for \"padding\" in layer 1: \"causal\"");
     EXPECT_ERR(parse_architecture(native(R"({"type": "max_pooling2d", "pool_size": [2, -2]})")), InvalidParameter,
                "invalid value for \"pool_size\" in layer 1");
     EXPECT_ERR(parse_architecture(native(R"({"type": "average_pooling2d", "strides": [0, 1]})")), InvalidParameter,
@@ -335,7 +381,8 @@ TEST(ConfigCnnRefusals, NativeKeysTypesAndValues) {
                "invalid value for \"dropout\" in layer 1");
     EXPECT_ERR(parse_architecture(native(R"({"type": "flatten", "activation": "elu"})")), InvalidParameter,
                "invalid value for \"activation\" in layer 1");
-    EXPECT_ERR(parse_architecture(native(R"({"type": "conv2d", "filters": 2, "kernel_size": 3, "initializer": "ones"})")),
+    EXPECT_ERR(parse_architecture(
+                   native(R"({"type": "conv2d", "filters": 2, "kernel_size": 3, "initializer": "ones"})")),
                InvalidParameter, "invalid value for \"initializer\" in layer 1");
 }
 
@@ -350,48 +397,62 @@ TEST(ConfigCnnRefusals, NativeInputShapes) {
                "value for \"input_shape\" is too large: [1000,1000,3]");
     EXPECT_ERR(parse_architecture(R"({"input_shape": [10000000, 1, 1], )" + layers + "}"), Limit,
                "value for \"input_shape\" is too large: 10000000");
-    EXPECT_ERR(parse_architecture(R"({"input_shape": [1000001], )" + layers + "}"), Limit, "\"input_shape\" is too large");
+    EXPECT_ERR(parse_architecture(R"({"input_shape": [1000001], )" + layers + "}"), Limit,
+               "\"input_shape\" is too large");
     EXPECT_ERR(parse_architecture(R"({)" + layers + "}"), InvalidParameter, "missing key \"input_dim\"");
 }
 
 TEST(ConfigCnnRefusals, ShapesThatDoNotWork) {
     // Conv2D, pooling and global pooling need an image; Dense needs a flat input.
-    Error e = EXPECT_ERR(parse_architecture(R"({"input_dim": 64, "layers": [{"type": "conv2d", "filters": 2, "kernel_size": 3}, {"type": "flatten"}, {"units": 2}]})"),
-                         InvalidParameter, "conv2d layer applied to a flat tensor (layer 1)");
+    Error e = EXPECT_ERR(
+        parse_architecture(
+            R"({"input_dim": 64, "layers": [{"type": "conv2d", "filters": 2, "kernel_size": 3}, {"type": "flatten"}, {"units": 2}]})"),
+        InvalidParameter, "conv2d layer applied to a flat tensor (layer 1)");
     EXPECT_NE(e.hint().find("input_shape"), std::string::npos);
-    EXPECT_ERR(parse_architecture(R"({"input_shape": [4, 4, 1], "layers": [{"type": "flatten"}, {"type": "max_pooling2d"}, {"units": 2}]})"),
-               InvalidParameter, "max_pooling2d layer applied to a flat tensor (layer 2)");
-    EXPECT_ERR(parse_architecture(R"({"input_dim": 4, "layers": [{"type": "global_average_pooling2d"}, {"units": 2}]})"),
+    EXPECT_ERR(
+        parse_architecture(
+            R"({"input_shape": [4, 4, 1], "layers": [{"type": "flatten"}, {"type": "max_pooling2d"}, {"units": 2}]})"),
+        InvalidParameter, "max_pooling2d layer applied to a flat tensor (layer 2)");
+    EXPECT_ERR(parse_architecture(
+                   R"({"input_dim": 4, "layers": [{"type": "global_average_pooling2d"}, {"units": 2}]})"),
                InvalidParameter, "global_average_pooling2d layer applied to a flat tensor (layer 1)");
     e = EXPECT_ERR(parse_architecture(R"({"input_shape": [4, 4, 1], "layers": [{"units": 2}]})"), InvalidParameter,
                    "dense layer applied to a non-flat tensor (layer 1)");
     EXPECT_NE(e.detail().find("4x4x1"), std::string::npos);
     // Windows larger than the input with padding "valid" (with "same" they are fine).
-    e = EXPECT_ERR(parse_architecture(native(R"({"type": "conv2d", "filters": 2, "kernel_size": [3, 9]})")), InvalidParameter,
-                   "kernel_size 3x9 of layer 1 is larger than its input");
+    e = EXPECT_ERR(parse_architecture(native(R"({"type": "conv2d", "filters": 2, "kernel_size": [3, 9]})")),
+                   InvalidParameter, "kernel_size 3x9 of layer 1 is larger than its input");
     EXPECT_NE(e.detail().find("8x8x3"), std::string::npos);
-    EXPECT_NO_THROW(parse_architecture(native(R"({"type": "conv2d", "filters": 2, "kernel_size": [3, 9], "padding": "same"})")));
+    EXPECT_NO_THROW(
+        parse_architecture(native(R"({"type": "conv2d", "filters": 2, "kernel_size": [3, 9], "padding": "same"})")));
     EXPECT_ERR(parse_architecture(native(R"({"type": "max_pooling2d", "pool_size": 9})")), InvalidParameter,
                "pool_size 9x9 of layer 1 is larger than its input");
     // A stack that shrinks the image to nothing: 8 -> 6 -> 3 -> (pool 4: no output).
-    EXPECT_ERR(parse_architecture(native(R"({"type": "conv2d", "filters": 2, "kernel_size": 3}, {"type": "max_pooling2d"},
+    EXPECT_ERR(parse_architecture(
+                   native(R"({"type": "conv2d", "filters": 2, "kernel_size": 3}, {"type": "max_pooling2d"},
                                             {"type": "average_pooling2d", "pool_size": 4})")),
                InvalidParameter, "pool_size 4x4 of layer 3 is larger than its input");
     // The output must be flat.
-    e = EXPECT_ERR(parse_architecture(R"({"input_shape": [8, 8, 3], "layers": [{"type": "conv2d", "filters": 2, "kernel_size": 3}]})"),
+    e = EXPECT_ERR(parse_architecture(
+                       R"({"input_shape": [8, 8, 3], "layers": [{"type": "conv2d", "filters": 2, "kernel_size": 3}]})"),
                    InvalidParameter, "output layer (layer 1) outputs a 6x6x2 tensor");
     EXPECT_NE(e.hint().find("Flatten"), std::string::npos);
     // Softmax only last, dropout never on the output, whatever the layer kind.
-    EXPECT_ERR(parse_architecture(native(R"({"type": "conv2d", "filters": 2, "kernel_size": 3, "activation": "softmax"})")),
+    EXPECT_ERR(parse_architecture(
+                   native(R"({"type": "conv2d", "filters": 2, "kernel_size": 3, "activation": "softmax"})")),
                InvalidParameter, "softmax activation in layer 1 is only allowed on the output layer");
     EXPECT_ERR(parse_architecture(R"({"input_shape": [8, 8, 3], "layers": [{"type": "flatten", "dropout": 0.5}]})"),
                InvalidParameter, "dropout is not allowed on the output layer (layer 1)");
     // A softmax over global pooling is a valid output of 3 classes; over 1 channel it is not.
-    EXPECT_EQ(parse_architecture(R"({"input_shape": [8, 8, 3], "layers": [{"type": "global_average_pooling2d", "activation": "softmax"}]})")
-                  .output_dim(),
-              3);
-    EXPECT_ERR(parse_architecture(R"({"input_shape": [8, 8, 1], "layers": [{"type": "global_average_pooling2d", "activation": "softmax"}]})"),
-               InvalidParameter, "softmax output layer (layer 1) needs at least 2 units");
+    EXPECT_EQ(
+        parse_architecture(
+            R"({"input_shape": [8, 8, 3], "layers": [{"type": "global_average_pooling2d", "activation": "softmax"}]})")
+            .output_dim(),
+        3);
+    EXPECT_ERR(
+        parse_architecture(
+            R"({"input_shape": [8, 8, 1], "layers": [{"type": "global_average_pooling2d", "activation": "softmax"}]})"),
+        InvalidParameter, "softmax output layer (layer 1) needs at least 2 units");
 }
 
 TEST(ConfigCnnRefusals, AbsurdSizesAreLimits) {
@@ -430,56 +491,98 @@ TEST(ConfigCnnRefusals, KerasOptionsHopperDoesNotImplement) {
     };
     const std::string conv = R"("filters": 4, "kernel_size": 3, )";
     const Case cases[] = {
-        {image_model(layer("Conv2D", conv + R"("data_format": "channels_first")", "cf")), "unsupported data_format \"channels_first\" in Keras layer 3 (\"cf\")"},
-        {image_model(layer("MaxPooling2D", R"("data_format": "channels_first")", "mp")), "unsupported data_format \"channels_first\" in Keras layer 3 (\"mp\")"},
-        {keras_with(kImage + "," + kConv + "," + layer("Flatten", R"("data_format": "channels_first")", "fl") + "," + kOut),
+        {image_model(layer("Conv2D", conv + R"("data_format": "channels_first")", "cf")),
+         "unsupported data_format \"channels_first\" in Keras layer 3 (\"cf\")"},
+        {image_model(layer("MaxPooling2D", R"("data_format": "channels_first")", "mp")),
+         "unsupported data_format \"channels_first\" in Keras layer 3 (\"mp\")"},
+        {keras_with(kImage + "," + kConv + "," + layer("Flatten", R"("data_format": "channels_first")", "fl") + "," +
+                    kOut),
          "unsupported data_format \"channels_first\" in Keras layer 3 (\"fl\")"},
-        {keras_with(kImage + "," + kConv + "," + layer("GlobalAveragePooling2D", R"("data_format": "channels_first")", "g") + "," + kOut),
+        {keras_with(kImage + "," + kConv + "," +
+                    layer("GlobalAveragePooling2D", R"("data_format": "channels_first")", "g") + "," + kOut),
          "unsupported data_format \"channels_first\" in Keras layer 3 (\"g\")"},
-        {image_model(layer("Conv2D", conv + R"("dilation_rate": [2, 2])", "dil")), "unsupported dilation_rate [2,2] in Keras layer 3 (\"dil\")"},
-        {image_model(layer("Conv2D", conv + R"("dilation_rate": 2)", "dil")), "unsupported dilation_rate 2 in Keras layer 3"},
-        {image_model(layer("Conv2D", conv + R"("groups": 2)", "grp")), "unsupported groups 2 in Keras layer 3 (\"grp\")"},
-        {image_model(layer("Conv2D", conv + R"("kernel_regularizer": {"class_name": "L2"})", "r")), "unsupported kernel_regularizer in Keras layer 3"},
-        {image_model(layer("Conv2D", conv + R"("activity_regularizer": {"class_name": "L1"})", "r")), "unsupported activity_regularizer in Keras layer 3"},
-        {image_model(layer("Conv2D", conv + R"("bias_constraint": {"class_name": "MaxNorm"})", "r")), "unsupported bias_constraint in Keras layer 3"},
-        {image_model(layer("Conv2D", conv + R"("bias_initializer": "ones")", "r")), "unsupported bias_initializer \"ones\" in Keras layer 3"},
-        {image_model(layer("Conv2D", conv + R"("kernel_initializer": "orthogonal")", "r")), "unsupported kernel initializer \"orthogonal\" in Keras layer 3"},
-        {image_model(layer("Conv2D", conv + R"("padding": "causal")", "r")), "invalid value for \"padding\" in Keras layer 3 (\"r\"): \"causal\""},
-        {image_model(layer("Conv2D", conv + R"("trainable": 0)", "r")), "invalid value for \"trainable\" in Keras layer 3 (\"r\")"},
-        {image_model(layer("Conv2D", conv + R"("lora_rank": 4)", "r")), "unsupported option \"lora_rank\" in Keras layer 3"},
+        {image_model(layer("Conv2D", conv + R"("dilation_rate": [2, 2])", "dil")),
+         "unsupported dilation_rate [2,2] in Keras layer 3 (\"dil\")"},
+        {image_model(layer("Conv2D", conv + R"("dilation_rate": 2)", "dil")),
+         "unsupported dilation_rate 2 in Keras layer 3"},
+        {image_model(layer("Conv2D", conv + R"("groups": 2)", "grp")),
+         "unsupported groups 2 in Keras layer 3 (\"grp\")"},
+        {image_model(layer("Conv2D", conv + R"("kernel_regularizer": {"class_name": "L2"})", "r")),
+         "unsupported kernel_regularizer in Keras layer 3"},
+        {image_model(layer("Conv2D", conv + R"("activity_regularizer": {"class_name": "L1"})", "r")),
+         "unsupported activity_regularizer in Keras layer 3"},
+        {image_model(layer("Conv2D", conv + R"("bias_constraint": {"class_name": "MaxNorm"})", "r")),
+         "unsupported bias_constraint in Keras layer 3"},
+        {image_model(layer("Conv2D", conv + R"("bias_initializer": "ones")", "r")),
+         "unsupported bias_initializer \"ones\" in Keras layer 3"},
+        {image_model(layer("Conv2D", conv + R"("kernel_initializer": "orthogonal")", "r")),
+         "unsupported kernel initializer \"orthogonal\" in Keras layer 3"},
+        {image_model(layer("Conv2D", conv + R"("padding": "causal")", "r")),
+         "invalid value for \"padding\" in Keras layer 3 (\"r\"): \"causal\""},
+        {image_model(layer("Conv2D", conv + R"("trainable": 0)", "r")),
+         "invalid value for \"trainable\" in Keras layer 3 (\"r\")"},
+        {image_model(layer("Conv2D", conv + R"("lora_rank": 4)", "r")),
+         "unsupported option \"lora_rank\" in Keras layer 3"},
         {image_model(layer("Conv2D", R"("kernel_size": 3)", "r")), "missing key \"filters\" in Keras layer 3"},
         {image_model(layer("Conv2D", R"("filters": 3)", "r")), "missing key \"kernel_size\" in Keras layer 3"},
-        {image_model(layer("Conv2D", R"("filters": 3, "kernel_size": [0, 3])", "r")), "invalid value for \"kernel_size\" in Keras layer 3"},
-        {image_model(layer("Conv2D", R"("filters": -3, "kernel_size": 3)", "r")), "invalid value for \"filters\" in Keras layer 3"},
-        {image_model(layer("MaxPooling2D", R"("pool_size": [2, 2], "strides": [0, 2])", "r")), "invalid value for \"strides\" in Keras layer 3"},
-        {image_model(layer("AveragePooling2D", R"("pool_size": "2")", "r")), "invalid value for \"pool_size\" in Keras layer 3"},
-        {image_model(layer("AveragePooling2D", R"("padding": "full")", "r")), "invalid value for \"padding\" in Keras layer 3"},
-        {image_model(layer("MaxPooling2D", R"("ceil_mode": true)", "r")), "unsupported option \"ceil_mode\" in Keras layer 3"},
-        {keras_with(kImage + "," + kConv + "," + layer("GlobalAveragePooling2D", R"("keepdims": true)", "g") + "," + kFlatten + "," + kOut),
+        {image_model(layer("Conv2D", R"("filters": 3, "kernel_size": [0, 3])", "r")),
+         "invalid value for \"kernel_size\" in Keras layer 3"},
+        {image_model(layer("Conv2D", R"("filters": -3, "kernel_size": 3)", "r")),
+         "invalid value for \"filters\" in Keras layer 3"},
+        {image_model(layer("MaxPooling2D", R"("pool_size": [2, 2], "strides": [0, 2])", "r")),
+         "invalid value for \"strides\" in Keras layer 3"},
+        {image_model(layer("AveragePooling2D", R"("pool_size": "2")", "r")),
+         "invalid value for \"pool_size\" in Keras layer 3"},
+        {image_model(layer("AveragePooling2D", R"("padding": "full")", "r")),
+         "invalid value for \"padding\" in Keras layer 3"},
+        {image_model(layer("MaxPooling2D", R"("ceil_mode": true)", "r")),
+         "unsupported option \"ceil_mode\" in Keras layer 3"},
+        {keras_with(kImage + "," + kConv + "," + layer("GlobalAveragePooling2D", R"("keepdims": true)", "g") + "," +
+                    kFlatten + "," + kOut),
          "unsupported keepdims in Keras layer 3 (\"g\")"},
-        {image_model(layer("BatchNormalization", R"("beta_regularizer": {"class_name": "L2"})", "b")), "unsupported beta_regularizer in Keras layer 3 (\"b\")"},
-        {image_model(layer("BatchNormalization", R"("gamma_constraint": {"class_name": "NonNeg"})", "b")), "unsupported gamma_constraint in Keras layer 3"},
-        {image_model(layer("BatchNormalization", R"("moving_variance_initializer": {"class_name": "Constant", "config": {"value": 2.0}})", "b")),
+        {image_model(layer("BatchNormalization", R"("beta_regularizer": {"class_name": "L2"})", "b")),
+         "unsupported beta_regularizer in Keras layer 3 (\"b\")"},
+        {image_model(layer("BatchNormalization", R"("gamma_constraint": {"class_name": "NonNeg"})", "b")),
+         "unsupported gamma_constraint in Keras layer 3"},
+        {image_model(layer("BatchNormalization",
+                           R"("moving_variance_initializer": {"class_name": "Constant", "config": {"value": 2.0}})",
+                           "b")),
          "unsupported moving_variance_initializer"},
-        {image_model(layer("BatchNormalization", R"("moving_mean_initializer": "ones")", "b")), "unsupported moving_mean_initializer \"ones\""},
-        {image_model(layer("BatchNormalization", R"("gamma_initializer": "zeros")", "b")), "unsupported gamma_initializer \"zeros\""},
-        {image_model(layer("BatchNormalization", R"("beta_initializer": "ones")", "b")), "unsupported beta_initializer \"ones\""},
-        {image_model(layer("BatchNormalization", R"("renorm": true, "renorm_clipping": null, "renorm_momentum": 0.99)", "b")),
+        {image_model(layer("BatchNormalization", R"("moving_mean_initializer": "ones")", "b")),
+         "unsupported moving_mean_initializer \"ones\""},
+        {image_model(layer("BatchNormalization", R"("gamma_initializer": "zeros")", "b")),
+         "unsupported gamma_initializer \"zeros\""},
+        {image_model(layer("BatchNormalization", R"("beta_initializer": "ones")", "b")),
+         "unsupported beta_initializer \"ones\""},
+        {image_model(
+             layer("BatchNormalization", R"("renorm": true, "renorm_clipping": null, "renorm_momentum": 0.99)", "b")),
          "unsupported option \"renorm\" in Keras layer 3 (\"b\")"},
-        {image_model(layer("BatchNormalization", R"("virtual_batch_size": 8)", "b")), "unsupported option \"virtual_batch_size\""},
-        {image_model(layer("BatchNormalization", R"("synchronized": true)", "b")), "unsupported option \"synchronized\""},
+        {image_model(layer("BatchNormalization", R"("virtual_batch_size": 8)", "b")),
+         "unsupported option \"virtual_batch_size\""},
+        {image_model(layer("BatchNormalization", R"("synchronized": true)", "b")),
+         "unsupported option \"synchronized\""},
         {image_model(layer("BatchNormalization", R"("axis": 1)", "b")), "unsupported axis 1 in Keras layer 3 (\"b\")"},
         {image_model(layer("BatchNormalization", R"("axis": [1, 2])", "b")), "unsupported axis [1,2] in Keras layer 3"},
         {image_model(layer("BatchNormalization", R"("axis": 0)", "b")), "unsupported axis 0"},
         {image_model(layer("BatchNormalization", R"("axis": "x")", "b")), "unsupported axis \"x\""},
-        {image_model(layer("BatchNormalization", R"("momentum": 2)", "b")), "invalid value for \"momentum\" in Keras layer 3 (\"b\"): 2"},
-        {image_model(layer("BatchNormalization", R"("epsilon": -1)", "b")), "invalid value for \"epsilon\" in Keras layer 3"},
-        {image_model(layer("BatchNormalization", R"("center": 1)", "b")), "invalid value for \"center\" in Keras layer 3"},
+        {image_model(layer("BatchNormalization", R"("momentum": 2)", "b")),
+         "invalid value for \"momentum\" in Keras layer 3 (\"b\"): 2"},
+        {image_model(layer("BatchNormalization", R"("epsilon": -1)", "b")),
+         "invalid value for \"epsilon\" in Keras layer 3"},
+        {image_model(layer("BatchNormalization", R"("center": 1)", "b")),
+         "invalid value for \"center\" in Keras layer 3"},
     };
     for (const Case& c : cases) EXPECT_ERR(parse_architecture(c.text), InvalidParameter, c.message);
     // Harmless settings pass: defaults spelled out, an unused bias initializer, fused.
-    EXPECT_NO_THROW(parse_architecture(image_model(layer("Conv2D", conv + R"("dilation_rate": [1, 1], "groups": 1, "data_format": null, "use_bias": false, "bias_initializer": "ones")", "ok"))));
-    EXPECT_NO_THROW(parse_architecture(image_model(layer("BatchNormalization", R"("axis": [-1], "fused": true, "renorm": false, "synchronized": false, "center": false, "beta_initializer": "ones")", "ok"))));
+    EXPECT_NO_THROW(parse_architecture(image_model(layer(
+        "Conv2D",
+        conv +
+            R"("dilation_rate": [1, 1], "groups": 1, "data_format": null, "use_bias": false, "bias_initializer": "ones")",
+        "ok"))));
+    EXPECT_NO_THROW(parse_architecture(image_model(layer(
+        "BatchNormalization",
+        R"("axis": [-1], "fused": true, "renorm": false, "synchronized": false, "center": false, "beta_initializer": "ones")",
+        "ok"))));
 }
 
 TEST(ConfigCnnRefusals, KerasShapesAndPlacement) {
@@ -487,42 +590,54 @@ TEST(ConfigCnnRefusals, KerasShapesAndPlacement) {
     EXPECT_ERR(parse_architecture(keras_with(kImage + "," + kConv + "," + kOut)), InvalidParameter,
                "dense layer applied to a non-flat tensor (Keras layer 3 (\"out\"))");
     // Declared input shapes (Keras 3's build_config) must match the computed ones.
-    const std::string dense_1000 = R"({"class_name": "Dense", "config": {"name": "out", "units": 2, "activation": "softmax"}, "build_config": {"input_shape": [null, 1000]}})";
-    Error e = EXPECT_ERR(parse_architecture(keras_with(kImage + "," + kConv + "," + kFlatten + "," + dense_1000)), InvalidParameter,
-                         "input shape of Keras layer 4 (\"out\") does not match the previous layer");
-    EXPECT_NE(e.detail().find("[null, 1000] but the previous layer outputs [null, 144]"), std::string::npos) << e.detail();
-    const std::string flat_decl = R"({"class_name": "Flatten", "config": {"name": "f"}, "build_config": {"input_shape": [null, 6, 6, 5]}})";
+    const std::string dense_1000 =
+        R"({"class_name": "Dense", "config": {"name": "out", "units": 2, "activation": "softmax"}, "build_config": {"input_shape": [null, 1000]}})";
+    Error e = EXPECT_ERR(parse_architecture(keras_with(kImage + "," + kConv + "," + kFlatten + "," + dense_1000)),
+                         InvalidParameter, "input shape of Keras layer 4 (\"out\") does not match the previous layer");
+    EXPECT_NE(e.detail().find("[null, 1000] but the previous layer outputs [null, 144]"), std::string::npos)
+        << e.detail();
+    const std::string flat_decl =
+        R"({"class_name": "Flatten", "config": {"name": "f"}, "build_config": {"input_shape": [null, 6, 6, 5]}})";
     EXPECT_ERR(parse_architecture(keras_with(kImage + "," + kConv + "," + flat_decl + "," + kOut)), InvalidParameter,
                "input shape of Keras layer 3 (\"f\") does not match the previous layer");
     // Input shape conflicts between the InputLayer and the first layer.
-    EXPECT_ERR(parse_architecture(keras_with(kImage + "," + layer("Conv2D", R"("filters": 2, "kernel_size": 3, "batch_input_shape": [null, 8, 8, 1])", "c") +
-                                             "," + kFlatten + "," + kOut)),
+    EXPECT_ERR(parse_architecture(keras_with(
+                   kImage + "," +
+                   layer("Conv2D", R"("filters": 2, "kernel_size": 3, "batch_input_shape": [null, 8, 8, 1])", "c") +
+                   "," + kFlatten + "," + kOut)),
                InvalidParameter, "conflicting input shapes");
     // Dropout and activations before any layer; an activation on top of another.
-    EXPECT_ERR(parse_architecture(keras_with(kImage + R"(,{"class_name": "Dropout", "config": {"name": "d", "rate": 0.2}},)" + kConv + "," +
-                                             kFlatten + "," + kOut)),
+    EXPECT_ERR(parse_architecture(keras_with(kImage +
+                                             R"(,{"class_name": "Dropout", "config": {"name": "d", "rate": 0.2}},)" +
+                                             kConv + "," + kFlatten + "," + kOut)),
                InvalidParameter, "Keras layer 2 (\"d\") drops inputs before any layer");
-    EXPECT_ERR(parse_architecture(image_model(R"({"class_name": "Activation", "config": {"name": "a", "activation": "tanh"}})")),
-               InvalidParameter, "Keras layer 3 (\"a\") applies tanh after Keras layer 2 (\"c\") which already uses relu");
+    EXPECT_ERR(parse_architecture(
+                   image_model(R"({"class_name": "Activation", "config": {"name": "a", "activation": "tanh"}})")),
+               InvalidParameter,
+               "Keras layer 3 (\"a\") applies tanh after Keras layer 2 (\"c\") which already uses relu");
     // An activation after pooling merges into the pooling layer.
-    Architecture a = parse_architecture(keras_with(kImage + "," + layer("Conv2D", R"("filters": 4, "kernel_size": 3)", "c") + "," +
-                                                   layer("MaxPooling2D", "", "p") +
-                                                   R"(,{"class_name": "Activation", "config": {"name": "a", "activation": "relu"}},)" +
-                                                   kFlatten + "," + kOut));
+    Architecture a = parse_architecture(keras_with(
+        kImage + "," + layer("Conv2D", R"("filters": 4, "kernel_size": 3)", "c") + "," +
+        layer("MaxPooling2D", "", "p") +
+        R"(,{"class_name": "Activation", "config": {"name": "a", "activation": "relu"}},)" + kFlatten + "," + kOut));
     EXPECT_EQ(a.layers[1].activation, Activation::Relu);
     EXPECT_EQ(a.layers[0].activation, Activation::Linear);
     // Rank-4 images with batch are fine; rank-5 inputs are not.
     EXPECT_ERR(parse_architecture(keras_with(input("[null, 2, 8, 8, 3]") + "," + kConv + "," + kFlatten + "," + kOut)),
                InvalidParameter, "is not supported");
     // Too large images are limits.
-    EXPECT_ERR(parse_architecture(keras_with(input("[null, 1000, 1000, 3]") + "," + kConv + "," + kFlatten + "," + kOut)), Limit,
-               "input shape [null,1000,1000,3] of Keras layer 1 (\"in\") is too large");
-    EXPECT_ERR(parse_architecture(keras_with(input("[null, 2000000, 1, 1]") + "," + kConv + "," + kFlatten + "," + kOut)), Limit,
-               "is too large");
+    EXPECT_ERR(parse_architecture(
+                   keras_with(input("[null, 1000, 1000, 3]") + "," + kConv + "," + kFlatten + "," + kOut)),
+               Limit, "input shape [null,1000,1000,3] of Keras layer 1 (\"in\") is too large");
+    EXPECT_ERR(parse_architecture(
+                   keras_with(input("[null, 2000000, 1, 1]") + "," + kConv + "," + kFlatten + "," + kOut)),
+               Limit, "is too large");
     // The layer limit counts hopper layers of every kind.
     std::string many = input("[null, 2, 2, 1]");
-    for (int i = 0; i < 65; ++i) many += "," + layer("Conv2D", R"("filters": 1, "kernel_size": 1)", "c" + std::to_string(i));
-    Error lim = EXPECT_ERR(parse_architecture(keras_with(many + "," + kFlatten)), Limit, "architecture has too many layers");
+    for (int i = 0; i < 65; ++i)
+        many += "," + layer("Conv2D", R"("filters": 1, "kernel_size": 1)", "c" + std::to_string(i));
+    Error lim =
+        EXPECT_ERR(parse_architecture(keras_with(many + "," + kFlatten)), Limit, "architecture has too many layers");
     EXPECT_NE(lim.detail().find("more than 64 layers"), std::string::npos);
 }
 
@@ -543,29 +658,36 @@ TEST(ConfigCnnRefusals, HandBuiltArchitecturesAreValidatedToo) {
     EXPECT_ERR(resolve_config(a, CompileParams{}, FitParams{}), Limit, "input shape [2000,2000,1] is too large");
     a = good;
     a.layers[0].kernel_w = 0;
-    EXPECT_ERR(resolve_config(a, CompileParams{}, FitParams{}), InvalidParameter, "invalid value for \"kernel_size\" in layer 1: [3,0]");
+    EXPECT_ERR(resolve_config(a, CompileParams{}, FitParams{}), InvalidParameter,
+               "invalid value for \"kernel_size\" in layer 1: [3,0]");
     a = good;
     a.layers[0].stride_h = -1;
-    EXPECT_ERR(resolve_config(a, CompileParams{}, FitParams{}), InvalidParameter, "invalid value for \"strides\" in layer 1");
+    EXPECT_ERR(resolve_config(a, CompileParams{}, FitParams{}), InvalidParameter,
+               "invalid value for \"strides\" in layer 1");
     a = good;
     a.layers[0].filters = 0;
-    EXPECT_ERR(resolve_config(a, CompileParams{}, FitParams{}), InvalidParameter, "invalid value for \"filters\" in layer 1: 0");
+    EXPECT_ERR(resolve_config(a, CompileParams{}, FitParams{}), InvalidParameter,
+               "invalid value for \"filters\" in layer 1: 0");
     a = good;
     a.layers[1].kernel_h = 2000000;
-    EXPECT_ERR(resolve_config(a, CompileParams{}, FitParams{}), InvalidParameter, "invalid value for \"pool_size\" in layer 2");
+    EXPECT_ERR(resolve_config(a, CompileParams{}, FitParams{}), InvalidParameter,
+               "invalid value for \"pool_size\" in layer 2");
     Layer bn;
     bn.kind = LayerKind::BatchNormalization;
     bn.momentum = -0.5;
     a = good;
     a.layers.insert(a.layers.begin() + 1, bn);
-    EXPECT_ERR(resolve_config(a, CompileParams{}, FitParams{}), InvalidParameter, "invalid value for \"momentum\" in layer 2: -0.5");
+    EXPECT_ERR(resolve_config(a, CompileParams{}, FitParams{}), InvalidParameter,
+               "invalid value for \"momentum\" in layer 2: -0.5");
     a.layers[1].momentum = 0.5;
     a.layers[1].epsilon = 1e-60;  // 0 as a float
-    EXPECT_ERR(resolve_config(a, CompileParams{}, FitParams{}), InvalidParameter, "invalid value for \"epsilon\" in layer 2");
+    EXPECT_ERR(resolve_config(a, CompileParams{}, FitParams{}), InvalidParameter,
+               "invalid value for \"epsilon\" in layer 2");
     a.layers[1].epsilon = 1e-3;
     EXPECT_NO_THROW(resolve_config(a, CompileParams{}, FitParams{}));
     // Top-k and the loss look at the output width, whatever the last layer is.
-    Architecture g = parse_architecture(R"({"input_shape": [4, 4, 3], "layers": [{"type": "global_average_pooling2d", "activation": "softmax"}]})");
+    Architecture g = parse_architecture(
+        R"({"input_shape": [4, 4, 3], "layers": [{"type": "global_average_pooling2d", "activation": "softmax"}]})");
     EXPECT_ERR(resolve_config(g, parse_compile_params("metrics=['top_k_categorical_accuracy'], top_k=3"), FitParams{}),
                InvalidParameter, "invalid value for \"top_k\"");
     EXPECT_EQ(resolve_config(g, CompileParams{}, FitParams{}).compile.loss, Loss::SoftmaxCrossEntropy);

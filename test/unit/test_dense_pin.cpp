@@ -67,8 +67,7 @@ std::string isa_signature() {
 
 std::string hex(const void* data, std::size_t bytes) {
     char buf[16];
-    std::snprintf(buf, sizeof buf, "%08x",
-                  crc32_of(std::string_view(static_cast<const char*>(data), bytes)));
+    std::snprintf(buf, sizeof buf, "%08x", crc32_of(std::string_view(static_cast<const char*>(data), bytes)));
     return buf;
 }
 
@@ -90,8 +89,7 @@ std::vector<float> targets(int outputs, int rows, Loss loss, uint64_t seed) {
     Rng rng(seed);
     std::vector<float> y(std::size_t(outputs) * rows, 0.0f);
     for (int j = 0; j < rows; ++j) {
-        if (loss == Loss::SoftmaxCrossEntropy)
-            y[std::size_t(j) * outputs + rng.below(outputs)] = 1.0f;
+        if (loss == Loss::SoftmaxCrossEntropy) y[std::size_t(j) * outputs + rng.below(outputs)] = 1.0f;
         else
             for (int i = 0; i < outputs; ++i) y[std::size_t(j) * outputs + i] = float(0.05 + 0.9 * rng.uniform());
     }
@@ -156,7 +154,8 @@ struct Recording {
 const std::vector<Recording>& recordings() {
     static const std::vector<Recording> r = {
         // -O3 -march=native on an AVX-512 host (CMake's and the Makefile's default flags).
-        {"avx512f,avx512dq,avx512bw,avx2,fma,avx,sse4.2,sse2,", "Intel AVX-512 (dc56dcf)",
+        {"avx512f,avx512dq,avx512bw,avx2,fma,avx,sse4.2,sse2,",
+         "Intel AVX-512 (dc56dcf)",
          {
              {"adam_dropout", "e04ef7a7", "0e1fd9cf", "0x1.2ee5479b61cdp+6", "5011e53f"},
              {"nesterov_sigmoid_bce", "d782cd9f", "3fbcd12d", "0x1.199076298f088p+4", "bcb0f6c4"},
@@ -165,7 +164,8 @@ const std::vector<Recording>& recordings() {
              {"keras_sgd_softmax", "df1b31ce", "00000000", "0x1.1b4d7567bfec6p+5", "a24505ad"},
          },
          "901d8bcf"},
-        {"avx512f,avx512dq,avx512bw,avx2,fma,avx,sse4.2,sse2,", "AMD EPYC family 26",
+        {"avx512f,avx512dq,avx512bw,avx2,fma,avx,sse4.2,sse2,",
+         "AMD EPYC family 26",
          {
              {"adam_dropout", "e04ef7a7", "0e1fd9cf", "0x1.2ee5479b61cdp+6", "5011e53f"},
              {"nesterov_sigmoid_bce", "9d6dde3f", "4c2937cc", "0x1.19907623f9479p+4", "901168ab"},
@@ -175,7 +175,8 @@ const std::vector<Recording>& recordings() {
          },
          "901d8bcf"},
         // -O1 -g without -march (x86-64's SSE2; test/suites/sanitizers.sh).
-        {"sse2,", "the host of dc56dcf",
+        {"sse2,",
+         "the host of dc56dcf",
          {
              {"adam_dropout", "2af59142", "60f6013b", "0x1.2ee547df80e6ap+6", "764a850c"},
              {"nesterov_sigmoid_bce", "5a0d1eea", "9c815973", "0x1.199075faa3fcp+4", "c08c636c"},
@@ -184,7 +185,8 @@ const std::vector<Recording>& recordings() {
              {"keras_sgd_softmax", "885e992f", "00000000", "0x1.1b4d7596864cp+5", "27d30346"},
          },
          "c95dc668"},
-        {"sse2,", "AMD EPYC family 26",
+        {"sse2,",
+         "AMD EPYC family 26",
          {
              {"adam_dropout", "2b55d079", "438bc530", "0x1.2ee547a669b01p+6", "20fb6990"},
              {"nesterov_sigmoid_bce", "5a0d1eea", "9c815973", "0x1.199075faa3fcp+4", "c08c636c"},
@@ -205,8 +207,7 @@ std::vector<const Recording*> recordings_for_this_build() {
 }
 
 ModelConfig config_of(const PinCase& c) {
-    return resolve_config(parse_architecture(c.architecture), parse_compile_params(c.compile),
-                          parse_fit_params(c.fit));
+    return resolve_config(parse_architecture(c.architecture), parse_compile_params(c.compile), parse_fit_params(c.fit));
 }
 
 }  // namespace
@@ -272,9 +273,9 @@ TEST(NetworkDensePin, GradientThroughGeneralPath) {
         const std::vector<float> x = values(std::size_t(19) * n, 6 + n, -1, 1);
         const std::vector<float> y = targets(6, n, Loss::MeanSquaredError, 8 + n);
         std::vector<float> g(net.num_params() + 1);
-        const double loss = ws.loss_and_gradient(params.data(), ConstMatrixMap(x.data(), 19, n),
-                                                 ConstMatrixMap(y.data(), 6, n), Loss::MeanSquaredError,
-                                                 g.data() + 1, 77);
+        const double loss =
+            ws.loss_and_gradient(params.data(), ConstMatrixMap(x.data(), 19, n), ConstMatrixMap(y.data(), 6, n),
+                                 Loss::MeanSquaredError, g.data() + 1, 77);
         grads.insert(grads.end(), g.begin() + 1, g.end());
         grads.push_back(float(loss));
     }
@@ -311,8 +312,9 @@ TEST(NetworkDensePin, CanonicalJsonOfDenseArchitecturesIsUnchanged) {
 // the same architecture as before.
 TEST(NetworkDensePin, KerasDenseImportIsUnchanged) {
     const ModelConfig c = config_of(kCases[4]);
-    EXPECT_EQ(c.arch.to_json(),
-              R"({"input_dim":12,"layers":[{"units":24,"activation":"tanh","use_bias":true,"initializer":"glorot_uniform","dropout":0.46},{"units":4,"activation":"softmax","use_bias":true,"initializer":"glorot_uniform","dropout":0.0}]})");
+    EXPECT_EQ(
+        c.arch.to_json(),
+        R"({"input_dim":12,"layers":[{"units":24,"activation":"tanh","use_bias":true,"initializer":"glorot_uniform","dropout":0.46},{"units":4,"activation":"softmax","use_bias":true,"initializer":"glorot_uniform","dropout":0.0}]})");
     EXPECT_EQ(c.arch.shape_string(), "12-24-4");
     EXPECT_EQ(c.arch.num_params(), 12u * 24 + 24 + 24 * 4 + 4);
 }

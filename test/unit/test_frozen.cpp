@@ -2,11 +2,12 @@
 // JSON only when false; trained without updates and without optimizer slots; states of the smaller
 // size round trip, average and size-plan exactly; a trained model's weights warm-start a copy whose
 // lower layers are frozen (transfer learning); a frozen BatchNormalization runs in inference mode.
-#include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "hopper/combine.h"
 #include "hopper/config.h"
@@ -26,7 +27,8 @@ const char* kFrozenMlp = R"({"input_dim": 4, "layers": [
     {"units": 6, "activation": "tanh"},
     {"units": 3, "activation": "softmax"}]})";
 
-ModelConfig config_of(const std::string& arch, const char* compile = R"({"optimizer": "adam", "learning_rate": 0.05})") {
+ModelConfig config_of(const std::string& arch,
+                      const char* compile = R"({"optimizer": "adam", "learning_rate": 0.05})") {
     return resolve_config(parse_architecture(arch), parse_compile_params(compile),
                           parse_fit_params(R"({"batch_size": 4, "epochs": 1})"));
 }
@@ -197,9 +199,9 @@ TEST(Frozen, FrozenBatchNormalizationBackpropagatesThroughItsInferenceTransform)
     net.initialize(p.data(), 11);
     const LayerSlice& bs = net.slices()[1];
     for (int i = 0; i < 4; ++i) {
-        p[bs.weight_offset + i] = 0.7f + 0.2f * float(i);  // gamma
-        p[bs.bias_offset + i] = -0.1f * float(i);          // beta
-        p[bs.stats_offset + i] = 0.05f * float(i);         // moving mean
+        p[bs.weight_offset + i] = 0.7f + 0.2f * float(i);     // gamma
+        p[bs.bias_offset + i] = -0.1f * float(i);             // beta
+        p[bs.stats_offset + i] = 0.05f * float(i);            // moving mean
         p[bs.stats_offset + 4 + i] = 0.3f + 0.4f * float(i);  // moving variance
     }
     Data d(5, 3, 2, 13);

@@ -41,8 +41,15 @@ TEST_P(Gemm, MatchesADoublePrecisionProduct) {
     const auto [ta, tb, accumulate, size] = GetParam();
     // size 0: tiny (Eigen in every build); 1: the MLP's first layer (above the oneDNN cut).
     // size 2: odd sizes (a buffer of 255 rows), above the cut too.
-    const long m = size == 1 ? 128 : size == 2 ? 131 : 7, n = size == 1 ? 256 : size == 2 ? 255 : 5,
-               k = size == 1 ? 784 : size == 2 ? 781 : 3;
+    const long m = size == 1   ? 128
+                   : size == 2 ? 131
+                               : 7,
+               n = size == 1   ? 256
+                   : size == 2 ? 255
+                               : 5,
+               k = size == 1   ? 784
+                   : size == 2 ? 781
+                               : 3;
     const std::vector<float> a = values(std::size_t(m * k), 1), b = values(std::size_t(k * n), 2);
     std::vector<float> c = values(std::size_t(m * n), 3);
     const std::vector<float> c0 = c;

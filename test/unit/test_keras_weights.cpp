@@ -1,11 +1,12 @@
 // Keras' flat weights as MADlib's load_keras_model stores them (float32 bytes in get_weights()
 // order) become a hopper model state whose predictions are the Keras model's, computed by hand.
-#include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "hopper/config.h"
 #include "hopper/error.h"
@@ -65,9 +66,9 @@ TEST(KerasWeights, Conv2DKernelIsKerasHwioLayout) {
         {"type": "conv2d", "filters": 1, "kernel_size": 2}, {"type": "flatten"}, {"units": 1}]})");
     std::vector<float> flat;
     for (int i = 0; i < 8; ++i) flat.push_back(float(i + 1));  // k[kh][kw][in][0]
-    flat.push_back(0.5f);                                         // conv bias
-    flat.push_back(2.0f);                                         // dense kernel [1, 1]
-    flat.push_back(-1.0f);                                        // dense bias
+    flat.push_back(0.5f);                                      // conv bias
+    flat.push_back(2.0f);                                      // dense kernel [1, 1]
+    flat.push_back(-1.0f);                                     // dense bias
     const FrozenModel m = load_frozen_model(state_from_weights(bytes_of(flat), c));
     std::vector<float> x = {1, 0, 0, 1, 1, 1, 2, -1};  // [h][w][c]
     MatrixF out;

@@ -89,8 +89,7 @@ std::vector<float> targets(int outputs, int n, Loss loss, uint64_t seed) {
     Rng rng(seed);
     std::vector<float> y(std::size_t(outputs) * n, 0.0f);
     for (int j = 0; j < n; ++j) {
-        if (loss == Loss::SoftmaxCrossEntropy)
-            y[std::size_t(j) * outputs + rng.below(outputs)] = 1.0f;
+        if (loss == Loss::SoftmaxCrossEntropy) y[std::size_t(j) * outputs + rng.below(outputs)] = 1.0f;
         else
             for (int i = 0; i < outputs; ++i) y[std::size_t(j) * outputs + i] = float(0.05 + 0.9 * rng.uniform());
     }
@@ -110,7 +109,8 @@ struct Problem {
             if (net.arch().layers[l].kind == LayerKind::BatchNormalization) {
                 const LayerSlice& s = net.slices()[l];
                 const int c = net.shapes()[l].channels;
-                for (int i = 0; i < c; ++i) params[s.stats_offset + c + i] = 0.5f + std::abs(params[s.stats_offset + c + i]);
+                for (int i = 0; i < c; ++i)
+                    params[s.stats_offset + c + i] = 0.5f + std::abs(params[s.stats_offset + c + i]);
             }
         x = uniform_values(std::size_t(net.arch().input_dim) * n, seed + 1, -1.0, 1.0);
         y = targets(net.arch().output_dim(), n, loss, seed + 2);
@@ -170,8 +170,9 @@ MatrixF predict(const Network& net, const std::vector<float>& params, const std:
 
 TEST(LayersLayout, ShapesSlicesAndKerasWeightOrder) {
     // 6x5x2 -> conv 3x2x4 valid -> 4x4x4 -> maxpool 2 -> 2x2x4 -> bn -> flatten 16 -> dense 3
-    Network net(image(6, 5, 2, {conv(4, 3, 2), pool(LayerKind::MaxPooling2D, 2, 2, 2, 2), bn(true, false),
-                                plain(LayerKind::Flatten), dense(3, Activation::Softmax)}));
+    Network net(image(6, 5, 2,
+                      {conv(4, 3, 2), pool(LayerKind::MaxPooling2D, 2, 2, 2, 2), bn(true, false),
+                       plain(LayerKind::Flatten), dense(3, Activation::Softmax)}));
     const auto& s = net.shapes();
     ASSERT_EQ(s.size(), 6u);
     EXPECT_EQ(s[0].to_string(), "6x5x2");
@@ -237,8 +238,9 @@ TEST(LayersForward, SamePaddingStrideTwoOnOddAndEvenSizes) {
         std::vector<int> starts_h, starts_w;
     };
     for (const Case& c : {Case{5, 6, 2, {-1, 1, 3}, {0, 2, 4}}, Case{7, 5, 3, {-1, 2, 5}, {-1, 1, 3}}}) {
-        Network net(image(c.h, c.w, 1, {conv(1, 3, 3, Activation::Linear, c.s, 2, Padding::Same, false),
-                                        plain(LayerKind::Flatten)}));
+        Network net(
+            image(c.h, c.w, 1,
+                  {conv(1, 3, 3, Activation::Linear, c.s, 2, Padding::Same, false), plain(LayerKind::Flatten)}));
         ASSERT_EQ(net.shapes()[1].height, int(c.starts_h.size()));
         ASSERT_EQ(net.shapes()[1].width, int(c.starts_w.size()));
         std::vector<float> p(9, 0.0f);
@@ -259,9 +261,7 @@ TEST(LayersForward, SamePaddingStrideTwoOnOddAndEvenSizes) {
 TEST(LayersForward, MaxPoolingWithTiesAndSamePadding) {
     // 3x3x1 with ties, pool 2x2 stride 2 "same": out 2x2, the last row/column padded (never wins).
     Network net(image(3, 3, 1, {pool(LayerKind::MaxPooling2D, 2, 2, 2, 2, Padding::Same), plain(LayerKind::Flatten)}));
-    std::vector<float> x = {5, 5, -1,
-                            5, 2, -3,
-                            -7, -8, -9};
+    std::vector<float> x = {5, 5, -1, 5, 2, -3, -7, -8, -9};
     MatrixF out = predict(net, {}, x, 1);
     ASSERT_EQ(out.rows(), 4);
     EXPECT_EQ(out(0, 0), 5.0f);   // tie of three 5s
@@ -269,8 +269,9 @@ TEST(LayersForward, MaxPoolingWithTiesAndSamePadding) {
     EXPECT_EQ(out(2, 0), -7.0f);
     EXPECT_EQ(out(3, 0), -9.0f);  // a window of one valid element
     // The gradient of a tie goes to the first maximum in row-major order (TensorFlow's choice).
-    Network train(image(3, 3, 1, {pool(LayerKind::MaxPooling2D, 2, 2, 2, 2, Padding::Same),
-                                  plain(LayerKind::Flatten), dense(1)}));
+    Network train(
+        image(3, 3, 1,
+              {pool(LayerKind::MaxPooling2D, 2, 2, 2, 2, Padding::Same), plain(LayerKind::Flatten), dense(1)}));
     std::vector<float> p = {1, 1, 1, 1, 0};  // dense: sum of the pooled values
     std::vector<float> y = {0};
     GradientWorkspace ws(train);
@@ -280,8 +281,9 @@ TEST(LayersForward, MaxPoolingWithTiesAndSamePadding) {
                          Loss::MeanSquaredError, g.data(), 0);
     EXPECT_FLOAT_EQ(g[0], -24.0f * 5.0f);
     // The input gradient is seen through a conv layer below the pool: put an identity 1x1 conv first.
-    Network deep(image(3, 3, 1, {conv(1, 1, 1), pool(LayerKind::MaxPooling2D, 2, 2, 2, 2, Padding::Same),
-                                 plain(LayerKind::Flatten), dense(1)}));
+    Network deep(image(3, 3, 1,
+                       {conv(1, 1, 1), pool(LayerKind::MaxPooling2D, 2, 2, 2, 2, Padding::Same),
+                        plain(LayerKind::Flatten), dense(1)}));
     std::vector<float> q = {1, 0, 1, 1, 1, 1, 0};
     std::vector<float> gd(deep.num_params());
     GradientWorkspace wd(deep);
@@ -294,11 +296,12 @@ TEST(LayersForward, MaxPoolingWithTiesAndSamePadding) {
 }
 
 TEST(LayersForward, AveragePoolingSameAveragesValidElementsOnly) {
-    Network net(image(3, 3, 2, {pool(LayerKind::AveragePooling2D, 2, 2, 2, 2, Padding::Same), plain(LayerKind::Flatten)}));
+    Network net(
+        image(3, 3, 2, {pool(LayerKind::AveragePooling2D, 2, 2, 2, 2, Padding::Same), plain(LayerKind::Flatten)}));
     std::vector<float> x(18);
     for (int i = 0; i < 9; ++i) {
-        x[std::size_t(i) * 2] = float(i + 1);        // channel 0: 1..9
-        x[std::size_t(i) * 2 + 1] = -float(i + 1);   // channel 1: -1..-9
+        x[std::size_t(i) * 2] = float(i + 1);       // channel 0: 1..9
+        x[std::size_t(i) * 2 + 1] = -float(i + 1);  // channel 1: -1..-9
     }
     MatrixF out = predict(net, {}, x, 1);
     ASSERT_EQ(out.rows(), 8);
@@ -377,67 +380,89 @@ std::vector<CnnGradCase> gradient_cases() {
     std::vector<CnnGradCase> cases;
     // Conv2D with each activation, with and without bias, valid and same, strides.
     for (int i = 0; i < 4; ++i) {
-        cases.push_back({std::string("Conv") + kNames[i],
-                         image(4, 5, 2, {conv(3, 3, 2, kActs[i]), plain(LayerKind::Flatten), dense(3, Activation::Softmax)}),
-                         Loss::SoftmaxCrossEntropy, 3, 7});
+        cases.push_back(
+            {std::string("Conv") + kNames[i],
+             image(4, 5, 2, {conv(3, 3, 2, kActs[i]), plain(LayerKind::Flatten), dense(3, Activation::Softmax)}),
+             Loss::SoftmaxCrossEntropy, 3, 7});
         cases.push_back({std::string("ConvNoBiasSameStride2") + kNames[i],
-                         image(5, 4, 2, {conv(2, 3, 3, kActs[i], 2, 2, Padding::Same, false), plain(LayerKind::Flatten),
-                                         dense(2, Activation::Sigmoid)}),
+                         image(5, 4, 2,
+                               {conv(2, 3, 3, kActs[i], 2, 2, Padding::Same, false), plain(LayerKind::Flatten),
+                                dense(2, Activation::Sigmoid)}),
                          Loss::BinaryCrossEntropy, 3, 11});
     }
-    cases.push_back({"ConvPointwise", image(3, 3, 3, {conv(2, 1, 1, Activation::Tanh), plain(LayerKind::Flatten), dense(2)}),
+    cases.push_back({"ConvPointwise",
+                     image(3, 3, 3, {conv(2, 1, 1, Activation::Tanh), plain(LayerKind::Flatten), dense(2)}),
                      Loss::MeanSquaredError, 3, 5});
     cases.push_back({"ConvAsymmetricStrides",
-                     image(6, 7, 1, {conv(2, 2, 3, Activation::Tanh, 1, 2, Padding::Same), plain(LayerKind::Flatten),
-                                     dense(3, Activation::Softmax)}),
+                     image(6, 7, 1,
+                           {conv(2, 2, 3, Activation::Tanh, 1, 2, Padding::Same), plain(LayerKind::Flatten),
+                            dense(3, Activation::Softmax)}),
                      Loss::SoftmaxCrossEntropy, 2, 3});
     cases.push_back({"ConvStackedSecondLayerInputGradient",
-                     image(5, 5, 1, {conv(2, 2, 2, Activation::Tanh), conv(3, 2, 2, Activation::Sigmoid, 2, 1),
-                                     plain(LayerKind::Flatten), dense(2)}),
+                     image(5, 5, 1,
+                           {conv(2, 2, 2, Activation::Tanh), conv(3, 2, 2, Activation::Sigmoid, 2, 1),
+                            plain(LayerKind::Flatten), dense(2)}),
                      Loss::MeanSquaredError, 2, 9});
-    cases.push_back({"MaxPoolValid", image(4, 4, 2, {conv(2, 1, 1, Activation::Tanh), pool(LayerKind::MaxPooling2D, 2, 2, 2, 2),
-                                                     plain(LayerKind::Flatten), dense(2, Activation::Softmax)}),
+    cases.push_back({"MaxPoolValid",
+                     image(4, 4, 2,
+                           {conv(2, 1, 1, Activation::Tanh), pool(LayerKind::MaxPooling2D, 2, 2, 2, 2),
+                            plain(LayerKind::Flatten), dense(2, Activation::Softmax)}),
                      Loss::SoftmaxCrossEntropy, 3, 21});
     cases.push_back({"MaxPoolSameOverlapping",
-                     image(5, 5, 1, {conv(2, 2, 2, Activation::Linear), pool(LayerKind::MaxPooling2D, 3, 3, 2, 2, Padding::Same),
-                                     plain(LayerKind::Flatten), dense(2)}),
+                     image(5, 5, 1,
+                           {conv(2, 2, 2, Activation::Linear), pool(LayerKind::MaxPooling2D, 3, 3, 2, 2, Padding::Same),
+                            plain(LayerKind::Flatten), dense(2)}),
                      Loss::MeanSquaredError, 2, 31});
-    cases.push_back({"AvgPoolSame", image(5, 5, 2, {conv(2, 2, 2, Activation::Sigmoid), pool(LayerKind::AveragePooling2D, 2, 2, 2, 2, Padding::Same),
-                                                    plain(LayerKind::Flatten), dense(2, Activation::Softmax)}),
-                     Loss::SoftmaxCrossEntropy, 3, 4});
-    cases.push_back({"AvgPoolValidStride1", image(4, 4, 1, {conv(2, 2, 2, Activation::Tanh), pool(LayerKind::AveragePooling2D, 2, 2, 1, 1),
-                                                            plain(LayerKind::Flatten), dense(1, Activation::Sigmoid)}),
+    cases.push_back(
+        {"AvgPoolSame",
+         image(5, 5, 2,
+               {conv(2, 2, 2, Activation::Sigmoid), pool(LayerKind::AveragePooling2D, 2, 2, 2, 2, Padding::Same),
+                plain(LayerKind::Flatten), dense(2, Activation::Softmax)}),
+         Loss::SoftmaxCrossEntropy, 3, 4});
+    cases.push_back({"AvgPoolValidStride1",
+                     image(4, 4, 1,
+                           {conv(2, 2, 2, Activation::Tanh), pool(LayerKind::AveragePooling2D, 2, 2, 1, 1),
+                            plain(LayerKind::Flatten), dense(1, Activation::Sigmoid)}),
                      Loss::BinaryCrossEntropy, 3, 6});
-    cases.push_back({"GlobalAveragePooling", image(3, 4, 2, {conv(3, 2, 2, Activation::Tanh), plain(LayerKind::GlobalAveragePooling2D),
-                                                             dense(2, Activation::Softmax)}),
+    cases.push_back({"GlobalAveragePooling",
+                     image(3, 4, 2,
+                           {conv(3, 2, 2, Activation::Tanh), plain(LayerKind::GlobalAveragePooling2D),
+                            dense(2, Activation::Softmax)}),
                      Loss::SoftmaxCrossEntropy, 3, 8});
     cases.push_back({"GlobalAveragePoolingSoftmaxOutput",
                      image(3, 3, 2, {conv(3, 2, 2), plain(LayerKind::GlobalAveragePooling2D, Activation::Softmax)}),
                      Loss::SoftmaxCrossEntropy, 3, 8});
     // Batch normalization in training mode: on images, on flat vectors, without center/scale.
-    cases.push_back({"BatchNormImage", image(3, 3, 2, {conv(3, 2, 2), bn(true, true, Activation::Tanh), plain(LayerKind::Flatten),
-                                                       dense(2, Activation::Softmax)}),
+    cases.push_back({"BatchNormImage",
+                     image(3, 3, 2,
+                           {conv(3, 2, 2), bn(true, true, Activation::Tanh), plain(LayerKind::Flatten),
+                            dense(2, Activation::Softmax)}),
                      Loss::SoftmaxCrossEntropy, 4, 12});
-    cases.push_back({"BatchNormNoCenter", image(3, 3, 2, {conv(2, 2, 2), bn(false, true, Activation::Sigmoid),
-                                                          plain(LayerKind::Flatten), dense(2)}),
-                     Loss::MeanSquaredError, 3, 13});
-    cases.push_back({"BatchNormNoScale", image(3, 3, 1, {conv(2, 2, 2), bn(true, false, Activation::Tanh), plain(LayerKind::Flatten),
-                                                         dense(2)}),
-                     Loss::MeanSquaredError, 3, 14});
+    cases.push_back(
+        {"BatchNormNoCenter",
+         image(3, 3, 2, {conv(2, 2, 2), bn(false, true, Activation::Sigmoid), plain(LayerKind::Flatten), dense(2)}),
+         Loss::MeanSquaredError, 3, 13});
+    cases.push_back(
+        {"BatchNormNoScale",
+         image(3, 3, 1, {conv(2, 2, 2), bn(true, false, Activation::Tanh), plain(LayerKind::Flatten), dense(2)}),
+         Loss::MeanSquaredError, 3, 14});
     {
         Architecture flat;
         flat.input_dim = 4;
         flat.layers = {dense(5), bn(true, true, Activation::Tanh), dense(3, Activation::Softmax)};
         cases.push_back({"BatchNormAfterDense", flat, Loss::SoftmaxCrossEntropy, 5, 15});
     }
-    cases.push_back({"BatchNormFirstLayer", image(2, 3, 2, {bn(), conv(2, 2, 2, Activation::Tanh), plain(LayerKind::Flatten), dense(2)}),
+    cases.push_back({"BatchNormFirstLayer",
+                     image(2, 3, 2, {bn(), conv(2, 2, 2, Activation::Tanh), plain(LayerKind::Flatten), dense(2)}),
                      Loss::MeanSquaredError, 3, 16});
     // A whole small CNN.
-    cases.push_back({"SmallCnn", image(7, 6, 2, {conv(3, 3, 3, Activation::Tanh, 1, 1, Padding::Same), bn(),
-                                                 pool(LayerKind::MaxPooling2D, 2, 2, 2, 2), conv(4, 2, 2, Activation::Relu, 1, 1, Padding::Same),
-                                                 pool(LayerKind::AveragePooling2D, 2, 2, 1, 1), plain(LayerKind::Flatten),
-                                                 dense(5, Activation::Tanh), dense(3, Activation::Softmax)}),
-                     Loss::SoftmaxCrossEntropy, 3, 18});
+    cases.push_back(
+        {"SmallCnn",
+         image(7, 6, 2,
+               {conv(3, 3, 3, Activation::Tanh, 1, 1, Padding::Same), bn(), pool(LayerKind::MaxPooling2D, 2, 2, 2, 2),
+                conv(4, 2, 2, Activation::Relu, 1, 1, Padding::Same), pool(LayerKind::AveragePooling2D, 2, 2, 1, 1),
+                plain(LayerKind::Flatten), dense(5, Activation::Tanh), dense(3, Activation::Softmax)}),
+         Loss::SoftmaxCrossEntropy, 3, 18});
     return cases;
 }
 }  // namespace
@@ -474,9 +499,10 @@ TEST(LayersGradient, DropoutOnConvAndFlattenWithFixedMasks) {
 TEST(LayersGradient, WorkspaceReuseAcrossBatchSizesAndBufferAlignment) {
     // Buffers grow for the largest batch and are reused for smaller ones; inputs and parameters at
     // any address give the same bits.
-    Problem big(image(5, 5, 2, {conv(3, 3, 3, Activation::Relu, 1, 1, Padding::Same), bn(),
-                                pool(LayerKind::MaxPooling2D, 2, 2, 2, 2), plain(LayerKind::Flatten),
-                                dense(3, Activation::Softmax)}),
+    Problem big(image(5, 5, 2,
+                      {conv(3, 3, 3, Activation::Relu, 1, 1, Padding::Same), bn(),
+                       pool(LayerKind::MaxPooling2D, 2, 2, 2, 2), plain(LayerKind::Flatten),
+                       dense(3, Activation::Softmax)}),
                 Loss::SoftmaxCrossEntropy, 7, 3);
     Problem small = big;
     small.n = 3;
@@ -489,7 +515,8 @@ TEST(LayersGradient, WorkspaceReuseAcrossBatchSizesAndBufferAlignment) {
             std::vector<float> p(np + 16), x(pr->x.size() + 16), g(np + 16);
             std::copy(pr->params.begin(), pr->params.end(), p.begin() + shift);
             std::copy(pr->x.begin(), pr->x.end(), x.begin() + shift);
-            const double l = ws.loss_and_gradient(p.data() + shift, ConstMatrixMap(x.data() + shift, pr->net.arch().input_dim, pr->n),
+            const double l = ws.loss_and_gradient(p.data() + shift,
+                                                  ConstMatrixMap(x.data() + shift, pr->net.arch().input_dim, pr->n),
                                                   pr->ym(), pr->loss, g.data() + shift, 5);
             EXPECT_EQ(l, lf);
             EXPECT_TRUE(std::equal(fresh.begin(), fresh.end(), g.begin() + shift)) << pr->n << " " << shift;
@@ -571,7 +598,9 @@ TEST(LayersBatchNorm, TrainerStoresMovingStatisticsEveryStepWithEveryOptimizer) 
     for (OptimizerKind kind : {OptimizerKind::SGD, OptimizerKind::Momentum, OptimizerKind::Nesterov,
                                OptimizerKind::Adam, OptimizerKind::RMSprop}) {
         ModelConfig c;
-        c.arch = image(3, 3, 1, {conv(2, 2, 2, Activation::Relu), bn(), plain(LayerKind::Flatten), dense(2, Activation::Softmax)});
+        c.arch =
+            image(3, 3, 1,
+                  {conv(2, 2, 2, Activation::Relu), bn(), plain(LayerKind::Flatten), dense(2, Activation::Softmax)});
         c.compile.optimizer.kind = kind;
         c.compile.optimizer.momentum = 0.9;
         c.compile.optimizer.learning_rate = 0.05;
@@ -596,7 +625,8 @@ TEST(LayersBatchNorm, TrainerStoresMovingStatisticsEveryStepWithEveryOptimizer) 
             ws.store_moving_statistics(p.data());
             expect.assign(p.begin() + long(bs.stats_offset), p.begin() + long(bs.end_offset));
             t.train_buffer(x.data() + std::size_t(step) * 36, y.data() + std::size_t(step) * 8, 4);
-            std::vector<float> got(t.params().begin() + long(bs.stats_offset), t.params().begin() + long(bs.end_offset));
+            std::vector<float> got(t.params().begin() + long(bs.stats_offset),
+                                   t.params().begin() + long(bs.end_offset));
             EXPECT_EQ(got, expect) << to_string(kind) << " step " << step;
         }
         // The optimizer slots of the statistics stay 0.
@@ -621,10 +651,11 @@ TEST(LayersLearning, TinyCnnLearnsBarsOrientation) {
         for (int k = 0; k < 6; ++k) x[std::size_t(j) * 36 + (vertical ? k * 6 + at : at * 6 + k)] = 1.0f;
         y[std::size_t(j) * 2 + (vertical ? 1 : 0)] = 1.0f;
     }
-    ModelConfig c = resolve_config(
-        image(6, 6, 1, {conv(4, 3, 3, Activation::Relu), bn(), pool(LayerKind::MaxPooling2D, 2, 2, 2, 2),
-                        plain(LayerKind::Flatten), dense(2, Activation::Softmax)}),
-        CompileParams{}, FitParams{});
+    ModelConfig c =
+        resolve_config(image(6, 6, 1,
+                             {conv(4, 3, 3, Activation::Relu), bn(), pool(LayerKind::MaxPooling2D, 2, 2, 2, 2),
+                              plain(LayerKind::Flatten), dense(2, Activation::Softmax)}),
+                       CompileParams{}, FitParams{});
     c.compile.optimizer.kind = OptimizerKind::Adam;
     c.compile.optimizer.learning_rate = 0.01;
     c.fit.batch_size = 16;

@@ -35,8 +35,8 @@ struct Identity {
                     EvalTotals totals = {}) const {
         const int k = net.arch().input_dim, n = int(p.size()) / k;
         MatrixF scratch;
-        evaluate_batch(net, params.data(), ConstMatrixMap(p.data(), k, n),
-                       ConstMatrixMap(y.data(), k, n), c, totals, scratch);
+        evaluate_batch(net, params.data(), ConstMatrixMap(p.data(), k, n), ConstMatrixMap(y.data(), k, n), c, totals,
+                       scratch);
         return totals;
     }
 };
@@ -74,11 +74,10 @@ TEST(Metrics, SingleUnitAccuracyThresholdsAtOneHalf) {
 
 TEST(Metrics, TopKCountsTiesAgainstHigherIndices) {
     Identity id(4);
-    std::vector<float> p = {
-        0.4f, 0.3f, 0.2f, 0.1f,   // true 1 ranks 2nd: in top 2
-        0.4f, 0.3f, 0.2f, 0.1f,   // true 2 ranks 3rd: out
-        0.3f, 0.3f, 0.3f, 0.1f,   // three-way tie, true 2 ranks 3rd: out
-        0.1f, 0.3f, 0.3f, 0.3f};  // true 2 ties 1 (above) and 3 (below): 2nd, in
+    std::vector<float> p = {0.4f, 0.3f, 0.2f, 0.1f,   // true 1 ranks 2nd: in top 2
+                            0.4f, 0.3f, 0.2f, 0.1f,   // true 2 ranks 3rd: out
+                            0.3f, 0.3f, 0.3f, 0.1f,   // three-way tie, true 2 ranks 3rd: out
+                            0.1f, 0.3f, 0.3f, 0.3f};  // true 2 ties 1 (above) and 3 (below): 2nd, in
     std::vector<float> y = {0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0};
     EvalTotals t = id.eval(p, y, compile(Loss::MeanSquaredError, {Metric::TopKAccuracy}, 2));
     EXPECT_DOUBLE_EQ(t.metric(0), 0.5);
@@ -92,8 +91,7 @@ TEST(Metrics, MseMaeAndLossAreMeansOverOutputsThenSamples) {
     std::vector<float> y = {0.0f, 0.0f, 0.0f, 3.0f};
     EvalTotals t =
         id.eval(p, y,
-                compile(Loss::MeanSquaredError,
-                        {Metric::MeanSquaredError, Metric::MeanAbsoluteError, Metric::Loss}));
+                compile(Loss::MeanSquaredError, {Metric::MeanSquaredError, Metric::MeanAbsoluteError, Metric::Loss}));
     // Sample 0: mse (1+4)/2, mae (1+2)/2. Sample 1: mse 9/2, mae 3/2.
     EXPECT_DOUBLE_EQ(t.metric(0), (2.5 + 4.5) / 2);
     EXPECT_DOUBLE_EQ(t.metric(1), (1.5 + 1.5) / 2);
@@ -112,8 +110,7 @@ TEST(Metrics, LossMetricIsTheCompiledCrossEntropy) {
 
 TEST(Metrics, TotalsAccumulateAcrossBatchesAndMergeAdditively) {
     Identity id(3);
-    const CompileParams c =
-        compile(Loss::MeanSquaredError, {Metric::Accuracy, Metric::MeanAbsoluteError});
+    const CompileParams c = compile(Loss::MeanSquaredError, {Metric::Accuracy, Metric::MeanAbsoluteError});
     std::vector<float> p1 = {1, 0, 0, 0, 1, 0}, y1 = {1, 0, 0, 1, 0, 0};
     std::vector<float> p2 = {0, 0, 1}, y2 = {0, 0, 1};
     std::vector<float> p12 = {1, 0, 0, 0, 1, 0, 0, 0, 1}, y12 = {1, 0, 0, 1, 0, 0, 0, 0, 1};
@@ -149,9 +146,7 @@ TEST(Metrics, MergingDifferentMetricListsIsAnInternalError) {
     try {
         a.merge(b);
         FAIL() << "expected an error";
-    } catch (const Error& e) {
-        EXPECT_EQ(e.kind(), ErrorKind::Internal);
-    }
+    } catch (const Error& e) { EXPECT_EQ(e.kind(), ErrorKind::Internal); }
 }
 
 TEST(Metrics, EmptyTotalsReportNaN) {
@@ -194,9 +189,9 @@ TEST(Metrics, NonFiniteOutputsAreNeverHits) {
     Identity id(3);
     const float nan = std::nanf("");
     const float inf = INFINITY;
-    std::vector<float> p = {nan, nan, nan,    // true 0: would be argmax 0
-                            0.9f, nan, 0.1f,  // true 0
-                            inf, 0.0f, 0.0f,  // true 0
+    std::vector<float> p = {nan,  nan,   nan,     // true 0: would be argmax 0
+                            0.9f, nan,   0.1f,    // true 0
+                            inf,  0.0f,  0.0f,    // true 0
                             0.9f, 0.05f, 0.05f};  // true 0: the only hit
     std::vector<float> y = {1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0};
     EvalTotals t = id.eval(p, y, compile(Loss::MeanSquaredError, {Metric::Accuracy, Metric::TopKAccuracy}, 2));

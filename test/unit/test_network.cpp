@@ -1,13 +1,14 @@
 // Network layout, initialisation, forward pass, losses and backpropagation. Gradients are checked
 // against central finite differences of an independent double-precision forward pass, so a float
 // rounding error in the network cannot hide a wrong derivative.
-#include <gtest/gtest.h>
 
-#include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
+
+#include <Eigen/Core>
+#include <gtest/gtest.h>
 
 #include "hopper/network.h"
 #include "hopper/rng.h"
@@ -52,8 +53,7 @@ std::vector<float> targets(int outputs, int n, Loss loss, uint64_t seed) {
         if (loss == Loss::SoftmaxCrossEntropy) {
             y[std::size_t(j) * outputs + rng.below(outputs)] = 1.0f;
         } else {
-            for (int i = 0; i < outputs; ++i)
-                y[std::size_t(j) * outputs + i] = float(0.05 + 0.9 * rng.uniform());
+            for (int i = 0; i < outputs; ++i) y[std::size_t(j) * outputs + i] = float(0.05 + 0.9 * rng.uniform());
         }
     }
     return y;
@@ -61,16 +61,11 @@ std::vector<float> targets(int outputs, int n, Loss loss, uint64_t seed) {
 
 double act_d(Activation a, double z) {
     switch (a) {
-        case Activation::Linear:
-            return z;
-        case Activation::Relu:
-            return z > 0 ? z : 0;
-        case Activation::Tanh:
-            return std::tanh(z);
-        case Activation::Sigmoid:
-            return 1.0 / (1.0 + std::exp(-z));
-        case Activation::Softmax:
-            break;
+        case Activation::Linear: return z;
+        case Activation::Relu: return z > 0 ? z : 0;
+        case Activation::Tanh: return std::tanh(z);
+        case Activation::Sigmoid: return 1.0 / (1.0 + std::exp(-z));
+        case Activation::Softmax: break;
     }
     return 0;
 }
@@ -117,15 +112,9 @@ double ref_loss_mean(Loss loss, const MatrixD& p, const MatrixD& y) {
         for (int i = 0; i < p.rows(); ++i) {
             double q = std::min(std::max(p(i, j), 1e-7), 1 - 1e-7), t = y(i, j);
             switch (loss) {
-                case Loss::SoftmaxCrossEntropy:
-                    total -= t * std::log(q);
-                    break;
-                case Loss::BinaryCrossEntropy:
-                    total -= (t * std::log(q) + (1 - t) * std::log(1 - q)) / k;
-                    break;
-                case Loss::MeanSquaredError:
-                    total += (p(i, j) - t) * (p(i, j) - t) / k;
-                    break;
+                case Loss::SoftmaxCrossEntropy: total -= t * std::log(q); break;
+                case Loss::BinaryCrossEntropy: total -= (t * std::log(q) + (1 - t) * std::log(1 - q)) / k; break;
+                case Loss::MeanSquaredError: total += (p(i, j) - t) * (p(i, j) - t) / k; break;
             }
         }
     return total / double(p.cols());
@@ -139,8 +128,7 @@ struct Problem {
     int n;
     Loss loss;
 
-    Problem(Architecture arch, Loss loss_, int n_ = 6, uint64_t seed = 7)
-        : net(std::move(arch)), n(n_), loss(loss_) {
+    Problem(Architecture arch, Loss loss_, int n_ = 6, uint64_t seed = 7) : net(std::move(arch)), n(n_), loss(loss_) {
         params = uniform_values(net.num_params(), seed, -0.8, 0.8);
         x = uniform_values(std::size_t(net.arch().input_dim) * n, seed + 1, -1.0, 1.0);
         y = targets(net.arch().output_dim(), n, loss, seed + 2);
@@ -178,8 +166,7 @@ void expect_gradient_matches_reference(const Problem& pr) {
         const double numeric = (up - down) / (2 * h);
         const double err = std::abs(numeric - g[i]) / std::max(1e-2, std::abs(numeric));
         worst = std::max(worst, err);
-        EXPECT_LT(err, 2e-3) << "parameter " << i << ": analytic " << g[i] << ", numeric "
-                             << numeric;
+        EXPECT_LT(err, 2e-3) << "parameter " << i << ": analytic " << g[i] << ", numeric " << numeric;
     }
     // Sanity: the problem actually has gradient to check.
     double norm = 0;
@@ -190,8 +177,8 @@ void expect_gradient_matches_reference(const Problem& pr) {
 }  // namespace
 
 TEST(NetworkLayout, WeightsColumnMajorThenBiasPerLayer) {
-    Network net(make_arch(3, {layer(5, Activation::Relu), layer(2, Activation::Softmax, false),
-                              layer(4, Activation::Linear)}));
+    Network net(
+        make_arch(3, {layer(5, Activation::Relu), layer(2, Activation::Softmax, false), layer(4, Activation::Linear)}));
     ASSERT_EQ(net.slices().size(), 3u);
     EXPECT_EQ(net.slices()[0].weight_offset, 0u);
     EXPECT_EQ(net.slices()[0].bias_offset, 15u);
@@ -203,10 +190,9 @@ TEST(NetworkLayout, WeightsColumnMajorThenBiasPerLayer) {
 }
 
 TEST(NetworkPredict, MatchesDoubleReferenceForEveryActivation) {
-    for (Activation act : {Activation::Linear, Activation::Relu, Activation::Tanh,
-                           Activation::Sigmoid, Activation::Softmax}) {
-        Problem pr(make_arch(4, {layer(6, Activation::Tanh), layer(3, act)}),
-                   Loss::MeanSquaredError, 5);
+    for (Activation act :
+         {Activation::Linear, Activation::Relu, Activation::Tanh, Activation::Sigmoid, Activation::Softmax}) {
+        Problem pr(make_arch(4, {layer(6, Activation::Tanh), layer(3, act)}), Loss::MeanSquaredError, 5);
         MatrixF out;
         pr.net.predict(pr.params.data(), pr.xm(), out);
         std::vector<double> p(pr.params.begin(), pr.params.end());
@@ -263,14 +249,12 @@ TEST(LossSum, HandComputedValuesAndClipping) {
     ConstMatrixMap y(yv.data(), 2, 2);
     const double clip_lo = 1e-7, clip_hi = double(1.0f - 1e-7f);
     // Cross-entropy: -log 0.75 - log(clip(0)).
-    EXPECT_NEAR(loss_sum(Loss::SoftmaxCrossEntropy, p, y), -std::log(0.75) - std::log(clip_lo),
-                1e-5);
+    EXPECT_NEAR(loss_sum(Loss::SoftmaxCrossEntropy, p, y), -std::log(0.75) - std::log(clip_lo), 1e-5);
     // Binary cross-entropy averages over the two outputs of each sample.
     double bce0 = (-std::log(0.75) - std::log(0.75)) / 2;
     double bce1 = (-std::log(clip_lo) - std::log(1 - clip_hi)) / 2;
     EXPECT_NEAR(loss_sum(Loss::BinaryCrossEntropy, p, y), bce0 + bce1, 1e-4);
-    EXPECT_NEAR(loss_sum(Loss::MeanSquaredError, p, y), (0.0625 + 0.0625) / 2 + (1.0 + 1.0) / 2,
-                1e-12);
+    EXPECT_NEAR(loss_sum(Loss::MeanSquaredError, p, y), (0.0625 + 0.0625) / 2 + (1.0 + 1.0) / 2, 1e-12);
 }
 
 // ---- Gradients against finite differences ----
@@ -292,55 +276,40 @@ INSTANTIATE_TEST_SUITE_P(
     Network, GradientCheck,
     ::testing::Values(
         // Every hidden activation, under the natural softmax + cross-entropy output.
-        GradCase{"HiddenLinear",
-                 make_arch(4, {layer(5, Activation::Linear), layer(3, Activation::Softmax)}),
+        GradCase{"HiddenLinear", make_arch(4, {layer(5, Activation::Linear), layer(3, Activation::Softmax)}),
                  Loss::SoftmaxCrossEntropy},
-        GradCase{"HiddenRelu",
-                 make_arch(4, {layer(5, Activation::Relu), layer(3, Activation::Softmax)}),
+        GradCase{"HiddenRelu", make_arch(4, {layer(5, Activation::Relu), layer(3, Activation::Softmax)}),
                  Loss::SoftmaxCrossEntropy},
-        GradCase{"HiddenTanh",
-                 make_arch(4, {layer(5, Activation::Tanh), layer(3, Activation::Softmax)}),
+        GradCase{"HiddenTanh", make_arch(4, {layer(5, Activation::Tanh), layer(3, Activation::Softmax)}),
                  Loss::SoftmaxCrossEntropy},
-        GradCase{"HiddenSigmoid",
-                 make_arch(4, {layer(5, Activation::Sigmoid), layer(3, Activation::Softmax)}),
+        GradCase{"HiddenSigmoid", make_arch(4, {layer(5, Activation::Sigmoid), layer(3, Activation::Softmax)}),
                  Loss::SoftmaxCrossEntropy},
         // Each loss with its natural output (fast paths), then the general chain rule.
-        GradCase{"SigmoidBce",
-                 make_arch(4, {layer(5, Activation::Tanh), layer(3, Activation::Sigmoid)}),
+        GradCase{"SigmoidBce", make_arch(4, {layer(5, Activation::Tanh), layer(3, Activation::Sigmoid)}),
                  Loss::BinaryCrossEntropy},
-        GradCase{"SingleSigmoidBce", make_arch(4, {layer(1, Activation::Sigmoid)}),
-                 Loss::BinaryCrossEntropy},
-        GradCase{"LinearMse",
-                 make_arch(4, {layer(5, Activation::Tanh), layer(3, Activation::Linear)}),
+        GradCase{"SingleSigmoidBce", make_arch(4, {layer(1, Activation::Sigmoid)}), Loss::BinaryCrossEntropy},
+        GradCase{"LinearMse", make_arch(4, {layer(5, Activation::Tanh), layer(3, Activation::Linear)}),
                  Loss::MeanSquaredError},
-        GradCase{"SoftmaxMse",
-                 make_arch(4, {layer(5, Activation::Tanh), layer(3, Activation::Softmax)}),
+        GradCase{"SoftmaxMse", make_arch(4, {layer(5, Activation::Tanh), layer(3, Activation::Softmax)}),
                  Loss::MeanSquaredError},
-        GradCase{"SigmoidMse",
-                 make_arch(4, {layer(5, Activation::Tanh), layer(3, Activation::Sigmoid)}),
+        GradCase{"SigmoidMse", make_arch(4, {layer(5, Activation::Tanh), layer(3, Activation::Sigmoid)}),
                  Loss::MeanSquaredError},
-        GradCase{"TanhMse",
-                 make_arch(4, {layer(5, Activation::Sigmoid), layer(3, Activation::Tanh)}),
+        GradCase{"TanhMse", make_arch(4, {layer(5, Activation::Sigmoid), layer(3, Activation::Tanh)}),
                  Loss::MeanSquaredError},
         GradCase{"ReluMse", make_arch(4, {layer(5, Activation::Tanh), layer(3, Activation::Relu)}),
                  Loss::MeanSquaredError},
-        GradCase{"SigmoidCrossEntropy",
-                 make_arch(4, {layer(5, Activation::Tanh), layer(3, Activation::Sigmoid)}),
+        GradCase{"SigmoidCrossEntropy", make_arch(4, {layer(5, Activation::Tanh), layer(3, Activation::Sigmoid)}),
                  Loss::SoftmaxCrossEntropy},
-        GradCase{"SoftmaxBce",
-                 make_arch(4, {layer(5, Activation::Tanh), layer(3, Activation::Softmax)}),
+        GradCase{"SoftmaxBce", make_arch(4, {layer(5, Activation::Tanh), layer(3, Activation::Softmax)}),
                  Loss::BinaryCrossEntropy},
         // Without biases, and deeper stacks mixing activations.
-        GradCase{
-            "NoBias",
-            make_arch(4, {layer(5, Activation::Tanh, false), layer(3, Activation::Softmax, false)}),
-            Loss::SoftmaxCrossEntropy},
+        GradCase{"NoBias", make_arch(4, {layer(5, Activation::Tanh, false), layer(3, Activation::Softmax, false)}),
+                 Loss::SoftmaxCrossEntropy},
         GradCase{"FourLayers",
                  make_arch(3, {layer(6, Activation::Relu), layer(5, Activation::Tanh, false),
                                layer(4, Activation::Sigmoid), layer(3, Activation::Softmax)}),
                  Loss::SoftmaxCrossEntropy},
-        GradCase{"SingleLinearLayer", make_arch(4, {layer(2, Activation::Linear)}),
-                 Loss::MeanSquaredError}),
+        GradCase{"SingleLinearLayer", make_arch(4, {layer(2, Activation::Linear)}), Loss::MeanSquaredError}),
     [](const ::testing::TestParamInfo<GradCase>& info) { return info.param.name; });
 
 TEST(NetworkGradient, FastPathsEqualGeneralChainRule) {
@@ -350,11 +319,10 @@ TEST(NetworkGradient, FastPathsEqualGeneralChainRule) {
         Activation act;
         Loss loss;
     };
-    for (Case c : {Case{Activation::Softmax, Loss::SoftmaxCrossEntropy},
-                   Case{Activation::Sigmoid, Loss::BinaryCrossEntropy}}) {
+    for (Case c :
+         {Case{Activation::Softmax, Loss::SoftmaxCrossEntropy}, Case{Activation::Sigmoid, Loss::BinaryCrossEntropy}}) {
         Problem fast(make_arch(4, {layer(5, Activation::Relu), layer(3, c.act)}), c.loss, 8);
-        Problem general(make_arch(4, {layer(5, Activation::Relu), layer(3, c.act, true, 1e-9f)}),
-                        c.loss, 8);
+        Problem general(make_arch(4, {layer(5, Activation::Relu), layer(3, c.act, true, 1e-9f)}), c.loss, 8);
         // Soft, unnormalised targets: the softmax fast path must not assume one-hot rows.
         fast.y = targets(3, 8, Loss::MeanSquaredError, 99);
         general.y = fast.y;
@@ -367,8 +335,7 @@ TEST(NetworkGradient, FastPathsEqualGeneralChainRule) {
 }
 
 TEST(NetworkGradient, IsTheMeanOverTheBatch) {
-    Problem pr(make_arch(3, {layer(4, Activation::Tanh), layer(2, Activation::Softmax)}),
-               Loss::SoftmaxCrossEntropy, 2);
+    Problem pr(make_arch(3, {layer(4, Activation::Tanh), layer(2, Activation::Softmax)}), Loss::SoftmaxCrossEntropy, 2);
     GradientWorkspace ws(pr.net);
     std::vector<float> both(pr.net.num_params()), g0(both.size()), g1(both.size());
     double l = ws.loss_and_gradient(pr.params.data(), pr.xm(), pr.ym(), pr.loss, both.data(), 0);
@@ -377,22 +344,19 @@ TEST(NetworkGradient, IsTheMeanOverTheBatch) {
     double l1 = ws.loss_and_gradient(pr.params.data(), ConstMatrixMap(pr.x.data() + 3, 3, 1),
                                      ConstMatrixMap(pr.y.data() + 2, 2, 1), pr.loss, g1.data(), 0);
     EXPECT_NEAR(l, l0 + l1, 1e-6);  // the loss is a sum, the gradient a mean
-    for (std::size_t i = 0; i < both.size(); ++i)
-        EXPECT_NEAR(both[i], 0.5f * (g0[i] + g1[i]), 1e-6f) << i;
+    for (std::size_t i = 0; i < both.size(); ++i) EXPECT_NEAR(both[i], 0.5f * (g0[i] + g1[i]), 1e-6f) << i;
 }
 
 TEST(NetworkGradient, WorkspaceReuseAcrossBatchSizesGivesFreshResults) {
     // Buffers are sized for the largest batch and reused for smaller ones.
-    Problem big(
-        make_arch(4, {layer(6, Activation::Relu, true, 0.3f), layer(3, Activation::Softmax)}),
-        Loss::SoftmaxCrossEntropy, 9);
+    Problem big(make_arch(4, {layer(6, Activation::Relu, true, 0.3f), layer(3, Activation::Softmax)}),
+                Loss::SoftmaxCrossEntropy, 9);
     Problem small = big;
     small.n = 4;
     GradientWorkspace ws(big.net);
     std::vector<float> g(big.net.num_params());
     for (const Problem* pr : {&big, &small, &big, &small}) {
-        double l =
-            ws.loss_and_gradient(pr->params.data(), pr->xm(), pr->ym(), pr->loss, g.data(), 5);
+        double l = ws.loss_and_gradient(pr->params.data(), pr->xm(), pr->ym(), pr->loss, g.data(), 5);
         double lf;
         std::vector<float> fresh = pr->gradient(5, &lf);
         EXPECT_EQ(l, lf);
@@ -409,8 +373,8 @@ void expect_dropout_gradient_matches_float_differences(Problem pr, uint64_t seed
     // Dropout does not move pre-activations of the first layer, so the reference can vouch that
     // no step straddles a ReLU kink there (the only ReLU layer these tests use).
     double min_relu_z;
-    ref_forward(pr.net.arch(), std::vector<double>(pr.params.begin(), pr.params.end()),
-                pr.xm().cast<double>(), &min_relu_z);
+    ref_forward(pr.net.arch(), std::vector<double>(pr.params.begin(), pr.params.end()), pr.xm().cast<double>(),
+                &min_relu_z);
     ASSERT_GT(min_relu_z, 1e-2) << "test data sits near a ReLU kink; pick another seed";
     GradientWorkspace ws(pr.net);
     std::vector<float> g(pr.net.num_params()), scratch(g.size());
@@ -420,11 +384,9 @@ void expect_dropout_gradient_matches_float_differences(Problem pr, uint64_t seed
     for (std::size_t i = 0; i < g.size(); ++i) {
         const float saved = pr.params[i];
         pr.params[i] = saved + h;
-        double up =
-            ws.loss_and_gradient(pr.params.data(), pr.xm(), pr.ym(), pr.loss, scratch.data(), seed);
+        double up = ws.loss_and_gradient(pr.params.data(), pr.xm(), pr.ym(), pr.loss, scratch.data(), seed);
         pr.params[i] = saved - h;
-        double down =
-            ws.loss_and_gradient(pr.params.data(), pr.xm(), pr.ym(), pr.loss, scratch.data(), seed);
+        double down = ws.loss_and_gradient(pr.params.data(), pr.xm(), pr.ym(), pr.loss, scratch.data(), seed);
         pr.params[i] = saved;
         const double numeric = (up - down) / (2 * h) / pr.n;
         EXPECT_NEAR(g[i], numeric, 1e-3 + 1e-2 * std::abs(numeric))
@@ -435,10 +397,9 @@ void expect_dropout_gradient_matches_float_differences(Problem pr, uint64_t seed
 }  // namespace
 
 TEST(NetworkDropout, GradientMatchesFiniteDifferencesWithFixedMasks) {
-    for (Activation act :
-         {Activation::Linear, Activation::Relu, Activation::Tanh, Activation::Sigmoid}) {
-        Problem pr(make_arch(4, {layer(8, act, true, 0.4f), layer(3, Activation::Softmax)}),
-                   Loss::SoftmaxCrossEntropy, 6, 20);
+    for (Activation act : {Activation::Linear, Activation::Relu, Activation::Tanh, Activation::Sigmoid}) {
+        Problem pr(make_arch(4, {layer(8, act, true, 0.4f), layer(3, Activation::Softmax)}), Loss::SoftmaxCrossEntropy,
+                   6, 20);
         expect_dropout_gradient_matches_float_differences(pr, 11);
     }
 }
@@ -446,16 +407,14 @@ TEST(NetworkDropout, GradientMatchesFiniteDifferencesWithFixedMasks) {
 TEST(NetworkDropout, GradientThroughDroppedSoftmaxAndSigmoidOutputs) {
     // Dropout on the output layer takes the general path, including the softmax Jacobian with
     // dropped units (their pre-dropout probabilities still enter the Jacobian).
-    expect_dropout_gradient_matches_float_differences(
-        Problem(
-            make_arch(4, {layer(5, Activation::Tanh), layer(4, Activation::Softmax, true, 0.5f)}),
-            Loss::MeanSquaredError, 6),
-        3);
-    expect_dropout_gradient_matches_float_differences(
-        Problem(
-            make_arch(4, {layer(5, Activation::Tanh), layer(4, Activation::Sigmoid, true, 0.3f)}),
-            Loss::MeanSquaredError, 6),
-        3);
+    expect_dropout_gradient_matches_float_differences(Problem(make_arch(4, {layer(5, Activation::Tanh),
+                                                                            layer(4, Activation::Softmax, true, 0.5f)}),
+                                                              Loss::MeanSquaredError, 6),
+                                                      3);
+    expect_dropout_gradient_matches_float_differences(Problem(make_arch(4, {layer(5, Activation::Tanh),
+                                                                            layer(4, Activation::Sigmoid, true, 0.3f)}),
+                                                              Loss::MeanSquaredError, 6),
+                                                      3);
 }
 
 TEST(NetworkDropout, MasksAreSeededScaledAndDropTheRequestedFraction) {
@@ -468,9 +427,8 @@ TEST(NetworkDropout, MasksAreSeededScaledAndDropTheRequestedFraction) {
     GradientWorkspace ws(net);
     auto mask_grad = [&](uint64_t seed) {
         std::vector<float> g(units);
-        ws.loss_and_gradient(w.data(), ConstMatrixMap(x.data(), 1, 1),
-                             ConstMatrixMap(y.data(), units, 1), Loss::MeanSquaredError, g.data(),
-                             seed);
+        ws.loss_and_gradient(w.data(), ConstMatrixMap(x.data(), 1, 1), ConstMatrixMap(y.data(), units, 1),
+                             Loss::MeanSquaredError, g.data(), seed);
         return g;
     };
     const std::vector<float> a = mask_grad(1), b = mask_grad(1), c = mask_grad(2);
@@ -480,10 +438,8 @@ TEST(NetworkDropout, MasksAreSeededScaledAndDropTheRequestedFraction) {
     const float kept_grad = 2.0f * scale * scale / units;
     int dropped = 0;
     for (float v : a) {
-        if (v == 0.0f)
-            ++dropped;
-        else
-            EXPECT_FLOAT_EQ(v, kept_grad);
+        if (v == 0.0f) ++dropped;
+        else EXPECT_FLOAT_EQ(v, kept_grad);
     }
     // Binomial(4000, 0.25): mean 1000, sd ~27.
     EXPECT_NEAR(dropped, 1000, 120);
@@ -503,8 +459,7 @@ TEST(NetworkInit, DeterministicPerSeedAndDifferentAcrossSeeds) {
     for (const LayerSlice& s : net.slices())
         for (int i = 0; i < s.units; ++i) EXPECT_EQ(a[s.bias_offset + i], 0.0f);
     // One stream per layer: changing a later layer leaves earlier layers' weights alone.
-    Network other(
-        make_arch(20, {layer(30, Activation::Relu), layer(9, Activation::Sigmoid, false)}));
+    Network other(make_arch(20, {layer(30, Activation::Relu), layer(9, Activation::Sigmoid, false)}));
     std::vector<float> d(other.num_params());
     other.initialize(d.data(), 123);
     EXPECT_TRUE(std::equal(a.begin(), a.begin() + 630, d.begin()));
@@ -520,8 +475,7 @@ TEST(NetworkInit, VarianceAndRangeMatchEachInitializer) {
     const double glorot_var = 2.0 / (fan_in + fan_out), he_var = 2.0 / fan_in;
     for (Case c :
          {Case{Initializer::GlorotUniform, glorot_var, std::sqrt(6.0 / (fan_in + fan_out))},
-          Case{Initializer::GlorotNormal, glorot_var, 0},
-          Case{Initializer::HeUniform, he_var, std::sqrt(6.0 / fan_in)},
+          Case{Initializer::GlorotNormal, glorot_var, 0}, Case{Initializer::HeUniform, he_var, std::sqrt(6.0 / fan_in)},
           Case{Initializer::HeNormal, he_var, 0}}) {
         Network net(make_arch(fan_in, {layer(fan_out, Activation::Relu, true, 0.0f, c.init)}));
         std::vector<float> p(net.num_params());
@@ -555,8 +509,7 @@ TEST(NetworkGradient, BitwiseIndependentOfBufferAlignment) {
     // exactly like the original, so no result may depend on where a buffer starts.
     for (Architecture arch :
          {make_arch(3, {layer(5, Activation::Tanh), layer(2, Activation::Softmax)}),
-          make_arch(70,
-                    {layer(40, Activation::Relu, true, 0.2f), layer(10, Activation::Softmax)})}) {
+          make_arch(70, {layer(40, Activation::Relu, true, 0.2f), layer(10, Activation::Softmax)})}) {
         Problem pr(arch, Loss::SoftmaxCrossEntropy, 33);
         GradientWorkspace ws(pr.net);
         const std::size_t np = pr.net.num_params();
@@ -569,9 +522,8 @@ TEST(NetworkGradient, BitwiseIndependentOfBufferAlignment) {
             std::copy(pr.x.begin(), pr.x.end(), x.begin() + shift);
             std::copy(pr.y.begin(), pr.y.end(), y.begin() + shift);
             const int in = arch.input_dim, out = arch.output_dim();
-            double l = ws.loss_and_gradient(
-                p.data() + shift, ConstMatrixMap(x.data() + shift, in, pr.n),
-                ConstMatrixMap(y.data() + shift, out, pr.n), pr.loss, g.data() + shift, 17);
+            double l = ws.loss_and_gradient(p.data() + shift, ConstMatrixMap(x.data() + shift, in, pr.n),
+                                            ConstMatrixMap(y.data() + shift, out, pr.n), pr.loss, g.data() + shift, 17);
             std::vector<float> got(g.begin() + shift, g.begin() + shift + np);
             if (reference.empty()) {
                 reference = got;

@@ -35,9 +35,7 @@ std::vector<double> reference(const OptimizerConfig& c, int steps) {
         for (std::size_t i = 0; i < p.size(); ++i) {
             const double g = kGrads[t][i];
             switch (c.kind) {
-                case OptimizerKind::SGD:
-                    p[i] -= lr * g;
-                    break;
+                case OptimizerKind::SGD: p[i] -= lr * g; break;
                 case OptimizerKind::Momentum:
                     s1[i] = c.momentum * s1[i] - lr * g;
                     p[i] += s1[i];
@@ -146,8 +144,8 @@ TEST(Optimizer, AdamUsesTheGivenStepForBiasCorrection) {
     float p = 0.0f, g = 1.0f;
     opt.apply(&p, &g, 1000000);
     const double m = 0.1, v = 0.001;
-    const double want = -0.01 * (m / (1 - std::pow(0.9, 1000001.0))) /
-                        (std::sqrt(v / (1 - std::pow(0.999, 1000001.0))) + 1e-7);
+    const double want =
+        -0.01 * (m / (1 - std::pow(0.9, 1000001.0))) / (std::sqrt(v / (1 - std::pow(0.999, 1000001.0))) + 1e-7);
     EXPECT_NEAR(p, want, 1e-7);
 }
 
@@ -173,10 +171,8 @@ TEST(Optimizer, BitwiseIndependentOfBufferAlignment) {
             opt.apply(p.data() + shift, g.data() + shift, 0);
             opt.apply(p.data() + shift, g.data() + shift, 1);
             std::vector<float> got(p.begin() + shift, p.begin() + shift + n);
-            if (reference.empty())
-                reference = got;
-            else
-                EXPECT_EQ(got, reference) << "optimizer " << int(kind) << " shift " << shift;
+            if (reference.empty()) reference = got;
+            else EXPECT_EQ(got, reference) << "optimizer " << int(kind) << " shift " << shift;
         }
     }
 }

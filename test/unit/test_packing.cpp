@@ -108,7 +108,8 @@ TEST(Packing, LayoutValidatedOnce) {
     EXPECT_EQ(make_packing_layout(std::nullopt, kMaxNumSegments).num_segments, kMaxNumSegments);
     for (int64_t bad : {int64_t(0), int64_t(-1), int64_t(kMaxNumSegments) + 1, int64_t(2000)})
         EXPECT_THROW(make_packing_layout(std::nullopt, bad), Error) << bad;
-    for (int64_t bad : {int64_t(0), int64_t(-5), int64_t(1) << 40}) EXPECT_THROW(make_packing_layout(bad, std::nullopt), Error) << bad;
+    for (int64_t bad : {int64_t(0), int64_t(-5), int64_t(1) << 40})
+        EXPECT_THROW(make_packing_layout(bad, std::nullopt), Error) << bad;
     EXPECT_THROW(check_layout(PackingLayout{256, 2000}), Error);  // a default read from a hand-edited summary
     EXPECT_THROW(check_layout(PackingLayout{0, 4}), Error);
     EXPECT_NO_THROW(check_layout(PackingLayout{256, 4}));

@@ -90,15 +90,17 @@ TEST(Plot, APointAloneIsADot) {
     EXPECT_EQ(count(svg, "<circle cx="), 2);
     EXPECT_EQ(count(svg, "stroke-width"), 0);  // no line of a curve, in the plot or the legend
     // Between gaps too; longer stretches stay lines.
-    const std::string gaps = learning_curves_svg({{"c", {{1, 0.5}, {2, kNaN}, {3, 0.6}, {4, kNaN}, {5, 0.7}, {6, 0.8}}, false}},
-                                                 {"", "iteration", "loss"});
+    const std::string gaps =
+        learning_curves_svg({{"c", {{1, 0.5}, {2, kNaN}, {3, 0.6}, {4, kNaN}, {5, 0.7}, {6, 0.8}}, false}},
+                            {"", "iteration", "loss"});
     EXPECT_EQ(count(gaps, "<circle"), 2);
     EXPECT_EQ(count(gaps, "<polyline"), 1);
 }
 
 TEST(Plot, TheLegendListsTheBestCurveEvenBeyondItsFirstThirty) {
     std::vector<Curve> curves;
-    for (int i = 0; i < 40; ++i) curves.push_back({"mst_key " + std::to_string(i), {{1, 0.5}, {2, 0.1 * (i % 7)}}, i == 35});
+    for (int i = 0; i < 40; ++i)
+        curves.push_back({"mst_key " + std::to_string(i), {{1, 0.5}, {2, 0.1 * (i % 7)}}, i == 35});
     const std::string svg = learning_curves_svg(curves, {"", "iteration", "loss"});
     EXPECT_NE(svg.find(">mst_key 35 (best)</text>"), std::string::npos);
     EXPECT_EQ(svg.find(">mst_key 36</text>"), std::string::npos);
@@ -122,7 +124,7 @@ TEST(Plot, LabelsNameWhatTellsConfigurationsApart) {
     const std::vector<std::string> labels =
         distinguishing_labels({config("Adam", "0.001"), config("SGD", "0.01"), config("Adam", "0.01")});
     EXPECT_EQ(labels, (std::vector<std::string>{"lr=0.001, optimizer=Adam", "lr=0.01, optimizer=SGD",
-                                                 "lr=0.01, optimizer=Adam"}));
+                                                "lr=0.01, optimizer=Adam"}));
     // Nothing differs, or one configuration: nothing to say.
     EXPECT_EQ(distinguishing_labels({config("SGD", "0.1"), config("SGD", "0.1")}), (std::vector<std::string>{"", ""}));
     EXPECT_EQ(distinguishing_labels({config("SGD", "0.1")}), std::vector<std::string>{""});
@@ -136,8 +138,9 @@ TEST(Plot, LabelsSayWhichLayerAndKeepNamesUnique) {
     const std::vector<std::string> labels = distinguishing_labels(
         {R"({"a": {"epsilon": 0.1}, "layers": [{"epsilon": 1}], "metrics": ["accuracy"]})",
          R"({"a": {"epsilon": 0.2}, "layers": [{"epsilon": 2}], "metrics": ["accuracy", "top_k_accuracy"]})"});
-    EXPECT_EQ(labels, (std::vector<std::string>{"a.epsilon=0.1, layers[0].epsilon=1, metrics=[accuracy]",
-                                                 "a.epsilon=0.2, layers[0].epsilon=2, metrics=[accuracy,top_k_accuracy]"}));
+    EXPECT_EQ(labels,
+              (std::vector<std::string>{"a.epsilon=0.1, layers[0].epsilon=1, metrics=[accuracy]",
+                                        "a.epsilon=0.2, layers[0].epsilon=2, metrics=[accuracy,top_k_accuracy]"}));
 }
 
 TEST(Plot, LabelsOfSettingsSomeConfigurationsLack) {
@@ -145,13 +148,16 @@ TEST(Plot, LabelsOfSettingsSomeConfigurationsLack) {
     EXPECT_EQ(distinguishing_labels({R"({"optimizer": {"name": "SGD", "learning_rate": 0.1}})",
                                      R"({"optimizer": {"name": "Momentum", "learning_rate": 0.1, "momentum": 0.9}})",
                                      R"({"optimizer": {"name": "Adam", "learning_rate": 0.01, "beta_1": 0.9}})"}),
-              (std::vector<std::string>{"lr=0.1, optimizer=SGD", "lr=0.1, optimizer=Momentum", "lr=0.01, optimizer=Adam"}));
+              (std::vector<std::string>{"lr=0.1, optimizer=SGD", "lr=0.1, optimizer=Momentum",
+                                        "lr=0.01, optimizer=Adam"}));
     // Unless that is all that differs; momenta that differ are named.
     EXPECT_EQ(distinguishing_labels({R"({"lr": 0.1, "dropout": 0.5})", R"({"lr": 0.1})"}),
               (std::vector<std::string>{"dropout=0.5", ""}));
     EXPECT_EQ(distinguishing_labels({R"({"optimizer": {"name": "Momentum", "momentum": 0.9}})",
-                                     R"({"optimizer": {"name": "Momentum", "momentum": 0.99}})", R"({"optimizer": {"name": "SGD"}})"}),
-              (std::vector<std::string>{"momentum=0.9, optimizer=Momentum", "momentum=0.99, optimizer=Momentum", "optimizer=SGD"}));
+                                     R"({"optimizer": {"name": "Momentum", "momentum": 0.99}})",
+                                     R"({"optimizer": {"name": "SGD"}})"}),
+              (std::vector<std::string>{"momentum=0.9, optimizer=Momentum", "momentum=0.99, optimizer=Momentum",
+                                        "optimizer=SGD"}));
     // Text that is not a JSON object is one setting.
     EXPECT_EQ(distinguishing_labels({"not json", "[1, 2]", "{}"}),
               (std::vector<std::string>{"config=not json", "config=[1,2]", ""}));

@@ -19,9 +19,7 @@ template <typename F>
 Error error_of(F&& f) {
     try {
         f();
-    } catch (const Error& e) {
-        return e;
-    }
+    } catch (const Error& e) { return e; }
     ADD_FAILURE() << "no hopper::Error thrown";
     return Error(ErrorKind::Internal, "none");
 }
@@ -234,7 +232,8 @@ TEST(PsSettings, ValidatesEverySetting) {
     EXPECT_EQ(error_of([&] { make(std::string(64, 'x'), 10, 1, "bsp", {}, 1); }).kind(), ErrorKind::NameTooLong);
     EXPECT_NO_THROW(make(std::string(63, 'x'), 10, 1, "bsp", {}, 1));
     EXPECT_EQ(error_of([&] { make(std::string("a\0b", 3), 10, 1, "bsp", {}, 1); }).kind(), ErrorKind::InvalidName);
-    EXPECT_EQ(error_of([&] { make("t", 10, 0, "bsp", {}, 1); }).message(), "chunk_size must be between 1 and 1073741824");
+    EXPECT_EQ(error_of([&] { make("t", 10, 0, "bsp", {}, 1); }).message(),
+              "chunk_size must be between 1 and 1073741824");
     EXPECT_EQ(error_of([&] { make("t", 10, 1, "ssp", {}, 1); }).message(), "consistency 'ssp' needs a staleness");
     EXPECT_EQ(error_of([&] { make("t", 10, 1, "ssp", -1, 1); }).message(), "staleness must be between 0 and 1000000");
     EXPECT_EQ(error_of([&] { make("t", 10, 1, "bsp", 2, 1); }).message(), "consistency 'bsp' takes no staleness");
@@ -281,7 +280,9 @@ TEST(PsRules, BspWaitsForEveryWorkerToFinishThePreviousIteration) {
 }
 
 TEST(PsRules, CheckWaitReportsTheSlowestAndGoneWorkers) {
-    std::vector<WorkerState> w = {{3, 10, kWorkerActive, 0, 0}, {1, 11, kWorkerActive, 0, 0}, {2, 0, kWorkerNotJoined, 0, 0}};
+    std::vector<WorkerState> w = {{3, 10, kWorkerActive, 0, 0},
+                                  {1, 11, kWorkerActive, 0, 0},
+                                  {2, 0, kWorkerNotJoined, 0, 0}};
     EXPECT_EQ(min_clock(w.data(), 3), 1);
     EXPECT_EQ(check_wait(std::nullopt, w.data(), 3).kind, WaitCheck::Proceed);
     EXPECT_EQ(check_wait(1, w.data(), 3).kind, WaitCheck::Proceed);
@@ -320,10 +321,10 @@ TEST(PsLayout, PartsAreAlignedAndSized) {
     EXPECT_THROW(table_layout(TableShape{0, 1, 1, false}), Error);
     // SparseSSP: 70 workers need 2 words per chunk; 5 chunks of writers and read marks. A part: its map.
     TableLayout s = table_layout(TableShape{70, 1, 10, false, 5, 3});
-    EXPECT_EQ(s.ranges, 1728u);         // 70 workers x 24 bytes = 1680 -> 1728
-    EXPECT_EQ(s.values, 1792u);         // one range: 16 -> 64
-    EXPECT_EQ(s.writers, 1792u + 64u);  // 40 bytes of values
-    EXPECT_EQ(s.read_marks, s.writers + 128u);  // 5 x 2 x 8 = 80 -> 128
+    EXPECT_EQ(s.ranges, 1728u);                  // 70 workers x 24 bytes = 1680 -> 1728
+    EXPECT_EQ(s.values, 1792u);                  // one range: 16 -> 64
+    EXPECT_EQ(s.writers, 1792u + 64u);           // 40 bytes of values
+    EXPECT_EQ(s.read_marks, s.writers + 128u);   // 5 x 2 x 8 = 80 -> 128
     EXPECT_EQ(s.range_map, s.read_marks + 64u);  // 40 -> 64
     EXPECT_EQ(s.bytes, s.range_map + 64u);       // 3 x 16 = 48 -> 64
     EXPECT_THROW(table_layout(TableShape{1, 1, 1, false, 0, std::size_t(kMaxParts) + 1}), Error);
@@ -404,6 +405,8 @@ TEST(PsSnapshot, CorruptionIsDetected) {
     }
     std::string bad_version = good;
     bad_version[8] = 9;
-    EXPECT_EQ(error_of([&] { read_snapshot(bad_version); }).message(), "parameter table checkpoint has format version 9");
-    EXPECT_EQ(error_of([&] { read_snapshot(good + "x"); }).message(), "parameter table checkpoint is corrupt: checksum mismatch");
+    EXPECT_EQ(error_of([&] { read_snapshot(bad_version); }).message(),
+              "parameter table checkpoint has format version 9");
+    EXPECT_EQ(error_of([&] { read_snapshot(good + "x"); }).message(),
+              "parameter table checkpoint is corrupt: checksum mismatch");
 }

@@ -117,9 +117,13 @@ Recipe mixed_recipe() {
     const char* colors[4] = {"red", "blue", "red", "green"};
     const char* cities[4] = {"Oslo", "Lyon", "Lyon", "Kyiv"};
     for (int i = 0; i < 4; ++i) {
-        std::vector<Cell> row = {i == 1 ? Cell() : Cell(0.1 * (i + 1) + 1.0 / 3), i == 2 ? Cell() : Cell(1e6 / 3 * i),
-                                 i == 3 ? Cell() : Cell(double(i % 2)), Cell(19000.5 + i * 0.25),
-                                 i == 1 ? Cell() : Cell(colors[i]), Cell(cities[i]), Cell(e[i], 2)};
+        std::vector<Cell> row = {i == 1 ? Cell() : Cell(0.1 * (i + 1) + 1.0 / 3),
+                                 i == 2 ? Cell() : Cell(1e6 / 3 * i),
+                                 i == 3 ? Cell() : Cell(double(i % 2)),
+                                 Cell(19000.5 + i * 0.25),
+                                 i == 1 ? Cell() : Cell(colors[i]),
+                                 Cell(cities[i]),
+                                 Cell(e[i], 2)};
         f.add(row);
     }
     return f.finish();
@@ -140,7 +144,8 @@ std::vector<std::vector<Cell>> probe_rows() {
 // ---- numeric, boolean, date ----
 
 TEST(Recipe, MeanImputationAndIndicator) {
-    Recipe r = fit1(numeric("depth", Imputation::Mean, ScaleKind::None, true), {Cell(1.0), Cell(2.0), Cell(), Cell(5.0)});
+    Recipe r =
+        fit1(numeric("depth", Imputation::Mean, ScaleKind::None, true), {Cell(1.0), Cell(2.0), Cell(), Cell(5.0)});
     EXPECT_EQ(r.width(), 2);
     EXPECT_EQ(r.feature_names(), (std::vector<std::string>{"depth", "depth_missing"}));
     EXPECT_EQ(apply1(r, Cell()), (std::vector<float>{float(8.0 / 3), 1.0f}));
@@ -150,7 +155,8 @@ TEST(Recipe, MeanImputationAndIndicator) {
 
 TEST(Recipe, MedianImputationIsExact) {
     // Odd count: the middle value; even count: the mean of the middle two; NULLs are not values.
-    Recipe odd = fit1(numeric("x", Imputation::Median), {Cell(9.0), Cell(), Cell(1.0), Cell(4.0), Cell(100.0), Cell(2.0)});
+    Recipe odd =
+        fit1(numeric("x", Imputation::Median), {Cell(9.0), Cell(), Cell(1.0), Cell(4.0), Cell(100.0), Cell(2.0)});
     EXPECT_EQ(apply1(odd, Cell())[0], 4.0f);
     Recipe even = fit1(numeric("x", Imputation::Median), {Cell(9.0), Cell(1.0), Cell(4.0), Cell(), Cell(2.0)});
     EXPECT_EQ(apply1(even, Cell())[0], 3.0f);
@@ -236,12 +242,16 @@ TEST(Recipe, NonFiniteValuesAreRefusedNamingTheColumn) {
     EXPECT_EQ(kind_of([&] { apply1(r, Cell(double(NAN))); }), ErrorKind::Data);
     // Finite in, infinite out: a value far beyond a tiny fitted range.
     Recipe tiny = fit1(numeric("depth", Imputation::Mean, ScaleKind::MinMax), {Cell(0.0), Cell(1e-6)});
-    EXPECT_EQ(message_of([&] { apply1(tiny, Cell(3e38)); }), "a value of column \"depth\" is out of range after scaling");
+    EXPECT_EQ(message_of([&] { apply1(tiny, Cell(3e38)); }),
+              "a value of column \"depth\" is out of range after scaling");
 }
 
 TEST(Recipe, AllNullColumnIsRefused) {
     EXPECT_EQ(message_of([&] { fit1(numeric("depth"), {Cell(), Cell()}); }), "column \"depth\" is NULL in every row");
-    EXPECT_EQ(message_of([&] { fit1(categorical("color"), {Cell(), Cell()}); }), "column \"color\" is NULL in every row");
+    EXPECT_EQ(message_of([&] {
+                  fit1(categorical("color"), {Cell(), Cell()});
+              }),
+              "column \"color\" is NULL in every row");
     ColumnSpec c = numeric("depth", Imputation::Constant);
     EXPECT_EQ(kind_of([&] { fit1(c, {Cell()}); }), ErrorKind::Data);
 }
@@ -272,8 +282,8 @@ TEST(Recipe, WithoutNullsOrRareValuesThoseSlotsAreAbsent) {
 
 TEST(Recipe, MaxCategoriesBreaksTiesByValue) {
     // Counts: z 3, b 2, a 2, c 2, y 1. Two kept: z and then a (the first of the tied by value).
-    std::vector<Cell> rows = {Cell("c"), Cell("z"), Cell("b"), Cell("a"), Cell("z"), Cell("y"),
-                              Cell("c"), Cell("b"), Cell("a"), Cell("z")};
+    std::vector<Cell> rows = {Cell("c"), Cell("z"), Cell("b"), Cell("a"), Cell("z"),
+                              Cell("y"), Cell("c"), Cell("b"), Cell("a"), Cell("z")};
     Recipe r = fit1(categorical("k", 1, 2), rows);
     EXPECT_EQ(r.categories("k"), (std::vector<std::string>{"a", "z"}));
     EXPECT_EQ(apply1(r, Cell("b")), (std::vector<float>{0, 0, 1, 0}));  // dropped: other
@@ -370,9 +380,7 @@ TEST(Recipe, ApplyIsDeterministicAndDoesNotAllocate) {
         r.apply(row.data(), row.size(), out.data());
         r.apply(row.data(), row.size(), again.data());
         counting = false;
-        if (HOPPER_COUNT_ALLOCATIONS) {
-            EXPECT_EQ(allocations.load(), 0);
-        }
+        if (HOPPER_COUNT_ALLOCATIONS) { EXPECT_EQ(allocations.load(), 0); }
         EXPECT_TRUE(same_bits(out, again));
     }
     // A second fit on the same rows gives the same recipe.
@@ -591,7 +599,8 @@ TEST(RecipeTarget, JsonRoundTripAndHostileJson) {
     };
     for (const std::string& bad :
          {replaced("[\"1.5\",\"9\",\"10\"]", "[\"9\",\"1.5\",\"10\"]"), replaced("[\"1.5\",\"9\",\"10\"]", "[\"1.5\"]"),
-          replaced("[\"1.5\",\"9\",\"10\"]", "[\"1.5\",\"x\"]"), replaced("\"kind\":\"classification\"", "\"kind\":\"ranking\""),
+          replaced("[\"1.5\",\"9\",\"10\"]", "[\"1.5\",\"x\"]"),
+          replaced("\"kind\":\"classification\"", "\"kind\":\"ranking\""),
           replaced("\"order\":\"numeric\"", "\"order\":\"text\""), replaced("\"version\":1", "\"version\":7"),
           replaced("\"skipped\":1", "\"skipped\":1,\"more\":2"), std::string("{\"format\":\"hopper.target\"}")})
         EXPECT_EQ(kind_of([&] { Target::from_json(bad); }), ErrorKind::Data) << bad;

@@ -14,11 +14,7 @@ using namespace hopper;
 using hopper::test::kind_of;
 using hopper::test::message_of;
 
-namespace {
-
-
-
-}  // namespace
+namespace {}  // namespace
 
 TEST(RegistryNames, AcceptsTheDocumentedAlphabet) {
     for (const char* ok : {"fraud", "Fraud-Detector", "a", "7up", "m.v2", "x_1-2.3", "A0"})
@@ -35,9 +31,7 @@ TEST(RegistryNames, RefusesWithAMessageThatSaysWhy) {
     EXPECT_EQ(message_of([] { check_registry_name("42", "alias"); }), "alias \"42\" is a number");
     try {
         check_registry_name("42", "alias");
-    } catch (const Error& e) {
-        EXPECT_EQ(e.detail().substr(0, 9), "An alias ");
-    }
+    } catch (const Error& e) { EXPECT_EQ(e.detail().substr(0, 9), "An alias "); }
     EXPECT_EQ(message_of([] { check_registry_name("a\nb", "model name"); }),
               "model name \"a\\x0ab\" contains the character \"\\x0a\" at position 2");
     for (const char* bad : {"x;drop", "é", "a/b", "a'b", "\"q\"", ".x", "_x"})
@@ -48,15 +42,14 @@ TEST(RegistryNames, PatternAgreesWithTheCheck) {
     // The SQL CHECK constraint uses kRegistryNamePattern plus "not digits only"; both must agree.
     std::regex re(kRegistryNamePattern, std::regex::extended);
     std::regex digits("^[0-9]+$", std::regex::extended);
-    for (const std::string& s : std::vector<std::string>{"fraud", "a b", "-x", "42", "7up", "m.v2", "", "x;y", std::string(128, 'z'), std::string(129, 'z'),
-                          "_x", "Z_", "a..b"}) {
+    for (const std::string& s :
+         std::vector<std::string>{"fraud", "a b", "-x", "42", "7up", "m.v2", "", "x;y", std::string(128, 'z'),
+                                  std::string(129, 'z'), "_x", "Z_", "a..b"}) {
         bool sql_ok = std::regex_match(s, re) && !std::regex_match(s, digits);
         bool core_ok = true;
         try {
             check_registry_name(s, "model name");
-        } catch (const Error&) {
-            core_ok = false;
-        }
+        } catch (const Error&) { core_ok = false; }
         EXPECT_EQ(sql_ok, core_ok) << s;
     }
 }
@@ -124,7 +117,8 @@ TEST(SearcherMetric, DefaultsToTheLossOfTheBestDataSet) {
 }
 
 TEST(SearcherMetric, DirectionFollowsTheMetric) {
-    SearcherMetric a = resolve_searcher_metric("accuracy", true, {{Metric::Accuracy}, {Metric::Accuracy, Metric::Loss}});
+    SearcherMetric a =
+        resolve_searcher_metric("accuracy", true, {{Metric::Accuracy}, {Metric::Accuracy, Metric::Loss}});
     EXPECT_EQ(a.name, "validation_accuracy");
     EXPECT_FALSE(a.smaller_is_better);
     SearcherMetric m = resolve_searcher_metric("training_mean_absolute_error", true, {{Metric::MeanAbsoluteError}});
@@ -138,7 +132,9 @@ TEST(SearcherMetric, Refusals) {
     EXPECT_EQ(message_of([] { resolve_searcher_metric("f1", false, {{}}); }), "unknown searcher metric \"f1\"");
     EXPECT_EQ(message_of([] { resolve_searcher_metric("validation_loss", false, {{}}); }),
               "searcher metric \"validation_loss\" needs a validation table");
-    EXPECT_EQ(message_of([] { resolve_searcher_metric("accuracy", true, {{Metric::Accuracy}, {Metric::Loss}}); }),
+    EXPECT_EQ(message_of([] {
+                  resolve_searcher_metric("accuracy", true, {{Metric::Accuracy}, {Metric::Loss}});
+              }),
               "searcher metric \"accuracy\" is not computed for every model configuration");
     EXPECT_EQ(message_of([] { resolve_searcher_metric("validation_", true, {{}}); }),
               "unknown searcher metric \"validation_\"");
@@ -201,16 +197,15 @@ GcCandidate cand(int64_t id, int64_t run, int64_t conf, std::optional<double> v,
 
 TEST(GcPolicy, DefaultKeepsBestPerRunAndLatestPerConfiguration) {
     // Run 1: configuration 10 (ids 1..3), configuration 11 (ids 4..6); run 2: configuration 20 (7..8).
-    std::vector<GcCandidate> c = {cand(1, 1, 10, 0.9), cand(2, 1, 10, 0.3), cand(3, 1, 10, 0.5),
-                                  cand(4, 1, 11, 0.8), cand(5, 1, 11, 0.7), cand(6, 1, 11, 0.6),
-                                  cand(7, 2, 20, 0.1), cand(8, 2, 20, 0.2)};
+    std::vector<GcCandidate> c = {cand(1, 1, 10, 0.9), cand(2, 1, 10, 0.3), cand(3, 1, 10, 0.5), cand(4, 1, 11, 0.8),
+                                  cand(5, 1, 11, 0.7), cand(6, 1, 11, 0.6), cand(7, 2, 20, 0.1), cand(8, 2, 20, 0.2)};
     // Kept: best of run 1 (2), latest of 10 (3), latest of 11 (6), best of run 2 (7), latest of 20 (8).
     EXPECT_EQ(select_checkpoints_to_remove(c, GcPolicy{}), (std::vector<int64_t>{1, 4, 5}));
 }
 
 TEST(GcPolicy, EachRuleAlone) {
-    std::vector<GcCandidate> c = {cand(1, 1, 10, 0.9), cand(2, 1, 10, 0.3), cand(3, 1, 11, 0.5),
-                                  cand(4, 2, 20, 0.1), cand(5, 2, 20, std::nullopt)};
+    std::vector<GcCandidate> c = {cand(1, 1, 10, 0.9), cand(2, 1, 10, 0.3), cand(3, 1, 11, 0.5), cand(4, 2, 20, 0.1),
+                                  cand(5, 2, 20, std::nullopt)};
     GcPolicy none{0, 0, 0, 0};
     EXPECT_EQ(select_checkpoints_to_remove(c, none), (std::vector<int64_t>{1, 2, 3, 4, 5}));
     GcPolicy best_overall{0, 2, 0, 0};
@@ -238,7 +233,10 @@ TEST(GcPolicy, TiesGoToTheEarlierCheckpoint) {
 TEST(GcPolicy, IsIdempotent) {
     // Many policies over a pseudo-random population: a second pass over the kept ones removes nothing.
     uint64_t x = 12345;
-    auto next = [&] { x = x * 6364136223846793005ULL + 1442695040888963407ULL; return x >> 33; };
+    auto next = [&] {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        return x >> 33;
+    };
     for (int trial = 0; trial < 200; ++trial) {
         std::vector<GcCandidate> c;
         int n = 1 + int(next() % 40);
@@ -254,16 +252,16 @@ TEST(GcPolicy, IsIdempotent) {
             if (!std::binary_search(removed.begin(), removed.end(), k.id)) kept.push_back(k);
         EXPECT_TRUE(select_checkpoints_to_remove(kept, p).empty()) << "trial " << trial;
         for (const GcCandidate& k : c) {
-            if (k.is_protected) {
-                EXPECT_FALSE(std::binary_search(removed.begin(), removed.end(), k.id));
-            }
+            if (k.is_protected) { EXPECT_FALSE(std::binary_search(removed.begin(), removed.end(), k.id)); }
         }
     }
 }
 
 TEST(GcPolicy, NegativeCountsAreRefused) {
     EXPECT_EQ(message_of([] { check_gc_policy(GcPolicy{-1, 0, 0, 0}); }), "keep_best_per_run must not be negative");
-    EXPECT_EQ(message_of([] { select_checkpoints_to_remove({}, GcPolicy{0, 0, 0, -2}); }),
+    EXPECT_EQ(message_of([] {
+                  select_checkpoints_to_remove({}, GcPolicy{0, 0, 0, -2});
+              }),
               "keep_latest_per_configuration must not be negative");
 }
 

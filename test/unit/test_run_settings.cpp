@@ -35,11 +35,14 @@ TEST(RunSettings, DefaultsAndGivenValues) {
 }
 
 TEST(RunSettings, Refusals) {
-    expect_invalid([] { make_run_settings(0, std::nullopt, std::nullopt, std::nullopt); }, "num_iterations must be positive");
+    expect_invalid([] { make_run_settings(0, std::nullopt, std::nullopt, std::nullopt); },
+                   "num_iterations must be positive");
     expect_invalid([] { make_run_settings(int64_t(INT_MAX) + 1, std::nullopt, std::nullopt, std::nullopt); },
                    "num_iterations must be positive");
-    expect_invalid([] { make_run_settings(1, 0, std::nullopt, std::nullopt); }, "metrics_compute_frequency must be positive");
-    expect_invalid([] { make_run_settings(1, std::nullopt, -1, std::nullopt); }, "checkpoint_frequency must not be negative");
+    expect_invalid([] { make_run_settings(1, 0, std::nullopt, std::nullopt); },
+                   "metrics_compute_frequency must be positive");
+    expect_invalid([] { make_run_settings(1, std::nullopt, -1, std::nullopt); },
+                   "checkpoint_frequency must not be negative");
     expect_invalid([] { make_run_settings(1, std::nullopt, std::nullopt, 4); }, "combine_levels must be 2 or 3");
     expect_invalid([] { check_combine_levels(1, "levels"); }, "levels must be 2 or 3");
 }

@@ -45,8 +45,7 @@ TEST_P(ScheduleCoverage, NextIterationStartsWhereThePreviousEnded) {
     HopSchedule s(models, segments);
     const int last = s.hops_per_iteration() - 1;
     for (int it = 0; it < 3; ++it)
-        for (int m = 0; m < models; ++m)
-            EXPECT_EQ(s.position(m, it + 1, 0), s.position(m, it, last));
+        for (int m = 0; m < models; ++m) EXPECT_EQ(s.position(m, it + 1, 0), s.position(m, it, last));
 }
 
 TEST_P(ScheduleCoverage, EachHopIsTheFixedRotation) {

@@ -63,7 +63,8 @@ void expect_parsable(const std::vector<SelectionEntry>& entries) {
     }
 }
 
-const char* const kSoftmax = R"({"input_dim": 4, "layers": [{"units": 8, "activation": "relu"}, {"units": 3, "activation": "softmax"}]})";
+const char* const kSoftmax =
+    R"({"input_dim": 4, "layers": [{"units": 8, "activation": "relu"}, {"units": 3, "activation": "softmax"}]})";
 const char* const kLinear = R"({"input_dim": 4, "layers": [{"units": 1, "activation": "linear"}]})";
 
 }  // namespace
@@ -91,7 +92,8 @@ TEST(SearchCrossProduct, DuplicatesAreRefusedByMeaning) {
     auto e = EXPECT_ERR(selection_cross_product({1, 2, 1}, {""}, {""}), InvalidParameter, "lists model_id 1 twice");
     EXPECT_NE(e.detail().find("Elements 1 and 3"), std::string::npos);
     // Different text, same meaning: lr is learning_rate, the MADlib and JSON forms agree.
-    e = EXPECT_ERR(selection_cross_product({1}, {"optimizer='SGD(lr=0.1)'", "{\"optimizer\": \"sgd\", \"learning_rate\": 0.1}"}, {""}),
+    e = EXPECT_ERR(selection_cross_product(
+                       {1}, {"optimizer='SGD(lr=0.1)'", "{\"optimizer\": \"sgd\", \"learning_rate\": 0.1}"}, {""}),
                    InvalidParameter, "compile_params_list element 2 repeats element 1");
     EXPECT_ERR(selection_cross_product({1}, {""}, {"batch_size=32", ""}), InvalidParameter,
                "fit_params_list element 2 repeats element 1");  // 32 is the default
@@ -112,7 +114,8 @@ TEST(SearchCrossProduct, TooManyRowsIsALimit) {
     std::vector<std::string> compiles, fits;
     for (int i = 0; i < 10; ++i) compiles.push_back("learning_rate=" + std::to_string(i + 1) + "e-3");
     for (int i = 0; i < 10; ++i) fits.push_back("batch_size=" + std::to_string(i + 1));
-    EXPECT_EQ(selection_cross_product(std::vector<int32_t>(ids.begin(), ids.begin() + 100), compiles, fits).size(), 10000u);
+    EXPECT_EQ(selection_cross_product(std::vector<int32_t>(ids.begin(), ids.begin() + 100), compiles, fits).size(),
+              10000u);
     EXPECT_ERR(selection_cross_product(ids, compiles, fits), Limit, "too many model configurations: 10100");
 }
 
@@ -126,11 +129,15 @@ TEST(SearchType, ParsesGridAndRandom) {
 }
 
 TEST(GridSearch, CartesianProductInDocumentedOrder) {
-    auto rows = generate_model_configs(grid({7, 3}, R"({"optimizer": ["sgd", "adam"], "learning_rate": [0.1, 0.01], "loss": "categorical_crossentropy"})",
-                                            R"({"batch_size": [16, 32]})"));
+    auto rows = generate_model_configs(
+        grid({7, 3},
+             R"({"optimizer": ["sgd", "adam"], "learning_rate": [0.1, 0.01], "loss": "categorical_crossentropy"})",
+             R"({"batch_size": [16, 32]})"));
     ASSERT_EQ(rows.size(), 16u);
     // Keys alphabetical, the last (optimizer) fastest; values in the order listed.
-    EXPECT_EQ(rows[0], (SelectionEntry{7, R"({"learning_rate":0.1,"loss":"categorical_crossentropy","optimizer":"sgd"})", R"({"batch_size":16})"}));
+    EXPECT_EQ(rows[0],
+              (SelectionEntry{7, R"({"learning_rate":0.1,"loss":"categorical_crossentropy","optimizer":"sgd"})",
+                              R"({"batch_size":16})"}));
     EXPECT_EQ(rows[1].fit_params, R"({"batch_size":32})");
     EXPECT_EQ(rows[2].compile_params, R"({"learning_rate":0.1,"loss":"categorical_crossentropy","optimizer":"adam"})");
     EXPECT_EQ(rows[4].compile_params, R"({"learning_rate":0.01,"loss":"categorical_crossentropy","optimizer":"sgd"})");
@@ -167,7 +174,8 @@ TEST(GridSearch, OptimizerParamsListIsAUnionOfSubspaces) {
     ASSERT_EQ(rows.size(), 4u);
     EXPECT_EQ(rows[0].compile_params, R"({"loss":"categorical_crossentropy","momentum":0.9,"optimizer":"sgd"})");
     EXPECT_EQ(rows[1].compile_params, R"({"loss":"categorical_crossentropy","momentum":0.99,"optimizer":"sgd"})");
-    EXPECT_EQ(rows[3].compile_params, R"({"beta_1":0.8,"loss":"categorical_crossentropy","lr":0.01,"optimizer":"adam"})");
+    EXPECT_EQ(rows[3].compile_params,
+              R"({"beta_1":0.8,"loss":"categorical_crossentropy","lr":0.01,"optimizer":"adam"})");
     expect_parsable(rows);
     // Without sub-spaces the same keys combine into invalid configurations, and the parser says so.
     auto e = EXPECT_ERR(generate_model_configs(grid({1}, R"({"optimizer": ["sgd", "adam"], "momentum": [0.9]})")),
@@ -183,17 +191,21 @@ TEST(GridSearch, OptimizerParamsListErrors) {
     EXPECT_ERR(generate_model_configs(grid({1}, R"({"optimizer_params_list": [{"optimizer_params_list": [{}]}]})")),
                InvalidParameter, "nested optimizer_params_list");
     EXPECT_ERR(generate_model_configs(grid({1}, R"({"lr": [0.1], "optimizer_params_list": [{"lr": [0.2]}]})")),
-               InvalidParameter, "\"lr\" is given both in compile_params_grid and in its optimizer_params_list element 1");
+               InvalidParameter,
+               "\"lr\" is given both in compile_params_grid and in its optimizer_params_list element 1");
     // Only compile parameters have sub-spaces: in fit parameters it is an unknown key.
     EXPECT_ERR(generate_model_configs(grid({1}, "{}", R"({"optimizer_params_list": [[{}]]})")), InvalidParameter,
                "unknown key \"optimizer_params_list\" in fit parameters");
 }
 
 TEST(GridSearch, BadSpacesAreRefused) {
-    EXPECT_ERR(generate_model_configs(grid({1}, "[1, 2]")), InvalidParameter, "compile_params_grid must be a JSON object");
-    EXPECT_ERR(generate_model_configs(grid({1}, "{}", "null")), InvalidParameter, "fit_params_grid must be a JSON object");
+    EXPECT_ERR(generate_model_configs(grid({1}, "[1, 2]")), InvalidParameter,
+               "compile_params_grid must be a JSON object");
+    EXPECT_ERR(generate_model_configs(grid({1}, "{}", "null")), InvalidParameter,
+               "fit_params_grid must be a JSON object");
     EXPECT_ERR(generate_model_configs(grid({1}, "{\"lr\": ")), Syntax, "syntax error in compile_params_grid JSON");
-    EXPECT_ERR(generate_model_configs(grid({1}, R"({"lr": []})")), InvalidParameter, "\"lr\" in compile_params_grid has no values");
+    EXPECT_ERR(generate_model_configs(grid({1}, R"({"lr": []})")), InvalidParameter,
+               "\"lr\" in compile_params_grid has no values");
     auto e = EXPECT_ERR(generate_model_configs(grid({1}, R"({"lr": [0.1, 0.2, 0.1]})")), InvalidParameter,
                         "\"lr\" in compile_params_grid lists 0.1 twice");
     EXPECT_NE(e.detail().find("Elements 1 and 3"), std::string::npos);
@@ -209,13 +221,15 @@ TEST(GridSearch, BadSpacesAreRefused) {
                    "\"optimizer\" in compile_params_grid is an object but not a distribution");
     EXPECT_NE(e.hint().find("put it in a list"), std::string::npos);
     // ...and in a list an optimizer object is a value like any other.
-    EXPECT_EQ(generate_model_configs(grid({1}, R"({"optimizer": [{"name": "adam", "learning_rate": 0.01}]})"))[0].compile_params,
+    EXPECT_EQ(generate_model_configs(grid({1}, R"({"optimizer": [{"name": "adam", "learning_rate": 0.01}]})"))[0]
+                  .compile_params,
               R"({"optimizer":{"learning_rate":0.01,"name":"adam"}})");
 }
 
 TEST(GridSearch, DistributionsAndRandomOnlyArgumentsAreRefused) {
-    auto e = EXPECT_ERR(generate_model_configs(grid({1}, R"({"lr": {"log_uniform": [0.0001, 0.1]}})")), InvalidParameter,
-                        "grid search cannot use the distribution {\"log_uniform\":[0.0001,0.1]} of \"lr\"");
+    auto e =
+        EXPECT_ERR(generate_model_configs(grid({1}, R"({"lr": {"log_uniform": [0.0001, 0.1]}})")), InvalidParameter,
+                   "grid search cannot use the distribution {\"log_uniform\":[0.0001,0.1]} of \"lr\"");
     EXPECT_NE(e.hint().find("search_type => 'random'"), std::string::npos);
     SearchSpec s = grid({1}, "{}");
     s.num_configs = 3;
@@ -228,9 +242,11 @@ TEST(GridSearch, DistributionsAndRandomOnlyArgumentsAreRefused) {
 TEST(GridSearch, HugeGridsAreRefusedBeforeTheyAreBuilt) {
     // 10 keys of 10 values: 10^10 points, refused at once (building them would take minutes).
     std::string space = "{";
-    for (int k = 0; k < 10; ++k) space += std::string(k ? "," : "") + "\"k" + std::to_string(k) + "\": [0,1,2,3,4,5,6,7,8,9]";
+    for (int k = 0; k < 10; ++k)
+        space += std::string(k ? "," : "") + "\"k" + std::to_string(k) + "\": [0,1,2,3,4,5,6,7,8,9]";
     space += "}";
-    auto e = EXPECT_ERR(generate_model_configs(grid({1, 2}, space)), Limit, "too many model configurations: 20000000000");
+    auto e =
+        EXPECT_ERR(generate_model_configs(grid({1, 2}, space)), Limit, "too many model configurations: 20000000000");
     EXPECT_NE(e.hint().find("num_configs"), std::string::npos);
     EXPECT_NE(e.detail().find("10000"), std::string::npos);
 }
@@ -257,7 +273,8 @@ TEST(RandomSearch, SameResultOnEveryPlatform) {
     // Golden values: the generator is SplitMix64 with Lemire's bounded draws and 6-digit rounding,
     // so these must never change (a user's random_state reproduces their table anywhere).
     auto rows = generate_model_configs(random_search({1, 2}, R"({"learning_rate": {"log_uniform": [0.0001, 0.1]},
-        "momentum": {"uniform": [0.5, 0.99]}, "optimizer": ["sgd", "nesterov"]})", R"({"batch_size": {"int_uniform": [1, 100]}})", 3, 7));
+        "momentum": {"uniform": [0.5, 0.99]}, "optimizer": ["sgd", "nesterov"]})",
+                                                     R"({"batch_size": {"int_uniform": [1, 100]}})", 3, 7));
     ASSERT_EQ(rows.size(), 3u);
     EXPECT_EQ(rows[0], (SelectionEntry{1, R"({"learning_rate":0.000751777,"momentum":0.88835,"optimizer":"sgd"})",
                                        R"({"batch_size":96})"}));
@@ -268,8 +285,10 @@ TEST(RandomSearch, SameResultOnEveryPlatform) {
 }
 
 TEST(RandomSearch, DistributionsStayInRangeAndLookRight) {
-    auto rows = generate_model_configs(random_search({1}, R"({"learning_rate": {"log_uniform": [0.0001, 1]},
-        "momentum": {"uniform": [0.2, 0.4]}})", R"({"batch_size": {"int_uniform": [1, 4]}, "epochs": [1, 2]})", 2000, 11));
+    auto rows =
+        generate_model_configs(random_search({1}, R"({"learning_rate": {"log_uniform": [0.0001, 1]},
+        "momentum": {"uniform": [0.2, 0.4]}})",
+                                             R"({"batch_size": {"int_uniform": [1, 4]}, "epochs": [1, 2]})", 2000, 11));
     ASSERT_EQ(rows.size(), 2000u);
     int below_geometric_mean = 0, lr_low_decade = 0;
     double momentum_sum = 0;
@@ -300,8 +319,8 @@ TEST(RandomSearch, DistributionsStayInRangeAndLookRight) {
 
 TEST(RandomSearch, ConfigurationsAreDistinctAndModelIdsDrawn) {
     // 2 model ids x 3 optimizers x 2 batch sizes = 12 points: asking for all 12 gives each once.
-    auto rows = generate_model_configs(random_search({5, 6}, R"({"optimizer": ["sgd", "adam", "rmsprop"]})",
-                                                     R"({"batch_size": [8, 16]})", 12, 3));
+    auto rows = generate_model_configs(
+        random_search({5, 6}, R"({"optimizer": ["sgd", "adam", "rmsprop"]})", R"({"batch_size": [8, 16]})", 12, 3));
     std::set<std::string> distinct;
     std::set<int32_t> ids;
     for (auto& r : rows) {
@@ -335,7 +354,8 @@ TEST(RandomSearch, ArgumentsAreChecked) {
 TEST(RandomSearch, BadDistributionsAreRefused) {
     auto r = [](const std::string& compile) { return generate_model_configs(random_search({1}, compile, "{}", 1, 1)); };
     EXPECT_ERR(r(R"({"lr": {"normal": [0, 1]}})"), InvalidParameter, "unknown distribution \"normal\" for \"lr\"");
-    EXPECT_ERR(r(R"({"lr": {"uniform": [0.1, 0.2], "log_uniform": [0.1, 0.2]}})"), InvalidParameter, "is an object but not a distribution");
+    EXPECT_ERR(r(R"({"lr": {"uniform": [0.1, 0.2], "log_uniform": [0.1, 0.2]}})"), InvalidParameter,
+               "is an object but not a distribution");
     EXPECT_ERR(r(R"({"lr": {}})"), InvalidParameter, "is an object but not a distribution");
     EXPECT_ERR(r(R"({"lr": {"uniform": [0.1]}})"), InvalidParameter, "invalid uniform distribution for \"lr\"");
     EXPECT_ERR(r(R"({"lr": {"uniform": 0.1}})"), InvalidParameter, "invalid uniform distribution");
@@ -344,7 +364,8 @@ TEST(RandomSearch, BadDistributionsAreRefused) {
     EXPECT_EQ(e.detail(), "low is greater than high.");
     e = EXPECT_ERR(r(R"({"lr": {"log_uniform": [0, 0.1]}})"), InvalidParameter, "invalid log_uniform distribution");
     EXPECT_EQ(e.detail(), "log_uniform needs 0 < low.");
-    e = EXPECT_ERR(generate_model_configs(random_search({1}, "{}", R"({"batch_size": {"int_uniform": [1.5, 4]}})", 1, 1)),
+    e = EXPECT_ERR(generate_model_configs(
+                       random_search({1}, "{}", R"({"batch_size": {"int_uniform": [1.5, 4]}})", 1, 1)),
                    InvalidParameter, "invalid int_uniform distribution for \"batch_size\" in fit_params_grid");
     EXPECT_EQ(e.detail(), "int_uniform takes two integers.");
     EXPECT_ERR(generate_model_configs(random_search({1}, "{}", R"({"batch_size": {"int_uniform": [9, 4]}})", 1, 1)),
@@ -354,10 +375,13 @@ TEST(RandomSearch, BadDistributionsAreRefused) {
 TEST(RandomSearch, ARangeWithInvalidValuesIsRefusedWhateverTheSeed) {
     // learning_rate 0 is invalid; a uniform draw almost never hits it, but the range includes it.
     for (uint64_t seed : {1u, 2u, 3u}) {
-        auto e = EXPECT_ERR(generate_model_configs(random_search({1}, R"({"learning_rate": {"uniform": [0, 0.1]}})", "{}", 1, seed)),
+        auto e = EXPECT_ERR(generate_model_configs(
+                                random_search({1}, R"({"learning_rate": {"uniform": [0, 0.1]}})", "{}", 1, seed)),
                             InvalidParameter, "invalid value for \"learning_rate\": 0");
-        EXPECT_NE(e.detail().find("In the range of the distribution {\"uniform\":[0,0.1]} of \"learning_rate\" in compile_params_grid."),
-                  std::string::npos)
+        EXPECT_NE(
+            e.detail().find(
+                "In the range of the distribution {\"uniform\":[0,0.1]} of \"learning_rate\" in compile_params_grid."),
+            std::string::npos)
             << e.detail();
     }
     EXPECT_ERR(generate_model_configs(random_search({1}, R"({"momentum": {"uniform": [0.5, 1]}})", "{}", 1, 1)),
@@ -365,7 +389,8 @@ TEST(RandomSearch, ARangeWithInvalidValuesIsRefusedWhateverTheSeed) {
     EXPECT_ERR(generate_model_configs(random_search({1}, "{}", R"({"batch_size": {"int_uniform": [0, 8]}})", 1, 1)),
                InvalidParameter, "invalid value for \"batch_size\": 0");
     // A drawn value that is invalid in its context names the configuration.
-    auto e = EXPECT_ERR(generate_model_configs(random_search({1}, R"({"optimizer": ["adam"], "momentum": [0.9]})", "{}", 1, 1)),
+    auto e = EXPECT_ERR(generate_model_configs(
+                            random_search({1}, R"({"optimizer": ["adam"], "momentum": [0.9]})", "{}", 1, 1)),
                         InvalidParameter, "does not apply to adam");
     EXPECT_NE(e.detail().find("In random configuration 1, compile_params_grid point"), std::string::npos) << e.detail();
 }
@@ -373,7 +398,8 @@ TEST(RandomSearch, ARangeWithInvalidValuesIsRefusedWhateverTheSeed) {
 TEST(RandomSearch, OptimizerParamsListSubspacesAreDrawnUniformly) {
     auto rows = generate_model_configs(random_search({1}, R"({"optimizer_params_list": [
         {"optimizer": "sgd", "learning_rate": {"log_uniform": [0.001, 0.1]}},
-        {"optimizer": "adam", "learning_rate": {"log_uniform": [0.0001, 0.01]}, "beta_1": {"uniform": [0.8, 0.95]}}]})", "{}", 400, 5));
+        {"optimizer": "adam", "learning_rate": {"log_uniform": [0.0001, 0.01]}, "beta_1": {"uniform": [0.8, 0.95]}}]})",
+                                                     "{}", 400, 5));
     int adam = 0;
     for (auto& r : rows) {
         json c = json::parse(r.compile_params);

@@ -142,7 +142,8 @@ TEST(StateFormat, Version1StatesStillLoad) {
         EXPECT_NEAR(t.params()[i], now.params()[i], 1e-5f * (1.0f + std::fabs(now.params()[i]))) << i;
     ASSERT_EQ(t.optimizer().slots().size(), now.optimizer().slots().size());
     for (std::size_t i = 0; i < t.optimizer().slots().size(); ++i)
-        EXPECT_NEAR(t.optimizer().slots()[i], now.optimizer().slots()[i], 1e-5f * (1.0f + std::fabs(now.optimizer().slots()[i])))
+        EXPECT_NEAR(t.optimizer().slots()[i], now.optimizer().slots()[i],
+                    1e-5f * (1.0f + std::fabs(now.optimizer().slots()[i])))
             << i;
     // Written again it is a version 2 state: the same bytes up to the optimizer slots, then empty
     // training totals (loss sum, samples, one sum per metric), then the checksum.

@@ -24,8 +24,8 @@ DenseLayer layer(int units, Activation act, bool bias = true, float dropout = 0.
     return l;
 }
 
-ModelConfig make_config(int input_dim, std::vector<DenseLayer> layers, Loss loss,
-                        OptimizerConfig opt, int batch_size, uint64_t seed = 42) {
+ModelConfig make_config(int input_dim, std::vector<DenseLayer> layers, Loss loss, OptimizerConfig opt, int batch_size,
+                        uint64_t seed = 42) {
     ModelConfig c;
     c.arch.input_dim = input_dim;
     c.arch.layers = std::move(layers);
@@ -62,8 +62,7 @@ struct Circle {
     }
 };
 
-double accuracy(const Trainer& t, const std::vector<float>& x, const std::vector<float>& y,
-                int rows) {
+double accuracy(const Trainer& t, const std::vector<float>& x, const std::vector<float>& y, int rows) {
     CompileParams c = t.config().compile;
     c.metrics = {Metric::Accuracy};
     EvalTotals totals;
@@ -75,8 +74,7 @@ double accuracy(const Trainer& t, const std::vector<float>& x, const std::vector
 }
 
 ModelConfig small_classifier(OptimizerConfig opt, float dropout = 0.0f) {
-    return make_config(2,
-                       {layer(16, Activation::Relu, true, dropout), layer(2, Activation::Softmax)},
+    return make_config(2, {layer(16, Activation::Relu, true, dropout), layer(2, Activation::Softmax)},
                        Loss::SoftmaxCrossEntropy, opt, 4);
 }
 
@@ -137,16 +135,14 @@ TEST(Trainer, WeightDecayShrinksWeightsButNotBiases) {
     Trainer a(plain), b(decayed);
     // Nonzero biases, so a decay wrongly applied to them would show.
     for (const LayerSlice& s : a.network().slices())
-        for (int i = 0; i < s.units; ++i)
-            a.params()[s.bias_offset + i] = b.params()[s.bias_offset + i] = 0.3f;
+        for (int i = 0; i < s.units; ++i) a.params()[s.bias_offset + i] = b.params()[s.bias_offset + i] = 0.3f;
     const std::vector<float> before = a.params();
     a.train_buffer(data.x.data(), data.y.data(), 8);
     b.train_buffer(data.x.data(), data.y.data(), 8);
     for (const LayerSlice& s : a.network().slices()) {
         for (std::size_t i = s.weight_offset; i < s.bias_offset; ++i)
             EXPECT_NEAR(b.params()[i] - a.params()[i], -0.5f * 0.1f * before[i], 1e-6f) << i;
-        for (int i = 0; i < s.units; ++i)
-            EXPECT_EQ(b.params()[s.bias_offset + i], a.params()[s.bias_offset + i]);
+        for (int i = 0; i < s.units; ++i) EXPECT_EQ(b.params()[s.bias_offset + i], a.params()[s.bias_offset + i]);
     }
 }
 
@@ -212,8 +208,7 @@ TEST(Trainer, MovedTrainerKeepsTrainingCorrectly) {
 
 TEST(Trainer, MlpLearnsANonlinearBoundaryWithAdamAndMomentum) {
     Circle data(1000, 6);
-    for (OptimizerConfig opt :
-         {optimizer(OptimizerKind::Adam, 0.01), optimizer(OptimizerKind::Momentum, 0.05, 0.9)}) {
+    for (OptimizerConfig opt : {optimizer(OptimizerKind::Adam, 0.01), optimizer(OptimizerKind::Momentum, 0.05, 0.9)}) {
         ModelConfig c = make_config(2, {layer(32, Activation::Relu), layer(2, Activation::Softmax)},
                                     Loss::SoftmaxCrossEntropy, opt, 16, 9);
         Trainer t(c);
@@ -234,8 +229,7 @@ TEST(Trainer, LinearRegressionRecoversTheCoefficients) {
     Rng rng(10);
     std::vector<float> x, y;
     for (int i = 0; i < rows; ++i) {
-        float a = float(rng.uniform() * 2 - 1), b = float(rng.uniform() * 2 - 1),
-              d = float(rng.uniform() * 2 - 1);
+        float a = float(rng.uniform() * 2 - 1), b = float(rng.uniform() * 2 - 1), d = float(rng.uniform() * 2 - 1);
         x.insert(x.end(), {a, b, d});
         y.push_back(2 * a - 3 * b + 0.5f * d + 1);
     }
@@ -258,8 +252,8 @@ TEST(Trainer, DivergenceStopsTrainingAndKeepsFiniteParameters) {
         x.push_back(a);
         y.push_back(3 * a);
     }
-    Trainer t(make_config(1, {layer(1, Activation::Linear)}, Loss::MeanSquaredError,
-                          optimizer(OptimizerKind::SGD, 1e6), 8));
+    Trainer t(
+        make_config(1, {layer(1, Activation::Linear)}, Loss::MeanSquaredError, optimizer(OptimizerKind::SGD, 1e6), 8));
     t.train_buffer(x.data(), y.data(), rows);
     t.train_buffer(x.data(), y.data(), rows);
     ASSERT_TRUE(t.counters().diverged);

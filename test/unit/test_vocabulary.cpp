@@ -20,11 +20,14 @@ namespace {
 const OptimizerKind kOptimizerKinds[] = {OptimizerKind::SGD, OptimizerKind::Momentum, OptimizerKind::Nesterov,
                                          OptimizerKind::Adam, OptimizerKind::RMSprop};
 const Loss kLosses[] = {Loss::SoftmaxCrossEntropy, Loss::BinaryCrossEntropy, Loss::MeanSquaredError};
-const Metric kMetrics[] = {Metric::Accuracy, Metric::TopKAccuracy, Metric::MeanSquaredError,
-                           Metric::MeanAbsoluteError, Metric::Loss};
-const LayerKind kLayerKinds[] = {LayerKind::Dense,   LayerKind::Conv2D,
-                                 LayerKind::MaxPooling2D, LayerKind::AveragePooling2D,
-                                 LayerKind::GlobalAveragePooling2D, LayerKind::Flatten,
+const Metric kMetrics[] = {Metric::Accuracy, Metric::TopKAccuracy, Metric::MeanSquaredError, Metric::MeanAbsoluteError,
+                           Metric::Loss};
+const LayerKind kLayerKinds[] = {LayerKind::Dense,
+                                 LayerKind::Conv2D,
+                                 LayerKind::MaxPooling2D,
+                                 LayerKind::AveragePooling2D,
+                                 LayerKind::GlobalAveragePooling2D,
+                                 LayerKind::Flatten,
                                  LayerKind::BatchNormalization};
 
 }  // namespace
@@ -61,8 +64,7 @@ TEST(Vocabulary, EveryLossAndMetricHasOneEntryAndItsCanonicalNameReadsBack) {
         ASSERT_NE(s, nullptr);
         EXPECT_STREQ(to_string(l), s->name);
         EXPECT_EQ(parse_compile_params(std::string("loss='") + s->name + "'").loss, l) << s->name;
-        for (const char* w : s->written)
-            EXPECT_EQ(parse_compile_params(std::string("loss='") + w + "'").loss, l) << w;
+        for (const char* w : s->written) EXPECT_EQ(parse_compile_params(std::string("loss='") + w + "'").loss, l) << w;
     }
     EXPECT_EQ(vocab::metrics().size(), std::size(kMetrics));
     for (Metric m : kMetrics) {

@@ -44,10 +44,10 @@ private:
 enum class Consistency { BSP, SSP, ASP, SparseSSP };
 
 struct TableOptions {
-    int64_t num_keys = 0;                     // keys 0 .. num_keys-1
-    int64_t chunk_size = 1;                   // chunk c = keys [c*chunk_size, (c+1)*chunk_size)
+    int64_t num_keys = 0;    // keys 0 .. num_keys-1
+    int64_t chunk_size = 1;  // chunk c = keys [c*chunk_size, (c+1)*chunk_size)
     Consistency consistency = Consistency::BSP;
-    int staleness = 0;                        // SSP and SparseSSP
+    int staleness = 0;  // SSP and SparseSSP
     int num_workers = 1;
     float init_value = 0.0f;
 };
@@ -176,7 +176,8 @@ private:
 
 // Creates the parts of table `name` on the servers: keys 0 .. num_keys-1 split into as many ranges
 // as servers, of equal size rounded to whole chunks.
-void CreatePartitionedTable(const std::vector<std::string>& conninfos, const std::string& name, const TableOptions& options);
+void CreatePartitionedTable(const std::vector<std::string>& conninfos, const std::string& name,
+                            const TableOptions& options);
 bool DropPartitionedTable(const std::vector<std::string>& conninfos, const std::string& name, bool if_exists = false);
 
 }  // namespace hopper::ps

@@ -22,8 +22,8 @@
 #include "hopper/run_settings.h"
 #include "hopper/state_format.h"
 #include "pg/common/datum.h"
-#include "pg/engine/engine.h"
 #include "pg/common/names.h"
+#include "pg/engine/engine.h"
 #include "pg/runtime/scoped_settings.h"
 
 namespace hopper::pg {
@@ -53,21 +53,24 @@ Topology read_topology(Spi& spi, const std::string& topology_text, const std::st
         for (const char* c : {"dist_key", "node", "node_group"}) require_column(t, c, "topology table");
         where = "Topology table: " + t.display() + ".";
         if (topology_display) *topology_display = t.display();
-        spi.execute("SELECT dist_key::pg_catalog.int8, node::pg_catalog.text, node_group::pg_catalog.text FROM " + t.quoted());
+        spi.execute("SELECT dist_key::pg_catalog.int8, node::pg_catalog.text, node_group::pg_catalog.text FROM " +
+                    t.quoted());
         for (uint64_t r = 0; r < spi.rows(); ++r) {
             if (spi.is_null(r, 0) || spi.is_null(r, 1) || spi.is_null(r, 2))
-                fail(ErrorKind::NullValue, "topology table " + t.display() + " has a NULL dist_key, node or node_group");
+                fail(ErrorKind::NullValue,
+                     "topology table " + t.display() + " has a NULL dist_key, node or node_group");
             const int64_t k = spi.integer(r, 0);
             if (k < INT32_MIN || k > INT32_MAX)
-                fail(ErrorKind::InvalidParameter, "topology table " + t.display() + " has dist_key " + std::to_string(k) +
-                                                      ", outside the integer range");
+                fail(ErrorKind::InvalidParameter, "topology table " + t.display() + " has dist_key " +
+                                                      std::to_string(k) + ", outside the integer range");
             segments.push_back({int32_t(k), spi.text(r, 1), spi.text(r, 2)});
         }
     }
     if (!link_cost_text.empty()) {
         TableName l = resolve_input_table(link_cost_text, "link cost table");
         for (const char* c : {"group_a", "group_b", "cost"}) require_column(l, c, "link cost table");
-        spi.execute("SELECT group_a::pg_catalog.text, group_b::pg_catalog.text, cost::pg_catalog.float8 FROM " + l.quoted());
+        spi.execute("SELECT group_a::pg_catalog.text, group_b::pg_catalog.text, cost::pg_catalog.float8 FROM " +
+                    l.quoted());
         for (uint64_t r = 0; r < spi.rows(); ++r) {
             if (spi.is_null(r, 0) || spi.is_null(r, 1) || spi.is_null(r, 2))
                 fail(ErrorKind::NullValue, "link cost table " + l.display() + " has a NULL group_a, group_b or cost");
@@ -77,9 +80,7 @@ Topology read_topology(Spi& spi, const std::string& topology_text, const std::st
     }
     try {
         return Topology::build(std::move(segments), std::move(links));
-    } catch (const Error& e) {
-        rethrow_in(e, where);
-    }
+    } catch (const Error& e) { rethrow_in(e, where); }
 }
 
 CombineOutcome run_hierarchical_combine(Spi& spi, const CombineSource& source, const CombineSettings& settings) {
@@ -162,7 +163,8 @@ CombineOutcome run_hierarchical_combine(Spi& spi, const CombineSource& source, c
     }
     const std::string topology_rows =
         "ROWS FROM (pg_catalog.unnest($1::pg_catalog.int4[]), pg_catalog.unnest($2::pg_catalog.int4[])) AS g(dist_key, grp)";
-    const std::string join = partials + " AS p JOIN " + topology_rows + " ON g.dist_key OPERATOR(pg_catalog.=) p.dist_key";
+    const std::string join =
+        partials + " AS p JOIN " + topology_rows + " ON g.dist_key OPERATOR(pg_catalog.=) p.dist_key";
     const bool model = source.kind == CombineKind::ModelAverage;
     auto final_expr = [&](const std::string& inner) {
         std::string e = "hopper." + K + "_final(" + inner + ")";
@@ -184,7 +186,8 @@ CombineOutcome run_hierarchical_combine(Spi& spi, const CombineSource& source, c
     auto t1 = Clock::now();
     spi.execute(sql, {SqlParam::int4_array(keys), SqlParam::int4_array(groups)});
     out.combine_seconds = seconds_since(t1);
-    if (spi.rows() != 1) fail(ErrorKind::Internal, "the combine query returned " + std::to_string(spi.rows()) + " rows");
+    if (spi.rows() != 1)
+        fail(ErrorKind::Internal, "the combine query returned " + std::to_string(spi.rows()) + " rows");
     if (!spi.is_null(0, 0)) out.result = model ? spi.bytes(0, 0) : spi.text(0, 0);
     out.bytes_crossing = spi.is_null(0, 1) ? 0 : spi.integer(0, 1);
     store->drop();
@@ -205,7 +208,8 @@ CombinePolicy policy_args(FunctionCallInfo fcinfo, int coordinator, int cost_fac
     p.bytes_factor = arg_float8_or(fcinfo, bytes_factor, p.bytes_factor);
     const int64_t saved = arg_int_or(fcinfo, min_saved, int64_t(p.min_bytes_saved));
     if (saved < 0)
-        fail(ErrorKind::InvalidParameter, "min_bytes_saved must not be negative", "It is " + std::to_string(saved) + ".");
+        fail(ErrorKind::InvalidParameter, "min_bytes_saved must not be negative",
+             "It is " + std::to_string(saved) + ".");
     p.min_bytes_saved = uint64_t(saved);
     return p;
 }
@@ -214,7 +218,8 @@ CombinePolicy policy_args(FunctionCallInfo fcinfo, int coordinator, int cost_fac
 std::string model_summary_json(const std::string& state) {
     StateSummary s = inspect_state(state);
     return "{\"bytes\": " + std::to_string(s.bytes) + ", \"num_params\": " + std::to_string(s.num_params) +
-           ", \"architecture\": \"" + s.config.arch.shape_string() + "\", \"steps\": " + std::to_string(s.counters.steps) +
+           ", \"architecture\": \"" + s.config.arch.shape_string() +
+           "\", \"steps\": " + std::to_string(s.counters.steps) +
            ", \"samples_seen\": " + std::to_string(s.counters.samples_seen) +
            ", \"visits\": " + std::to_string(s.counters.visits) +
            ", \"diverged\": " + (s.counters.diverged ? "true" : "false") + "}";
@@ -227,7 +232,8 @@ std::string model_summary_json(const std::string& state) {
 HOPPER_FUNCTION(plan_combine) {
     const int64_t state_bytes = arg_int(fcinfo, 0, "state_bytes");
     if (state_bytes < 0)
-        fail(ErrorKind::InvalidParameter, "state_bytes must not be negative", "It is " + std::to_string(state_bytes) + ".");
+        fail(ErrorKind::InvalidParameter, "state_bytes must not be negative",
+             "It is " + std::to_string(state_bytes) + ".");
     std::optional<std::vector<int64_t>> dist_keys;
     if (!PG_ARGISNULL(1)) dist_keys = int_array_to_vector(PG_GETARG_DATUM(1), "dist_keys");
     const std::string topology_text = arg_text_or(fcinfo, 2, "");
@@ -242,7 +248,8 @@ HOPPER_FUNCTION(plan_combine) {
         if (dist_keys) {
             for (int64_t k : *dist_keys) {
                 if (k < INT32_MIN || k > INT32_MAX)
-                    fail(ErrorKind::InvalidParameter, "dist_key " + std::to_string(k) + " is outside the integer range");
+                    fail(ErrorKind::InvalidParameter,
+                         "dist_key " + std::to_string(k) + " is outside the integer range");
                 producers.push_back(int32_t(k));
             }
         } else {
@@ -250,9 +257,7 @@ HOPPER_FUNCTION(plan_combine) {
         }
         try {
             json = plan_combine(topology, producers, uint64_t(state_bytes), policy).to_json();
-        } catch (const Error& e) {
-            rethrow_in(e, display.empty() ? "" : "Topology table: " + display + ".");
-        }
+        } catch (const Error& e) { rethrow_in(e, display.empty() ? "" : "Topology table: " + display + "."); }
     }
     PG_RETURN_DATUM(string_to_jsonb(json));
 }
@@ -284,18 +289,23 @@ HOPPER_FUNCTION(hierarchical_combine) {
         std::vector<std::vector<Oid>> types;  // accepted column types per argument
         std::vector<const char*> wanted;      // the same, for messages
     };
-    const std::vector<Oid> numeric_arrays = {FLOAT8ARRAYOID, FLOAT4ARRAYOID, INT2ARRAYOID, INT4ARRAYOID, INT8ARRAYOID,
-                                             NUMERICARRAYOID};
+    const std::vector<Oid> numeric_arrays = {FLOAT8ARRAYOID, FLOAT4ARRAYOID, INT2ARRAYOID,
+                                             INT4ARRAYOID,   INT8ARRAYOID,   NUMERICARRAYOID};
     const std::vector<Oid> integers = {INT2OID, INT4OID, INT8OID};
     const std::vector<Oid> float_arrays = {FLOAT4ARRAYOID, FLOAT8ARRAYOID};
     const Shape shape =
         kind == CombineKind::VectorSum
             ? Shape{1, "a vector column", {"pg_catalog.float8[]"}, {numeric_arrays}, {"a numeric array"}}
-        : kind == CombineKind::ModelAverage
-            ? Shape{2, "a model state column and a weight column", {"pg_catalog.bytea", "pg_catalog.int8"},
-                    {{BYTEAOID}, integers}, {"bytea", "an integer type"}}
-            : Shape{2, "an independent_var column and a dependent_var column", {"pg_catalog.float4[]", "pg_catalog.float4[]"},
-                    {float_arrays, float_arrays}, {"real[]", "real[]"}};
+        : kind == CombineKind::ModelAverage ? Shape{2,
+                                                    "a model state column and a weight column",
+                                                    {"pg_catalog.bytea", "pg_catalog.int8"},
+                                                    {{BYTEAOID}, integers},
+                                                    {"bytea", "an integer type"}}
+                                            : Shape{2,
+                                                    "an independent_var column and a dependent_var column",
+                                                    {"pg_catalog.float4[]", "pg_catalog.float4[]"},
+                                                    {float_arrays, float_arrays},
+                                                    {"real[]", "real[]"}};
     if (columns.size() != shape.columns)
         fail(ErrorKind::InvalidParameter,
              std::string("kind ") + to_string(kind) + " takes " + std::to_string(shape.columns) + " argument" +
@@ -317,8 +327,8 @@ HOPPER_FUNCTION(hierarchical_combine) {
         const TableName source = resolve_input_table(source_text, "source table");
         const Oid key_type = require_column(source, dist_key_column, "source table");
         if (key_type != INT2OID && key_type != INT4OID && key_type != INT8OID)
-            fail(ErrorKind::WrongType, "dist_key column \"" + dist_key_column + "\" of " + source.display() +
-                                           " must be an integer column");
+            fail(ErrorKind::WrongType,
+                 "dist_key column \"" + dist_key_column + "\" of " + source.display() + " must be an integer column");
         CombineSource src;
         src.kind = kind;
         src.from_sql = source.quoted() + " AS t";
@@ -353,7 +363,8 @@ HOPPER_FUNCTION(hierarchical_combine) {
     const bool empty = o.result.empty();
     return make_record(fcinfo,
                        {Int32GetDatum(o.levels), string_to_jsonb(o.decision.to_json()), Int32GetDatum(o.producers),
-                        Int64GetDatum(o.bytes_crossing), Float8GetDatum(o.partial_seconds), Float8GetDatum(o.combine_seconds),
+                        Int64GetDatum(o.bytes_crossing), Float8GetDatum(o.partial_seconds),
+                        Float8GetDatum(o.combine_seconds),
                         empty ? (Datum)0 : string_to_jsonb(model ? model_summary_json(o.result) : o.result),
                         empty || !model ? (Datum)0 : bytes_to_bytea(o.result)},
                        {false, false, false, false, false, false, empty, empty || !model});

@@ -37,11 +37,11 @@ struct CombineSettings {
 
 struct CombineOutcome {
     CombineDecision decision;
-    int levels = 2;                    // what ran
-    int producers = 0;                 // segments that produced a state
-    int64_t bytes_crossing = 0;        // measured: bytes of the states sent across group boundaries
+    int levels = 2;              // what ran
+    int producers = 0;           // segments that produced a state
+    int64_t bytes_crossing = 0;  // measured: bytes of the states sent across group boundaries
     double partial_seconds = 0, combine_seconds = 0;
-    std::string result;                // the final level's result: jsonb text, or a model state (model_average)
+    std::string result;  // the final level's result: jsonb text, or a model state (model_average)
 };
 
 // Reads and validates a topology table (dist_key, node, node_group) and a link cost table

@@ -18,8 +18,8 @@
 #include "hopper/metrics.h"
 #include "hopper/network.h"
 #include "hopper/state_format.h"
-#include "pg/common/datum.h"
 #include "pg/common/aggregate.h"
+#include "pg/common/datum.h"
 
 extern "C" {
 #include "access/detoast.h"
@@ -117,7 +117,8 @@ HOPPER_FUNCTION(vector_sum_finish) {
     VectorSumAgg* state = state_arg<VectorSumAgg>(fcinfo, 0);
     if (!state || state->core.empty()) PG_RETURN_NULL();
     const VectorSumState& s = state->core;
-    return make_record(fcinfo, {Int64GetDatum(int64_t(s.count)), make_float8_array(s.total()), make_float8_array(s.mean())},
+    return make_record(fcinfo,
+                       {Int64GetDatum(int64_t(s.count)), make_float8_array(s.total()), make_float8_array(s.mean())},
                        {false, false, false});
 }
 
@@ -140,12 +141,8 @@ HOPPER_FUNCTION(model_average_add) {
     PG_RETURN_POINTER(state);
 }
 
-HOPPER_FUNCTION(model_average_merge) {
-    return merge_serialized<ModelAverageAgg>(fcinfo, "model_average_merge");
-}
-HOPPER_FUNCTION(model_average_combine) {
-    return combine_states<ModelAverageAgg>(fcinfo, "model_average_combine");
-}
+HOPPER_FUNCTION(model_average_merge) { return merge_serialized<ModelAverageAgg>(fcinfo, "model_average_merge"); }
+HOPPER_FUNCTION(model_average_combine) { return combine_states<ModelAverageAgg>(fcinfo, "model_average_combine"); }
 HOPPER_FUNCTION(model_average_serialize) { return serialize_state_datum<ModelAverageAgg>(fcinfo); }
 HOPPER_FUNCTION(model_average_deserialize) {
     return deserialize_state_datum<ModelAverageAgg>(fcinfo, "model_average_deserialize");
@@ -165,7 +162,8 @@ HOPPER_FUNCTION(model_average_finish) {
     const ModelAverageState& avg = state->core;
     if (avg.excluded == avg.models && quiet_model_average) PG_RETURN_NULL();
     if (avg.excluded > 0 && !quiet_model_average) {
-        const std::string counted = std::to_string(avg.excluded) + " of " + std::to_string(avg.models) + " model states";
+        const std::string counted =
+            std::to_string(avg.excluded) + " of " + std::to_string(avg.models) + " model states";
         const bool none_left = avg.excluded == avg.models;
         warning(none_left ? "model_average has no average: all " + counted + " were left out"
                           : "model_average left out " + counted,
@@ -215,19 +213,21 @@ HOPPER_FUNCTION(metrics_add) {
     Float4Matrix y = float4_matrix(PG_GETARG_DATUM(3), "dependent_var");
     if (x.rows != y.rows)
         fail(ErrorKind::Data, "packed buffer has inconsistent row counts",
-             "independent_var has " + std::to_string(x.rows) + " rows and dependent_var " + std::to_string(y.rows) + ".");
+             "independent_var has " + std::to_string(x.rows) + " rows and dependent_var " + std::to_string(y.rows) +
+                 ".");
     if (x.rows == 0) PG_RETURN_POINTER(state);
     const Architecture& arch = state->model->config.arch;
     if (x.cols != arch.input_dim || y.cols != arch.output_dim())
         fail(ErrorKind::Data,
-             "packed data has shape " + std::to_string(x.cols) + " -> " + std::to_string(y.cols) + " but the model expects " +
-                 std::to_string(arch.input_dim) + " -> " + std::to_string(arch.output_dim()),
+             "packed data has shape " + std::to_string(x.cols) + " -> " + std::to_string(y.cols) +
+                 " but the model expects " + std::to_string(arch.input_dim) + " -> " +
+                 std::to_string(arch.output_dim()),
              "Architecture " + arch.shape_string() + ".");
     check_finite_buffer(x.data, {x.rows, x.cols}, "independent_var");
     check_finite_buffer(y.data, {y.rows, y.cols}, "dependent_var");
     ConstMatrixMap xm(x.data, x.cols, x.rows), ym(y.data, y.cols, y.rows);
-    evaluate_batch(*state->network, state->model->params.data(), xm, ym, state->model->config.compile, state->core.totals,
-                   state->scratch);
+    evaluate_batch(*state->network, state->model->params.data(), xm, ym, state->model->config.compile,
+                   state->core.totals, state->scratch);
     PG_RETURN_POINTER(state);
 }
 
@@ -243,6 +243,7 @@ HOPPER_FUNCTION(metrics_finish) {
     const MetricsState& s = state->core;
     const double loss = s.totals.loss();
     return make_record(fcinfo,
-                       {Int64GetDatum(int64_t(s.totals.count)), Float8GetDatum(loss), string_to_jsonb(s.metrics_json())},
+                       {Int64GetDatum(int64_t(s.totals.count)), Float8GetDatum(loss),
+                        string_to_jsonb(s.metrics_json())},
                        {false, !std::isfinite(loss), false});
 }

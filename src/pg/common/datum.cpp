@@ -10,8 +10,8 @@
 #include "hopper/error.h"
 
 extern "C" {
-#include "utils/uuid.h"
 #include "utils/numeric.h"
+#include "utils/uuid.h"
 }
 
 namespace hopper::pg {
@@ -178,8 +178,8 @@ Datum make_text_array(const std::vector<std::string>& v) {
     texts.reserve(v.size());
     for (const auto& s : v) texts.push_back(string_to_text(s));
     return build_value([&] {
-        return PointerGetDatum(construct_array(texts.empty() ? nullptr : texts.data(), (int)texts.size(),
-                                               TEXTOID, -1, false, TYPALIGN_INT));
+        return PointerGetDatum(construct_array(texts.empty() ? nullptr : texts.data(), (int)texts.size(), TEXTOID, -1,
+                                               false, TYPALIGN_INT));
     });
 }
 
@@ -188,8 +188,8 @@ Datum make_bytea_array(const std::vector<std::string>& v) {
     elems.reserve(v.size());
     for (const auto& s : v) elems.push_back(bytes_to_bytea(s));
     return build_value([&] {
-        return PointerGetDatum(construct_array(elems.empty() ? nullptr : elems.data(), (int)elems.size(),
-                                               BYTEAOID, -1, false, TYPALIGN_INT));
+        return PointerGetDatum(construct_array(elems.empty() ? nullptr : elems.data(), (int)elems.size(), BYTEAOID, -1,
+                                               false, TYPALIGN_INT));
     });
 }
 
@@ -293,7 +293,8 @@ std::string arg_json_object(FunctionCallInfo fcinfo, int i, const char* name) {
     std::string s = arg_jsonb_or(fcinfo, i, "{}");
     const std::size_t at = s.find_first_not_of(" \t\r\n");
     if (at == std::string::npos || s[at] != '{')
-        fail(ErrorKind::InvalidParameter, std::string(name) + " must be a JSON object", "It is " + s.substr(0, 80) + ".");
+        fail(ErrorKind::InvalidParameter, std::string(name) + " must be a JSON object",
+             "It is " + s.substr(0, 80) + ".");
     return s;
 }
 

@@ -18,9 +18,7 @@ MemoryContext exchange_value_context(MemoryContext context) noexcept {
     return outer;
 }
 
-const char* PgError::what() const noexcept {
-    return edata_ && edata_->message ? edata_->message : "PostgreSQL error";
-}
+const char* PgError::what() const noexcept { return edata_ && edata_->message ? edata_->message : "PostgreSQL error"; }
 
 void check_for_interrupts() {
     call([] { CHECK_FOR_INTERRUPTS(); });
@@ -65,9 +63,7 @@ static int sqlstate_for(ErrorKind kind) {
     return ERRCODE_INTERNAL_ERROR;
 }
 
-static void copy_text(char* dst, std::size_t size, const char* src) {
-    std::snprintf(dst, size, "%s", src ? src : "");
-}
+static void copy_text(char* dst, std::size_t size, const char* src) { std::snprintf(dst, size, "%s", src ? src : ""); }
 
 void CaughtError::capture(std::exception_ptr e) noexcept {
     pending = true;
@@ -76,9 +72,7 @@ void CaughtError::capture(std::exception_ptr e) noexcept {
     message[0] = detail[0] = hint[0] = '\0';
     try {
         std::rethrow_exception(e);
-    } catch (const PgError& pe) {
-        pg_error = pe.edata();
-    } catch (const Error& he) {
+    } catch (const PgError& pe) { pg_error = pe.edata(); } catch (const Error& he) {
         sqlstate = sqlstate_for(he.kind());
         copy_text(message, sizeof message, he.message().c_str());
         copy_text(detail, sizeof detail, he.detail().c_str());
@@ -102,8 +96,8 @@ void CaughtError::raise() {
     pending = false;
     if (pg_error) ReThrowError(pg_error);
     if (sqlstate == ERRCODE_INTERNAL_ERROR)
-        ereport(ERROR, (errcode(sqlstate), errmsg_internal("%s", message), detail[0] ? errdetail_internal("%s", detail) : 0,
-                        hint[0] ? errhint("%s", hint) : 0));
+        ereport(ERROR, (errcode(sqlstate), errmsg_internal("%s", message),
+                        detail[0] ? errdetail_internal("%s", detail) : 0, hint[0] ? errhint("%s", hint) : 0));
     ereport(ERROR, (errcode(sqlstate), errmsg("%s", message), detail[0] ? errdetail("%s", detail) : 0,
                     hint[0] ? errhint("%s", hint) : 0));
     pg_unreachable();

@@ -118,29 +118,26 @@ struct CaughtError {
 // Declares a SQL-callable function `name` (C symbol `name`, version-1 calling convention). The body
 // that follows is C++ and may throw; it runs inside the guard. The values it builds with datum.h
 // live in the context it was called in (value_context), whatever Spi is open when it builds them.
-#define HOPPER_FUNCTION(name)                                                          \
-    static Datum name##_body(FunctionCallInfo fcinfo);                                 \
-    extern "C" {                                                                        \
-    PGDLLEXPORT Datum name(PG_FUNCTION_ARGS);                                           \
-    PGDLLEXPORT const Pg_finfo_record* pg_finfo_##name(void);                           \
-    const Pg_finfo_record* pg_finfo_##name(void) {                                      \
-        static const Pg_finfo_record info = {1};                                        \
-        return &info;                                                                   \
-    }                                                                                   \
-    Datum name(PG_FUNCTION_ARGS) {                                                      \
-        ::hopper::pg::CaughtError caught_error;                                         \
-        caught_error.pending = false;                                                   \
-        MemoryContext const outer_value_context =                                       \
-            ::hopper::pg::exchange_value_context(CurrentMemoryContext);                 \
-        Datum result = (Datum)0;                                                        \
-        try {                                                                           \
-            result = name##_body(fcinfo);                                               \
-        } catch (...) {                                                                 \
-            caught_error.capture(std::current_exception());                             \
-        }                                                                               \
-        ::hopper::pg::exchange_value_context(outer_value_context);                      \
-        if (caught_error.pending) caught_error.raise();                                 \
-        return result;                                                                  \
-    }                                                                                   \
-    }                                                                                   \
+#define HOPPER_FUNCTION(name)                                                                                 \
+    static Datum name##_body(FunctionCallInfo fcinfo);                                                        \
+    extern "C" {                                                                                              \
+    PGDLLEXPORT Datum name(PG_FUNCTION_ARGS);                                                                 \
+    PGDLLEXPORT const Pg_finfo_record* pg_finfo_##name(void);                                                 \
+    const Pg_finfo_record* pg_finfo_##name(void) {                                                            \
+        static const Pg_finfo_record info = {1};                                                              \
+        return &info;                                                                                         \
+    }                                                                                                         \
+    Datum name(PG_FUNCTION_ARGS) {                                                                            \
+        ::hopper::pg::CaughtError caught_error;                                                               \
+        caught_error.pending = false;                                                                         \
+        MemoryContext const outer_value_context = ::hopper::pg::exchange_value_context(CurrentMemoryContext); \
+        Datum result = (Datum)0;                                                                              \
+        try {                                                                                                 \
+            result = name##_body(fcinfo);                                                                     \
+        } catch (...) { caught_error.capture(std::current_exception()); }                                     \
+        ::hopper::pg::exchange_value_context(outer_value_context);                                            \
+        if (caught_error.pending) caught_error.raise();                                                       \
+        return result;                                                                                        \
+    }                                                                                                         \
+    }                                                                                                         \
     static Datum name##_body(FunctionCallInfo fcinfo)

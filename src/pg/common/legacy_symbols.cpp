@@ -4,16 +4,16 @@
 // stays an entry point that calls the function of today's name (SQL name = C symbol since 0.2.0).
 #include "pg/common/guard.h"
 
-#define HOPPER_LEGACY_SYMBOL(old_name, new_name)                                   \
-    extern "C" {                                                                   \
-    PGDLLEXPORT Datum new_name(PG_FUNCTION_ARGS);                                  \
-    PGDLLEXPORT Datum old_name(PG_FUNCTION_ARGS);                                  \
-    PGDLLEXPORT const Pg_finfo_record* pg_finfo_##old_name(void);                  \
-    const Pg_finfo_record* pg_finfo_##old_name(void) {                             \
-        static const Pg_finfo_record info = {1};                                   \
-        return &info;                                                              \
-    }                                                                              \
-    Datum old_name(PG_FUNCTION_ARGS) { return new_name(fcinfo); }                  \
+#define HOPPER_LEGACY_SYMBOL(old_name, new_name)                  \
+    extern "C" {                                                  \
+    PGDLLEXPORT Datum new_name(PG_FUNCTION_ARGS);                 \
+    PGDLLEXPORT Datum old_name(PG_FUNCTION_ARGS);                 \
+    PGDLLEXPORT const Pg_finfo_record* pg_finfo_##old_name(void); \
+    const Pg_finfo_record* pg_finfo_##old_name(void) {            \
+        static const Pg_finfo_record info = {1};                  \
+        return &info;                                             \
+    }                                                             \
+    Datum old_name(PG_FUNCTION_ARGS) { return new_name(fcinfo); } \
     }
 
 // 0.1.0: the combine aggregates' support functions had a combine_ prefix, and ps_create's

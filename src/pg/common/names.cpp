@@ -15,15 +15,14 @@ namespace hopper::pg {
 
 std::string TableName::quoted() const { return quote_ident(schema) + "." + quote_ident(name); }
 
-std::string TableName::display() const {
-    return quote_ident(schema) + "." + quote_ident(name);
-}
+std::string TableName::display() const { return quote_ident(schema) + "." + quote_ident(name); }
 
 TableName TableName::with_suffix(const std::string& suffix) const {
     TableName t{schema, name + suffix};
     if (t.name.size() >= NAMEDATALEN)
         fail(ErrorKind::NameTooLong, "table name \"" + t.name + "\" is too long",
-             "PostgreSQL table names have at most " + std::to_string(NAMEDATALEN - 1) + " bytes; hopper derives this name from \"" + name + "\".",
+             "PostgreSQL table names have at most " + std::to_string(NAMEDATALEN - 1) +
+                 " bytes; hopper derives this name from \"" + name + "\".",
              "Use a shorter output table name.");
     return t;
 }
@@ -40,9 +39,10 @@ RangeVar* parse_name(const std::string& text, const char* what) {
             return makeRangeVarFromNameList(names);
         });
     } catch (const PgError& e) {
-        fail(ErrorKind::InvalidName, std::string("invalid ") + what + " name \"" + text + "\"",
-             e.edata()->message ? "PostgreSQL could not parse it: " + std::string(e.edata()->message) + "." : "",
-             "Pass a table name such as my_table, my_schema.my_table or \"My Table\"; quote names that contain special characters.");
+        fail(
+            ErrorKind::InvalidName, std::string("invalid ") + what + " name \"" + text + "\"",
+            e.edata()->message ? "PostgreSQL could not parse it: " + std::string(e.edata()->message) + "." : "",
+            "Pass a table name such as my_table, my_schema.my_table or \"My Table\"; quote names that contain special characters.");
     }
     if (rv->catalogname)
         fail(ErrorKind::InvalidName, std::string("invalid ") + what + " name \"" + text + "\"",
@@ -57,16 +57,15 @@ RangeVar* parse_name(const std::string& text, const char* what) {
 TableName resolve_input_table(const std::string& text, const char* what) {
     RangeVar* rv = parse_name(text, what);
     Oid relid = call([&] { return RangeVarGetRelid(rv, AccessShareLock, true); });
-    if (!OidIsValid(relid))
-        fail(ErrorKind::UndefinedTable, std::string(what) + " \"" + text + "\" does not exist");
+    if (!OidIsValid(relid)) fail(ErrorKind::UndefinedTable, std::string(what) + " \"" + text + "\" does not exist");
     char relkind = call([&] { return get_rel_relkind(relid); });
     if (relkind != RELKIND_RELATION && relkind != RELKIND_PARTITIONED_TABLE && relkind != RELKIND_VIEW &&
         relkind != RELKIND_MATVIEW && relkind != RELKIND_FOREIGN_TABLE)
         fail(ErrorKind::WrongType, std::string(what) + " \"" + text + "\" is not a table or view");
     AclResult acl = call([&] { return pg_class_aclcheck(relid, GetUserId(), ACL_SELECT); });
     if (acl != ACLCHECK_OK)
-        fail(ErrorKind::Privilege, std::string("permission denied for ") + what + " \"" + text + "\"",
-             "", "The caller needs SELECT privilege on it.");
+        fail(ErrorKind::Privilege, std::string("permission denied for ") + what + " \"" + text + "\"", "",
+             "The caller needs SELECT privilege on it.");
     TableName t;
     t.name = call([&] { return get_rel_name(relid); });
     t.schema = call([&] { return get_namespace_name(get_rel_namespace(relid)); });
@@ -94,8 +93,8 @@ bool table_exists(const TableName& t) { return OidIsValid(table_oid(t)); }
 
 void require_absent(const TableName& t, const char* what) {
     if (table_exists(t))
-        fail(ErrorKind::DuplicateTable, std::string(what) + " " + t.display() + " already exists",
-             "", "Drop it first or choose another name.");
+        fail(ErrorKind::DuplicateTable, std::string(what) + " " + t.display() + " already exists", "",
+             "Drop it first or choose another name.");
 }
 
 Oid column_type(const TableName& t, const std::string& column) {

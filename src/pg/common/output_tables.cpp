@@ -21,32 +21,36 @@ std::optional<std::string> token_in(const std::string& comment) {
 
 }  // namespace
 
-std::string new_output_token(Spi& spi) { return spi.scalar_text("SELECT pg_catalog.gen_random_uuid()::pg_catalog.text"); }
+std::string new_output_token(Spi& spi) {
+    return spi.scalar_text("SELECT pg_catalog.gen_random_uuid()::pg_catalog.text");
+}
 
 void record_output_table(Spi& spi, const TableName& table, const std::string& kind, const std::string& token,
                          const std::string& description, std::optional<int64_t> run_id) {
     if (!schema_features().output_tables) return;  // a database not yet updated keeps no marks
-    spi.execute("INSERT INTO hopper.output_tables (token, kind, schema_name, table_name, run_id)"
-                " VALUES ($1::pg_catalog.uuid, $2, $3, $4, $5)",
-                {SqlParam::text(token), SqlParam::text(kind), SqlParam::text(table.schema), SqlParam::text(table.name),
-                 run_id ? SqlParam::int8(*run_id) : SqlParam::null(INT8OID)});
+    spi.execute(
+        "INSERT INTO hopper.output_tables (token, kind, schema_name, table_name, run_id)"
+        " VALUES ($1::pg_catalog.uuid, $2, $3, $4, $5)",
+        {SqlParam::text(token), SqlParam::text(kind), SqlParam::text(table.schema), SqlParam::text(table.name),
+         run_id ? SqlParam::int8(*run_id) : SqlParam::null(INT8OID)});
     // COMMENT takes no parameters: the text is a quoted literal.
-    spi.execute("COMMENT ON TABLE " + table.quoted() + " IS " +
-                quote_literal(description + " (hopper replaces it only while this mark stays) " + kTokenOpen + token + "]"));
+    spi.execute(
+        "COMMENT ON TABLE " + table.quoted() + " IS " +
+        quote_literal(description + " (hopper replaces it only while this mark stays) " + kTokenOpen + token + "]"));
 }
 
 std::optional<std::string> output_token(Spi& spi, const TableName& table, const std::string& kind) {
     if (!schema_features().output_tables) return std::nullopt;
     const Oid relid = table_oid(table);
     if (!OidIsValid(relid)) return std::nullopt;
-    spi.execute("SELECT pg_catalog.obj_description($1::pg_catalog.oid, 'pg_class')",
-                {SqlParam::int8(int64_t(relid))});
+    spi.execute("SELECT pg_catalog.obj_description($1::pg_catalog.oid, 'pg_class')", {SqlParam::int8(int64_t(relid))});
     if (spi.rows() == 0 || spi.is_null(0, 0)) return std::nullopt;
     const std::optional<std::string> token = token_in(spi.text(0, 0));
     if (!token) return std::nullopt;
-    spi.execute("SELECT 1 FROM hopper.output_tables WHERE token OPERATOR(pg_catalog.=) $1::pg_catalog.uuid"
-                " AND kind OPERATOR(pg_catalog.=) $2",
-                {SqlParam::text(*token), SqlParam::text(kind)});
+    spi.execute(
+        "SELECT 1 FROM hopper.output_tables WHERE token OPERATOR(pg_catalog.=) $1::pg_catalog.uuid"
+        " AND kind OPERATOR(pg_catalog.=) $2",
+        {SqlParam::text(*token), SqlParam::text(kind)});
     if (spi.rows() == 0) return std::nullopt;
     return token;
 }

@@ -8,8 +8,8 @@
 namespace hopper::pg {
 
 struct SchemaFeatures {
-    bool output_tables = true;  // hopper.output_tables (0.2.0): marks of the tables hopper created
-    bool run_records = true;    // hopper.run_records + the hopper.runs view (0.2.0); before: a table hopper.runs
+    bool output_tables = true;         // hopper.output_tables (0.2.0): marks of the tables hopper created
+    bool run_records = true;           // hopper.run_records + the hopper.runs view (0.2.0); before: a table hopper.runs
     bool evaluate_models_sums = true;  // the aggregate hopper.evaluate_models_sums (0.2.0)
 };
 

@@ -65,7 +65,8 @@ void* tracked_alloc(MemoryContext cxt, Size size) {
 void tracked_free(MemoryContext cxt, void* pointer) {
     TrackedChunk* c = chunk_of(pointer);
     TrackedMethods* t = tracked(cxt);
-    if (c->prev) c->prev->next = c->next; else t->chunks = c->next;
+    if (c->prev) c->prev->next = c->next;
+    else t->chunks = c->next;
     if (c->next) c->next->prev = c->prev;
     cxt->mem_allocated -= c->size;
     std::free(c);
@@ -129,25 +130,90 @@ void track_chunks(MemoryContext cxt) {
 
 namespace hopper::pg {
 
-SqlParam SqlParam::null(Oid type) { SqlParam p; p.kind = Kind::Null; p.type = type; return p; }
-SqlParam SqlParam::text(std::string_view s) { SqlParam p; p.kind = Kind::Text; p.view = s; return p; }
+SqlParam SqlParam::null(Oid type) {
+    SqlParam p;
+    p.kind = Kind::Null;
+    p.type = type;
+    return p;
+}
+SqlParam SqlParam::text(std::string_view s) {
+    SqlParam p;
+    p.kind = Kind::Text;
+    p.view = s;
+    return p;
+}
 SqlParam SqlParam::text_copy(std::string s) {
     SqlParam p;
     p.kind = Kind::Text;
     p.owned = std::move(s);
     return p;
 }
-SqlParam SqlParam::int4(int32_t v) { SqlParam p; p.kind = Kind::Int4; p.i = v; return p; }
-SqlParam SqlParam::int8(int64_t v) { SqlParam p; p.kind = Kind::Int8; p.i = v; return p; }
-SqlParam SqlParam::float8(double v) { SqlParam p; p.kind = Kind::Float8; p.d = v; return p; }
-SqlParam SqlParam::boolean(bool v) { SqlParam p; p.kind = Kind::Bool; p.b = v; return p; }
-SqlParam SqlParam::bytea(std::string_view bytes) { SqlParam p; p.kind = Kind::Bytea; p.view = bytes; return p; }
-SqlParam SqlParam::jsonb(std::string_view json) { SqlParam p; p.kind = Kind::Jsonb; p.view = json; return p; }
-SqlParam SqlParam::float8_array(const std::vector<double>& v) { SqlParam p; p.kind = Kind::Float8Array; p.dv = &v; return p; }
-SqlParam SqlParam::int4_array(const std::vector<int32_t>& v) { SqlParam p; p.kind = Kind::Int4Array; p.i4v = &v; return p; }
-SqlParam SqlParam::int8_array(const std::vector<int64_t>& v) { SqlParam p; p.kind = Kind::Int8Array; p.i8v = &v; return p; }
-SqlParam SqlParam::text_array(const std::vector<std::string>& v) { SqlParam p; p.kind = Kind::TextArray; p.sv = &v; return p; }
-SqlParam SqlParam::bytea_array(const std::vector<std::string>& v) { SqlParam p; p.kind = Kind::ByteaArray; p.sv = &v; return p; }
+SqlParam SqlParam::int4(int32_t v) {
+    SqlParam p;
+    p.kind = Kind::Int4;
+    p.i = v;
+    return p;
+}
+SqlParam SqlParam::int8(int64_t v) {
+    SqlParam p;
+    p.kind = Kind::Int8;
+    p.i = v;
+    return p;
+}
+SqlParam SqlParam::float8(double v) {
+    SqlParam p;
+    p.kind = Kind::Float8;
+    p.d = v;
+    return p;
+}
+SqlParam SqlParam::boolean(bool v) {
+    SqlParam p;
+    p.kind = Kind::Bool;
+    p.b = v;
+    return p;
+}
+SqlParam SqlParam::bytea(std::string_view bytes) {
+    SqlParam p;
+    p.kind = Kind::Bytea;
+    p.view = bytes;
+    return p;
+}
+SqlParam SqlParam::jsonb(std::string_view json) {
+    SqlParam p;
+    p.kind = Kind::Jsonb;
+    p.view = json;
+    return p;
+}
+SqlParam SqlParam::float8_array(const std::vector<double>& v) {
+    SqlParam p;
+    p.kind = Kind::Float8Array;
+    p.dv = &v;
+    return p;
+}
+SqlParam SqlParam::int4_array(const std::vector<int32_t>& v) {
+    SqlParam p;
+    p.kind = Kind::Int4Array;
+    p.i4v = &v;
+    return p;
+}
+SqlParam SqlParam::int8_array(const std::vector<int64_t>& v) {
+    SqlParam p;
+    p.kind = Kind::Int8Array;
+    p.i8v = &v;
+    return p;
+}
+SqlParam SqlParam::text_array(const std::vector<std::string>& v) {
+    SqlParam p;
+    p.kind = Kind::TextArray;
+    p.sv = &v;
+    return p;
+}
+SqlParam SqlParam::bytea_array(const std::vector<std::string>& v) {
+    SqlParam p;
+    p.kind = Kind::ByteaArray;
+    p.sv = &v;
+    return p;
+}
 SqlParam SqlParam::float4_matrix(const float* data, int rows, int cols) {
     SqlParam p;
     p.kind = Kind::Float4Matrix;
@@ -156,7 +222,13 @@ SqlParam SqlParam::float4_matrix(const float* data, int rows, int cols) {
     p.cols = cols;
     return p;
 }
-SqlParam SqlParam::datum(::Datum value, Oid type) { SqlParam p; p.kind = Kind::Datum; p.raw = value; p.type = type; return p; }
+SqlParam SqlParam::datum(::Datum value, Oid type) {
+    SqlParam p;
+    p.kind = Kind::Datum;
+    p.raw = value;
+    p.type = type;
+    return p;
+}
 
 Spi::Spi(bool nonatomic) : nonatomic_(nonatomic), uncaught_at_start_(std::uncaught_exceptions()) {
     call([&] {
@@ -187,24 +259,67 @@ void Spi::bind(const std::vector<SqlParam>& params, Datum* values, char* nulls, 
         nulls[k] = ' ';
         std::string_view view = p.owned.empty() ? p.view : std::string_view(p.owned);
         switch (p.kind) {
-            case SqlParam::Kind::Null: nulls[k] = 'n'; values[k] = 0; types[k] = p.type; break;
-            case SqlParam::Kind::Text: values[k] = string_to_text(view); types[k] = TEXTOID; break;
-            case SqlParam::Kind::Int4: values[k] = Int32GetDatum((int32)p.i); types[k] = INT4OID; break;
-            case SqlParam::Kind::Int8: values[k] = Int64GetDatum(p.i); types[k] = INT8OID; break;
-            case SqlParam::Kind::Float8: values[k] = Float8GetDatum(p.d); types[k] = FLOAT8OID; break;
-            case SqlParam::Kind::Bool: values[k] = BoolGetDatum(p.b); types[k] = BOOLOID; break;
-            case SqlParam::Kind::Bytea: values[k] = bytes_to_bytea(view); types[k] = BYTEAOID; break;
-            case SqlParam::Kind::Jsonb: values[k] = string_to_jsonb(view); types[k] = JSONBOID; break;
-            case SqlParam::Kind::Float8Array: values[k] = make_float8_array(*p.dv); types[k] = FLOAT8ARRAYOID; break;
-            case SqlParam::Kind::Int4Array: values[k] = make_int4_array(*p.i4v); types[k] = INT4ARRAYOID; break;
-            case SqlParam::Kind::Int8Array: values[k] = make_int8_array(*p.i8v); types[k] = INT8ARRAYOID; break;
-            case SqlParam::Kind::TextArray: values[k] = make_text_array(*p.sv); types[k] = TEXTARRAYOID; break;
-            case SqlParam::Kind::ByteaArray: values[k] = make_bytea_array(*p.sv); types[k] = BYTEAARRAYOID; break;
+            case SqlParam::Kind::Null:
+                nulls[k] = 'n';
+                values[k] = 0;
+                types[k] = p.type;
+                break;
+            case SqlParam::Kind::Text:
+                values[k] = string_to_text(view);
+                types[k] = TEXTOID;
+                break;
+            case SqlParam::Kind::Int4:
+                values[k] = Int32GetDatum((int32)p.i);
+                types[k] = INT4OID;
+                break;
+            case SqlParam::Kind::Int8:
+                values[k] = Int64GetDatum(p.i);
+                types[k] = INT8OID;
+                break;
+            case SqlParam::Kind::Float8:
+                values[k] = Float8GetDatum(p.d);
+                types[k] = FLOAT8OID;
+                break;
+            case SqlParam::Kind::Bool:
+                values[k] = BoolGetDatum(p.b);
+                types[k] = BOOLOID;
+                break;
+            case SqlParam::Kind::Bytea:
+                values[k] = bytes_to_bytea(view);
+                types[k] = BYTEAOID;
+                break;
+            case SqlParam::Kind::Jsonb:
+                values[k] = string_to_jsonb(view);
+                types[k] = JSONBOID;
+                break;
+            case SqlParam::Kind::Float8Array:
+                values[k] = make_float8_array(*p.dv);
+                types[k] = FLOAT8ARRAYOID;
+                break;
+            case SqlParam::Kind::Int4Array:
+                values[k] = make_int4_array(*p.i4v);
+                types[k] = INT4ARRAYOID;
+                break;
+            case SqlParam::Kind::Int8Array:
+                values[k] = make_int8_array(*p.i8v);
+                types[k] = INT8ARRAYOID;
+                break;
+            case SqlParam::Kind::TextArray:
+                values[k] = make_text_array(*p.sv);
+                types[k] = TEXTARRAYOID;
+                break;
+            case SqlParam::Kind::ByteaArray:
+                values[k] = make_bytea_array(*p.sv);
+                types[k] = BYTEAARRAYOID;
+                break;
             case SqlParam::Kind::Float4Matrix:
                 values[k] = make_float4_array(p.fp, {p.rows, p.cols});
                 types[k] = FLOAT4ARRAYOID;
                 break;
-            case SqlParam::Kind::Datum: values[k] = p.raw; types[k] = p.type; break;
+            case SqlParam::Kind::Datum:
+                values[k] = p.raw;
+                types[k] = p.type;
+                break;
         }
     }
 }
@@ -232,10 +347,9 @@ uint64_t Spi::execute(const std::string& sql, const std::vector<SqlParam>& param
     std::vector<char>& nulls = b.nulls;
     std::vector<Oid>& types = b.types;
     rows_ = call([&] {
-        int rc = params.empty()
-                     ? SPI_execute(sql.c_str(), false, 0)
-                     : SPI_execute_with_args(sql.c_str(), (int)params.size(), types.data(), values.data(),
-                                             nulls.data(), false, 0);
+        int rc = params.empty() ? SPI_execute(sql.c_str(), false, 0)
+                                : SPI_execute_with_args(sql.c_str(), (int)params.size(), types.data(), values.data(),
+                                                        nulls.data(), false, 0);
         if (rc < 0) elog(ERROR, "SPI_execute failed (%s): %s", SPI_result_code_string(rc), sql.c_str());
         return (uint64_t)SPI_processed;
     });
@@ -248,8 +362,7 @@ uint64_t Spi::execute_with_large_params(const std::string& sql, const std::vecto
     rows_ = call([&] {
         // CURSOR_OPT_PARALLEL_OK, as SPI_execute gives its statements: SPI_prepare's plans are never
         // parallel, and evaluation (one aggregate per segment under a Parallel Append) ran serially.
-        SPIPlanPtr plan =
-            SPI_prepare_cursor(sql.c_str(), (int)params.size(), b.types.data(), CURSOR_OPT_PARALLEL_OK);
+        SPIPlanPtr plan = SPI_prepare_cursor(sql.c_str(), (int)params.size(), b.types.data(), CURSOR_OPT_PARALLEL_OK);
         if (!plan) elog(ERROR, "SPI_prepare failed (%s): %s", SPI_result_code_string(SPI_result), sql.c_str());
         ParamListInfo list = makeParamList((int)params.size());
         for (std::size_t i = 0; i < params.size(); ++i) {
@@ -386,8 +499,9 @@ void Spi::null_result(int col) const {
     if (source_.empty())
         fail(ErrorKind::Internal, "unexpected NULL in an internal query result", "column " + std::to_string(col + 1));
     const char* name = call([&] { return SPI_fname(SPI_tuptable->tupdesc, col + 1); });
-    fail(ErrorKind::NullValue, source_ + " has a NULL " + (name ? std::string(name) : "value") + " where hopper needs a value",
-         "", "Delete or repair that row.");
+    fail(ErrorKind::NullValue,
+         source_ + " has a NULL " + (name ? std::string(name) : "value") + " where hopper needs a value", "",
+         "Delete or repair that row.");
 }
 
 std::string Spi::text(uint64_t row, int col) const {
@@ -508,7 +622,8 @@ std::string rows_from(std::initializer_list<const char*> types) {
 }
 
 std::string null_if(const char* column, const char* value) {
-    return std::string("CASE WHEN ") + column + " OPERATOR(pg_catalog.=) " + value + " THEN NULL ELSE " + column + " END";
+    return std::string("CASE WHEN ") + column + " OPERATOR(pg_catalog.=) " + value + " THEN NULL ELSE " + column +
+           " END";
 }
 
 }  // namespace hopper::pg

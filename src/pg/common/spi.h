@@ -16,8 +16,23 @@ namespace hopper::pg {
 // One statement parameter, held as a C++ value and turned into a Datum only while the statement
 // runs (in a scratch memory context reset per statement, so long loops do not accumulate memory).
 struct SqlParam {
-    enum class Kind { Null, Text, Int4, Int8, Float8, Bool, Bytea, Jsonb, Float8Array, Int4Array,
-                      Int8Array, TextArray, Float4Matrix, ByteaArray, Datum };
+    enum class Kind {
+        Null,
+        Text,
+        Int4,
+        Int8,
+        Float8,
+        Bool,
+        Bytea,
+        Jsonb,
+        Float8Array,
+        Int4Array,
+        Int8Array,
+        TextArray,
+        Float4Matrix,
+        ByteaArray,
+        Datum
+    };
     Kind kind = Kind::Null;
     Oid type = InvalidOid;  // for Null and Datum
     std::string_view view;  // Text, Bytea, Jsonb (caller keeps the data alive)
@@ -34,13 +49,13 @@ struct SqlParam {
     ::Datum raw = 0;
 
     static SqlParam null(Oid type);
-    static SqlParam text(std::string_view s);         // s must outlive the statement
+    static SqlParam text(std::string_view s);  // s must outlive the statement
     static SqlParam text_copy(std::string s);
     static SqlParam int4(int32_t v);
     static SqlParam int8(int64_t v);
     static SqlParam float8(double v);
     static SqlParam boolean(bool v);
-    static SqlParam bytea(std::string_view bytes);    // bytes must outlive the statement
+    static SqlParam bytea(std::string_view bytes);  // bytes must outlive the statement
     static SqlParam jsonb(std::string_view json);
     static SqlParam float8_array(const std::vector<double>& v);
     static SqlParam int4_array(const std::vector<int32_t>& v);
@@ -93,7 +108,8 @@ public:
     // Like execute, for a statement that reads a user's table: a NULL where an accessor needs a
     // value is the user's data, reported as 22004 naming `source` ("packed table s.t") and the
     // column, instead of an internal error.
-    uint64_t execute_reading(const std::string& source, const std::string& sql, const std::vector<SqlParam>& params = {});
+    uint64_t execute_reading(const std::string& source, const std::string& sql,
+                             const std::vector<SqlParam>& params = {});
     // large_params: always a generic plan. A custom plan (PostgreSQL's choice for the first five
     // executions) folds the parameters in as constants, copying each large value twice (the plan
     // and the planner's scratch); packing buffers of tens of megabytes needed 5 copies, not 3.
@@ -104,8 +120,8 @@ public:
     int columns() const;
     bool is_null(uint64_t row, int col) const;
     std::string text(uint64_t row, int col) const;  // any type, via its output function
-    int64_t integer(uint64_t row, int col) const;     // int2/int4/int8
-    double number(uint64_t row, int col) const;      // float4/float8/numeric/ints
+    int64_t integer(uint64_t row, int col) const;   // int2/int4/int8
+    double number(uint64_t row, int col) const;     // float4/float8/numeric/ints
     bool boolean(uint64_t row, int col) const;
     std::string bytes(uint64_t row, int col) const;  // bytea
     std::vector<double> float8_array(uint64_t row, int col) const;

@@ -55,8 +55,8 @@
 
 #include "hopper/combine.h"
 #include "hopper/error.h"
-#include "pg/runtime/scoped_settings.h"
 #include "pg/engine/engine.h"
+#include "pg/runtime/scoped_settings.h"
 
 extern "C" {
 #include "utils/guc.h"
@@ -67,12 +67,13 @@ namespace {
 
 // Whether a table is hash-distributed by Citus on an int4 column `column` (dist_key by default).
 bool distributed_by_dist_key(Spi& spi, const TableName& table, const std::string& column = "dist_key") {
-    spi.execute("SELECT pg_catalog.column_to_column_name(p.logicalrelid, p.partkey)::pg_catalog.text,"
-                " pg_catalog.format_type(a.atttypid, NULL)"
-                " FROM pg_catalog.pg_dist_partition p JOIN pg_catalog.pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) p.logicalrelid"
-                " AND a.attname OPERATOR(pg_catalog.=) pg_catalog.column_to_column_name(p.logicalrelid, p.partkey)"
-                " WHERE p.logicalrelid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass AND p.partmethod OPERATOR(pg_catalog.=) 'h'",
-                {SqlParam::text_copy(table.quoted())});
+    spi.execute(
+        "SELECT pg_catalog.column_to_column_name(p.logicalrelid, p.partkey)::pg_catalog.text,"
+        " pg_catalog.format_type(a.atttypid, NULL)"
+        " FROM pg_catalog.pg_dist_partition p JOIN pg_catalog.pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) p.logicalrelid"
+        " AND a.attname OPERATOR(pg_catalog.=) pg_catalog.column_to_column_name(p.logicalrelid, p.partkey)"
+        " WHERE p.logicalrelid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass AND p.partmethod OPERATOR(pg_catalog.=) 'h'",
+        {SqlParam::text_copy(table.quoted())});
     return spi.rows() == 1 && !spi.is_null(0, 0) && spi.text(0, 0) == column && spi.text(0, 1) == "integer";
 }
 
@@ -83,14 +84,15 @@ struct Shard {
 
 // The shards of a distributed table in shard order (by hash range).
 std::vector<Shard> shards_in_order(Spi& spi, const TableName& table) {
-    spi.execute("SELECT s.shardid, n.nodename OPERATOR(pg_catalog.||) ':' OPERATOR(pg_catalog.||) n.nodeport::pg_catalog.text"
-                " FROM pg_catalog.pg_dist_shard s"
-                " JOIN pg_catalog.pg_dist_placement p ON p.shardid OPERATOR(pg_catalog.=) s.shardid"
-                " JOIN pg_catalog.pg_dist_node n ON n.groupid OPERATOR(pg_catalog.=) p.groupid"
-                " AND n.noderole OPERATOR(pg_catalog.=) 'primary'"
-                " WHERE s.logicalrelid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass"
-                " ORDER BY s.shardminvalue::pg_catalog.int8, s.shardid",
-                {SqlParam::text_copy(table.quoted())});
+    spi.execute(
+        "SELECT s.shardid, n.nodename OPERATOR(pg_catalog.||) ':' OPERATOR(pg_catalog.||) n.nodeport::pg_catalog.text"
+        " FROM pg_catalog.pg_dist_shard s"
+        " JOIN pg_catalog.pg_dist_placement p ON p.shardid OPERATOR(pg_catalog.=) s.shardid"
+        " JOIN pg_catalog.pg_dist_node n ON n.groupid OPERATOR(pg_catalog.=) p.groupid"
+        " AND n.noderole OPERATOR(pg_catalog.=) 'primary'"
+        " WHERE s.logicalrelid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass"
+        " ORDER BY s.shardminvalue::pg_catalog.int8, s.shardid",
+        {SqlParam::text_copy(table.quoted())});
     std::vector<Shard> out;
     for (uint64_t r = 0; r < spi.rows(); ++r) {
         const int64_t id = spi.integer(r, 0);
@@ -109,9 +111,11 @@ std::vector<int32_t> ascending_keys_for(Spi& spi, const TableName& table, const 
     for (int64_t block = std::max<int64_t>(256, 8 * int64_t(shards.size())); keys.size() < shards.size(); block *= 2) {
         if (from + block > int64_t(INT32_MAX))
             fail(ErrorKind::Internal, "no dist_key values found for the shards of " + table.display());
-        spi.execute("SELECT k, pg_catalog.get_shard_id_for_distribution_column($1::pg_catalog.regclass, k)"
-                    " FROM pg_catalog.generate_series($2::pg_catalog.int4, $3::pg_catalog.int4) AS k ORDER BY k",
-                    {SqlParam::text_copy(table.quoted()), SqlParam::int4(int32_t(from)), SqlParam::int4(int32_t(from + block - 1))});
+        spi.execute(
+            "SELECT k, pg_catalog.get_shard_id_for_distribution_column($1::pg_catalog.regclass, k)"
+            " FROM pg_catalog.generate_series($2::pg_catalog.int4, $3::pg_catalog.int4) AS k ORDER BY k",
+            {SqlParam::text_copy(table.quoted()), SqlParam::int4(int32_t(from)),
+             SqlParam::int4(int32_t(from + block - 1))});
         for (uint64_t r = 0; r < spi.rows() && keys.size() < shards.size(); ++r)
             if (spi.integer(r, 1) == shards[keys.size()]) keys.push_back(int32_t(spi.integer(r, 0)));
         from += block;
@@ -129,9 +133,10 @@ class WorkerSettings : public ScopedSettings {
 public:
     explicit WorkerSettings(Spi& spi)
         : ScopedSettings([&spi] {
-              spi.execute("SELECT pg_catalog.current_setting('hopper.segment_cache_mb'),"
-                          " pg_catalog.current_setting('default_toast_compression'),"
-                          " pg_catalog.current_setting('hopper.progress_run')");
+              spi.execute(
+                  "SELECT pg_catalog.current_setting('hopper.segment_cache_mb'),"
+                  " pg_catalog.current_setting('default_toast_compression'),"
+                  " pg_catalog.current_setting('hopper.progress_run')");
               const std::string cache = spi.text(0, 0), compression = spi.text(0, 1), progress = spi.text(0, 2);
               spi.execute("SET LOCAL citus.propagate_set_commands = 'local'");
               spi.execute("SET LOCAL jit = off");
@@ -166,9 +171,10 @@ public:
                          " model_state pg_catalog.bytea NOT NULL)");
             // Model states are float data: compressing them on every hop costs time and saves nothing.
             spi_.execute("ALTER TABLE " + t->quoted() + " ALTER COLUMN model_state SET STORAGE EXTERNAL");
-            spi_.execute("SELECT pg_catalog.create_distributed_table($1::pg_catalog.regclass, 'dist_key',"
-                         " colocate_with => $2)",
-                         {SqlParam::text_copy(t->quoted()), SqlParam::text_copy(packed_.quoted())});
+            spi_.execute(
+                "SELECT pg_catalog.create_distributed_table($1::pg_catalog.regclass, 'dist_key',"
+                " colocate_with => $2)",
+                {SqlParam::text_copy(t->quoted()), SqlParam::text_copy(packed_.quoted())});
         }
         tables_exist_ = true;
         output_filled_ = false;
@@ -191,11 +197,12 @@ public:
             dist.push_back(dist_key_of(sched, p));
             waiting.push_back(sched.segment_of_position(p) < 0 ? 1 : 0);
         }
-        spi_.execute("INSERT INTO " + input_.quoted() +
-                         " (mst_key, pos, dist_key, waiting, model_state) SELECT k, p, d, w OPERATOR(pg_catalog.<>) 0, s FROM " +
-                         rows_from({"int4", "int4", "int4", "int4", "bytea"}) + " AS m(k, p, d, w, s)",
-                     {SqlParam::int4_array(mst_keys), SqlParam::int4_array(pos), SqlParam::int4_array(dist),
-                      SqlParam::int4_array(waiting), SqlParam::bytea_array(states)});
+        spi_.execute(
+            "INSERT INTO " + input_.quoted() +
+                " (mst_key, pos, dist_key, waiting, model_state) SELECT k, p, d, w OPERATOR(pg_catalog.<>) 0, s FROM " +
+                rows_from({"int4", "int4", "int4", "int4", "bytea"}) + " AS m(k, p, d, w, s)",
+            {SqlParam::int4_array(mst_keys), SqlParam::int4_array(pos), SqlParam::int4_array(dist),
+             SqlParam::int4_array(waiting), SqlParam::bytea_array(states)});
         // Models wait whenever the ring has more positions than segments (more models than segments,
         // or a phased ring whose models queue for the same first segment).
         waiting_models_ = sched.ring_size() > int(dist_keys_.size());
@@ -255,8 +262,8 @@ public:
     std::string hop_sql() const {
         return "INSERT INTO " + input_.quoted() +
                " (mst_key, pos, dist_key, waiting, model_state) SELECT mo.mst_key, s.next_pos, s.next_dist_key,"
-               " s.next_waiting, mo.model_state FROM " + output_.quoted() + " AS mo JOIN " + schedule_ +
-               " ON s.pos OPERATOR(pg_catalog.=) mo.pos";
+               " s.next_waiting, mo.model_state FROM " +
+               output_.quoted() + " AS mo JOIN " + schedule_ + " ON s.pos OPERATOR(pg_catalog.=) mo.pos";
     }
 
 private:
@@ -292,7 +299,8 @@ public:
         // Where CREATE TABLE would put a table (the source's schema when the search path has none).
         const std::string schema = spi.scalar_text("SELECT COALESCE(pg_catalog.current_schema()::pg_catalog.text, $1)",
                                                    {SqlParam::text_copy(source.schema)});
-        const std::string unique = "__hopper_" + std::to_string(MyProcPid) + stem.substr(std::string("__hopper").size());
+        const std::string unique =
+            "__hopper_" + std::to_string(MyProcPid) + stem.substr(std::string("__hopper").size());
         partials_ = TableName{schema, unique + "_partials"};
         intermediate_ = TableName{schema, unique + "_intermediate"};
     }
@@ -323,14 +331,15 @@ public:
             moves += (i ? ", (" : "(") + std::to_string(keys[i]) + ", " + std::to_string(groups[i]) + ", " +
                      std::to_string(representative.at(groups[i])) + ")";
         moves += ") AS r(dist_key, grp, rep)";
-        spi_.execute("CREATE UNLOGGED TABLE " + intermediate_.quoted() +
-                     " (dist_key pg_catalog.int4 NOT NULL, grp pg_catalog.int4 NOT NULL, member pg_catalog.int4 NOT NULL,"
-                     " state pg_catalog.bytea)");
+        spi_.execute(
+            "CREATE UNLOGGED TABLE " + intermediate_.quoted() +
+            " (dist_key pg_catalog.int4 NOT NULL, grp pg_catalog.int4 NOT NULL, member pg_catalog.int4 NOT NULL,"
+            " state pg_catalog.bytea)");
         distribute(intermediate_);
         created_intermediate_ = true;
         spi_.execute("INSERT INTO " + intermediate_.quoted() +
-                         " (dist_key, grp, member, state) SELECT r.rep, r.grp, p.dist_key, p.state FROM " + partials_.quoted() +
-                         " AS p JOIN " + moves + " ON r.dist_key OPERATOR(pg_catalog.=) p.dist_key");
+                     " (dist_key, grp, member, state) SELECT r.rep, r.grp, p.dist_key, p.state FROM " +
+                     partials_.quoted() + " AS p JOIN " + moves + " ON r.dist_key OPERATOR(pg_catalog.=) p.dist_key");
         return "(SELECT m.grp, hopper." + kind + "_intermediate(m.state ORDER BY m.member) AS state FROM " +
                intermediate_.quoted() + " AS m GROUP BY m.dist_key, m.grp)";
     }
@@ -343,8 +352,9 @@ public:
 
 private:
     void distribute(const TableName& t) {
-        spi_.execute("SELECT pg_catalog.create_distributed_table($1::pg_catalog.regclass, 'dist_key', colocate_with => $2)",
-                     {SqlParam::text_copy(t.quoted()), SqlParam::text_copy(source_.quoted())});
+        spi_.execute(
+            "SELECT pg_catalog.create_distributed_table($1::pg_catalog.regclass, 'dist_key', colocate_with => $2)",
+            {SqlParam::text_copy(t.quoted()), SqlParam::text_copy(source_.quoted())});
     }
 
     Spi& spi_;
@@ -372,8 +382,8 @@ public:
             if (num_segments > nodes)
                 fail(ErrorKind::InvalidParameter,
                      "segment_placement 'worker' places at most one segment per worker node",
-                     "num_segments is " + std::to_string(num_segments) + " and the cluster has " + std::to_string(nodes) +
-                         " node" + (nodes == 1 ? "" : "s") + " that hold shards.",
+                     "num_segments is " + std::to_string(num_segments) + " and the cluster has " +
+                         std::to_string(nodes) + " node" + (nodes == 1 ? "" : "s") + " that hold shards.",
                      "Use fewer segments, or segment_placement => 'shard' (one segment per shard).");
             shard_count = nodes;  // one shard per node
         }
@@ -386,11 +396,13 @@ public:
         // (Set before distributing: the shards are created with it.) Citus's default colocation puts
         // packed tables with the same number of shards in one colocation group, so they can be
         // joined on dist_key shard by shard (a validation table with its training table, say).
-        spi.execute("ALTER TABLE " + out.quoted() +
-                    " ALTER COLUMN independent_var SET STORAGE EXTERNAL, ALTER COLUMN dependent_var SET STORAGE EXTERNAL");
-        spi.execute("SELECT pg_catalog.create_distributed_table($1::pg_catalog.regclass, 'dist_key',"
-                    " shard_count => $2)",
-                    {SqlParam::text_copy(out.quoted()), SqlParam::int4(shard_count)});
+        spi.execute(
+            "ALTER TABLE " + out.quoted() +
+            " ALTER COLUMN independent_var SET STORAGE EXTERNAL, ALTER COLUMN dependent_var SET STORAGE EXTERNAL");
+        spi.execute(
+            "SELECT pg_catalog.create_distributed_table($1::pg_catalog.regclass, 'dist_key',"
+            " shard_count => $2)",
+            {SqlParam::text_copy(out.quoted()), SqlParam::int4(shard_count)});
 
         // The shards that hold segments: all of them, or the first on each node. Segments are then
         // numbered node by node (nodes in the order of their first shard), so that consecutive
@@ -431,8 +443,8 @@ public:
             list += (i ? ", " : "") + quote_ident(columns[i]);
             order += (i ? ", " : "") + std::to_string(i + 1);
         }
-        spi.execute("CREATE TEMP TABLE " + copy.quoted() + " ON COMMIT DROP AS SELECT " + list + " FROM " + table.quoted() +
-                    " ORDER BY " + order);
+        spi.execute("CREATE TEMP TABLE " + copy.quoted() + " ON COMMIT DROP AS SELECT " + list + " FROM " +
+                    table.quoted() + " ORDER BY " + order);
         return copy;
     }
 
@@ -466,19 +478,21 @@ public:
     }
 
     // Group = node: each segment's group is the worker node holding its shard.
-    std::vector<SegmentPlacement> default_topology(Spi& spi, const TableName& table, const std::string& dist_key_column) override {
+    std::vector<SegmentPlacement> default_topology(Spi& spi, const TableName& table,
+                                                   const std::string& dist_key_column) override {
         if (!distributed_by_dist_key(spi, table, dist_key_column)) return {};
         spi.execute("SELECT DISTINCT " + quote_ident(dist_key_column) + " FROM " + table.quoted() + " WHERE " +
                     quote_ident(dist_key_column) + " IS NOT NULL");
         std::vector<int32_t> keys;
         for (uint64_t r = 0; r < spi.rows(); ++r) keys.push_back(int32_t(spi.integer(r, 0)));
-        spi.execute("SELECT k, n.nodename OPERATOR(pg_catalog.||) ':' OPERATOR(pg_catalog.||) n.nodeport::pg_catalog.text"
-                    " FROM pg_catalog.unnest($2::pg_catalog.int4[]) AS k"
-                    " JOIN pg_catalog.pg_dist_placement p"
-                    " ON p.shardid OPERATOR(pg_catalog.=) pg_catalog.get_shard_id_for_distribution_column($1::pg_catalog.regclass, k)"
-                    " JOIN pg_catalog.pg_dist_node n ON n.groupid OPERATOR(pg_catalog.=) p.groupid"
-                    " AND n.noderole OPERATOR(pg_catalog.=) 'primary' ORDER BY k",
-                    {SqlParam::text_copy(table.quoted()), SqlParam::int4_array(keys)});
+        spi.execute(
+            "SELECT k, n.nodename OPERATOR(pg_catalog.||) ':' OPERATOR(pg_catalog.||) n.nodeport::pg_catalog.text"
+            " FROM pg_catalog.unnest($2::pg_catalog.int4[]) AS k"
+            " JOIN pg_catalog.pg_dist_placement p"
+            " ON p.shardid OPERATOR(pg_catalog.=) pg_catalog.get_shard_id_for_distribution_column($1::pg_catalog.regclass, k)"
+            " JOIN pg_catalog.pg_dist_node n ON n.groupid OPERATOR(pg_catalog.=) p.groupid"
+            " AND n.noderole OPERATOR(pg_catalog.=) 'primary' ORDER BY k",
+            {SqlParam::text_copy(table.quoted()), SqlParam::int4_array(keys)});
         std::vector<SegmentPlacement> out;
         for (uint64_t r = 0; r < spi.rows(); ++r) {
             const int32_t k = int32_t(spi.integer(r, 0));
@@ -492,8 +506,9 @@ public:
 private:
     // Nodes that hold shards of new distributed tables.
     static int shard_nodes(Spi& spi) {
-        return int(spi.scalar_int("SELECT pg_catalog.count(*) FROM pg_catalog.pg_dist_node WHERE isactive"
-                                  " AND noderole OPERATOR(pg_catalog.=) 'primary' AND shouldhaveshards"));
+        return int(
+            spi.scalar_int("SELECT pg_catalog.count(*) FROM pg_catalog.pg_dist_node WHERE isactive"
+                           " AND noderole OPERATOR(pg_catalog.=) 'primary' AND shouldhaveshards"));
     }
 };
 

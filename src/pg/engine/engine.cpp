@@ -10,7 +10,8 @@
 namespace hopper::pg {
 
 std::unique_ptr<Engine> detect_engine(Spi& spi) {
-    if (spi.scalar_bool("SELECT EXISTS (SELECT FROM pg_catalog.pg_extension WHERE extname OPERATOR(pg_catalog.=) 'citus')"))
+    if (spi.scalar_bool(
+            "SELECT EXISTS (SELECT FROM pg_catalog.pg_extension WHERE extname OPERATOR(pg_catalog.=) 'citus')"))
         return citus_engine();
     return postgres_engine();
 }
@@ -25,13 +26,15 @@ void check_trained_models(uint64_t came_back, int models) {
 
 void check_hopped_models(uint64_t moved, int models) {
     if (moved != uint64_t(models))
-        fail(ErrorKind::Internal, "the hop moved " + std::to_string(moved) + " of " + std::to_string(models) + " models");
+        fail(ErrorKind::Internal,
+             "the hop moved " + std::to_string(moved) + " of " + std::to_string(models) + " models");
 }
 
 std::vector<double> evaluate_by_segment(Spi& spi, const TableName& packed, const std::vector<std::string>& states) {
     const std::size_t M = states.size();
     std::vector<EvalTotals> totals(M);
-    for (std::size_t i = 0; i < M; ++i) totals[i].metric_sums.assign(inspect_state(states[i]).config.compile.metrics.size(), 0.0);
+    for (std::size_t i = 0; i < M; ++i)
+        totals[i].metric_sums.assign(inspect_state(states[i]).config.compile.metrics.size(), 0.0);
     // evaluate_models_sums has no serial functions, so no partial aggregation across processes:
     // each segment is one whole aggregate in one process (20_training.sql says why). A database not
     // yet updated from 0.1.0 lacks it: evaluate_models per segment then gives means, which are

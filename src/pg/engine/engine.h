@@ -88,7 +88,8 @@ public:
     // produce the partial states (none: rows from elsewhere), distributed by `dist_key_column`;
     // `stem` names the relations (unique among the session's combines in progress).
     virtual std::unique_ptr<CombineStore> combine_store(Spi& spi, const std::optional<TableName>& source,
-                                                        const std::string& dist_key_column, const std::string& stem) = 0;
+                                                        const std::string& dist_key_column,
+                                                        const std::string& stem) = 0;
     // Where the segments of a table sit, as the hierarchical combine's topology when none is given:
     // on Citus every segment's node, each node its own group; empty on plain PostgreSQL (one
     // server: one group).

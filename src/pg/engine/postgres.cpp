@@ -63,8 +63,8 @@ public:
             int seg = sched.segment_of_position(sched.next_position(p));
             next_dist.push_back(seg >= 0 ? dist_keys_[seg] : INT32_MIN);
         }
-        spi_.execute("INSERT INTO " + schedule_ +
-                         " SELECT p, n, " + null_if("d", "-2147483648") + " FROM " + rows_from({"int4", "int4", "int4"}) + " AS s(p, n, d)",
+        spi_.execute("INSERT INTO " + schedule_ + " SELECT p, n, " + null_if("d", "-2147483648") + " FROM " +
+                         rows_from({"int4", "int4", "int4"}) + " AS s(p, n, d)",
                      {SqlParam::int4_array(pos), SqlParam::int4_array(next_pos), SqlParam::int4_array(next_dist)});
 
         // The states go into the run's shared area and the table gets references (state_store.h).
@@ -86,9 +86,8 @@ public:
             int seg = sched.segment_of_position(p);
             model_dist.push_back(seg >= 0 ? dist_keys_[seg] : INT32_MIN);
         }
-        spi_.execute("INSERT INTO " + input_.quoted() +
-                         " SELECT k, p, " + null_if("d", "-2147483648") + ", s FROM " + rows_from({"int4", "int4", "int4", "bytea"}) +
-                         " AS m(k, p, d, s)",
+        spi_.execute("INSERT INTO " + input_.quoted() + " SELECT k, p, " + null_if("d", "-2147483648") + ", s FROM " +
+                         rows_from({"int4", "int4", "int4", "bytea"}) + " AS m(k, p, d, s)",
                      {SqlParam::int4_array(mst_keys), SqlParam::int4_array(model_pos), SqlParam::int4_array(model_dist),
                       SqlParam::bytea_array(store_ ? placed : states)});
         prepared_ = false;
@@ -104,13 +103,14 @@ public:
             spi_.execute("DROP TABLE " + output_.quoted());
             output_exists_ = false;
         }
-        std::string sql = "CREATE UNLOGGED TABLE " + output_.quoted() +
-                          " AS SELECT mi.mst_key, mi.pos, d.dist_key, hopper.train_segment(mi.model_state,"
-                          " d.independent_var, d.dependent_var, mi.mst_key, d.dist_key ORDER BY d.buffer_id) AS model_state FROM " +
-                          packed_.quoted() + " AS d JOIN " + input_.quoted() +
-                          " AS mi ON d.dist_key OPERATOR(pg_catalog.=) mi.dist_key GROUP BY d.dist_key, mi.mst_key, mi.pos";
-        sql += " UNION ALL SELECT mst_key, pos, dist_key, model_state FROM " + input_.quoted() +
-               " WHERE dist_key IS NULL";
+        std::string sql =
+            "CREATE UNLOGGED TABLE " + output_.quoted() +
+            " AS SELECT mi.mst_key, mi.pos, d.dist_key, hopper.train_segment(mi.model_state,"
+            " d.independent_var, d.dependent_var, mi.mst_key, d.dist_key ORDER BY d.buffer_id) AS model_state FROM " +
+            packed_.quoted() + " AS d JOIN " + input_.quoted() +
+            " AS mi ON d.dist_key OPERATOR(pg_catalog.=) mi.dist_key GROUP BY d.dist_key, mi.mst_key, mi.pos";
+        sql +=
+            " UNION ALL SELECT mst_key, pos, dist_key, model_state FROM " + input_.quoted() + " WHERE dist_key IS NULL";
         set_parallel_workers(std::min<int>(models_, int(dist_keys_.size())));
         uint64_t rows = spi_.execute(sql);
         output_exists_ = true;
@@ -121,9 +121,12 @@ public:
     void hop() override {
         if (!prepared_) {
             truncate_ = "TRUNCATE " + input_.quoted();
-            hop_ = spi_.prepare("INSERT INTO " + input_.quoted() + " SELECT mo.mst_key, s.next_pos, s.next_dist_key,"
-                                " mo.model_state FROM " + output_.quoted() + " AS mo JOIN " + schedule_ +
-                                " AS s ON s.pos OPERATOR(pg_catalog.=) mo.pos", {});
+            hop_ = spi_.prepare("INSERT INTO " + input_.quoted() +
+                                    " SELECT mo.mst_key, s.next_pos, s.next_dist_key,"
+                                    " mo.model_state FROM " +
+                                    output_.quoted() + " AS mo JOIN " + schedule_ +
+                                    " AS s ON s.pos OPERATOR(pg_catalog.=) mo.pos",
+                                {});
             prepared_ = true;
         }
         spi_.execute(truncate_);
@@ -172,7 +175,6 @@ private:
     bool store_tried_ = false;
 };
 
-
 // The hierarchical combine on one server: partial states in a temporary table, every level here.
 class TempCombineStore final : public CombineStore {
 public:
@@ -184,7 +186,8 @@ public:
         return name_;
     }
 
-    std::string intermediate(const std::string& kind, const std::vector<int32_t>&, const std::vector<int32_t>&) override {
+    std::string intermediate(const std::string& kind, const std::vector<int32_t>&,
+                             const std::vector<int32_t>&) override {
         return "(SELECT g.grp, hopper." + kind + "_intermediate(p.state ORDER BY p.dist_key) AS state FROM " + name_ +
                " AS p JOIN ROWS FROM (pg_catalog.unnest($1::pg_catalog.int4[]), pg_catalog.unnest($2::pg_catalog.int4[]))"
                " AS g(dist_key, grp) ON g.dist_key OPERATOR(pg_catalog.=) p.dist_key GROUP BY g.grp)";
@@ -224,8 +227,9 @@ public:
             dist_keys.push_back(s);
         }
         // Float data hardly compresses; uncompressed out-of-line storage reads several times faster.
-        spi.execute("ALTER TABLE " + out.quoted() +
-                    " ALTER COLUMN independent_var SET STORAGE EXTERNAL, ALTER COLUMN dependent_var SET STORAGE EXTERNAL");
+        spi.execute(
+            "ALTER TABLE " + out.quoted() +
+            " ALTER COLUMN independent_var SET STORAGE EXTERNAL, ALTER COLUMN dependent_var SET STORAGE EXTERNAL");
         return dist_keys;
     }
 
@@ -257,6 +261,5 @@ public:
 }  // namespace
 
 std::unique_ptr<Engine> postgres_engine() { return std::make_unique<PostgresEngine>(); }
-
 
 }  // namespace hopper::pg

@@ -3,12 +3,12 @@
 
 #include "hopper/interrupt.h"
 #include "hopper/matrix_products.h"
+#include "pg/common/guard.h"
+#include "pg/common/settings.h"
+#include "pg/ps/ps.h"
 #include "pg/runtime/progress.h"
 #include "pg/runtime/run_area.h"
-#include "pg/common/guard.h"
-#include "pg/ps/ps.h"
 #include "pg/runtime/run_lock.h"
-#include "pg/common/settings.h"
 
 extern "C" {
 PG_MODULE_MAGIC;
@@ -51,11 +51,10 @@ void _PG_init(void) {
         "hopper runs segments in parallel workers; this caps the workers a training statement asks for. "
         "PostgreSQL's max_parallel_workers and max_worker_processes still apply.",
         &setting_parallel_segments, 0, 0, 1024, PGC_USERSET, 0, nullptr, nullptr, nullptr);
-    DefineCustomBoolVariable(
-        "hopper.debug_hops",
-        "Record where every model was in every hop and how long each statement took.",
-        "fit and fit_multiple write the record to <model_output_table>_hops.",
-        &setting_debug_hops, false, PGC_USERSET, 0, nullptr, nullptr, nullptr);
+    DefineCustomBoolVariable("hopper.debug_hops",
+                             "Record where every model was in every hop and how long each statement took.",
+                             "fit and fit_multiple write the record to <model_output_table>_hops.", &setting_debug_hops,
+                             false, PGC_USERSET, 0, nullptr, nullptr, nullptr);
     DefineCustomEnumVariable(
         "hopper.training_metrics",
         "Where fit, fit_multiple and fit_data_parallel take the training loss and metrics from.",
@@ -64,16 +63,15 @@ void _PG_init(void) {
         "weights (costs about a third of an epoch per model). Validation metrics are always exact.",
         &setting_training_metrics, kTrainingMetricsRunning, training_metrics_options, PGC_USERSET, 0, nullptr, nullptr,
         nullptr);
-    DefineCustomIntVariable(
-        "hopper.max_model_state_mb",
-        "Largest model state (weights and optimizer slots) hopper will create, in megabytes.",
-        "Larger models are refused before training starts.",
-        &setting_max_state_mb, 1024, 1, 1024, PGC_USERSET, GUC_UNIT_MB, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable("hopper.max_model_state_mb",
+                            "Largest model state (weights and optimizer slots) hopper will create, in megabytes.",
+                            "Larger models are refused before training starts.", &setting_max_state_mb, 1024, 1, 1024,
+                            PGC_USERSET, GUC_UNIT_MB, nullptr, nullptr, nullptr);
     DefineCustomIntVariable(
         "hopper.segment_cache_mb",
         "Most packed data one segment may hold in memory to train several epochs per visit, in megabytes.",
-        "Needed only when fit_params has epochs > 1.",
-        &setting_segment_cache_mb, 2048, 1, INT_MAX / 2, PGC_USERSET, GUC_UNIT_MB, nullptr, nullptr, nullptr);
+        "Needed only when fit_params has epochs > 1.", &setting_segment_cache_mb, 2048, 1, INT_MAX / 2, PGC_USERSET,
+        GUC_UNIT_MB, nullptr, nullptr, nullptr);
     DefineCustomIntVariable(
         "hopper.buffer_cache_mb",
         "Most packed data the backend running fit or fit_multiple keeps detoasted for the rest of the run, in megabytes.",
@@ -102,19 +100,18 @@ void _PG_init(void) {
         "goes first. 0 loads the model once per statement.",
         &setting_model_cache_mb, 256, 0, INT_MAX / 2, PGC_USERSET, GUC_UNIT_MB, nullptr, nullptr, nullptr);
     DefineCustomBoolVariable(
-        "hopper.restoring",
-        "Restoring a dump: the registry's triggers take model versions as they were dumped.",
+        "hopper.restoring", "Restoring a dump: the registry's triggers take model versions as they were dumped.",
         "pg_restore of a database with hopper's registry needs it on (PGOPTIONS='-c hopper.restoring=on'), so that "
         "version numbers and the counters dumped with them are kept instead of assigned again. Only superusers may set it.",
         &setting_restoring, false, PGC_SUSET, 0, nullptr, nullptr, nullptr);
     // Internal: how the parallel workers of a run's statements find the run's shared area (buffer
     // cache, model states). Set by hopper for those statements only (SUSET: a user cannot point a
     // session at another's area).
-    DefineCustomStringVariable(
-        run_area_setting_name, "Internal: the running fit's shared area, for its parallel workers.", nullptr,
-        &setting_buffer_cache_area, "", PGC_SUSET, GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE | GUC_DISALLOW_IN_FILE,
-        nullptr, nullptr, nullptr);
-    ps_init();  // parameter tables: their GUCs, and shared memory when preloaded
+    DefineCustomStringVariable(run_area_setting_name,
+                               "Internal: the running fit's shared area, for its parallel workers.", nullptr,
+                               &setting_buffer_cache_area, "", PGC_SUSET,
+                               GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE | GUC_DISALLOW_IN_FILE, nullptr, nullptr, nullptr);
+    ps_init();        // parameter tables: their GUCs, and shared memory when preloaded
     progress_init();  // hopper.run_progress: its settings, and shared memory when preloaded
     MarkGUCPrefixReserved("hopper");
     // Preloaded: every backend and parallel worker is forked from here with the product kernels

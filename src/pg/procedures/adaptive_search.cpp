@@ -25,14 +25,14 @@
 #include "pg/common/datum.h"
 #include "pg/common/guard.h"
 #include "pg/common/names.h"
-#include "pg/runtime/scoped_settings.h"
 #include "pg/common/settings.h"
 #include "pg/engine/engine.h"
 #include "pg/registry/registry.h"
 #include "pg/registry/search_records.h"
-#include "pg/training/model_selection.h"
 #include "pg/runtime/progress.h"
 #include "pg/runtime/run_lock.h"
+#include "pg/runtime/scoped_settings.h"
+#include "pg/training/model_selection.h"
 #include "pg/training/run_outputs.h"
 
 namespace hopper::pg {
@@ -119,7 +119,8 @@ std::vector<SelectionEntry> draw_configurations(Spi& spi, SearchSettings& s, Aut
     if (s.random_state) {
         spec.seed = uint64_t(*s.random_state);
     } else {
-        s.random_state = spi.scalar_int("SELECT (pg_catalog.random() OPERATOR(pg_catalog.*) 9007199254740991)::pg_catalog.int8");
+        s.random_state =
+            spi.scalar_int("SELECT (pg_catalog.random() OPERATOR(pg_catalog.*) 9007199254740991)::pg_catalog.int8");
         spec.seed = uint64_t(*s.random_state);
         notice("random search with random_state " + std::to_string(*s.random_state),
                "Pass random_state => " + std::to_string(*s.random_state) + " to draw the same configurations again.");
@@ -170,8 +171,9 @@ Search start_search(Spi& spi, const SearchRequest& req) {
     if (s.tables.validation) st.validation = s.tables.validation->table.display();
     const TableName arch = resolve_input_table(st.arch_table, "model architecture table");
     st.arch_table = arch.display();
-    const TableName mst = resolve_output_table(req.mst_table_text.value_or(s.tables.output.with_suffix("_mst").display()),
-                                               "model selection table");
+    const TableName mst =
+        resolve_output_table(req.mst_table_text.value_or(s.tables.output.with_suffix("_mst").display()),
+                             "model selection table");
     require_absent(mst.with_suffix("_summary"), "model selection summary table");
 
     const std::map<int32_t, Architecture> archs = read_architectures(spi, arch, st.model_ids);
@@ -246,9 +248,10 @@ Search resume_search(Spi& spi, const SearchRequest& req) {
     {
         SafeSearchPath path;
         path.enter();
-        spi.execute("SELECT mst_key, model_id, model_arch::pg_catalog.text, compile_params, fit_params"
-                    " FROM hopper.trials WHERE run_id = $1 ORDER BY mst_key",
-                    {SqlParam::int8(s.run_id)});
+        spi.execute(
+            "SELECT mst_key, model_id, model_arch::pg_catalog.text, compile_params, fit_params"
+            " FROM hopper.trials WHERE run_id = $1 ORDER BY mst_key",
+            {SqlParam::int8(s.run_id)});
         for (uint64_t r = 0; r < spi.rows(); ++r) {
             ModelSpec m;
             m.mst_key = int32_t(spi.integer(r, 0));
@@ -260,7 +263,8 @@ Search resume_search(Spi& spi, const SearchRequest& req) {
         }
         path.leave();
         for (ModelSpec& m : s.models)
-            m.config = resolve_model_spec(m.arch_json, m.compile_text, m.fit_text, "mst_key " + std::to_string(m.mst_key));
+            m.config =
+                resolve_model_spec(m.arch_json, m.compile_text, m.fit_text, "mst_key " + std::to_string(m.mst_key));
     }
     s.searcher = resolve_searcher_metric(rec.searcher.name, s.tables.validation.has_value(), metrics_of(s.models));
     check_limits(s);
@@ -273,7 +277,8 @@ Search resume_search(Spi& spi, const SearchRequest& req) {
     for (const RecordedRung& d : rec.decisions) {
         auto b = bracket_index.find(d.bracket);
         if (b == bracket_index.end())
-            fail(ErrorKind::Data, "training run " + std::to_string(s.run_id) + " records a rung of a bracket it does not have");
+            fail(ErrorKind::Data,
+                 "training run " + std::to_string(s.run_id) + " records a rung of a bracket it does not have");
         s.progress->record(RungRef{b->second, d.rung}, d.ranking, d.diverged);
         decided[{b->second, d.rung}] = &d;
     }
@@ -306,7 +311,8 @@ Search resume_search(Spi& spi, const SearchRequest& req) {
 
 // ---- training ---------------------------------------------------------------------------------
 
-double searcher_value_of(const Search& s, const ModelSpec& m, const Evaluation& training, const Evaluation* validation) {
+double searcher_value_of(const Search& s, const ModelSpec& m, const Evaluation& training,
+                         const Evaluation* validation) {
     return searcher_metric_value(s.searcher.validation && validation ? *validation : training, m.config.compile.metrics,
                                  s.searcher.metric);
 }
@@ -342,7 +348,8 @@ public:
             for (int32_t key : members) {
                 const Trial& t = s_.trials.at(key);
                 ids[key] = t.trial_id;
-                if (run.state(t.model).empty() && r.rung == 0) run.state(t.model) = initial_states({s_.models[t.model]}).front();
+                if (run.state(t.model).empty() && r.rung == 0)
+                    run.state(t.model) = initial_states({s_.models[t.model]}).front();
             }
             record_rung_start(spi, s_.run_id, progress.plan().brackets[r.bracket].s, r.rung, members, ids);
         }
@@ -367,13 +374,15 @@ public:
                 phases.push_back(HopSchedule::phase(ring.mst_keys[k] - 1, ring.iterations[k], S));
             const auto t0 = Clock::now();
             const HopSchedule sched = HopSchedule::for_phases(phases, S);
-            std::unique_ptr<ModelHopper> hopper = engine_.model_hopper(spi, plan.tables->packed, plan.tables->info.dist_keys,
-                                                                       int(ring.models.size()), plan.tables->output.schema);
+            std::unique_ptr<ModelHopper> hopper =
+                engine_.model_hopper(spi, plan.tables->packed, plan.tables->info.dist_keys, int(ring.models.size()),
+                                     plan.tables->output.schema);
             out = train_ring(*hopper, sched, 0, ring.mst_keys, ring.states);
             seconds = seconds_since(t0);
         }
         const std::size_t n = ring.models.size();
-        out.note = std::to_string(n) + " trial" + (n == 1 ? "" : "s") + " trained in " + format_number(seconds, 3) + " s";
+        out.note =
+            std::to_string(n) + " trial" + (n == 1 ? "" : "s") + " trained in " + format_number(seconds, 3) + " s";
         return out;
     }
 
@@ -409,7 +418,8 @@ public:
             record_trial_metrics(spi, s_.trials.at(m.mst_key).trial_id, run.iterations(i),
                                  int64_t(inspect_state(run.state(i)).counters.steps),
                                  evaluation_json(evaluation.training[k], m.config.compile.metrics),
-                                 v ? std::optional<std::string>(evaluation_json(*v, m.config.compile.metrics)) : std::nullopt,
+                                 v ? std::optional<std::string>(evaluation_json(*v, m.config.compile.metrics))
+                                   : std::nullopt,
                                  finite, evaluation.elapsed);
             path.leave();
         }
@@ -429,12 +439,15 @@ public:
             for (int32_t key : members) {
                 const Trial& t = s_.trials.at(key);
                 auto v = searcher_values.find(key);
-                scores.push_back(RungScore{key, v == searcher_values.end() ? std::nullopt : v->second, run.diverged(t.model)});
-                recorded.push_back(RungMember{key, t.trial_id, &run.state(t.model), run.iterations(t.model), scores.back().value});
+                scores.push_back(
+                    RungScore{key, v == searcher_values.end() ? std::nullopt : v->second, run.diverged(t.model)});
+                recorded.push_back(
+                    RungMember{key, t.trial_id, &run.state(t.model), run.iterations(t.model), scores.back().value});
                 if (run.diverged(t.model)) diverged.push_back(key);
             }
             const BracketPlan& bracket = progress.plan().brackets[r.bracket];
-            const RungRanking ranking = rank_rung(scores, bracket.rungs[r.rung].num_promoted, s_.searcher.smaller_is_better);
+            const RungRanking ranking =
+                rank_rung(scores, bracket.rungs[r.rung].num_promoted, s_.searcher.smaller_is_better);
             const auto statuses = progress.record(r, ranking, diverged);
             std::vector<int> skipped;
             for (const RungRef& k : progress.skipped_rungs(r.bracket)) skipped.push_back(k.rung);
@@ -445,7 +458,8 @@ public:
                 if (status != TrialStatus::Training) std::string().swap(run.state(s_.trials.at(key).model));
             decided += "; bracket " + std::to_string(bracket.s) + " rung " + std::to_string(r.rung) + " done at " +
                        std::to_string(budget) + " iteration" + (budget == 1 ? "" : "s") + ", best mst_key " +
-                       std::to_string(ranking.order.front()) + ", " + std::to_string(ranking.promoted.size()) + " go on";
+                       std::to_string(ranking.order.front()) + ", " + std::to_string(ranking.promoted.size()) +
+                       " go on";
         }
         return decided;
     }
@@ -459,8 +473,8 @@ public:
 private:
     Search& s_;
     Engine& engine_;
-    std::vector<RungRef> rungs_;                    // training in this ring iteration
-    std::set<std::pair<int, int>> started_rungs_;  // (bracket index, rung) marked TRAINING by this call
+    std::vector<RungRef> rungs_;                      // training in this ring iteration
+    std::set<std::pair<int, int>> started_rungs_;     // (bracket index, rung) marked TRAINING by this call
     std::optional<std::pair<double, int32_t>> best_;  // best searcher value so far (this call), for run_progress
 };
 
@@ -491,12 +505,12 @@ void finish_search(Spi& spi, Search& s, const TrainingRun& run) {
     write_run_outputs(spi, out);
     release_run_locks();
     if (best)
-        notice("adaptive search done: best mst_key " + std::to_string(best->first) + " (checkpoint " + best->second + ")",
+        notice("adaptive search done: best mst_key " + std::to_string(best->first) + " (checkpoint " + best->second +
+                   ")",
                "Every trial and its decisions: SELECT * FROM hopper.search_trials WHERE run_id = " +
                    std::to_string(s.run_id) + "; register the best with hopper.register_model_version(<model>, '" +
                    best->second + "').");
-    else
-        notice("adaptive search done: no trial has a finite " + s.searcher.name);
+    else notice("adaptive search done: no trial has a finite " + s.searcher.name);
 }
 
 }  // namespace
@@ -513,7 +527,8 @@ void run_adaptive_search(Spi& spi, const SearchRequest& req) {
         // M + S - 1 hops.
         const SearchPlan& plan = s.progress->plan();
         const int S = int(s.tables.info.dist_keys.size());
-        const int64_t rings = s.settings.budget.max_iterations * (s.settings.pack_brackets ? 1 : int64_t(plan.brackets.size()));
+        const int64_t rings =
+            s.settings.budget.max_iterations * (s.settings.pack_brackets ? 1 : int64_t(plan.brackets.size()));
         check_lock_budget(int64_t(plan.num_trials()) + S - 1, S, rings);
     }
 

@@ -73,7 +73,8 @@ RunRequest single_model_request(FunctionCallInfo fcinfo, int checkpoint_arg, int
     m.arch_json = jsonb_to_string(PG_GETARG_DATUM(2));
     m.compile_text = arg_text_or(fcinfo, 3, "");
     m.fit_text = arg_text_or(fcinfo, 4, "");
-    settings = make_run_settings(arg_int(fcinfo, 5, "num_iterations"), arg_int_opt(fcinfo, 7), arg_int_opt(fcinfo, checkpoint_arg),
+    settings = make_run_settings(arg_int(fcinfo, 5, "num_iterations"), arg_int_opt(fcinfo, 7),
+                                 arg_int_opt(fcinfo, checkpoint_arg),
                                  levels_arg >= 0 ? arg_int_opt(fcinfo, levels_arg) : std::nullopt);
     req.num_iterations = settings.num_iterations;
     req.metrics_frequency = settings.metrics_frequency;

@@ -13,9 +13,9 @@
 #include "hopper/ps.h"
 #include "hopper/registry.h"
 #include "pg/common/datum.h"
+#include "pg/common/spi.h"
 #include "pg/ps/ps_table.h"
 #include "pg/registry/checkpoint_store.h"
-#include "pg/common/spi.h"
 
 extern "C" {
 #include "utils/rangetypes.h"
@@ -47,8 +47,7 @@ struct Float4Arg {
 ArrayType* array_arg(FunctionCallInfo fcinfo, int i, const char* name, Oid elemtype) {
     require_not_null(fcinfo, i, name);
     ArrayType* a = call([&] { return PG_GETARG_ARRAYTYPE_P(i); });
-    if (ARR_ELEMTYPE(a) != elemtype)
-        fail(ErrorKind::WrongType, std::string(name) + " has the wrong element type");
+    if (ARR_ELEMTYPE(a) != elemtype) fail(ErrorKind::WrongType, std::string(name) + " has the wrong element type");
     if (ARR_NDIM(a) > 1)
         fail(ErrorKind::InvalidParameter, std::string(name) + " must be a one-dimensional array",
              "It has " + std::to_string(ARR_NDIM(a)) + " dimensions.");
@@ -129,7 +128,7 @@ struct Touched {
     pst::Access access;
     std::vector<int64_t> offsets;  // when the keys are not their own offsets
     std::vector<ps::Span> spans;
-    std::vector<int64_t> chunks;   // SparseSSP: dense chunk numbers
+    std::vector<int64_t> chunks;  // SparseSSP: dense chunk numbers
 };
 
 // Offsets of the keys in the table (the keys themselves for [0, num_keys) tables).
@@ -171,7 +170,8 @@ void check_deltas(const Float4Arg& deltas, std::size_t expected, bool chunks) {
     if (deltas.n == expected) return;
     if (chunks)
         fail(ErrorKind::InvalidParameter, "deltas must have one value per key of the chunks",
-             "The chunks hold " + std::to_string(expected) + " keys; deltas has " + std::to_string(deltas.n) + " values.");
+             "The chunks hold " + std::to_string(expected) + " keys; deltas has " + std::to_string(deltas.n) +
+                 " values.");
     fail(ErrorKind::InvalidParameter, "deltas must have one value per key",
          "keys has " + std::to_string(expected) + " elements; deltas has " + std::to_string(deltas.n) + ".");
 }
@@ -203,8 +203,8 @@ CommonArgs common_args(FunctionCallInfo fcinfo, int at) {
 ps::TableSettings settings_args(FunctionCallInfo fcinfo, ps::KeySpace keys) {
     std::string name = arg_text(fcinfo, 0, "name");
     const CommonArgs c = common_args(fcinfo, 2);
-    return ps::make_settings(std::move(name), std::move(keys), c.chunk_size, c.consistency, c.staleness,
-                             c.num_workers, c.init);
+    return ps::make_settings(std::move(name), std::move(keys), c.chunk_size, c.consistency, c.staleness, c.num_workers,
+                             c.init);
 }
 
 }  // namespace
@@ -259,8 +259,8 @@ std::vector<ps::KeyRange> ranges_arg(FunctionCallInfo fcinfo, int i, const char*
             fail(ErrorKind::NullValue, std::string(arg) + " must not contain NULL elements", where + " is NULL.");
         if (b.empty) fail(ErrorKind::InvalidParameter, "key ranges must not be empty", where + " is empty.");
         if (b.lo_inf || b.hi_inf)
-            fail(ErrorKind::InvalidParameter, "key ranges must be bounded", where + " has no " +
-                 (b.lo_inf ? "lower" : "upper") + " bound.");
+            fail(ErrorKind::InvalidParameter, "key ranges must be bounded",
+                 where + " has no " + (b.lo_inf ? "lower" : "upper") + " bound.");
         // int8range is canonical: [lo, hi).
         ranges.push_back(ps::KeyRange{b.lo_inc ? b.lo : b.lo + 1, b.hi_inc ? b.hi + 1 : b.hi});
     }
@@ -279,8 +279,8 @@ ps::KeySpace key_ranges_arg(FunctionCallInfo fcinfo) {
 HOPPER_FUNCTION(ps_create) {
     pst::require_shared_memory();
     const Oid keys_type = call([&] { return get_fn_expr_argtype(fcinfo->flinfo, 1); });
-    ps::KeySpace keys = keys_type == INT8OID ? ps::KeySpace::contiguous(arg_int(fcinfo, 1, "num_keys"))
-                                             : key_ranges_arg(fcinfo);
+    ps::KeySpace keys =
+        keys_type == INT8OID ? ps::KeySpace::contiguous(arg_int(fcinfo, 1, "num_keys")) : key_ranges_arg(fcinfo);
     pst::create(settings_args(fcinfo, std::move(keys)));
     PG_RETURN_VOID();
 }
@@ -466,17 +466,30 @@ HOPPER_FUNCTION(ps_tables_internal) {
         bounds(t.settings.range_map, &map_lo, &map_hi);
         const bool part = t.settings.part >= 0;
         const ps::ChunkRange cr = ps::chunk_range(t.settings.keys, t.settings.chunk_size);
-        rows.push_back({string_to_text(t.name), Int64GetDatum(t.settings.keys.size()), make_int8_array(lo),
-                        make_int8_array(hi), Int32GetDatum(int32_t(t.settings.chunk_size)), Int64GetDatum(cr.count),
+        rows.push_back({string_to_text(t.name),
+                        Int64GetDatum(t.settings.keys.size()),
+                        make_int8_array(lo),
+                        make_int8_array(hi),
+                        Int32GetDatum(int32_t(t.settings.chunk_size)),
+                        Int64GetDatum(cr.count),
                         string_to_text(ps::consistency_name(t.settings.consistency)),
-                        Int32GetDatum(t.settings.staleness), Int32GetDatum(t.settings.num_workers),
-                        Int64GetDatum(t.min_clock), Int64GetDatum(t.max_clock), Int64GetDatum(int64_t(t.memory_bytes)),
-                        ObjectIdGetDatum(t.owner), TimestampTzGetDatum(t.created_at),
-                        Int64GetDatum(int64_t(t.get_calls)), Int64GetDatum(int64_t(t.get_keys)),
-                        Int64GetDatum(int64_t(t.add_calls)), Int64GetDatum(int64_t(t.add_keys)),
-                        Int64GetDatum(int64_t(t.clocks)), Int64GetDatum(int64_t(t.waits)),
-                        Int64GetDatum(int64_t(t.late_adds)), Int32GetDatum(t.settings.part),
-                        part ? make_int8_array(map_lo) : Datum(0), part ? make_int8_array(map_hi) : Datum(0)});
+                        Int32GetDatum(t.settings.staleness),
+                        Int32GetDatum(t.settings.num_workers),
+                        Int64GetDatum(t.min_clock),
+                        Int64GetDatum(t.max_clock),
+                        Int64GetDatum(int64_t(t.memory_bytes)),
+                        ObjectIdGetDatum(t.owner),
+                        TimestampTzGetDatum(t.created_at),
+                        Int64GetDatum(int64_t(t.get_calls)),
+                        Int64GetDatum(int64_t(t.get_keys)),
+                        Int64GetDatum(int64_t(t.add_calls)),
+                        Int64GetDatum(int64_t(t.add_keys)),
+                        Int64GetDatum(int64_t(t.clocks)),
+                        Int64GetDatum(int64_t(t.waits)),
+                        Int64GetDatum(int64_t(t.late_adds)),
+                        Int32GetDatum(t.settings.part),
+                        part ? make_int8_array(map_lo) : Datum(0),
+                        part ? make_int8_array(map_hi) : Datum(0)});
         std::vector<bool> nulls(rows.back().size(), false);
         nulls[21] = nulls[22] = nulls[23] = !part;
         row_nulls.push_back(std::move(nulls));
@@ -505,9 +518,11 @@ HOPPER_FUNCTION(ps_workers_internal) {
         ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
         for (std::size_t k = 0; k < workers.size(); ++k) {
             const auto& w = workers[k];
-            const char* status = w.status == ps::kWorkerActive ? "active" : w.status == ps::kWorkerGone ? "gone" : "not joined";
-            Datum values[5] = {names[k], Int32GetDatum(w.worker), Int64GetDatum(w.clock),
-                               CStringGetTextDatum(status), Int32GetDatum(w.pid)};
+            const char* status = w.status == ps::kWorkerActive ? "active"
+                                 : w.status == ps::kWorkerGone ? "gone"
+                                                               : "not joined";
+            Datum values[5] = {names[k], Int32GetDatum(w.worker), Int64GetDatum(w.clock), CStringGetTextDatum(status),
+                               Int32GetDatum(w.pid)};
             bool nulls[5] = {false, false, false, false, w.status != ps::kWorkerActive};
             tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
         }
@@ -574,7 +589,8 @@ HOPPER_FUNCTION(ps_restore) {
         {
             SafeSearchPath path;
             path.enter();
-            spi.execute("SELECT format FROM hopper.checkpoints WHERE uuid = $1::pg_catalog.uuid", {SqlParam::text(uuid)});
+            spi.execute("SELECT format FROM hopper.checkpoints WHERE uuid = $1::pg_catalog.uuid",
+                        {SqlParam::text(uuid)});
             path.leave();
         }
         if (spi.rows() == 0)

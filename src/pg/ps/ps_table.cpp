@@ -62,11 +62,11 @@ struct PsTable {
     uint64 pending_at;  // 0: none
     uint64 writers_at;  // SparseSSP: num_chunks x worker_words bit sets (0: none)
     uint64 read_marks_at;
-    int64 num_chunks;   // SparseSSP: chunks with writers and read marks (0 otherwise)
+    int64 num_chunks;  // SparseSSP: chunks with writers and read marks (0 otherwise)
     int32 worker_words;
-    int32 part;         // a part of a partitioned table: its index in the range map (-1: none)
+    int32 part;  // a part of a partitioned table: its index in the range map (-1: none)
     int32 num_parts;
-    uint64 map_at;      // the range map (0: none)
+    uint64 map_at;  // the range map (0: none)
     int64 min_clock;
     LWLock* lock;
     ConditionVariable cv;
@@ -118,7 +118,8 @@ void ps_shmem_startup() {
     LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
     bool found = false;
     const Size header = header_bytes(setting_ps_max_tables);
-    shared = static_cast<PsShared*>(ShmemInitStruct("hopper parameter tables", add_size(header, arena_bytes()), &found));
+    shared =
+        static_cast<PsShared*>(ShmemInitStruct("hopper parameter tables", add_size(header, arena_bytes()), &found));
     if (!found) {
         std::memset(shared, 0, header);
         shared->magic = kMagic;
@@ -260,7 +261,7 @@ bool lookup(const std::string& name, ps_table::Handle* h) {
 
 [[noreturn]] void no_such_table(const std::string& name) {
     fail(ErrorKind::UndefinedObject, "parameter table " + quoted(name) + " does not exist", "",
-          "hopper.ps_tables lists the parameter tables of this database.");
+         "hopper.ps_tables lists the parameter tables of this database.");
 }
 
 // ---- one attempt at an operation, under the table lock ----
@@ -411,8 +412,7 @@ void mark_read(PsTable* t, const ps_table::Access& a, int64 clock) noexcept {
     for (std::size_t i = 0; i < a.nchunks; ++i) {
         pg_atomic_uint64* m = &marks[a.chunks[i]];
         uint64 old = pg_atomic_read_u64(m);
-        while (old < mark && !pg_atomic_compare_exchange_u64(m, &old, mark)) {
-        }
+        while (old < mark && !pg_atomic_compare_exchange_u64(m, &old, mark)) {}
     }
 }
 
@@ -541,16 +541,17 @@ int64_t run(const ps_table::Handle& h, int worker, OpKind kind, const ps_table::
             switch (r.step) {
                 case Step::Dropped:
                     fail(ErrorKind::UndefinedObject,
-                          "parameter table " + table + (sleeping ? " was dropped while " + who + " waited" : " was dropped"));
+                         "parameter table " + table +
+                             (sleeping ? " was dropped while " + who + " waited" : " was dropped"));
                 case Step::Gone:
                     fail(ErrorKind::ObjectNotInPrerequisiteState,
-                          "worker " + std::to_string(r.blocker) + " of parameter table " + table + " is gone",
-                          "Its session ended at clock " + std::to_string(r.blocker_clock) + "; " + who + " at clock " +
-                              std::to_string(r.my_clock) + " needs every worker" +
-                              (h.rule.sparse() ? " that wrote what it reads" : "") + " at clock " +
-                              std::to_string(r.needed) + " or later (" + rule_text(h.rule) + ").",
-                          "Run worker " + std::to_string(r.blocker) + " again in a new session (it resumes at clock " +
-                              std::to_string(r.blocker_clock) + "), or drop the table.");
+                         "worker " + std::to_string(r.blocker) + " of parameter table " + table + " is gone",
+                         "Its session ended at clock " + std::to_string(r.blocker_clock) + "; " + who + " at clock " +
+                             std::to_string(r.my_clock) + " needs every worker" +
+                             (h.rule.sparse() ? " that wrote what it reads" : "") + " at clock " +
+                             std::to_string(r.needed) + " or later (" + rule_text(h.rule) + ").",
+                         "Run worker " + std::to_string(r.blocker) + " again in a new session (it resumes at clock " +
+                             std::to_string(r.blocker_clock) + "), or drop the table.");
                 case Step::Busy: {
                     // The other session may be ending right now (its exit wakes us): wait briefly.
                     const TimestampTz now = call([] { return GetCurrentTimestamp(); });
@@ -558,9 +559,9 @@ int64_t run(const ps_table::Handle& h, int worker, OpKind kind, const ps_table::
                     const long waited_ms = long((now - busy_since) / 1000);
                     if (waited_ms >= kTakeoverGraceMs)
                         fail(ErrorKind::ObjectInUse,
-                              who + " of parameter table " + table + " is in use by another session",
-                              "Process " + std::to_string(r.busy_pid) + " is " + who + ".",
-                              "A worker belongs to one session at a time; it is released when that session ends.");
+                             who + " of parameter table " + table + " is in use by another session",
+                             "Process " + std::to_string(r.busy_pid) + " is " + who + ".",
+                             "A worker belongs to one session at a time; it is released when that session ends.");
                     call([&] { ConditionVariableTimedSleep(&t->cv, kTakeoverGraceMs - waited_ms, PG_WAIT_EXTENSION); });
                     sleeping = true;
                     break;
@@ -574,8 +575,7 @@ int64_t run(const ps_table::Handle& h, int worker, OpKind kind, const ps_table::
                     call([&] { ConditionVariableSleep(&t->cv, PG_WAIT_EXTENSION); });
                     sleeping = true;
                     break;
-                case Step::Done:
-                    break;
+                case Step::Done: break;
             }
         }
     } catch (...) {
@@ -620,8 +620,8 @@ namespace ps_table {
 void require_shared_memory() {
     if (shared && shared->magic == kMagic) return;
     fail(ErrorKind::ObjectNotInPrerequisiteState, "parameter tables need hopper in shared_preload_libraries",
-          "Parameter tables live in shared memory that is reserved when the server starts.",
-          "Add hopper to shared_preload_libraries in postgresql.conf and restart the server.");
+         "Parameter tables live in shared memory that is reserved when the server starts.",
+         "Add hopper to shared_preload_libraries in postgresql.conf and restart the server.");
 }
 
 std::size_t Access::count() const {
@@ -650,8 +650,8 @@ const Handle& open(const std::string& name) {
 void check_worker(const Handle& h, int64_t worker) {
     if (worker < 0 || worker >= h.settings.num_workers)
         fail(ErrorKind::InvalidParameter,
-              "worker " + std::to_string(worker) + " does not exist in parameter table " + quoted(h.settings.name),
-              "Its workers are 0 to " + std::to_string(h.settings.num_workers - 1) + ".");
+             "worker " + std::to_string(worker) + " does not exist in parameter table " + quoted(h.settings.name),
+             "Its workers are 0 to " + std::to_string(h.settings.num_workers - 1) + ".");
 }
 
 void get(const Handle& h, int worker, const Access& a, float* out) {
@@ -700,13 +700,15 @@ void create(const ps::TableSettings& s, const ps::SnapshotView* from) {
         std::optional<uint64_t> at;
         if (outcome == Ok) {
             // Largest free block, for the message if this does not fit.
-            std::sort(used.begin(), used.end(), [](const ps::Block& x, const ps::Block& y) { return x.offset < y.offset; });
+            std::sort(used.begin(), used.end(),
+                      [](const ps::Block& x, const ps::Block& y) { return x.offset < y.offset; });
             uint64 cursor = 0;
             for (const ps::Block& b : used) {
                 if (b.offset > cursor) largest_free = std::max<uint64>(largest_free, b.offset - cursor);
                 cursor = std::max<uint64>(cursor, b.offset + b.size);
             }
-            if (shared->arena_bytes > cursor) largest_free = std::max<uint64>(largest_free, shared->arena_bytes - cursor);
+            if (shared->arena_bytes > cursor)
+                largest_free = std::max<uint64>(largest_free, shared->arena_bytes - cursor);
             at = ps::first_fit(std::move(used), layout.bytes, shared->arena_bytes);
             if (!at) outcome = NoMemory;
         }
@@ -766,8 +768,7 @@ void create(const ps::TableSettings& s, const ps::SnapshotView* from) {
             if (pending) {
                 if (from && from->pending)
                     std::memcpy(static_cast<void*>(pending_of(t)), from->pending, 4 * std::size_t(t->num_keys));
-                else
-                    std::memset(static_cast<void*>(pending_of(t)), 0, 4 * std::size_t(t->num_keys));
+                else std::memset(static_cast<void*>(pending_of(t)), 0, 4 * std::size_t(t->num_keys));
             }
             pg_atomic_write_u64(&t->get_calls, 0);
             pg_atomic_write_u64(&t->get_keys, 0);
@@ -792,17 +793,17 @@ void create(const ps::TableSettings& s, const ps::SnapshotView* from) {
         case Ok: cache().erase(s.name); return;
         case Duplicate:
             fail(ErrorKind::DuplicateObject, "parameter table " + table + " already exists", "",
-                  "Drop it first with hopper.ps_drop, or choose another name.");
+                 "Drop it first with hopper.ps_drop, or choose another name.");
         case NoSlot:
             fail(ErrorKind::Limit, "too many parameter tables",
-                  "hopper.ps_max_tables is " + std::to_string(shared->max_tables) + " (for all databases together).",
-                  "Drop a parameter table, or raise hopper.ps_max_tables (takes effect after a server restart).");
+                 "hopper.ps_max_tables is " + std::to_string(shared->max_tables) + " (for all databases together).",
+                 "Drop a parameter table, or raise hopper.ps_max_tables (takes effect after a server restart).");
         case NoMemory:
             fail(ErrorKind::Limit, "not enough shared memory for parameter table " + table,
-                  "It needs " + mb(layout.bytes) + "; " + mb(shared->arena_bytes - used_bytes) + " of the " +
-                      mb(shared->arena_bytes) + " in hopper.ps_memory_mb are free (largest free block " +
-                      mb(largest_free) + ").",
-                  "Drop parameter tables, or raise hopper.ps_memory_mb (takes effect after a server restart).");
+                 "It needs " + mb(layout.bytes) + "; " + mb(shared->arena_bytes - used_bytes) + " of the " +
+                     mb(shared->arena_bytes) + " in hopper.ps_memory_mb are free (largest free block " +
+                     mb(largest_free) + ").",
+                 "Drop parameter tables, or raise hopper.ps_memory_mb (takes effect after a server restart).");
     }
 }
 
@@ -815,8 +816,7 @@ bool drop(const std::string& name, bool if_exists) {
             no_such_table(name);
         }
         const bool allowed = call([&] { return has_privs_of_role(GetUserId(), h.owner); });
-        if (!allowed)
-            fail(ErrorKind::Privilege, "must be owner of parameter table " + quoted(name));
+        if (!allowed) fail(ErrorKind::Privilege, "must be owner of parameter table " + quoted(name));
         PsTable* t = slot(h.slot);
         bool dropped = false;
         call([&] {
@@ -860,9 +860,11 @@ ps::SnapshotBuffer snapshot(const Handle& h) {
                 std::memcpy(&b.bytes[b.clocks_at + 8 * std::size_t(k)], &w[k].clock, 8);
             std::memcpy(&b.bytes[b.values_at], static_cast<const void*>(values_of(t)), 4 * std::size_t(t->num_keys));
             if (b.pending_at)
-                std::memcpy(&b.bytes[b.pending_at], static_cast<const void*>(pending_of(t)), 4 * std::size_t(t->num_keys));
+                std::memcpy(&b.bytes[b.pending_at], static_cast<const void*>(pending_of(t)),
+                            4 * std::size_t(t->num_keys));
             if (b.in_iteration_at)
-                for (int32 k = 0; k < t->num_workers; ++k) b.bytes[b.in_iteration_at + std::size_t(k)] = char(w[k].in_iteration);
+                for (int32 k = 0; k < t->num_workers; ++k)
+                    b.bytes[b.in_iteration_at + std::size_t(k)] = char(w[k].in_iteration);
             if (b.writers_at) {
                 std::memcpy(&b.bytes[b.writers_at], static_cast<const void*>(writers_of(t)),
                             std::size_t(t->num_chunks) * std::size_t(t->worker_words) * 8);
@@ -914,7 +916,8 @@ std::vector<TableInfo> list_tables() {
                 info.min_clock = t->min_clock;
                 info.max_clock = 0;
                 const WorkerState* w = workers_of(t);
-                for (int32 k = 0; k < t->num_workers; ++k) info.max_clock = std::max<int64_t>(info.max_clock, w[k].clock);
+                for (int32 k = 0; k < t->num_workers; ++k)
+                    info.max_clock = std::max<int64_t>(info.max_clock, w[k].clock);
                 info.memory_bytes = t->block_bytes;
                 info.get_calls = pg_atomic_read_u64(&t->get_calls);
                 info.get_keys = pg_atomic_read_u64(&t->get_keys);
@@ -988,13 +991,12 @@ void ps_init() {
     DefineCustomIntVariable(
         "hopper.ps_memory_mb",
         "Shared memory for parameter tables (values, BSP pending buffers, worker states), in megabytes.",
-        "Reserved at server start when hopper is in shared_preload_libraries.",
-        &setting_ps_memory_mb, 64, 1, INT_MAX / 2, context, GUC_UNIT_MB, nullptr, nullptr, nullptr);
-    DefineCustomIntVariable(
-        "hopper.ps_max_tables",
-        "Most parameter tables that can exist at the same time (in all databases together).",
-        "Each slot costs a few hundred bytes of shared memory and one lock.",
-        &setting_ps_max_tables, 32, 1, 4096, context, 0, nullptr, nullptr, nullptr);
+        "Reserved at server start when hopper is in shared_preload_libraries.", &setting_ps_memory_mb, 64, 1,
+        INT_MAX / 2, context, GUC_UNIT_MB, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable("hopper.ps_max_tables",
+                            "Most parameter tables that can exist at the same time (in all databases together).",
+                            "Each slot costs a few hundred bytes of shared memory and one lock.",
+                            &setting_ps_max_tables, 32, 1, 4096, context, 0, nullptr, nullptr, nullptr);
     if (!process_shared_preload_libraries_in_progress) return;
     prev_shmem_request_hook = shmem_request_hook;
     shmem_request_hook = ps_shmem_request;

@@ -24,17 +24,18 @@ HOPPER_FUNCTION(create_task) {
     const std::string type = arg_text(fcinfo, 0, "task_type");
     check_task_type(type);
     if (type == "TRAINING")
-        fail(ErrorKind::InvalidParameter, "task type TRAINING is reserved for fit and fit_multiple",
-             "", "Use another type, such as IMPORT or FINE_TUNE.");
+        fail(ErrorKind::InvalidParameter, "task type TRAINING is reserved for fit and fit_multiple", "",
+             "Use another type, such as IMPORT or FINE_TUNE.");
     const std::string description = arg_text_or(fcinfo, 1, "");
     const std::string metadata = arg_json_object(fcinfo, 2, "metadata");
     Spi spi;
     SafeSearchPath path;
     path.enter();
-    int64_t id = spi.scalar_int("INSERT INTO hopper.tasks (task_type, description, metadata) VALUES ($1, $2,"
-                                " $3::pg_catalog.jsonb) RETURNING task_id",
-                                {SqlParam::text(type), description.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(description),
-                                 SqlParam::text(metadata)});
+    int64_t id = spi.scalar_int(
+        "INSERT INTO hopper.tasks (task_type, description, metadata) VALUES ($1, $2,"
+        " $3::pg_catalog.jsonb) RETURNING task_id",
+        {SqlParam::text(type), description.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(description),
+         SqlParam::text(metadata)});
     path.leave();
     PG_RETURN_INT64(id);
 }
@@ -48,15 +49,17 @@ struct TaskRow {
 };
 
 TaskRow find_task(Spi& spi, int64_t id) {
-    spi.execute("SELECT task_type, state, owner::pg_catalog.text, hopper.may_modify(owner) FROM hopper.tasks WHERE task_id = $1",
-                {SqlParam::int8(id)});
+    spi.execute(
+        "SELECT task_type, state, owner::pg_catalog.text, hopper.may_modify(owner) FROM hopper.tasks WHERE task_id = $1",
+        {SqlParam::int8(id)});
     if (spi.rows() == 0) fail(ErrorKind::UndefinedObject, "task " + std::to_string(id) + " does not exist");
     return TaskRow{id, spi.text(0, 0), spi.text(0, 1), spi.text(0, 2), spi.boolean(0, 3)};
 }
 
 void require_task_writable(const TaskRow& t) {
     if (!t.may_modify)
-        fail(ErrorKind::Privilege, "permission denied for task " + std::to_string(t.id), "It belongs to role " + t.owner + ".");
+        fail(ErrorKind::Privilege, "permission denied for task " + std::to_string(t.id),
+             "It belongs to role " + t.owner + ".");
 }
 
 }  // namespace
@@ -73,10 +76,11 @@ HOPPER_FUNCTION(end_task) {
     TaskRow t = find_task(spi, id);
     require_task_writable(t);
     if (t.type == "TRAINING")
-        fail(ErrorKind::InvalidParameter, "task " + std::to_string(id) + " is a training task", "fit and fit_multiple end it.");
+        fail(ErrorKind::InvalidParameter, "task " + std::to_string(id) + " is a training task",
+             "fit and fit_multiple end it.");
     if (t.state != "ACTIVE")
         fail(ErrorKind::ObjectNotInPrerequisiteState, "task " + std::to_string(id) + " has already ended",
-                       "It is " + t.state + ".");
+             "It is " + t.state + ".");
     spi.execute("UPDATE hopper.tasks SET state = $2, end_time = pg_catalog.clock_timestamp() WHERE task_id = $1",
                 {SqlParam::int8(id), SqlParam::text(state)});
     path.leave();
@@ -92,7 +96,8 @@ std::optional<int64_t> checked_task(Spi& spi, FunctionCallInfo fcinfo, int i) {
     require_task_writable(t);
     if (t.type == "TRAINING")
         fail(ErrorKind::InvalidParameter, "task " + std::to_string(id) + " is a training task",
-             "Checkpoints of training tasks are written by fit and fit_multiple.", "Create a task with hopper.create_task.");
+             "Checkpoints of training tasks are written by fit and fit_multiple.",
+             "Create a task with hopper.create_task.");
     return id;
 }
 
@@ -106,7 +111,9 @@ HOPPER_FUNCTION(create_checkpoint) {
     StateSummary st = inspect_state(payload);
     std::optional<int64_t> steps = int64_t(st.counters.steps);
     if (!PG_ARGISNULL(2)) steps = PG_GETARG_INT64(2);
-    if (*steps < 0) fail(ErrorKind::InvalidParameter, "steps_completed must not be negative", "It is " + std::to_string(*steps) + ".");
+    if (*steps < 0)
+        fail(ErrorKind::InvalidParameter, "steps_completed must not be negative",
+             "It is " + std::to_string(*steps) + ".");
     const std::string metadata = arg_json_object(fcinfo, 3, "metadata");
     const std::string resources = arg_json_object(fcinfo, 4, "resources");
     std::string uuid;
@@ -174,21 +181,22 @@ HOPPER_FUNCTION(set_checkpoint_state) {
     if (from == to) PG_RETURN_VOID();
     if (!checkpoint_transition_allowed(from, to))
         fail(ErrorKind::ObjectNotInPrerequisiteState,
-                       "checkpoint " + uuid + " cannot go from " + c.state + " to " + to_string(to),
-                       "Allowed: ACTIVE to COMPLETED or ERROR, COMPLETED to ERROR, DELETING to DELETED or PARTIALLY_DELETED,"
-                       " PARTIALLY_DELETED to DELETED.",
-                       is_deleted_state(to) ? "Delete checkpoints with hopper.delete_checkpoints." : "");
+             "checkpoint " + uuid + " cannot go from " + c.state + " to " + to_string(to),
+             "Allowed: ACTIVE to COMPLETED or ERROR, COMPLETED to ERROR, DELETING to DELETED or PARTIALLY_DELETED,"
+             " PARTIALLY_DELETED to DELETED.",
+             is_deleted_state(to) ? "Delete checkpoints with hopper.delete_checkpoints." : "");
     if (c.version_count > 0) refuse_registered(spi, c);
     if (to == CheckpointState::Completed && c.storage == "database") {
         c.state = "COMPLETED";
         (void)read_payload(spi, c);  // a stored payload must be whole before it counts as completed
     }
-    uint64_t n = spi.execute("UPDATE hopper.checkpoints SET state = $2, report_time = CASE WHEN $2 = 'COMPLETED'"
-                             " THEN pg_catalog.clock_timestamp() ELSE report_time END WHERE checkpoint_id = $1 AND state = $3",
-                             {SqlParam::int8(c.id), SqlParam::text(to_string(to)), SqlParam::text(to_string(from))});
+    uint64_t n = spi.execute(
+        "UPDATE hopper.checkpoints SET state = $2, report_time = CASE WHEN $2 = 'COMPLETED'"
+        " THEN pg_catalog.clock_timestamp() ELSE report_time END WHERE checkpoint_id = $1 AND state = $3",
+        {SqlParam::int8(c.id), SqlParam::text(to_string(to)), SqlParam::text(to_string(from))});
     if (n == 0)
-        fail(ErrorKind::SerializationFailure, "checkpoint " + uuid + " was changed by another transaction",
-                       "", "Retry.");
+        fail(ErrorKind::SerializationFailure, "checkpoint " + uuid + " was changed by another transaction", "",
+             "Retry.");
     path.leave();
     PG_RETURN_VOID();
 }
@@ -217,7 +225,8 @@ HOPPER_FUNCTION(materialize_checkpoint) {
         path.leave();
     }
     materialize_checkpoint_table(spi, id, output, "", std::nullopt);
-    notice("checkpoint " + uuid + " written to " + output.display() + " and " + output.with_suffix("_summary").display());
+    notice("checkpoint " + uuid + " written to " + output.display() + " and " +
+           output.with_suffix("_summary").display());
     PG_RETURN_VOID();
 }
 
@@ -228,9 +237,10 @@ HOPPER_FUNCTION(delete_checkpoints) {
     Spi spi;
     SafeSearchPath path;
     path.enter();
-    spi.execute(std::string("SELECT u.u::pg_catalog.text, ") + kCheckpointColumns +
-                    " FROM pg_catalog.unnest($1::pg_catalog.uuid[]) AS u(u) LEFT JOIN hopper.checkpoints c ON c.uuid = u.u",
-                {SqlParam::datum(arr, UUIDARRAYOID)});
+    spi.execute(
+        std::string("SELECT u.u::pg_catalog.text, ") + kCheckpointColumns +
+            " FROM pg_catalog.unnest($1::pg_catalog.uuid[]) AS u(u) LEFT JOIN hopper.checkpoints c ON c.uuid = u.u",
+        {SqlParam::datum(arr, UUIDARRAYOID)});
     std::vector<CheckpointRow> rows;
     for (uint64_t r = 0; r < spi.rows(); ++r) {
         if (spi.is_null(r, 0)) fail(ErrorKind::NullValue, "checkpoints must not contain NULL");
@@ -244,9 +254,9 @@ HOPPER_FUNCTION(delete_checkpoints) {
         if (c.version_count > 0) refuse_registered(spi, c);
         if (c.state != "DELETING" && c.state != "DELETED" && seen.insert(c.id).second) ids.push_back(c.id);
     }
-    std::vector<int64_t> changed = explain_serialization_failure(
-        rows.size() == 1 ? "checkpoint " + rows[0].uuid : std::string("these checkpoints"),
-        [&] { return delete_checkpoint_ids(spi, ids); });
+    std::vector<int64_t> changed = explain_serialization_failure(rows.size() == 1 ? "checkpoint " + rows[0].uuid
+                                                                                  : std::string("these checkpoints"),
+                                                                 [&] { return delete_checkpoint_ids(spi, ids); });
     if (changed.size() < ids.size()) {
         // Something changed since the checks above: a concurrent registration (refused here) or a
         // concurrent deletion (nothing left to do).
@@ -280,20 +290,22 @@ HOPPER_FUNCTION(gc_checkpoints) {
     path.enter();
     if (run_id) {
         spi.execute("SELECT 1 FROM hopper.runs WHERE run_id = $1", {SqlParam::int8(*run_id)});
-        if (spi.rows() == 0) fail(ErrorKind::UndefinedObject, "training run " + std::to_string(*run_id) + " does not exist");
+        if (spi.rows() == 0)
+            fail(ErrorKind::UndefinedObject, "training run " + std::to_string(*run_id) + " does not exist");
     }
     // Candidates: the caller's COMPLETED training checkpoints (of the run). Kept: those registered
     // (as hopper.model_versions says) and the sources of the caller's own warm starts -- another
     // role's trial naming one (a row anyone can write for itself) does not pin the caller's data.
-    spi.execute("SELECT c.checkpoint_id, tr.run_id, ct.trial_id, ct.signed_searcher_value,"
-                " EXISTS (SELECT 1 FROM hopper.model_versions v WHERE v.checkpoint_id = c.checkpoint_id)"
-                " OR EXISTS (SELECT 1 FROM hopper.trials w JOIN hopper.tasks wt ON wt.task_id = w.trial_id"
-                "            WHERE w.warm_start_checkpoint_id = c.checkpoint_id AND hopper.may_modify(wt.owner))"
-                " FROM hopper.checkpoints c"
-                " JOIN hopper.checkpoint_training ct ON ct.checkpoint_id = c.checkpoint_id AND ct.trial_id = c.task_id"
-                " JOIN hopper.trials tr ON tr.trial_id = ct.trial_id"
-                " WHERE c.state = 'COMPLETED' AND hopper.may_modify(c.owner) AND ($1::pg_catalog.int8 IS NULL OR tr.run_id = $1)",
-                {run_id ? SqlParam::int8(*run_id) : SqlParam::null(INT8OID)});
+    spi.execute(
+        "SELECT c.checkpoint_id, tr.run_id, ct.trial_id, ct.signed_searcher_value,"
+        " EXISTS (SELECT 1 FROM hopper.model_versions v WHERE v.checkpoint_id = c.checkpoint_id)"
+        " OR EXISTS (SELECT 1 FROM hopper.trials w JOIN hopper.tasks wt ON wt.task_id = w.trial_id"
+        "            WHERE w.warm_start_checkpoint_id = c.checkpoint_id AND hopper.may_modify(wt.owner))"
+        " FROM hopper.checkpoints c"
+        " JOIN hopper.checkpoint_training ct ON ct.checkpoint_id = c.checkpoint_id AND ct.trial_id = c.task_id"
+        " JOIN hopper.trials tr ON tr.trial_id = ct.trial_id"
+        " WHERE c.state = 'COMPLETED' AND hopper.may_modify(c.owner) AND ($1::pg_catalog.int8 IS NULL OR tr.run_id = $1)",
+        {run_id ? SqlParam::int8(*run_id) : SqlParam::null(INT8OID)});
     std::vector<GcCandidate> candidates;
     for (uint64_t r = 0; r < spi.rows(); ++r) {
         GcCandidate c;
@@ -308,9 +320,10 @@ HOPPER_FUNCTION(gc_checkpoints) {
     // A checkpoint registered meanwhile is skipped by the deletion's own re-check.
     if (!dry_run)
         remove = explain_serialization_failure("these checkpoints", [&] { return delete_checkpoint_ids(spi, remove); });
-    spi.execute("SELECT e.uuid, e.run_id, e.mst_key, e.iteration, e.steps_completed, e.searcher_value"
-                " FROM hopper.checkpoints_expanded e WHERE e.checkpoint_id = ANY ($1) ORDER BY e.checkpoint_id",
-                {SqlParam::int8_array(remove)});
+    spi.execute(
+        "SELECT e.uuid, e.run_id, e.mst_key, e.iteration, e.steps_completed, e.searcher_value"
+        " FROM hopper.checkpoints_expanded e WHERE e.checkpoint_id = ANY ($1) ORDER BY e.checkpoint_id",
+        {SqlParam::int8_array(remove)});
     put_result_rows(spi, fcinfo);
     path.leave();
     return (Datum)0;
@@ -343,7 +356,8 @@ HOPPER_FUNCTION(list_checkpoints) {
         " FROM hopper.checkpoints_expanded e"
         " WHERE ($1::pg_catalog.int8 IS NULL OR e.run_id = $1) AND ($2::pg_catalog.int4 IS NULL OR e.mst_key = $2)"
         " AND ($3::pg_catalog.text[] IS NULL OR e.state = ANY ($3))" +
-        order_clause(key, descending, 6) + ", e.checkpoint_id" + (descending ? " DESC" : " ASC") + " LIMIT $4 OFFSET $5";
+        order_clause(key, descending, 6) + ", e.checkpoint_id" + (descending ? " DESC" : " ASC") +
+        " LIMIT $4 OFFSET $5";
     spi.execute(sql, {run_id ? SqlParam::int8(*run_id) : SqlParam::null(INT8OID),
                       mst_key ? SqlParam::int4(*mst_key) : SqlParam::null(INT4OID),
                       states ? SqlParam::text_array(*states) : SqlParam::null(TEXTARRAYOID), SqlParam::int8(page_size),

@@ -74,7 +74,8 @@ CheckpointRow find_checkpoint(Spi& spi, const std::string& uuid) {
 CheckpointRow find_checkpoint_by_id(Spi& spi, int64_t id) {
     spi.execute(std::string("SELECT ") + kCheckpointColumns + " FROM hopper.checkpoints c WHERE c.checkpoint_id = $1",
                 {SqlParam::int8(id)});
-    if (spi.rows() == 0) fail(ErrorKind::UndefinedObject, "checkpoint with id " + std::to_string(id) + " does not exist");
+    if (spi.rows() == 0)
+        fail(ErrorKind::UndefinedObject, "checkpoint with id " + std::to_string(id) + " does not exist");
     return read_checkpoint_row(spi, 0);
 }
 
@@ -88,13 +89,14 @@ void require_may_modify(const CheckpointRow& c) {
 std::string read_payload(Spi& spi, const CheckpointRow& c) {
     if (c.state != "COMPLETED")
         fail(ErrorKind::ObjectNotInPrerequisiteState, "checkpoint " + c.uuid + " is " + c.state,
-                       "Only COMPLETED checkpoints can be loaded.");
+             "Only COMPLETED checkpoints can be loaded.");
     if (c.storage != "database")
         fail(ErrorKind::ObjectNotInPrerequisiteState, "checkpoint " + c.uuid + " is stored outside the database",
-                       "It is at " + c.uri + " (format " + c.format + ").", "Load it from there.");
-    spi.execute("SELECT pg_catalog.string_agg(data, ''::pg_catalog.bytea ORDER BY chunk_no), count(*), max(chunk_no)"
-                " FROM hopper.checkpoint_chunks WHERE checkpoint_id = $1",
-                {SqlParam::int8(c.id)});
+             "It is at " + c.uri + " (format " + c.format + ").", "Load it from there.");
+    spi.execute(
+        "SELECT pg_catalog.string_agg(data, ''::pg_catalog.bytea ORDER BY chunk_no), count(*), max(chunk_no)"
+        " FROM hopper.checkpoint_chunks WHERE checkpoint_id = $1",
+        {SqlParam::int8(c.id)});
     const int64_t chunks = spi.integer(0, 1);
     std::string payload = spi.is_null(0, 0) ? std::string() : spi.bytes(0, 0);
     const std::string corrupt = "checkpoint " + c.uuid + " is corrupt";
@@ -102,7 +104,8 @@ std::string read_payload(Spi& spi, const CheckpointRow& c) {
     if (spi.integer(0, 2) != chunks - 1) fail(ErrorKind::Data, corrupt, "Chunks of its payload are missing.");
     if (c.size && int64_t(payload.size()) != *c.size)
         fail(ErrorKind::Data, corrupt,
-             "Its payload has " + std::to_string(payload.size()) + " bytes; " + std::to_string(*c.size) + " were stored.");
+             "Its payload has " + std::to_string(payload.size()) + " bytes; " + std::to_string(*c.size) +
+                 " were stored.");
     if (!c.checksum.empty() && sha256_hex(payload) != c.checksum)
         fail(ErrorKind::Data, corrupt, "Its payload does not match the stored checksum " + c.checksum + ".");
     if (c.format == kModelStateFormat) (void)inspect_state(payload);  // the state's own CRC and structure
@@ -110,24 +113,27 @@ std::string read_payload(Spi& spi, const CheckpointRow& c) {
 }
 
 // Writes a model state as a COMPLETED checkpoint: ACTIVE while its chunks go in, then COMPLETED.
-Stored store_checkpoint(Spi& spi, std::optional<int64_t> task_id, std::string_view payload, std::optional<int64_t> steps,
-                        const std::string& metadata, const std::string& resources, const std::string& format) {
-    spi.execute("INSERT INTO hopper.checkpoints (task_id, state, steps_completed, format, storage, size_bytes, checksum,"
-                " resources, metadata) VALUES ($1, 'ACTIVE', $2, $3, 'database', $4, $5, $6::pg_catalog.jsonb,"
-                " $7::pg_catalog.jsonb) RETURNING checkpoint_id, uuid::pg_catalog.text",
-                {task_id ? SqlParam::int8(*task_id) : SqlParam::null(INT8OID),
-                 steps ? SqlParam::int8(*steps) : SqlParam::null(INT8OID), SqlParam::text(format),
-                 SqlParam::int8(int64_t(payload.size())), SqlParam::text_copy(sha256_hex(payload)), SqlParam::text(resources),
-                 SqlParam::text(metadata)});
+Stored store_checkpoint(Spi& spi, std::optional<int64_t> task_id, std::string_view payload,
+                        std::optional<int64_t> steps, const std::string& metadata, const std::string& resources,
+                        const std::string& format) {
+    spi.execute(
+        "INSERT INTO hopper.checkpoints (task_id, state, steps_completed, format, storage, size_bytes, checksum,"
+        " resources, metadata) VALUES ($1, 'ACTIVE', $2, $3, 'database', $4, $5, $6::pg_catalog.jsonb,"
+        " $7::pg_catalog.jsonb) RETURNING checkpoint_id, uuid::pg_catalog.text",
+        {task_id ? SqlParam::int8(*task_id) : SqlParam::null(INT8OID),
+         steps ? SqlParam::int8(*steps) : SqlParam::null(INT8OID), SqlParam::text(format),
+         SqlParam::int8(int64_t(payload.size())), SqlParam::text_copy(sha256_hex(payload)), SqlParam::text(resources),
+         SqlParam::text(metadata)});
     Stored s{spi.integer(0, 0), spi.text(0, 1)};
     int32_t n = 0;
     for (std::string_view chunk : split_chunks(payload)) {
         spi.execute("INSERT INTO hopper.checkpoint_chunks (checkpoint_id, chunk_no, data) VALUES ($1, $2, $3)",
                     {SqlParam::int8(s.id), SqlParam::int4(n++), SqlParam::bytea(chunk)});
     }
-    spi.execute("UPDATE hopper.checkpoints SET state = 'COMPLETED', report_time = pg_catalog.clock_timestamp()"
-                " WHERE checkpoint_id = $1",
-                {SqlParam::int8(s.id)});
+    spi.execute(
+        "UPDATE hopper.checkpoints SET state = 'COMPLETED', report_time = pg_catalog.clock_timestamp()"
+        " WHERE checkpoint_id = $1",
+        {SqlParam::int8(s.id)});
     return s;
 }
 
@@ -137,26 +143,30 @@ Stored store_checkpoint(Spi& spi, std::optional<int64_t> task_id, std::string_vi
 // for, and under REPEATABLE READ one committed meanwhile is a serialization failure), then the
 // versions are looked up by a statement whose snapshot sees every registration committed before.
 std::vector<int64_t> delete_checkpoint_ids(Spi& spi, const std::vector<int64_t>& ids) {
-    spi.execute("SELECT 1 FROM hopper.checkpoints WHERE checkpoint_id = ANY ($1) ORDER BY checkpoint_id FOR NO KEY UPDATE",
-                {SqlParam::int8_array(ids)});
-    spi.execute("UPDATE hopper.checkpoints c SET state = CASE storage WHEN 'database' THEN 'DELETED' ELSE 'DELETING' END"
-                " WHERE c.checkpoint_id = ANY ($1) AND c.state NOT IN ('DELETING', 'DELETED')"
-                " AND NOT EXISTS (SELECT 1 FROM hopper.model_versions v WHERE v.checkpoint_id = c.checkpoint_id)"
-                " RETURNING c.checkpoint_id",
-                {SqlParam::int8_array(ids)});
+    spi.execute(
+        "SELECT 1 FROM hopper.checkpoints WHERE checkpoint_id = ANY ($1) ORDER BY checkpoint_id FOR NO KEY UPDATE",
+        {SqlParam::int8_array(ids)});
+    spi.execute(
+        "UPDATE hopper.checkpoints c SET state = CASE storage WHEN 'database' THEN 'DELETED' ELSE 'DELETING' END"
+        " WHERE c.checkpoint_id = ANY ($1) AND c.state NOT IN ('DELETING', 'DELETED')"
+        " AND NOT EXISTS (SELECT 1 FROM hopper.model_versions v WHERE v.checkpoint_id = c.checkpoint_id)"
+        " RETURNING c.checkpoint_id",
+        {SqlParam::int8_array(ids)});
     std::vector<int64_t> changed;
     for (uint64_t r = 0; r < spi.rows(); ++r) changed.push_back(spi.integer(r, 0));
     if (!changed.empty())
-        spi.execute("DELETE FROM hopper.checkpoint_chunks WHERE checkpoint_id = ANY ($1)", {SqlParam::int8_array(changed)});
+        spi.execute("DELETE FROM hopper.checkpoint_chunks WHERE checkpoint_id = ANY ($1)",
+                    {SqlParam::int8_array(changed)});
     return changed;
 }
 
 namespace {
 std::string versions_using(Spi& spi, int64_t checkpoint_id) {
-    spi.execute("SELECT pg_catalog.string_agg(pg_catalog.format('%s version %s', m.name, v.version), ', '"
-                " ORDER BY m.name, v.version) FROM hopper.model_versions v JOIN hopper.models m USING (model_id)"
-                " WHERE v.checkpoint_id = $1",
-                {SqlParam::int8(checkpoint_id)});
+    spi.execute(
+        "SELECT pg_catalog.string_agg(pg_catalog.format('%s version %s', m.name, v.version), ', '"
+        " ORDER BY m.name, v.version) FROM hopper.model_versions v JOIN hopper.models m USING (model_id)"
+        " WHERE v.checkpoint_id = $1",
+        {SqlParam::int8(checkpoint_id)});
     return spi.is_null(0, 0) ? std::string("a model version") : spi.text(0, 0);
 }
 
@@ -164,7 +174,7 @@ std::string versions_using(Spi& spi, int64_t checkpoint_id) {
 
 void refuse_registered(Spi& spi, const CheckpointRow& c) {
     fail(ErrorKind::ObjectInUse, "checkpoint " + c.uuid + " is registered as a model version",
-                   "It is " + versions_using(spi, c.id) + ".", "Delete those model versions first.");
+         "It is " + versions_using(spi, c.id) + ".", "Delete those model versions first.");
 }
 
 LoadedCheckpoint load_checkpoint(Spi& spi, const std::string& uuid) {
@@ -201,10 +211,11 @@ void materialize_checkpoint_table(Spi& spi, int64_t checkpoint_id, const TableNa
     SafeSearchPath path;
     path.enter();
     CheckpointRow c = find_checkpoint_by_id(spi, checkpoint_id);
-    spi.execute("SELECT e.mst_key, e.model_id, e.model_arch::pg_catalog.text, e.compile_params, e.fit_params,"
-                " e.data::pg_catalog.text, e.run_id, e.steps_completed FROM hopper.checkpoints_expanded e"
-                " WHERE e.checkpoint_id = $1",
-                {SqlParam::int8(checkpoint_id)});
+    spi.execute(
+        "SELECT e.mst_key, e.model_id, e.model_arch::pg_catalog.text, e.compile_params, e.fit_params,"
+        " e.data::pg_catalog.text, e.run_id, e.steps_completed FROM hopper.checkpoints_expanded e"
+        " WHERE e.checkpoint_id = $1",
+        {SqlParam::int8(checkpoint_id)});
     const bool training = !spi.is_null(0, 0);
     const int32_t mst_key = training ? int32_t(spi.integer(0, 0)) : 1;
     std::optional<int32_t> model_id;
@@ -222,12 +233,12 @@ void materialize_checkpoint_table(Spi& spi, int64_t checkpoint_id, const TableNa
         !facts.contains("dependent_varname") || !facts["dependent_varname"].is_string() ||
         !facts.contains("dependent_vartype") || !facts["dependent_vartype"].is_string())
         fail(ErrorKind::ObjectNotInPrerequisiteState,
-                       "checkpoint " + c.uuid + " does not describe the data it was trained on",
-                       "predict needs the response type, the dependent variable's name and type, and the scaling of the"
-                       " features.",
-                       "Checkpoints written by fit and fit_multiple have it; give hopper.create_checkpoint metadata"
-                       " {\"data\": {\"response_type\": ..., \"dependent_varname\": ..., \"dependent_vartype\": ...,"
-                       " \"class_values\": [...], \"normalizing_const\": ...}}.");
+             "checkpoint " + c.uuid + " does not describe the data it was trained on",
+             "predict needs the response type, the dependent variable's name and type, and the scaling of the"
+             " features.",
+             "Checkpoints written by fit and fit_multiple have it; give hopper.create_checkpoint metadata"
+             " {\"data\": {\"response_type\": ..., \"dependent_varname\": ..., \"dependent_vartype\": ...,"
+             " \"class_values\": [...], \"normalizing_const\": ...}}.");
     const std::string response = facts["response_type"];
     if (response != "classification" && response != "regression")
         fail(ErrorKind::InvalidParameter, "checkpoint " + c.uuid + " has an unknown response_type \"" + response + "\"",
@@ -244,14 +255,15 @@ void materialize_checkpoint_table(Spi& spi, int64_t checkpoint_id, const TableNa
                               ch == '_' || ch == ' ' || ch == '.' || ch == '"' || ch == '(' || ch == ')' || ch == ',' ||
                               ch == '[' || ch == ']');
         if (!plain)
-            fail(ErrorKind::InvalidParameter, "checkpoint " + c.uuid + " names an invalid dependent_vartype \"" + t + "\"",
+            fail(ErrorKind::InvalidParameter,
+                 "checkpoint " + c.uuid + " names an invalid dependent_vartype \"" + t + "\"",
                  "It must be a type name such as text, integer or character varying(10).");
     }
     spi.execute("SELECT pg_catalog.format_type(pg_catalog.to_regtype($1), NULL)",
                 {SqlParam::text_copy(facts["dependent_vartype"].get<std::string>())});
     if (spi.is_null(0, 0))
-        fail(ErrorKind::InvalidParameter,
-             "checkpoint " + c.uuid + " names an unknown dependent_vartype \"" + facts["dependent_vartype"].get<std::string>() + "\"");
+        fail(ErrorKind::InvalidParameter, "checkpoint " + c.uuid + " names an unknown dependent_vartype \"" +
+                                              facts["dependent_vartype"].get<std::string>() + "\"");
     facts["dependent_vartype"] = spi.text(0, 0);
 
     const std::string payload = read_payload(spi, c);
@@ -264,29 +276,32 @@ void materialize_checkpoint_table(Spi& spi, int64_t checkpoint_id, const TableNa
     if (arch.empty()) arch = st.config.arch.to_json();
     if (compile.empty()) compile = st.config.compile.to_json();
     if (fit.empty()) fit = st.config.fit.to_json();
-    const std::string source = model_name.empty() ? "checkpoint " + c.uuid
-                                                   : "model " + model_name + " version " + std::to_string(*version);
+    const std::string source =
+        model_name.empty() ? "checkpoint " + c.uuid : "model " + model_name + " version " + std::to_string(*version);
 
-    spi.execute("CREATE TABLE " + output.quoted() +
-                " (mst_key pg_catalog.int4 PRIMARY KEY, model_id pg_catalog.int4, model_state pg_catalog.bytea NOT NULL,"
-                " model_arch pg_catalog.jsonb NOT NULL, compile_params pg_catalog.text NOT NULL,"
-                " fit_params pg_catalog.text NOT NULL, model_config pg_catalog.jsonb NOT NULL)");
+    spi.execute(
+        "CREATE TABLE " + output.quoted() +
+        " (mst_key pg_catalog.int4 PRIMARY KEY, model_id pg_catalog.int4, model_state pg_catalog.bytea NOT NULL,"
+        " model_arch pg_catalog.jsonb NOT NULL, compile_params pg_catalog.text NOT NULL,"
+        " fit_params pg_catalog.text NOT NULL, model_config pg_catalog.jsonb NOT NULL)");
     spi.execute("ALTER TABLE " + output.quoted() + " ALTER COLUMN model_state SET STORAGE EXTERNAL");
     const std::string token = new_output_token(spi);
     record_output_table(spi, output, "model", token, "hopper model from " + source, run_id);
-    spi.execute("INSERT INTO " + output.quoted() + " VALUES ($1, $2, $3, $4::pg_catalog.jsonb, $5, $6, $7::pg_catalog.jsonb)",
+    spi.execute("INSERT INTO " + output.quoted() +
+                    " VALUES ($1, $2, $3, $4::pg_catalog.jsonb, $5, $6, $7::pg_catalog.jsonb)",
                 {SqlParam::int4(mst_key), model_id ? SqlParam::int4(*model_id) : SqlParam::null(INT4OID),
                  SqlParam::bytea(payload), SqlParam::text(arch), SqlParam::text(compile), SqlParam::text(fit),
                  SqlParam::text_copy(st.config.to_json())});
-    spi.execute("CREATE TABLE " + summary.quoted() +
-                " (source_table pg_catalog.text, model_output_table pg_catalog.text, method pg_catalog.text,"
-                " source pg_catalog.text, checkpoint_uuid pg_catalog.uuid, model_name pg_catalog.text,"
-                " model_version pg_catalog.int4, run_id pg_catalog.int8, mst_key pg_catalog.int4,"
-                " steps_completed pg_catalog.int8, dependent_varname pg_catalog.text, independent_varname pg_catalog.text,"
-                " dependent_vartype pg_catalog.text, response_type pg_catalog.text, class_values pg_catalog.text[],"
-                " normalizing_const pg_catalog.float8, scale pg_catalog.text, feature_center pg_catalog.float4[],"
-                " feature_spread pg_catalog.float4[], num_rows pg_catalog.int8, hopper_version pg_catalog.text,"
-                " feature_recipe pg_catalog.jsonb)");
+    spi.execute(
+        "CREATE TABLE " + summary.quoted() +
+        " (source_table pg_catalog.text, model_output_table pg_catalog.text, method pg_catalog.text,"
+        " source pg_catalog.text, checkpoint_uuid pg_catalog.uuid, model_name pg_catalog.text,"
+        " model_version pg_catalog.int4, run_id pg_catalog.int8, mst_key pg_catalog.int4,"
+        " steps_completed pg_catalog.int8, dependent_varname pg_catalog.text, independent_varname pg_catalog.text,"
+        " dependent_vartype pg_catalog.text, response_type pg_catalog.text, class_values pg_catalog.text[],"
+        " normalizing_const pg_catalog.float8, scale pg_catalog.text, feature_center pg_catalog.float4[],"
+        " feature_spread pg_catalog.float4[], num_rows pg_catalog.int8, hopper_version pg_catalog.text,"
+        " feature_recipe pg_catalog.jsonb)");
     record_output_table(spi, summary, "model_summary", token, "hopper summary of a model from " + source, run_id);
     spi.execute(
         "INSERT INTO " + summary.quoted() +

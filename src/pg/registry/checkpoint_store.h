@@ -17,8 +17,8 @@
 #include "hopper/registry.h"
 #include "pg/common/datum.h"
 #include "pg/common/names.h"
-#include "pg/runtime/scoped_settings.h"
 #include "pg/common/spi.h"
+#include "pg/runtime/scoped_settings.h"
 
 namespace hopper::pg {
 
@@ -46,8 +46,8 @@ struct Stored {
     std::string uuid;
 };
 // Writes a payload as a COMPLETED checkpoint: ACTIVE while its chunks go in, then COMPLETED.
-Stored store_checkpoint(Spi& spi, std::optional<int64_t> task_id, std::string_view payload, std::optional<int64_t> steps,
-                        const std::string& metadata, const std::string& resources,
+Stored store_checkpoint(Spi& spi, std::optional<int64_t> task_id, std::string_view payload,
+                        std::optional<int64_t> steps, const std::string& metadata, const std::string& resources,
                         const std::string& format = kModelStateFormat);
 
 // Checkpoints -> DELETED (in the database) or DELETING (external), payload removed; returns the
@@ -80,7 +80,8 @@ auto explain_serialization_failure(const std::string& what, F&& f) -> decltype(f
     } catch (const PgError& e) {
         ErrorData* ed = e.edata();
         if (ed->sqlerrcode == ERRCODE_T_R_SERIALIZATION_FAILURE && !ed->hint) {
-            ed->detail = pstrdup(("Another transaction changed " + what + " after this transaction took its snapshot.").c_str());
+            ed->detail =
+                pstrdup(("Another transaction changed " + what + " after this transaction took its snapshot.").c_str());
             ed->hint = pstrdup("Retry the transaction; under READ COMMITTED hopper waits for the other one instead.");
         }
         throw;

@@ -19,40 +19,44 @@
 namespace hopper::pg {
 
 ModelRow find_model(Spi& spi, const std::string& name, bool for_change) {
-    spi.execute("SELECT model_id, name, archived, owner::pg_catalog.text, hopper.may_modify(owner) FROM hopper.models"
-                " WHERE pg_catalog.lower(name) = pg_catalog.lower($1)",
-                {SqlParam::text(name)});
+    spi.execute(
+        "SELECT model_id, name, archived, owner::pg_catalog.text, hopper.may_modify(owner) FROM hopper.models"
+        " WHERE pg_catalog.lower(name) = pg_catalog.lower($1)",
+        {SqlParam::text(name)});
     if (spi.rows() == 0)
         fail(ErrorKind::UndefinedObject, "model \"" + name + "\" does not exist", "",
              "Create it with hopper.create_model.");
     ModelRow m{spi.integer(0, 0), spi.text(0, 1), spi.text(0, 3), spi.boolean(0, 2), spi.boolean(0, 4)};
     if (for_change && !m.may_modify)
-        fail(ErrorKind::Privilege, "permission denied for model \"" + m.name + "\"", "It belongs to role " + m.owner + ".",
-             "Ask for membership in role " + m.owner + ".");
+        fail(ErrorKind::Privilege, "permission denied for model \"" + m.name + "\"",
+             "It belongs to role " + m.owner + ".", "Ask for membership in role " + m.owner + ".");
     return m;
 }
 
 // The version named by number, by alias, or the latest.
-VersionRef resolve_version(Spi& spi, const ModelRow& m, std::optional<int32_t> version, std::optional<std::string> alias) {
-    if (version && alias)
-        fail(ErrorKind::InvalidParameter, "give a version or an alias, not both");
+VersionRef resolve_version(Spi& spi, const ModelRow& m, std::optional<int32_t> version,
+                           std::optional<std::string> alias) {
+    if (version && alias) fail(ErrorKind::InvalidParameter, "give a version or an alias, not both");
     if (alias) {
-        spi.execute("SELECT v.version, v.version_id, v.checkpoint_id FROM hopper.model_aliases a"
-                    " JOIN hopper.model_versions v ON v.version_id = a.version_id"
-                    " WHERE a.model_id = $1 AND pg_catalog.lower(a.alias) = pg_catalog.lower($2)",
-                    {SqlParam::int8(m.id), SqlParam::text(*alias)});
+        spi.execute(
+            "SELECT v.version, v.version_id, v.checkpoint_id FROM hopper.model_aliases a"
+            " JOIN hopper.model_versions v ON v.version_id = a.version_id"
+            " WHERE a.model_id = $1 AND pg_catalog.lower(a.alias) = pg_catalog.lower($2)",
+            {SqlParam::int8(m.id), SqlParam::text(*alias)});
         if (spi.rows() == 0)
             fail(ErrorKind::UndefinedObject, "alias \"" + *alias + "\" of model \"" + m.name + "\" does not exist");
     } else if (version) {
-        spi.execute("SELECT version, version_id, checkpoint_id FROM hopper.model_versions WHERE model_id = $1 AND version = $2",
-                    {SqlParam::int8(m.id), SqlParam::int4(*version)});
+        spi.execute(
+            "SELECT version, version_id, checkpoint_id FROM hopper.model_versions WHERE model_id = $1 AND version = $2",
+            {SqlParam::int8(m.id), SqlParam::int4(*version)});
         if (spi.rows() == 0)
             fail(ErrorKind::UndefinedObject,
                  "version " + std::to_string(*version) + " of model \"" + m.name + "\" does not exist");
     } else {
-        spi.execute("SELECT version, version_id, checkpoint_id FROM hopper.model_versions WHERE model_id = $1"
-                    " ORDER BY version DESC LIMIT 1",
-                    {SqlParam::int8(m.id)});
+        spi.execute(
+            "SELECT version, version_id, checkpoint_id FROM hopper.model_versions WHERE model_id = $1"
+            " ORDER BY version DESC LIMIT 1",
+            {SqlParam::int8(m.id)});
         if (spi.rows() == 0)
             fail(ErrorKind::UndefinedObject, "model \"" + m.name + "\" has no versions", "",
                  "Register one with hopper.register_model_version.");
@@ -96,15 +100,17 @@ HOPPER_FUNCTION(create_model) {
     SafeSearchPath path;
     path.enter();
     // ON CONFLICT waits for a concurrent creator of the same name and then reports it cleanly.
-    spi.execute("INSERT INTO hopper.models (name, description, metadata, labels, notes)"
-                " VALUES ($1, $2, $3::pg_catalog.jsonb, $4, $5) ON CONFLICT DO NOTHING RETURNING model_id",
-                {SqlParam::text(name), nullable(description), SqlParam::text(metadata), SqlParam::text_array(labels),
-                 nullable(notes)});
+    spi.execute(
+        "INSERT INTO hopper.models (name, description, metadata, labels, notes)"
+        " VALUES ($1, $2, $3::pg_catalog.jsonb, $4, $5) ON CONFLICT DO NOTHING RETURNING model_id",
+        {SqlParam::text(name), nullable(description), SqlParam::text(metadata), SqlParam::text_array(labels),
+         nullable(notes)});
     if (spi.rows() == 0) {
-        spi.execute("SELECT name FROM hopper.models WHERE pg_catalog.lower(name) = pg_catalog.lower($1)", {SqlParam::text(name)});
+        spi.execute("SELECT name FROM hopper.models WHERE pg_catalog.lower(name) = pg_catalog.lower($1)",
+                    {SqlParam::text(name)});
         const std::string existing = spi.rows() ? spi.text(0, 0) : name;
         fail(ErrorKind::DuplicateObject, "model \"" + name + "\" already exists",
-                       existing == name ? "" : "Model names are unique without regard to case; \"" + existing + "\" exists.");
+             existing == name ? "" : "Model names are unique without regard to case; \"" + existing + "\" exists.");
     }
     const int64_t id = spi.integer(0, 0);
     path.leave();
@@ -169,20 +175,22 @@ HOPPER_FUNCTION(register_model_version) {
     ModelRow m = find_model(spi, model_name, true);
     if (m.archived)
         fail(ErrorKind::ObjectNotInPrerequisiteState, "model \"" + m.name + "\" is archived",
-                       "An archived model accepts no new versions.", "Unarchive it with hopper.unarchive_model first.");
-    spi.execute("SELECT checkpoint_id, state FROM hopper.checkpoints WHERE uuid = $1::pg_catalog.uuid", {SqlParam::text(uuid)});
+             "An archived model accepts no new versions.", "Unarchive it with hopper.unarchive_model first.");
+    spi.execute("SELECT checkpoint_id, state FROM hopper.checkpoints WHERE uuid = $1::pg_catalog.uuid",
+                {SqlParam::text(uuid)});
     if (spi.rows() == 0) fail(ErrorKind::UndefinedObject, "checkpoint " + uuid + " does not exist");
     const int64_t checkpoint_id = spi.integer(0, 0);
     const std::string state = spi.text(0, 1);
     if (state != "COMPLETED")
         fail(ErrorKind::ObjectNotInPrerequisiteState, "checkpoint " + uuid + " is " + state,
-                       "Only COMPLETED checkpoints can be registered as model versions.");
+             "Only COMPLETED checkpoints can be registered as model versions.");
     // The trigger numbers the version and protects the checkpoint atomically (and re-checks both).
     const int64_t version = explain_serialization_failure("model \"" + m.name + "\" or checkpoint " + uuid, [&] {
-        return spi.scalar_int("INSERT INTO hopper.model_versions (model_id, checkpoint_id, name, comment, metadata, labels,"
-                              " notes) VALUES ($1, $2, $3, $4, $5::pg_catalog.jsonb, $6, $7) RETURNING version",
-                              {SqlParam::int8(m.id), SqlParam::int8(checkpoint_id), nullable(name), nullable(comment),
-                               SqlParam::text(metadata), SqlParam::text_array(labels), nullable(notes)});
+        return spi.scalar_int(
+            "INSERT INTO hopper.model_versions (model_id, checkpoint_id, name, comment, metadata, labels,"
+            " notes) VALUES ($1, $2, $3, $4, $5::pg_catalog.jsonb, $6, $7) RETURNING version",
+            {SqlParam::int8(m.id), SqlParam::int8(checkpoint_id), nullable(name), nullable(comment),
+             SqlParam::text(metadata), SqlParam::text_array(labels), nullable(notes)});
     });
     path.leave();
     PG_RETURN_INT32(int32_t(version));
@@ -201,7 +209,8 @@ HOPPER_FUNCTION(delete_model_version) {
                            {SqlParam::int8(m.id), SqlParam::int4(version)});
     });
     if (n == 0)
-        fail(ErrorKind::UndefinedObject, "version " + std::to_string(version) + " of model \"" + m.name + "\" does not exist");
+        fail(ErrorKind::UndefinedObject,
+             "version " + std::to_string(version) + " of model \"" + m.name + "\" does not exist");
     path.leave();
     PG_RETURN_VOID();
 }
@@ -217,10 +226,11 @@ HOPPER_FUNCTION(set_model_alias) {
     path.enter();
     ModelRow m = find_model(spi, model_name, true);
     VersionRef v = resolve_version(spi, m, version, std::nullopt);
-    spi.execute("INSERT INTO hopper.model_aliases (model_id, alias, version_id) VALUES ($1, $2, $3)"
-                " ON CONFLICT (model_id, pg_catalog.lower(alias)) DO UPDATE SET version_id = EXCLUDED.version_id,"
-                " alias = EXCLUDED.alias, last_updated_time = pg_catalog.now()",
-                {SqlParam::int8(m.id), SqlParam::text(alias), SqlParam::int8(v.version_id)});
+    spi.execute(
+        "INSERT INTO hopper.model_aliases (model_id, alias, version_id) VALUES ($1, $2, $3)"
+        " ON CONFLICT (model_id, pg_catalog.lower(alias)) DO UPDATE SET version_id = EXCLUDED.version_id,"
+        " alias = EXCLUDED.alias, last_updated_time = pg_catalog.now()",
+        {SqlParam::int8(m.id), SqlParam::text(alias), SqlParam::int8(v.version_id)});
     path.leave();
     PG_RETURN_VOID();
 }
@@ -233,8 +243,9 @@ HOPPER_FUNCTION(delete_model_alias) {
     SafeSearchPath path;
     path.enter();
     ModelRow m = find_model(spi, model_name, true);
-    uint64_t n = spi.execute("DELETE FROM hopper.model_aliases WHERE model_id = $1 AND pg_catalog.lower(alias) = pg_catalog.lower($2)",
-                             {SqlParam::int8(m.id), SqlParam::text(alias)});
+    uint64_t n = spi.execute(
+        "DELETE FROM hopper.model_aliases WHERE model_id = $1 AND pg_catalog.lower(alias) = pg_catalog.lower($2)",
+        {SqlParam::int8(m.id), SqlParam::text(alias)});
     if (n == 0) fail(ErrorKind::UndefinedObject, "alias \"" + alias + "\" of model \"" + m.name + "\" does not exist");
     path.leave();
     PG_RETURN_VOID();
@@ -252,8 +263,9 @@ HOPPER_FUNCTION(model_version_state) {
         path.enter();
         ModelRow m = find_model(spi, model_name, false);
         VersionRef v = resolve_version(spi, m, version, alias);
-        std::string uuid = spi.scalar_text("SELECT uuid::pg_catalog.text FROM hopper.checkpoints WHERE checkpoint_id = $1",
-                                           {SqlParam::int8(v.checkpoint_id)});
+        std::string uuid =
+            spi.scalar_text("SELECT uuid::pg_catalog.text FROM hopper.checkpoints WHERE checkpoint_id = $1",
+                            {SqlParam::int8(v.checkpoint_id)});
         path.leave();
         payload = load_checkpoint(spi, uuid).state;
     }
@@ -277,8 +289,8 @@ HOPPER_FUNCTION(materialize_model_version) {
         path.leave();
     }
     materialize_checkpoint_table(spi, v.checkpoint_id, output, m.name, v.version);
-    notice("model \"" + m.name + "\" version " + std::to_string(v.version) + " written to " + output.display() + " and " +
-           output.with_suffix("_summary").display());
+    notice("model \"" + m.name + "\" version " + std::to_string(v.version) + " written to " + output.display() +
+           " and " + output.with_suffix("_summary").display());
     PG_RETURN_VOID();
 }
 
@@ -296,12 +308,12 @@ HOPPER_FUNCTION(list_model_versions) {
     path.enter();
     ModelRow m = find_model(spi, model_name, false);
     // One statement: the page and the total come from the same snapshot.
-    spi.execute("SELECT e.version, e.version_id, e.name, e.checkpoint_uuid, e.aliases, e.labels, e.creation_time,"
-                " e.steps_completed, e.searcher_metric, e.searcher_value, e.validation_metrics, count(*) OVER ()"
-                " FROM hopper.model_versions_expanded e WHERE e.model_id = $1" +
-                    order_clause(key, descending, 4) + ", e.version" + (descending ? " DESC" : " ASC") +
-                    " LIMIT $2 OFFSET $3",
-                {SqlParam::int8(m.id), SqlParam::int8(page_size), SqlParam::int8(page_offset), SqlParam::text(key.metric)});
+    spi.execute(
+        "SELECT e.version, e.version_id, e.name, e.checkpoint_uuid, e.aliases, e.labels, e.creation_time,"
+        " e.steps_completed, e.searcher_metric, e.searcher_value, e.validation_metrics, count(*) OVER ()"
+        " FROM hopper.model_versions_expanded e WHERE e.model_id = $1" +
+            order_clause(key, descending, 4) + ", e.version" + (descending ? " DESC" : " ASC") + " LIMIT $2 OFFSET $3",
+        {SqlParam::int8(m.id), SqlParam::int8(page_size), SqlParam::int8(page_offset), SqlParam::text(key.metric)});
     put_result_rows(spi, fcinfo);
     path.leave();
     return (Datum)0;

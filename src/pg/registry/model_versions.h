@@ -28,6 +28,7 @@ struct VersionRef {
 ModelRow find_model(Spi& spi, const std::string& name, bool for_change);
 // The version named by number, by alias, or the latest (the highest number) when both are
 // nullopt; 42704 naming what does not exist. Call under SafeSearchPath.
-VersionRef resolve_version(Spi& spi, const ModelRow& m, std::optional<int32_t> version, std::optional<std::string> alias);
+VersionRef resolve_version(Spi& spi, const ModelRow& m, std::optional<int32_t> version,
+                           std::optional<std::string> alias);
 
 }  // namespace hopper::pg

@@ -12,8 +12,8 @@
 #include "hopper/plot.h"
 #include "pg/common/datum.h"
 #include "pg/common/guard.h"
-#include "pg/runtime/scoped_settings.h"
 #include "pg/common/spi.h"
+#include "pg/runtime/scoped_settings.h"
 
 extern "C" {
 #include "catalog/pg_type.h"
@@ -48,10 +48,11 @@ HOPPER_FUNCTION(learning_curves_svg) {
     Spi spi;
     SafeSearchPath path;
     path.enter();
-    spi.execute("SELECT r.name, r.searcher_metric, r.smaller_is_better,"
-                " EXISTS (SELECT 1 FROM hopper.learning_curves l WHERE l.run_id = r.run_id AND l.split = 'validation')"
-                " FROM hopper.runs r WHERE r.run_id = $1",
-                {SqlParam::int8(run_id)});
+    spi.execute(
+        "SELECT r.name, r.searcher_metric, r.smaller_is_better,"
+        " EXISTS (SELECT 1 FROM hopper.learning_curves l WHERE l.run_id = r.run_id AND l.split = 'validation')"
+        " FROM hopper.runs r WHERE r.run_id = $1",
+        {SqlParam::int8(run_id)});
     if (spi.rows() == 0) fail(ErrorKind::UndefinedObject, "training run " + std::to_string(run_id) + " does not exist");
     const std::string name = spi.is_null(0, 0) ? "" : spi.text(0, 0);
     // The searcher metric is recorded with its split: validation_loss, training_accuracy, ...
@@ -62,21 +63,25 @@ HOPPER_FUNCTION(learning_curves_svg) {
             searcher = searcher.substr(std::strlen(prefix));
         }
     const bool searcher_smaller = spi.is_null(0, 2) ? true : spi.boolean(0, 2);
-    if (!split) split = !metric && !searcher_split.empty() ? searcher_split : spi.boolean(0, 3) ? "validation" : "training";
+    if (!split)
+        split = !metric && !searcher_split.empty() ? searcher_split : spi.boolean(0, 3) ? "validation" : "training";
     if (!metric) metric = searcher;
     const bool smaller = *metric == searcher ? searcher_smaller : smaller_is_better(*metric);
 
-    spi.execute("SELECT l.mst_key, l.iteration, l.value, t.model_config::pg_catalog.text"
-                " FROM hopper.learning_curves l JOIN hopper.trials t ON t.trial_id = l.trial_id"
-                " WHERE l.run_id = $1 AND l.split = $2 AND l.metric = $3 ORDER BY l.mst_key, l.iteration",
-                {SqlParam::int8(run_id), SqlParam::text_copy(*split), SqlParam::text_copy(*metric)});
+    spi.execute(
+        "SELECT l.mst_key, l.iteration, l.value, t.model_config::pg_catalog.text"
+        " FROM hopper.learning_curves l JOIN hopper.trials t ON t.trial_id = l.trial_id"
+        " WHERE l.run_id = $1 AND l.split = $2 AND l.metric = $3 ORDER BY l.mst_key, l.iteration",
+        {SqlParam::int8(run_id), SqlParam::text_copy(*split), SqlParam::text_copy(*metric)});
     if (spi.rows() == 0) {
-        spi.execute("SELECT pg_catalog.string_agg(DISTINCT l.metric, ', ' ORDER BY l.metric) FROM hopper.learning_curves l"
-                    " WHERE l.run_id = $1 AND l.split = $2",
-                    {SqlParam::int8(run_id), SqlParam::text_copy(*split)});
+        spi.execute(
+            "SELECT pg_catalog.string_agg(DISTINCT l.metric, ', ' ORDER BY l.metric) FROM hopper.learning_curves l"
+            " WHERE l.run_id = $1 AND l.split = $2",
+            {SqlParam::int8(run_id), SqlParam::text_copy(*split)});
         const std::string known = spi.is_null(0, 0) ? "" : spi.text(0, 0);
         if (known.empty())
-            fail(ErrorKind::InvalidParameter, "training run " + std::to_string(run_id) + " has no " + *split + " metrics",
+            fail(ErrorKind::InvalidParameter,
+                 "training run " + std::to_string(run_id) + " has no " + *split + " metrics",
                  "Metrics are recorded at the iterations where they are computed (metrics_compute_frequency).");
         fail(ErrorKind::InvalidParameter,
              "training run " + std::to_string(run_id) + " has no " + *split + " metric \"" + *metric + "\"",
@@ -112,8 +117,8 @@ HOPPER_FUNCTION(learning_curves_svg) {
         curves.push_back(std::move(c));
     }
     if (best) curves[*best].highlight = true;
-    const std::string title = "run " + std::to_string(run_id) + (name.empty() ? "" : " (" + name + ")") + ": " +
-                              *split + " " + *metric;
+    const std::string title =
+        "run " + std::to_string(run_id) + (name.empty() ? "" : " (" + name + ")") + ": " + *split + " " + *metric;
     PG_RETURN_DATUM(string_to_text(learning_curves_svg(curves, {title, "iteration", *split + " " + *metric})));
 }
 

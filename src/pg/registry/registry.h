@@ -22,8 +22,8 @@ namespace hopper::pg {
 struct CheckpointOptions {
     int checkpoint_frequency = -1;  // < 0: as metrics_compute_frequency; 0: only at the end
     int metrics_frequency = 1;
-    std::string searcher_metric;    // empty: the loss
-    std::string mst_table_text;     // fit_multiple's model selection table
+    std::string searcher_metric;                        // empty: the loss
+    std::string mst_table_text;                         // fit_multiple's model selection table
     std::map<int32_t, int64_t> warm_start_checkpoints;  // mst_key -> checkpoint_id it started from
 };
 

@@ -16,9 +16,9 @@
 #include "pg/common/schema_version.h"
 #include "pg/registry/checkpoint_store.h"
 #include "pg/registry/registry.h"
-#include "pg/training/preprocess.h"
 #include "pg/runtime/progress.h"
 #include "pg/runtime/run_lock.h"
+#include "pg/training/preprocess.h"
 
 namespace hopper::pg {
 
@@ -65,13 +65,14 @@ std::string packed_data_facts(const PackedInfo& info) {
 void record_trial_metrics(Spi& spi, int64_t trial_id, int iteration, int64_t steps, const std::string& training_json,
                           const std::optional<std::string>& validation_json, std::optional<double> searcher_value,
                           double elapsed_seconds) {
-    spi.execute("INSERT INTO hopper.trial_metrics (trial_id, iteration, steps_completed, training_metrics,"
-                " validation_metrics, searcher_value, elapsed_seconds, report_time)"
-                " VALUES ($1, $2, $3, $4::pg_catalog.jsonb, $5::pg_catalog.jsonb, $6, $7, pg_catalog.clock_timestamp())",
-                {SqlParam::int8(trial_id), SqlParam::int4(iteration), SqlParam::int8(steps), SqlParam::text(training_json),
-                 validation_json ? SqlParam::text(*validation_json) : SqlParam::null(TEXTOID),
-                 searcher_value ? SqlParam::float8(*searcher_value) : SqlParam::null(FLOAT8OID),
-                 SqlParam::float8(elapsed_seconds)});
+    spi.execute(
+        "INSERT INTO hopper.trial_metrics (trial_id, iteration, steps_completed, training_metrics,"
+        " validation_metrics, searcher_value, elapsed_seconds, report_time)"
+        " VALUES ($1, $2, $3, $4::pg_catalog.jsonb, $5::pg_catalog.jsonb, $6, $7, pg_catalog.clock_timestamp())",
+        {SqlParam::int8(trial_id), SqlParam::int4(iteration), SqlParam::int8(steps), SqlParam::text(training_json),
+         validation_json ? SqlParam::text(*validation_json) : SqlParam::null(TEXTOID),
+         searcher_value ? SqlParam::float8(*searcher_value) : SqlParam::null(FLOAT8OID),
+         SqlParam::float8(elapsed_seconds)});
 }
 
 int64_t store_training_checkpoint(Spi& spi, int64_t trial_id, const std::string& state, int iteration,
@@ -82,11 +83,12 @@ int64_t store_training_checkpoint(Spi& spi, int64_t trial_id, const std::string&
     const Stored stored = store_checkpoint(spi, trial_id, state, steps, metadata, resources);
     std::optional<double> signed_value;
     if (searcher_value) signed_value = signed_searcher_value(*searcher_value, smaller_is_better);
-    spi.execute("INSERT INTO hopper.checkpoint_training (checkpoint_id, trial_id, iteration, searcher_value,"
-                " signed_searcher_value) VALUES ($1, $2, $3, $4, $5)",
-                {SqlParam::int8(stored.id), SqlParam::int8(trial_id), SqlParam::int4(iteration),
-                 searcher_value ? SqlParam::float8(*searcher_value) : SqlParam::null(FLOAT8OID),
-                 signed_value ? SqlParam::float8(*signed_value) : SqlParam::null(FLOAT8OID)});
+    spi.execute(
+        "INSERT INTO hopper.checkpoint_training (checkpoint_id, trial_id, iteration, searcher_value,"
+        " signed_searcher_value) VALUES ($1, $2, $3, $4, $5)",
+        {SqlParam::int8(stored.id), SqlParam::int8(trial_id), SqlParam::int4(iteration),
+         searcher_value ? SqlParam::float8(*searcher_value) : SqlParam::null(FLOAT8OID),
+         signed_value ? SqlParam::float8(*signed_value) : SqlParam::null(FLOAT8OID)});
     return stored.id;
 }
 
@@ -109,24 +111,25 @@ public:
         path.enter();
         spi.execute("SELECT hopper.mark_interrupted_runs()");
         runs_table_ = schema_features().run_records ? "hopper.run_records" : "hopper.runs";
-        spi.execute("INSERT INTO " + runs_table_ + " (method, name, description, source_table, validation_table,"
-                    " model_output_table, model_selection_table, num_iterations, metrics_compute_frequency,"
-                    " checkpoint_frequency, searcher_metric, smaller_is_better, data, start_time, backend_pid,"
-                    " backend_start)"
-                    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::pg_catalog.jsonb, $14::pg_catalog.timestamptz,"
-                    " pg_catalog.pg_backend_pid(), (SELECT a.backend_start FROM pg_catalog.pg_stat_activity a"
-                    " WHERE a.pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid()))"
-                    " RETURNING run_id",
-                    {SqlParam::text(run.method),
-                     run.name.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(run.name),
-                     run.description.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(run.description),
-                     SqlParam::text_copy(run.packed.display()),
-                     run.validation ? SqlParam::text_copy(run.validation->display()) : SqlParam::null(TEXTOID),
-                     SqlParam::text_copy(run.output.display()),
-                     opt_.mst_table_text.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(opt_.mst_table_text),
-                     SqlParam::int4(run.num_iterations), SqlParam::int4(opt_.metrics_frequency), SqlParam::int4(frequency_),
-                     SqlParam::text(searcher_.name), SqlParam::boolean(searcher_.smaller_is_better), SqlParam::text(data),
-                     SqlParam::text(run.started_at)});
+        spi.execute(
+            "INSERT INTO " + runs_table_ +
+                " (method, name, description, source_table, validation_table,"
+                " model_output_table, model_selection_table, num_iterations, metrics_compute_frequency,"
+                " checkpoint_frequency, searcher_metric, smaller_is_better, data, start_time, backend_pid,"
+                " backend_start)"
+                " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::pg_catalog.jsonb, $14::pg_catalog.timestamptz,"
+                " pg_catalog.pg_backend_pid(), (SELECT a.backend_start FROM pg_catalog.pg_stat_activity a"
+                " WHERE a.pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid()))"
+                " RETURNING run_id",
+            {SqlParam::text(run.method), run.name.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(run.name),
+             run.description.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(run.description),
+             SqlParam::text_copy(run.packed.display()),
+             run.validation ? SqlParam::text_copy(run.validation->display()) : SqlParam::null(TEXTOID),
+             SqlParam::text_copy(run.output.display()),
+             opt_.mst_table_text.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(opt_.mst_table_text),
+             SqlParam::int4(run.num_iterations), SqlParam::int4(opt_.metrics_frequency), SqlParam::int4(frequency_),
+             SqlParam::text(searcher_.name), SqlParam::boolean(searcher_.smaller_is_better), SqlParam::text(data),
+             SqlParam::text(run.started_at)});
         run_id_ = spi.integer(0, 0);
         run.run_id = run_id_;
         hold_run_lock(run_id_);  // the run reads as ACTIVE while this session runs it
@@ -138,8 +141,8 @@ public:
             const int64_t task_id = spi.scalar_int(
                 "INSERT INTO hopper.tasks (task_type, description, start_time)"
                 " VALUES ('TRAINING', $1, $2::pg_catalog.timestamptz) RETURNING task_id",
-                {SqlParam::text_copy(run.method + " run " + std::to_string(run_id_) +
-                                     ", mst_key " + std::to_string(m.mst_key)),
+                {SqlParam::text_copy(run.method + " run " + std::to_string(run_id_) + ", mst_key " +
+                                     std::to_string(m.mst_key)),
                  SqlParam::text(run.started_at)});
             spi.execute(
                 "INSERT INTO hopper.trials (trial_id, run_id, mst_key, model_id, model_arch, compile_params, fit_params,"
@@ -187,8 +190,8 @@ public:
                         best_ = std::make_pair(value, models[i].mst_key);
                 }
                 record_trial_metrics(spi, trial_ids_[i], report.iteration, steps[i], evaluation_json(t, names),
-                                     v ? std::optional<std::string>(evaluation_json(*v, names)) : std::nullopt, searcher[i],
-                                     elapsed);
+                                     v ? std::optional<std::string>(evaluation_json(*v, names)) : std::nullopt,
+                                     searcher[i], elapsed);
             }
         }
         if (best_) progress_best(best_->first, best_->second);
@@ -210,10 +213,12 @@ public:
         std::vector<std::string> final_statuses;
         for (const std::string& s : statuses_) final_statuses.push_back(s == "training" ? "completed" : s);
         update_statuses(spi, final_statuses, true);
-        spi.execute("UPDATE hopper.tasks SET state = 'COMPLETED', end_time = pg_catalog.clock_timestamp()"
-                    " WHERE task_id = ANY ($1)",
-                    {SqlParam::int8_array(trial_ids_)});
-        spi.execute("UPDATE " + runs_table_ + " SET state = 'COMPLETED', end_time = pg_catalog.clock_timestamp() WHERE run_id = $1",
+        spi.execute(
+            "UPDATE hopper.tasks SET state = 'COMPLETED', end_time = pg_catalog.clock_timestamp()"
+            " WHERE task_id = ANY ($1)",
+            {SqlParam::int8_array(trial_ids_)});
+        spi.execute("UPDATE " + runs_table_ +
+                        " SET state = 'COMPLETED', end_time = pg_catalog.clock_timestamp() WHERE run_id = $1",
                     {SqlParam::int8(run_id_)});
         path.leave();
         notice("training run " + std::to_string(run_id_) + " recorded in hopper.runs",
@@ -261,7 +266,8 @@ namespace {
 void refuse_both_warm_starts(bool warm_start, const char* what) {
     if (warm_start)
         fail(ErrorKind::InvalidParameter, std::string("warm_start and ") + what + " cannot be used together",
-             std::string("warm_start continues from the model output table, ") + what + " from the registry's checkpoints.");
+             std::string("warm_start continues from the model output table, ") + what +
+                 " from the registry's checkpoints.");
 }
 }  // namespace
 

@@ -28,7 +28,7 @@ struct SearchSettings {
     SearchType search_type = SearchType::Random;
     std::optional<int64_t> random_state;
     bool pack_brackets = true;
-    int metrics_frequency = 0;  // 0: only at the end of every rung
+    int metrics_frequency = 0;    // 0: only at the end of every rung
     std::string searcher_metric;  // as resolved (e.g. "validation_accuracy")
     std::string name, description;
 };
@@ -52,12 +52,12 @@ struct RecordedRung {
 struct RecordedSearch {
     int64_t run_id = 0;
     SearchSettings settings;
-    SearcherMetric searcher;  // name, direction (metric and data set filled by the caller)
-    std::vector<RungPlan> rung_plans;       // as recorded, in (bracket descending, rung) order
+    SearcherMetric searcher;                     // name, direction (metric and data set filled by the caller)
+    std::vector<RungPlan> rung_plans;            // as recorded, in (bracket descending, rung) order
     std::vector<std::pair<int, int>> rung_keys;  // (bracket, rung) of rung_plans
-    std::map<int32_t, int64_t> trial_ids;   // by mst_key
-    std::vector<RecordedRung> decisions;    // completed rungs, by bracket descending then rung
-    double elapsed_seconds = 0;             // of the calls before (latest trial_metrics)
+    std::map<int32_t, int64_t> trial_ids;        // by mst_key
+    std::vector<RecordedRung> decisions;         // completed rungs, by bracket descending then rung
+    double elapsed_seconds = 0;                  // of the calls before (latest trial_metrics)
 };
 
 // Reads a search to continue it: 42704 no such run, 22023 not a fit_automl run, 55000 completed,

@@ -30,10 +30,10 @@
 #include "pg/training/preprocess.h"
 
 extern "C" {
+#include "miscadmin.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "commands/trigger.h"
-#include "miscadmin.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 }
@@ -105,11 +105,12 @@ std::shared_ptr<const Resolved> read_resolution(const std::string& model_name, s
     path.enter();
     const ModelRow m = find_model(spi, model_name, false);
     const VersionRef v = resolve_version(spi, m, version, alias);
-    spi.execute("SELECT e.checkpoint_uuid::pg_catalog.text, c.checksum, e.response_type, e.class_values,"
-                " e.normalizing_const, e.feature_center::pg_catalog.float8[], e.feature_spread::pg_catalog.float8[]"
-                " FROM hopper.model_versions_expanded e JOIN hopper.checkpoints c ON c.checkpoint_id = e.checkpoint_id"
-                " WHERE e.version_id = $1",
-                {SqlParam::int8(v.version_id)});
+    spi.execute(
+        "SELECT e.checkpoint_uuid::pg_catalog.text, c.checksum, e.response_type, e.class_values,"
+        " e.normalizing_const, e.feature_center::pg_catalog.float8[], e.feature_spread::pg_catalog.float8[]"
+        " FROM hopper.model_versions_expanded e JOIN hopper.checkpoints c ON c.checkpoint_id = e.checkpoint_id"
+        " WHERE e.version_id = $1",
+        {SqlParam::int8(v.version_id)});
     if (spi.rows() != 1)
         fail(ErrorKind::UndefinedObject,
              "version " + std::to_string(v.version) + " of model \"" + m.name + "\" has no checkpoint");

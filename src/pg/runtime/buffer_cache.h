@@ -24,11 +24,11 @@ namespace hopper::pg {
 
 struct BufferCacheStats {
     int64_t hits = 0;
-    int64_t misses = 0;        // detoasted and kept
-    int64_t not_kept = 0;      // detoasted, not kept: the budget was full (or an OID was reused)
-    int64_t bytes = 0;         // bytes kept
-    int64_t budget = 0;        // the run's budget in bytes: hopper.buffer_cache_mb, or less if
-                               // /dev/shm has less room
+    int64_t misses = 0;    // detoasted and kept
+    int64_t not_kept = 0;  // detoasted, not kept: the budget was full (or an OID was reused)
+    int64_t bytes = 0;     // bytes kept
+    int64_t budget = 0;    // the run's budget in bytes: hopper.buffer_cache_mb, or less if
+                           // /dev/shm has less room
 };
 
 // A packed buffer as a plain (detoasted) varlena: from the run's cache when there is one and the

@@ -11,10 +11,10 @@
 #include "pg/common/guard.h"
 
 extern "C" {
-#include "access/xact.h"
-#include "commands/extension.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "access/xact.h"
+#include "commands/extension.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/proc.h"
@@ -52,7 +52,7 @@ struct RunSlot {
     bool on_worker_node;  // made by a shard backend of a Citus worker node
     int64 run_id;
     Oid database;
-    int32 leader_pid;     // the backend driving the run (on a worker node: the shard backend)
+    int32 leader_pid;  // the backend driving the run (on a worker node: the shard backend)
     char method[24];
     int32 iteration, num_iterations, hop, hops_per_iteration, models_in_ring;
     int64 model_iterations_done, model_iterations_total;
@@ -72,7 +72,7 @@ struct ProgressShared {
 ProgressShared* shared = nullptr;
 shmem_request_hook_type prev_shmem_request_hook = nullptr;
 shmem_startup_hook_type prev_shmem_startup_hook = nullptr;
-int my_slot = -1;           // the run this backend drives
+int my_slot = -1;  // the run this backend drives
 int64_t my_run_id = 0;
 bool exit_callback_registered = false;
 bool xact_callback_registered = false;
@@ -145,7 +145,8 @@ void update_run(F f) {
 
 void progress_init() {
     DefineCustomBoolVariable(
-        "hopper.track_progress", "Show running fit, fit_multiple, fit_data_parallel and fit_automl calls in hopper.run_progress.",
+        "hopper.track_progress",
+        "Show running fit, fit_multiple, fit_data_parallel and fit_automl calls in hopper.run_progress.",
         "Needs hopper in shared_preload_libraries. Costs a lock of a few hundred nanoseconds per packed buffer trained.",
         &setting_track_progress, true, PGC_USERSET, 0, nullptr, nullptr, nullptr);
     // Internal: which run the processes training a statement's segments report to. Set by hopper for

@@ -48,10 +48,10 @@ public:
 };
 
 // The run's fields (no-ops without a run slot).
-void progress_iteration(int iteration);                 // 1-based, the one in progress
+void progress_iteration(int iteration);                    // 1-based, the one in progress
 void progress_hop(int hop, int hops, int models_in_ring);  // 1-based
 void progress_model_iterations_done(int64_t done);
-void progress_best(double value, int32_t mst_key);       // a finite searcher value, better than before
+void progress_best(double value, int32_t mst_key);  // a finite searcher value, better than before
 
 // One packed buffer trained on segment dist_key by mst_key (first: the first buffer of a visit).
 void progress_buffer(int32_t dist_key, int32_t mst_key, int rows, bool first);

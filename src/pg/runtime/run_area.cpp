@@ -37,7 +37,7 @@ RunArea in_worker;          // a parallel worker of such a backend
 std::string in_worker_for;  // the setting value in_worker was attached for
 std::string own_setting;    // "leader pid:control segment handle:tranche", published to workers
 int scope_depth = 0;
-uint64 own_limit = 0;     // the area's size limit
+uint64 own_limit = 0;  // the area's size limit
 
 void register_tranche(int id) { LWLockRegisterTranche(id, "hopper_run_area"); }
 

@@ -39,10 +39,8 @@ void release(const HeldLock& l) {
 void release_from(int level) {
     int kept = 0;
     for (int i = 0; i < held_count; ++i) {
-        if (held[i].nest_level >= level)
-            release(held[i]);
-        else
-            held[kept++] = held[i];
+        if (held[i].nest_level >= level) release(held[i]);
+        else held[kept++] = held[i];
     }
     held_count = kept;
 }
@@ -69,23 +67,24 @@ bool take(int32_t space, int32_t key) {
 
 void claim_output_table(const TableName& output) {
     const std::string name = output.quoted();
-    const int32_t key = int32_t(call([&] {
-        return hash_bytes(reinterpret_cast<const unsigned char*>(name.data()), int(name.size()));
-    }));
+    const int32_t key = int32_t(
+        call([&] { return hash_bytes(reinterpret_cast<const unsigned char*>(name.data()), int(name.size())); }));
     if (take(kOutputLockSpace, key)) return;
     std::string holder;
     {
         Spi spi;
-        spi.execute("SELECT pg_catalog.string_agg(l.pid::pg_catalog.text, ', ') FROM pg_catalog.pg_locks l"
-                    " WHERE l.locktype OPERATOR(pg_catalog.=) 'advisory' AND l.granted"
-                    " AND l.objsubid OPERATOR(pg_catalog.=) 2 AND l.database OPERATOR(pg_catalog.=) $1::pg_catalog.oid"
-                    " AND l.classid OPERATOR(pg_catalog.=) $2::pg_catalog.oid AND l.objid OPERATOR(pg_catalog.=) $3::pg_catalog.oid",
-                    {SqlParam::int8(int64_t(MyDatabaseId)), SqlParam::int8(int64_t(uint32_t(kOutputLockSpace))),
-                     SqlParam::int8(int64_t(uint32_t(key)))});
+        spi.execute(
+            "SELECT pg_catalog.string_agg(l.pid::pg_catalog.text, ', ') FROM pg_catalog.pg_locks l"
+            " WHERE l.locktype OPERATOR(pg_catalog.=) 'advisory' AND l.granted"
+            " AND l.objsubid OPERATOR(pg_catalog.=) 2 AND l.database OPERATOR(pg_catalog.=) $1::pg_catalog.oid"
+            " AND l.classid OPERATOR(pg_catalog.=) $2::pg_catalog.oid AND l.objid OPERATOR(pg_catalog.=) $3::pg_catalog.oid",
+            {SqlParam::int8(int64_t(MyDatabaseId)), SqlParam::int8(int64_t(uint32_t(kOutputLockSpace))),
+             SqlParam::int8(int64_t(uint32_t(key)))});
         if (spi.rows() == 1 && !spi.is_null(0, 0)) holder = spi.text(0, 0);
     }
     fail(ErrorKind::ObjectInUse, "model output table " + output.display() + " is being written by another training run",
-         holder.empty() ? "Another session is training into it." : "The session with process id " + holder + " is training into it.",
+         holder.empty() ? "Another session is training into it."
+                        : "The session with process id " + holder + " is training into it.",
          "Wait for that run to end, or write to another output table.");
 }
 

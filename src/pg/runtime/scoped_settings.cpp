@@ -39,8 +39,7 @@ ScopedSettings::~ScopedSettings() {
     if (level_ >= 0 && std::uncaught_exceptions() == 0) {
         try {
             leave();
-        } catch (...) {
-        }
+        } catch (...) {}
     }
 }
 

@@ -112,7 +112,8 @@ std::string store_trained_state(const ReferencedState& from, std::string_view st
     if (!area) outside_run();
     Slot& slot = slots_of(*area, from.store)[from.slot];
     if (slot.generation != from.generation)
-        fail(ErrorKind::Internal, "model state slot " + std::to_string(from.slot) + " was written twice in one statement");
+        fail(ErrorKind::Internal,
+             "model state slot " + std::to_string(from.slot) + " was written twice in one statement");
     if (!write_slot(*area, slot, state))
         fail(ErrorKind::OutOfMemory, "out of shared memory for a trained model state",
              "The run's shared area could not grow by " + std::to_string(state.size()) + " bytes.",

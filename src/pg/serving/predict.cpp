@@ -4,8 +4,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,18 +13,18 @@
 #include "hopper/network.h"
 #include "hopper/packing.h"
 #include "hopper/resources.h"
-#include "pg/common/resource_limits.h"
-#include "pg/common/output_tables.h"
 #include "hopper/state_format.h"
 #include "pg/common/datum.h"
 #include "pg/common/names.h"
+#include "pg/common/output_tables.h"
 #include "pg/common/owned.h"
-#include "pg/training/preprocess.h"
-#include "pg/training/run.h"
-#include "pg/training/tabular.h"
+#include "pg/common/resource_limits.h"
 #include "pg/common/spi.h"
 #include "pg/runtime/scoped_settings.h"
 #include "pg/serving/scoring.h"
+#include "pg/training/preprocess.h"
+#include "pg/training/run.h"
+#include "pg/training/tabular.h"
 
 extern "C" {
 #include "access/detoast.h"
@@ -111,7 +111,8 @@ bool score_row(RowScorer& m, Datum features, const FeatureScaling& scaling, Erro
     x.clear();
     const int n = append_floats(features, x, "features", 1);
     if (n != arch.input_dim)
-        fail(width_error, "row has " + std::to_string(n) + " features but the model expects " + std::to_string(arch.input_dim),
+        fail(width_error,
+             "row has " + std::to_string(n) + " features but the model expects " + std::to_string(arch.input_dim),
              "Architecture " + arch.shape_string() + ".");
     // The features go through exactly what training did to them (preprocess: float32, then
     // FeatureScaling::apply), so a row scores bit for bit as it trained.
@@ -124,7 +125,8 @@ bool score_row(RowScorer& m, Datum features, const FeatureScaling& scaling, Erro
     if (bad >= 0)
         fail(ErrorKind::Data, "features contain values that are not finite in float32",
              "Feature " + std::to_string(bad + 1) + " is " + describe_float(x[bad]) +
-                 (std::isfinite(x[bad]) ? ", and " + describe_float(m.input(bad, 0)) + " once scaled." : " as float32."),
+                 (std::isfinite(x[bad]) ? ", and " + describe_float(m.input(bad, 0)) + " once scaled."
+                                        : " as float32."),
              "Clean or impute the data before scoring it, and check normalizing_const and the scaling.");
     ConstMatrixMap in(m.input.data(), arch.input_dim, 1);
     m.network->predict(m.model.params.data(), in, m.output);
@@ -174,8 +176,8 @@ struct StoredModels {
 // controls: pasting its text into SQL would let it inject SQL or resolve to a look-alike type in the
 // caller's search_path, so only the types preprocess accepts as labels are recognised.
 std::string label_type_sql(const std::string& stored, const TableName& summary) {
-    static const Oid label_types[] = {TEXTOID, VARCHAROID, BPCHAROID, BOOLOID, INT2OID, INT4OID, INT8OID,
-                                      CHAROID, NAMEOID, FLOAT4OID, FLOAT8OID, NUMERICOID};
+    static const Oid label_types[] = {TEXTOID, VARCHAROID, BPCHAROID, BOOLOID,   INT2OID,   INT4OID,
+                                      INT8OID, CHAROID,    NAMEOID,   FLOAT4OID, FLOAT8OID, NUMERICOID};
     for (Oid t : label_types)
         if (stored == call([&] { return format_type_be(t); })) return call([&] { return format_type_be_qualified(t); });
     fail(ErrorKind::Data, "summary table " + summary.display() + " names an unknown dependent_vartype",
@@ -190,17 +192,19 @@ StoredModels read_models(Spi& spi, const std::string& table_text, std::optional<
     const std::string state = model_state_column(s.table, "model table");
     const std::string source = "model table " + s.table.display();
     if (mst_key)
-        spi.execute_reading(source, "SELECT mst_key, " + state + " FROM " + s.table.quoted() + " WHERE mst_key OPERATOR(pg_catalog.=) $1",
+        spi.execute_reading(source,
+                            "SELECT mst_key, " + state + " FROM " + s.table.quoted() +
+                                " WHERE mst_key OPERATOR(pg_catalog.=) $1",
                             {SqlParam::int4(*mst_key)});
-    else
-        spi.execute_reading(source, "SELECT mst_key, " + state + " FROM " + s.table.quoted() + " ORDER BY mst_key");
+    else spi.execute_reading(source, "SELECT mst_key, " + state + " FROM " + s.table.quoted() + " ORDER BY mst_key");
     if (spi.rows() == 0)
         fail(ErrorKind::InvalidParameter,
              mst_key ? "mst_key " + std::to_string(*mst_key) + " does not exist in model table " + s.table.display()
                      : "model table " + s.table.display() + " is empty");
     if (only_one && spi.rows() > 1)
-        fail(ErrorKind::InvalidParameter, "model table " + s.table.display() + " holds " + std::to_string(spi.rows()) + " models",
-             "", "Pass mst_key to choose one.");
+        fail(ErrorKind::InvalidParameter,
+             "model table " + s.table.display() + " holds " + std::to_string(spi.rows()) + " models", "",
+             "Pass mst_key to choose one.");
     for (uint64_t r = 0; r < spi.rows(); ++r) {
         s.mst_keys.push_back(int32_t(spi.integer(r, 0)));
         s.states.push_back(spi.bytes(r, 1));
@@ -210,7 +214,8 @@ StoredModels read_models(Spi& spi, const std::string& table_text, std::optional<
         s.configs.push_back(std::move(summary.config));
         // Its weights are the last finite ones it had, not a trained model: say so.
         if (summary.counters.diverged)
-            warning("model mst_key " + std::to_string(s.mst_keys[i]) + " of " + s.table.display() + " diverged while training",
+            warning("model mst_key " + std::to_string(s.mst_keys[i]) + " of " + s.table.display() +
+                        " diverged while training",
                     "Its weights are the last finite ones before its loss became NaN or infinite.",
                     "Train it again with a lower learning rate.");
     }
@@ -249,19 +254,22 @@ HOPPER_FUNCTION(evaluate) {
         }
         uint64_t held = 0;
         for (const std::string& st : models.states) held += 2 * uint64_t(st.size());
-        check_memory(held + uint64_t(info.dist_keys.size()) * evaluation_bytes(models.configs, std::max(1, info.buffer_size)),
-                     "evaluating " + std::to_string(models.states.size()) + " model" + (models.states.size() == 1 ? "" : "s") +
-                         " on " + std::to_string(info.dist_keys.size()) + " segments",
+        check_memory(held + uint64_t(info.dist_keys.size()) *
+                                evaluation_bytes(models.configs, std::max(1, info.buffer_size)),
+                     "evaluating " + std::to_string(models.states.size()) + " model" +
+                         (models.states.size() == 1 ? "" : "s") + " on " + std::to_string(info.dist_keys.size()) +
+                         " segments",
                      "Evaluate fewer models at once (mst_key), or pack the data with a smaller buffer_size.");
-        std::vector<Evaluation> ev = evaluate_states(spi, packed, models.states, models.configs, int(info.dist_keys.size()));
+        std::vector<Evaluation> ev =
+            evaluate_states(spi, packed, models.states, models.configs, int(info.dist_keys.size()));
         for (std::size_t i = 0; i < ev.size(); ++i) {
             std::string json = "{";
             const auto& names = models.configs[i].compile.metrics;
             for (std::size_t k = 0; k < names.size(); ++k) {
                 char buf[64];
                 std::snprintf(buf, sizeof buf, "%.17g", ev[i].metrics[k]);
-                json += (k ? ",\"" : "\"") + std::string(to_string(names[k])) + "\":" +
-                        (std::isfinite(ev[i].metrics[k]) ? std::string(buf) : "null");
+                json += (k ? ",\"" : "\"") + std::string(to_string(names[k])) +
+                        "\":" + (std::isfinite(ev[i].metrics[k]) ? std::string(buf) : "null");
             }
             results.push_back({models.mst_keys[i], ev[i].loss, json + "}", int64_t(ev[i].count)});
         }
@@ -298,7 +306,8 @@ HOPPER_FUNCTION(predict) {
     std::optional<int32_t> mst_key;
     if (PG_NARGS() > 6 && !PG_ARGISNULL(6)) mst_key = PG_GETARG_INT32(6);
     if (pred_type != "response" && pred_type != "prob")
-        fail(ErrorKind::InvalidParameter, "unknown pred_type \"" + pred_type + "\"", "", "Valid values are response and prob.");
+        fail(ErrorKind::InvalidParameter, "unknown pred_type \"" + pred_type + "\"", "",
+             "Valid values are response and prob.");
 
     Spi spi;
     StoredModels models = read_models(spi, model_text, mst_key, true);
@@ -308,7 +317,8 @@ HOPPER_FUNCTION(predict) {
              "hopper.predict needs the summary that fit and fit_multiple write beside the model table.");
     spi.execute_reading("summary table " + summary.display(),
                         "SELECT response_type, class_values, dependent_varname, dependent_vartype, normalizing_const,"
-                        " feature_center::pg_catalog.float8[], feature_spread::pg_catalog.float8[] FROM " + summary.quoted());
+                        " feature_center::pg_catalog.float8[], feature_spread::pg_catalog.float8[] FROM " +
+                            summary.quoted());
     if (spi.rows() != 1) fail(ErrorKind::Data, "summary table " + summary.display() + " must have exactly one row");
     const std::string response = spi.text(0, 0);
     const std::vector<std::string> class_values = spi.text_array(0, 1);
@@ -345,8 +355,8 @@ HOPPER_FUNCTION(predict) {
     }
     TableName output = resolve_output_table(output_text, "output table");
 
-    check_memory(inference_bytes(models.configs[0], 1) + 2 * uint64_t(models.states[0].size()), "scoring with this model",
-                 "Use a smaller architecture.");
+    check_memory(inference_bytes(models.configs[0], 1) + 2 * uint64_t(models.states[0].size()),
+                 "scoring with this model", "Use a smaller architecture.");
     const std::string forward = "hopper.model_forward($1, (" + features.expression +
                                 ")::pg_catalog.float8[], $2, $3::pg_catalog.float4[], $4::pg_catalog.float4[])";
     const std::string estimated = quote_ident("estimated_" + dependent);
@@ -362,9 +372,9 @@ HOPPER_FUNCTION(predict) {
     const std::string sql = "CREATE TABLE " + output.quoted() + " AS SELECT s." + quote_ident(id[0]) + ", " + select +
                             " FROM " + source.quoted() + " AS s CROSS JOIN LATERAL (SELECT " + forward + " AS v) AS f";
     std::vector<SqlParam> params = {SqlParam::bytea(models.states[0]), SqlParam::float8(normalizing_const),
-                                 center.empty() ? SqlParam::null(FLOAT8ARRAYOID) : SqlParam::float8_array(center),
-                                 spread.empty() ? SqlParam::null(FLOAT8ARRAYOID) : SqlParam::float8_array(spread),
-                                 SqlParam::text_array(class_values)};
+                                    center.empty() ? SqlParam::null(FLOAT8ARRAYOID) : SqlParam::float8_array(center),
+                                    spread.empty() ? SqlParam::null(FLOAT8ARRAYOID) : SqlParam::float8_array(spread),
+                                    SqlParam::text_array(class_values)};
     if (!recipe_json.empty()) params.push_back(SqlParam::text(recipe_json));
     StatementSettings settings;
     settings.enter();
@@ -372,8 +382,8 @@ HOPPER_FUNCTION(predict) {
     settings.leave();
     // Rows without a prediction: NULL features, or outputs that are not finite (model_forward gives
     // NULL for them rather than a made-up class).
-    const int64_t unscored = spi.scalar_int("SELECT pg_catalog.count(*) FROM " + output.quoted() + " WHERE " + estimated +
-                                            " IS NULL");
+    const int64_t unscored =
+        spi.scalar_int("SELECT pg_catalog.count(*) FROM " + output.quoted() + " WHERE " + estimated + " IS NULL");
     if (unscored > 0)
         warning(std::to_string(unscored) + " of " + std::to_string(rows) + " rows have no prediction",
                 "Their features are NULL, or the model's outputs for them are not finite numbers; their " + estimated +

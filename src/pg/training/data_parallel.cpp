@@ -21,8 +21,8 @@
 #include "pg/combine/combine.h"
 #include "pg/common/resource_limits.h"
 #include "pg/common/settings.h"
-#include "pg/runtime/scoped_settings.h"
 #include "pg/runtime/progress.h"
+#include "pg/runtime/scoped_settings.h"
 #include "pg/training/run.h"
 
 namespace hopper::pg {
@@ -38,7 +38,8 @@ public:
     int training_processes(const RunPlan& plan) const override { return plan.num_segments; }
 
     void prepare(Spi& spi, const RunPlan& plan) override {
-        combine_.topology = read_topology(spi, settings_.topology_text, settings_.link_cost_text, &combine_.topology_name);
+        combine_.topology =
+            read_topology(spi, settings_.topology_text, settings_.link_cost_text, &combine_.topology_name);
         combine_.levels = settings_.levels;
         if (plan.models->size() != 1) fail(ErrorKind::Internal, "data-parallel training takes one model");
         // The averaging state (16 bytes per value) must fit in one PostgreSQL value, and sits beside
@@ -56,10 +57,11 @@ public:
         // its rows into model_average_partial. The current model is the statement's parameter $1.
         const TableName& packed = plan.tables->packed;
         source_.kind = CombineKind::ModelAverage;
-        source_.from_sql = "(SELECT d.dist_key, hopper.train_segment($1::pg_catalog.bytea, d.independent_var, d.dependent_var,"
-                           " 1, d.dist_key) AS model_state,"
-                           " pg_catalog.sum(pg_catalog.array_length(d.dependent_var, 1))::pg_catalog.int8 AS weight FROM " +
-                           packed.quoted() + " AS d GROUP BY d.dist_key) AS t";
+        source_.from_sql =
+            "(SELECT d.dist_key, hopper.train_segment($1::pg_catalog.bytea, d.independent_var, d.dependent_var,"
+            " 1, d.dist_key) AS model_state,"
+            " pg_catalog.sum(pg_catalog.array_length(d.dependent_var, 1))::pg_catalog.int8 AS weight FROM " +
+            packed.quoted() + " AS d GROUP BY d.dist_key) AS t";
         source_.dist_key_sql = "t.dist_key";
         source_.args = {"t.model_state", "t.weight"};
         source_.table = packed;  // its segments produce the copies (on Citus: their shards keep them)
@@ -77,7 +79,8 @@ public:
         }();
         if (combined.producers != S)
             fail(ErrorKind::Data, "a segment did not train",
-                 std::to_string(S) + " segments were packed and " + std::to_string(combined.producers) + " trained a copy.",
+                 std::to_string(S) + " segments were packed and " + std::to_string(combined.producers) +
+                     " trained a copy.",
                  "A segment of the packed table may have lost all its rows since it was packed; pack it again.");
         if (combined.result.empty()) {
             // Every copy diverged: keep the model the iteration started from, marked diverged (as
@@ -91,8 +94,8 @@ public:
         IterationOutcome out;
         out.train_seconds = combined.partial_seconds;
         out.hop_seconds = combined.combine_seconds;
-        out.note = std::to_string(combined.levels) + "-level combine of " + std::to_string(combined.producers) + " copies (" +
-                   std::to_string(combined.bytes_crossing) + " bytes across groups)";
+        out.note = std::to_string(combined.levels) + "-level combine of " + std::to_string(combined.producers) +
+                   " copies (" + std::to_string(combined.bytes_crossing) + " bytes across groups)";
         return out;
     }
 

@@ -10,9 +10,9 @@
 #include "hopper/metrics.h"
 #include "hopper/network.h"
 #include "hopper/state_format.h"
-#include "pg/runtime/buffer_cache.h"
-#include "pg/common/datum.h"
 #include "pg/common/aggregate.h"
+#include "pg/common/datum.h"
+#include "pg/runtime/buffer_cache.h"
 
 namespace {
 
@@ -63,7 +63,8 @@ HOPPER_FUNCTION(evaluate_models_transition) {
     Float4Matrix y = float4_matrix(yb.value, "dependent_var");
     if (x.rows != y.rows)
         fail(ErrorKind::Data, "packed buffer has inconsistent row counts",
-             "independent_var has " + std::to_string(x.rows) + " rows and dependent_var " + std::to_string(y.rows) + ".");
+             "independent_var has " + std::to_string(x.rows) + " rows and dependent_var " + std::to_string(y.rows) +
+                 ".");
     if (x.rows == 0) PG_RETURN_POINTER(state);
     check_finite_once(xb, x, "independent_var");
     check_finite_once(yb, y, "dependent_var");
@@ -75,7 +76,8 @@ HOPPER_FUNCTION(evaluate_models_transition) {
         if (x.cols != arch.input_dim || y.cols != arch.output_dim())
             fail(ErrorKind::Data,
                  "packed data has shape " + std::to_string(x.cols) + " -> " + std::to_string(y.cols) +
-                     " but the model expects " + std::to_string(arch.input_dim) + " -> " + std::to_string(arch.output_dim()),
+                     " but the model expects " + std::to_string(arch.input_dim) + " -> " +
+                     std::to_string(arch.output_dim()),
                  "Architecture " + arch.shape_string() + ".");
         ConstMatrixMap xm(x.data, x.cols, x.rows);
         ConstMatrixMap ym(y.data, y.cols, y.rows);

@@ -47,7 +47,8 @@ public:
     void prepare(Spi& spi, const RunPlan& plan) override {
         multiple_ = plan.req->multiple;
         sched_ = std::make_unique<HopSchedule>(int(plan.models->size()), plan.num_segments);
-        if (!plan.nonatomic) check_lock_budget(sched_->hops_per_iteration(), sched_->num_segments(), plan.req->num_iterations);
+        if (!plan.nonatomic)
+            check_lock_budget(sched_->hops_per_iteration(), sched_->num_segments(), plan.req->num_iterations);
         const RunTables& t = *plan.tables;
         hopper_ = detect_engine(spi)->model_hopper(spi, t.packed, t.info.dist_keys, int(plan.models->size()),
                                                    t.output.schema);

@@ -79,8 +79,8 @@ std::map<int32_t, Architecture> read_architectures(Spi& spi, const TableName& ar
     for (uint64_t r = 0; r < spi.rows(); ++r) {
         const int32_t id = int32_t(spi.integer(r, 0));
         if (spi.is_null(r, 1))
-            fail(ErrorKind::NullValue, "model_arch of model_id " + std::to_string(id) + " is NULL in " + kArchWhat + " " +
-                                           arch.display());
+            fail(ErrorKind::NullValue,
+                 "model_arch of model_id " + std::to_string(id) + " is NULL in " + kArchWhat + " " + arch.display());
         if (!texts.emplace(id, spi.text(r, 1)).second)
             fail(ErrorKind::InvalidParameter,
                  "model_id " + std::to_string(id) + " is not unique in " + kArchWhat + " " + arch.display(), {},
@@ -98,8 +98,8 @@ std::map<int32_t, Architecture> read_architectures(Spi& spi, const TableName& ar
             out.emplace(ids[i], parse_architecture(t->second));
         } catch (const Error& e) {
             throw Error(e.kind(), e.message(),
-                        (e.detail().empty() ? "" : e.detail() + " ") + "In model_id " + std::to_string(ids[i]) + " of " +
-                            arch.display() + ".",
+                        (e.detail().empty() ? "" : e.detail() + " ") + "In model_id " + std::to_string(ids[i]) +
+                            " of " + arch.display() + ".",
                         e.hint());
         }
     }
@@ -119,12 +119,13 @@ void write_selection(Spi& spi, const TableName& mst, const TableName& summary, c
         compiles.push_back(rows[i].compile_params);
         fits.push_back(rows[i].fit_params);
     }
-    spi.execute("INSERT INTO " + mst.quoted() +
-                    " (mst_key, model_id, compile_params, fit_params) SELECT k, i, c, f FROM ROWS FROM"
-                    " (pg_catalog.unnest($1::pg_catalog.int4[]), pg_catalog.unnest($2::pg_catalog.int4[]),"
-                    " pg_catalog.unnest($3::pg_catalog.text[]), pg_catalog.unnest($4::pg_catalog.text[])) AS t(k, i, c, f)",
-                {SqlParam::int4_array(keys), SqlParam::int4_array(ids), SqlParam::text_array(compiles),
-                 SqlParam::text_array(fits)});
+    spi.execute(
+        "INSERT INTO " + mst.quoted() +
+            " (mst_key, model_id, compile_params, fit_params) SELECT k, i, c, f FROM ROWS FROM"
+            " (pg_catalog.unnest($1::pg_catalog.int4[]), pg_catalog.unnest($2::pg_catalog.int4[]),"
+            " pg_catalog.unnest($3::pg_catalog.text[]), pg_catalog.unnest($4::pg_catalog.text[])) AS t(k, i, c, f)",
+        {SqlParam::int4_array(keys), SqlParam::int4_array(ids), SqlParam::text_array(compiles),
+         SqlParam::text_array(fits)});
     // Rows added by hand later get the next mst_key.
     const std::string mst_quoted = mst.quoted();
     spi.execute("SELECT pg_catalog.setval(pg_catalog.pg_get_serial_sequence($1, 'mst_key'), $2)",
@@ -175,8 +176,7 @@ std::vector<ModelSpec> read_model_selection(Spi& spi, std::string& mst_text, std
     const bool has_weights = OidIsValid(column_type(arch, "model_weights"));
 
     spi.execute("SELECT mst_key, model_id, compile_params, fit_params FROM " + mst.quoted() + " ORDER BY mst_key");
-    if (spi.rows() == 0)
-        fail(ErrorKind::InvalidParameter, "model selection table " + mst.display() + " is empty");
+    if (spi.rows() == 0) fail(ErrorKind::InvalidParameter, "model selection table " + mst.display() + " is empty");
     std::vector<ModelSpec> models(spi.rows());
     for (uint64_t r = 0; r < spi.rows(); ++r) {
         if (spi.is_null(r, 0) || spi.is_null(r, 1))
@@ -187,8 +187,8 @@ std::vector<ModelSpec> read_model_selection(Spi& spi, std::string& mst_text, std
         models[r].fit_text = spi.is_null(r, 3) ? "" : spi.text(r, 3);
     }
     for (ModelSpec& m : models) {
-        spi.execute("SELECT model_arch::pg_catalog.text" + std::string(has_weights ? ", model_weights" : "") + " FROM " +
-                        arch.quoted() + " WHERE model_id OPERATOR(pg_catalog.=) $1",
+        spi.execute("SELECT model_arch::pg_catalog.text" + std::string(has_weights ? ", model_weights" : "") +
+                        " FROM " + arch.quoted() + " WHERE model_id OPERATOR(pg_catalog.=) $1",
                     {SqlParam::int4(*m.model_id)});
         if (spi.rows() != 1)
             fail(ErrorKind::InvalidParameter,
@@ -204,10 +204,10 @@ std::vector<ModelSpec> read_model_selection(Spi& spi, std::string& mst_text, std
     }
     for (ModelSpec& m : models)
         m.config = resolve_model_spec(m.arch_json, m.compile_text, m.fit_text,
-                                      "mst_key " + std::to_string(m.mst_key) + " (model_id " + std::to_string(*m.model_id) + ")");
+                                      "mst_key " + std::to_string(m.mst_key) + " (model_id " +
+                                          std::to_string(*m.model_id) + ")");
     return models;
 }
-
 
 }  // namespace hopper::pg
 
@@ -251,10 +251,11 @@ HOPPER_FUNCTION(load_model_arch) {
     std::string arch_cast = "$1::pg_catalog.jsonb";
     if (!exists) {
         table = resolve_output_table(table_text, kArchWhat);
-        spi.execute("CREATE TABLE " + table.quoted() +
-                    " (model_id serial PRIMARY KEY, model_arch pg_catalog.jsonb NOT NULL, model_weights pg_catalog.bytea,"
-                    " name pg_catalog.text, description pg_catalog.text,"
-                    " created_at pg_catalog.timestamptz NOT NULL DEFAULT pg_catalog.now())");
+        spi.execute(
+            "CREATE TABLE " + table.quoted() +
+            " (model_id serial PRIMARY KEY, model_arch pg_catalog.jsonb NOT NULL, model_weights pg_catalog.bytea,"
+            " name pg_catalog.text, description pg_catalog.text,"
+            " created_at pg_catalog.timestamptz NOT NULL DEFAULT pg_catalog.now())");
         // Weights are float data: compressing them costs time and saves nothing.
         spi.execute("ALTER TABLE " + table.quoted() + " ALTER COLUMN model_weights SET STORAGE EXTERNAL");
         record_output_table(spi, table, "model_arch", new_output_token(spi), "hopper model architecture table");
@@ -263,16 +264,18 @@ HOPPER_FUNCTION(load_model_arch) {
         // An existing table (made here, by MADlib, or by hand): the columns this call fills.
         require_column(table, "model_id", kArchWhat);
         const std::string table_quoted = table.quoted();
-        if (!spi.scalar_bool("SELECT a.atthasdef OR a.attidentity OPERATOR(pg_catalog.<>) '' FROM pg_catalog.pg_attribute a"
-                             " WHERE a.attrelid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass"
-                             " AND a.attname OPERATOR(pg_catalog.=) 'model_id'",
-                             {SqlParam::text(table_quoted)}))
-            fail(ErrorKind::WrongType, "column model_id of " + std::string(kArchWhat) + " " + table.display() + " has no default",
-                 "hopper.load_model_arch lets the table number the architectures.",
-                 "Give model_id a default (a serial or identity column), or let hopper.load_model_arch create the table.");
+        if (!spi.scalar_bool(
+                "SELECT a.atthasdef OR a.attidentity OPERATOR(pg_catalog.<>) '' FROM pg_catalog.pg_attribute a"
+                " WHERE a.attrelid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass"
+                " AND a.attname OPERATOR(pg_catalog.=) 'model_id'",
+                {SqlParam::text(table_quoted)}))
+            fail(
+                ErrorKind::WrongType,
+                "column model_id of " + std::string(kArchWhat) + " " + table.display() + " has no default",
+                "hopper.load_model_arch lets the table number the architectures.",
+                "Give model_id a default (a serial or identity column), or let hopper.load_model_arch create the table.");
         const Oid arch_type = require_column(table, "model_arch", kArchWhat);
-        if (arch_type == JSONOID)
-            arch_cast += "::pg_catalog.json";
+        if (arch_type == JSONOID) arch_cast += "::pg_catalog.json";
         else if (arch_type != JSONBOID)
             fail(ErrorKind::WrongType, "column model_arch of " + std::string(kArchWhat) + " " + table.display() +
                                            " must be of type jsonb or json");
@@ -293,7 +296,8 @@ HOPPER_FUNCTION(load_model_arch) {
     if (has_name) add("name", SqlParam::text(name), "text");
     if (has_description) add("description", SqlParam::text(description), "text");
     if (has_weights) add("model_weights", SqlParam::bytea(weights), "bytea");
-    spi.execute("INSERT INTO " + table.quoted() + " (" + columns + ") VALUES (" + values + ") RETURNING model_id", params);
+    spi.execute("INSERT INTO " + table.quoted() + " (" + columns + ") VALUES (" + values + ") RETURNING model_id",
+                params);
     PG_RETURN_INT32(int32_t(spi.integer(0, 0)));
 }
 
@@ -354,7 +358,8 @@ HOPPER_FUNCTION(generate_model_configs) {
         spec.seed = uint64_t(*random_state);
     } else if (spec.type == SearchType::Random && spec.num_configs) {
         // No seed given: draw one (reproducible with setseed), and record it in the summary.
-        random_state = spi.scalar_int("SELECT (pg_catalog.random() OPERATOR(pg_catalog.*) 9007199254740991)::pg_catalog.int8");
+        random_state =
+            spi.scalar_int("SELECT (pg_catalog.random() OPERATOR(pg_catalog.*) 9007199254740991)::pg_catalog.int8");
         spec.seed = uint64_t(*random_state);
         notice("random search with random_state " + std::to_string(*random_state),
                "Pass random_state => " + std::to_string(*random_state) + " to draw the same configurations again.");

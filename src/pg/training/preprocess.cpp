@@ -8,6 +8,8 @@
 //
 // Shuffling without sorting wide rows: hopper reads only the row identifiers (ctid), shuffles them
 // in memory, and fetches each buffer's rows with one TID scan.
+#include "pg/training/preprocess.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -17,15 +19,14 @@
 #include <vector>
 
 #include "hopper/error.h"
-#include "hopper/resources.h"
 #include "hopper/packing.h"
+#include "hopper/resources.h"
 #include "pg/common/datum.h"
-#include "pg/engine/engine.h"
 #include "pg/common/names.h"
-#include "pg/training/preprocess.h"
 #include "pg/common/output_tables.h"
 #include "pg/common/resource_limits.h"
 #include "pg/common/spi.h"
+#include "pg/engine/engine.h"
 #include "pg/training/tabular.h"
 
 extern "C" {
@@ -64,8 +65,8 @@ bool is_numeric_scalar(Oid t) {
 }
 
 bool is_numeric_array(Oid t) {
-    return t == INT2ARRAYOID || t == INT4ARRAYOID || t == INT8ARRAYOID || t == FLOAT4ARRAYOID ||
-           t == FLOAT8ARRAYOID || t == NUMERICARRAYOID;
+    return t == INT2ARRAYOID || t == INT4ARRAYOID || t == INT8ARRAYOID || t == FLOAT4ARRAYOID || t == FLOAT8ARRAYOID ||
+           t == NUMERICARRAYOID;
 }
 
 bool is_label_type(Oid t) {
@@ -79,13 +80,13 @@ std::string type_name(Oid t) {
 
 struct Source {
     TableName table;
-    std::string dependent;                 // column name
+    std::string dependent;  // column name
     Oid dependent_type = InvalidOid;
     std::vector<std::string> independent;  // column names
     bool independent_is_array = false;
     int feature_bytes = 8;  // one feature as x_expr gives it
-    std::string x_expr;  // SQL expression for the features as an array
-    std::string y_expr;  // SQL expression for the response
+    std::string x_expr;     // SQL expression for the features as an array
+    std::string y_expr;     // SQL expression for the response
     // Packing through a feature recipe (tabular.h): x_expr applies it (its JSON is parameter $2 of
     // the fetch), and rows whose response is NULL are skipped (row_filter).
     std::string recipe_json;
@@ -171,19 +172,16 @@ Counts count_and_check(Spi& spi, const Source& src, Response response, const cha
     std::string sql = "SELECT pg_catalog.count(*), pg_catalog.count(*) FILTER (WHERE " + src.y_expr + " IS NULL), ";
     // A recipe's features are never NULL and have its width (checked by the caller).
     sql += recipe ? std::string("0") : "pg_catalog.count(*) FILTER (WHERE " + src.x_expr + " IS NULL)";
-    if (recipe)
-        sql += ", 1, 1";
+    if (recipe) sql += ", 1, 1";
     else if (src.independent_is_array)
         sql += ", pg_catalog.min(pg_catalog.cardinality(" + src.x_expr + ")), pg_catalog.max(pg_catalog.cardinality(" +
                src.x_expr + "))";
-    else
-        sql += ", " + std::to_string(src.independent.size()) + ", " + std::to_string(src.independent.size());
+    else sql += ", " + std::to_string(src.independent.size()) + ", " + std::to_string(src.independent.size());
     const bool y_array = is_numeric_array(src.dependent_type);
     if (y_array)
         sql += ", pg_catalog.min(pg_catalog.cardinality(" + src.y_expr + ")), pg_catalog.max(pg_catalog.cardinality(" +
                src.y_expr + "))";
-    else
-        sql += ", 1, 1";
+    else sql += ", 1, 1";
     spi.execute(sql + from);
     Counts c;
     c.rows = spi.integer(0, 0);
@@ -235,7 +233,8 @@ std::vector<std::string> read_class_values(Spi& spi, const Source& src) {
 }
 
 // Row identifiers in physical order.
-std::vector<ItemPointerData> read_tids(Spi& spi, const TableName& rows, const std::string& row_filter, int64_t expected) {
+std::vector<ItemPointerData> read_tids(Spi& spi, const TableName& rows, const std::string& row_filter,
+                                       int64_t expected) {
     std::vector<ItemPointerData> tids;
     tids.reserve(std::size_t(expected));  // growing by doubling would hold up to three times as much
     spi.open_cursor("SELECT ctid FROM " + rows.quoted() + row_filter);
@@ -340,8 +339,9 @@ PackResult pack_rows(Spi& spi, const Source& src, const Layout& layout, const Ta
     const std::size_t limit_floats = (MaxAllocSize - 1024) / sizeof(float);
     if (max_rows * std::size_t(widest) > limit_floats)
         fail(ErrorKind::Limit, "packed buffers would be too large to store",
-             "A buffer of " + std::to_string(max_rows) + " rows holds " + std::to_string(max_rows * std::size_t(widest)) +
-                 " values of " + (layout.x_dim >= layout.y_dim ? "features" : "one-hot classes") +
+             "A buffer of " + std::to_string(max_rows) + " rows holds " +
+                 std::to_string(max_rows * std::size_t(widest)) + " values of " +
+                 (layout.x_dim >= layout.y_dim ? "features" : "one-hot classes") +
                  "; PostgreSQL stores at most 1 GB (" + std::to_string(limit_floats) + " floats) in one value.",
              "Use buffer_size => " + std::to_string(std::max<std::size_t>(1, limit_floats / std::size_t(widest))) +
                  " or less.");
@@ -356,12 +356,14 @@ PackResult pack_rows(Spi& spi, const Source& src, const Layout& layout, const Ta
     shape.row_id_bytes = sizeof(ItemPointerData) + sizeof(uint64_t);  // tids and their shuffled order
     check_memory(packing_bytes(shape),
                  "packing " + std::to_string(rows) + " rows of " + std::to_string(layout.x_dim) + " features and " +
-                     std::to_string(layout.y_dim) + " dependent values in buffers of " + std::to_string(max_rows) + " rows",
+                     std::to_string(layout.y_dim) + " dependent values in buffers of " + std::to_string(max_rows) +
+                     " rows",
                  "Use a smaller buffer_size.");
     check_packed_table_size(packed_table_bytes(uint64_t(rows), layout.x_dim, layout.y_dim, buffer_size),
-                            "packing " + std::to_string(rows) + " rows of " + std::to_string(layout.x_dim) + " features and " +
-                                std::to_string(layout.y_dim) +
-                                (layout.response == Response::Classification ? " one-hot classes" : " dependent values"),
+                            "packing " + std::to_string(rows) + " rows of " + std::to_string(layout.x_dim) +
+                                " features and " + std::to_string(layout.y_dim) +
+                                (layout.response == Response::Classification ? " one-hot classes"
+                                                                             : " dependent values"),
                             layout.response == Response::Classification && layout.y_dim > 1000
                                 ? "Every row stores one float per class: " + std::to_string(layout.y_dim) +
                                       " classes is a lot; is the dependent column an identifier or a regression target?"
@@ -372,8 +374,7 @@ PackResult pack_rows(Spi& spi, const Source& src, const Layout& layout, const Ta
     if (std::find(columns.begin(), columns.end(), src.dependent) == columns.end()) columns.push_back(src.dependent);
     const TableName source_rows = engine->packing_source(spi, src.table, columns);
     std::vector<ItemPointerData> tids = read_tids(spi, source_rows, src.row_filter, rows);
-    if (int64_t(tids.size()) != rows)
-        fail(ErrorKind::Data, "the source table changed while it was being packed");
+    if (int64_t(tids.size()) != rows) fail(ErrorKind::Data, "the source table changed while it was being packed");
     std::vector<uint64_t> order = shuffled_order(tids.size(), seed);
 
     std::unordered_map<std::string, int> class_index;
@@ -391,9 +392,8 @@ PackResult pack_rows(Spi& spi, const Source& src, const Layout& layout, const Ta
 
     // What PostgreSQL allocates for one buffer (its row identifier array, label texts, converted
     // feature arrays) is freed before the next: in SPI's memory it would pile up until the call ends.
-    const MemoryContext buffer_memory = call([] {
-        return AllocSetContextCreate(CurrentMemoryContext, "hopper packing buffer", ALLOCSET_DEFAULT_SIZES);
-    });
+    const MemoryContext buffer_memory = call(
+        [] { return AllocSetContextCreate(CurrentMemoryContext, "hopper packing buffer", ALLOCSET_DEFAULT_SIZES); });
     std::vector<ItemPointerData> batch;
     std::vector<float> x, y, row;
     std::unordered_map<uint64_t, int> slot;
@@ -414,10 +414,8 @@ PackResult pack_rows(Spi& spi, const Source& src, const Layout& layout, const Ta
             InContext in_buffer(buffer_memory);
             tid_array = make_tid_array(batch.data(), n);
         }
-        if (src.recipe_json.empty())
-            spi.execute(fetch_sql, {SqlParam::datum(tid_array, TIDARRAYOID)});
-        else
-            spi.execute(fetch_sql, {SqlParam::datum(tid_array, TIDARRAYOID), SqlParam::text(src.recipe_json)});
+        if (src.recipe_json.empty()) spi.execute(fetch_sql, {SqlParam::datum(tid_array, TIDARRAYOID)});
+        else spi.execute(fetch_sql, {SqlParam::datum(tid_array, TIDARRAYOID), SqlParam::text(src.recipe_json)});
         if (int64_t(spi.rows()) != n) fail(ErrorKind::Data, "the source table changed while it was being packed");
         x.assign(std::size_t(n) * layout.x_dim, 0.0f);
         y.assign(std::size_t(n) * layout.y_dim, 0.0f);
@@ -442,8 +440,9 @@ PackResult pack_rows(Spi& spi, const Source& src, const Layout& layout, const Ta
                 const int overflow = first_non_finite(row.data(), len);
                 if (overflow >= 0)
                     fail(ErrorKind::Data, "scaled features are not finite in float32",
-                         "Feature " + std::to_string(overflow + 1) + " of a row becomes " + describe_float(row[overflow]) +
-                             " once divided by normalizing_const " + std::to_string(layout.scaling.normalizing_const) +
+                         "Feature " + std::to_string(overflow + 1) + " of a row becomes " +
+                             describe_float(row[overflow]) + " once divided by normalizing_const " +
+                             std::to_string(layout.scaling.normalizing_const) +
                              (layout.scaling.center.empty() ? "" : " and scaled") + ".",
                          "Use a normalizing_const that keeps features within float32's range (about 3.4e38).");
                 std::memcpy(&x[std::size_t(i) * layout.x_dim], row.data(), sizeof(float) * len);
@@ -452,13 +451,16 @@ PackResult pack_rows(Spi& spi, const Source& src, const Layout& layout, const Ta
                     const std::string label = spi.text(r, 2);
                     auto it = class_index.find(label);
                     if (it == class_index.end())
-                        fail(ErrorKind::Data, "class value \"" + label + "\" does not occur in the training data",
-                             "The training data has classes: " + [&] {
-                                 std::string s;
-                                 for (std::size_t k = 0; k < layout.class_values.size() && k < 20; ++k)
-                                     s += (k ? ", " : "") + layout.class_values[k];
-                                 return s + (layout.class_values.size() > 20 ? ", ..." : "");
-                             }() + ".");
+                        fail(
+                            ErrorKind::Data, "class value \"" + label + "\" does not occur in the training data",
+                            "The training data has classes: " +
+                                [&] {
+                                    std::string s;
+                                    for (std::size_t k = 0; k < layout.class_values.size() && k < 20; ++k)
+                                        s += (k ? ", " : "") + layout.class_values[k];
+                                    return s + (layout.class_values.size() > 20 ? ", ..." : "");
+                                }() +
+                                ".");
                     yrow[it->second] = 1.0f;
                 } else {
                     row.clear();
@@ -486,44 +488,55 @@ PackResult pack_rows(Spi& spi, const Source& src, const Layout& layout, const Ta
     return result;
 }
 
-void write_summary(Spi& spi, const TableName& summary, const std::string& out_display, const PackOptions& opt, const Source& src,
-                   const Layout& layout, const PackResult& packed, int buffer_size, int num_segments,
+void write_summary(Spi& spi, const TableName& summary, const std::string& out_display, const PackOptions& opt,
+                   const Source& src, const Layout& layout, const PackResult& packed, int buffer_size, int num_segments,
                    const std::string& validation_of, int64_t skipped) {
-    spi.execute("CREATE TABLE " + summary.quoted() +
-                " (source_table pg_catalog.text, output_table pg_catalog.text, dependent_varname pg_catalog.text,"
-                " independent_varname pg_catalog.text, dependent_vartype pg_catalog.text, response_type pg_catalog.text,"
-                " class_values pg_catalog.text[], num_classes pg_catalog.int4, buffer_size pg_catalog.int4,"
-                " num_segments pg_catalog.int4, normalizing_const pg_catalog.float8, scale pg_catalog.text,"
-                " feature_center pg_catalog.float4[], feature_spread pg_catalog.float4[], num_rows pg_catalog.int8,"
-                " num_buffers pg_catalog.int4, rows_per_segment pg_catalog.int8[], buffers_per_segment pg_catalog.int4[],"
-                " independent_dim pg_catalog.int4, dependent_dim pg_catalog.int4, seed pg_catalog.int8,"
-                " training_preprocessed_table pg_catalog.text, hopper_version pg_catalog.text,"
-                " created_at pg_catalog.timestamptz, feature_recipe pg_catalog.jsonb, skipped_rows pg_catalog.int8)");
+    spi.execute(
+        "CREATE TABLE " + summary.quoted() +
+        " (source_table pg_catalog.text, output_table pg_catalog.text, dependent_varname pg_catalog.text,"
+        " independent_varname pg_catalog.text, dependent_vartype pg_catalog.text, response_type pg_catalog.text,"
+        " class_values pg_catalog.text[], num_classes pg_catalog.int4, buffer_size pg_catalog.int4,"
+        " num_segments pg_catalog.int4, normalizing_const pg_catalog.float8, scale pg_catalog.text,"
+        " feature_center pg_catalog.float4[], feature_spread pg_catalog.float4[], num_rows pg_catalog.int8,"
+        " num_buffers pg_catalog.int4, rows_per_segment pg_catalog.int8[], buffers_per_segment pg_catalog.int4[],"
+        " independent_dim pg_catalog.int4, dependent_dim pg_catalog.int4, seed pg_catalog.int8,"
+        " training_preprocessed_table pg_catalog.text, hopper_version pg_catalog.text,"
+        " created_at pg_catalog.timestamptz, feature_recipe pg_catalog.jsonb, skipped_rows pg_catalog.int8)");
     std::vector<double> center(layout.scaling.center.begin(), layout.scaling.center.end());
     std::vector<double> spread(layout.scaling.spread.begin(), layout.scaling.spread.end());
     std::vector<int64_t> rows_per_segment = packed.plan.rows_per_segment;
     std::vector<int32_t> buffers_per_segment(packed.plan.buffers_per_segment.begin(),
                                              packed.plan.buffers_per_segment.end());
     const bool classification = layout.response == Response::Classification;
-    spi.execute(
-        "INSERT INTO " + summary.quoted() +
-            " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::pg_catalog.float4[],"
-            " $14::pg_catalog.float4[], $15, $16, $17, $18, $19, $20, $21, $22, $23, pg_catalog.now(),"
-            " $24::pg_catalog.jsonb, $25)",
-        {SqlParam::text(src.table.display()), SqlParam::text_copy(out_display), SqlParam::text(src.dependent),
-         SqlParam::text_copy(opt.independent_varname), SqlParam::text_copy(type_name(src.dependent_type)),
-         SqlParam::text(classification ? "classification" : "regression"),
-         classification ? SqlParam::text_array(layout.class_values) : SqlParam::null(TEXTARRAYOID),
-         classification ? SqlParam::int4(int(layout.class_values.size())) : SqlParam::null(INT4OID),
-         SqlParam::int4(buffer_size), SqlParam::int4(num_segments), SqlParam::float8(layout.scaling.normalizing_const),
-         SqlParam::text(to_string(layout.scale_kind)),
-         center.empty() ? SqlParam::null(FLOAT8ARRAYOID) : SqlParam::float8_array(center),
-         spread.empty() ? SqlParam::null(FLOAT8ARRAYOID) : SqlParam::float8_array(spread), SqlParam::int8(packed.rows),
-         SqlParam::int4(int(packed.plan.rows.size())), SqlParam::int8_array(rows_per_segment),
-         SqlParam::int4_array(buffers_per_segment), SqlParam::int4(layout.x_dim), SqlParam::int4(layout.y_dim),
-         SqlParam::int8(int64_t(opt.seed)),
-         validation_of.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(validation_of), SqlParam::text(HOPPER_VERSION),
-         src.recipe_json.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(src.recipe_json), SqlParam::int8(skipped)});
+    spi.execute("INSERT INTO " + summary.quoted() +
+                    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::pg_catalog.float4[],"
+                    " $14::pg_catalog.float4[], $15, $16, $17, $18, $19, $20, $21, $22, $23, pg_catalog.now(),"
+                    " $24::pg_catalog.jsonb, $25)",
+                {SqlParam::text(src.table.display()),
+                 SqlParam::text_copy(out_display),
+                 SqlParam::text(src.dependent),
+                 SqlParam::text_copy(opt.independent_varname),
+                 SqlParam::text_copy(type_name(src.dependent_type)),
+                 SqlParam::text(classification ? "classification" : "regression"),
+                 classification ? SqlParam::text_array(layout.class_values) : SqlParam::null(TEXTARRAYOID),
+                 classification ? SqlParam::int4(int(layout.class_values.size())) : SqlParam::null(INT4OID),
+                 SqlParam::int4(buffer_size),
+                 SqlParam::int4(num_segments),
+                 SqlParam::float8(layout.scaling.normalizing_const),
+                 SqlParam::text(to_string(layout.scale_kind)),
+                 center.empty() ? SqlParam::null(FLOAT8ARRAYOID) : SqlParam::float8_array(center),
+                 spread.empty() ? SqlParam::null(FLOAT8ARRAYOID) : SqlParam::float8_array(spread),
+                 SqlParam::int8(packed.rows),
+                 SqlParam::int4(int(packed.plan.rows.size())),
+                 SqlParam::int8_array(rows_per_segment),
+                 SqlParam::int4_array(buffers_per_segment),
+                 SqlParam::int4(layout.x_dim),
+                 SqlParam::int4(layout.y_dim),
+                 SqlParam::int8(int64_t(opt.seed)),
+                 validation_of.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(validation_of),
+                 SqlParam::text(HOPPER_VERSION),
+                 src.recipe_json.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(src.recipe_json),
+                 SqlParam::int8(skipped)});
 }
 
 }  // namespace
@@ -540,9 +553,10 @@ FeatureColumns describe_features(const TableName& table, const std::string& inde
     if (f.columns.size() == 1 && is_numeric_array(types[0])) {
         f.is_array = true;
         f.expression = quote_ident(f.columns[0]);
-        f.value_bytes = types[0] == INT2ARRAYOID ? 2 : types[0] == INT4ARRAYOID || types[0] == FLOAT4ARRAYOID ? 4
-                        : types[0] == NUMERICARRAYOID                                          ? 12
-                                                                                               : 8;
+        f.value_bytes = types[0] == INT2ARRAYOID                                 ? 2
+                        : types[0] == INT4ARRAYOID || types[0] == FLOAT4ARRAYOID ? 4
+                        : types[0] == NUMERICARRAYOID                            ? 12
+                                                                                 : 8;
         return f;
     }
     for (std::size_t i = 0; i < types.size(); ++i)
@@ -567,9 +581,9 @@ PackedInfo read_packed_info(Spi& spi, const TableName& packed) {
                         "SELECT response_type, class_values, num_segments, normalizing_const, scale,"
                         " feature_center::pg_catalog.float8[], feature_spread::pg_catalog.float8[], num_rows,"
                         " num_buffers, independent_dim, dependent_dim, buffer_size, dependent_varname,"
-                        " independent_varname, dependent_vartype FROM " + summary.quoted());
-    if (spi.rows() != 1)
-        fail(ErrorKind::Data, "summary table " + summary.display() + " must have exactly one row");
+                        " independent_varname, dependent_vartype FROM " +
+                            summary.quoted());
+    if (spi.rows() != 1) fail(ErrorKind::Data, "summary table " + summary.display() + " must have exactly one row");
     PackedInfo info;
     info.table = packed;
     info.response_type = spi.text(0, 0);
@@ -588,17 +602,20 @@ PackedInfo read_packed_info(Spi& spi, const TableName& packed) {
     info.independent_varname = spi.text(0, 13);
     info.dependent_vartype = spi.text(0, 14);
     if (info.response_type == "classification")
-        check_class_values(info.class_values, spi.is_null(0, 1), info.dependent_dim, "summary table " + summary.display());
+        check_class_values(info.class_values, spi.is_null(0, 1), info.dependent_dim,
+                           "summary table " + summary.display());
     // Tables packed before recipes existed have no feature_recipe column: their features are numbers.
     if (OidIsValid(column_type(summary, "feature_recipe"))) {
         spi.execute_reading("summary table " + summary.display(),
-                            "SELECT feature_recipe::pg_catalog.text, coalesce(skipped_rows, 0) FROM " + summary.quoted());
+                            "SELECT feature_recipe::pg_catalog.text, coalesce(skipped_rows, 0) FROM " +
+                                summary.quoted());
         if (!spi.is_null(0, 0)) info.feature_recipe = spi.text(0, 0);
         info.skipped_rows = spi.integer(0, 1);
     }
     // The segments that actually hold data (a user may have deleted rows since packing), in segment
     // order: ascending dist_key on every engine (engine.h).
-    spi.execute_reading("packed table " + packed.display(), "SELECT DISTINCT dist_key FROM " + packed.quoted() + " ORDER BY 1");
+    spi.execute_reading("packed table " + packed.display(),
+                        "SELECT DISTINCT dist_key FROM " + packed.quoted() + " ORDER BY 1");
     for (uint64_t r = 0; r < spi.rows(); ++r) info.dist_keys.push_back(int32_t(spi.integer(r, 0)));
     if (info.dist_keys.empty()) fail(ErrorKind::Data, "packed table " + packed.display() + " is empty");
     return info;
@@ -621,7 +638,8 @@ namespace {
 void record_packed(Spi& spi, const TableName& out, const TableName& summary, const char* what) {
     const std::string token = new_output_token(spi);
     record_output_table(spi, out, "packed", token, std::string("hopper packed ") + what + " data");
-    record_output_table(spi, summary, "packed_summary", token, std::string("hopper summary of packed ") + what + " data");
+    record_output_table(spi, summary, "packed_summary", token,
+                        std::string("hopper summary of packed ") + what + " data");
 }
 }  // namespace
 
@@ -632,13 +650,16 @@ void check_recipe_columns(const Recipe& recipe, const std::string& independent_v
     std::sort(given.begin(), given.end());
     std::sort(expected.begin(), expected.end());
     if (given != expected)
-        fail(ErrorKind::InvalidParameter, "independent_varname does not name the columns the feature recipe reads",
-             "The recipe reads " + std::to_string(expected.size()) + " columns: " + [&] {
-                 std::string list;
-                 for (const std::string& c : recipe.column_names()) list += (list.empty() ? "" : ", ") + c;
-                 return list;
-             }() + ".",
-             "Pass '*' to read them.");
+        fail(
+            ErrorKind::InvalidParameter, "independent_varname does not name the columns the feature recipe reads",
+            "The recipe reads " + std::to_string(expected.size()) + " columns: " +
+                [&] {
+                    std::string list;
+                    for (const std::string& c : recipe.column_names()) list += (list.empty() ? "" : ", ") + c;
+                    return list;
+                }() +
+                ".",
+            "Pass '*' to read them.");
 }
 
 PackedInfo pack_table(Spi& spi, const PackOptions& opt) {
@@ -682,17 +703,17 @@ PackedInfo pack_table(Spi& spi, const PackOptions& opt) {
         layout.x_dim = src.recipe_json.empty() ? c.x_dim : t.independent_dim;
         layout.y_dim = layout.response == Response::Classification ? int(layout.class_values.size()) : c.y_dim;
         if (layout.x_dim != t.independent_dim)
-            fail(ErrorKind::Data, "validation data has " + std::to_string(layout.x_dim) + " features but the training data has " +
-                                      std::to_string(t.independent_dim));
+            fail(ErrorKind::Data, "validation data has " + std::to_string(layout.x_dim) +
+                                      " features but the training data has " + std::to_string(t.independent_dim));
         if (layout.y_dim != t.dependent_dim)
             fail(ErrorKind::Data, "validation data has " + std::to_string(layout.y_dim) +
-                                      " dependent values per row but the training data has " + std::to_string(t.dependent_dim));
-        if (c.skipped > 0)
-            notice("skipped " + std::to_string(c.skipped) + " rows whose dependent value is NULL");
+                                      " dependent values per row but the training data has " +
+                                      std::to_string(t.dependent_dim));
+        if (c.skipped > 0) notice("skipped " + std::to_string(c.skipped) + " rows whose dependent value is NULL");
         return [&] {
             PackResult packed = pack_rows(spi, src, layout, out, c.rows, buffer_size, num_segments, opt.seed, "");
-            write_summary(spi, summary, out.display(), opt, src, layout, packed, buffer_size, num_segments, training_display,
-                          c.skipped);
+            write_summary(spi, summary, out.display(), opt, src, layout, packed, buffer_size, num_segments,
+                          training_display, c.skipped);
             record_packed(spi, out, summary, "validation");
             return read_packed_info(spi, out);
         }();
@@ -739,8 +760,8 @@ PackedInfo pack_table(Spi& spi, const PackOptions& opt) {
     } else {
         layout.scaling.normalizing_const = opt.normalizing_const;
     }
-    PackResult packed = pack_rows(spi, src, layout, out, c.rows, buffer_size, num_segments, opt.seed,
-                                  opt.segment_placement);
+    PackResult packed =
+        pack_rows(spi, src, layout, out, c.rows, buffer_size, num_segments, opt.seed, opt.segment_placement);
     if (packed.plan.adjusted_buffer_size < buffer_size && packed.plan.rows.size() == std::size_t(num_segments) &&
         c.rows < int64_t(buffer_size) * num_segments)
         notice("buffers hold " + std::to_string(packed.plan.adjusted_buffer_size) + " rows instead of " +

@@ -22,12 +22,12 @@
 #include "pg/common/datum.h"
 #include "pg/common/resource_limits.h"
 #include "pg/common/settings.h"
-#include "pg/runtime/scoped_settings.h"
 #include "pg/engine/engine.h"
 #include "pg/runtime/progress.h"
 #include "pg/runtime/run_area.h"
-#include "pg/training/preprocess.h"
 #include "pg/runtime/run_lock.h"
+#include "pg/runtime/scoped_settings.h"
+#include "pg/training/preprocess.h"
 #include "pg/training/run_outputs.h"
 
 extern "C" {
@@ -37,9 +37,7 @@ extern "C" {
 
 namespace hopper::pg {
 
-double seconds_since(Clock::time_point t) {
-    return std::chrono::duration<double>(Clock::now() - t).count();
-}
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 std::string format_number(double v, int precision) {
     std::ostringstream s;
@@ -129,15 +127,16 @@ void check_packed_matches(const ModelSpec& m, const PackedInfo& info, const char
     const Architecture& a = m.config.arch;
     if (a.input_dim != info.independent_dim) {
         const std::string message = "model configuration mst_key " + std::to_string(m.mst_key) + " expects " +
-                                    std::to_string(a.input_dim) + " features but " + what + " " +
-                                    info.table.display() + " has " + std::to_string(info.independent_dim);
+                                    std::to_string(a.input_dim) + " features but " + what + " " + info.table.display() +
+                                    " has " + std::to_string(info.independent_dim);
         if (!a.image_input()) fail(ErrorKind::InvalidParameter, message, "Architecture " + a.shape_string() + ".");
         // An image's packed row holds height*width*channels values: say which product is wrong.
         fail(ErrorKind::InvalidParameter, message,
              "Architecture " + a.shape_string() + ": its input shape [" + std::to_string(a.input_height) + ", " +
-                 std::to_string(a.input_width) + ", " + std::to_string(a.input_channels) + "] (height, width, channels) reads " +
-                 std::to_string(a.input_height) + "*" + std::to_string(a.input_width) + "*" + std::to_string(a.input_channels) +
-                 " = " + std::to_string(a.input_dim) + " values from each packed row.",
+                 std::to_string(a.input_width) + ", " + std::to_string(a.input_channels) +
+                 "] (height, width, channels) reads " + std::to_string(a.input_height) + "*" +
+                 std::to_string(a.input_width) + "*" + std::to_string(a.input_channels) + " = " +
+                 std::to_string(a.input_dim) + " values from each packed row.",
              "Give the input shape of the packed images: height*width*channels must be " +
                  std::to_string(info.independent_dim) + ".");
     }
@@ -196,25 +195,30 @@ RunTables resolve_run_tables(Spi& spi, const RunRequest& req) {
     return t;
 }
 
-void check_model_sizes(const std::vector<ModelSpec>& models, const PackedInfo& info, const std::optional<PackedInfo>& vinfo) {
-    const std::size_t limit = std::min<std::size_t>(std::size_t(setting_max_state_mb) * 1024 * 1024, MaxAllocSize - VARHDRSZ);
+void check_model_sizes(const std::vector<ModelSpec>& models, const PackedInfo& info,
+                       const std::optional<PackedInfo>& vinfo) {
+    const std::size_t limit =
+        std::min<std::size_t>(std::size_t(setting_max_state_mb) * 1024 * 1024, MaxAllocSize - VARHDRSZ);
     std::size_t all_states = 0;
     for (const ModelSpec& m : models) {
         check_packed_matches(m, info, "packed table");
         if (vinfo) check_packed_matches(m, *vinfo, "validation table");
         const std::size_t bytes = state_size(m.config);
         if (bytes > limit)
-            fail(ErrorKind::Limit, "model state of mst_key " + std::to_string(m.mst_key) + " is too large",
-                 "It needs " + std::to_string(bytes / (1024 * 1024)) + " MB; hopper.max_model_state_mb is " +
-                     std::to_string(setting_max_state_mb) + " MB.",
-                 "Use a smaller architecture, or raise hopper.max_model_state_mb (at most 1024: PostgreSQL stores at most 1 GB in one value).");
+            fail(
+                ErrorKind::Limit, "model state of mst_key " + std::to_string(m.mst_key) + " is too large",
+                "It needs " + std::to_string(bytes / (1024 * 1024)) + " MB; hopper.max_model_state_mb is " +
+                    std::to_string(setting_max_state_mb) + " MB.",
+                "Use a smaller architecture, or raise hopper.max_model_state_mb (at most 1024: PostgreSQL stores at most 1 GB in one value).");
         all_states += bytes + 64;
     }
     if (all_states > MaxAllocSize - 1024)
-        fail(ErrorKind::Limit, "model states of the " + std::to_string(models.size()) + " configurations are too large to train at once",
-             "They need " + std::to_string(all_states / (1024 * 1024)) +
-                 " MB together; hopper passes them between statements as one value, and PostgreSQL stores at most 1 GB in one.",
-             "Train fewer configurations per call: split the model selection table.");
+        fail(
+            ErrorKind::Limit,
+            "model states of the " + std::to_string(models.size()) + " configurations are too large to train at once",
+            "They need " + std::to_string(all_states / (1024 * 1024)) +
+                " MB together; hopper passes them between statements as one value, and PostgreSQL stores at most 1 GB in one.",
+            "Train fewer configurations per call: split the model selection table.");
 }
 
 namespace {
@@ -226,7 +230,8 @@ void read_warm_start(Spi& spi, const TableName& output, std::vector<ModelSpec>& 
     for (uint64_t r = 0; r < spi.rows(); ++r) {
         if (spi.is_null(r, 0) || spi.is_null(r, 1))
             fail(ErrorKind::NullValue,
-                 "model output table " + output.display() + " has a NULL " + (spi.is_null(r, 0) ? "mst_key" : "model_state"),
+                 "model output table " + output.display() + " has a NULL " +
+                     (spi.is_null(r, 0) ? "mst_key" : "model_state"),
                  "A warm start continues every model of the table.", "Delete or repair that row.");
         previous[int32_t(spi.integer(r, 0))] = spi.bytes(r, 1);
     }
@@ -261,10 +266,12 @@ std::vector<std::string> initial_states(const std::vector<ModelSpec>& models) {
         }
         try {
             // An architecture row's weights may be Keras' flat weights (MADlib's load_keras_model).
-            states.push_back(serialize_state(restore_for_config(state_from_weights(m.initial_state, m.config), m.config)));
+            states.push_back(
+                serialize_state(restore_for_config(state_from_weights(m.initial_state, m.config), m.config)));
         } catch (const Error& e) {
             throw Error(e.kind(), e.message(),
-                        e.detail() + " In mst_key " + std::to_string(m.mst_key) + ", starting from " + m.initial_source + ".",
+                        e.detail() + " In mst_key " + std::to_string(m.mst_key) + ", starting from " +
+                            m.initial_source + ".",
                         e.hint());
         }
     }
@@ -342,14 +349,19 @@ std::string TrainingStrategy::iteration_label(const TrainingRun& run) const {
 
 TrainingRun::TrainingRun(Spi& spi, TrainingStrategy& strategy, const RunPlan& plan, const RunContext& context,
                          Clock::time_point started)
-    : spi_(spi), strategy_(strategy), plan_(plan), context_(context), started_(started),
+    : spi_(spi),
+      strategy_(strategy),
+      plan_(plan),
+      context_(context),
+      started_(started),
       area_(std::make_unique<RunAreaScope>()) {}
 
 TrainingRun::~TrainingRun() = default;
 
 void TrainingRun::set_states(std::vector<std::string> states, uint32_t base, std::vector<int> iterations) {
     const std::size_t M = plan_.models->size();
-    if (states.size() != M || iterations.size() != M) fail(ErrorKind::Internal, "a run's states do not match its models");
+    if (states.size() != M || iterations.size() != M)
+        fail(ErrorKind::Internal, "a run's states do not match its models");
     states_ = std::move(states);
     base_ = base;
     iterations_ = std::move(iterations);
@@ -450,8 +462,9 @@ IterationEvaluation TrainingRun::evaluate(const Ring& ring, const std::vector<Ev
     const std::vector<ModelConfig>& configs = all ? plan_.configs : some_configs;
     const TableName& packed = plan_.tables->packed;
     const std::optional<PackedInfo>& vinfo = plan_.tables->validation;
-    out.training = plan_.req->exact_training_metrics ? evaluate_states(spi_, packed, states, configs, plan_.num_segments)
-                                                     : std::move(due_running);
+    out.training = plan_.req->exact_training_metrics
+                       ? evaluate_states(spi_, packed, states, configs, plan_.num_segments)
+                       : std::move(due_running);
     if (vinfo) out.validation = evaluate_states(spi_, vinfo->table, states, configs, int(vinfo->dist_keys.size()));
     eval_seconds_ += seconds_since(t);
     out.elapsed = elapsed();
@@ -495,7 +508,8 @@ void run_training(Spi& spi, RunRequest req, TrainingStrategy& strategy) {
     const std::optional<PackedInfo>& vinfo = tables.validation;
 
     std::vector<ModelSpec>& models = req.models;
-    std::sort(models.begin(), models.end(), [](const ModelSpec& a, const ModelSpec& b) { return a.mst_key < b.mst_key; });
+    std::sort(models.begin(), models.end(),
+              [](const ModelSpec& a, const ModelSpec& b) { return a.mst_key < b.mst_key; });
     for (std::size_t i = 1; i < models.size(); ++i)
         if (models[i].mst_key == models[i - 1].mst_key)
             fail(ErrorKind::InvalidParameter, "duplicate mst_key " + std::to_string(models[i].mst_key));
@@ -512,7 +526,8 @@ void run_training(Spi& spi, RunRequest req, TrainingStrategy& strategy) {
     // The schedule continues where the models left off: a run resumed from the checkpoints of an
     // interrupted one (or warm-started from its output) trains exactly as if it had never stopped.
     uint32_t first_iteration = 0;
-    for (const std::string& st : states) first_iteration = std::max(first_iteration, inspect_state(st).counters.iterations);
+    for (const std::string& st : states)
+        first_iteration = std::max(first_iteration, inspect_state(st).counters.iterations);
 
     RunContext run = run_context(plan, strategy.method());
     for (RunObserver* o : req.observers) o->on_start(spi, run);

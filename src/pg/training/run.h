@@ -19,10 +19,10 @@
 #include "hopper/config.h"
 #include "hopper/metrics.h"
 #include "pg/common/names.h"
-#include "pg/runtime/scoped_settings.h"
 #include "pg/common/spi.h"
-#include "pg/training/preprocess.h"
 #include "pg/runtime/progress.h"
+#include "pg/runtime/scoped_settings.h"
+#include "pg/training/preprocess.h"
 
 namespace hopper {
 class HopSchedule;
@@ -41,7 +41,7 @@ struct ModelSpec {
     std::string compile_text;  // as given (JSON or MADlib form)
     std::string fit_text;
     ModelConfig config;
-    std::string initial_state;  // transfer learning or warm start; empty: fresh weights
+    std::string initial_state;   // transfer learning or warm start; empty: fresh weights
     std::string initial_source;  // where initial_state came from, for the summary
 };
 
@@ -146,7 +146,8 @@ struct RunTables {
 RunTables resolve_run_tables(Spi& spi, const RunRequest& req);
 // Each model fits the packed (and validation) table, and its state fits the limits: the setting, one
 // PostgreSQL value, and all states together one value (hops and evaluation pass them as one array).
-void check_model_sizes(const std::vector<ModelSpec>& models, const PackedInfo& info, const std::optional<PackedInfo>& vinfo);
+void check_model_sizes(const std::vector<ModelSpec>& models, const PackedInfo& info,
+                       const std::optional<PackedInfo>& vinfo);
 // Refuses (53200, hopper.max_memory_mb) a run whose models would need more memory than the budget
 // to train on up to `processes` segments at once and to evaluate; `what` describes the run.
 void check_run_memory(const std::vector<ModelSpec>& models, const PackedInfo& info,
@@ -164,7 +165,7 @@ struct RunPlan {
     const std::vector<ModelSpec>* models = nullptr;
     std::vector<int32_t> mst_keys;
     std::vector<ModelConfig> configs;
-    int num_segments = 0;  // segments holding data
+    int num_segments = 0;    // segments holding data
     bool nonatomic = false;  // the run commits after every iteration
 };
 
@@ -184,8 +185,8 @@ struct Ring {
 // What one iteration of a strategy did, for the run's timings, NOTICE and _hops table.
 struct IterationOutcome {
     double train_seconds = 0, hop_seconds = 0;
-    std::string note;               // after the iteration's time in its NOTICE (e.g. the combine); may be empty
-    std::vector<HopLogRow> hops;    // filled when hopper.debug_hops is on
+    std::string note;             // after the iteration's time in its NOTICE (e.g. the combine); may be empty
+    std::vector<HopLogRow> hops;  // filled when hopper.debug_hops is on
 };
 
 // The models evaluated after an iteration (those the strategy said were due), in ring order.

@@ -40,25 +40,24 @@ SqlParam final_or_null(const std::vector<double>& v) {
     return v.empty() || !std::isfinite(v.back()) ? SqlParam::null(FLOAT8OID) : SqlParam::float8(v.back());
 }
 
-
 }  // namespace
 
 std::string replaceable_outputs(Spi& spi, const TableName& output) {
     const std::optional<std::string> token = output_token(spi, output, "model");
     if (!token && !schema_features().output_tables)
-        fail(ErrorKind::ObjectNotInPrerequisiteState,
-             "warm start needs the hopper objects of this database updated",
+        fail(ErrorKind::ObjectNotInPrerequisiteState, "warm start needs the hopper objects of this database updated",
              "hopper replaces only tables it can prove it created, and this database's hopper objects keep no record "
              "of them.",
              "Run ALTER EXTENSION hopper UPDATE (it marks the outputs of completed runs), or start from a checkpoint "
              "with warm_start_checkpoint or warm_start_run.");
     if (!token)
-        fail(ErrorKind::ObjectNotInPrerequisiteState,
-             "model output table " + output.display() + " was not created by hopper",
-             "A warm start replaces the model output table and its _info, _summary and _hops tables, and hopper "
-             "replaces only tables it created (they carry its mark in their comment and a row in hopper.output_tables).",
-             "Warm start from a table written by fit, fit_multiple, fit_data_parallel or materialize_checkpoint, or "
-             "start from a checkpoint with warm_start_checkpoint or warm_start_run.");
+        fail(
+            ErrorKind::ObjectNotInPrerequisiteState,
+            "model output table " + output.display() + " was not created by hopper",
+            "A warm start replaces the model output table and its _info, _summary and _hops tables, and hopper "
+            "replaces only tables it created (they carry its mark in their comment and a row in hopper.output_tables).",
+            "Warm start from a table written by fit, fit_multiple, fit_data_parallel or materialize_checkpoint, or "
+            "start from a checkpoint with warm_start_checkpoint or warm_start_run.");
     require_replaceable(spi, output.with_suffix("_info"), "model_info", *token, "info table");
     require_replaceable(spi, output.with_suffix("_summary"), "model_summary", *token, "summary table");
     require_replaceable(spi, output.with_suffix("_hops"), "model_hops", *token, "hops table");
@@ -96,10 +95,11 @@ void write_run_outputs(Spi& spi, const RunOutputs& outputs) {
     }
     const std::string token = new_output_token(spi);
     const std::string run_text = outputs.run_id ? " of training run " + std::to_string(outputs.run_id) : "";
-    spi.execute("CREATE TABLE " + output.quoted() +
-                " (mst_key pg_catalog.int4 PRIMARY KEY, model_id pg_catalog.int4, model_state pg_catalog.bytea NOT NULL,"
-                " model_arch pg_catalog.jsonb NOT NULL, compile_params pg_catalog.text NOT NULL,"
-                " fit_params pg_catalog.text NOT NULL, model_config pg_catalog.jsonb NOT NULL)");
+    spi.execute(
+        "CREATE TABLE " + output.quoted() +
+        " (mst_key pg_catalog.int4 PRIMARY KEY, model_id pg_catalog.int4, model_state pg_catalog.bytea NOT NULL,"
+        " model_arch pg_catalog.jsonb NOT NULL, compile_params pg_catalog.text NOT NULL,"
+        " fit_params pg_catalog.text NOT NULL, model_config pg_catalog.jsonb NOT NULL)");
     spi.execute("ALTER TABLE " + output.quoted() + " ALTER COLUMN model_state SET STORAGE EXTERNAL");
     const std::optional<int64_t> run_id = outputs.run_id ? std::optional<int64_t>(outputs.run_id) : std::nullopt;
     record_output_table(spi, output, "model", token, "hopper model output" + run_text, run_id);
@@ -114,9 +114,10 @@ void write_run_outputs(Spi& spi, const RunOutputs& outputs) {
             fits.push_back(m.fit_text);
             configs.push_back(m.config.to_json());
         }
-        spi.execute("INSERT INTO " + output.quoted() +
-                        " SELECT k, " + null_if("i", "-2147483648") + ", s, a::pg_catalog.jsonb, c, f, g::pg_catalog.jsonb"
-                        " FROM " + rows_from({"int4", "int4", "bytea", "text", "text", "text", "text"}) +
+        spi.execute("INSERT INTO " + output.quoted() + " SELECT k, " + null_if("i", "-2147483648") +
+                        ", s, a::pg_catalog.jsonb, c, f, g::pg_catalog.jsonb"
+                        " FROM " +
+                        rows_from({"int4", "int4", "bytea", "text", "text", "text", "text"}) +
                         " AS t(k, i, s, a, c, f, g)",
                     {SqlParam::int4_array(mst_keys), SqlParam::int4_array(model_ids), SqlParam::bytea_array(states),
                      SqlParam::text_array(archs), SqlParam::text_array(compiles), SqlParam::text_array(fits),
@@ -135,13 +136,14 @@ void write_run_outputs(Spi& spi, const RunOutputs& outputs) {
                 " training_metrics_all pg_catalog.jsonb, validation_metrics_all pg_catalog.jsonb,"
                 " status pg_catalog.text NOT NULL, steps pg_catalog.int8, samples_seen pg_catalog.int8)");
     record_output_table(spi, info_table, "model_info", token, "hopper learning curves" + run_text, run_id);
-    Prepared insert_info = spi.prepare(
-        "INSERT INTO " + info_table.quoted() +
-            " VALUES ($1, $2, $3, $4, $24, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,"
-            " $19::pg_catalog.jsonb, $20::pg_catalog.jsonb, $21, $22, $23)",
-        {INT4OID, INT4OID, TEXTOID, TEXTOID, FLOAT8OID, INT8OID, FLOAT8ARRAYOID, TEXTARRAYOID, TEXTOID, FLOAT8OID,
-         FLOAT8OID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID, FLOAT8ARRAYOID, FLOAT8ARRAYOID,
-         INT4ARRAYOID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID, TEXTOID});
+    Prepared insert_info =
+        spi.prepare("INSERT INTO " + info_table.quoted() +
+                        " VALUES ($1, $2, $3, $4, $24, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,"
+                        " $19::pg_catalog.jsonb, $20::pg_catalog.jsonb, $21, $22, $23)",
+                    {INT4OID,        INT4OID,      TEXTOID,   TEXTOID,        FLOAT8OID,      INT8OID,
+                     FLOAT8ARRAYOID, TEXTARRAYOID, TEXTOID,   FLOAT8OID,      FLOAT8OID,      FLOAT8ARRAYOID,
+                     FLOAT8ARRAYOID, FLOAT8OID,    FLOAT8OID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, INT4ARRAYOID,
+                     TEXTOID,        TEXTOID,      TEXTOID,   INT8OID,        INT8OID,        TEXTOID});
     for (int i = 0; i < M; ++i) {
         const ModelSpec& m = models[i];
         const ModelHistory& h = history[i];
@@ -150,36 +152,48 @@ void write_run_outputs(Spi& spi, const RunOutputs& outputs) {
         for (Metric x : m.config.compile.metrics) metric_names.push_back(to_string(x));
         const std::vector<double> tm = first_metric(h.training_metrics), vm = first_metric(h.validation_metrics);
         spi.execute(insert_info,
-                    {SqlParam::int4(m.mst_key), m.model_id ? SqlParam::int4(*m.model_id) : SqlParam::null(INT4OID),
-                     SqlParam::text(m.compile_text), SqlParam::text(m.fit_text), SqlParam::float8(double(st.bytes) / 1024.0),
-                     SqlParam::int8(int64_t(st.num_params)), SqlParam::float8_array(h.elapsed), SqlParam::text_array(metric_names),
-                     SqlParam::text(to_string(m.config.compile.loss)), final_or_null(tm), final_or_null(h.training_loss),
-                     SqlParam::float8_array(tm), SqlParam::float8_array(h.training_loss),
+                    {SqlParam::int4(m.mst_key),
+                     m.model_id ? SqlParam::int4(*m.model_id) : SqlParam::null(INT4OID),
+                     SqlParam::text(m.compile_text),
+                     SqlParam::text(m.fit_text),
+                     SqlParam::float8(double(st.bytes) / 1024.0),
+                     SqlParam::int8(int64_t(st.num_params)),
+                     SqlParam::float8_array(h.elapsed),
+                     SqlParam::text_array(metric_names),
+                     SqlParam::text(to_string(m.config.compile.loss)),
+                     final_or_null(tm),
+                     final_or_null(h.training_loss),
+                     SqlParam::float8_array(tm),
+                     SqlParam::float8_array(h.training_loss),
                      vinfo ? final_or_null(vm) : SqlParam::null(FLOAT8OID),
                      vinfo ? final_or_null(h.validation_loss) : SqlParam::null(FLOAT8OID),
                      vinfo ? SqlParam::float8_array(vm) : SqlParam::null(FLOAT8ARRAYOID),
                      vinfo ? SqlParam::float8_array(h.validation_loss) : SqlParam::null(FLOAT8ARRAYOID),
-                     SqlParam::int4_array(h.iterations), SqlParam::text_copy(metrics_json(m.config.compile.metrics, h.training_metrics)),
+                     SqlParam::int4_array(h.iterations),
+                     SqlParam::text_copy(metrics_json(m.config.compile.metrics, h.training_metrics)),
                      vinfo ? SqlParam::text_copy(metrics_json(m.config.compile.metrics, h.validation_metrics))
                            : SqlParam::null(TEXTOID),
-                     SqlParam::text(h.status), SqlParam::int8(int64_t(st.counters.steps)),
-                     SqlParam::int8(int64_t(st.counters.samples_seen)), SqlParam::text(model_type(m.config.arch))});
+                     SqlParam::text(h.status),
+                     SqlParam::int8(int64_t(st.counters.steps)),
+                     SqlParam::int8(int64_t(st.counters.samples_seen)),
+                     SqlParam::text(model_type(m.config.arch))});
     }
 
-    spi.execute("CREATE TABLE " + summary_table.quoted() +
-                " (source_table pg_catalog.text, validation_table pg_catalog.text, model_output_table pg_catalog.text,"
-                " model_selection_table pg_catalog.text, model_arch_table pg_catalog.text, method pg_catalog.text,"
-                " num_iterations pg_catalog.int4, metrics_compute_frequency pg_catalog.int4, training_metrics pg_catalog.text,"
-                " warm_start pg_catalog.bool,"
-                " name pg_catalog.text, description pg_catalog.text, num_models pg_catalog.int4,"
-                " num_segments pg_catalog.int4, dist_keys pg_catalog.int4[], hops_per_iteration pg_catalog.int4,"
-                " dependent_varname pg_catalog.text, independent_varname pg_catalog.text,"
-                " dependent_vartype pg_catalog.text, response_type pg_catalog.text, class_values pg_catalog.text[],"
-                " normalizing_const pg_catalog.float8, scale pg_catalog.text, feature_center pg_catalog.float4[],"
-                " feature_spread pg_catalog.float4[], num_rows pg_catalog.int8, metrics_iters pg_catalog.int4[],"
-                " training_seconds pg_catalog.float8, hop_seconds pg_catalog.float8, evaluation_seconds pg_catalog.float8,"
-                " start_training_time pg_catalog.timestamptz, end_training_time pg_catalog.timestamptz,"
-                " hopper_version pg_catalog.text, feature_recipe pg_catalog.jsonb)");
+    spi.execute(
+        "CREATE TABLE " + summary_table.quoted() +
+        " (source_table pg_catalog.text, validation_table pg_catalog.text, model_output_table pg_catalog.text,"
+        " model_selection_table pg_catalog.text, model_arch_table pg_catalog.text, method pg_catalog.text,"
+        " num_iterations pg_catalog.int4, metrics_compute_frequency pg_catalog.int4, training_metrics pg_catalog.text,"
+        " warm_start pg_catalog.bool,"
+        " name pg_catalog.text, description pg_catalog.text, num_models pg_catalog.int4,"
+        " num_segments pg_catalog.int4, dist_keys pg_catalog.int4[], hops_per_iteration pg_catalog.int4,"
+        " dependent_varname pg_catalog.text, independent_varname pg_catalog.text,"
+        " dependent_vartype pg_catalog.text, response_type pg_catalog.text, class_values pg_catalog.text[],"
+        " normalizing_const pg_catalog.float8, scale pg_catalog.text, feature_center pg_catalog.float4[],"
+        " feature_spread pg_catalog.float4[], num_rows pg_catalog.int8, metrics_iters pg_catalog.int4[],"
+        " training_seconds pg_catalog.float8, hop_seconds pg_catalog.float8, evaluation_seconds pg_catalog.float8,"
+        " start_training_time pg_catalog.timestamptz, end_training_time pg_catalog.timestamptz,"
+        " hopper_version pg_catalog.text, feature_recipe pg_catalog.jsonb)");
     record_output_table(spi, summary_table, "model_summary", token, "hopper training summary" + run_text, run_id);
     {
         std::vector<double> center(info.feature_center.begin(), info.feature_center.end());
@@ -191,24 +205,38 @@ void write_run_outputs(Spi& spi, const RunOutputs& outputs) {
                 " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,"
                 " $21, $22, $23, $24::pg_catalog.float4[], $25::pg_catalog.float4[], $26, $27, $28, $29, $30,"
                 " $31::pg_catalog.timestamptz, pg_catalog.clock_timestamp(), $32, $33::pg_catalog.jsonb)",
-            {SqlParam::text(packed.display()), vinfo ? SqlParam::text_copy(vinfo->table.display()) : SqlParam::null(TEXTOID),
+            {SqlParam::text(packed.display()),
+             vinfo ? SqlParam::text_copy(vinfo->table.display()) : SqlParam::null(TEXTOID),
              SqlParam::text_copy(output.display()),
              req.mst_table_text.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(req.mst_table_text),
              req.arch_table_text.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(req.arch_table_text),
-             SqlParam::text(outputs.method), SqlParam::int4(req.num_iterations),
-             SqlParam::int4(req.metrics_frequency), SqlParam::text(req.exact_training_metrics ? "exact" : "running"),
+             SqlParam::text(outputs.method),
+             SqlParam::int4(req.num_iterations),
+             SqlParam::int4(req.metrics_frequency),
+             SqlParam::text(req.exact_training_metrics ? "exact" : "running"),
              SqlParam::boolean(req.warm_start),
              req.name.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(req.name),
-             req.description.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(req.description), SqlParam::int4(M),
-             SqlParam::int4(S), SqlParam::int4_array(dist_keys), SqlParam::int4(outputs.hops_per_iteration),
-             SqlParam::text(info.dependent_varname), SqlParam::text(info.independent_varname),
-             SqlParam::text(info.dependent_vartype), SqlParam::text(info.response_type),
+             req.description.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(req.description),
+             SqlParam::int4(M),
+             SqlParam::int4(S),
+             SqlParam::int4_array(dist_keys),
+             SqlParam::int4(outputs.hops_per_iteration),
+             SqlParam::text(info.dependent_varname),
+             SqlParam::text(info.independent_varname),
+             SqlParam::text(info.dependent_vartype),
+             SqlParam::text(info.response_type),
              classification ? SqlParam::text_array(info.class_values) : SqlParam::null(TEXTARRAYOID),
-             SqlParam::float8(info.normalizing_const), SqlParam::text(info.scale),
+             SqlParam::float8(info.normalizing_const),
+             SqlParam::text(info.scale),
              center.empty() ? SqlParam::null(FLOAT8ARRAYOID) : SqlParam::float8_array(center),
-             spread.empty() ? SqlParam::null(FLOAT8ARRAYOID) : SqlParam::float8_array(spread), SqlParam::int8(info.num_rows),
-             SqlParam::int4_array(history[0].iterations), SqlParam::float8(train_seconds), SqlParam::float8(hop_seconds),
-             SqlParam::float8(eval_seconds), SqlParam::text(started_at), SqlParam::text(HOPPER_VERSION),
+             spread.empty() ? SqlParam::null(FLOAT8ARRAYOID) : SqlParam::float8_array(spread),
+             SqlParam::int8(info.num_rows),
+             SqlParam::int4_array(history[0].iterations),
+             SqlParam::float8(train_seconds),
+             SqlParam::float8(hop_seconds),
+             SqlParam::float8(eval_seconds),
+             SqlParam::text(started_at),
+             SqlParam::text(HOPPER_VERSION),
              info.feature_recipe.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(info.feature_recipe)});
     }
 
@@ -228,11 +256,11 @@ void write_run_outputs(Spi& spi, const RunOutputs& outputs) {
             dists.push_back(r.dist_key.value_or(INT32_MIN));
             secs.push_back(r.seconds);
         }
-        spi.execute("INSERT INTO " + hops_table.quoted() +
-                        " SELECT i, h, s, " + null_if("k", "-1") + ", " + null_if("d", "-2147483648") + ", t FROM " +
+        spi.execute("INSERT INTO " + hops_table.quoted() + " SELECT i, h, s, " + null_if("k", "-1") + ", " +
+                        null_if("d", "-2147483648") + ", t FROM " +
                         rows_from({"int4", "int4", "text", "int4", "int4", "float8"}) + " AS r(i, h, s, k, d, t)",
-                    {SqlParam::int4_array(its), SqlParam::int4_array(hops), SqlParam::text_array(stmts), SqlParam::int4_array(keys),
-                     SqlParam::int4_array(dists), SqlParam::float8_array(secs)});
+                    {SqlParam::int4_array(its), SqlParam::int4_array(hops), SqlParam::text_array(stmts),
+                     SqlParam::int4_array(keys), SqlParam::int4_array(dists), SqlParam::float8_array(secs)});
     }
 }
 

@@ -79,7 +79,8 @@ std::string cell_sql(const std::string& column_ref, Oid type, ColumnKind kind) {
         case ColumnKind::Date:
             if (type == DATEOID)
                 return "(" + column_ref + " OPERATOR(pg_catalog.-) '1970-01-01'::pg_catalog.date)::pg_catalog.float8";
-            return "(pg_catalog.date_part('epoch', " + column_ref + ") OPERATOR(pg_catalog./) 86400::pg_catalog.float8)";
+            return "(pg_catalog.date_part('epoch', " + column_ref +
+                   ") OPERATOR(pg_catalog./) 86400::pg_catalog.float8)";
         default: return column_ref + "::pg_catalog.float8";
     }
 }
@@ -90,9 +91,10 @@ struct TableColumn {
 };
 
 std::vector<TableColumn> table_columns(Spi& spi, const TableName& table) {
-    spi.execute("SELECT attname::pg_catalog.text, atttypid FROM pg_catalog.pg_attribute WHERE attrelid OPERATOR(pg_catalog.=)"
-                " $1::pg_catalog.regclass AND attnum OPERATOR(pg_catalog.>) 0 AND NOT attisdropped ORDER BY attnum",
-                {SqlParam::text_copy(table.quoted())});
+    spi.execute(
+        "SELECT attname::pg_catalog.text, atttypid FROM pg_catalog.pg_attribute WHERE attrelid OPERATOR(pg_catalog.=)"
+        " $1::pg_catalog.regclass AND attnum OPERATOR(pg_catalog.>) 0 AND NOT attisdropped ORDER BY attnum",
+        {SqlParam::text_copy(table.quoted())});
     std::vector<TableColumn> out;
     for (uint64_t r = 0; r < spi.rows(); ++r) out.push_back({spi.text(r, 0), Oid(spi.integer(r, 1))});
     return out;
@@ -133,9 +135,7 @@ void apply_options(const TableName& table, const std::string& text, std::vector<
     json options;
     try {
         options = json::parse(text);
-    } catch (const json::exception&) {
-        fail(ErrorKind::Syntax, "columns is not valid JSON");
-    }
+    } catch (const json::exception&) { fail(ErrorKind::Syntax, "columns is not valid JSON"); }
     if (!options.is_object()) fail(ErrorKind::InvalidParameter, "columns must be a JSON object of column names");
     for (auto it = options.begin(); it != options.end(); ++it) {
         const std::string& column = it.key();
@@ -151,7 +151,8 @@ void apply_options(const TableName& table, const std::string& text, std::vector<
         if (!it.value().is_object())
             fail(ErrorKind::InvalidParameter, "columns option of \"" + column + "\" must be a JSON object");
         auto bad = [&](const std::string& key, const char* expected) {
-            fail(ErrorKind::InvalidParameter, "columns option \"" + key + "\" of \"" + column + "\" must be " + expected);
+            fail(ErrorKind::InvalidParameter,
+                 "columns option \"" + key + "\" of \"" + column + "\" must be " + expected);
         };
         auto as_text = [&](const std::string& key, const json& v) {
             if (!v.is_string()) bad(key, "a string");
@@ -196,7 +197,8 @@ void apply_options(const TableName& table, const std::string& text, std::vector<
                 apply_option(key, v);
             } catch (const Error& e) {
                 // The core's parsers name the value; the user needs the column too.
-                if (e.kind() != ErrorKind::InvalidParameter || e.message().find("\"" + column + "\"") != std::string::npos)
+                if (e.kind() != ErrorKind::InvalidParameter ||
+                    e.message().find("\"" + column + "\"") != std::string::npos)
                     throw;
                 fail(e.kind(), e.message() + " for column \"" + column + "\"", e.detail(), e.hint());
             }
@@ -204,7 +206,8 @@ void apply_options(const TableName& table, const std::string& text, std::vector<
         // A categorical column is neither scaled nor given a missing indicator (NULL is a category).
         if (spec->kind == ColumnKind::Categorical) {
             if (spec->missing_indicator)
-                fail(ErrorKind::InvalidParameter, "categorical column \"" + column + "\" cannot have a missing_indicator",
+                fail(ErrorKind::InvalidParameter,
+                     "categorical column \"" + column + "\" cannot have a missing_indicator",
                      "NULL is a category of its own.");
             if (it.value().contains("scale"))
                 fail(ErrorKind::InvalidParameter, "categorical column \"" + column + "\" cannot be scaled");
@@ -274,8 +277,8 @@ std::string fit_recipe(Spi& spi, const TableName& table, const TabularColumns& c
         for (std::size_t k = 0; k < categorical.size(); ++k) {
             const std::string& e = cols.cell_sql[categorical[k]];
             sql += (k ? ", " : "") + std::string("pg_catalog.count(DISTINCT ") + e + ")";
-            lengths += (k ? " OPERATOR(pg_catalog.+) " : "") + std::string("coalesce(pg_catalog.avg(pg_catalog.octet_length(") +
-                       e + ")), 0)";
+            lengths += (k ? " OPERATOR(pg_catalog.+) " : "") +
+                       std::string("coalesce(pg_catalog.avg(pg_catalog.octet_length(") + e + ")), 0)";
         }
         spi.execute(sql + ", (" + lengths + ")::pg_catalog.float8 FROM " + table.quoted() + row_filter);
         for (std::size_t k = 0; k < categorical.size(); ++k) {

@@ -16,10 +16,10 @@
 namespace hopper::pg {
 
 struct TabularRequest {
-    std::string independent_varname;  // a column list or '*'
-    std::string dependent;            // never a feature
-    std::string exclude_columns;      // "" or a column list
-    std::string columns_json;         // "" or a JSON object of per-column options
+    std::string independent_varname;            // a column list or '*'
+    std::string dependent;                      // never a feature
+    std::string exclude_columns;                // "" or a column list
+    std::string columns_json;                   // "" or a JSON object of per-column options
     ScaleKind default_scale = ScaleKind::None;  // preprocess's scale, for numeric and date columns
 };
 

@@ -14,13 +14,13 @@
 #include "hopper/resources.h"
 #include "hopper/state_format.h"
 #include "hopper/trainer.h"
+#include "pg/common/aggregate.h"
+#include "pg/common/datum.h"
+#include "pg/common/resource_limits.h"
+#include "pg/common/settings.h"
 #include "pg/runtime/buffer_cache.h"
 #include "pg/runtime/progress.h"
 #include "pg/runtime/state_store.h"
-#include "pg/common/datum.h"
-#include "pg/common/aggregate.h"
-#include "pg/common/resource_limits.h"
-#include "pg/common/settings.h"
 
 namespace {
 
@@ -62,8 +62,7 @@ HOPPER_FUNCTION(train_segment_transition) {
         auto fresh = std::make_unique<TrainAggState>();
         fresh->mst_key = PG_ARGISNULL(4) ? -1 : PG_GETARG_INT32(4);
         fresh->dist_key = PG_ARGISNULL(5) ? -1 : PG_GETARG_INT32(5);
-        if (PG_ARGISNULL(1))
-            fail(ErrorKind::NullValue, "model state must not be NULL", where(*fresh));
+        if (PG_ARGISNULL(1)) fail(ErrorKind::NullValue, "model state must not be NULL", where(*fresh));
         // The model state is the same value on every row of the segment: read it once.
         const std::string bytes = bytea_to_string(PG_GETARG_DATUM(1));
         std::string_view model_state = bytes;
@@ -77,9 +76,7 @@ HOPPER_FUNCTION(train_segment_transition) {
             check_memory(training_bytes(summary.config, summary.config.fit.batch_size), "training this model",
                          "Use a smaller architecture or batch_size.");
             fresh->trainer = std::make_unique<Trainer>(deserialize_state(model_state));
-        } catch (const Error& e) {
-            rethrow_with_location(e, *fresh);
-        }
+        } catch (const Error& e) { rethrow_with_location(e, *fresh); }
         fresh->trainer->begin_visit();
         state = own_in_context(aggcontext, std::move(fresh));
     }
@@ -101,9 +98,7 @@ HOPPER_FUNCTION(train_segment_transition) {
 
     try {
         state->trainer->train_buffer(x.data, y.data, x.rows);
-    } catch (const Error& e) {
-        rethrow_with_location(e, *state);
-    }
+    } catch (const Error& e) { rethrow_with_location(e, *state); }
     progress_buffer(state->dist_key, state->mst_key, x.rows, first_buffer);
     if (state->trainer->config().fit.epochs > 1) {
         state->cached_bytes += sizeof(float) * (std::size_t(x.rows) * x.cols + std::size_t(y.rows) * y.cols);
@@ -111,7 +106,8 @@ HOPPER_FUNCTION(train_segment_transition) {
             fail(ErrorKind::Limit, "segment data does not fit the segment cache",
                  "fit_params has epochs = " + std::to_string(state->trainer->config().fit.epochs) +
                      ", so each segment's buffers are kept in memory to train several passes per visit; they exceed "
-                     "hopper.segment_cache_mb (" + std::to_string(setting_segment_cache_mb) + " MB). " + where(*state),
+                     "hopper.segment_cache_mb (" +
+                     std::to_string(setting_segment_cache_mb) + " MB). " + where(*state),
                  "Use more segments, raise hopper.segment_cache_mb, or use epochs = 1 and more iterations.");
         state->cached_x.emplace_back(x.data, x.data + std::size_t(x.rows) * x.cols);
         state->cached_y.emplace_back(y.data, y.data + std::size_t(y.rows) * y.cols);
@@ -129,9 +125,7 @@ HOPPER_FUNCTION(train_segment_final) {
             check_for_interrupts();
             try {
                 trainer.train_buffer(state->cached_x[b].data(), state->cached_y[b].data(), state->cached_rows[b]);
-            } catch (const Error& e) {
-                rethrow_with_location(e, *state);
-            }
+            } catch (const Error& e) { rethrow_with_location(e, *state); }
         }
     }
     state->cached_x.clear();
