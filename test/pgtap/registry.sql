@@ -34,7 +34,7 @@ SELECT is((SELECT count(*)::int FROM pg_extension e, unnest(e.extconfig) c
                  'hopper.checkpoints', 'hopper.checkpoint_chunks', 'hopper.checkpoint_training', 'hopper.models',
                  'hopper.model_versions', 'hopper.model_aliases', 'hopper.output_tables')), 11, 'pg_dump keeps the rows of every registry table');
 SELECT is((SELECT count(*)::int FROM pg_extension e, unnest(e.extconfig) c WHERE e.extname = 'hopper'
-           AND c::regclass::text LIKE 'hopper.%_id_seq'), 5, 'pg_dump keeps the identity counters');
+           AND c::regclass::text LIKE 'hopper.%_id_seq'), 6, 'pg_dump keeps the identity counters');
 -- Adaptive searches (hopper.fit_automl): their tables are registry tables too.
 SELECT has_table('hopper', t, 'table ' || t) FROM unnest(ARRAY['searches', 'search_rungs', 'trial_rungs']) t;
 SELECT has_view('hopper', v, 'view ' || v) FROM unnest(ARRAY['search_brackets', 'search_trials', 'run_progress']) v;
@@ -58,8 +58,9 @@ SELECT is((SELECT string_agg(proname || ':' || provolatile::text, ',' ORDER BY p
           'readers are STABLE, writers VOLATILE');
 SELECT is_empty($$SELECT p.oid::regprocedure::text FROM pg_proc p WHERE p.pronamespace = 'hopper'::regnamespace
                   AND p.prorettype = 'trigger'::regtype
+                  AND p.prolang <> (SELECT l.oid FROM pg_language l WHERE l.lanname = 'c')
                   AND NOT coalesce('search_path=pg_catalog, pg_temp' = ANY (p.proconfig), false)$$,
-                'trigger functions run with a safe search_path');
+                'trigger functions with an SQL or PL/pgSQL body run with a safe search_path (a C one resolves no name)');
 
 -- ---- a small run ----
 CREATE TABLE tap_reg_points AS
