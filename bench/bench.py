@@ -21,6 +21,8 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from anchor import anchor_env  # noqa: E402
 ROOT = os.path.dirname(HERE)
 PY = "/usr/bin/python3"
 DATA = os.environ.get("BENCH_DATA", "/usr/share/datasets/fashion-mnist")
@@ -98,8 +100,7 @@ def core_case(opts, threads):
 
 def python_case(system, opt, threads):
     def run():
-        env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads),
-                   MKL_NUM_THREADS=str(threads))
+        env = anchor_env(threads)
         d, rss = run_timed([PY, os.path.join(HERE, "python_mlp.py"), system, "--optimizer", opt, "--epochs", str(E),
                             "--threads", str(threads), "--data", DATA], env=env)
         return {"epoch_seconds": d["epoch_seconds"], "cpu_seconds_per_epoch": statistics.mean(d["epoch_cpu_seconds"]),

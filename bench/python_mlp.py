@@ -43,6 +43,9 @@ for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402  (after the thread settings)
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from anchor import blas_in_use  # noqa: E402
+
 SGD_LR, MOMENTUM, ADAM_LR = 0.01, 0.9, 0.001
 
 
@@ -60,7 +63,7 @@ x_train, y_train = read_idx(f"{args.data}/train-images-idx3-ubyte.gz", f"{args.d
 x_test, y_test = read_idx(f"{args.data}/t10k-images-idx3-ubyte.gz", f"{args.data}/t10k-labels-idx1-ubyte.gz")
 epoch_seconds, epoch_cpu = [], []
 train_loss, train_acc, test_acc_per_epoch = [], [], []
-versions = {"numpy": np.__version__}
+versions = {"numpy": np.__version__, "blas": blas_in_use()}
 
 
 def timed(fn):

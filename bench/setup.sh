@@ -8,7 +8,7 @@ echo "== dependencies (Debian packages)"
 if [ "${BENCH_SKIP_DEPS:-0}" != 1 ]; then
   # python3-sklearn/-torch use the system BLAS through libblas.so.3: OpenBLAS, as the issue's
   # reference figures assume (Debian's default libblas3 is the slow reference implementation).
-  bash scripts/install-deps.sh python3-sklearn python3-torch python3-numpy libopenblas0-pthread \
+  bash scripts/install-deps.sh python3-sklearn python3-torch python3-numpy libopenblas0-pthread python3-threadpoolctl \
     libbenchmark-dev dataset-fashion-mnist time libblis4-serial libdnnl-dev
 fi
 

@@ -27,6 +27,8 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+from anchor import anchor_env  # noqa: E402
 BENCH = os.path.dirname(HERE)
 PY = "/usr/bin/python3"
 DATA = os.environ.get("BENCH_DATA", "/usr/share/datasets/fashion-mnist")
@@ -158,7 +160,7 @@ def fit_case():
 
 
 def torch_case():
-    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    env = anchor_env(1)
     d, rss = run_json([PY, os.path.join(HERE, "python_cnn.py"), "--epochs", str(E), "--threads", "1", "--data", DATA],
                       env=env)
     d["peak_rss_mb"] = rss

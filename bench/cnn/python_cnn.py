@@ -35,6 +35,9 @@ for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 import numpy as np  # noqa: E402  (after the thread settings)
 import torch  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from anchor import blas_in_use  # noqa: E402
+
 
 def read_idx(images, labels):
     with gzip.open(images, "rb") as f:
@@ -86,6 +89,6 @@ for _ in range(args.epochs):
 json.dump({"system": "torch", "threads": args.threads, "epochs": args.epochs, "params": int(params),
            "samples_per_epoch": int(n), "epoch_seconds": epoch_seconds, "epoch_cpu_seconds": epoch_cpu,
            "test_accuracy": accuracy, "test_loss": test_loss,
-           "versions": {"torch": torch.__version__, "numpy": np.__version__,
+           "versions": {"torch": torch.__version__, "numpy": np.__version__, "blas": blas_in_use(),
                         "mkldnn": bool(torch.backends.mkldnn.is_available())}}, sys.stdout)
 print()
