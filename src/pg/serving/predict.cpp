@@ -175,11 +175,17 @@ struct StoredModels {
 // "character varying", "integer"), schema-qualified. The summary is data anyone who can write it
 // controls: pasting its text into SQL would let it inject SQL or resolve to a look-alike type in the
 // caller's search_path, so only the types preprocess accepts as labels are recognised.
-std::string label_type_sql(const std::string& stored, const TableName& summary) {
+// An enum's classes come back as text: the stored name is matched against the enum types' names as
+// format_type spells them (no parsing, no search_path lookup), and the column is text either way.
+std::string label_type_sql(Spi& spi, const std::string& stored, const TableName& summary) {
     static const Oid label_types[] = {TEXTOID, VARCHAROID, BPCHAROID, BOOLOID,   INT2OID,   INT4OID,
                                       INT8OID, CHAROID,    NAMEOID,   FLOAT4OID, FLOAT8OID, NUMERICOID};
     for (Oid t : label_types)
         if (stored == call([&] { return format_type_be(t); })) return call([&] { return format_type_be_qualified(t); });
+    spi.execute("SELECT 1 FROM pg_catalog.pg_type t WHERE t.typtype OPERATOR(pg_catalog.=) 'e' AND "
+                "pg_catalog.format_type(t.oid, NULL) OPERATOR(pg_catalog.=) $1 LIMIT 1",
+                {SqlParam::text_copy(stored)});
+    if (spi.rows() > 0) return "pg_catalog.text";
     fail(ErrorKind::Data, "summary table " + summary.display() + " names an unknown dependent_vartype",
          "It is \"" + stored + "\".", "Train the model again with hopper.fit or hopper.fit_multiple.");
 }
@@ -364,7 +370,7 @@ HOPPER_FUNCTION(predict) {
     if (response == "classification") {
         const std::string label = "($5::pg_catalog.text[])[hopper.argmax(f.v)]";
         // Labels go back to the dependent column's own type.
-        select = label + "::" + label_type_sql(dependent_type, summary) + " AS " + estimated;
+        select = label + "::" + label_type_sql(spi, dependent_type, summary) + " AS " + estimated;
         if (pred_type == "prob") select += ", f.v AS prob";
     } else {
         select = arch.output_dim() == 1 ? "(f.v)[1]::pg_catalog.float8 AS " + estimated : "f.v AS " + estimated;

@@ -33,6 +33,7 @@ extern "C" {
 #include "access/heaptoast.h"
 #include "access/htup_details.h"
 #include "storage/itemptr.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/varlena.h"
 }
@@ -69,9 +70,10 @@ bool is_numeric_array(Oid t) {
            t == NUMERICARRAYOID;
 }
 
+// Class labels are read as their text (and an enum's classes sorted in the enum's order).
 bool is_label_type(Oid t) {
     return t == TEXTOID || t == VARCHAROID || t == BPCHAROID || t == BOOLOID || t == INT2OID || t == INT4OID ||
-           t == INT8OID || t == CHAROID || t == NAMEOID;
+           t == INT8OID || t == CHAROID || t == NAMEOID || call([&] { return type_is_enum(t); });
 }
 
 std::string type_name(Oid t) {
@@ -146,7 +148,7 @@ Response choose_response(const std::string& requested, const Source& src) {
     fail(ErrorKind::WrongType,
          "dependent column \"" + src.dependent + "\" of type " + type_name(src.dependent_type) +
              " cannot be used for " + (requested == "auto" ? std::string("training") : requested),
-         "Classification needs a text, boolean or integer label; regression a numeric value or numeric array.");
+         "Classification needs a text, enum, boolean or integer label; regression a numeric value or numeric array.");
 }
 
 // The packed layout every buffer follows, decided by the training table and reused for validation.

@@ -179,5 +179,18 @@ ALTER TABLE pts_model_summary DROP COLUMN feature_recipe;
 SELECT hopper.predict('pts_model', 'pts', 'id', 'x', 'pts_pred');
 SELECT count(*) AS rows, count(estimated_y) AS predicted FROM pts_pred;
 
+-- Class labels of an enum type: classes in the enum's order, predicted back as text.
+CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy');
+CREATE TABLE moods AS SELECT g AS id, (g % 13)::float8 AS a, (ARRAY['x', 'y', NULL])[g % 3 + 1] AS b,
+       (ARRAY['sad', 'ok', 'happy'])[g % 3 + 1]::mood AS feeling FROM generate_series(1, 90) g;
+SELECT hopper.preprocess('moods', 'moods_packed', 'feeling', 'a, b', num_segments => 1);
+SELECT dependent_vartype, class_values FROM moods_packed_summary;
+CALL hopper.fit('moods_packed', 'moods_model', '{"input_dim": 5, "layers": [{"units": 3, "activation": "softmax"}]}',
+                $$loss='categorical_crossentropy', optimizer='Adam(lr=0.05)'$$, 'batch_size=16', 3);
+SELECT hopper.predict('moods_model', 'moods', 'id', 'a, b', 'moods_pred');
+SELECT pg_catalog.format_type(atttypid, atttypmod) FROM pg_attribute
+WHERE attrelid = 'moods_pred'::regclass AND attname = 'estimated_feeling';
+SELECT count(*) AS rows, bool_and(estimated_feeling IN ('sad', 'ok', 'happy')) AS known_labels FROM moods_pred;
+
 RESET client_min_messages;
 DROP SCHEMA test_tabular CASCADE;
