@@ -11,10 +11,11 @@ SELECT v.version_id, v.model_id, md.name AS model_name, v.version, v.name, v.com
        CASE WHEN jsonb_typeof(e.data -> 'feature_center') = 'array'
             THEN ARRAY(SELECT hopper.json_float4(jsonb_array_elements(e.data -> 'feature_center'))) END AS feature_center,
        CASE WHEN jsonb_typeof(e.data -> 'feature_spread') = 'array'
-            THEN ARRAY(SELECT hopper.json_float4(jsonb_array_elements(e.data -> 'feature_spread'))) END AS feature_spread
+            THEN ARRAY(SELECT hopper.json_float4(jsonb_array_elements(e.data -> 'feature_spread'))) END AS feature_spread,
+       CASE WHEN jsonb_typeof(e.data -> 'feature_recipe') = 'object' THEN e.data -> 'feature_recipe' END AS feature_recipe
 FROM hopper.model_versions v
 JOIN hopper.models md ON md.model_id = v.model_id
 JOIN hopper.checkpoints_expanded e ON e.checkpoint_id = v.checkpoint_id;
 COMMENT ON VIEW hopper.model_versions_expanded IS
-'every model version with its model name, aliases, checkpoint, training facts and what hopper.model_forward needs to score a row (normalizing_const, feature_center, feature_spread, class_values)';
+'every model version with its model name, aliases, checkpoint, training facts and what hopper.model_forward needs to score a row (normalizing_const, feature_center, feature_spread, class_values), and for a model trained on a table''s own columns its feature recipe';
 GRANT SELECT ON hopper.model_versions_expanded TO PUBLIC;

@@ -186,11 +186,18 @@ CREATE TABLE moods AS SELECT g AS id, (g % 13)::float8 AS a, (ARRAY['x', 'y', NU
 SELECT hopper.preprocess('moods', 'moods_packed', 'feeling', 'a, b', num_segments => 1);
 SELECT dependent_vartype, class_values FROM moods_packed_summary;
 CALL hopper.fit('moods_packed', 'moods_model', '{"input_dim": 5, "layers": [{"units": 3, "activation": "softmax"}]}',
-                $$loss='categorical_crossentropy', optimizer='Adam(lr=0.05)'$$, 'batch_size=16', 3);
+                $$loss='categorical_crossentropy', optimizer='Adam(lr=0.05)'$$, 'batch_size=16', 3, name => 'moods_fit');
 SELECT hopper.predict('moods_model', 'moods', 'id', 'a, b', 'moods_pred');
 SELECT pg_catalog.format_type(atttypid, atttypmod) FROM pg_attribute
 WHERE attrelid = 'moods_pred'::regclass AND attname = 'estimated_feeling';
 SELECT count(*) AS rows, bool_and(estimated_feeling IN ('sad', 'ok', 'happy')) AS known_labels FROM moods_pred;
+-- A registered version shows the recipe it scores with.
+SELECT hopper.create_model('moods') > 0 AS created;
+SELECT hopper.register_model_version('moods', (SELECT uuid FROM hopper.latest_checkpoints WHERE run_name = 'moods_fit')) AS v1;
+SELECT class_values, (SELECT array_agg(c ->> 'name') FROM jsonb_array_elements(feature_recipe -> 'columns') c) AS recipe_columns,
+       feature_recipe ->> 'width' AS width
+FROM hopper.model_versions_expanded WHERE model_name = 'moods';
+SELECT hopper.delete_model('moods');
 
 RESET client_min_messages;
 DROP SCHEMA test_tabular CASCADE;
