@@ -182,9 +182,10 @@ std::string label_type_sql(Spi& spi, const std::string& stored, const TableName&
                                       INT8OID, CHAROID,    NAMEOID,   FLOAT4OID, FLOAT8OID, NUMERICOID};
     for (Oid t : label_types)
         if (stored == call([&] { return format_type_be(t); })) return call([&] { return format_type_be_qualified(t); });
-    spi.execute("SELECT 1 FROM pg_catalog.pg_type t WHERE t.typtype OPERATOR(pg_catalog.=) 'e' AND "
-                "pg_catalog.format_type(t.oid, NULL) OPERATOR(pg_catalog.=) $1 LIMIT 1",
-                {SqlParam::text_copy(stored)});
+    spi.execute(
+        "SELECT 1 FROM pg_catalog.pg_type t WHERE t.typtype OPERATOR(pg_catalog.=) 'e' AND "
+        "pg_catalog.format_type(t.oid, NULL) OPERATOR(pg_catalog.=) $1 LIMIT 1",
+        {SqlParam::text_copy(stored)});
     if (spi.rows() > 0) return "pg_catalog.text";
     fail(ErrorKind::Data, "summary table " + summary.display() + " names an unknown dependent_vartype",
          "It is \"" + stored + "\".", "Train the model again with hopper.fit or hopper.fit_multiple.");
