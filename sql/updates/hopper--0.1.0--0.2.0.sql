@@ -312,6 +312,8 @@ DROP FUNCTION hopper.ps_tables_internal();
 DROP FUNCTION hopper.preprocess(text, text, text, text, integer, integer, double precision, text, bigint, text, text);
 #include "objects/preprocess.sql"
 #include "objects/recipe_features.sql"
+-- evaluate also takes a table's raw rows for such a model (it packs them into a temporary table: VOLATILE).
+#include "objects/evaluate.sql"
 
 -- load_model_arch: model_weights may be Keras' flat weights (issue 30); its comment says so.
 #include "objects/load_model_arch.sql"

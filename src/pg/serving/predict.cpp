@@ -233,6 +233,56 @@ StoredModels read_models(Spi& spi, const std::string& table_text, std::optional<
 }  // namespace hopper::pg
 
 // evaluate(model_table, packed_table, mst_key) -> setof (mst_key, loss, metrics jsonb, count)
+namespace hopper::pg {
+namespace {
+
+// hopper.evaluate on a table's raw rows, for a model trained on a table's own columns: the rows are
+// packed into a scratch table of the session (temporary, dropped after evaluating; gone with the
+// transaction if it fails) exactly as preprocess_validation would pack them for this model: the
+// model summary's recipe, classes and scaling. A table without a packed summary and a model
+// without a recipe give preprocess's usual "summary table ... does not exist".
+std::optional<PackedInfo> pack_raw_rows(Spi& spi, const StoredModels& models, const TableName& source) {
+    const TableName summary = models.table.with_suffix("_summary");
+    if (table_exists(source.with_suffix("_summary")) || !table_exists(summary) ||
+        !OidIsValid(column_type(summary, "feature_recipe")))
+        return std::nullopt;
+    spi.execute_reading("summary table " + summary.display(),
+                        "SELECT feature_recipe::pg_catalog.text, response_type, class_values, dependent_varname,"
+                        " normalizing_const, scale, feature_center::pg_catalog.float8[],"
+                        " feature_spread::pg_catalog.float8[], num_segments FROM " +
+                            summary.quoted());
+    if (spi.rows() != 1 || spi.is_null(0, 0)) return std::nullopt;
+    PackedInfo layout;
+    layout.table = models.table;
+    layout.feature_recipe = spi.text(0, 0);
+    layout.response_type = spi.text(0, 1);
+    layout.class_values = spi.text_array(0, 2);
+    layout.dependent_varname = spi.text(0, 3);
+    layout.normalizing_const = spi.number(0, 4);
+    layout.scale = spi.is_null(0, 5) ? "none" : spi.text(0, 5);
+    for (double v : spi.float8_array(0, 6)) layout.feature_center.push_back(float(v));
+    for (double v : spi.float8_array(0, 7)) layout.feature_spread.push_back(float(v));
+    layout.num_segments = 1;  // a temporary table is read by this backend alone
+    layout.buffer_size = kDefaultBufferSize;
+    layout.independent_dim = models.configs[0].arch.input_dim;
+    layout.dependent_dim = models.configs[0].arch.output_dim();
+    if (layout.response_type == "classification")
+        check_class_values(layout.class_values, spi.is_null(0, 2), layout.dependent_dim,
+                           "summary table " + summary.display());
+    static int scratch_tables = 0;
+    PackOptions opt;
+    opt.source_table = source.quoted();
+    opt.output_table = "pg_temp.hopper_evaluate_rows_" + std::to_string(++scratch_tables);
+    opt.dependent_varname = quote_ident(layout.dependent_varname);
+    opt.independent_varname = "*";
+    opt.normalizing_const = layout.normalizing_const;
+    opt.training_layout = &layout;
+    return pack_table(spi, opt);
+}
+
+}  // namespace
+}  // namespace hopper::pg
+
 HOPPER_FUNCTION(evaluate) {
     std::string model_text = arg_text(fcinfo, 0, "model_table");
     std::string packed_text = arg_text(fcinfo, 1, "packed_table");
@@ -249,7 +299,9 @@ HOPPER_FUNCTION(evaluate) {
         Spi spi;
         StoredModels models = read_models(spi, model_text, mst_key, false);
         TableName packed = resolve_input_table(packed_text, "packed table");
-        PackedInfo info = read_packed_info(spi, packed);
+        const std::optional<PackedInfo> scratch = pack_raw_rows(spi, models, packed);
+        if (scratch) packed = scratch->table;
+        PackedInfo info = scratch ? *scratch : read_packed_info(spi, packed);
         for (std::size_t i = 0; i < models.configs.size(); ++i) {
             const Architecture& a = models.configs[i].arch;
             if (a.input_dim != info.independent_dim || a.output_dim() != info.dependent_dim)
@@ -280,6 +332,7 @@ HOPPER_FUNCTION(evaluate) {
             }
             results.push_back({models.mst_keys[i], ev[i].loss, json + "}", int64_t(ev[i].count)});
         }
+        if (scratch) spi.execute("DROP TABLE " + packed.quoted() + ", " + packed.with_suffix("_summary").quoted());
     }
     // The result set lives in the query's memory, so it is built after SPI has finished.
     call([&] { InitMaterializedSRF(fcinfo, 0); });

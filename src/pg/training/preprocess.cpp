@@ -665,7 +665,7 @@ void check_recipe_columns(const Recipe& recipe, const std::string& independent_v
 }
 
 PackedInfo pack_table(Spi& spi, const PackOptions& opt) {
-    const bool validation = !opt.training_packed_table.empty();
+    const bool validation = !opt.training_packed_table.empty() || opt.training_layout;
     Source src = describe_dependent(opt.source_table, opt.dependent_varname,
                                     validation ? "validation source table" : "source table");
     // Features as numbers are described first, as they always were (their errors come first); a
@@ -683,9 +683,11 @@ PackedInfo pack_table(Spi& spi, const PackOptions& opt) {
     int num_segments = opt.num_segments;
     std::string training_display;
     if (validation) {
-        TableName training = resolve_input_table(opt.training_packed_table, "training packed table");
-        PackedInfo t = read_packed_info(spi, training);
-        training_display = training.display();
+        const PackedInfo t =
+            opt.training_layout
+                ? *opt.training_layout
+                : read_packed_info(spi, resolve_input_table(opt.training_packed_table, "training packed table"));
+        training_display = t.table.display();
         if (t.feature_recipe.empty()) {
             if (recipe) src = describe_source(std::move(src), opt.independent_varname);
         } else {
@@ -716,7 +718,7 @@ PackedInfo pack_table(Spi& spi, const PackOptions& opt) {
             PackResult packed = pack_rows(spi, src, layout, out, c.rows, buffer_size, num_segments, opt.seed, "");
             write_summary(spi, summary, out.display(), opt, src, layout, packed, buffer_size, num_segments,
                           training_display, c.skipped);
-            record_packed(spi, out, summary, "validation");
+            if (!opt.training_layout) record_packed(spi, out, summary, "validation");
             return read_packed_info(spi, out);
         }();
     }

@@ -28,6 +28,10 @@ struct PackOptions {
     // Tables as they are (tabular.h): "" when not given.
     std::string exclude_columns;
     std::string columns_json;
+    // Validation data laid out as a model's training data was (hopper.evaluate on a table's raw
+    // rows): used instead of reading training_packed_table's summary. Such a packed table is a
+    // scratch table of the caller's, not recorded as one hopper made for users.
+    const struct PackedInfo* training_layout = nullptr;
 };
 
 // What hopper.preprocess wrote about a packed table (its _summary row) and its segments.

@@ -191,6 +191,15 @@ SELECT hopper.predict('moods_model', 'moods', 'id', 'a, b', 'moods_pred');
 SELECT pg_catalog.format_type(atttypid, atttypmod) FROM pg_attribute
 WHERE attrelid = 'moods_pred'::regclass AND attname = 'estimated_feeling';
 SELECT count(*) AS rows, bool_and(estimated_feeling IN ('sad', 'ok', 'happy')) AS known_labels FROM moods_pred;
+-- evaluate takes the raw rows too: the same figures as on the rows packed by preprocess_validation.
+SELECT hopper.preprocess_validation('moods', 'moods_valid', 'feeling', 'a, b', 'moods_packed');
+SELECT r.loss = p.loss AS same_loss, r.metrics = p.metrics AS same_metrics, r.row_count AS raw_rows, p.row_count AS packed_rows
+FROM hopper.evaluate('moods_model', 'moods') r, hopper.evaluate('moods_model', 'moods_valid') p;
+SELECT count(*) AS scratch_tables_left FROM pg_class WHERE relname LIKE 'hopper_evaluate_rows%';
+SELECT try($$SELECT * FROM hopper.evaluate('moods_model', 'moods_nocolumn')$$);
+CREATE TABLE moods_missing AS SELECT id, a, feeling FROM moods;
+SELECT try($$SELECT * FROM hopper.evaluate('moods_model', 'moods_missing')$$);
+SELECT try($$SELECT * FROM hopper.evaluate('pts_model', 'pts')$$);
 -- A registered version shows the recipe it scores with.
 SELECT hopper.create_model('moods') > 0 AS created;
 SELECT hopper.register_model_version('moods', (SELECT uuid FROM hopper.latest_checkpoints WHERE run_name = 'moods_fit')) AS v1;
