@@ -8,3 +8,8 @@ RETURNS real[]
 AS 'MODULE_PATHNAME', 'predict_proba' LANGUAGE C STABLE PARALLEL SAFE;
 COMMENT ON FUNCTION hopper.predict_proba(text, double precision[], integer, text) IS
 'the class probabilities (in class_values order) of one row of raw features with a registered model version (by number, by alias, or the latest), scaled as its training data was';
+CREATE OR REPLACE FUNCTION hopper.predict_proba(model_name text, features record, version integer DEFAULT NULL, alias text DEFAULT NULL)
+RETURNS real[]
+AS 'MODULE_PATHNAME', 'predict_proba' LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION hopper.predict_proba(text, record, integer, text) IS
+'the class probabilities (in class_values order) of a table''s row (SELECT hopper.predict_proba(''name'', t) FROM t) with a registered model version trained on that table''s own columns (by number, by alias, or the latest): the row is encoded by the model''s feature recipe, as hopper.predict encodes it';

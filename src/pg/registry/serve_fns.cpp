@@ -26,10 +26,12 @@
 #include "pg/registry/checkpoint_store.h"
 #include "pg/registry/model_versions.h"
 #include "pg/runtime/scoped_settings.h"
+#include "pg/serving/row_features.h"
 #include "pg/serving/scoring.h"
 #include "pg/training/preprocess.h"
 
 extern "C" {
+#include "funcapi.h"
 #include "miscadmin.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
@@ -87,6 +89,7 @@ struct Resolved {
     std::vector<std::string> class_values;
     bool class_values_null = true;
     FeatureScaling scaling;
+    std::string feature_recipe;  // JSON, for a model trained on a table's own columns; else ""
 };
 
 struct ResolutionEntry {
@@ -107,8 +110,8 @@ std::shared_ptr<const Resolved> read_resolution(const std::string& model_name, s
     const VersionRef v = resolve_version(spi, m, version, alias);
     spi.execute(
         "SELECT e.checkpoint_uuid::pg_catalog.text, c.checksum, e.response_type, e.class_values,"
-        " e.normalizing_const, e.feature_center::pg_catalog.float8[], e.feature_spread::pg_catalog.float8[]"
-        " FROM hopper.model_versions_expanded e JOIN hopper.checkpoints c ON c.checkpoint_id = e.checkpoint_id"
+        " e.normalizing_const, e.feature_center::pg_catalog.float8[], e.feature_spread::pg_catalog.float8[],"
+        " e.feature_recipe::pg_catalog.text FROM hopper.model_versions_expanded e JOIN hopper.checkpoints c ON c.checkpoint_id = e.checkpoint_id"
         " WHERE e.version_id = $1",
         {SqlParam::int8(v.version_id)});
     if (spi.rows() != 1)
@@ -125,6 +128,7 @@ std::shared_ptr<const Resolved> read_resolution(const std::string& model_name, s
     if (!spi.is_null(0, 4)) r->scaling.normalizing_const = spi.number(0, 4);
     for (double c : spi.float8_array(0, 5)) r->scaling.center.push_back(float(c));
     for (double s : spi.float8_array(0, 6)) r->scaling.spread.push_back(float(s));
+    if (!spi.is_null(0, 7)) r->feature_recipe = spi.text(0, 7);
     path.leave();
     return r;
 }
@@ -205,6 +209,7 @@ struct CallSite {
     std::string key;
     std::shared_ptr<const Resolved> resolved;
     std::shared_ptr<RowScorer> scorer;
+    std::unique_ptr<RowFeatures> row;  // when the features are a table's row: its recipe statement
 };
 
 std::string describe(const Resolved& r) {
@@ -243,6 +248,7 @@ CallSite& call_site(FunctionCallInfo fcinfo, const std::string& key, const std::
     site->key = key;
     site->resolved = std::move(r);
     site->scorer = std::move(scorer);
+    site->row.reset();
     return *site;
 }
 
@@ -259,7 +265,26 @@ Datum predict_by_name(FunctionCallInfo fcinfo, Answer answer) {
                             (version ? std::to_string(*version) : "") + '\x1f' + (alias ? "a" + *alias : "");
     CallSite& site = call_site(fcinfo, key, model_name, version, alias, answer);
     RowScorer& s = *site.scorer;
-    if (!score_row(s, PG_GETARG_DATUM(1), site.resolved->scaling, ErrorKind::InvalidParameter)) PG_RETURN_NULL();
+    bool finite = false;
+    if (call([&] { return type_is_rowtype(get_fn_expr_argtype(fcinfo->flinfo, 1)); })) {
+        // A table's row (the record form): its features by the model's recipe, as predict reads them.
+        const Datum row = PG_GETARG_DATUM(1);
+        if (site.resolved->feature_recipe.empty())
+            fail(ErrorKind::InvalidParameter, describe(*site.resolved) + " was not trained on a table's columns",
+                 "It has no feature recipe to read a row with.", "Pass the row's features as an array.");
+        Spi spi;
+        const Oid row_type = row_type_of(row);
+        if (!site.row || site.row->row_type() != row_type)
+            site.row = std::make_unique<RowFeatures>(spi, row_type, site.resolved->feature_recipe);
+        site.row->read(spi, row);
+        bool isnull = false;
+        const Datum features = spi.datum(0, 0, &isnull);
+        if (isnull) fail(ErrorKind::Internal, "the recipe gave no features for a row");
+        finite = score_row(s, features, site.resolved->scaling, ErrorKind::InvalidParameter);
+    } else {
+        finite = score_row(s, PG_GETARG_DATUM(1), site.resolved->scaling, ErrorKind::InvalidParameter);
+    }
+    if (!finite) PG_RETURN_NULL();
     const int n = int(s.output.rows());
     if (answer == Answer::Class) {
         const int best = argmax_index(s.output.data(), n);

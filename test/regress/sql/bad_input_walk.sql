@@ -85,7 +85,9 @@ UNION ALL SELECT 'int8range[]', v FROM unnest(ARRAY['NULL', $$'{}'$$, $$'{empty}
     $$'{"[0,10)","[5,15)"}'$$, $$'{"[-9223372036854775808,9223372036854775807)"}'$$]) v
 UNION ALL SELECT 'uuid', v FROM unnest(ARRAY['NULL', $$'00000000-0000-0000-0000-000000000000'$$]) v
 UNION ALL SELECT 'uuid[]', v FROM unnest(ARRAY['NULL', $$'{}'$$, $$'{NULL}'$$, $$'{00000000-0000-0000-0000-000000000000}'$$]) v
-UNION ALL SELECT 'name', v FROM unnest(ARRAY['NULL', $$''$$, $$'nobody'$$]) v;
+UNION ALL SELECT 'name', v FROM unnest(ARRAY['NULL', $$''$$, $$'nobody'$$]) v
+UNION ALL SELECT 'record', v FROM unnest(ARRAY['NULL', 'ROW(1, NULL)', 'ROW(ROW(1))',
+    '(SELECT w FROM walk_model w LIMIT 1)']) v;
 
 CREATE TABLE walk_result (fn text, call text, sqlstate text, message text);
 

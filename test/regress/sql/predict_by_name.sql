@@ -80,6 +80,8 @@ SELECT hopper.register_model_version('pbn-lin', (SELECT uuid FROM hopper.latest_
 SELECT hopper.predict('pbn_lin_m', 'pbn_lin', 'id', 'x', 'pbn_lin_out');
 SELECT count(*) AS rows, count(*) FILTER (WHERE (hopper.predict_value('pbn-lin', l.x))[1]::float8 IS DISTINCT FROM o.estimated_y) AS value_differs
 FROM pbn_lin l JOIN pbn_lin_out o USING (id);
+-- A model trained on an array column has no recipe to read a table's row with.
+SELECT pg_temp.try($$SELECT hopper.predict_value('pbn-lin', l) FROM pbn_lin l LIMIT 1$$) AS row_without_recipe;
 
 -- ---- this session's registry changes take effect at once, and are undone with a rollback ----
 CREATE TABLE pbn_one AS SELECT x FROM pbn_points WHERE id = 7;

@@ -206,6 +206,18 @@ SELECT hopper.register_model_version('moods', (SELECT uuid FROM hopper.latest_ch
 SELECT class_values, (SELECT array_agg(c ->> 'name') FROM jsonb_array_elements(feature_recipe -> 'columns') c) AS recipe_columns,
        feature_recipe ->> 'width' AS width
 FROM hopper.model_versions_expanded WHERE model_name = 'moods';
+-- A table's row scored by name: the model's recipe reads the row's own columns, exactly as predict.
+SELECT count(*) AS rows, count(*) FILTER (WHERE hopper.predict_class('moods', m) = p.estimated_feeling) AS same_class
+FROM moods m JOIN moods_pred p USING (id);
+SELECT hopper.predict('moods_model', 'moods', 'id', 'a, b', 'moods_prob', 'prob');
+SELECT count(*) FILTER (WHERE hopper.predict_proba('moods', m) = p.prob) AS same_probabilities
+FROM moods m JOIN moods_prob p USING (id);
+-- Rows of another table with the recipe's columns (in another order, with more columns) work too.
+CREATE TABLE moods_new AS SELECT 'new' AS note, b, a FROM moods WHERE id <= 3;
+SELECT count(hopper.predict_class('moods', n)) AS scored FROM moods_new n;
+SELECT try($$SELECT hopper.predict_class('moods', ROW(1.0, 'x'))$$);
+SELECT try($$SELECT hopper.predict_class('moods', m) FROM moods_missing m$$);
+SELECT try($$SELECT hopper.predict_value('moods', m) FROM moods m$$);
 SELECT hopper.delete_model('moods');
 
 RESET client_min_messages;
