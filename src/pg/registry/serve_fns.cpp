@@ -272,14 +272,10 @@ Datum predict_by_name(FunctionCallInfo fcinfo, Answer answer) {
         if (site.resolved->feature_recipe.empty())
             fail(ErrorKind::InvalidParameter, describe(*site.resolved) + " was not trained on a table's columns",
                  "It has no feature recipe to read a row with.", "Pass the row's features as an array.");
-        Spi spi;
         const Oid row_type = row_type_of(row);
         if (!site.row || site.row->row_type() != row_type)
-            site.row = std::make_unique<RowFeatures>(spi, row_type, site.resolved->feature_recipe);
-        site.row->read(spi, row);
-        bool isnull = false;
-        const Datum features = spi.datum(0, 0, &isnull);
-        if (isnull) fail(ErrorKind::Internal, "the recipe gave no features for a row");
+            site.row = std::make_unique<RowFeatures>(row_type, site.resolved->feature_recipe, fcinfo->flinfo->fn_mcxt);
+        const Datum features = site.row->features(row);
         finite = score_row(s, features, site.resolved->scaling, ErrorKind::InvalidParameter);
     } else {
         finite = score_row(s, PG_GETARG_DATUM(1), site.resolved->scaling, ErrorKind::InvalidParameter);

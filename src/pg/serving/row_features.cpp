@@ -2,7 +2,6 @@
 #include "pg/serving/row_features.h"
 
 #include <string>
-#include <utility>
 
 #include "hopper/error.h"
 #include "hopper/recipe.h"
@@ -12,7 +11,14 @@
 
 extern "C" {
 #include "funcapi.h"
+#include "executor/executor.h"
+#include "nodes/params.h"
+#include "optimizer/optimizer.h"
+#include "parser/analyze.h"
+#include "parser/parser.h"
+#include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 }
 
 namespace hopper::pg {
@@ -21,8 +27,7 @@ Oid row_type_of(Datum row) {
     return call([&] { return HeapTupleHeaderGetTypeId(DatumGetHeapTupleHeader(row)); });
 }
 
-RowFeatures::RowFeatures(Spi& spi, Oid row_type, std::string recipe_json)
-    : row_type_(row_type), recipe_json_(std::move(recipe_json)) {
+RowFeatures::RowFeatures(Oid row_type, const std::string& recipe_json, MemoryContext context) : row_type_(row_type) {
     // Column names and types come from the relation behind the composite type; an anonymous record
     // has none.
     const Oid relid = call([&] { return get_typ_typrelid(row_type); });
@@ -36,13 +41,37 @@ RowFeatures::RowFeatures(Spi& spi, Oid row_type, std::string recipe_json)
         source.name = get_rel_name(relid);
         source.schema = get_namespace_name(get_rel_namespace(relid));
     });
-    const Recipe recipe = Recipe::from_json(recipe_json_);
-    const std::string sql = "SELECT " + recipe_features_sql(source, recipe, "$2::pg_catalog.text", "($1).");
-    plan_ = spi.prepare(sql, {row_type, TEXTOID});
+    // $1 is the row, $2 the recipe's text; every name in the expression is schema-qualified.
+    const std::string sql =
+        "SELECT " + recipe_features_sql(source, Recipe::from_json(recipe_json), "$2::pg_catalog.text", "($1).");
+    call([&] {
+        MemoryContext old = MemoryContextSwitchTo(context);
+        List* raw = raw_parser(sql.c_str(), RAW_PARSE_DEFAULT);
+        const Oid types[2] = {row_type, TEXTOID};
+        Query* query = parse_analyze_fixedparams(linitial_node(RawStmt, raw), sql.c_str(), types, 2, nullptr);
+        Expr* expr = expression_planner(linitial_node(TargetEntry, query->targetList)->expr);
+        params_ = makeParamList(2);
+        params_->numParams = 2;
+        params_->params[0] = ParamExternData{(Datum)0, true, PARAM_FLAG_CONST, row_type};
+        params_->params[1] =
+            ParamExternData{PointerGetDatum(cstring_to_text(recipe_json.c_str())), false, PARAM_FLAG_CONST, TEXTOID};
+        expr_ = ExecInitExprWithParams(expr, params_);
+        econtext_ = CreateStandaloneExprContext();
+        econtext_->ecxt_param_list_info = params_;
+        MemoryContextSwitchTo(old);
+    });
 }
 
-void RowFeatures::read(Spi& spi, Datum row) const {
-    spi.execute(plan_, {SqlParam::datum(row, row_type_), SqlParam::text(recipe_json_)});
+Datum RowFeatures::features(Datum row) {
+    bool isnull = false;
+    const Datum out = call([&] {
+        ResetExprContext(econtext_);
+        params_->params[0].value = row;
+        params_->params[0].isnull = false;
+        return ExecEvalExprSwitchContext(expr_, econtext_, &isnull);
+    });
+    if (isnull) fail(ErrorKind::Internal, "the feature recipe gave no features for a row");
+    return out;
 }
 
 }  // namespace hopper::pg
