@@ -100,7 +100,7 @@ def hopper_sql(ds, seed, input_dim=None):
         layers=layers, loss=loss, metric=metric)
 
 
-def run_hopper(ds, seed, settings=''):
+def run_hopper(ds, seed):
     t = ds['name']
     q = hopper_sql(ds, seed)
     start = time.perf_counter()
@@ -116,7 +116,7 @@ def run_hopper(ds, seed, settings=''):
         score = (f"SELECT sqrt(avg((p.estimated_{ds['target']} - t.{ds['target']})^2)) "
                  f"FROM {t}_pred p JOIN {t} t USING (id)")
     out = psql(f"""SET client_min_messages = warning;
-        SET max_parallel_workers_per_gather = 0; {settings}
+        SET max_parallel_workers_per_gather = 0;
         CALL hopper.fit('{t}_packed', '{t}_model', '{arch}', $${compile_params}$$,
                         'batch_size={ds['batch']}, seed={seed}', {ds['epochs']});
         SELECT hopper.predict('{t}_model', '{t}_test', 'id', '*', '{t}_pred');
@@ -125,14 +125,6 @@ def run_hopper(ds, seed, settings=''):
     metric = float(out.strip().splitlines()[-1])
     training = float(psql(f"SELECT training_seconds + hop_seconds FROM {t}_model_summary"))
     return dict(metric=metric, seconds=wall, note=f'packed width {dim}; training statements {training:.2f} s')
-
-
-def run_hopper_no_maintenance_workers(ds, seed):
-    # Not a tuning: the run's statements set min_parallel_table_scan_size = 0 for the training query
-    # (src/pg/runtime/scoped_settings.cpp), which also makes PostgreSQL build the TOAST index of every
-    # table an iteration creates with parallel maintenance workers (a relation without statistics is
-    # estimated at 10 pages). This row measures hopper as it would be with that one setting fixed.
-    return run_hopper(ds, seed, 'SET max_parallel_maintenance_workers = 0;')
 
 
 # ---------------------------------------------------------------- the others' common path
@@ -225,7 +217,7 @@ def score(ds, pred, y):
 
 # ---------------------------------------------------------------- PyTorch
 
-def run_torch(ds, seed):
+def run_torch(ds, seed, embeddings=True):
     start = time.perf_counter()
     import numpy as np
     import torch
@@ -252,17 +244,25 @@ def run_torch(ds, seed):
         mu, sd = a.mean(), a.std() or 1.0
         parts_tr.append(((a - mu) / sd).astype(np.float32))
         parts_te.append(((b - mu) / sd).astype(np.float32))
-    ntr = torch.from_numpy(np.stack(parts_tr, 1)) if parts_tr else torch.zeros(len(train), 0)
-    nte = torch.from_numpy(np.stack(parts_te, 1)) if parts_te else torch.zeros(len(test), 0)
-    # Categories: codes 1..n from training (NULL a category of its own), 0 for a value never seen.
+    # Categories: codes 1..n from training (NULL a category of its own), 0 for a value never seen;
+    # into embeddings, or (embeddings=False) one-hot beside the numbers, an unseen value all zeros.
     codes_tr, codes_te, sizes = [], [], []
     for c in cat:
         vocab = {v: i + 1 for i, v in enumerate(sorted(set(xtr[c]), key=lambda v: (v is None, v)))}
-        codes_tr.append([vocab.get(v, 0) for v in xtr[c]])
-        codes_te.append([vocab.get(v, 0) for v in xte[c]])
-        sizes.append(len(vocab) + 1)
-    ctr = torch.tensor(codes_tr, dtype=torch.long).T if cat else torch.zeros(len(train), 0, dtype=torch.long)
-    cte = torch.tensor(codes_te, dtype=torch.long).T if cat else torch.zeros(len(test), 0, dtype=torch.long)
+        ctr_c = np.array([vocab.get(v, 0) for v in xtr[c]], dtype=np.int64)
+        cte_c = np.array([vocab.get(v, 0) for v in xte[c]], dtype=np.int64)
+        if embeddings:
+            codes_tr.append(ctr_c)
+            codes_te.append(cte_c)
+            sizes.append(len(vocab) + 1)
+        else:
+            eye = np.vstack([np.zeros((1, len(vocab))), np.eye(len(vocab))]).astype(np.float32)
+            parts_tr.extend(eye[ctr_c].T)
+            parts_te.extend(eye[cte_c].T)
+    ntr = torch.from_numpy(np.stack(parts_tr, 1)) if parts_tr else torch.zeros(len(train), 0)
+    nte = torch.from_numpy(np.stack(parts_te, 1)) if parts_te else torch.zeros(len(test), 0)
+    ctr = torch.from_numpy(np.stack(codes_tr, 1)) if codes_tr else torch.zeros(len(train), 0, dtype=torch.long)
+    cte = torch.from_numpy(np.stack(codes_te, 1)) if codes_te else torch.zeros(len(test), 0, dtype=torch.long)
     if ds['task'] == 'classification':
         classes = sorted(set(ytr))
         ci = {v: i for i, v in enumerate(classes)}
@@ -306,11 +306,13 @@ def run_torch(ds, seed):
         pred = out.numpy()
     metric = score(ds, pred, yte)
     return dict(metric=metric, seconds=time.perf_counter() - start, copy_seconds=copy_s,
-                note=f'{ntr.shape[1]} numbers + {len(sizes)} embeddings')
+                note=f'{ntr.shape[1]} numbers + {len(sizes)} embeddings' if embeddings else f'encoded width {ntr.shape[1]}')
 
 
 RUNNERS = {'hopper': run_hopper, 'scikit-learn': run_sklearn, 'PyTorch': run_torch,
-           'hopper, max_parallel_maintenance_workers = 0': run_hopper_no_maintenance_workers}
+           # The same PyTorch MLP with the categories one-hot, as hopper and scikit-learn encode them:
+           # what the embeddings alone change.
+           'PyTorch, one-hot': lambda ds, seed: run_torch(ds, seed, embeddings=False)}
 
 
 def child(args):
@@ -378,8 +380,8 @@ def report(args, sets, results, load):
              "- whole path: from the table in PostgreSQL to scored predictions on the test rows, in a fresh "
              "process (hopper: preprocess '*' + fit + predict on raw rows, scored in SQL, through psql; "
              "the others: Python start and imports, COPY out through psql, parse, encode, train, predict)",
-             "- the row 'hopper, max_parallel_maintenance_workers = 0' is hopper with that one setting in the "
-             "session: the per-iteration cost it removes is explained in bench/README.md (Tables as they are)",
+             "- 'PyTorch, one-hot' is the PyTorch row with the categories one-hot (as hopper and scikit-learn "
+             "encode them) instead of embeddings",
              '', '| data set | rows (train/test) | tool | metric | mean (min-max) over seeds | whole path s, median | COPY out s | ratio to hopper | notes |',
              '| --- | --- | --- | --- | --- | --- | --- | --- | --- |']
     for ds in sets:
