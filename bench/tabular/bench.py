@@ -89,7 +89,6 @@ def hopper_sql(ds, seed, input_dim=None):
         pack=f"""SET client_min_messages = warning;
             DROP TABLE IF EXISTS {t}_train, {t}_test, {t}_packed, {t}_packed_summary, {t}_model,
                 {t}_model_summary, {t}_model_info, {t}_pred;
-            -- preprocess reads tables, not views (it shuffles row identifiers, ctid)
             CREATE TABLE {t}_train AS SELECT * FROM {t} WHERE NOT is_test;
             CREATE TABLE {t}_test AS SELECT * FROM {t} WHERE is_test;
             SELECT hopper.preprocess('{t}_train', '{t}_packed', '{ds['target']}', '*',
