@@ -13,6 +13,8 @@
 #   clang-format                              the format gate (test/structure/format.sh, .clang-format)
 #   chromium                                  test/scripts/plot_render.sh draws learning_curves_svg's pictures
 #                                             in it (headless; 122 MB download, ~1.5 min; the test skips without)
+#   npm (only where no npm is installed)      scripts/datasets.sh fetches real tables from npm packages
+#                                             (vega-datasets) for test/scripts/tabular_penguins.sh
 set -euo pipefail
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO=sudo
@@ -24,6 +26,9 @@ for p in postgresql-15 postgresql-server-dev-15 libpq-dev libeigen3-dev libdnnl-
          libclang-rt-14-dev clang-format chromium "$@"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
 done
+# An npm that came with another Node.js (the image's nodejs package ships one) is kept: Debian's npm
+# would pull Debian's nodejs against it.
+command -v npm >/dev/null || need+=(npm)
 if [ ${#need[@]} -eq 0 ]; then
   echo "all dependencies are installed"
   exit 0

@@ -431,21 +431,14 @@ public:
 
     // A table Citus manages (distributed, reference) is read through a temporary copy on the
     // coordinator, ordered by the columns' values: shard scans come back in any order and ctids repeat
-    // from shard to shard. (Packing reads every row on the coordinator anyway.)
+    // from shard to shard. (Packing reads every row on the coordinator anyway.) Other tables as on
+    // plain PostgreSQL.
     TableName packing_source(Spi& spi, const TableName& table, const std::vector<std::string>& columns) override {
         if (spi.scalar_int("SELECT pg_catalog.count(*) FROM pg_catalog.pg_dist_partition"
                            " WHERE logicalrelid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
                            {SqlParam::text_copy(table.quoted())}) == 0)
-            return table;
-        const TableName copy{"pg_temp", "__hopper_pack_source"};
-        std::string list, order;
-        for (std::size_t i = 0; i < columns.size(); ++i) {
-            list += (i ? ", " : "") + quote_ident(columns[i]);
-            order += (i ? ", " : "") + std::to_string(i + 1);
-        }
-        spi.execute("CREATE TEMP TABLE " + copy.quoted() + " ON COMMIT DROP AS SELECT " + list + " FROM " +
-                    table.quoted() + " ORDER BY " + order);
-        return copy;
+            return postgres_engine()->packing_source(spi, table, columns);
+        return packing_copy(spi, table, columns);
     }
 
     std::unique_ptr<ModelHopper> model_hopper(Spi& spi, const TableName& packed, const std::vector<int32_t>& dist_keys,

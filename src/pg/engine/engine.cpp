@@ -79,6 +79,25 @@ std::vector<double> evaluate_by_segment(Spi& spi, const TableName& packed, const
     return out;
 }
 
+bool rows_have_ctids(Spi& spi, const TableName& table) {
+    return spi.scalar_bool(
+        "SELECT relkind OPERATOR(pg_catalog.=) ANY ('{r,m}'::pg_catalog.\"char\"[])"
+        " FROM pg_catalog.pg_class WHERE oid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
+        {SqlParam::text_copy(table.quoted())});
+}
+
+TableName packing_copy(Spi& spi, const TableName& table, const std::vector<std::string>& columns) {
+    const TableName copy{"pg_temp", "__hopper_pack_source"};
+    std::string list, order;
+    for (std::size_t i = 0; i < columns.size(); ++i) {
+        list += (i ? ", " : "") + quote_ident(columns[i]);
+        order += (i ? ", " : "") + std::to_string(i + 1);
+    }
+    spi.execute("CREATE TEMP TABLE " + copy.quoted() + " ON COMMIT DROP AS SELECT " + list + " FROM " + table.quoted() +
+                " ORDER BY " + order);
+    return copy;
+}
+
 std::map<int32_t, std::string> read_model_states(Spi& spi, const TableName& model_output) {
     spi.execute("SELECT mst_key, model_state FROM " + model_output.quoted());
     std::map<int32_t, std::string> out;

@@ -72,9 +72,10 @@ public:
     virtual std::vector<int32_t> create_packed_table(Spi& spi, const TableName& table, int num_segments,
                                                      const std::string& placement) = 0;
     // Where hopper.preprocess reads a source table's rows by row identifier (ctid): the table itself,
-    // or a temporary copy of `columns` (Citus: a table spread over shards, whose ctids repeat from
-    // shard to shard), made in an order that does not depend on where rows sit, so that the same
-    // seed packs the same buffers. The caller drops a copy when done.
+    // or a temporary copy of `columns` (packing_copy: a partitioned table, a view or a foreign table;
+    // on Citus, a table spread over shards, whose ctids repeat from shard to shard), made in an order
+    // that does not depend on where rows sit, so that the same seed packs the same buffers. The
+    // caller drops a copy when done.
     virtual TableName packing_source(Spi& spi, const TableName& table, const std::vector<std::string>& columns) = 0;
     virtual std::unique_ptr<ModelHopper> model_hopper(Spi& spi, const TableName& packed,
                                                       const std::vector<int32_t>& dist_keys, int num_models,
@@ -111,6 +112,14 @@ std::vector<double> evaluate_by_segment(Spi& spi, const TableName& packed, const
 
 // The states in a model_output working table, by mst_key (both engines' ModelHopper::read_states).
 std::map<int32_t, std::string> read_model_states(Spi& spi, const TableName& model_output);
+
+// Whether ctids identify a table's rows, so that hopper.preprocess can read them by ctid: a plain
+// table or materialized view; not a partitioned table (its partitions repeat ctids), a view or a
+// foreign table (no ctids).
+bool rows_have_ctids(Spi& spi, const TableName& table);
+// A temporary copy (ON COMMIT DROP) of `columns` of `table` to pack from, ordered by their values so
+// that the same seed packs the same buffers wherever the rows sit (Engine::packing_source).
+TableName packing_copy(Spi& spi, const TableName& table, const std::vector<std::string>& columns);
 
 // The engine of the current database: Citus when the citus extension is installed in it, else plain
 // PostgreSQL.

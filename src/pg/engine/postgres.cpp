@@ -233,7 +233,9 @@ public:
         return dist_keys;
     }
 
-    TableName packing_source(Spi&, const TableName& table, const std::vector<std::string>&) override { return table; }
+    TableName packing_source(Spi& spi, const TableName& table, const std::vector<std::string>& columns) override {
+        return rows_have_ctids(spi, table) ? table : packing_copy(spi, table, columns);
+    }
 
     std::unique_ptr<ModelHopper> model_hopper(Spi& spi, const TableName& packed, const std::vector<int32_t>& dist_keys,
                                               int num_models, const std::string& schema) override {

@@ -65,6 +65,11 @@ void apply_statement_settings() {
     set_in_scope("min_parallel_table_scan_size", "0");
     set_in_scope("parallel_setup_cost", "10");
     set_in_scope("parallel_tuple_cost", "0");
+    // PostgreSQL sizes index builds with that setting too: the TOAST index of every table an iteration
+    // creates (estimated at 10 pages before any statistics) was built with parallel maintenance
+    // workers, each build starting them and waiting for them, ~40 ms an iteration on a busy 2-core
+    // machine (bench/README.md, "Tables as they are"). These statements only build empty indexes.
+    set_in_scope("max_parallel_maintenance_workers", "0");
     // hopper's functions are declared expensive (so segments run in parallel); JIT would then
     // compile every statement, in every worker, for nothing: the time is spent inside hopper.
     set_in_scope("jit", "off");
