@@ -15,11 +15,11 @@
 # latency does not depend on what it learned).
 # One command: bash bench/serve/run.sh   (needs PGHOST/PGPORT of a cluster with hopper installed, and
 # Debian's python3-torch, python3-flask, python3-threadpoolctl; ROWS (10000), SECONDS_PER_RUN (20) and
-# ROUNDS (3, batch timings: the median) may be set). Writes bench/serve/results.txt.
+# ROUNDS (5, batch timings: the median) may be set). Writes bench/serve/results.txt.
 set -euo pipefail
 ROWS=${ROWS:-10000}
 SECONDS_PER_RUN=${SECONDS_PER_RUN:-20}
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-5}
 PYTHON=/usr/bin/python3  # Debian's, with Debian's torch and flask
 DB=hopper_bench_serve
 HERE=$(cd "$(dirname "$0")" && pwd)
