@@ -2,7 +2,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <numeric>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -98,6 +100,16 @@ TEST(Packing, FindsNonFiniteValues) {
     EXPECT_EQ(first_non_finite(ok, 2), -1);
     float inf[] = {INFINITY};
     EXPECT_EQ(first_non_finite(inf, 1), 0);
+    // The first of several, anywhere in a long row; the largest finite values and denormals are finite.
+    std::vector<float> row(784, std::numeric_limits<float>::max());
+    row[1] = -std::numeric_limits<float>::max();
+    row[2] = std::numeric_limits<float>::denorm_min();
+    EXPECT_EQ(first_non_finite(row.data(), 784), -1);
+    row[783] = -INFINITY;
+    EXPECT_EQ(first_non_finite(row.data(), 784), 783);
+    row[500] = -NAN;
+    EXPECT_EQ(first_non_finite(row.data(), 784), 500);
+    EXPECT_EQ(first_non_finite(row.data(), 0), -1);
 }
 
 // The packing layout is validated in one place for preprocess and preprocess_validation (0.1.0 let

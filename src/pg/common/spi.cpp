@@ -347,9 +347,9 @@ uint64_t Spi::execute(const std::string& sql, const std::vector<SqlParam>& param
     std::vector<char>& nulls = b.nulls;
     std::vector<Oid>& types = b.types;
     rows_ = call([&] {
-        int rc = params.empty() ? SPI_execute(sql.c_str(), false, 0)
+        int rc = params.empty() ? SPI_execute(sql.c_str(), read_only_, 0)
                                 : SPI_execute_with_args(sql.c_str(), (int)params.size(), types.data(), values.data(),
-                                                        nulls.data(), false, 0);
+                                                        nulls.data(), read_only_, 0);
         if (rc < 0) elog(ERROR, "SPI_execute failed (%s): %s", SPI_result_code_string(rc), sql.c_str());
         return (uint64_t)SPI_processed;
     });
@@ -371,7 +371,7 @@ uint64_t Spi::execute_with_large_params(const std::string& sql, const std::vecto
             list->params[i].pflags = 0;  // not PARAM_FLAG_CONST: the planner keeps a Param
             list->params[i].ptype = b.types[i];
         }
-        int rc = SPI_execute_plan_with_paramlist(plan, list, false, 0);
+        int rc = SPI_execute_plan_with_paramlist(plan, list, read_only_, 0);
         if (rc < 0) elog(ERROR, "SPI_execute_plan failed (%s): %s", SPI_result_code_string(rc), sql.c_str());
         SPI_freeplan(plan);
         return (uint64_t)SPI_processed;
@@ -416,7 +416,7 @@ uint64_t Spi::execute(const Prepared& stmt, const std::vector<SqlParam>& params)
     source_.clear();
     Bound b = bind_for_statement(params);
     rows_ = call([&] {
-        int rc = SPI_execute_plan(stmt.plan(), b.values.data(), b.nulls.data(), false, 0);
+        int rc = SPI_execute_plan(stmt.plan(), b.values.data(), b.nulls.data(), read_only_, 0);
         if (rc < 0) elog(ERROR, "SPI_execute_plan failed (%s): %s", SPI_result_code_string(rc), stmt.sql().c_str());
         return (uint64_t)SPI_processed;
     });
@@ -429,11 +429,11 @@ void Spi::open_cursor(const std::string& sql, const std::vector<SqlParam>& param
     std::vector<Datum>& values = b.values;
     std::vector<char>& nulls = b.nulls;
     std::vector<Oid>& types = b.types;
-    // Not read-only: like execute(), the cursor sees what earlier statements of this call wrote (a
-    // read-only cursor runs in the caller's snapshot, blind to a table the call itself filled).
+    // Not read-only (unless set_read_only): like execute(), the cursor sees what earlier statements of this call wrote
+    // (a read-only cursor runs in the caller's snapshot, blind to a table the call itself filled).
     cursor_ = call([&] {
         Portal p = SPI_cursor_open_with_args(nullptr, sql.c_str(), (int)params.size(), types.data(), values.data(),
-                                             nulls.data(), false, 0);
+                                             nulls.data(), read_only_, 0);
         if (!p) elog(ERROR, "SPI_cursor_open failed: %s", sql.c_str());
         return p;
     });

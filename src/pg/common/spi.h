@@ -144,6 +144,10 @@ public:
 
     void commit();
     bool nonatomic() const { return nonatomic_; }
+    // Statements from now on run read-only: in the calling query's snapshot, starting no command of
+    // their own. That is all a function may do inside a parallel query: a leader that writes (CREATE
+    // TABLE AS) refuses to start a command ("cannot start commands during a parallel operation").
+    void set_read_only(bool read_only) { read_only_ = read_only; }
 
 private:
     struct Bound {
@@ -158,6 +162,7 @@ private:
     void ensure_snapshot() const;
 
     bool nonatomic_;
+    bool read_only_ = false;
     bool connected_ = false;
     int uncaught_at_start_;
     MemoryContext scratch_ = nullptr;

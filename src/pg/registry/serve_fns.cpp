@@ -11,6 +11,9 @@
 //    payload never changes), least recently used first out, within hopper.model_cache_mb.
 // One statement resolves each name once (fn_extra) and answers from that for all its rows, so a
 // statement sees one version even if the registry changes while it runs.
+// In a parallel query (COST 1000 makes large scans parallel) the leader and each worker resolve
+// and load for themselves, reading the registry read-only in the query's snapshot, so all of them
+// see the same version; such resolutions are not cached (fresh_snapshot).
 #include <algorithm>
 #include <list>
 #include <memory>
@@ -104,6 +107,7 @@ std::shared_ptr<const Resolved> read_resolution(const std::string& model_name, s
                                                 const std::optional<std::string>& alias) {
     auto r = std::make_shared<Resolved>();
     Spi spi;
+    spi.set_read_only(IsInParallelMode());
     SafeSearchPath path;
     path.enter();
     const ModelRow m = find_model(spi, model_name, false);
@@ -186,6 +190,7 @@ std::shared_ptr<RowScorer> load_model(const Resolved& r) {
     std::string state;
     {
         Spi spi;
+        spi.set_read_only(IsInParallelMode());
         state = load_checkpoint(spi, r.uuid).state;
     }
     auto scorer = std::make_shared<RowScorer>(load_frozen_model(state));

@@ -58,11 +58,33 @@ SELECT count(*) FILTER (WHERE hopper.predict_class('pbn', p.x) IS DISTINCT FROM 
 FROM pbn_points p JOIN pbn_out2 o USING (id);
 SELECT count(*) = (SELECT count(*) FROM pbn_out2 WHERE estimated_label = 1) AS parallel_count_same
 FROM pbn_points p WHERE hopper.predict_class('pbn', p.x) = '1';
+-- CREATE TABLE AS in parallel mode: the leader writes, so its registry reads must start no command
+-- ("cannot start commands during a parallel operation"). No workers: the leader scores every row;
+-- a new alias, so that it reads the registry (no resolution cached in this session).
+SELECT hopper.set_model_alias('pbn', 'ctas', 2);
+SET max_parallel_workers = 0;
+EXPLAIN (COSTS OFF) CREATE TABLE pbn_ctas AS SELECT id, hopper.predict_class('pbn', x, alias => 'ctas') AS label FROM pbn_points;
+CREATE TABLE pbn_ctas AS SELECT id, hopper.predict_class('pbn', x, alias => 'ctas') AS label FROM pbn_points;
+SELECT count(*) AS rows, count(*) FILTER (WHERE c.label IS DISTINCT FROM o.estimated_label::text) AS ctas_differs
+FROM pbn_ctas c JOIN pbn_out2 o USING (id);
+RESET max_parallel_workers;
 RESET force_parallel_mode;
 RESET max_parallel_workers_per_gather;
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
+-- The forward pass is costed (COST 1000, not a C function's default 1), so that the planner scores
+-- large scans in parallel workers at default settings.
+SELECT p.oid::regprocedure AS function, p.procost FROM pg_proc p
+WHERE p.pronamespace = 'hopper'::regnamespace AND p.proname IN ('predict_class', 'predict_proba', 'predict_value')
+ORDER BY p.oid::regprocedure::text;
+-- Integer and decimal arrays as ARRAY[...] writes them resolve (exactly one overload each) and score
+-- as the same values in real[]; an untyped literal needs a cast, as for any overloaded function.
+SELECT hopper.predict_class('pbn', ARRAY[1, 20, 100]) = hopper.predict_class('pbn', ARRAY[1, 20, 100]::real[]) AS int_same,
+       hopper.predict_proba('pbn', ARRAY[1, 20, 100]) = hopper.predict_proba('pbn', ARRAY[1, 20, 100]::float8[]) AS int_proba_same,
+       hopper.predict_proba('pbn', ARRAY[1.5, -2.25, 120.5]) = hopper.predict_proba('pbn', ARRAY[1.5, -2.25, 120.5]::float8[]) AS numeric_same,
+       hopper.predict_class('pbn', '{1.5,-2.25,120.5}'::real[]) = hopper.predict_class('pbn', ARRAY[1.5, -2.25, 120.5]) AS cast_literal_same;
+SELECT pg_temp.try($$SELECT hopper.predict_class('pbn', '{1,2,3}')$$) AS untyped_literal;
 -- Without a model cache the model is loaded once per statement, same answers.
 SET hopper.model_cache_mb = 0;
 SELECT count(*) FILTER (WHERE hopper.predict_class('pbn', p.x) IS DISTINCT FROM o.estimated_label::text) AS uncached_differs
@@ -80,6 +102,7 @@ SELECT hopper.register_model_version('pbn-lin', (SELECT uuid FROM hopper.latest_
 SELECT hopper.predict('pbn_lin_m', 'pbn_lin', 'id', 'x', 'pbn_lin_out');
 SELECT count(*) AS rows, count(*) FILTER (WHERE (hopper.predict_value('pbn-lin', l.x))[1]::float8 IS DISTINCT FROM o.estimated_y) AS value_differs
 FROM pbn_lin l JOIN pbn_lin_out o USING (id);
+SELECT hopper.predict_value('pbn-lin', ARRAY[3, 4]) = hopper.predict_value('pbn-lin', ARRAY[3, 4]::float8[]) AS int_value_same;
 -- A model trained on an array column has no recipe to read a table's row with.
 SELECT pg_temp.try($$SELECT hopper.predict_value('pbn-lin', l) FROM pbn_lin l LIMIT 1$$) AS row_without_recipe;
 
