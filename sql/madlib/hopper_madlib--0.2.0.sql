@@ -124,6 +124,22 @@ BEGIN
     END IF;
 END $$;
 
+-- MADlib's view of hopper's class_values: the classes num_classes padded (hopper.preprocess names
+-- them <padding 1>, <padding 2>, ..., after the data's) are NULL, as MADlib's summaries and
+-- predictions show them.
+CREATE FUNCTION madlib.__hopper_madlib_classes(class_values text[]) RETURNS text[]
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    -- p.n: the data's classes, those before <padding 1>; padded only when <padding 1> ... <padding k> end the list.
+    SELECT CASE WHEN class_values[p.n OPERATOR(pg_catalog.+) 1:] OPERATOR(pg_catalog.=)
+                     ARRAY(SELECT pg_catalog.format('<padding %s>', i)
+                           FROM pg_catalog.generate_series(1, pg_catalog.cardinality(class_values) OPERATOR(pg_catalog.-) p.n) i)
+                THEN class_values[1:p.n] OPERATOR(pg_catalog.||)
+                     pg_catalog.array_fill(NULL::text, ARRAY[pg_catalog.cardinality(class_values) OPERATOR(pg_catalog.-) p.n])
+                ELSE class_values END
+    FROM (SELECT pg_catalog.array_position(class_values, '<padding 1>') OPERATOR(pg_catalog.-) 1 AS n) p;
+END;
+
 -- MADlib's <dependent>_class_values column of a summary (class_text_class_values), beside hopper's
 -- class_values.
 CREATE FUNCTION madlib.__hopper_class_values_column(summary regclass) RETURNS void
@@ -135,7 +151,7 @@ BEGIN
     IF y ~ '^([[:alpha:]_][[:alnum:]_$]*|"([^"]|"")+")$' THEN
         y := (parse_ident(y))[1] || '_class_values';
         EXECUTE format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS %I text[]', summary, y);
-        EXECUTE format('UPDATE %s SET %I = class_values', summary, y);
+        EXECUTE format('UPDATE %s SET %I = madlib.__hopper_madlib_classes(class_values)', summary, y);
     END IF;
 END $$;
 
@@ -354,7 +370,6 @@ CREATE FUNCTION madlib.__hopper_training_preprocessor_dl(source_table text, outp
                                                          normalizing_const real, num_classes integer[], distribution_rules text)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    found integer;
     read_table text;
 BEGIN
     PERFORM madlib.__hopper_required_table(source_table, 'source_table', 'input');
@@ -362,20 +377,19 @@ BEGIN
     PERFORM madlib.__hopper_required(dependent_varname IS NOT NULL, 'dependent_varname');
     PERFORM madlib.__hopper_required(independent_varname IS NOT NULL, 'independent_varname');
     PERFORM madlib.__hopper_distribution_rules(distribution_rules);
+    -- num_classes (MADlib 2.x: one per dependent variable): more than the data's classes pads the
+    -- one-hot vectors for classes still to come, as MADlib does (hopper names them <padding 1>, ...;
+    -- MADlib's views of the class values show them NULL: __hopper_madlib_classes).
+    IF cardinality(num_classes) > 1 THEN
+        PERFORM madlib.__hopper_unsupported(format('num_classes %s (one per dependent variable)', num_classes),
+                                            'hopper packs one dependent variable.',
+                                            'Pass one dependent variable and one num_classes.');
+    END IF;
     read_table := madlib.__hopper_flat_source(source_table, independent_varname, dependent_varname);
     PERFORM hopper.preprocess(read_table, output_table, dependent_varname, independent_varname,
-                              buffer_size => buffer_size, normalizing_const => COALESCE(normalizing_const, 1.0));
+                              buffer_size => buffer_size, normalizing_const => COALESCE(normalizing_const, 1.0),
+                              num_classes => num_classes[1]);
     PERFORM madlib.__hopper_flat_source_done(output_table, source_table, read_table);
-    -- num_classes (MADlib 2.x: one per dependent variable): as many classes as the data has is what
-    -- hopper packs anyway; more (MADlib pads the one-hot vectors for classes to come) it cannot.
-    IF num_classes IS NOT NULL THEN
-        EXECUTE format('SELECT num_classes FROM %s', madlib.__hopper_quote_name(output_table, '_summary')::regclass) INTO found;
-        IF cardinality(num_classes) <> 1 OR num_classes[1] IS DISTINCT FROM found THEN
-            PERFORM madlib.__hopper_unsupported(format('num_classes %s (the data has %s classes)', num_classes, found),
-                                                'hopper takes the classes from the data (the summary lists them).',
-                                                'Leave out num_classes.');
-        END IF;
-    END IF;
     PERFORM madlib.__hopper_madlib_packed(output_table, source_table, dependent_varname, independent_varname);
 END $$;
 
@@ -895,7 +909,8 @@ BEGIN
     EXECUTE format('SELECT response_type, dependent_varname, class_values FROM %s',
                    madlib.__hopper_quote_name(model_table, '_summary')::regclass) INTO s;
     IF s.response_type = 'classification' THEN
-        PERFORM madlib.__hopper_predict_rows(output_table, id_col, pred_type, s.dependent_varname, s.class_values);
+        PERFORM madlib.__hopper_predict_rows(output_table, id_col, pred_type, s.dependent_varname,
+                                             madlib.__hopper_madlib_classes(s.class_values));
     END IF;
 END $$;
 

@@ -216,6 +216,25 @@ SELECT madlib.madlib_keras_predict_byom('image_arch', 1, 'image_data', 'id', 'rg
 SELECT count(*) AS predicted, count(*) FILTER (WHERE b.class_value = p.class_value) AS as_predict
 FROM image_predict_byom b JOIN image_predict p USING (id);
 SELECT count(*) AS flattened_copies_left FROM pg_class WHERE relname = '__hopper_flat_source';
+-- num_classes beyond the data's classes (MADlib's padding): one-hot vectors of 5, the padded classes
+-- NULL in MADlib's class values; the model has 5 outputs, and predictions name the padded classes NULL.
+SELECT madlib.training_preprocessor_dl('image_data', 'image_pad_packed', 'species', 'rgb', 26, 255, ARRAY[5]);
+SELECT rgb_shape, species_shape, buffer_id FROM image_pad_packed ORDER BY buffer_id;
+SELECT species_class_values, num_classes FROM image_pad_packed_summary;
+SELECT madlib.validation_preprocessor_dl('image_data', 'image_pad_val', 'species', 'rgb', 'image_pad_packed');
+SELECT DISTINCT species_shape[2] AS classes FROM image_pad_val;
+SELECT madlib.load_keras_model('image_pad_arch', $$
+{"class_name": "Sequential", "config": [{"class_name": "Flatten", "config": {"name": "flat", "batch_input_shape": [null, 2, 2, 3]}},
+ {"class_name": "Dense", "config": {"name": "out", "activation": "softmax", "units": 5}}], "backend": "tensorflow"}
+$$);
+SELECT madlib.madlib_keras_fit('image_pad_packed', 'image_pad_model', 'image_pad_arch', 1,
+    $$ loss='categorical_crossentropy', optimizer='adam', metrics=['accuracy'] $$, $$ batch_size=13 $$, 1, FALSE, 'image_pad_val');
+SELECT species_class_values, num_classes FROM image_pad_model_summary;
+SELECT madlib.madlib_keras_predict('image_pad_model', 'image_data', 'id', 'rgb', 'image_pad_predict');
+SELECT count(*) AS rows, count(DISTINCT id) AS ids, count(*) FILTER (WHERE class_value IS NULL) AS padded
+FROM image_pad_predict;
+SELECT madlib.madlib_keras_evaluate('image_pad_model', 'image_pad_val', 'image_pad_evaluate');
+SELECT metrics_type FROM image_pad_evaluate;
 -- distribution_rules: ignored on PostgreSQL, as MADlib does (its summary says all_segments).
 SELECT madlib.training_preprocessor_dl('image_data', 'image_data_gpu', 'species', 'rgb', NULL, 255, NULL, 'gpu_segments');
 SELECT distribution_rules FROM image_data_gpu_summary;
@@ -397,7 +416,8 @@ SELECT madlib.madlib_keras_fit('iris_train_packed', 'iris_gpu', 'no_such_arch_ta
 SELECT madlib.madlib_keras_fit('iris_train_packed', 'iris_gpu', 'model_arch_library', 1,
     $$ loss='categorical_crossentropy', optimizer='adam' $$, NULL, 1, NULL, 'table_does_not_exist');
 SELECT madlib.madlib_keras_fit_multiple_model('iris_train_packed', 'iris_gpu', 'mst_table', 1, FALSE, 'table_does_not_exist');
-SELECT madlib.training_preprocessor_dl('iris_train', 'iris_x', 'class_text', 'attributes', NULL, 1.0, ARRAY[5]);
+SELECT madlib.training_preprocessor_dl('iris_train', 'iris_x', 'class_text', 'attributes', NULL, 1.0, ARRAY[2]);
+SELECT madlib.training_preprocessor_dl('iris_train', 'iris_x', 'class_text', 'attributes', NULL, 1.0, ARRAY[3, 3]);
 SELECT madlib.madlib_keras_predict('iris_model', 'iris_test', 'id', 'attributes', 'iris_x', 'most_likely');
 SELECT madlib.madlib_keras_predict('iris_model', 'iris_test', 'id', 'attributes', 'iris_x', 2.5);
 SELECT madlib.madlib_keras_predict_byom('model_arch_library', 1, 'iris_test', 'id', 'attributes', 'iris_x');
