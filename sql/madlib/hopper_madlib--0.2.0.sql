@@ -365,6 +365,115 @@ BEGIN
     END IF;
 END $$;
 
+-- Several dependent variables (MADlib's multi-input / multi-output data: 'class_text, class_text2' with
+-- 'attributes, attributes2'): packed as MADlib packs them, one column per variable -- each independent
+-- one a rows x features float4 matrix divided by normalizing_const, each dependent one a rows x
+-- classes one-hot matrix -- with their <name>_shape, in buffers of buffer_size rows (one buffer when
+-- NULL), and MADlib's summary (dependent_varname, independent_varname and dependent_vartype as arrays,
+-- <y>_class_values, num_classes per dependent variable). hopper trains single-output models:
+-- training on such a table is refused (__hopper_single_output), everything else about it works.
+-- training_summary: the training table's summary when packing validation data (its classes).
+CREATE FUNCTION madlib.__hopper_multi_preprocess(source_table text, output_table text, dependent_varname text,
+                                                 independent_varname text, buffer_size integer, normalizing_const real,
+                                                 num_classes integer[], training_summary regclass)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    src regclass := source_table::regclass;
+    out text := madlib.__hopper_quote_name(output_table);
+    summary text := madlib.__hopper_quote_name(output_table, '_summary');
+    ys text[] := ARRAY(SELECT (parse_ident(btrim(c)))[1] FROM unnest(string_to_array(dependent_varname, ',')) c);
+    xs text[] := ARRAY(SELECT (parse_ident(btrim(c)))[1] FROM unnest(string_to_array(independent_varname, ',')) c);
+    types text[];
+    classes text[];
+    counts int4[] := '{}';
+    cols text := '';
+    shapes text := '';
+    summary_cols text := '';
+    not_null text;
+    unseen text;
+    rows int8;
+    y text;
+    x text;
+    i int;
+BEGIN
+    SELECT array_agg(format_type(a.atttypid, a.atttypmod) ORDER BY u.i) INTO types
+    FROM unnest(ys) WITH ORDINALITY u(n, i) JOIN pg_attribute a ON a.attrelid = src AND a.attname = u.n AND NOT a.attisdropped;
+    IF cardinality(types) IS DISTINCT FROM cardinality(ys) THEN
+        RAISE EXCEPTION 'dependent_varname % names a column that % does not have', dependent_varname, source_table
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    IF num_classes IS NOT NULL AND cardinality(num_classes) <> cardinality(ys) THEN
+        RAISE EXCEPTION 'num_classes % must have one value per dependent variable (%)', num_classes, cardinality(ys)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF training_summary IS NOT NULL THEN
+        EXECUTE format('SELECT normalizing_const FROM %s', training_summary) INTO normalizing_const;
+    END IF;
+    not_null := (SELECT string_agg(format('%I IS NOT NULL', n), ' AND ') FROM unnest(ys || xs) n);
+    FOR i IN 1 .. cardinality(ys) LOOP
+        y := ys[i];
+        IF training_summary IS NULL THEN
+            EXECUTE format('SELECT ARRAY(SELECT DISTINCT %I FROM %s WHERE %I IS NOT NULL ORDER BY 1)::text[]', y, src, y) INTO classes;
+            IF num_classes[i] < cardinality(classes) THEN
+                RAISE EXCEPTION 'num_classes % is less than the % classes of %', num_classes[i], cardinality(classes), y
+                    USING ERRCODE = 'invalid_parameter_value';
+            END IF;
+            classes := classes || array_fill(NULL::text, ARRAY[GREATEST(COALESCE(num_classes[i], 0) - cardinality(classes), 0)]);
+        ELSE
+            EXECUTE format('SELECT %I FROM %s', y || '_class_values', training_summary) INTO classes;
+            EXECUTE format('SELECT string_agg(DISTINCT %1$I::text, '', '') FROM %2$s WHERE %1$I IS NOT NULL AND NOT %1$I::text = ANY ($1)',
+                           y, src) INTO unseen USING classes;
+            IF unseen IS NOT NULL THEN
+                RAISE EXCEPTION 'class values % of % do not occur in the training data', unseen, y
+                    USING ERRCODE = 'data_exception';
+            END IF;
+        END IF;
+        counts := counts || cardinality(classes);
+        cols := cols || format(', array_agg(ARRAY(SELECT ((c.v = s.%1$I::text) IS TRUE)::int4::float4
+                                                   FROM unnest(%2$L::text[]) WITH ORDINALITY c(v, k) ORDER BY c.k) ORDER BY s.n) AS %1$I',
+                               y, classes);
+        summary_cols := summary_cols || format(', %L::text[] AS %I', classes, y || '_class_values');
+    END LOOP;
+    FOREACH x IN ARRAY xs LOOP
+        cols := cols || format(', array_agg(ARRAY(SELECT (v / %2$s)::float4 FROM unnest(s.%1$I) v) ORDER BY s.n) AS %1$I',
+                               x, COALESCE(normalizing_const, 1.0));
+    END LOOP;
+    FOREACH x IN ARRAY ys || xs LOOP
+        shapes := shapes || format(', ADD COLUMN %I int4[]', x || '_shape');
+    END LOOP;
+    EXECUTE format('SELECT count(*) FROM %s WHERE %s', src, not_null) INTO rows;
+    IF rows = 0 THEN
+        RAISE EXCEPTION 'no rows to pack' USING ERRCODE = 'data_exception', DETAIL = format('%s has no row without NULLs.', source_table);
+    END IF;
+    buffer_size := COALESCE(buffer_size, rows);
+    EXECUTE format('CREATE TABLE %s AS SELECT (s.n / $1)::int4 AS buffer_id %s
+                    FROM (SELECT row_number() OVER (ORDER BY random()) - 1 AS n, * FROM %s WHERE %s) s
+                    GROUP BY s.n / $1', out, cols, src, not_null) USING buffer_size;
+    EXECUTE format('ALTER TABLE %s %s', out, substr(shapes, 2));
+    EXECUTE format('UPDATE %s SET %s', out, (SELECT string_agg(format('%I = ARRAY[array_length(%I, 1), array_length(%I, 2)]',
+                                                                      n || '_shape', n, n), ', ') FROM unnest(ys || xs) n));
+    EXECUTE format('CREATE TABLE %s AS SELECT $1 AS source_table, $2 AS output_table, $3 AS dependent_varname,
+                        $4 AS independent_varname, $5 AS dependent_vartype %s, $6 AS buffer_size,
+                        $7 AS normalizing_const, $8 AS num_classes, ''all_segments''::text AS distribution_rules,
+                        ''all_segments''::text AS __internal_gpu_config__', summary, summary_cols)
+        USING src::text, output_table, ys, xs, types, buffer_size, COALESCE(normalizing_const, 1.0), counts;
+END $$;
+
+-- hopper trains models of one output: data packed with several dependent variables is refused for
+-- training (0A000), naming the limitation.
+CREATE FUNCTION madlib.__hopper_single_output(source_table text) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF source_table IS NOT NULL AND EXISTS (
+           SELECT 1 FROM pg_attribute a
+           WHERE a.attrelid = to_regclass(madlib.__hopper_quote_name(source_table, '_summary'))
+             AND a.attname = 'dependent_varname' AND a.atttypid = 'text[]'::regtype AND NOT a.attisdropped) THEN
+        PERFORM madlib.__hopper_unsupported(format('training on %s (several dependent variables: multi-output models)', source_table),
+                                            'hopper''s models have one input and one output; such data packs as MADlib packs it, but hopper cannot train on it.',
+                                            'Pack one dependent variable to train a model of it.');
+    END IF;
+END $$;
+
 CREATE FUNCTION madlib.__hopper_training_preprocessor_dl(source_table text, output_table text, dependent_varname text,
                                                          independent_varname text, buffer_size integer,
                                                          normalizing_const real, num_classes integer[], distribution_rules text)
@@ -377,6 +486,11 @@ BEGIN
     PERFORM madlib.__hopper_required(dependent_varname IS NOT NULL, 'dependent_varname');
     PERFORM madlib.__hopper_required(independent_varname IS NOT NULL, 'independent_varname');
     PERFORM madlib.__hopper_distribution_rules(distribution_rules);
+    IF dependent_varname LIKE '%,%' THEN
+        PERFORM madlib.__hopper_multi_preprocess(source_table, output_table, dependent_varname, independent_varname,
+                                                 buffer_size, normalizing_const, num_classes, NULL);
+        RETURN;
+    END IF;
     -- num_classes (MADlib 2.x: one per dependent variable): more than the data's classes pads the
     -- one-hot vectors for classes still to come, as MADlib does (hopper names them <padding 1>, ...;
     -- MADlib's views of the class values show them NULL: __hopper_madlib_classes).
@@ -417,6 +531,12 @@ BEGIN
     PERFORM madlib.__hopper_required(independent_varname IS NOT NULL, 'independent_varname');
     PERFORM madlib.__hopper_required_table(training_preprocessor_table, 'training_preprocessor_table', 'input');
     PERFORM madlib.__hopper_distribution_rules(distribution_rules);
+    IF dependent_varname LIKE '%,%' THEN
+        PERFORM madlib.__hopper_multi_preprocess(source_table, output_table, dependent_varname, independent_varname,
+                                                 buffer_size, NULL,
+                                                 NULL, madlib.__hopper_quote_name(training_preprocessor_table, '_summary')::regclass);
+        RETURN;
+    END IF;
     read_table := madlib.__hopper_flat_source(source_table, independent_varname, dependent_varname);
     PERFORM hopper.preprocess_validation(read_table, output_table, dependent_varname, independent_varname,
                                          training_preprocessor_table, buffer_size => buffer_size);
@@ -622,6 +742,7 @@ BEGIN
         start := hopper.create_checkpoint(weights, metadata => jsonb_build_object(
                      'source', 'madlib.madlib_keras_fit transfer learning', 'model_arch_table', model_arch_table, 'model_id', model_id));
     END IF;
+    PERFORM madlib.__hopper_single_output(source_table);
     CALL hopper.fit(source_table, model, arch, madlib.__hopper_compile_params(compile_params),
                     COALESCE(madlib.__hopper_fit_params(fit_params), ''), num_iterations,
                     validation_table, COALESCE(metrics_compute_frequency, num_iterations), COALESCE(warm_start, false),
@@ -701,6 +822,7 @@ BEGIN
     -- use_caching: hopper keeps the packed buffers of a run in memory anyway (hopper.buffer_cache_mb).
     PERFORM madlib.__hopper_no_gpus(use_gpus, NULL);
     PERFORM madlib.__hopper_input_exists(validation_table, 'validation_table');
+    PERFORM madlib.__hopper_single_output(source_table);
     CALL hopper.fit_multiple(source_table, model_output_table, model_selection_table, num_iterations, validation_table,
                              metrics_compute_frequency, COALESCE(warm_start, false), name, description);
     PERFORM madlib.__hopper_madlib_shape(model_output_table);
@@ -761,6 +883,7 @@ BEGIN
                 HINT = 'Hyperband takes R, eta and skip_last, e.g. ''R=6, eta=3, skip_last=0''.';
         END IF;
     END LOOP;
+    PERFORM madlib.__hopper_single_output(source_table);
     CALL hopper.fit_automl(source_table, model_output_table, model_arch_table, model_selection_table, model_id_list,
                            madlib.__hopper_space(compile_params_grid, 'compile_params_grid'),
                            madlib.__hopper_space(fit_params_grid, 'fit_params_grid'),

@@ -235,6 +235,24 @@ SELECT count(*) AS rows, count(DISTINCT id) AS ids, count(*) FILTER (WHERE class
 FROM image_pad_predict;
 SELECT madlib.madlib_keras_evaluate('image_pad_model', 'image_pad_val', 'image_pad_evaluate');
 SELECT metrics_type FROM image_pad_evaluate;
+-- Several dependent variables (MADlib's multi-input / multi-output data): packed as MADlib packs them,
+-- a column per variable with its shape, and MADlib's summary; training on them is refused (0A000).
+CREATE TABLE iris_mult AS SELECT id, attributes, attributes AS attributes2, class_text, class_text AS class_text2 FROM iris_data;
+SELECT madlib.training_preprocessor_dl('iris_mult', 'iris_mult_packed', 'class_text, class_text2', 'attributes, attributes2',
+                                       50, 255, ARRAY[3, 4]);
+SELECT buffer_id, attributes_shape, attributes2_shape, class_text_shape, class_text2_shape
+FROM iris_mult_packed ORDER BY buffer_id;
+SELECT count(*) FILTER (WHERE r[1] + r[2] + r[3] + r[4] = 1) AS one_hot_rows
+FROM iris_mult_packed, LATERAL (SELECT class_text2[i:i][1:4] AS m FROM generate_series(1, class_text2_shape[1]) i) q,
+     LATERAL (SELECT ARRAY(SELECT unnest(q.m)) AS r) o;
+SELECT dependent_varname, independent_varname, dependent_vartype, class_text_class_values, class_text2_class_values,
+       buffer_size, normalizing_const, num_classes, distribution_rules FROM iris_mult_packed_summary;
+SELECT madlib.validation_preprocessor_dl('iris_mult', 'iris_mult_val', 'class_text, class_text2', 'attributes, attributes2',
+                                         'iris_mult_packed');
+SELECT sum(class_text2_shape[1]) AS rows, max(class_text2_shape[2]) AS classes, max(attributes[1][1]) <= 1 AS normalized
+FROM iris_mult_val;
+SELECT madlib.madlib_keras_fit('iris_mult_packed', 'iris_mult_model', 'image_arch', 1,
+    $$ loss='categorical_crossentropy', optimizer='adam' $$, NULL, 1);
 -- distribution_rules: ignored on PostgreSQL, as MADlib does (its summary says all_segments).
 SELECT madlib.training_preprocessor_dl('image_data', 'image_data_gpu', 'species', 'rgb', NULL, 255, NULL, 'gpu_segments');
 SELECT distribution_rules FROM image_data_gpu_summary;
