@@ -163,6 +163,20 @@ BEGIN
     RETURN regexp_replace(compile_params, '(\moptimizer\s*=\s*)([[:alpha:]_][[:alnum:]_.]*(\s*\([^()]*\))?)', '\1''\2''', 'g');
 END $$;
 
+-- The loss and metrics as compile_params names them (metrics=['mae'], loss='categorical_crossentropy'):
+-- MADlib's summaries and evaluations report them so (metrics_type {mae}), hopper's its canonical names.
+CREATE FUNCTION madlib.__hopper_compile_names(compile_params text, OUT metrics text[], OUT loss text)
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    metrics := ARRAY(SELECT btrim(m, ' ''"') FROM unnest(string_to_array(
+                         substring(compile_params FROM '\mmetrics\s*=\s*\[([^]]*)\]'), ',')) m
+                     WHERE btrim(m, ' ''"') <> '');
+    IF cardinality(metrics) = 0 THEN
+        metrics := NULL;
+    END IF;
+    loss := substring(compile_params FROM '\mloss\s*=\s*[''"]?([[:alnum:]_.]+)');
+END $$;
+
 -- Keras fit options MADlib passes on and hopper has no counterpart for, refused by name (0A000):
 -- callbacks are Python objects (their unquoted syntax would otherwise read as an error of syntax),
 -- initial_epoch numbers epochs of a Keras history hopper does not keep (warm_start continues a model).
@@ -765,13 +779,15 @@ BEGIN
     EXECUTE format('UPDATE %1$s s SET model = $1, model_id = $2, compile_params = i.compile_params,
         fit_params = i.fit_params, object_table = NULL, use_gpus = false, model_type = i.model_type, model_size = i.model_size,
         metrics_elapsed_time = i.metrics_elapsed_time, madlib_version = ''hopper '' || s.hopper_version,
-        num_classes = cardinality(s.class_values), metrics_type = i.metrics_type, loss_type = i.loss_type,
+        num_classes = cardinality(s.class_values), metrics_type = COALESCE(n.metrics, i.metrics_type),
+        loss_type = COALESCE(n.loss, i.loss_type),
         training_metrics_final = i.training_metrics_final, training_loss_final = i.training_loss_final,
         training_metrics = i.training_metrics, training_loss = i.training_loss,
         validation_metrics_final = i.validation_metrics_final, validation_loss_final = i.validation_loss_final,
-        validation_metrics = i.validation_metrics, validation_loss = i.validation_loss FROM %2$s i',
+        validation_metrics = i.validation_metrics, validation_loss = i.validation_loss
+        FROM %2$s i, madlib.__hopper_compile_names($3) n',
         summary, madlib.__hopper_quote_name(model, '_info')::regclass)
-        USING model_name, model_id;
+        USING model_name, model_id, compile_params;
     PERFORM madlib.__hopper_class_values_column(summary);
     -- MADlib's single-model fit makes model and model_summary only: scripts drop those two before
     -- fitting again, so hopper's _info (now in the summary) goes.
@@ -941,10 +957,24 @@ BEGIN
     -- AS claims the output's name before hopper.evaluate runs. loss_type: from the _info of several
     -- models (fit_multiple_model, automl), else from the summary of one (madlib_keras_fit).
     info := to_regclass(madlib.__hopper_quote_name(model_table, '_info'));
+    -- As MADlib: mst_key picks one of several models (fit_multiple_model, automl) only.
+    IF mst_key IS NOT NULL AND info IS NULL THEN
+        RAISE EXCEPTION 'mst_key % is given for %, a table of one model', mst_key, model_table
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'Leave out mst_key: it picks one of the models of fit_multiple_model.';
+    END IF;
+    -- A model table in MADlib's shape (model_weights) keeps its model_arch, as MADlib requires.
+    IF EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = madlib.__hopper_quote_name(model_table)::regclass
+               AND a.attname = 'model_weights' AND NOT a.attisdropped)
+       AND NOT EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = madlib.__hopper_quote_name(model_table)::regclass
+                       AND a.attname = 'model_arch' AND NOT a.attisdropped) THEN
+        RAISE EXCEPTION 'model table % has no model_arch column', model_table USING ERRCODE = 'undefined_column',
+            DETAIL = 'MADlib''s model tables keep the architecture beside the weights.';
+    END IF;
     EXECUTE format('CREATE TABLE %s AS
         SELECT e.loss, (SELECT v.value::float8 FROM jsonb_each_text(e.metrics) v LIMIT 1) AS metric,
-               ARRAY(SELECT v.key FROM jsonb_each_text(e.metrics) v LIMIT 1) AS metrics_type,
-               (SELECT i.loss_type FROM %s i WHERE %s) AS loss_type
+               COALESCE((SELECT i.metrics_type[1:1] FROM %2$s i WHERE %3$s),
+                        ARRAY(SELECT v.key FROM jsonb_each_text(e.metrics) v LIMIT 1)) AS metrics_type,
+               (SELECT i.loss_type FROM %2$s i WHERE %3$s) AS loss_type
         FROM hopper.evaluate($1, $2, $3) e',
         madlib.__hopper_quote_name(output_table),
         COALESCE(info, madlib.__hopper_quote_name(model_table, '_summary')::regclass),

@@ -286,6 +286,16 @@ FROM iris_model_summary;
 SELECT octet_length(model_weights) > 0 AS has_weights, model_arch IS NOT NULL AS has_arch FROM iris_model;
 SELECT madlib.madlib_keras_evaluate('iris_model', 'iris_test_packed', 'iris_validate');
 SELECT metric > 0.8 AS accurate, loss < 1 AS low_loss, metrics_type, loss_type FROM iris_validate;
+-- The loss and metrics as compile_params names them, as MADlib reports them (metrics_type {mae}).
+SELECT madlib.madlib_keras_fit('iris_train_packed', 'iris_mae', 'model_arch_library', 1,
+    $$ optimizer=SGD(lr=0.01, decay=1e-6, nesterov=True), loss="categorical_crossentropy", metrics=['mae'] $$, $$ batch_size=5 $$, 1);
+SELECT metrics_type, loss_type FROM iris_mae_summary;
+SELECT madlib.madlib_keras_evaluate('iris_mae', 'iris_test_packed', 'iris_mae_evaluate');
+SELECT metrics_type, loss_type FROM iris_mae_evaluate;
+-- As MADlib: mst_key is for tables of several models; a MADlib-shaped model table needs its model_arch.
+SELECT madlib.madlib_keras_evaluate('iris_mae', 'iris_test_packed', 'iris_mae_evaluate2', FALSE, 1);
+ALTER TABLE iris_mae DROP COLUMN model_arch;
+SELECT madlib.madlib_keras_evaluate('iris_mae', 'iris_test_packed', 'iris_mae_evaluate2');
 SELECT madlib.madlib_keras_predict('iris_model', 'iris_test', 'id', 'attributes', 'iris_predict', 'response', FALSE);
 SELECT string_agg(attname, ', ' ORDER BY attnum) AS response_columns FROM pg_attribute
 WHERE attrelid = 'iris_predict'::regclass AND attnum > 0 AND NOT attisdropped;
