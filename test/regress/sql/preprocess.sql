@@ -85,8 +85,8 @@ SELECT num_rows FROM "packed; odd_summary";
 -- <padding 1>, ... after the data's; a table of one class then packs too. Fewer rows than the default
 -- number of segments go on as many segments (one row: one segment).
 SELECT hopper.preprocess('one_class', 'one_class_packed', 'label', 'x', num_classes => 3);
-SELECT class_values, num_classes, dependent_dim, num_segments FROM one_class_packed_summary;
-SELECT DISTINCT dependent_var_shape, dependent_var[1:1][1:3] FROM one_class_packed;
+SELECT class_values, num_classes, dependent_dim FROM one_class_packed_summary;
+SELECT DISTINCT dependent_var_shape[2] AS classes, dependent_var[1:1][1:3] FROM one_class_packed;
 CREATE TABLE one_row AS SELECT ARRAY[1.0]::float8[] AS x, 'cat'::text AS label;
 SELECT hopper.preprocess('one_row', 'one_row_packed', 'label', 'x', num_classes => 5);
 SELECT class_values, num_segments, num_buffers FROM one_row_packed_summary;
