@@ -859,6 +859,63 @@ BEGIN ATOMIC
                warm_start, name, description, model_output_table);
 END;
 
+-- MADlib's automl_method 'hyperopt' ('num_configs=20, num_iterations=5, algorithm=tpe', its defaults):
+-- num_configs configurations, each trained num_iterations iterations. Hyperopt's TPE draws its first
+-- 20 trials (n_startup_jobs) at random from the space, and 'rand' draws every one so: hopper draws
+-- them with random search (generate_model_configs) and trains them together by model hopping
+-- (fit_multiple). TPE's model-guided trials beyond the 20th have no counterpart: refused (0A000).
+CREATE FUNCTION madlib.__hopper_hyperopt(source_table text, model_output_table text, model_arch_table text,
+                                         model_selection_table text, model_id_list integer[], compile_params_grid text,
+                                         fit_params_grid text, automl_params text, random_state integer,
+                                         validation_table text, metrics_compute_frequency integer, name text,
+                                         description text, model_name text)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    p record;
+    num_configs integer := 20;
+    num_iterations integer := 5;
+    algorithm text := 'tpe';
+    summary regclass;
+BEGIN
+    FOR p IN SELECT lower(btrim(split_part(kv, '=', 1))) AS k, btrim(split_part(kv, '=', 2)) AS v
+             FROM regexp_split_to_table(COALESCE(automl_params, ''), ',') kv
+             WHERE btrim(kv) <> '' LOOP
+        IF p.k = 'num_configs' THEN num_configs := p.v::integer;
+        ELSIF p.k = 'num_iterations' THEN num_iterations := p.v::integer;
+        ELSIF p.k = 'algorithm' THEN algorithm := lower(p.v);
+        ELSE
+            RAISE EXCEPTION 'unknown automl_params key "%"', p.k USING ERRCODE = 'invalid_parameter_value',
+                HINT = 'Hyperopt takes num_configs, num_iterations and algorithm, e.g. ''num_configs=20, num_iterations=5, algorithm=tpe''.';
+        END IF;
+    END LOOP;
+    IF algorithm NOT IN ('tpe', 'rand') THEN
+        RAISE EXCEPTION 'unknown hyperopt algorithm "%"', algorithm USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'Valid values are tpe and rand.';
+    END IF;
+    IF num_configs IS NULL OR num_configs < 1 OR num_iterations IS NULL OR num_iterations < 1 THEN
+        RAISE EXCEPTION 'num_configs and num_iterations must be positive' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF algorithm = 'tpe' AND num_configs > 20 THEN
+        PERFORM madlib.__hopper_unsupported(format('automl_method ''hyperopt'' with algorithm=tpe and num_configs=%s', num_configs),
+                                            'Hyperopt''s TPE draws its first 20 configurations at random, as hopper does; it guides the later ones by a model of the results so far, which hopper does not.',
+                                            'Use num_configs of 20 or fewer, algorithm=rand, or automl_method => ''hyperband''.');
+    END IF;
+    PERFORM madlib.__hopper_single_output(source_table);
+    PERFORM hopper.generate_model_configs(model_arch_table, model_selection_table, model_id_list,
+                                          madlib.__hopper_space(compile_params_grid, 'compile_params_grid'),
+                                          madlib.__hopper_space(fit_params_grid, 'fit_params_grid'),
+                                          'random', num_configs, random_state);
+    CALL hopper.fit_multiple(source_table, model_output_table, model_selection_table, num_iterations, validation_table,
+                             metrics_compute_frequency, false, name, description);
+    PERFORM madlib.__hopper_madlib_shape(model_output_table);
+    PERFORM madlib.__hopper_multi_summary(model_output_table, model_name);
+    summary := madlib.__hopper_quote_name(model_output_table, '_summary')::regclass;
+    EXECUTE format('ALTER TABLE %s ADD COLUMN automl_method text, ADD COLUMN automl_params text, ADD COLUMN random_state int4',
+                   summary);
+    EXECUTE format('UPDATE %s SET automl_method = ''hyperopt'', automl_params = $1, random_state = $2', summary)
+        USING format('num_configs=%s, num_iterations=%s, algorithm=%s', num_configs, num_iterations, algorithm), random_state;
+END $$;
+
 CREATE FUNCTION madlib.__hopper_keras_automl(source_table text, model_output_table text, model_arch_table text,
                                              model_selection_table text, model_id_list integer[],
                                              compile_params_grid text, fit_params_grid text,
@@ -885,8 +942,10 @@ BEGIN
     PERFORM madlib.__hopper_input_exists(validation_table, 'validation_table');
     automl_method := COALESCE(automl_method, 'hyperband');
     IF lower(automl_method) = 'hyperopt' THEN
-        PERFORM madlib.__hopper_unsupported('automl_method ''hyperopt''', 'hopper searches by Hyperband and successive halving.',
-                                            'Use automl_method => ''hyperband''.');
+        PERFORM madlib.__hopper_hyperopt(source_table, model_output_table, model_arch_table, model_selection_table,
+                                         model_id_list, compile_params_grid, fit_params_grid, automl_params, random_state,
+                                         validation_table, metrics_compute_frequency, name, description, model_name);
+        RETURN;
     END IF;
     FOR p IN SELECT lower(btrim(split_part(kv, '=', 1))) AS k, btrim(split_part(kv, '=', 2)) AS v
              FROM regexp_split_to_table(COALESCE(automl_params, ''), ',') kv

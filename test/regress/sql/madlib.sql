@@ -429,6 +429,16 @@ SELECT model, model_info, automl_method, automl_params, random_state, num_classe
 -- Each configuration's bracket s and last round i, as in hopper.search_trials.
 SELECT count(*) AS trials, count(*) FILTER (WHERE s IS NOT NULL AND i IS NOT NULL) AS placed, max(s) AS brackets_from
 FROM automl_output_info;
+-- Hyperopt: num_configs configurations drawn at random (as TPE draws its first 20, and 'rand' all),
+-- each trained num_iterations iterations.
+SELECT madlib.madlib_keras_automl('iris_train_packed', 'hyperopt_output', 'model_arch_library', 'hyperopt_mst_table', ARRAY[1, 2],
+    $${'loss': ['categorical_crossentropy'], 'optimizer_params_list': [{'optimizer': ['Adam'], 'lr': [0.001, 0.1, 'log']}],
+       'metrics': ['accuracy']}$$, $${'batch_size': [4, 8], 'epochs': [1]}$$,
+    'hyperopt', 'num_configs=5, num_iterations=2, algorithm=tpe', 7, NULL, FALSE, 'iris_test_packed', 1);
+SELECT model, model_info, automl_method, automl_params, random_state, num_classes FROM hyperopt_output_summary;
+SELECT count(*) AS configs, count(DISTINCT mst_key) AS keys FROM hyperopt_mst_table;
+SELECT count(*) AS trained, min(cardinality(training_loss)) AS iterations FROM hyperopt_output_info;
+SELECT count(*) AS models FROM hyperopt_output;
 
 -- ---- what hopper cannot honour ----
 \set VERBOSITY terse
@@ -468,7 +478,11 @@ SELECT madlib.generate_model_configs('model_arch_library', 'mst_x', ARRAY[1],
 SELECT madlib.generate_model_configs('model_arch_library', 'mst_x', ARRAY[1], $$['not', 'a', 'dict']$$, '{}');
 SELECT madlib.generate_model_configs('model_arch_library', 'mst_x', ARRAY[1], $${'loss': [}$$, '{}');
 SELECT madlib.madlib_keras_automl('iris_train_packed', 'automl_x', 'model_arch_library', 'automl_x_mst', ARRAY[1],
-    $${'loss': ['categorical_crossentropy']}$$, '{}', 'hyperopt', NULL, NULL, NULL, FALSE, NULL, NULL, NULL, NULL, TRUE);
+    $${'loss': ['categorical_crossentropy']}$$, '{}', 'hyperopt', 'num_configs=21', NULL, NULL, FALSE, NULL, NULL, NULL, NULL, TRUE);
+SELECT madlib.madlib_keras_automl('iris_train_packed', 'automl_x', 'model_arch_library', 'automl_x_mst', ARRAY[1],
+    $${'loss': ['categorical_crossentropy']}$$, '{}', 'hyperopt', 'num_configs=2, algorithm=anneal');
+SELECT madlib.madlib_keras_automl('iris_train_packed', 'automl_x', 'model_arch_library', 'automl_x_mst', ARRAY[1],
+    $${'loss': ['categorical_crossentropy']}$$, '{}', 'hyperopt', 'R=6');
 SELECT madlib.madlib_keras_automl('iris_train_packed', 'automl_x', 'model_arch_library', 'automl_x_mst', ARRAY[1],
     $${'loss': ['categorical_crossentropy']}$$, '{}', 'hyperband', 'R=6, eta=1');
 SELECT madlib.madlib_keras_automl('iris_train_packed', 'automl_x', 'model_arch_library', 'automl_x_mst', ARRAY[1],
