@@ -722,12 +722,16 @@ END;
 -- hopper.fit claims model and its _summary and _info before it trains (42P07 if one exists); the
 -- MADlib columns are added afterwards to the tables it made, named through __hopper_quote_name.
 -- model_name: the output's name as the caller wrote it, for MADlib's summary column model.
+-- MADlib's training loss and metrics are those of the weights at the end of each evaluated
+-- iteration (a pass over the training data), so hopper_madlib's training functions run with
+-- hopper.training_metrics = exact (hopper's default is the running mean over the iteration's
+-- minibatches): a warm start of frozen layers reports the loss the run before ended with, as MADlib's.
 CREATE FUNCTION madlib.__hopper_keras_fit(source_table text, model text, model_arch_table text, model_id integer,
                                           compile_params text, fit_params text, num_iterations integer,
                                           use_gpus boolean, validation_table text, metrics_compute_frequency integer,
                                           warm_start boolean, name text, description text, object_table text,
                                           model_name text)
-RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp SET hopper.training_metrics = exact AS $$
 DECLARE
     arch jsonb;
     weights bytea;
@@ -829,7 +833,7 @@ CREATE FUNCTION madlib.__hopper_keras_fit_multiple_model(source_table text, mode
                                                          use_gpus boolean, validation_table text,
                                                          metrics_compute_frequency integer, warm_start boolean, name text,
                                                          description text, model_name text)
-RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp SET hopper.training_metrics = exact AS $$
 BEGIN
     PERFORM madlib.__hopper_required_table(source_table, 'source_table', 'input');
     PERFORM madlib.__hopper_required_table(model_output_table, 'model_output_table', 'output');
@@ -924,7 +928,7 @@ CREATE FUNCTION madlib.__hopper_keras_automl(source_table text, model_output_tab
                                              use_gpus boolean, validation_table text,
                                              metrics_compute_frequency integer, name text,
                                              description text, model_name text)
-RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp SET hopper.training_metrics = exact AS $$
 DECLARE
     info regclass;
     p record;

@@ -284,6 +284,28 @@ SELECT model, model_id, btrim(compile_params) AS compile_params, btrim(fit_param
        model_type, num_classes, class_values, metrics_type, loss_type, metrics_iters, use_gpus, object_table
 FROM iris_model_summary;
 SELECT octet_length(model_weights) > 0 AS has_weights, model_arch IS NOT NULL AS has_arch FROM iris_model;
+-- MADlib's training loss and metrics are those of the final weights of an iteration (hopper's exact
+-- training metrics): a model trained, then warm started with every layer frozen, reports the loss the
+-- first run ended with (MADlib's transfer_learning test; a running mean would differ).
+SELECT training_metrics_source FROM iris_model_summary;
+SELECT madlib.load_keras_model('warm_arch', $$
+{"class_name": "Sequential", "config": [
+ {"class_name": "Dense", "config": {"name": "h", "activation": "relu", "units": 5, "batch_input_shape": [null, 4]}},
+ {"class_name": "Dense", "config": {"name": "out", "activation": "softmax", "units": 3}}]}
+$$);
+SELECT madlib.load_keras_model('warm_arch', $$
+{"class_name": "Sequential", "config": [
+ {"class_name": "Dense", "config": {"name": "h", "activation": "relu", "units": 5, "batch_input_shape": [null, 4], "trainable": false}},
+ {"class_name": "Dense", "config": {"name": "out", "activation": "softmax", "units": 3, "trainable": false}}]}
+$$);
+SELECT madlib.madlib_keras_fit('iris_train_packed', 'warm_model', 'warm_arch', 1,
+    $$ loss='categorical_crossentropy', optimizer='adam', metrics=['accuracy'] $$, $$ batch_size=5 $$, 2);
+CREATE TABLE warm_first AS SELECT training_loss_final, training_metrics_final FROM warm_model_summary;
+SELECT madlib.madlib_keras_fit('iris_train_packed', 'warm_model', 'warm_arch', 2,
+    $$ loss='categorical_crossentropy', optimizer='adam', metrics=['accuracy'] $$, $$ batch_size=5 $$, 2, FALSE, NULL, 1, TRUE);
+SELECT abs(f.training_loss_final - s.training_loss[1]) < 1e-6 AS same_loss,
+       f.training_metrics_final = s.training_metrics[1] AS same_metric
+FROM warm_first f, warm_model_summary s;
 SELECT madlib.madlib_keras_evaluate('iris_model', 'iris_test_packed', 'iris_validate');
 SELECT metric > 0.8 AS accurate, loss < 1 AS low_loss, metrics_type, loss_type FROM iris_validate;
 -- The loss and metrics as compile_params names them, as MADlib reports them (metrics_type {mae}).
