@@ -124,6 +124,22 @@ BEGIN
     END IF;
 END $$;
 
+-- MADlib's view of hopper's class_values: the classes num_classes padded (hopper.preprocess names
+-- them <padding 1>, <padding 2>, ..., after the data's) are NULL, as MADlib's summaries and
+-- predictions show them.
+CREATE FUNCTION madlib.__hopper_madlib_classes(class_values text[]) RETURNS text[]
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    -- p.n: the data's classes, those before <padding 1>; padded only when <padding 1> ... <padding k> end the list.
+    SELECT CASE WHEN class_values[p.n OPERATOR(pg_catalog.+) 1:] OPERATOR(pg_catalog.=)
+                     ARRAY(SELECT pg_catalog.format('<padding %s>', i)
+                           FROM pg_catalog.generate_series(1, pg_catalog.cardinality(class_values) OPERATOR(pg_catalog.-) p.n) i)
+                THEN class_values[1:p.n] OPERATOR(pg_catalog.||)
+                     pg_catalog.array_fill(NULL::text, ARRAY[pg_catalog.cardinality(class_values) OPERATOR(pg_catalog.-) p.n])
+                ELSE class_values END
+    FROM (SELECT pg_catalog.array_position(class_values, '<padding 1>') OPERATOR(pg_catalog.-) 1 AS n) p;
+END;
+
 -- MADlib's <dependent>_class_values column of a summary (class_text_class_values), beside hopper's
 -- class_values.
 CREATE FUNCTION madlib.__hopper_class_values_column(summary regclass) RETURNS void
@@ -135,7 +151,7 @@ BEGIN
     IF y ~ '^([[:alpha:]_][[:alnum:]_$]*|"([^"]|"")+")$' THEN
         y := (parse_ident(y))[1] || '_class_values';
         EXECUTE format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS %I text[]', summary, y);
-        EXECUTE format('UPDATE %s SET %I = class_values', summary, y);
+        EXECUTE format('UPDATE %s SET %I = madlib.__hopper_madlib_classes(class_values)', summary, y);
     END IF;
 END $$;
 
@@ -145,6 +161,20 @@ CREATE FUNCTION madlib.__hopper_compile_params(compile_params text) RETURNS text
 LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     RETURN regexp_replace(compile_params, '(\moptimizer\s*=\s*)([[:alpha:]_][[:alnum:]_.]*(\s*\([^()]*\))?)', '\1''\2''', 'g');
+END $$;
+
+-- The loss and metrics as compile_params names them (metrics=['mae'], loss='categorical_crossentropy'):
+-- MADlib's summaries and evaluations report them so (metrics_type {mae}), hopper's its canonical names.
+CREATE FUNCTION madlib.__hopper_compile_names(compile_params text, OUT metrics text[], OUT loss text)
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    metrics := ARRAY(SELECT btrim(m, ' ''"') FROM unnest(string_to_array(
+                         substring(compile_params FROM '\mmetrics\s*=\s*\[([^]]*)\]'), ',')) m
+                     WHERE btrim(m, ' ''"') <> '');
+    IF cardinality(metrics) = 0 THEN
+        metrics := NULL;
+    END IF;
+    loss := substring(compile_params FROM '\mloss\s*=\s*[''"]?([[:alnum:]_.]+)');
 END $$;
 
 -- Keras fit options MADlib passes on and hopper has no counterpart for, refused by name (0A000):
@@ -349,12 +379,120 @@ BEGIN
     END IF;
 END $$;
 
+-- Several dependent variables (MADlib's multi-input / multi-output data: 'class_text, class_text2' with
+-- 'attributes, attributes2'): packed as MADlib packs them, one column per variable -- each independent
+-- one a rows x features float4 matrix divided by normalizing_const, each dependent one a rows x
+-- classes one-hot matrix -- with their <name>_shape, in buffers of buffer_size rows (one buffer when
+-- NULL), and MADlib's summary (dependent_varname, independent_varname and dependent_vartype as arrays,
+-- <y>_class_values, num_classes per dependent variable). hopper trains single-output models:
+-- training on such a table is refused (__hopper_single_output), everything else about it works.
+-- training_summary: the training table's summary when packing validation data (its classes).
+CREATE FUNCTION madlib.__hopper_multi_preprocess(source_table text, output_table text, dependent_varname text,
+                                                 independent_varname text, buffer_size integer, normalizing_const real,
+                                                 num_classes integer[], training_summary regclass)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    src regclass := source_table::regclass;
+    out text := madlib.__hopper_quote_name(output_table);
+    summary text := madlib.__hopper_quote_name(output_table, '_summary');
+    ys text[] := ARRAY(SELECT (parse_ident(btrim(c)))[1] FROM unnest(string_to_array(dependent_varname, ',')) c);
+    xs text[] := ARRAY(SELECT (parse_ident(btrim(c)))[1] FROM unnest(string_to_array(independent_varname, ',')) c);
+    types text[];
+    classes text[];
+    counts int4[] := '{}';
+    cols text := '';
+    shapes text := '';
+    summary_cols text := '';
+    not_null text;
+    unseen text;
+    rows int8;
+    y text;
+    x text;
+    i int;
+BEGIN
+    SELECT array_agg(format_type(a.atttypid, a.atttypmod) ORDER BY u.i) INTO types
+    FROM unnest(ys) WITH ORDINALITY u(n, i) JOIN pg_attribute a ON a.attrelid = src AND a.attname = u.n AND NOT a.attisdropped;
+    IF cardinality(types) IS DISTINCT FROM cardinality(ys) THEN
+        RAISE EXCEPTION 'dependent_varname % names a column that % does not have', dependent_varname, source_table
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    IF num_classes IS NOT NULL AND cardinality(num_classes) <> cardinality(ys) THEN
+        RAISE EXCEPTION 'num_classes % must have one value per dependent variable (%)', num_classes, cardinality(ys)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF training_summary IS NOT NULL THEN
+        EXECUTE format('SELECT normalizing_const FROM %s', training_summary) INTO normalizing_const;
+    END IF;
+    not_null := (SELECT string_agg(format('%I IS NOT NULL', n), ' AND ') FROM unnest(ys || xs) n);
+    FOR i IN 1 .. cardinality(ys) LOOP
+        y := ys[i];
+        IF training_summary IS NULL THEN
+            EXECUTE format('SELECT ARRAY(SELECT DISTINCT %I FROM %s WHERE %I IS NOT NULL ORDER BY 1)::text[]', y, src, y) INTO classes;
+            IF num_classes[i] < cardinality(classes) THEN
+                RAISE EXCEPTION 'num_classes % is less than the % classes of %', num_classes[i], cardinality(classes), y
+                    USING ERRCODE = 'invalid_parameter_value';
+            END IF;
+            classes := classes || array_fill(NULL::text, ARRAY[GREATEST(COALESCE(num_classes[i], 0) - cardinality(classes), 0)]);
+        ELSE
+            EXECUTE format('SELECT %I FROM %s', y || '_class_values', training_summary) INTO classes;
+            EXECUTE format('SELECT string_agg(DISTINCT %1$I::text, '', '') FROM %2$s WHERE %1$I IS NOT NULL AND NOT %1$I::text = ANY ($1)',
+                           y, src) INTO unseen USING classes;
+            IF unseen IS NOT NULL THEN
+                RAISE EXCEPTION 'class values % of % do not occur in the training data', unseen, y
+                    USING ERRCODE = 'data_exception';
+            END IF;
+        END IF;
+        counts := counts || cardinality(classes);
+        cols := cols || format(', array_agg(ARRAY(SELECT ((c.v = s.%1$I::text) IS TRUE)::int4::float4
+                                                   FROM unnest(%2$L::text[]) WITH ORDINALITY c(v, k) ORDER BY c.k) ORDER BY s.n) AS %1$I',
+                               y, classes);
+        summary_cols := summary_cols || format(', %L::text[] AS %I', classes, y || '_class_values');
+    END LOOP;
+    FOREACH x IN ARRAY xs LOOP
+        cols := cols || format(', array_agg(ARRAY(SELECT (v / %2$s)::float4 FROM unnest(s.%1$I) v) ORDER BY s.n) AS %1$I',
+                               x, COALESCE(normalizing_const, 1.0));
+    END LOOP;
+    FOREACH x IN ARRAY ys || xs LOOP
+        shapes := shapes || format(', ADD COLUMN %I int4[]', x || '_shape');
+    END LOOP;
+    EXECUTE format('SELECT count(*) FROM %s WHERE %s', src, not_null) INTO rows;
+    IF rows = 0 THEN
+        RAISE EXCEPTION 'no rows to pack' USING ERRCODE = 'data_exception', DETAIL = format('%s has no row without NULLs.', source_table);
+    END IF;
+    buffer_size := COALESCE(buffer_size, rows);
+    EXECUTE format('CREATE TABLE %s AS SELECT (s.n / $1)::int4 AS buffer_id %s
+                    FROM (SELECT row_number() OVER (ORDER BY random()) - 1 AS n, * FROM %s WHERE %s) s
+                    GROUP BY s.n / $1', out, cols, src, not_null) USING buffer_size;
+    EXECUTE format('ALTER TABLE %s %s', out, substr(shapes, 2));
+    EXECUTE format('UPDATE %s SET %s', out, (SELECT string_agg(format('%I = ARRAY[array_length(%I, 1), array_length(%I, 2)]',
+                                                                      n || '_shape', n, n), ', ') FROM unnest(ys || xs) n));
+    EXECUTE format('CREATE TABLE %s AS SELECT $1 AS source_table, $2 AS output_table, $3 AS dependent_varname,
+                        $4 AS independent_varname, $5 AS dependent_vartype %s, $6 AS buffer_size,
+                        $7 AS normalizing_const, $8 AS num_classes, ''all_segments''::text AS distribution_rules,
+                        ''all_segments''::text AS __internal_gpu_config__', summary, summary_cols)
+        USING src::text, output_table, ys, xs, types, buffer_size, COALESCE(normalizing_const, 1.0), counts;
+END $$;
+
+-- hopper trains models of one output: data packed with several dependent variables is refused for
+-- training (0A000), naming the limitation.
+CREATE FUNCTION madlib.__hopper_single_output(source_table text) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF source_table IS NOT NULL AND EXISTS (
+           SELECT 1 FROM pg_attribute a
+           WHERE a.attrelid = to_regclass(madlib.__hopper_quote_name(source_table, '_summary'))
+             AND a.attname = 'dependent_varname' AND a.atttypid = 'text[]'::regtype AND NOT a.attisdropped) THEN
+        PERFORM madlib.__hopper_unsupported(format('training on %s (several dependent variables: multi-output models)', source_table),
+                                            'hopper''s models have one input and one output; such data packs as MADlib packs it, but hopper cannot train on it.',
+                                            'Pack one dependent variable to train a model of it.');
+    END IF;
+END $$;
+
 CREATE FUNCTION madlib.__hopper_training_preprocessor_dl(source_table text, output_table text, dependent_varname text,
                                                          independent_varname text, buffer_size integer,
                                                          normalizing_const real, num_classes integer[], distribution_rules text)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    found integer;
     read_table text;
 BEGIN
     PERFORM madlib.__hopper_required_table(source_table, 'source_table', 'input');
@@ -362,20 +500,24 @@ BEGIN
     PERFORM madlib.__hopper_required(dependent_varname IS NOT NULL, 'dependent_varname');
     PERFORM madlib.__hopper_required(independent_varname IS NOT NULL, 'independent_varname');
     PERFORM madlib.__hopper_distribution_rules(distribution_rules);
+    IF dependent_varname LIKE '%,%' THEN
+        PERFORM madlib.__hopper_multi_preprocess(source_table, output_table, dependent_varname, independent_varname,
+                                                 buffer_size, normalizing_const, num_classes, NULL);
+        RETURN;
+    END IF;
+    -- num_classes (MADlib 2.x: one per dependent variable): more than the data's classes pads the
+    -- one-hot vectors for classes still to come, as MADlib does (hopper names them <padding 1>, ...;
+    -- MADlib's views of the class values show them NULL: __hopper_madlib_classes).
+    IF cardinality(num_classes) > 1 THEN
+        PERFORM madlib.__hopper_unsupported(format('num_classes %s (one per dependent variable)', num_classes),
+                                            'hopper packs one dependent variable.',
+                                            'Pass one dependent variable and one num_classes.');
+    END IF;
     read_table := madlib.__hopper_flat_source(source_table, independent_varname, dependent_varname);
     PERFORM hopper.preprocess(read_table, output_table, dependent_varname, independent_varname,
-                              buffer_size => buffer_size, normalizing_const => COALESCE(normalizing_const, 1.0));
+                              buffer_size => buffer_size, normalizing_const => COALESCE(normalizing_const, 1.0),
+                              num_classes => num_classes[1]);
     PERFORM madlib.__hopper_flat_source_done(output_table, source_table, read_table);
-    -- num_classes (MADlib 2.x: one per dependent variable): as many classes as the data has is what
-    -- hopper packs anyway; more (MADlib pads the one-hot vectors for classes to come) it cannot.
-    IF num_classes IS NOT NULL THEN
-        EXECUTE format('SELECT num_classes FROM %s', madlib.__hopper_quote_name(output_table, '_summary')::regclass) INTO found;
-        IF cardinality(num_classes) <> 1 OR num_classes[1] IS DISTINCT FROM found THEN
-            PERFORM madlib.__hopper_unsupported(format('num_classes %s (the data has %s classes)', num_classes, found),
-                                                'hopper takes the classes from the data (the summary lists them).',
-                                                'Leave out num_classes.');
-        END IF;
-    END IF;
     PERFORM madlib.__hopper_madlib_packed(output_table, source_table, dependent_varname, independent_varname);
 END $$;
 
@@ -403,6 +545,12 @@ BEGIN
     PERFORM madlib.__hopper_required(independent_varname IS NOT NULL, 'independent_varname');
     PERFORM madlib.__hopper_required_table(training_preprocessor_table, 'training_preprocessor_table', 'input');
     PERFORM madlib.__hopper_distribution_rules(distribution_rules);
+    IF dependent_varname LIKE '%,%' THEN
+        PERFORM madlib.__hopper_multi_preprocess(source_table, output_table, dependent_varname, independent_varname,
+                                                 buffer_size, NULL,
+                                                 NULL, madlib.__hopper_quote_name(training_preprocessor_table, '_summary')::regclass);
+        RETURN;
+    END IF;
     read_table := madlib.__hopper_flat_source(source_table, independent_varname, dependent_varname);
     PERFORM hopper.preprocess_validation(read_table, output_table, dependent_varname, independent_varname,
                                          training_preprocessor_table, buffer_size => buffer_size);
@@ -574,12 +722,16 @@ END;
 -- hopper.fit claims model and its _summary and _info before it trains (42P07 if one exists); the
 -- MADlib columns are added afterwards to the tables it made, named through __hopper_quote_name.
 -- model_name: the output's name as the caller wrote it, for MADlib's summary column model.
+-- MADlib's training loss and metrics are those of the weights at the end of each evaluated
+-- iteration (a pass over the training data), so hopper_madlib's training functions run with
+-- hopper.training_metrics = exact (hopper's default is the running mean over the iteration's
+-- minibatches): a warm start of frozen layers reports the loss the run before ended with, as MADlib's.
 CREATE FUNCTION madlib.__hopper_keras_fit(source_table text, model text, model_arch_table text, model_id integer,
                                           compile_params text, fit_params text, num_iterations integer,
                                           use_gpus boolean, validation_table text, metrics_compute_frequency integer,
                                           warm_start boolean, name text, description text, object_table text,
                                           model_name text)
-RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp SET hopper.training_metrics = exact AS $$
 DECLARE
     arch jsonb;
     weights bytea;
@@ -608,6 +760,7 @@ BEGIN
         start := hopper.create_checkpoint(weights, metadata => jsonb_build_object(
                      'source', 'madlib.madlib_keras_fit transfer learning', 'model_arch_table', model_arch_table, 'model_id', model_id));
     END IF;
+    PERFORM madlib.__hopper_single_output(source_table);
     CALL hopper.fit(source_table, model, arch, madlib.__hopper_compile_params(compile_params),
                     COALESCE(madlib.__hopper_fit_params(fit_params), ''), num_iterations,
                     validation_table, COALESCE(metrics_compute_frequency, num_iterations), COALESCE(warm_start, false),
@@ -630,13 +783,15 @@ BEGIN
     EXECUTE format('UPDATE %1$s s SET model = $1, model_id = $2, compile_params = i.compile_params,
         fit_params = i.fit_params, object_table = NULL, use_gpus = false, model_type = i.model_type, model_size = i.model_size,
         metrics_elapsed_time = i.metrics_elapsed_time, madlib_version = ''hopper '' || s.hopper_version,
-        num_classes = cardinality(s.class_values), metrics_type = i.metrics_type, loss_type = i.loss_type,
+        num_classes = cardinality(s.class_values), metrics_type = COALESCE(n.metrics, i.metrics_type),
+        loss_type = COALESCE(n.loss, i.loss_type),
         training_metrics_final = i.training_metrics_final, training_loss_final = i.training_loss_final,
         training_metrics = i.training_metrics, training_loss = i.training_loss,
         validation_metrics_final = i.validation_metrics_final, validation_loss_final = i.validation_loss_final,
-        validation_metrics = i.validation_metrics, validation_loss = i.validation_loss FROM %2$s i',
+        validation_metrics = i.validation_metrics, validation_loss = i.validation_loss
+        FROM %2$s i, madlib.__hopper_compile_names($3) n',
         summary, madlib.__hopper_quote_name(model, '_info')::regclass)
-        USING model_name, model_id;
+        USING model_name, model_id, compile_params;
     PERFORM madlib.__hopper_class_values_column(summary);
     -- MADlib's single-model fit makes model and model_summary only: scripts drop those two before
     -- fitting again, so hopper's _info (now in the summary) goes.
@@ -678,7 +833,7 @@ CREATE FUNCTION madlib.__hopper_keras_fit_multiple_model(source_table text, mode
                                                          use_gpus boolean, validation_table text,
                                                          metrics_compute_frequency integer, warm_start boolean, name text,
                                                          description text, model_name text)
-RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp SET hopper.training_metrics = exact AS $$
 BEGIN
     PERFORM madlib.__hopper_required_table(source_table, 'source_table', 'input');
     PERFORM madlib.__hopper_required_table(model_output_table, 'model_output_table', 'output');
@@ -687,6 +842,7 @@ BEGIN
     -- use_caching: hopper keeps the packed buffers of a run in memory anyway (hopper.buffer_cache_mb).
     PERFORM madlib.__hopper_no_gpus(use_gpus, NULL);
     PERFORM madlib.__hopper_input_exists(validation_table, 'validation_table');
+    PERFORM madlib.__hopper_single_output(source_table);
     CALL hopper.fit_multiple(source_table, model_output_table, model_selection_table, num_iterations, validation_table,
                              metrics_compute_frequency, COALESCE(warm_start, false), name, description);
     PERFORM madlib.__hopper_madlib_shape(model_output_table);
@@ -707,6 +863,63 @@ BEGIN ATOMIC
                warm_start, name, description, model_output_table);
 END;
 
+-- MADlib's automl_method 'hyperopt' ('num_configs=20, num_iterations=5, algorithm=tpe', its defaults):
+-- num_configs configurations, each trained num_iterations iterations. Hyperopt's TPE draws its first
+-- 20 trials (n_startup_jobs) at random from the space, and 'rand' draws every one so: hopper draws
+-- them with random search (generate_model_configs) and trains them together by model hopping
+-- (fit_multiple). TPE's model-guided trials beyond the 20th have no counterpart: refused (0A000).
+CREATE FUNCTION madlib.__hopper_hyperopt(source_table text, model_output_table text, model_arch_table text,
+                                         model_selection_table text, model_id_list integer[], compile_params_grid text,
+                                         fit_params_grid text, automl_params text, random_state integer,
+                                         validation_table text, metrics_compute_frequency integer, name text,
+                                         description text, model_name text)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    p record;
+    num_configs integer := 20;
+    num_iterations integer := 5;
+    algorithm text := 'tpe';
+    summary regclass;
+BEGIN
+    FOR p IN SELECT lower(btrim(split_part(kv, '=', 1))) AS k, btrim(split_part(kv, '=', 2)) AS v
+             FROM regexp_split_to_table(COALESCE(automl_params, ''), ',') kv
+             WHERE btrim(kv) <> '' LOOP
+        IF p.k = 'num_configs' THEN num_configs := p.v::integer;
+        ELSIF p.k = 'num_iterations' THEN num_iterations := p.v::integer;
+        ELSIF p.k = 'algorithm' THEN algorithm := lower(p.v);
+        ELSE
+            RAISE EXCEPTION 'unknown automl_params key "%"', p.k USING ERRCODE = 'invalid_parameter_value',
+                HINT = 'Hyperopt takes num_configs, num_iterations and algorithm, e.g. ''num_configs=20, num_iterations=5, algorithm=tpe''.';
+        END IF;
+    END LOOP;
+    IF algorithm NOT IN ('tpe', 'rand') THEN
+        RAISE EXCEPTION 'unknown hyperopt algorithm "%"', algorithm USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'Valid values are tpe and rand.';
+    END IF;
+    IF num_configs IS NULL OR num_configs < 1 OR num_iterations IS NULL OR num_iterations < 1 THEN
+        RAISE EXCEPTION 'num_configs and num_iterations must be positive' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF algorithm = 'tpe' AND num_configs > 20 THEN
+        PERFORM madlib.__hopper_unsupported(format('automl_method ''hyperopt'' with algorithm=tpe and num_configs=%s', num_configs),
+                                            'Hyperopt''s TPE draws its first 20 configurations at random, as hopper does; it guides the later ones by a model of the results so far, which hopper does not.',
+                                            'Use num_configs of 20 or fewer, algorithm=rand, or automl_method => ''hyperband''.');
+    END IF;
+    PERFORM madlib.__hopper_single_output(source_table);
+    PERFORM hopper.generate_model_configs(model_arch_table, model_selection_table, model_id_list,
+                                          madlib.__hopper_space(compile_params_grid, 'compile_params_grid'),
+                                          madlib.__hopper_space(fit_params_grid, 'fit_params_grid'),
+                                          'random', num_configs, random_state);
+    CALL hopper.fit_multiple(source_table, model_output_table, model_selection_table, num_iterations, validation_table,
+                             metrics_compute_frequency, false, name, description);
+    PERFORM madlib.__hopper_madlib_shape(model_output_table);
+    PERFORM madlib.__hopper_multi_summary(model_output_table, model_name);
+    summary := madlib.__hopper_quote_name(model_output_table, '_summary')::regclass;
+    EXECUTE format('ALTER TABLE %s ADD COLUMN automl_method text, ADD COLUMN automl_params text, ADD COLUMN random_state int4',
+                   summary);
+    EXECUTE format('UPDATE %s SET automl_method = ''hyperopt'', automl_params = $1, random_state = $2', summary)
+        USING format('num_configs=%s, num_iterations=%s, algorithm=%s', num_configs, num_iterations, algorithm), random_state;
+END $$;
+
 CREATE FUNCTION madlib.__hopper_keras_automl(source_table text, model_output_table text, model_arch_table text,
                                              model_selection_table text, model_id_list integer[],
                                              compile_params_grid text, fit_params_grid text,
@@ -715,7 +928,7 @@ CREATE FUNCTION madlib.__hopper_keras_automl(source_table text, model_output_tab
                                              use_gpus boolean, validation_table text,
                                              metrics_compute_frequency integer, name text,
                                              description text, model_name text)
-RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp SET hopper.training_metrics = exact AS $$
 DECLARE
     info regclass;
     p record;
@@ -733,8 +946,10 @@ BEGIN
     PERFORM madlib.__hopper_input_exists(validation_table, 'validation_table');
     automl_method := COALESCE(automl_method, 'hyperband');
     IF lower(automl_method) = 'hyperopt' THEN
-        PERFORM madlib.__hopper_unsupported('automl_method ''hyperopt''', 'hopper searches by Hyperband and successive halving.',
-                                            'Use automl_method => ''hyperband''.');
+        PERFORM madlib.__hopper_hyperopt(source_table, model_output_table, model_arch_table, model_selection_table,
+                                         model_id_list, compile_params_grid, fit_params_grid, automl_params, random_state,
+                                         validation_table, metrics_compute_frequency, name, description, model_name);
+        RETURN;
     END IF;
     FOR p IN SELECT lower(btrim(split_part(kv, '=', 1))) AS k, btrim(split_part(kv, '=', 2)) AS v
              FROM regexp_split_to_table(COALESCE(automl_params, ''), ',') kv
@@ -747,6 +962,7 @@ BEGIN
                 HINT = 'Hyperband takes R, eta and skip_last, e.g. ''R=6, eta=3, skip_last=0''.';
         END IF;
     END LOOP;
+    PERFORM madlib.__hopper_single_output(source_table);
     CALL hopper.fit_automl(source_table, model_output_table, model_arch_table, model_selection_table, model_id_list,
                            madlib.__hopper_space(compile_params_grid, 'compile_params_grid'),
                            madlib.__hopper_space(fit_params_grid, 'fit_params_grid'),
@@ -804,10 +1020,24 @@ BEGIN
     -- AS claims the output's name before hopper.evaluate runs. loss_type: from the _info of several
     -- models (fit_multiple_model, automl), else from the summary of one (madlib_keras_fit).
     info := to_regclass(madlib.__hopper_quote_name(model_table, '_info'));
+    -- As MADlib: mst_key picks one of several models (fit_multiple_model, automl) only.
+    IF mst_key IS NOT NULL AND info IS NULL THEN
+        RAISE EXCEPTION 'mst_key % is given for %, a table of one model', mst_key, model_table
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'Leave out mst_key: it picks one of the models of fit_multiple_model.';
+    END IF;
+    -- A model table in MADlib's shape (model_weights) keeps its model_arch, as MADlib requires.
+    IF EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = madlib.__hopper_quote_name(model_table)::regclass
+               AND a.attname = 'model_weights' AND NOT a.attisdropped)
+       AND NOT EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = madlib.__hopper_quote_name(model_table)::regclass
+                       AND a.attname = 'model_arch' AND NOT a.attisdropped) THEN
+        RAISE EXCEPTION 'model table % has no model_arch column', model_table USING ERRCODE = 'undefined_column',
+            DETAIL = 'MADlib''s model tables keep the architecture beside the weights.';
+    END IF;
     EXECUTE format('CREATE TABLE %s AS
         SELECT e.loss, (SELECT v.value::float8 FROM jsonb_each_text(e.metrics) v LIMIT 1) AS metric,
-               ARRAY(SELECT v.key FROM jsonb_each_text(e.metrics) v LIMIT 1) AS metrics_type,
-               (SELECT i.loss_type FROM %s i WHERE %s) AS loss_type
+               COALESCE((SELECT i.metrics_type[1:1] FROM %2$s i WHERE %3$s),
+                        ARRAY(SELECT v.key FROM jsonb_each_text(e.metrics) v LIMIT 1)) AS metrics_type,
+               (SELECT i.loss_type FROM %2$s i WHERE %3$s) AS loss_type
         FROM hopper.evaluate($1, $2, $3) e',
         madlib.__hopper_quote_name(output_table),
         COALESCE(info, madlib.__hopper_quote_name(model_table, '_summary')::regclass),
@@ -895,7 +1125,8 @@ BEGIN
     EXECUTE format('SELECT response_type, dependent_varname, class_values FROM %s',
                    madlib.__hopper_quote_name(model_table, '_summary')::regclass) INTO s;
     IF s.response_type = 'classification' THEN
-        PERFORM madlib.__hopper_predict_rows(output_table, id_col, pred_type, s.dependent_varname, s.class_values);
+        PERFORM madlib.__hopper_predict_rows(output_table, id_col, pred_type, s.dependent_varname,
+                                             madlib.__hopper_madlib_classes(s.class_values));
     END IF;
 END $$;
 

@@ -11,8 +11,9 @@ CREATE OR REPLACE FUNCTION hopper.preprocess(
     response_type text DEFAULT 'auto',
     segment_placement text DEFAULT NULL,
     exclude_columns text DEFAULT NULL,
-    columns jsonb DEFAULT NULL)
+    columns jsonb DEFAULT NULL,
+    num_classes integer DEFAULT NULL)
 RETURNS void
 AS 'MODULE_PATHNAME', 'preprocess' LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION hopper.preprocess(text, text, text, text, integer, integer, double precision, text, bigint, text, text, text, jsonb) IS
-'packs source_table into minibatch buffers (float32, classes one-hot encoded, rows shuffled with seed, features divided by normalizing_const and optionally scaled: none, standardize, minmax) spread over num_segments segments; writes output_table (partitioned by dist_key; on Citus distributed by dist_key, one segment per shard, or per worker node with segment_placement => ''worker'') and output_table_summary. independent_varname is a numeric array column, a list of columns, or * (every column but the dependent one and exclude_columns): numbers, booleans, text, enums, dates and timestamps, with NULLs, are encoded by a feature recipe (per-column options in columns) stored in the summary''s feature_recipe';
+COMMENT ON FUNCTION hopper.preprocess(text, text, text, text, integer, integer, double precision, text, bigint, text, text, text, jsonb, integer) IS
+'packs source_table into minibatch buffers (float32, classes one-hot encoded, rows shuffled with seed, features divided by normalizing_const and optionally scaled: none, standardize, minmax) spread over num_segments segments; writes output_table (partitioned by dist_key; on Citus distributed by dist_key, one segment per shard, or per worker node with segment_placement => ''worker'') and output_table_summary. independent_varname is a numeric array column, a list of columns, or * (every column but the dependent one and exclude_columns): numbers, booleans, text, enums, dates and timestamps, with NULLs, are encoded by a feature recipe (per-column options in columns) stored in the summary''s feature_recipe. num_classes (classification) pads the one-hot vectors beyond the data''s classes with classes named <padding 1>, <padding 2>, ... for classes still to come';

@@ -219,7 +219,7 @@ Counts count_and_check(Spi& spi, const Source& src, Response response, const cha
     return c;
 }
 
-std::vector<std::string> read_class_values(Spi& spi, const Source& src) {
+std::vector<std::string> read_class_values(Spi& spi, const Source& src, int num_classes) {
     spi.execute("SELECT DISTINCT " + src.y_expr + " FROM " + src.table.quoted() + src.row_filter + " ORDER BY 1");
     if (spi.rows() > uint64_t(kMaxClasses))
         fail(ErrorKind::Limit, "too many distinct class values",
@@ -228,9 +228,28 @@ std::vector<std::string> read_class_values(Spi& spi, const Source& src) {
              "Is it a regression target? Pass response_type => 'regression'.");
     std::vector<std::string> values;
     for (uint64_t r = 0; r < spi.rows(); ++r) values.push_back(spi.text(r, 0));
+    if (num_classes > 0) {
+        if (std::size_t(num_classes) < values.size())
+            fail(ErrorKind::InvalidParameter,
+                 "num_classes " + std::to_string(num_classes) + " is less than the " + std::to_string(values.size()) +
+                     " classes of the data",
+                 "", "num_classes must be at least the number of distinct class values.");
+        // Padded classes come after the data's, so a class still to come never shifts those.
+        const std::size_t data_classes = values.size();
+        for (std::size_t k = 1; values.size() < std::size_t(num_classes); ++k) {
+            const std::string name = "<padding " + std::to_string(k) + ">";
+            if (std::find(values.begin(), values.begin() + long(data_classes), name) !=
+                values.begin() + long(data_classes))
+                fail(ErrorKind::Data, "the dependent column has a class value \"" + name + "\"",
+                     "num_classes names the classes it adds \"<padding 1>\", \"<padding 2>\", ...",
+                     "Leave out num_classes, or rename that class.");
+            values.push_back(name);
+        }
+    }
     if (values.size() < 2)
         fail(ErrorKind::Data, "classification needs at least two classes",
-             "The dependent column has only the value " + (values.empty() ? std::string("(none)") : values[0]) + ".");
+             "The dependent column has only the value " + (values.empty() ? std::string("(none)") : values[0]) + ".",
+             "Pass num_classes for classes still to come.");
     return values;
 }
 
@@ -742,9 +761,16 @@ PackedInfo pack_table(Spi& spi, const PackOptions& opt) {
     // divides by normalizing_const.
     layout.scale_kind = recipe ? ScaleKind::None : scale;
     layout.response = choose_response(opt.response_type, src);
+    if (opt.num_classes > 0 && layout.response != Response::Classification)
+        fail(ErrorKind::InvalidParameter, "num_classes applies to classification only",
+             "The dependent column \"" + src.dependent + "\" is packed for regression.",
+             "Leave out num_classes, or pass response_type => 'classification' for integer labels.");
     Counts c = count_and_check(spi, src, layout.response, "source table");
+    // Fewer rows than the default number of segments (a table of one row) go on as many segments;
+    // a number of segments asked for is kept (plan_buffers refuses it).
+    if (opt.num_segments == 0 && c.rows > 0 && c.rows < num_segments) num_segments = int(c.rows);
     if (layout.response == Response::Classification) {
-        layout.class_values = read_class_values(spi, src);
+        layout.class_values = read_class_values(spi, src, opt.num_classes);
         layout.y_dim = int(layout.class_values.size());
     } else {
         layout.y_dim = c.y_dim;
@@ -800,6 +826,12 @@ HOPPER_FUNCTION(preprocess) {
     opt.segment_placement = arg_text_or(fcinfo, 10, "");
     opt.exclude_columns = arg_text_or(fcinfo, 11, "");
     opt.columns_json = arg_jsonb_or(fcinfo, 12, "");
+    if (std::optional<int64_t> n = arg_int_opt(fcinfo, 13)) {
+        if (*n < 2 || *n > kMaxClasses)
+            fail(ErrorKind::InvalidParameter, "num_classes must be between 2 and " + std::to_string(kMaxClasses),
+                 "It is " + std::to_string(*n) + ".");
+        opt.num_classes = int(*n);
+    }
     Spi spi;
     PackedInfo info = pack_table(spi, opt);
     notice("packed " + std::to_string(info.num_rows) + " rows into " + std::to_string(info.num_buffers) +

@@ -28,6 +28,9 @@ struct PackOptions {
     // Tables as they are (tabular.h): "" when not given.
     std::string exclude_columns;
     std::string columns_json;
+    // Classification: 0, or the number of classes the one-hot vectors hold when that is more than the
+    // data's (MADlib's num_classes: room for classes still to come, named "<padding 1>", ...).
+    int num_classes = 0;
     // Validation data laid out as a model's training data was (hopper.evaluate on a table's raw
     // rows): used instead of reading training_packed_table's summary. Such a packed table is a
     // scratch table of the caller's, not recorded as one hopper made for users.

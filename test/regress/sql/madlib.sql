@@ -216,6 +216,43 @@ SELECT madlib.madlib_keras_predict_byom('image_arch', 1, 'image_data', 'id', 'rg
 SELECT count(*) AS predicted, count(*) FILTER (WHERE b.class_value = p.class_value) AS as_predict
 FROM image_predict_byom b JOIN image_predict p USING (id);
 SELECT count(*) AS flattened_copies_left FROM pg_class WHERE relname = '__hopper_flat_source';
+-- num_classes beyond the data's classes (MADlib's padding): one-hot vectors of 5, the padded classes
+-- NULL in MADlib's class values; the model has 5 outputs, and predictions name the padded classes NULL.
+SELECT madlib.training_preprocessor_dl('image_data', 'image_pad_packed', 'species', 'rgb', 26, 255, ARRAY[5]);
+SELECT rgb_shape, species_shape, buffer_id FROM image_pad_packed ORDER BY buffer_id;
+SELECT species_class_values, num_classes FROM image_pad_packed_summary;
+SELECT madlib.validation_preprocessor_dl('image_data', 'image_pad_val', 'species', 'rgb', 'image_pad_packed');
+SELECT DISTINCT species_shape[2] AS classes FROM image_pad_val;
+SELECT madlib.load_keras_model('image_pad_arch', $$
+{"class_name": "Sequential", "config": [{"class_name": "Flatten", "config": {"name": "flat", "batch_input_shape": [null, 2, 2, 3]}},
+ {"class_name": "Dense", "config": {"name": "out", "activation": "softmax", "units": 5}}], "backend": "tensorflow"}
+$$);
+SELECT madlib.madlib_keras_fit('image_pad_packed', 'image_pad_model', 'image_pad_arch', 1,
+    $$ loss='categorical_crossentropy', optimizer='adam', metrics=['accuracy'] $$, $$ batch_size=13 $$, 1, FALSE, 'image_pad_val');
+SELECT species_class_values, num_classes FROM image_pad_model_summary;
+SELECT madlib.madlib_keras_predict('image_pad_model', 'image_data', 'id', 'rgb', 'image_pad_predict');
+SELECT count(*) AS rows, count(DISTINCT id) AS ids, count(*) FILTER (WHERE class_value IS NULL) AS padded
+FROM image_pad_predict;
+SELECT madlib.madlib_keras_evaluate('image_pad_model', 'image_pad_val', 'image_pad_evaluate');
+SELECT metrics_type FROM image_pad_evaluate;
+-- Several dependent variables (MADlib's multi-input / multi-output data): packed as MADlib packs them,
+-- a column per variable with its shape, and MADlib's summary; training on them is refused (0A000).
+CREATE TABLE iris_mult AS SELECT id, attributes, attributes AS attributes2, class_text, class_text AS class_text2 FROM iris_data;
+SELECT madlib.training_preprocessor_dl('iris_mult', 'iris_mult_packed', 'class_text, class_text2', 'attributes, attributes2',
+                                       50, 255, ARRAY[3, 4]);
+SELECT buffer_id, attributes_shape, attributes2_shape, class_text_shape, class_text2_shape
+FROM iris_mult_packed ORDER BY buffer_id;
+SELECT count(*) FILTER (WHERE r[1] + r[2] + r[3] + r[4] = 1) AS one_hot_rows
+FROM iris_mult_packed, LATERAL (SELECT class_text2[i:i][1:4] AS m FROM generate_series(1, class_text2_shape[1]) i) q,
+     LATERAL (SELECT ARRAY(SELECT unnest(q.m)) AS r) o;
+SELECT dependent_varname, independent_varname, dependent_vartype, class_text_class_values, class_text2_class_values,
+       buffer_size, normalizing_const, num_classes, distribution_rules FROM iris_mult_packed_summary;
+SELECT madlib.validation_preprocessor_dl('iris_mult', 'iris_mult_val', 'class_text, class_text2', 'attributes, attributes2',
+                                         'iris_mult_packed');
+SELECT sum(class_text2_shape[1]) AS rows, max(class_text2_shape[2]) AS classes, max(attributes[1][1]) <= 1 AS normalized
+FROM iris_mult_val;
+SELECT madlib.madlib_keras_fit('iris_mult_packed', 'iris_mult_model', 'image_arch', 1,
+    $$ loss='categorical_crossentropy', optimizer='adam' $$, NULL, 1);
 -- distribution_rules: ignored on PostgreSQL, as MADlib does (its summary says all_segments).
 SELECT madlib.training_preprocessor_dl('image_data', 'image_data_gpu', 'species', 'rgb', NULL, 255, NULL, 'gpu_segments');
 SELECT distribution_rules FROM image_data_gpu_summary;
@@ -247,8 +284,40 @@ SELECT model, model_id, btrim(compile_params) AS compile_params, btrim(fit_param
        model_type, num_classes, class_values, metrics_type, loss_type, metrics_iters, use_gpus, object_table
 FROM iris_model_summary;
 SELECT octet_length(model_weights) > 0 AS has_weights, model_arch IS NOT NULL AS has_arch FROM iris_model;
+-- MADlib's training loss and metrics are those of the final weights of an iteration (hopper's exact
+-- training metrics): a model trained, then warm started with every layer frozen, reports the loss the
+-- first run ended with (MADlib's transfer_learning test; a running mean would differ).
+SELECT training_metrics_source FROM iris_model_summary;
+SELECT madlib.load_keras_model('warm_arch', $$
+{"class_name": "Sequential", "config": [
+ {"class_name": "Dense", "config": {"name": "h", "activation": "relu", "units": 5, "batch_input_shape": [null, 4]}},
+ {"class_name": "Dense", "config": {"name": "out", "activation": "softmax", "units": 3}}]}
+$$);
+SELECT madlib.load_keras_model('warm_arch', $$
+{"class_name": "Sequential", "config": [
+ {"class_name": "Dense", "config": {"name": "h", "activation": "relu", "units": 5, "batch_input_shape": [null, 4], "trainable": false}},
+ {"class_name": "Dense", "config": {"name": "out", "activation": "softmax", "units": 3, "trainable": false}}]}
+$$);
+SELECT madlib.madlib_keras_fit('iris_train_packed', 'warm_model', 'warm_arch', 1,
+    $$ loss='categorical_crossentropy', optimizer='adam', metrics=['accuracy'] $$, $$ batch_size=5 $$, 2);
+CREATE TABLE warm_first AS SELECT training_loss_final, training_metrics_final FROM warm_model_summary;
+SELECT madlib.madlib_keras_fit('iris_train_packed', 'warm_model', 'warm_arch', 2,
+    $$ loss='categorical_crossentropy', optimizer='adam', metrics=['accuracy'] $$, $$ batch_size=5 $$, 2, FALSE, NULL, 1, TRUE);
+SELECT abs(f.training_loss_final - s.training_loss[1]) < 1e-6 AS same_loss,
+       f.training_metrics_final = s.training_metrics[1] AS same_metric
+FROM warm_first f, warm_model_summary s;
 SELECT madlib.madlib_keras_evaluate('iris_model', 'iris_test_packed', 'iris_validate');
 SELECT metric > 0.8 AS accurate, loss < 1 AS low_loss, metrics_type, loss_type FROM iris_validate;
+-- The loss and metrics as compile_params names them, as MADlib reports them (metrics_type {mae}).
+SELECT madlib.madlib_keras_fit('iris_train_packed', 'iris_mae', 'model_arch_library', 1,
+    $$ optimizer=SGD(lr=0.01, decay=1e-6, nesterov=True), loss="categorical_crossentropy", metrics=['mae'] $$, $$ batch_size=5 $$, 1);
+SELECT metrics_type, loss_type FROM iris_mae_summary;
+SELECT madlib.madlib_keras_evaluate('iris_mae', 'iris_test_packed', 'iris_mae_evaluate');
+SELECT metrics_type, loss_type FROM iris_mae_evaluate;
+-- As MADlib: mst_key is for tables of several models; a MADlib-shaped model table needs its model_arch.
+SELECT madlib.madlib_keras_evaluate('iris_mae', 'iris_test_packed', 'iris_mae_evaluate2', FALSE, 1);
+ALTER TABLE iris_mae DROP COLUMN model_arch;
+SELECT madlib.madlib_keras_evaluate('iris_mae', 'iris_test_packed', 'iris_mae_evaluate2');
 SELECT madlib.madlib_keras_predict('iris_model', 'iris_test', 'id', 'attributes', 'iris_predict', 'response', FALSE);
 SELECT string_agg(attname, ', ' ORDER BY attnum) AS response_columns FROM pg_attribute
 WHERE attrelid = 'iris_predict'::regclass AND attnum > 0 AND NOT attisdropped;
@@ -382,6 +451,16 @@ SELECT model, model_info, automl_method, automl_params, random_state, num_classe
 -- Each configuration's bracket s and last round i, as in hopper.search_trials.
 SELECT count(*) AS trials, count(*) FILTER (WHERE s IS NOT NULL AND i IS NOT NULL) AS placed, max(s) AS brackets_from
 FROM automl_output_info;
+-- Hyperopt: num_configs configurations drawn at random (as TPE draws its first 20, and 'rand' all),
+-- each trained num_iterations iterations.
+SELECT madlib.madlib_keras_automl('iris_train_packed', 'hyperopt_output', 'model_arch_library', 'hyperopt_mst_table', ARRAY[1, 2],
+    $${'loss': ['categorical_crossentropy'], 'optimizer_params_list': [{'optimizer': ['Adam'], 'lr': [0.001, 0.1, 'log']}],
+       'metrics': ['accuracy']}$$, $${'batch_size': [4, 8], 'epochs': [1]}$$,
+    'hyperopt', 'num_configs=5, num_iterations=2, algorithm=tpe', 7, NULL, FALSE, 'iris_test_packed', 1);
+SELECT model, model_info, automl_method, automl_params, random_state, num_classes FROM hyperopt_output_summary;
+SELECT count(*) AS configs, count(DISTINCT mst_key) AS keys FROM hyperopt_mst_table;
+SELECT count(*) AS trained, min(cardinality(training_loss)) AS iterations FROM hyperopt_output_info;
+SELECT count(*) AS models FROM hyperopt_output;
 
 -- ---- what hopper cannot honour ----
 \set VERBOSITY terse
@@ -397,7 +476,8 @@ SELECT madlib.madlib_keras_fit('iris_train_packed', 'iris_gpu', 'no_such_arch_ta
 SELECT madlib.madlib_keras_fit('iris_train_packed', 'iris_gpu', 'model_arch_library', 1,
     $$ loss='categorical_crossentropy', optimizer='adam' $$, NULL, 1, NULL, 'table_does_not_exist');
 SELECT madlib.madlib_keras_fit_multiple_model('iris_train_packed', 'iris_gpu', 'mst_table', 1, FALSE, 'table_does_not_exist');
-SELECT madlib.training_preprocessor_dl('iris_train', 'iris_x', 'class_text', 'attributes', NULL, 1.0, ARRAY[5]);
+SELECT madlib.training_preprocessor_dl('iris_train', 'iris_x', 'class_text', 'attributes', NULL, 1.0, ARRAY[2]);
+SELECT madlib.training_preprocessor_dl('iris_train', 'iris_x', 'class_text', 'attributes', NULL, 1.0, ARRAY[3, 3]);
 SELECT madlib.madlib_keras_predict('iris_model', 'iris_test', 'id', 'attributes', 'iris_x', 'most_likely');
 SELECT madlib.madlib_keras_predict('iris_model', 'iris_test', 'id', 'attributes', 'iris_x', 2.5);
 SELECT madlib.madlib_keras_predict_byom('model_arch_library', 1, 'iris_test', 'id', 'attributes', 'iris_x');
@@ -420,7 +500,11 @@ SELECT madlib.generate_model_configs('model_arch_library', 'mst_x', ARRAY[1],
 SELECT madlib.generate_model_configs('model_arch_library', 'mst_x', ARRAY[1], $$['not', 'a', 'dict']$$, '{}');
 SELECT madlib.generate_model_configs('model_arch_library', 'mst_x', ARRAY[1], $${'loss': [}$$, '{}');
 SELECT madlib.madlib_keras_automl('iris_train_packed', 'automl_x', 'model_arch_library', 'automl_x_mst', ARRAY[1],
-    $${'loss': ['categorical_crossentropy']}$$, '{}', 'hyperopt', NULL, NULL, NULL, FALSE, NULL, NULL, NULL, NULL, TRUE);
+    $${'loss': ['categorical_crossentropy']}$$, '{}', 'hyperopt', 'num_configs=21', NULL, NULL, FALSE, NULL, NULL, NULL, NULL, TRUE);
+SELECT madlib.madlib_keras_automl('iris_train_packed', 'automl_x', 'model_arch_library', 'automl_x_mst', ARRAY[1],
+    $${'loss': ['categorical_crossentropy']}$$, '{}', 'hyperopt', 'num_configs=2, algorithm=anneal');
+SELECT madlib.madlib_keras_automl('iris_train_packed', 'automl_x', 'model_arch_library', 'automl_x_mst', ARRAY[1],
+    $${'loss': ['categorical_crossentropy']}$$, '{}', 'hyperopt', 'R=6');
 SELECT madlib.madlib_keras_automl('iris_train_packed', 'automl_x', 'model_arch_library', 'automl_x_mst', ARRAY[1],
     $${'loss': ['categorical_crossentropy']}$$, '{}', 'hyperband', 'R=6, eta=1');
 SELECT madlib.madlib_keras_automl('iris_train_packed', 'automl_x', 'model_arch_library', 'automl_x_mst', ARRAY[1],

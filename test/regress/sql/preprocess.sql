@@ -80,3 +80,24 @@ SELECT count(*) AS leftovers FROM pg_class WHERE relnamespace = current_schema()
 CREATE TABLE "odd ""name"".x" AS SELECT * FROM points LIMIT 100;
 SELECT hopper.preprocess('"odd ""name"".x"', '"packed; odd"', 'label', 'x', num_segments => 1);
 SELECT num_rows FROM "packed; odd_summary";
+
+-- num_classes (MADlib's padding): one-hot vectors with room for classes still to come, named
+-- <padding 1>, ... after the data's; a table of one class then packs too. Fewer rows than the default
+-- number of segments go on as many segments (one row: one segment).
+SELECT hopper.preprocess('one_class', 'one_class_packed', 'label', 'x', num_classes => 3);
+SELECT class_values, num_classes, dependent_dim FROM one_class_packed_summary;
+SELECT DISTINCT dependent_var_shape[2] AS classes, dependent_var[1:1][1:3] FROM one_class_packed;
+CREATE TABLE one_row AS SELECT ARRAY[1.0]::float8[] AS x, 'cat'::text AS label;
+SELECT hopper.preprocess('one_row', 'one_row_packed', 'label', 'x', num_classes => 5);
+SELECT class_values, num_segments, num_buffers FROM one_row_packed_summary;
+SELECT hopper.preprocess('one_row', 'one_row_2', 'label', 'x', num_segments => 2, num_classes => 5);
+-- Validation data packed against it follows its classes (its outputs).
+SELECT hopper.preprocess_validation('one_class', 'one_class_val', 'label', 'x', 'one_class_packed');
+SELECT DISTINCT dependent_var_shape[2] AS classes FROM one_class_val;
+SELECT hopper.preprocess('points', 'o1', 'label', 'x', num_classes => 2);
+SELECT hopper.preprocess('points', 'o1', 'label', 'x', num_classes => 1);
+SELECT hopper.preprocess('points', 'o1', 'target', 'x', num_classes => 5);
+CREATE TABLE padding_named AS SELECT ARRAY[g]::float8[] AS x, (ARRAY['a', '<padding 1>'])[g % 2 + 1] AS label
+FROM generate_series(1, 10) g;
+SELECT hopper.preprocess('padding_named', 'o1', 'label', 'x', num_classes => 3);
+SELECT count(*) AS leftovers FROM pg_class WHERE relnamespace = current_schema()::regnamespace AND relname LIKE 'o1%';
