@@ -143,7 +143,12 @@ struct CompileParams {
 struct FitParams {
     int batch_size = 32;  // rows per optimizer step within a packed buffer
     int epochs = 1;       // passes over a segment's buffers per visit
-    uint64_t seed = 42;   // weight initialisation and dropout
+    uint64_t seed = 42;   // weight initialisation, dropout and reshuffling
+    // Keras' shuffle: every pass over a segment draws its minibatches from a new seeded permutation
+    // of all the segment's rows (Trainer::train_rows), as PyTorch's and Keras' loops reshuffle every
+    // epoch; false trains the buffers in order, in minibatches of consecutive rows, as packed (and
+    // as hopper did before 0.2.0).
+    bool shuffle = true;
 
     std::string to_json() const;
 };

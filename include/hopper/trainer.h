@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -54,12 +55,29 @@ public:
     // rows x output_dim row-major. Minibatches of fit.batch_size consecutive rows, one optimizer
     // step each. Once diverged, does nothing.
     void train_buffer(const float* x, const float* y, int rows);
+    // One pass over a segment's rows, given as its buffers in order (x rows x input_dim, y rows x
+    // output_dim, row-major). With fit.shuffle, the minibatches are drawn from a permutation of all
+    // the rows, seeded by fit.seed and the steps taken so far (so each pass draws another, the same
+    // on every engine and after a resume); without, train_buffer on each buffer in turn.
+    struct RowBlock {
+        const float* x;
+        const float* y;
+        int rows;
+    };
+    // on_rows(n) after every n rows trained (progress); the pass checks for interrupts between
+    // minibatches.
+    void train_rows(const std::vector<RowBlock>& blocks, const std::function<void(int)>& on_rows = {});
 
     // Starts/ends one visit of a segment (resets/keeps the last-visit loss figures).
     void begin_visit();
     void finish_visit();
 
 private:
+    // One optimizer step on n rows; false when the model diverged (training stops).
+    bool train_minibatch(const float* x, const float* y, int n);
+    bool params_finite() const;
+    void diverge();  // marks the model diverged, back to checkpoint_ if the parameters are not finite
+
     ModelConfig config_;
     Network net_;
     Optimizer optimizer_;
@@ -67,7 +85,8 @@ private:
     std::vector<float> grad_;
     TrainCounters counters_;
     std::unique_ptr<GradientWorkspace> workspace_;  // created on first use
-    std::vector<float> checkpoint_;                 // params at the start of train_buffer
+    std::vector<float> checkpoint_;                 // params at the start of train_buffer / train_rows
+    std::vector<float> gathered_x_, gathered_y_;    // a shuffled minibatch's rows
 };
 
 }  // namespace hopper

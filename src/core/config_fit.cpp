@@ -7,9 +7,8 @@ namespace hopper {
 namespace cfg {
 
 FitParams fit_from_object(const json& obj) {
-    static const std::vector<std::string> valid = {"batch_size", "epochs", "seed", "verbose"};
-    static const std::vector<std::string> unsupported = {"shuffle",
-                                                         "validation_split",
+    static const std::vector<std::string> valid = {"batch_size", "epochs", "seed", "shuffle", "verbose"};
+    static const std::vector<std::string> unsupported = {"validation_split",
                                                          "validation_data",
                                                          "callbacks",
                                                          "class_weight",
@@ -41,6 +40,10 @@ FitParams fit_from_object(const json& obj) {
             bad_value("seed", "", *it, "seed must be an integer between 0 and 9223372036854775807.");
         f.seed = static_cast<uint64_t>(v);
     }
+    if (auto it = obj.find("shuffle"); it != obj.end()) {
+        if (!it->is_boolean()) bad_value("shuffle", "", *it, "shuffle must be true or false.");
+        f.shuffle = it->get<bool>();
+    }
     // verbose: accepted and ignored, because MADlib users pass Keras's verbose=0 out of habit
     // and hopper reports progress through PostgreSQL instead. Only its type is checked.
     if (auto it = obj.find("verbose"); it != obj.end())
@@ -63,6 +66,9 @@ ojson fit_to_ojson(const FitParams& f) {
     j["batch_size"] = f.batch_size;
     j["epochs"] = f.epochs;
     j["seed"] = f.seed;
+    // Written only when off, so that configurations that do not mention it keep the canonical JSON
+    // they had before shuffle existed.
+    if (!f.shuffle) j["shuffle"] = false;
     return j;
 }
 

@@ -7,6 +7,8 @@
 #include <string>
 
 #include "hopper/error.h"
+#include "hopper/interrupt.h"
+#include "hopper/packing.h"
 #include "hopper/rng.h"
 
 namespace hopper {
@@ -15,6 +17,8 @@ namespace {
 // The gradient is used at a 64-byte aligned offset inside grad_ so that Eigen's loops round the
 // same way wherever the vector was allocated (see GradientWorkspace).
 constexpr std::size_t kGradPad = 64 / sizeof(float);
+// The random stream of reshuffling, apart from dropout's (which mixes the seed with the step alone).
+constexpr uint64_t kShuffleStream = 0x53485546464c45ULL;  // "SHUFFLE"
 float* aligned64(float* p) {
     const auto addr = reinterpret_cast<std::uintptr_t>(p);
     return p + ((64 - addr % 64) % 64) / sizeof(float);
@@ -80,65 +84,110 @@ void Trainer::begin_visit() {
 
 void Trainer::finish_visit() { ++counters_.visits; }
 
-void Trainer::train_buffer(const float* x, const float* y, int rows) {
-    if (counters_.diverged || rows <= 0) return;
-    if (!workspace_) workspace_ = std::make_unique<GradientWorkspace>(net_);
+bool Trainer::params_finite() const {
+    // A vectorised check: a double sum, serial by its rounding rules, cost ~5% of an epoch of the
+    // benchmark's MLP; it was finite exactly when every parameter is.
+    return Eigen::Map<const VectorF>(params_.data(), Eigen::Index(params_.size())).allFinite();
+}
 
-    const int in_dim = config_.arch.input_dim;
-    const int out_dim = config_.arch.output_dim();
-    const int batch = config_.fit.batch_size > 0 ? config_.fit.batch_size : rows;
+void Trainer::diverge() {
+    counters_.diverged = true;
+    if (!params_finite()) params_ = checkpoint_;
+}
+
+bool Trainer::train_minibatch(const float* x, const float* y, int n) {
     const double weight_decay = config_.compile.optimizer.weight_decay;
-    const Loss loss = config_.compile.loss;
     const auto& slices = net_.slices();
     float* params = params_.data();
     float* grad = aligned64(grad_.data());
+    ConstMatrixMap xb(x, config_.arch.input_dim, n);
+    ConstMatrixMap yb(y, config_.arch.output_dim(), n);
+    const double batch_loss = workspace_->loss_and_gradient(params, xb, yb, config_.compile.loss, grad,
+                                                            mix_seed(config_.fit.seed, counters_.steps),
+                                                            &config_.compile, &counters_.iteration_totals);
+    if (!std::isfinite(batch_loss)) {
+        diverge();
+        return false;
+    }
+    if (weight_decay != 0.0) {
+        const float wd = float(weight_decay);
+        // A plain loop: vectorised and scalar iterations compile to the same arithmetic. The
+        // weights are the kernels of Dense and Conv2D layers (units*inputs is 0 for the others:
+        // batch normalization's gamma and beta are not decayed, nor its moving statistics).
+        // Frozen layers are not updated: their gradient stays 0.
+        for (std::size_t l = 0; l < slices.size(); ++l) {
+            if (!config_.arch.layers[l].trainable) continue;
+            const LayerSlice& s = slices[l];
+            float* g = grad + s.weight_offset;
+            const float* w = params + s.weight_offset;
+            const std::size_t count = std::size_t(s.units) * std::size_t(s.inputs);
+            for (std::size_t i = 0; i < count; ++i) g[i] += wd * w[i];
+        }
+    }
+    optimizer_.apply(params, grad, counters_.steps);
+    workspace_->store_moving_statistics(params);
+    ++counters_.steps;
+    counters_.samples_seen += uint64_t(n);
+    counters_.last_visit_loss_sum += batch_loss;
+    counters_.last_visit_samples += uint64_t(n);
+    return true;
+}
 
+void Trainer::train_buffer(const float* x, const float* y, int rows) {
+    if (counters_.diverged || rows <= 0) return;
+    if (!workspace_) workspace_ = std::make_unique<GradientWorkspace>(net_);
+    const int in_dim = config_.arch.input_dim;
+    const int out_dim = config_.arch.output_dim();
+    const int batch = config_.fit.batch_size > 0 ? config_.fit.batch_size : rows;
     // Last known finite parameters, restored if an update makes them non-finite.
     checkpoint_.assign(params_.begin(), params_.end());
-    // All finite (a vectorised check: a double sum, serial by its rounding rules, cost ~5% of an
-    // epoch of the benchmark's MLP; it was finite exactly when every parameter is).
-    auto params_finite = [&] {
-        return Eigen::Map<const VectorF>(params_.data(), Eigen::Index(params_.size())).allFinite();
-    };
-    auto diverge = [&] {
-        counters_.diverged = true;
-        if (!params_finite()) params_ = checkpoint_;
-    };
-
     for (int start = 0; start < rows; start += batch) {
         const int n = std::min(batch, rows - start);
-        ConstMatrixMap xb(x + std::size_t(start) * in_dim, in_dim, n);
-        ConstMatrixMap yb(y + std::size_t(start) * out_dim, out_dim, n);
-        const double batch_loss =
-            workspace_->loss_and_gradient(params, xb, yb, loss, grad, mix_seed(config_.fit.seed, counters_.steps),
-                                          &config_.compile, &counters_.iteration_totals);
-        if (!std::isfinite(batch_loss)) {
-            diverge();
-            return;
-        }
-        if (weight_decay != 0.0) {
-            const float wd = float(weight_decay);
-            // A plain loop: vectorised and scalar iterations compile to the same arithmetic. The
-            // weights are the kernels of Dense and Conv2D layers (units*inputs is 0 for the others:
-            // batch normalization's gamma and beta are not decayed, nor its moving statistics).
-            // Frozen layers are not updated: their gradient stays 0.
-            for (std::size_t l = 0; l < slices.size(); ++l) {
-                if (!config_.arch.layers[l].trainable) continue;
-                const LayerSlice& s = slices[l];
-                float* g = grad + s.weight_offset;
-                const float* w = params + s.weight_offset;
-                const std::size_t count = std::size_t(s.units) * std::size_t(s.inputs);
-                for (std::size_t i = 0; i < count; ++i) g[i] += wd * w[i];
-            }
-        }
-        optimizer_.apply(params, grad, counters_.steps);
-        workspace_->store_moving_statistics(params);
-        ++counters_.steps;
-        counters_.samples_seen += uint64_t(n);
-        counters_.last_visit_loss_sum += batch_loss;
-        counters_.last_visit_samples += uint64_t(n);
+        if (!train_minibatch(x + std::size_t(start) * in_dim, y + std::size_t(start) * out_dim, n)) return;
     }
     // A finite loss can still come with an overflowing update: one sum per buffer catches it.
+    if (!params_finite()) diverge();
+}
+
+void Trainer::train_rows(const std::vector<RowBlock>& blocks, const std::function<void(int)>& on_rows) {
+    if (!config_.fit.shuffle) {
+        for (const RowBlock& b : blocks) {
+            check_interrupts();
+            train_buffer(b.x, b.y, b.rows);
+            if (on_rows) on_rows(b.rows);
+        }
+        return;
+    }
+    if (counters_.diverged) return;
+    // Block b holds the rows first[b] .. first[b + 1] - 1 of the segment.
+    std::vector<uint64_t> first(blocks.size() + 1, 0);
+    for (std::size_t b = 0; b < blocks.size(); ++b) first[b + 1] = first[b] + uint64_t(std::max(0, blocks[b].rows));
+    const uint64_t total = first.back();
+    if (total == 0) return;
+    if (!workspace_) workspace_ = std::make_unique<GradientWorkspace>(net_);
+    const int in_dim = config_.arch.input_dim;
+    const int out_dim = config_.arch.output_dim();
+    const uint64_t batch = config_.fit.batch_size > 0 ? uint64_t(config_.fit.batch_size) : total;
+    // The permutation depends on the seed and on the steps taken so far (the same for every engine,
+    // for a resumed run and for one that never stopped), so every pass draws another one.
+    const std::vector<uint64_t> order =
+        shuffled_order(total, mix_seed(config_.fit.seed, counters_.steps, kShuffleStream));
+    gathered_x_.resize(std::size_t(std::min(batch, total)) * std::size_t(in_dim));
+    gathered_y_.resize(std::size_t(std::min(batch, total)) * std::size_t(out_dim));
+    checkpoint_.assign(params_.begin(), params_.end());
+    for (uint64_t start = 0; start < total; start += batch) {
+        const int n = int(std::min(batch, total - start));
+        for (int i = 0; i < n; ++i) {
+            const uint64_t row = order[start + uint64_t(i)];
+            const std::size_t b = std::size_t(std::upper_bound(first.begin(), first.end(), row) - first.begin()) - 1;
+            const std::size_t r = std::size_t(row - first[b]);
+            std::copy_n(blocks[b].x + r * std::size_t(in_dim), in_dim, gathered_x_.data() + std::size_t(i) * in_dim);
+            std::copy_n(blocks[b].y + r * std::size_t(out_dim), out_dim, gathered_y_.data() + std::size_t(i) * out_dim);
+        }
+        check_interrupts();
+        if (!train_minibatch(gathered_x_.data(), gathered_y_.data(), n)) return;
+        if (on_rows) on_rows(n);
+    }
     if (!params_finite()) diverge();
 }
 

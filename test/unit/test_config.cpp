@@ -48,7 +48,7 @@ bool same(const CompileParams& a, const CompileParams& b) {
 }
 
 bool same(const FitParams& a, const FitParams& b) {
-    return a.batch_size == b.batch_size && a.epochs == b.epochs && a.seed == b.seed;
+    return a.batch_size == b.batch_size && a.epochs == b.epochs && a.seed == b.seed && a.shuffle == b.shuffle;
 }
 
 Architecture arch_of(int input, std::vector<std::pair<int, Activation>> layers) {
@@ -983,9 +983,23 @@ TEST(ConfigFit, MadlibAndJsonForms) {
     EXPECT_TRUE(same(parse_fit_params("batch_size=256.0"), parse_fit_params("batch_size=256")));
 }
 
+TEST(ConfigFit, ShuffleIsKerasShuffleOnByDefault) {
+    EXPECT_TRUE(parse_fit_params("").shuffle);
+    EXPECT_TRUE(parse_fit_params("batch_size=32, shuffle=True").shuffle);
+    EXPECT_FALSE(parse_fit_params("shuffle=False").shuffle);
+    EXPECT_FALSE(parse_fit_params(R"({"shuffle": false})").shuffle);
+    EXPECT_ERR(parse_fit_params("shuffle=1"), InvalidParameter, "\"shuffle\"");
+    EXPECT_ERR(parse_fit_params("shuffle='batch'"), InvalidParameter, "\"shuffle\"");
+    // Canonical JSON names it only when off: configurations without it keep their text.
+    EXPECT_EQ(parse_fit_params("").to_json(), R"({"batch_size":32,"epochs":1,"seed":42})");
+    const FitParams off = parse_fit_params("shuffle=False");
+    EXPECT_EQ(off.to_json(), R"({"batch_size":32,"epochs":1,"seed":42,"shuffle":false})");
+    EXPECT_TRUE(same(parse_fit_params(off.to_json()), off));
+}
+
 TEST(ConfigFit, Refusals) {
-    Error e = EXPECT_ERR(parse_fit_params("batch_size=32, shuffle=True"), InvalidParameter,
-                         "unsupported key \"shuffle\" in fit parameters");
+    Error e = EXPECT_ERR(parse_fit_params("batch_size=32, initial_epoch=2"), InvalidParameter,
+                         "unsupported key \"initial_epoch\" in fit parameters");
     EXPECT_NE(e.detail().find("hopper does not support"), std::string::npos);
     EXPECT_ERR(parse_fit_params("validation_split=0.1"), InvalidParameter, "\"validation_split\"");
     EXPECT_ERR(parse_fit_params("callbacks=[]"), InvalidParameter, "\"callbacks\"");

@@ -136,11 +136,14 @@ public:
               spi.execute(
                   "SELECT pg_catalog.current_setting('hopper.segment_cache_mb'),"
                   " pg_catalog.current_setting('default_toast_compression'),"
-                  " pg_catalog.current_setting('hopper.progress_run')");
-              const std::string cache = spi.text(0, 0), compression = spi.text(0, 1), progress = spi.text(0, 2);
+                  " pg_catalog.current_setting('hopper.progress_run'),"
+                  " pg_catalog.current_setting('hopper.shuffle_window_mb')");
+              const std::string cache = spi.text(0, 0), compression = spi.text(0, 1), progress = spi.text(0, 2),
+                                window = spi.text(0, 3);
               spi.execute("SET LOCAL citus.propagate_set_commands = 'local'");
               spi.execute("SET LOCAL jit = off");
               spi.execute("SET LOCAL hopper.segment_cache_mb = " + quote_literal(cache));
+              spi.execute("SET LOCAL hopper.shuffle_window_mb = " + quote_literal(window));
               spi.execute("SET LOCAL default_toast_compression = " + quote_literal(compression));
               // The shard backends report the segments they train in their node's hopper.run_progress.
               spi.execute("SET LOCAL hopper.progress_run = " + quote_literal(progress));

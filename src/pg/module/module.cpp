@@ -21,6 +21,7 @@ bool setting_debug_hops = false;
 bool setting_restoring = false;
 int setting_max_state_mb = 1024;
 int setting_segment_cache_mb = 2048;
+int setting_shuffle_window_mb = 256;
 int setting_buffer_cache_mb = 1024;
 int setting_max_memory_mb = 0;
 int setting_max_packed_table_mb = 0;
@@ -72,6 +73,12 @@ void _PG_init(void) {
         "Most packed data one segment may hold in memory to train several epochs per visit, in megabytes.",
         "Needed only when fit_params has epochs > 1.", &setting_segment_cache_mb, 2048, 1, INT_MAX / 2, PGC_USERSET,
         GUC_UNIT_MB, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "hopper.shuffle_window_mb",
+        "Most packed data one segment reshuffles at once, in megabytes (fit_params shuffle, the default).",
+        "A segment's rows are reshuffled into new minibatches at every pass within windows of consecutive buffers of "
+        "this size; a segment smaller than it is reshuffled whole. Rows not in the run's buffer cache are copied.",
+        &setting_shuffle_window_mb, 256, 1, INT_MAX / 2, PGC_USERSET, GUC_UNIT_MB, nullptr, nullptr, nullptr);
     DefineCustomIntVariable(
         "hopper.buffer_cache_mb",
         "Most packed data the backend running fit or fit_multiple keeps detoasted for the rest of the run, in megabytes.",

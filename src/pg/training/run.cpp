@@ -157,9 +157,18 @@ void check_run_memory(const std::vector<ModelSpec>& models, const PackedInfo& in
     // at once; evaluation loads every model in each of its workers.
     uint64_t held = 0, train_one = 0;
     std::vector<ModelConfig> configs;
+    // A segment's rows kept to reshuffle them (fit_params shuffle): up to hopper.shuffle_window_mb, or
+    // the whole segment with epochs > 1, when they are copied rather than found in the buffer cache.
+    const uint64_t segment_bytes = uint64_t(info.num_rows) * uint64_t(info.independent_dim + info.dependent_dim) *
+                                   sizeof(float) / uint64_t(std::max<std::size_t>(1, info.dist_keys.size()));
     for (const ModelSpec& m : models) {
         held += 3 * uint64_t(state_size(m.config));
-        train_one = std::max<uint64_t>(train_one, training_bytes(m.config, std::max(1, info.buffer_size)));
+        uint64_t one = training_bytes(m.config, std::max(1, info.buffer_size));
+        if (m.config.fit.shuffle)
+            one += m.config.fit.epochs > 1
+                       ? segment_bytes
+                       : std::min<uint64_t>(segment_bytes, uint64_t(setting_shuffle_window_mb) * 1024 * 1024);
+        train_one = std::max<uint64_t>(train_one, one);
         configs.push_back(m.config);
     }
     const int rows = std::max(info.buffer_size, validation ? validation->buffer_size : 0);

@@ -24,6 +24,9 @@
 
 namespace {
 
+struct TrainAggState;
+[[noreturn]] void rethrow_with_location(const hopper::Error& e, const TrainAggState& s);
+
 struct TrainAggState {
     std::unique_ptr<hopper::Trainer> trainer;
     int32 mst_key = 0;
@@ -34,7 +37,30 @@ struct TrainAggState {
     std::vector<std::vector<float>> cached_x, cached_y;
     std::vector<int> cached_rows;
     std::size_t cached_bytes = 0;
+    // fit.shuffle: the rows waiting to be reshuffled, as views of the run's buffer cache (stable
+    // for the run) or of copies kept here, and their bytes.
+    std::vector<hopper::Trainer::RowBlock> window;
+    std::vector<std::vector<float>> copies;
+    std::size_t window_bytes = 0;
+    bool reported = false;  // the visit's first progress report was made
 };
+
+// Trains the rows kept for reshuffling (every pass of the visit: `passes`), reporting progress
+// as rows are trained, then lets them go.
+void train_window(TrainAggState& s, int passes) {
+    for (int pass = 0; pass < passes; ++pass) {
+        hopper::pg::check_for_interrupts();
+        try {
+            s.trainer->train_rows(s.window, [&](int rows) {
+                hopper::pg::progress_buffer(s.dist_key, s.mst_key, rows, !s.reported);
+                s.reported = true;
+            });
+        } catch (const hopper::Error& e) { rethrow_with_location(e, s); }
+    }
+    s.window.clear();
+    s.copies.clear();
+    s.window_bytes = 0;
+}
 
 std::string where(const TrainAggState& s) {
     return "While training mst_key " + std::to_string(s.mst_key) + " on segment dist_key " +
@@ -96,6 +122,36 @@ HOPPER_FUNCTION(train_segment_transition) {
         rethrow_with_location(Error(e.kind(), e.message(), e.detail().empty() ? shape : e.detail(), e.hint()), *state);
     }
 
+    const FitParams& fit = state->trainer->config().fit;
+    if (fit.shuffle) {
+        // Reshuffling needs the rows of a window at once: buffers in the run's cache are kept as
+        // they are, others copied. A window is bounded by its bytes (hopper.shuffle_window_mb, all
+        // of them with epochs > 1, within hopper.segment_cache_mb), cached or not, so that every
+        // engine cuts a segment into the same windows and trains the same model.
+        const std::size_t bytes = sizeof(float) * (std::size_t(x.rows) * x.cols + std::size_t(y.rows) * y.cols);
+        const bool cached = xb.finite_checked && yb.finite_checked;
+        if (fit.epochs > 1 && state->window_bytes + bytes > std::size_t(setting_segment_cache_mb) * 1024 * 1024)
+            fail(ErrorKind::Limit, "segment data does not fit the segment cache",
+                 "fit_params has epochs = " + std::to_string(fit.epochs) +
+                     " and shuffle, so each segment's buffers are kept in memory to reshuffle them for several "
+                     "passes per visit; they exceed hopper.segment_cache_mb (" +
+                     std::to_string(setting_segment_cache_mb) + " MB). " + where(*state),
+                 "Use more segments, raise hopper.segment_cache_mb, or use epochs = 1 and more iterations.");
+        if (fit.epochs == 1 && !state->window.empty() &&
+            state->window_bytes + bytes > std::size_t(setting_shuffle_window_mb) * 1024 * 1024)
+            train_window(*state, 1);
+        const float* kx = x.data;
+        const float* ky = y.data;
+        if (!cached) {
+            state->copies.emplace_back(x.data, x.data + std::size_t(x.rows) * x.cols);
+            kx = state->copies.back().data();
+            state->copies.emplace_back(y.data, y.data + std::size_t(y.rows) * y.cols);
+            ky = state->copies.back().data();
+        }
+        state->window.push_back(Trainer::RowBlock{kx, ky, x.rows});
+        state->window_bytes += bytes;
+        PG_RETURN_POINTER(state);
+    }
     try {
         state->trainer->train_buffer(x.data, y.data, x.rows);
     } catch (const Error& e) { rethrow_with_location(e, *state); }
@@ -120,7 +176,8 @@ HOPPER_FUNCTION(train_segment_final) {
     if (PG_ARGISNULL(0)) PG_RETURN_NULL();
     auto* state = state_arg<TrainAggState>(fcinfo, 0);
     Trainer& trainer = *state->trainer;
-    for (int epoch = 1; epoch < trainer.config().fit.epochs; ++epoch) {
+    if (trainer.config().fit.shuffle) train_window(*state, trainer.config().fit.epochs);
+    for (int epoch = 1; epoch < trainer.config().fit.epochs && !trainer.config().fit.shuffle; ++epoch) {
         for (std::size_t b = 0; b < state->cached_rows.size(); ++b) {
             check_for_interrupts();
             try {

@@ -179,3 +179,29 @@ BEGIN;
 CALL hopper.fit('blobs_packed', 'm_long', '{"input_dim": 2, "layers": [{"units": 6, "activation": "softmax"}]}', '', '', 1000000);
 ROLLBACK;
 \set VERBOSITY default
+
+-- Reshuffling (fit_params shuffle, on by default): each pass draws its minibatches from a new seeded
+-- permutation of a segment's rows, within windows of hopper.shuffle_window_mb. The same call gives
+-- the same model; shuffle=False trains the buffers in order (another model); a window smaller than
+-- the segment (1 MB of 2.4 MB here: 3 windows) gives another model again, the same every time.
+CREATE TABLE shuffled AS SELECT g AS id, ARRAY(SELECT sin(g * k) FROM generate_series(1, 200) k)::float8[] AS x,
+       (g % 3)::text AS label FROM generate_series(1, 3000) g;
+SELECT hopper.preprocess('shuffled', 'shuffled_packed', 'label', 'x', buffer_size => 250, num_segments => 1);
+CREATE FUNCTION pg_temp.weights(model_table text) RETURNS real[] LANGUAGE plpgsql AS $$
+DECLARE w real[];
+BEGIN
+    EXECUTE format('SELECT hopper.model_weights(model_state) FROM %I', model_table) INTO w;
+    RETURN w;
+END $$;
+\set arch '{"input_dim": 200, "layers": [{"units": 3, "activation": "softmax"}]}'
+CALL hopper.fit('shuffled_packed', 'sh_a', :'arch', $$optimizer='SGD(lr=0.05)'$$, 'batch_size=32', 2);
+CALL hopper.fit('shuffled_packed', 'sh_b', :'arch', $$optimizer='SGD(lr=0.05)'$$, 'batch_size=32, shuffle=True', 2);
+CALL hopper.fit('shuffled_packed', 'sh_off', :'arch', $$optimizer='SGD(lr=0.05)'$$, 'batch_size=32, shuffle=False', 2);
+SET hopper.shuffle_window_mb = 1;
+CALL hopper.fit('shuffled_packed', 'sh_win', :'arch', $$optimizer='SGD(lr=0.05)'$$, 'batch_size=32', 2);
+CALL hopper.fit('shuffled_packed', 'sh_win2', :'arch', $$optimizer='SGD(lr=0.05)'$$, 'batch_size=32', 2);
+RESET hopper.shuffle_window_mb;
+SELECT pg_temp.weights('sh_a') = pg_temp.weights('sh_b') AS default_is_shuffle_and_reproducible,
+       pg_temp.weights('sh_a') <> pg_temp.weights('sh_off') AS in_order_differs,
+       pg_temp.weights('sh_a') <> pg_temp.weights('sh_win') AS windows_differ,
+       pg_temp.weights('sh_win') = pg_temp.weights('sh_win2') AS windows_reproducible;

@@ -128,7 +128,7 @@ SELECT hopper.load_model_selection_table('ms_arch', 'ms_e', ARRAY[1], ARRAY[''],
 SELECT hopper.load_model_selection_table('ms_arch', 'ms_e', ARRAY[1], ARRAY['', '{"learnin_rate": 0.1}'], ARRAY['']);
 SELECT hopper.load_model_selection_table('ms_arch', 'ms_e', ARRAY[1], ARRAY[$$optimizer='Adagrad'$$], ARRAY['']);
 SELECT hopper.load_model_selection_table('ms_arch', 'ms_e', ARRAY[1], ARRAY['loss='], ARRAY['']);
-SELECT hopper.load_model_selection_table('ms_arch', 'ms_e', ARRAY[1], ARRAY[''], ARRAY['shuffle=True']);
+SELECT hopper.load_model_selection_table('ms_arch', 'ms_e', ARRAY[1], ARRAY[''], ARRAY['validation_split=0.1']);
 SELECT hopper.load_model_selection_table('ms_arch', 'ms_e', ARRAY[1, 7], ARRAY[''], ARRAY['']);
 -- A loss that does not fit the output layer of one of the architectures.
 SELECT hopper.load_model_selection_table('ms_arch', 'ms_e', ARRAY[1, 3],
