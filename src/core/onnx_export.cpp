@@ -1,14 +1,13 @@
 // ONNX export of a hopper model (onnx.h). The protobuf classes are Debian's libonnx (onnx-ml.pb.h,
 // generated from onnx.proto, linked as libonnx_proto with libprotobuf): the format's own definition,
 // so every field is written as the ONNX specification names it.
-#include "hopper/onnx.h"
-
 #include <algorithm>
 #include <string>
 #include <vector>
 
 #include "hopper/error.h"
 #include "hopper/network.h"
+#include "hopper/onnx.h"
 #include "onnx_proto.h"
 
 namespace hopper {

@@ -3,8 +3,6 @@
 // bytes without reading out of bounds; everything after parsing checks what it uses: every tensor's
 // element count against its dimensions and the bytes it holds, every node's inputs and attributes
 // against what the layer needs. Nothing is allocated beyond what the file holds.
-#include "hopper/onnx.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -16,6 +14,7 @@
 
 #include "hopper/error.h"
 #include "hopper/network.h"
+#include "hopper/onnx.h"
 #include "onnx_proto.h"
 
 namespace hopper {
