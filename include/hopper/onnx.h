@@ -10,6 +10,12 @@
 // layers MaxPool / AveragePool (count_include_pad 0: hopper's "same" windows average their valid
 // elements) / GlobalAveragePool, BatchNormalization uses its moving statistics, dropout is the
 // identity (nothing is emitted). Class names go into metadata_props ("class_values", a JSON array).
+// A model trained through a feature recipe takes its table's raw columns instead, one named input
+// per column: numeric, boolean (0/1) and date (days since 1970-01-01) columns float [N, 1] with NaN
+// for NULL (ONNX-ML Imputer, an IsNaN missing indicator, Sub/Div scaling as hopper computes it),
+// categorical columns string [N, 1] with "" for NULL (ONNX-ML LabelEncoder to the recipe's slot,
+// then OneHotEncoder, or the code as a float), arrays float [N, width]; then Concat (opset 13 with
+// ai.onnx.ml 2).
 //
 // Import reads an ONNX file of that vocabulary (torch.onnx.export of a torch.nn.Sequential of
 // Linear, Conv2d, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d(1), Flatten, BatchNorm1d/2d, ReLU, Tanh,
@@ -46,6 +52,9 @@ struct OnnxExportOptions {
     std::string graph_name = "hopper";
     std::string producer_version;                               // hopper's version
     std::vector<std::pair<std::string, std::string>> metadata;  // further metadata_props
+    // A feature recipe (recipe.h, its JSON): the graph then takes the raw columns as named inputs
+    // and encodes them as the recipe does (see export_onnx).
+    std::string recipe_json;
 };
 
 // The ONNX ModelProto bytes of a model of `arch` with parameters `params` (arch.num_params() floats).

@@ -2,12 +2,15 @@
 // generated from onnx.proto, linked as libonnx_proto with libprotobuf): the format's own definition,
 // so every field is written as the ONNX specification names it.
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <vector>
 
+#include "config_json.h"
 #include "hopper/error.h"
 #include "hopper/network.h"
 #include "hopper/onnx.h"
+#include "hopper/recipe.h"
 #include "onnx_proto.h"
 
 namespace hopper {
@@ -63,6 +66,18 @@ public:
         a->set_type(onnx::AttributeProto::FLOAT);
         a->set_f(v);
     }
+    static void attr(onnx::NodeProto* n, const std::string& name, const std::vector<float>& v) {
+        onnx::AttributeProto* a = n->add_attribute();
+        a->set_name(name);
+        a->set_type(onnx::AttributeProto::FLOATS);
+        for (float x : v) a->add_floats(x);
+    }
+    static void attr(onnx::NodeProto* n, const std::string& name, const std::vector<std::string>& v) {
+        onnx::AttributeProto* a = n->add_attribute();
+        a->set_name(name);
+        a->set_type(onnx::AttributeProto::STRINGS);
+        for (const std::string& x : v) a->add_strings(x);
+    }
     static void attr(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& v) {
         onnx::AttributeProto* a = n->add_attribute();
         a->set_name(name);
@@ -75,10 +90,11 @@ private:
     int counter_ = 0;
 };
 
-void value_info(onnx::ValueInfoProto* v, const std::string& name, int64_t width) {
+void value_info(onnx::ValueInfoProto* v, const std::string& name, int64_t width,
+                int32_t elem_type = onnx::TensorProto::FLOAT) {
     v->set_name(name);
     onnx::TypeProto_Tensor* t = v->mutable_type()->mutable_tensor_type();
-    t->set_elem_type(onnx::TensorProto::FLOAT);
+    t->set_elem_type(elem_type);
     onnx::TensorShapeProto* s = t->mutable_shape();
     s->add_dim()->set_dim_param("N");
     s->add_dim()->set_dim_value(width);
@@ -111,6 +127,107 @@ std::vector<int64_t> pads_of(const Layer& l, const TensorShape& in) {
     };
     const int64_t ph = total(in.height, l.kernel_h, l.stride_h), pw = total(in.width, l.kernel_w, l.stride_w);
     return {ph / 2, pw / 2, ph - ph / 2, pw - pw / 2};
+}
+
+constexpr const char* kOnnxMl = "ai.onnx.ml";
+
+// The recipe's encoders as graph nodes (onnx.h): one input per column, their features concatenated
+// in the recipe's order. Returns the name of the [N, width] features.
+std::string recipe_graph(GraphWriter& w, onnx::GraphProto* graph, const std::string& recipe_text, int width) {
+    const Recipe recipe = Recipe::from_json(recipe_text);  // validates it
+    if (recipe.width() != width)
+        fail(ErrorKind::Data, "the model's feature recipe gives " + std::to_string(recipe.width()) +
+                                  " features, its architecture takes " + std::to_string(width));
+    const cfg::json doc = cfg::parse_json_text(recipe_text, "feature recipe");
+    std::vector<std::string> parts;
+    int column = -1;
+    for (const cfg::json& col : doc.at("columns")) {
+        ++column;
+        const std::string name = col.at("name").get<std::string>();
+        const std::string kind = col.at("kind").get<std::string>();
+        auto scaled = [&](std::string x, int n) {
+            if (!col.contains("center")) return x;
+            const std::vector<float> c = col.at("center").get<std::vector<float>>();
+            const std::vector<float> s = col.at("spread").get<std::vector<float>>();
+            w.node("Sub", {x, w.floats(name + "_center", {n}, c.data(), c.size())}, &x);
+            w.node("Div", {x, w.floats(name + "_spread", {n}, s.data(), s.size())}, &x);
+            return x;
+        };
+        if (kind == "numeric" || kind == "boolean" || kind == "date") {
+            value_info(graph->add_input(), name, 1);
+            std::string v;
+            onnx::NodeProto* imp = w.node("Imputer", {name}, &v);
+            imp->set_domain(kOnnxMl);
+            GraphWriter::attr(imp, "imputed_value_floats", std::vector<float>{col.at("fill").get<float>()});
+            GraphWriter::attr(imp, "replaced_value_float", std::numeric_limits<float>::quiet_NaN());
+            parts.push_back(scaled(v, 1));
+            if (col.at("missing_indicator").get<bool>()) {
+                std::string m;
+                w.node("IsNaN", {name}, &m);
+                GraphWriter::attr(w.node("Cast", {m}, &m), "to", int64_t(onnx::TensorProto::FLOAT));
+                parts.push_back(m);
+            }
+        } else if (kind == "array") {
+            const int n = recipe.column_width(column);
+            value_info(graph->add_input(), name, n);
+            parts.push_back(scaled(name, n));
+        } else if (kind == "categorical") {
+            value_info(graph->add_input(), name, 1, onnx::TensorProto::STRING);
+            // The slots of recipe_categorical.cpp: kept values, "<other>", "<null>", "<unknown>".
+            const std::vector<std::string> kept = col.at("categories").get<std::vector<std::string>>();
+            const std::vector<std::string> other = col.at("other_values").get<std::vector<std::string>>();
+            const bool has_null = col.at("null").get<bool>();
+            const int64_t k = int64_t(kept.size());
+            const int64_t other_slot = other.empty() ? -1 : k;
+            const int64_t null_slot = has_null ? k + (other.empty() ? 0 : 1) : -1;
+            const int64_t unknown_slot = k + (other.empty() ? 0 : 1) + (has_null ? 1 : 0);
+            std::vector<std::string> keys;
+            std::vector<int64_t> values;
+            bool empty_kept = false;
+            for (int64_t i = 0; i < k; ++i) {
+                keys.push_back(kept[std::size_t(i)]);
+                values.push_back(i);
+                empty_kept = empty_kept || kept[std::size_t(i)].empty();
+            }
+            for (const std::string& o : other) {
+                keys.push_back(o);
+                values.push_back(other_slot);
+                empty_kept = empty_kept || o.empty();
+            }
+            // NULL is the empty string (string tensors have no NULL), unless "" is a value of its own.
+            if (!empty_kept) {
+                keys.push_back("");
+                values.push_back(has_null ? null_slot : unknown_slot);
+            }
+            std::string code;
+            onnx::NodeProto* le = w.node("LabelEncoder", {name}, &code);
+            le->set_domain(kOnnxMl);
+            GraphWriter::attr(le, "keys_strings", keys);
+            GraphWriter::attr(le, "values_int64s", values);
+            GraphWriter::attr(le, "default_int64", unknown_slot);
+            if (col.at("encoding").get<std::string>() == "codes") {
+                GraphWriter::attr(w.node("Cast", {code}, &code), "to", int64_t(onnx::TensorProto::FLOAT));
+                parts.push_back(code);
+            } else {
+                std::vector<int64_t> cats;
+                for (int64_t i = 0; i <= unknown_slot; ++i) cats.push_back(i);
+                std::string hot;
+                onnx::NodeProto* oh = w.node("OneHotEncoder", {code}, &hot);
+                oh->set_domain(kOnnxMl);
+                GraphWriter::attr(oh, "cats_int64s", cats);
+                GraphWriter::attr(oh, "zeros", int64_t(1));
+                // [N, 1, slots] -> [N, slots]
+                GraphWriter::attr(w.node("Flatten", {hot}, &hot), "axis", int64_t(1));
+                parts.push_back(hot);
+            }
+        } else {
+            fail(ErrorKind::Data, "the feature recipe has a column \"" + name + "\" of unknown kind \"" + kind + "\"");
+        }
+    }
+    std::string out;
+    if (parts.size() == 1) return parts[0];
+    GraphWriter::attr(w.node("Concat", parts, &out), "axis", int64_t(1));
+    return out;
 }
 
 }  // namespace
@@ -148,10 +265,16 @@ std::string export_onnx(const Architecture& arch, const std::vector<float>& para
     onnx::GraphProto* graph = model.mutable_graph();
     graph->set_name(options.graph_name);
     GraphWriter w(graph);
-    value_info(graph->add_input(), "input", arch.input_dim);
     value_info(graph->add_output(), "output", arch.output_dim());
-
     std::string cur = "input";
+    if (options.recipe_json.empty()) {
+        value_info(graph->add_input(), "input", arch.input_dim);
+    } else {
+        onnx::OperatorSetIdProto* ml = model.add_opset_import();
+        ml->set_domain(kOnnxMl);
+        ml->set_version(2);
+        cur = recipe_graph(w, graph, options.recipe_json, arch.input_dim);
+    }
     // The scaling as FeatureScaling::apply computes it, in float32: x * float(1 / c), then
     // (x - center) / spread.
     const FeatureScaling& sc = options.scaling;

@@ -3,7 +3,8 @@
 #  * export: an MLP (standardized features, normalizing_const) and a CNN (HWC images, batch
 #    normalization, pooling) trained here, exported by hopper.export_onnx and run by ONNX Runtime
 #    (npm's onnxruntime-node, CPU), predict what hopper.predict_proba predicts: the same class for
-#    every row, probabilities within 1e-5;
+#    every row, probabilities within 1e-5; so does a model trained on a table's own columns through
+#    a feature recipe, fed the raw columns by name (against hopper.predict);
 #  * import: PyTorch models (an MLP and a CNN on NCHW images) exported by torch.onnx.export and
 #    imported by hopper.import_onnx predict what PyTorch predicts (hopper's rows channels-last),
 #    serve as the start of fit (warm_start_checkpoint) and fit_multiple (model_arch_table weights),
@@ -130,6 +131,31 @@ node test/onnx/run_onnx.js "$WORK/mlp_uuid.onnx" "$WORK/mlp.rows.json" >"$WORK/m
 compare "export by checkpoint uuid" "$WORK/mlp_uuid.ort.json" "$WORK/mlp.hopper.json" 1e-5
 grep -q '\["setosa","versicolor","virginica"\]' "$WORK/mlp.onnx" && echo "ok: class names in metadata_props" ||
   fail "class_values metadata missing from the exported MLP"
+
+# A model trained on a table's own columns: the raw columns go in by name (NULL as NaN or "", an unseen
+# category, dates as days since 1970-01-01), encoded in the graph as the recipe encodes them; against
+# hopper.predict's probabilities over the same rows.
+psql_q >/dev/null <<'SQL'
+CREATE TABLE tab AS
+SELECT g AS id, CASE WHEN g % 7 = 0 THEN NULL ELSE (g % 2) * 3.0 + sin(g) END AS a,
+       CASE WHEN g % 3 = 0 THEN 'x' WHEN g % 5 = 0 THEN NULL WHEN g % 11 = 0 THEN 'rare' ELSE 'y' END AS b,
+       CASE WHEN g % 13 = 0 THEN NULL ELSE g % 2 = 0 END AS c, date '2020-01-01' + g AS d, 10 * sin(g * 0.1) AS e,
+       CASE g % 2 WHEN 0 THEN 'even' ELSE 'odd' END AS label
+FROM generate_series(1, 200) g;
+SELECT hopper.preprocess('tab', 'tab_packed', 'label', '*', exclude_columns => 'id', buffer_size => 40, seed => 1,
+  columns => '{"a": {"impute": "median", "scale": "standardize", "missing_indicator": true}, "b": {"min_frequency": 10},
+               "d": {"scale": "minmax"}}');
+CALL hopper.fit('tab_packed', 'tab_out', '{"input_dim": 10, "layers": [{"units": 8, "activation": "relu"}, {"units": 2, "activation": "softmax"}]}',
+                $$optimizer='Adam(lr=0.05)'$$, 'batch_size=20', 3, name => 'onnx tab');
+INSERT INTO tab VALUES (1000, 2.5, 'never seen', NULL, NULL, NULL, 'odd');
+SELECT hopper.predict('tab_out', 'tab', 'id', '*', 'tab_pred', 'prob');
+SQL
+bytea_to_file "hopper.export_onnx((SELECT uuid FROM hopper.latest_checkpoints WHERE run_name = 'onnx tab'))" "$WORK/tab.onnx"
+psql_q -c "SELECT json_build_object('a', json_agg(a ORDER BY id), 'b', json_agg(b ORDER BY id), 'c', json_agg(c::int ORDER BY id),
+                                    'd', json_agg(d - date '1970-01-01' ORDER BY id), 'e', json_agg(e ORDER BY id)) FROM tab" >"$WORK/tab.columns.json"
+psql_q -c "SELECT json_agg(prob ORDER BY id) FROM tab_pred" >"$WORK/tab.hopper.json"
+node test/onnx/run_onnx.js "$WORK/tab.onnx" "$WORK/tab.columns.json" >"$WORK/tab.ort.json"
+compare "export of a recipe model (raw columns): ONNX Runtime vs hopper.predict" "$WORK/tab.ort.json" "$WORK/tab.hopper.json" 1e-5
 
 # ---- import: PyTorch's models ------------------------------------------------------------------------
 if ! /usr/bin/env python3 -c "import torch" 2>/dev/null && ! /usr/bin/python3 -c "import torch" 2>/dev/null; then

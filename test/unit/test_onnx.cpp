@@ -2,7 +2,9 @@
 // parameter); graphs in PyTorch's layout (NCHW input, Gemm with transB, a Flatten of NCHW) import
 // as the same function of hopper's HWC rows; bad files get clear errors. ONNX Runtime's view of the
 // exported graphs is tested against hopper.predict in test/scripts/onnx_roundtrip.sh.
+#include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +14,7 @@
 #include "hopper/config.h"
 #include "hopper/network.h"
 #include "hopper/onnx.h"
+#include "hopper/recipe.h"
 #include "hopper/rng.h"
 #include "onnx_proto.h"
 
@@ -263,4 +266,36 @@ TEST(Onnx, WeightsThatDoNotFitTheirShapeAreCorrupt) {
     int_attr(t.node("Gemm", {"x", "w"}, "y"), "transB", 1);
     t.output("y");
     EXPECT_EQ(kind_of([&] { import_onnx(t.bytes()); }), ErrorKind::Data);
+}
+
+TEST(Onnx, RecipeModelTakesTheRawColumnsByName) {
+    // A recipe of a numeric column with a missing indicator and a one-hot categorical (x, y, <null>,
+    // <unknown>): 6 features.
+    RecipeFitter fitter({ColumnSpec{"a", ColumnKind::Numeric, Imputation::Mean, 0.0, true, ScaleKind::Standardize},
+                         ColumnSpec{"b", ColumnKind::Categorical}});
+    fitter.add({Cell(1.0), Cell("x")});
+    fitter.add({Cell(3.0), Cell("y")});
+    fitter.add({Cell(std::nullopt), Cell(std::nullopt)});
+    const Recipe recipe = fitter.finish();
+    ASSERT_EQ(recipe.width(), 6);
+    const Architecture arch =
+        parse_architecture(R"({"input_dim": 6, "layers": [{"units": 2, "activation": "softmax"}]})");
+    OnnxExportOptions o;
+    o.recipe_json = recipe.to_json();
+    onnx::ModelProto m;
+    ASSERT_TRUE(m.ParseFromString(export_onnx(arch, random_params(arch, 2), o)));
+    ASSERT_EQ(m.graph().input_size(), 2);
+    EXPECT_EQ(m.graph().input(0).name(), "a");
+    EXPECT_EQ(m.graph().input(0).type().tensor_type().elem_type(), onnx::TensorProto::FLOAT);
+    EXPECT_EQ(m.graph().input(1).name(), "b");
+    EXPECT_EQ(m.graph().input(1).type().tensor_type().elem_type(), onnx::TensorProto::STRING);
+    std::vector<std::string> ops;
+    for (const auto& n : m.graph().node()) ops.push_back(n.domain() + ":" + n.op_type());
+    for (const char* op :
+         {"ai.onnx.ml:Imputer", ":IsNaN", "ai.onnx.ml:LabelEncoder", "ai.onnx.ml:OneHotEncoder", ":Concat"})
+        EXPECT_NE(std::find(ops.begin(), ops.end(), op), ops.end()) << op;
+    // A recipe of another width than the model's input is refused.
+    const Architecture wider =
+        parse_architecture(R"({"input_dim": 7, "layers": [{"units": 2, "activation": "softmax"}]})");
+    EXPECT_EQ(kind_of([&] { export_onnx(wider, random_params(wider, 2), o); }), ErrorKind::Data);
 }

@@ -26,7 +26,7 @@ struct DataFacts {
     std::vector<std::string> class_values;
     bool class_values_null = true;
     FeatureScaling scaling;
-    bool recipe = false;
+    std::string recipe;  // the feature recipe's JSON, empty without one
 };
 
 DataFacts read_facts(Spi& spi, int64_t checkpoint_id) {
@@ -42,7 +42,8 @@ DataFacts read_facts(Spi& spi, int64_t checkpoint_id) {
         " CASE WHEN pg_catalog.jsonb_typeof(e.data -> 'feature_spread') = 'array'"
         "  THEN ARRAY(SELECT hopper.json_float4(pg_catalog.jsonb_array_elements(e.data -> 'feature_spread'))) END"
         "  ::pg_catalog.float8[],"
-        " pg_catalog.jsonb_typeof(e.data -> 'feature_recipe') IS NOT DISTINCT FROM 'object'"
+        " CASE WHEN pg_catalog.jsonb_typeof(e.data -> 'feature_recipe') = 'object'"
+        "  THEN (e.data -> 'feature_recipe')::pg_catalog.text END"
         " FROM hopper.checkpoints_expanded e WHERE e.checkpoint_id = $1",
         {SqlParam::int8(checkpoint_id)});
     if (spi.rows() != 1) return f;
@@ -53,7 +54,7 @@ DataFacts read_facts(Spi& spi, int64_t checkpoint_id) {
     if (!spi.is_null(0, 2)) f.scaling.normalizing_const = spi.number(0, 2);
     for (double c : spi.float8_array(0, 3)) f.scaling.center.push_back(float(c));
     for (double s : spi.float8_array(0, 4)) f.scaling.spread.push_back(float(s));
-    f.recipe = spi.boolean(0, 5);
+    if (!spi.is_null(0, 5)) f.recipe = spi.text(0, 5);
     return f;
 }
 
@@ -96,14 +97,11 @@ HOPPER_FUNCTION(export_onnx) {
         facts = read_facts(spi, c.id);
         path.leave();
     }
-    if (facts.recipe)
-        fail(ErrorKind::FeatureNotSupported, what + " was trained on a table's columns through a feature recipe",
-             "Its ONNX graph would need the recipe's encoders (ONNX-ML), which hopper does not export yet.",
-             "Export a model trained on a numeric feature array.");
     const FrozenModel model = load_frozen_model(state);
     const Architecture& arch = model.config.arch;
     OnnxExportOptions options;
     options.scaling = facts.scaling;
+    options.recipe_json = facts.recipe;
     if (facts.response_type == "classification") {
         check_class_values(facts.class_values, facts.class_values_null, arch.output_dim(), what);
         options.class_values = facts.class_values;
