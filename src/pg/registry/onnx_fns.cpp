@@ -8,6 +8,7 @@
 #include "hopper/onnx.h"
 #include "hopper/state_format.h"
 #include "pg/common/datum.h"
+#include "pg/common/resource_limits.h"
 #include "pg/registry/checkpoint_store.h"
 #include "pg/registry/model_versions.h"
 #include "pg/training/preprocess.h"
@@ -97,6 +98,8 @@ HOPPER_FUNCTION(export_onnx) {
         facts = read_facts(spi, c.id);
         path.leave();
     }
+    // The parameters, the graph holding them and its bytes are alive at once, beside the state.
+    check_memory(uint64_t(state.size()) * 4, "exporting " + what + " as ONNX", "Export a smaller model.");
     const FrozenModel model = load_frozen_model(state);
     const Architecture& arch = model.config.arch;
     OnnxExportOptions options;
@@ -119,6 +122,10 @@ HOPPER_FUNCTION(import_onnx) {
     const std::string table = arg_text(fcinfo, 0, "model_arch_table");
     require_not_null(fcinfo, 1, "onnx");
     const std::string bytes = bytea_to_string(PG_GETARG_DATUM(1));
+    // The file, its parsed graph, the parameters, the weights and the model state load_model_arch
+    // makes of them are alive at once: about five times the file.
+    check_memory(uint64_t(bytes.size()) * 5, "importing an ONNX file of " + std::to_string(bytes.size()) + " bytes",
+                 "Import a smaller model.");
     const OnnxImported im = import_onnx(bytes);
     // The weights as hopper.load_model_arch takes Keras' flat weights: float32, hopper's layout.
     const std::string weights(reinterpret_cast<const char*>(im.params.data()), im.params.size() * sizeof(float));
