@@ -23,6 +23,8 @@
 // hopper's layout (network.h). A graph whose input is NCHW [N, C, H, W] becomes an image model of
 // input shape [H, W, C]: hopper rows are HWC, and the Dense layer after a Flatten of an NCHW tensor
 // gets its input weights permuted from CHW to HWC order, so that it computes what the original did.
+// An NHWC input [N, H, W, C] that the graph first transposes to NCHW (Keras models through tf2onnx)
+// is hopper's own layout: nothing is permuted.
 // Errors: Data for a file that is not a well-formed ONNX model (corrupt, truncated, inconsistent
 // tensors); FeatureNotSupported naming the operator and node, or the construct, hopper cannot
 // represent; Limit for models beyond hopper's architecture limits (the architecture is validated

@@ -253,6 +253,10 @@ private:
         if (dims.size() == 1) {
             arch_.input_dim = int(dims[0]);
             cur_.c = int(dims[0]);
+        } else if (dims.size() == 3 && first_node_transposes_to_nchw(in->name())) {
+            // NHWC (Keras through tf2onnx): hopper's own layout, transposed to NCHW by the graph.
+            set_image_input(int(dims[0]), int(dims[1]), int(dims[2]));
+            cur_.form = Current::Form::Nhwc;
         } else if (dims.size() == 3) {
             set_image_input(int(dims[1]), int(dims[2]), int(dims[0]));
             cur_.form = Current::Form::Nchw;
@@ -262,6 +266,15 @@ private:
                      " dimensions",
                  "hopper imports inputs [N, features] and images [N, channels, height, width].");
         }
+    }
+
+    bool first_node_transposes_to_nchw(const std::string& input) const {
+        for (const onnx::NodeProto& n : g_.node()) {
+            if (n.op_type() == "Constant") continue;
+            return n.op_type() == "Transpose" && n.input_size() == 1 && n.input(0) == input &&
+                   attr_ints(n, "perm") == std::vector<int64_t>{0, 3, 1, 2};
+        }
+        return false;
     }
 
     void set_image_input(int h, int w, int c) {

@@ -299,3 +299,31 @@ TEST(Onnx, RecipeModelTakesTheRawColumnsByName) {
         parse_architecture(R"({"input_dim": 7, "layers": [{"units": 2, "activation": "softmax"}]})");
     EXPECT_EQ(kind_of([&] { export_onnx(wider, random_params(wider, 2), o); }), ErrorKind::Data);
 }
+
+TEST(Onnx, NhwcInputTransposedToNchwIsHoppersLayout) {
+    // tf2onnx's form of a Keras model: x [N, 3, 3, 2] (NHWC), Transpose to NCHW, Conv, Transpose back,
+    // Flatten, Gemm: hopper's rows are that NHWC input as it is, and no weights are reordered.
+    TorchLike t;
+    t.input({3, 3, 2});
+    t.init("k", {2, 2, 2, 2}, ramp(16, 0.1f));
+    t.init("w", {8, 3}, ramp(24, 0.07f));
+    auto perm = [](onnx::NodeProto* n, std::vector<int64_t> p) {
+        auto* a = n->add_attribute();
+        a->set_name("perm");
+        a->set_type(onnx::AttributeProto::INTS);
+        for (int64_t v : p) a->add_ints(v);
+    };
+    perm(t.node("Transpose", {"x"}, "nchw"), {0, 3, 1, 2});
+    t.node("Conv", {"nchw", "k"}, "c");
+    perm(t.node("Transpose", {"c"}, "nhwc"), {0, 2, 3, 1});
+    int_attr(t.node("Flatten", {"nhwc"}, "f"), "axis", 1);
+    t.node("Gemm", {"f", "w"}, "y");
+    t.output("y");
+    const OnnxImported im = import_onnx(t.bytes());
+    EXPECT_EQ(im.arch.shape_string(), "3x3x2-conv2x2x2-flatten-3");
+    // The Dense kernel is the Gemm's B as it is (Keras order, no CHW permutation).
+    const Network net(im.arch);
+    const LayerSlice& dense = net.slices()[2];
+    const std::vector<float> w = ramp(24, 0.07f);
+    for (std::size_t i = 0; i < w.size(); ++i) EXPECT_EQ(im.params[dense.weight_offset + i], w[i]);
+}
