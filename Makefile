@@ -37,7 +37,9 @@ HOPPER_OPT ?= -O3 -march=native
 PG_CPPFLAGS = -Iinclude -Isrc -isystem /usr/include/eigen3 -DEIGEN_DONT_PARALLELIZE -DHOPPER_VERSION=\"$(EXTVERSION)\"
 # GCC 12 warns about its own AVX-512 intrinsics inside Eigen (-Wmaybe-uninitialized): false positives.
 PG_CXXFLAGS = -std=c++17 $(HOPPER_OPT) -Wno-register -Wno-unused-parameter -Wno-maybe-uninitialized -fexceptions
-SHLIB_LINK  = -lstdc++ -lz
+# ONNX export and import (src/core/onnx_*.cpp) use the ONNX protobuf classes of Debian's libonnx-dev
+# (libonnx_proto) and libprotobuf.
+SHLIB_LINK  = -lstdc++ -lz -lonnx_proto -lprotobuf
 # The core's large matrix products go to oneDNN where libdnnl-dev is installed (src/core/gemm.h:
 # 113 vs 82 GFLOP/s on the MLP's step); `make HOPPER_GEMM=eigen` builds without it.
 HOPPER_GEMM ?= $(if $(wildcard /usr/include/dnnl.h),onednn,eigen)

@@ -10,7 +10,7 @@ if(HOPPER_FUZZ)
   endif()
   target_compile_options(hopper_core PRIVATE -fsanitize=fuzzer-no-link)
 
-  set(HOPPER_FUZZ_TARGETS architecture compile_params fit_params model_config state buffer recipe)
+  set(HOPPER_FUZZ_TARGETS architecture compile_params fit_params model_config state buffer recipe onnx)
   add_custom_target(hopper_fuzzers)
   foreach(name ${HOPPER_FUZZ_TARGETS})
     add_executable(fuzz_${name} ${CMAKE_SOURCE_DIR}/test/fuzz/fuzz_${name}.cpp)

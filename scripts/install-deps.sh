@@ -11,10 +11,15 @@
 #   postgresql-15-pgtap, libtap-parser-sourcehandler-pgtap-perl   pgTAP tests and pg_prove
 #   cmake, g++, clang, libclang-rt-14-dev     building; clang for libFuzzer and sanitizer runs
 #   clang-format                              the format gate (test/structure/format.sh, .clang-format)
+#   libonnx-dev, libprotobuf-dev, protobuf-compiler   ONNX export and import (src/core/onnx_*.cpp): the
+#                                             ONNX protobuf classes (libonnx_proto) over libprotobuf
+#   python3-torch                             test/scripts/onnx_roundtrip.sh exports PyTorch models to import
+#   nodejs, npm (unless npm is there)         test/scripts/onnx_roundtrip.sh runs exported models in ONNX
+#                                             Runtime (npm's onnxruntime-node, installed by the test), and
+#                                             scripts/datasets.sh fetches real tables from npm packages
+#                                             (vega-datasets) for test/scripts/tabular_penguins.sh
 #   chromium                                  test/scripts/plot_render.sh draws learning_curves_svg's pictures
 #                                             in it (headless; 122 MB download, ~1.5 min; the test skips without)
-#   npm (only where no npm is installed)      scripts/datasets.sh fetches real tables from npm packages
-#                                             (vega-datasets) for test/scripts/tabular_penguins.sh
 set -euo pipefail
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO=sudo
@@ -23,12 +28,12 @@ export DEBIAN_FRONTEND=noninteractive
 need=()
 for p in postgresql-15 postgresql-server-dev-15 libpq-dev libeigen3-dev libdnnl-dev nlohmann-json3-dev zlib1g-dev \
          libgtest-dev postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl cmake g++ make clang \
-         libclang-rt-14-dev clang-format chromium "$@"; do
+         libclang-rt-14-dev clang-format libonnx-dev libprotobuf-dev protobuf-compiler python3-torch chromium "$@"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
 done
-# An npm that came with another Node.js (the image's nodejs package ships one) is kept: Debian's npm
-# would pull Debian's nodejs against it.
-command -v npm >/dev/null || need+=(npm)
+# An npm that came with another Node.js (the image's nodejs package ships one, and NodeSource's
+# conflicts with Debian's npm package) is kept; without any, Debian's nodejs and npm.
+command -v npm >/dev/null || need+=(nodejs npm)
 if [ ${#need[@]} -eq 0 ]; then
   echo "all dependencies are installed"
   exit 0

@@ -29,6 +29,7 @@ enum class ErrorKind {
     ObjectNotInPrerequisiteState,  // 55000: e.g. a checkpoint that is not COMPLETED
     SerializationFailure,          // 40001: a concurrent change; retry
     DiskFull,                      // 53100: an output would not fit on the disk
+    FeatureNotSupported,           // 0A000: e.g. an ONNX operator hopper has no layer for
 };
 
 // What went wrong, PostgreSQL style: `message` is lowercase without a final period; `detail` and

@@ -329,3 +329,7 @@ SELECT pg_catalog.pg_extension_config_dump(pg_catalog.pg_get_serial_sequence('ho
 #include "objects/predict_class.sql"
 #include "objects/predict_proba.sql"
 #include "objects/predict_value.sql"
+
+-- ---- functions: ONNX export and import ---------------------------------------------------------
+#include "objects/export_onnx.sql"
+#include "objects/import_onnx.sql"

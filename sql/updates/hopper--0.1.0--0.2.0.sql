@@ -317,3 +317,7 @@ DROP FUNCTION hopper.preprocess(text, text, text, text, integer, integer, double
 
 -- load_model_arch: model_weights may be Keras' flat weights (issue 30); its comment says so.
 #include "objects/load_model_arch.sql"
+
+-- ONNX export and import (issue 28).
+#include "objects/export_onnx.sql"
+#include "objects/import_onnx.sql"

@@ -1,7 +1,7 @@
 // Writes seed inputs for the fuzzers that need binary or generated input: real model states
 // (several optimizers, activations, losses; fresh and trained), the canonical model configuration
-// JSON inside them, valid packed buffers, and recipes. Usage: hopper_fuzz_seeds CORPUS_DIR
-// (test/fuzz/corpus; its state/, model_config/, buffer/ and recipe/ are rewritten). The output is
+// JSON inside them, valid packed buffers, recipes, and the models' ONNX exports. Usage: hopper_fuzz_seeds
+// CORPUS_DIR (test/fuzz/corpus; its state/, model_config/, buffer/, recipe/ and onnx/ are rewritten). The output is
 // deterministic, and committed.
 #include <cstdint>
 #include <cstdio>
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "hopper/config.h"
+#include "hopper/onnx.h"
 #include "hopper/recipe.h"
 #include "hopper/state_format.h"
 #include "hopper/trainer.h"
@@ -30,7 +31,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     const fs::path root = argv[1];
-    for (const char* d : {"state", "model_config", "buffer", "recipe"}) {
+    for (const char* d : {"state", "model_config", "buffer", "recipe", "onnx"}) {
         fs::remove_all(root / d);
         fs::create_directories(root / d);
     }
@@ -71,6 +72,9 @@ int main(int argc, char** argv) {
         write(root / "model_config" / (std::string(s.name) + ".json"), c.to_json());
         Trainer fresh(c);
         write(root / "state" / (std::string(s.name) + "_fresh.bin"), serialize_state(fresh));
+        // The model as hopper exports it to ONNX (fuzz_onnx).
+        write(root / "onnx" / (std::string(s.name) + ".onnx"),
+              export_onnx(c.arch, fresh.params(), OnnxExportOptions{}));
         // Trained on one small buffer: non-zero counters and optimizer slots.
         const int in = c.arch.input_dim, out = c.arch.output_dim(), rows = 4;
         std::vector<float> x(std::size_t(in) * rows), y(std::size_t(out) * rows, 0.0f);

@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
 SECONDS_PER_TARGET=${FUZZ_SECONDS:-30}
-TARGETS=${FUZZ_TARGETS:-"architecture compile_params fit_params model_config state buffer recipe"}
+TARGETS=${FUZZ_TARGETS:-"architecture compile_params fit_params model_config state buffer recipe onnx"}
 BUILD=${FUZZ_BUILD_DIR:-build/fuzz}
 CC_BIN=${FUZZ_CC:-clang-14}
 CXX_BIN=${FUZZ_CXX:-clang++-14}
