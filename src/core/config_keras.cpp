@@ -911,6 +911,11 @@ public:
         std::vector<const Node*> stack;
         const Node* n = &node(out, "output_layers");
         while (n->cls != "Concatenate" && n->cls != "InputLayer" && n->cls != "Embedding") {
+            if (n->cls == "Reshape" && only_input(*n).cls == "Embedding") {
+                stack.push_back(n);  // the embedding's, read with it
+                n = &only_input(*n);
+                break;
+            }
             if (!keras_class(n->cls)) refuse_node(*n, "is not supported in a functional model", keras_supported());
             stack.push_back(n);
             n = &only_input(*n);

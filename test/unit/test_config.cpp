@@ -1087,7 +1087,11 @@ TEST(ConfigResolve, AccuracyNeedsClassificationOutput) {
 TEST(ConfigResolve, ValidatesHandBuiltParts) {
     // resolve_config may get structs that never went through a parser.
     EXPECT_ERR(resolve_config(arch_of(4, {{0, Activation::Linear}}), {}, {}), InvalidParameter, "\"units\" in layer 1");
-    EXPECT_ERR(resolve_config(Architecture{}, {}, {}), InvalidParameter, "input dimension");
+    // input_dim 0 is left to the packed table (resolve_inputs); a negative one is refused.
+    EXPECT_ERR(resolve_config(Architecture{}, {}, {}), InvalidParameter, "no layers");
+    Architecture negative = arch_of(4, {{2, Activation::Softmax}});
+    negative.input_dim = -1;
+    EXPECT_ERR(resolve_config(negative, {}, {}), InvalidParameter, "input dimension");
     EXPECT_ERR(resolve_config(arch_of(4, {}), {}, {}), InvalidParameter, "no layers");
     EXPECT_ERR(resolve_config(arch_of(4, {{3, Activation::Softmax}, {2, Activation::Softmax}}), {}, {}),
                InvalidParameter, "softmax activation in layer 1");
