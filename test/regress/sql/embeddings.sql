@@ -46,6 +46,18 @@ SELECT count(*) AS rows, count(estimated_bought) AS predicted,
        avg((estimated_bought = bought)::int) FILTER (WHERE id % 10 <> 0 AND id % 15 <> 0) > 0.95 AS accurate
 FROM shop_pred JOIN shop_new USING (id);
 
+-- The run's checkpoint holds the resolved model: registered and materialized, it predicts as the
+-- model table does.
+SELECT hopper.create_model('embeddings-shop') > 0 AS created;
+SELECT hopper.register_model_version('embeddings-shop',
+    (SELECT uuid FROM hopper.latest_checkpoints WHERE run_name = 'embeddings_shop')) AS version;
+SELECT hopper.materialize_model_version('embeddings-shop', 'shop_registered', version => 1);
+SELECT hopper.predict('shop_registered', 'shop_new', 'id', '*', 'shop_registered_prob', pred_type => 'prob');
+SELECT hopper.predict('shop_model', 'shop_new', 'id', '*', 'shop_prob', pred_type => 'prob');
+SELECT count(*) AS rows, bool_and(a.prob = b.prob) AS same_as_model_table
+FROM shop_prob a JOIN shop_registered_prob b USING (id);
+SELECT hopper.delete_model('embeddings-shop');
+
 -- A warm start continues the resolved model.
 CALL hopper.fit('shop_packed', 'shop_model',
     '{"layers": [{"type": "embedding", "column": "region", "output_dim": 2},
@@ -75,6 +87,14 @@ CALL hopper.fit_data_parallel('shop_packed', 'shop_avg',
                  {"units": 8, "activation": "relu"}, {"units": 2, "activation": "softmax"}]}',
     $$loss='categorical_crossentropy', optimizer='Adam(lr=0.05)', metrics=['accuracy']$$, 'batch_size=20', 10);
 SELECT training_metrics_final > 0.6 AS trained FROM shop_avg_info;
+-- An adaptive search over the same two architectures.
+CALL hopper.fit_automl('shop_packed', 'shop_automl', 'shop_arch', model_id_list => '{1,2}',
+    compile_params_grid => '{"loss": "categorical_crossentropy", "optimizer": "adam", "learning_rate": [0.05], "metrics": ["accuracy"]}',
+    fit_params_grid => '{"batch_size": [20]}', automl_method => 'successive_halving', max_iterations => 2, eta => 2,
+    search_type => 'grid');
+SELECT model_config -> 'architecture' ->> 'input_dim' AS input_dim,
+       jsonb_array_length(model_config -> 'architecture' -> 'layers') AS layers
+FROM shop_automl ORDER BY layers;
 
 -- A Keras functional model of the same shape (tf.keras 2's to_json()): the InputLayer "brand" binds
 -- the column; "numeric" stands for the features no embedding reads (weight and region's one-hot).
