@@ -67,6 +67,18 @@ CALL hopper.fit('shop_packed', 'shop_model',
     warm_start => true);
 SELECT (hopper.model_state_info(model_state) ->> 'iterations')::int AS iterations FROM shop_model;
 
+-- Transfer learning with the embedding tables frozen (the resolved architecture, as the model
+-- records it): the 5x2 + 7x3 = 31 table values stay, the dense layers train on.
+SELECT hopper.load_model_arch('shop_frozen_arch',
+    jsonb_set(jsonb_set(model_config -> 'architecture', '{layers,0,trainable}', 'false'), '{layers,1,trainable}', 'false'),
+    'frozen embeddings', NULL, model_state) AS model_id FROM shop_model;
+SELECT hopper.load_model_selection_table('shop_frozen_arch', 'shop_frozen_mst', ARRAY[1],
+    ARRAY[$$loss='categorical_crossentropy', optimizer='Adam(lr=0.05)', metrics=['accuracy']$$], ARRAY['batch_size=20']);
+CALL hopper.fit_multiple('shop_packed', 'shop_frozen', 'shop_frozen_mst', 2);
+SELECT (hopper.model_weights(f.model_state))[1:31] = (hopper.model_weights(m.model_state))[1:31] AS tables_unchanged,
+       (hopper.model_weights(f.model_state))[32:105] <> (hopper.model_weights(m.model_state))[32:105] AS dense_trained
+FROM shop_frozen f, shop_model m;
+
 -- A search space: architectures with and without embeddings (none with input_dim) in one model
 -- selection table, trained by model hopping and by data-parallel averaging.
 SELECT hopper.load_model_arch('shop_arch',
