@@ -163,6 +163,9 @@ CALL hopper.fit('shop_packed', 'bad_model', :'keras_swapped', $$loss='categorica
 SELECT hopper.load_model_arch('shop_arch', '{"layers": [{"units": 2, "activation": "softmax"}]}', NULL, NULL,
                               '\x0000803f0000803f'::bytea);
 \echo :LAST_ERROR_SQLSTATE
+-- A model state as weights of an architecture that leaves its width to the table: the resolved one is needed.
+SELECT hopper.load_model_arch('shop_arch', model_arch, NULL, NULL, model_state) FROM shop_model;
+\echo :LAST_ERROR_SQLSTATE
 -- A code out of range given to the model directly.
 SELECT hopper.model_forward(model_state, ARRAY[0.5, 1, 0, 0, 0, 0, 17]::float8[], 1.0, NULL, NULL) FROM shop_model;
 \echo :LAST_ERROR_SQLSTATE
