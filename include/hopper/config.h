@@ -111,6 +111,10 @@ struct Architecture {
     // Image inputs: [height, width, channels], channels last; all 0 for flat inputs.
     int input_height = 0, input_width = 0, input_channels = 0;
     std::vector<Layer> layers;  // at least one; softmax only on the last, whose output is flat
+    // A Keras functional model's own width of the features no embedding reads (its other input; 0
+    // without one), which resolve_inputs checks against the packed table; -1 when not declared.
+    // Not part of the canonical JSON or of equality: a resolved architecture holds the widths.
+    int other_features = -1;
 
     bool image_input() const { return input_channels > 0; }
     // Its input width is known and every embedding is bound (resolve_inputs): only then are its

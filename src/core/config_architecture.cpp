@@ -525,6 +525,16 @@ Architecture resolve_inputs(Architecture arch, int packed_width, const Recipe* r
             l.column_offset = local;
             l.column_width = width;
         }
+        int other = packed_width;
+        for (const auto& b : blocks) other -= b.second;
+        if (arch.other_features >= 0 && arch.other_features != other)
+            fail(ErrorKind::InvalidParameter,
+                 "the Keras model's other input has " + std::to_string(arch.other_features) +
+                     " features but the packed table has " + std::to_string(other) + " besides its embedded columns",
+                 "The packed row has " + std::to_string(packed_width) + " features; the embeddings read " +
+                     std::to_string(packed_width - other) + " of them.",
+                 "Give the model's other input the shape of the features no embedding reads, or pack the table "
+                 "with the columns the model was built for.");
     }
     validate_architecture(arch);
     return arch;

@@ -928,6 +928,7 @@ public:
                 n = stack.back();
                 stack.pop_back();
             }
+            im.arch.other_features = 0;
             read_branch(*n, nullptr, true, im, used);
         } else if (n->cls == "Concatenate") {
             const Node& concat = *n;
@@ -937,6 +938,7 @@ public:
             if (concat.cfg.contains("axis") && (!as_integer(concat.cfg["axis"], -1, 1, axis) || axis == 0))
                 refuse_node(concat, "joins along axis " + show(concat.cfg["axis"]),
                             "hopper concatenates features, the last axis.");
+            im.arch.other_features = 0;
             for (std::size_t b = 0; b < concat.inputs.size(); ++b)
                 read_branch(node(concat.inputs[b], concat.name), &concat, b == 0, im, used);
         } else {
@@ -977,6 +979,7 @@ private:
                             "hopper puts the features no embedding reads first, then the embeddings' vectors, in "
                             "Concatenate's order.",
                             "Give Concatenate the numeric input first.");
+            im.arch.other_features = input_width(*x);
             used.push_back(x);
             return;
         }
@@ -1044,6 +1047,21 @@ private:
             refuse_node(n, "takes " + std::to_string(n.inputs.size()) + " inputs",
                         "Only Concatenate may join inputs: every other layer takes one.");
         return node(n.inputs[0], n.name);
+    }
+
+    // The features of the numeric input, as its shape declares them.
+    static int input_width(const Node& n) {
+        TensorShape s;
+        bool any = false;
+        for (const char* k : {"batch_input_shape", "batch_shape"})
+            if (!any && n.cfg.contains(k)) any = keras_shape(n.cfg[k], true, ref(n), k, s);
+        if (!any && n.cfg.contains("input_shape"))
+            any = keras_shape(n.cfg["input_shape"], false, ref(n), "input_shape", s);
+        if (!any)
+            refuse_node(n, "has no input shape",
+                        "Create the input with an explicit shape, e.g. keras.Input(shape=(6,)).");
+        if (!s.flat) refuse_node(n, "is an image", "The numeric input of a tabular model is flat: [null, n].");
+        return s.channels;
     }
 
     // Reshape of an embedding's (1, output_dim) to (output_dim,) is a Flatten.

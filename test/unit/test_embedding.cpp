@@ -341,6 +341,14 @@ TEST(EmbeddingKeras, FunctionalTabularModelKeras2AndKeras3) {
     const Architecture r = resolve_inputs(a, recipe.width(), &recipe);
     EXPECT_TRUE(r.resolved());
     EXPECT_EQ(r.layers[0].column_offset, 1);
+    // The numeric input's own width (5: x and color's one-hot block) is checked against the table.
+    EXPECT_EQ(a.other_features, 5);
+    Architecture wider = a;
+    wider.other_features = 6;
+    EXPECT_NE(message_of([&] {
+                  resolve_inputs(wider, recipe.width(), &recipe);
+              }).find("other input has 6 features but the packed table has 5 besides its embedded columns"),
+              std::string::npos);
 
     // One categorical input and nothing else; a plain chain is a Sequential model.
     const Architecture one = parse_architecture(

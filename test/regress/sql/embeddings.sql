@@ -159,6 +159,10 @@ CALL hopper.fit('shop_packed', 'bad_model',
 SELECT replace(:'keras_functional', '[["numeric", 0, 0, {}], ["flatten", 0, 0, {}]]', '[["flatten", 0, 0, {}], ["numeric", 0, 0, {}]]') AS keras_swapped \gset
 CALL hopper.fit('shop_packed', 'bad_model', :'keras_swapped', $$loss='categorical_crossentropy'$$, 'batch_size=20', 1);
 \echo :LAST_ERROR_SQLSTATE
+-- The Keras model's numeric input is not as wide as the features no embedding reads.
+SELECT replace(:'keras_functional', '"batch_input_shape": [null, 6]', '"batch_input_shape": [null, 5]') AS keras_narrow \gset
+CALL hopper.fit('shop_packed', 'bad_model', :'keras_narrow', $$loss='categorical_crossentropy'$$, 'batch_size=20', 1);
+\echo :LAST_ERROR_SQLSTATE
 -- Weights need a known width; a model state of an unresolved architecture cannot be made.
 SELECT hopper.load_model_arch('shop_arch', '{"layers": [{"units": 2, "activation": "softmax"}]}', NULL, NULL,
                               '\x0000803f0000803f'::bytea);
