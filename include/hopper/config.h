@@ -38,6 +38,13 @@ enum class LayerKind {
     GlobalAveragePooling2D,  // mean over all positions: [h, w, c] -> c (flat)
     Flatten,                 // [h, w, c] -> h*w*c (flat) in HWC order, as Keras flattens
     BatchNormalization,      // per channel (the last axis); batch statistics while training
+    // A table of `vocabulary` rows of `units` (Keras' output_dim) floats, bound to a categorical
+    // column of the packed row: its block (one code, or a one-hot block of vocabulary slots) is
+    // replaced by the block's row of the table (for one-hot slots: the slots times the table), the
+    // vector going after the layer's other inputs. Embedding layers lead the stack, so together they
+    // output the packed features no embedding reads, in packed order, then each embedding's vector
+    // in layer order: Keras' Concatenate([numeric input, Flatten(Embedding(column)), ...]).
+    Embedding,
 };
 // Keras' padding: "valid" uses only whole windows; "same" pads so that the output has
 // ceil(input / stride) positions, putting the odd padding element at the bottom/right (TensorFlow).
@@ -71,6 +78,15 @@ struct Layer {
     // Keras' `trainable`: false freezes the layer's parameters (no gradient applied, no optimizer
     // slots; a frozen BatchNormalization runs in inference mode: moving statistics, not updated).
     bool trainable = true;
+    // Embedding: `column` names the categorical column it is bound to; `vocabulary` (Keras'
+    // input_dim) its rows, `units` (Keras' output_dim) their width. The binding: the column's
+    // first slot in the layer's input (column_offset: its place in the packed row less the slots
+    // of earlier embeddings before it) and its slots (column_width: 1 for a code, vocabulary for
+    // a one-hot block). vocabulary 0 and column_offset -1 until resolve_inputs binds them.
+    std::string column;
+    int vocabulary = 0;
+    int column_offset = -1;
+    int column_width = 0;
 };
 // The name from when hopper had only dense layers; a default Layer is a Dense layer.
 using DenseLayer = Layer;
@@ -89,13 +105,21 @@ struct TensorShape {
 };
 
 struct Architecture {
-    // Features per row (the width of packed rows): height*width*channels for image inputs.
+    // Features per row (the width of packed rows): height*width*channels for image inputs. 0: left
+    // out, the packed table's width (resolve_inputs, when training starts).
     int input_dim = 0;
     // Image inputs: [height, width, channels], channels last; all 0 for flat inputs.
     int input_height = 0, input_width = 0, input_channels = 0;
     std::vector<Layer> layers;  // at least one; softmax only on the last, whose output is flat
+    // A Keras functional model's own width of the features no embedding reads (its other input; 0
+    // without one), which resolve_inputs checks against the packed table; -1 when not declared.
+    // Not part of the canonical JSON or of equality: a resolved architecture holds the widths.
+    int other_features = -1;
 
     bool image_input() const { return input_channels > 0; }
+    // Its input width is known and every embedding is bound (resolve_inputs): only then are its
+    // shapes and parameters known. A Network refuses an architecture that is not resolved.
+    bool resolved() const;
     TensorShape input_shape() const;
     // Output shape of each layer, in order (for a valid architecture; see validate_architecture in
     // config_architecture.cpp).
@@ -171,14 +195,29 @@ struct ModelConfig {
 //     {"type": "max_pooling2d", "pool_size": [2, 2]},
 //     {"type": "flatten", "dropout": 0.5},
 //     {"units": 10, "activation": "softmax"}]}
+// input_dim may be left out: the packed table's width, known when training starts (resolve_inputs).
 // Layer keys: conv2d: filters, kernel_size, strides ([1, 1]), padding ("valid" or "same"),
 // activation, use_bias, initializer, dropout; max_pooling2d and average_pooling2d: pool_size ([2, 2]),
 // strides (the pool size), padding, activation, dropout; global_average_pooling2d, flatten:
 // activation, dropout; batch_normalization: momentum (0.99), epsilon (0.001), center, scale
-// (true), activation, dropout. Sizes are an integer or a [height, width] pair. Every layer also
+// (true), activation, dropout; embedding: column (a categorical column of the packed table),
+// output_dim, input_dim (its vocabulary; left out: the column's), dropout (only on the last
+// embedding: its output is the concatenation), and offset and width (its binding, written by
+// resolve_inputs). Sizes are an integer or a [height, width] pair. Every layer also
 // takes "trainable" (true; false freezes its parameters, written in canonical JSON only then).
 // Or a Keras Sequential model's to_json() (see config_keras.cpp for the layers it accepts).
 Architecture parse_architecture(std::string_view json);
+
+class Recipe;  // recipe.h
+
+// The architecture with what was left to the packed table filled in: input_dim (if 0) becomes
+// packed_width, and each embedding is bound to its column of `recipe` (the packed table's feature
+// recipe; null for a table of feature arrays): a column packed as a code or one-hot, its vocabulary
+// (given ones must match). Refuses (InvalidParameter, naming the column) an embedding without a
+// recipe, of a column the recipe does not have or that is not categorical. Where input_dim differs
+// from packed_width the embeddings stay unbound (the caller refuses the width). Checks the result
+// as parse_architecture does.
+Architecture resolve_inputs(Architecture arch, int packed_width, const Recipe* recipe);
 
 // Compile parameters as a JSON object or MADlib's text form, e.g.
 //   loss='categorical_crossentropy', optimizer='SGD(lr=0.05, momentum=0.9)', metrics=['accuracy']

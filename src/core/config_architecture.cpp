@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "hopper/recipe.h"
 #include "hopper/resources.h"
 #include "layers.h"
 
@@ -180,6 +181,50 @@ void bn_check(const Layer& l, const std::string& where) {
         bad_value("epsilon", where, l.epsilon, "epsilon must be a positive number.");
 }
 
+// Embedding: its column and sizes; its binding (offset, width) as resolve_inputs wrote it.
+
+void embedding_read(const json& lj, const std::string& where, Layer& l) {
+    const json& c = required(lj, "column", where);
+    if (!c.is_string() || c.get_ref<const std::string&>().empty())
+        bad_value("column", where, c, "column must name a categorical column of the packed table.");
+    l.column = c.get<std::string>();
+    l.units = read_count(lj, "output_dim", where);
+    if (lj.contains("input_dim")) l.vocabulary = read_count(lj, "input_dim", where);
+    const bool bound = lj.contains("offset") || lj.contains("width");
+    if (bound) {
+        const json& o = required(lj, "offset", where);
+        int64_t v = 0;
+        if (!as_integer(o, 0, kMaxDim - 1, v))
+            bad_value("offset", where, o, "offset must be an integer between 0 and 999999.");
+        l.column_offset = int(v);
+        l.column_width = read_count(lj, "width", where);
+    }
+}
+void embedding_write(const Layer& l, ojson& lj) {
+    lj["column"] = l.column;
+    lj["output_dim"] = l.units;
+    if (l.vocabulary > 0) lj["input_dim"] = l.vocabulary;
+    if (l.column_offset >= 0) {
+        lj["offset"] = l.column_offset;
+        lj["width"] = l.column_width;
+    }
+}
+bool embedding_same(const Layer& a, const Layer& b) {
+    return a.column == b.column && a.units == b.units && a.vocabulary == b.vocabulary &&
+           a.column_offset == b.column_offset && a.column_width == b.column_width;
+}
+void embedding_check(const Layer& l, const std::string& where) {
+    if (l.column.empty())
+        bad_value("column", where, l.column, "column must name a categorical column of the packed table.");
+    check_count("output_dim", l.units, where);
+    if (l.vocabulary != 0) check_count("input_dim", l.vocabulary, where);
+    if (l.activation != Activation::Linear)
+        bad_value("activation", where, to_string(l.activation), "An embedding layer has no activation.");
+    if (l.column_offset >= 0 && (l.vocabulary == 0 || (l.column_width != 1 && l.column_width != l.vocabulary)))
+        bad_value("width", where, l.column_width,
+                  "An embedding reads one code or a one-hot block of input_dim slots: width is 1 or input_dim.");
+}
+
 }  // namespace
 
 const std::vector<NativeLayerForm>& native_layer_forms() {
@@ -255,6 +300,16 @@ const std::vector<NativeLayerForm>& native_layer_forms() {
          bn_write,
          bn_same,
          bn_check},
+        {LayerKind::Embedding,
+         "embedding",
+         {"type", "column", "output_dim", "input_dim", "offset", "width", "activation", "dropout", "trainable"},
+         false,
+         false,
+         embedding_read,
+         nullptr,
+         embedding_write,
+         embedding_same,
+         embedding_check},
     };
     return forms;
 }
@@ -265,13 +320,59 @@ const NativeLayerForm& native_form(LayerKind kind) {
     fail(ErrorKind::Internal, "unknown layer kind");
 }
 
-namespace {}  // namespace
+namespace {
+
+// Embedding layers lead the stack and read distinct columns of the packed row (not the vectors of
+// earlier embeddings), from a flat input; only the last may have dropout: its output is the whole
+// concatenation of features and vectors.
+template <typename Label>
+void check_embeddings(const Architecture& arch, const Label& label) {
+    std::size_t lead = 0;
+    while (lead < arch.layers.size() && arch.layers[lead].kind == LayerKind::Embedding) ++lead;
+    for (std::size_t i = lead; i < arch.layers.size(); ++i)
+        if (arch.layers[i].kind == LayerKind::Embedding)
+            fail(ErrorKind::InvalidParameter, "embedding layer (" + label(i) + ") after a layer of another kind",
+                 "Embedding layers read columns of the packed row: they come first, before every other layer.");
+    if (lead == 0) return;
+    if (arch.image_input())
+        fail(ErrorKind::InvalidParameter, "embedding layer (" + label(0) + ") on an image input",
+             "An embedding reads a categorical column of flat rows packed from a table's columns.");
+    // Features of the packed row still in the input of each embedding (before the vectors).
+    int64_t packed = arch.input_dim;
+    for (std::size_t i = 0; i < lead; ++i) {
+        const Layer& l = arch.layers[i];
+        for (std::size_t k = 0; k < i; ++k)
+            if (arch.layers[k].column == l.column)
+                fail(ErrorKind::InvalidParameter,
+                     "two embedding layers (" + label(k) + ", " + label(i) + ") of column \"" + l.column + "\"",
+                     "Each column has at most one embedding.");
+        if (l.dropout > 0.0f && i + 1 < lead)
+            fail(ErrorKind::InvalidParameter, "dropout on an embedding layer other than the last (" + label(i) + ")",
+                 "The last embedding layer outputs the features and every embedding's vector; dropout there "
+                 "applies to all of them.",
+                 "Give the dropout to the last embedding layer.");
+        if (arch.input_dim > 0 && l.column_offset >= 0) {
+            if (int64_t(l.column_offset) + l.column_width > packed)
+                fail(ErrorKind::InvalidParameter,
+                     "embedding of column \"" + l.column + "\" (" + label(i) + ") reads beyond the packed features",
+                     "Its slots " + std::to_string(l.column_offset) + " to " +
+                         std::to_string(int64_t(l.column_offset) + l.column_width - 1) + " are not among the " +
+                         std::to_string(packed) + " features of the packed row before it.");
+            packed -= l.column_width;
+        }
+    }
+}
+
+}  // namespace
 
 void validate_architecture(const Architecture& arch, const std::vector<std::string>* labels,
                            const std::string& input_label) {
     auto label = [&](std::size_t i) {
         return labels && i < labels->size() ? (*labels)[i] : "layer " + std::to_string(i + 1);
     };
+    // Left out (0): the packed table's width, resolved when training starts; until then shapes
+    // and sizes are unknown and only the layers' own values are checked.
+    const bool resolved = arch.resolved();
     if (arch.image_input() || arch.input_height != 0 || arch.input_width != 0) {
         const json shape = json::array({arch.input_height, arch.input_width, arch.input_channels});
         for (int d : {arch.input_height, arch.input_width, arch.input_channels})
@@ -288,7 +389,7 @@ void validate_architecture(const Architecture& arch, const std::vector<std::stri
                  "An image input of shape [height, width, channels] has height*width*channels = " +
                      std::to_string(size) + " features per row.");
     }
-    if (arch.input_dim < 1 || arch.input_dim > kMaxDim)
+    if ((arch.input_dim < 1 && !(arch.input_dim == 0 && !arch.image_input())) || arch.input_dim > kMaxDim)
         fail(ErrorKind::InvalidParameter,
              "invalid input dimension " + std::to_string(arch.input_dim) + " (" + input_label + ")",
              "The input dimension must be an integer between 1 and 1000000.");
@@ -298,6 +399,7 @@ void validate_architecture(const Architecture& arch, const std::vector<std::stri
         fail(ErrorKind::Limit, "architecture has too many layers",
              "It has " + std::to_string(arch.layers.size()) + " layers; at most " + std::to_string(kMaxLayers) +
                  " are supported.");
+    check_embeddings(arch, label);
     const std::size_t n = arch.layers.size();
     TensorShape shape = arch.input_shape();
     // Per row: every layer's output and Conv2D patch buffers (layers.h); and parameters. 64-bit
@@ -319,11 +421,13 @@ void validate_architecture(const Architecture& arch, const std::vector<std::stri
             fail(ErrorKind::InvalidParameter, "dropout is not allowed on the output layer (" + label(i) + ")",
                  "Dropout would randomly zero the model's predictions while training.",
                  "Use dropout on hidden layers only.");
+        if (!resolved) continue;
         params = layers::add_sat(params, layers::param_count(l, shape));
         row_floats = layers::add_sat(row_floats, layers::columns_per_row(l, shape));
         shape = layers::checked_output_shape(l, shape, label(i));
         row_floats = layers::add_sat(row_floats, shape.size());
     }
+    if (!resolved) return;
     if (!shape.flat)
         fail(ErrorKind::InvalidParameter,
              "output layer (" + label(n - 1) + ") outputs a " + shape.to_string() + " tensor",
@@ -343,6 +447,100 @@ void validate_architecture(const Architecture& arch, const std::vector<std::stri
                  " while training; hopper allows at most 256 MB per row.",
              "Use smaller images, fewer filters, larger strides or more pooling.");
 }
+
+// --- resolving what was left to the packed table ----------------------------------------------
+
+namespace {
+
+[[noreturn]] void bad_embedding_column(const Layer& l, std::size_t i, const std::string& message,
+                                       const std::string& detail, const Recipe* recipe) {
+    std::string hint;
+    if (recipe) {
+        std::vector<std::string> names;
+        for (int c = 0; c < recipe->num_columns(); ++c)
+            if (recipe->column_kind(c) == ColumnKind::Categorical)
+                names.push_back(recipe->column_names()[std::size_t(c)]);
+        hint = names.empty() ? "The packed table has no categorical column."
+                             : "Its categorical columns are: " + join(names) + ".";
+    }
+    fail(ErrorKind::InvalidParameter,
+         "embedding layer (layer " + std::to_string(i + 1) + ") of column \"" + l.column + "\": " + message, detail,
+         hint);
+}
+
+}  // namespace
+
+}  // namespace cfg
+
+Architecture resolve_inputs(Architecture arch, int packed_width, const Recipe* recipe) {
+    using namespace cfg;
+    if (arch.input_dim == 0 && !arch.image_input()) arch.input_dim = packed_width;
+    if (arch.input_dim == packed_width) {
+        // Each embedding's block, in the packed row: its offset and width.
+        std::vector<std::pair<int, int>> blocks;
+        for (std::size_t i = 0; i < arch.layers.size() && arch.layers[i].kind == LayerKind::Embedding; ++i) {
+            Layer& l = arch.layers[i];
+            if (!recipe)
+                bad_embedding_column(l, i, "the packed table has no columns",
+                                     "It was packed from an array of numbers; an embedding reads a categorical "
+                                     "column of a table packed from its columns.",
+                                     nullptr);
+            const std::vector<std::string>& names = recipe->column_names();
+            const auto it = std::find(names.begin(), names.end(), l.column);
+            if (it == names.end())
+                bad_embedding_column(l, i, "the packed table has no such column",
+                                     "Its feature recipe reads " + std::to_string(names.size()) + " columns.", recipe);
+            const int c = int(it - names.begin());
+            if (recipe->column_kind(c) != ColumnKind::Categorical)
+                bad_embedding_column(l, i, "the column is not categorical",
+                                     "It is packed as a " + std::string(to_string(recipe->column_kind(c))) +
+                                         " column; an embedding reads a categorical column's code or one-hot block.",
+                                     recipe);
+            int offset = recipe->column_offset(c), width = recipe->column_width(c), vocabulary = width;
+            for (const EmbeddingInput& e : recipe->embeddings())
+                if (e.column == l.column) {
+                    offset = e.slot;
+                    width = 1;
+                    vocabulary = e.vocabulary;
+                }
+            if (l.vocabulary != 0 && l.vocabulary != vocabulary)
+                bad_embedding_column(l, i,
+                                     "input_dim " + std::to_string(l.vocabulary) + " is not the column's vocabulary",
+                                     "The packed table has " + std::to_string(vocabulary) +
+                                         " categories of the column (with \"<other>\", \"<null>\" and "
+                                         "\"<unknown>\" where present).",
+                                     nullptr);
+            // Its place in the layer's input: earlier embeddings took their blocks out before it.
+            int local = offset;
+            for (const auto& [o, w] : blocks)
+                if (o < offset) local -= w;
+            blocks.emplace_back(offset, width);
+            if (l.column_offset >= 0 && (l.column_offset != local || l.column_width != width))
+                bad_embedding_column(l, i, "its binding does not match the packed table",
+                                     "It reads " + std::to_string(l.column_width) + " slot(s) from offset " +
+                                         std::to_string(l.column_offset) + "; the packed table has the column in " +
+                                         std::to_string(width) + " slot(s) from offset " + std::to_string(local) + ".",
+                                     nullptr);
+            l.vocabulary = vocabulary;
+            l.column_offset = local;
+            l.column_width = width;
+        }
+        int other = packed_width;
+        for (const auto& b : blocks) other -= b.second;
+        if (arch.other_features >= 0 && arch.other_features != other)
+            fail(ErrorKind::InvalidParameter,
+                 "the Keras model's other input has " + std::to_string(arch.other_features) +
+                     " features but the packed table has " + std::to_string(other) + " besides its embedded columns",
+                 "The packed row has " + std::to_string(packed_width) + " features; the embeddings read " +
+                     std::to_string(packed_width - other) + " of them.",
+                 "Give the model's other input the shape of the features no embedding reads, or pack the table "
+                 "with the columns the model was built for.");
+    }
+    validate_architecture(arch);
+    return arch;
+}
+
+namespace cfg {
 
 // --- native form -----------------------------------------------------------------------------
 
@@ -453,11 +651,9 @@ Architecture parse_native_architecture(const json& j) {
             a.input_dim = static_cast<int>(size);
         }
     } else {
-        if (in == j.end())
-            fail(ErrorKind::InvalidParameter, "missing key \"input_dim\" in architecture", {},
-                 "Give the number of input features, e.g. {\"input_dim\": 784, \"layers\": [...]}, or the "
-                 "shape of image inputs, e.g. \"input_shape\": [28, 28, 1].");
-        if (!as_integer(*in, 1, kMaxDim, v))
+        // Left out: the packed table's width (resolve_inputs).
+        if (in == j.end()) v = 0;
+        else if (!as_integer(*in, 1, kMaxDim, v))
             bad_size("input_dim", "", *in, "input_dim must be an integer between 1 and 1000000.");
         a.input_dim = static_cast<int>(v);
     }
@@ -547,7 +743,7 @@ Architecture parse_native_architecture(const json& j) {
 ojson architecture_to_ojson(const Architecture& a) {
     ojson j;
     if (a.image_input()) j["input_shape"] = ojson::array({a.input_height, a.input_width, a.input_channels});
-    else j["input_dim"] = a.input_dim;
+    else if (a.input_dim > 0) j["input_dim"] = a.input_dim;
     ojson layers = ojson::array();
     for (const Layer& l : a.layers) {
         ojson lj;
@@ -578,6 +774,13 @@ ojson architecture_to_ojson(const Architecture& a) {
 }  // namespace cfg
 
 using namespace cfg;
+
+bool Architecture::resolved() const {
+    if (input_dim < 1) return false;
+    for (const Layer& l : layers)
+        if (l.kind == LayerKind::Embedding && (l.column_offset < 0 || l.vocabulary < 1)) return false;
+    return true;
+}
 
 std::string TensorShape::to_string() const {
     if (flat) return std::to_string(channels);

@@ -35,6 +35,7 @@
 #include <algorithm>
 #include <cmath>
 #include <initializer_list>
+#include <map>
 
 #include "config_architecture.h"
 #include "hopper/interrupt.h"
@@ -535,6 +536,65 @@ public:
         add(l, r);
     }
 
+    // An Embedding of a functional model, bound to the column its InputLayer is named after.
+    void embedding(const json& cfg, const KerasLayerRef& r, const std::string& column) {
+        const bool trainable = keras_trainable(cfg, r);
+        check_unknown(cfg, r,
+                      {"input_dim", "output_dim", "embeddings_initializer", "embeddings_regularizer",
+                       "activity_regularizer", "embeddings_constraint", "mask_zero", "input_length",
+                       "batch_input_shape", "batch_shape", "input_shape"});
+        const std::string where = " in " + r.label();
+        check_layer_count();
+        refuse_regularizers(cfg, r, {"embeddings_regularizer", "activity_regularizer"});
+        refuse_constraints(cfg, r, {"embeddings_constraint"});
+        if (cfg.contains("mask_zero") && !is_nullish(cfg["mask_zero"]))
+            refuse(r, "unsupported mask_zero in " + r.label(), "hopper has no masking: code 0 is a category.",
+                   "Remove mask_zero.");
+        if (cfg.contains("input_length") && !cfg["input_length"].is_null()) {
+            int64_t n = 0;
+            if (!as_integer(cfg["input_length"], 1, 1, n))
+                refuse(r, "unsupported input_length " + show(cfg["input_length"]) + where,
+                       "An embedding of a column reads one code per row.", "Remove input_length.");
+        }
+        if (cfg.contains("embeddings_initializer") && !cfg["embeddings_initializer"].is_null()) {
+            const json& v = cfg["embeddings_initializer"];
+            const json c = v.is_object() ? v.value("config", json::object()) : json::object();
+            const bool uniform =
+                (v.is_string() && squash(v.get_ref<const std::string&>()) == "uniform") ||
+                (v.is_object() && v.value("class_name", std::string()) == "RandomUniform" && c.is_object() &&
+                 c.value("minval", -0.05) == -0.05 && c.value("maxval", 0.05) == 0.05);
+            if (!uniform)
+                refuse(r, "unsupported embeddings_initializer " + show(v) + where,
+                       "hopper starts embeddings uniform in [-0.05, 0.05], Keras' default.",
+                       "Use the default embeddings_initializer.");
+        }
+        Layer l;
+        l.kind = LayerKind::Embedding;
+        l.column = column;
+        int64_t v = 0;
+        if (!cfg.contains("output_dim")) fail(ErrorKind::InvalidParameter, "missing key \"output_dim\"" + where);
+        if (!as_integer(cfg["output_dim"], 1, kMaxDim, v))
+            bad_size("output_dim", where, cfg["output_dim"], "output_dim must be an integer between 1 and 1000000.");
+        l.units = int(v);
+        if (cfg.contains("input_dim") && !cfg["input_dim"].is_null()) {
+            if (!as_integer(cfg["input_dim"], 1, kMaxDim, v))
+                bad_size("input_dim", where, cfg["input_dim"], "input_dim must be an integer between 1 and 1000000.");
+            l.vocabulary = int(v);
+        }
+        l.trainable = trainable;
+        add(l, r);
+    }
+
+    // A functional model's input: the packed table's row, whose width is known when training starts.
+    Architecture finish_functional() {
+        if (arch.layers.empty() || arch.layers.back().kind == LayerKind::Embedding)
+            fail(ErrorKind::InvalidParameter, "Keras model has no layers after its inputs",
+                 "hopper needs at least one layer after the Concatenate, such as a Dense layer.");
+        arch.input_dim = 0;
+        validate_architecture(arch, &labels, "the Keras model's inputs");
+        return arch;
+    }
+
     void activation(const json& cfg, const KerasLayerRef& r) {
         keras_trainable(cfg, r);  // checked; nothing of its own to freeze
         check_unknown(cfg, r, {"activation"});
@@ -807,11 +867,254 @@ std::string keras_supported() {
 
 }  // namespace
 
+namespace {
+
+// A functional model (Keras' Model / Functional) of the common tabular shape: an InputLayer per
+// categorical column, each through an Embedding (and a Flatten or Reshape) into one Concatenate,
+// optionally with one other InputLayer first (the packed features no embedding reads), then a
+// stack of layers to the one output. An InputLayer's name is the column its Embedding binds; the
+// embeddings follow Concatenate's order. Other graphs are refused naming the node that does not fit.
+class FunctionalGraph {
+public:
+    explicit FunctionalGraph(const json& layers) {
+        for (std::size_t i = 0; i < layers.size(); ++i) {
+            const json& lj = layers[i];
+            Node n;
+            n.index = i;
+            if (!lj.is_object() || !lj.contains("class_name") || !lj["class_name"].is_string())
+                fail(ErrorKind::InvalidParameter, "Keras layer " + std::to_string(i + 1) + " has no class_name",
+                     "Expected the output of model.to_json().");
+            n.cls = lj["class_name"].get<std::string>();
+            n.cfg = lj.value("config", json::object());
+            if (!n.cfg.is_object())
+                fail(ErrorKind::InvalidParameter,
+                     "config of Keras layer " + std::to_string(i + 1) + " is not an object");
+            if (lj.contains("name") && lj["name"].is_string()) n.name = lj["name"].get<std::string>();
+            else if (n.cfg.contains("name") && n.cfg["name"].is_string()) n.name = n.cfg["name"].get<std::string>();
+            if (n.name.empty() || by_name_.count(n.name))
+                fail(ErrorKind::InvalidParameter, "Keras layer " + std::to_string(i + 1) + " has no unique name",
+                     "A functional model's layers are connected by their names.");
+            const json nodes = lj.value("inbound_nodes", json::array());
+            if (!nodes.is_array() || nodes.size() > 1)
+                refuse_node(n, "is called more than once",
+                            "hopper reads each layer of a model once (no shared layers).");
+            if (!nodes.empty()) read_inbound(nodes[0], n);
+            by_name_[n.name] = nodes_.size();
+            nodes_.push_back(std::move(n));
+        }
+    }
+
+    Architecture import(const json& outputs) {
+        const std::string out = single_output(outputs);
+        // Back from the output through layers of one input, to the Concatenate, an Embedding (a
+        // model of one categorical input) or the only input.
+        std::vector<const Node*> stack;
+        const Node* n = &node(out, "output_layers");
+        while (n->cls != "Concatenate" && n->cls != "InputLayer" && n->cls != "Embedding") {
+            if (n->cls == "Reshape" && only_input(*n).cls == "Embedding") {
+                stack.push_back(n);  // the embedding's, read with it
+                n = &only_input(*n);
+                break;
+            }
+            if (!keras_class(n->cls)) refuse_node(*n, "is not supported in a functional model", keras_supported());
+            stack.push_back(n);
+            n = &only_input(*n);
+        }
+        KerasImport im;
+        std::vector<const Node*> used(stack.begin(), stack.end());
+        if (n->cls == "Embedding") {
+            // Its Flatten or Reshape belongs to the embedding.
+            if (!stack.empty() && (stack.back()->cls == "Flatten" || stack.back()->cls == "Reshape")) {
+                n = stack.back();
+                stack.pop_back();
+            }
+            im.arch.other_features = 0;
+            read_branch(*n, nullptr, true, im, used);
+        } else if (n->cls == "Concatenate") {
+            const Node& concat = *n;
+            used.push_back(n);
+            check_unknown(concat.cfg, ref(concat), {"axis"});
+            int64_t axis = -1;
+            if (concat.cfg.contains("axis") && (!as_integer(concat.cfg["axis"], -1, 1, axis) || axis == 0))
+                refuse_node(concat, "joins along axis " + show(concat.cfg["axis"]),
+                            "hopper concatenates features, the last axis.");
+            im.arch.other_features = 0;
+            for (std::size_t b = 0; b < concat.inputs.size(); ++b)
+                read_branch(node(concat.inputs[b], concat.name), &concat, b == 0, im, used);
+        } else {
+            used.push_back(n);
+            im.input_layer(n->cfg, ref(*n));
+        }
+        for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
+            const Node& l = **it;
+            keras_class(l.cls)->read(im, l.cfg, ref(l), nullptr);
+        }
+        // Every layer is on the path to the output: no branch, no second output.
+        for (const Node& x : nodes_)
+            if (std::find(used.begin(), used.end(), &x) == used.end())
+                refuse_node(x, "is not on the path of the model's output",
+                            "hopper reads one path from the inputs to the one output.");
+        if (n->cls == "InputLayer") return im.finish(nullptr);
+        return im.finish_functional();
+    }
+
+private:
+    struct Node {
+        std::size_t index = 0;
+        std::string cls, name;
+        json cfg;
+        std::vector<std::string> inputs;  // names of the layers it takes, in order
+    };
+
+    static KerasLayerRef ref(const Node& n) { return KerasLayerRef{n.index + 1, n.name}; }
+
+    // One input of the embeddings stage: the numeric InputLayer (first only), or InputLayer ->
+    // Embedding -> (Flatten | Reshape).
+    void read_branch(const Node& top, const Node* concat, bool first, KerasImport& im,
+                     std::vector<const Node*>& used) const {
+        const Node* x = &top;
+        if (x->cls == "InputLayer" && concat) {
+            if (!first)
+                refuse_node(*concat, "takes the input \"" + x->name + "\" after an embedding",
+                            "hopper puts the features no embedding reads first, then the embeddings' vectors, in "
+                            "Concatenate's order.",
+                            "Give Concatenate the numeric input first.");
+            im.arch.other_features = input_width(*x);
+            used.push_back(x);
+            return;
+        }
+        if (x->cls == "Flatten" || x->cls == "Reshape") {
+            if (x->cls == "Reshape") check_reshape(*x);
+            used.push_back(x);
+            x = &only_input(*x);
+        }
+        if (x->cls != "Embedding")
+            refuse_node(*x, "feeds " + (concat ? "Concatenate (\"" + concat->name + "\")" : std::string("the model")),
+                        "Concatenate may take the numeric input and embeddings (through Flatten or Reshape) of "
+                        "categorical inputs only.");
+        const Node& column = only_input(*x);
+        if (column.cls != "InputLayer")
+            refuse_node(column, "feeds an Embedding (\"" + x->name + "\")",
+                        "An embedding reads an InputLayer named after its categorical column.");
+        im.embedding(x->cfg, ref(*x), column.name);
+        used.push_back(x);
+        used.push_back(&column);
+    }
+
+    [[noreturn]] static void refuse_node(const Node& n, const std::string& what, const std::string& detail,
+                                         const std::string& hint = {}) {
+        fail(ErrorKind::InvalidParameter,
+             "unsupported node \"" + n.name + "\" (" + n.cls + ", Keras layer " + std::to_string(n.index + 1) +
+                 "): it " + what,
+             detail, hint);
+    }
+
+    // Keras 2: a node is a list of [name, node_index, tensor_index, kwargs]; Keras 3: {"args": [...]}
+    // whose tensors (also inside lists) carry "keras_history": [name, node_index, tensor_index].
+    void read_inbound(const json& node, Node& n) {
+        if (node.is_array()) {
+            for (const json& t : node)
+                if (t.is_array() && !t.empty() && t[0].is_string()) n.inputs.push_back(t[0].get<std::string>());
+                else
+                    refuse_node(n, "has an inbound node hopper cannot read", "Expected the output of model.to_json().");
+        } else if (node.is_object()) {
+            collect_history(node.value("args", json::array()), n);
+        } else {
+            refuse_node(n, "has an inbound node hopper cannot read", "Expected the output of model.to_json().");
+        }
+    }
+    void collect_history(const json& v, Node& n) {
+        if (v.is_array()) {
+            for (const json& e : v) collect_history(e, n);
+        } else if (v.is_object()) {
+            const json c = v.value("config", json::object());
+            if (c.is_object() && c.contains("keras_history") && c["keras_history"].is_array() &&
+                !c["keras_history"].empty() && c["keras_history"][0].is_string())
+                n.inputs.push_back(c["keras_history"][0].get<std::string>());
+        }
+    }
+
+    const Node& node(const std::string& name, const std::string& from) const {
+        auto it = by_name_.find(name);
+        if (it == by_name_.end())
+            fail(ErrorKind::InvalidParameter, "Keras layer \"" + name + "\" (named by " + from + ") does not exist",
+                 "Expected the output of model.to_json().");
+        return nodes_[it->second];
+    }
+
+    const Node& only_input(const Node& n) const {
+        if (n.inputs.size() != 1)
+            refuse_node(n, "takes " + std::to_string(n.inputs.size()) + " inputs",
+                        "Only Concatenate may join inputs: every other layer takes one.");
+        return node(n.inputs[0], n.name);
+    }
+
+    // The features of the numeric input, as its shape declares them.
+    static int input_width(const Node& n) {
+        TensorShape s;
+        bool any = false;
+        for (const char* k : {"batch_input_shape", "batch_shape"})
+            if (!any && n.cfg.contains(k)) any = keras_shape(n.cfg[k], true, ref(n), k, s);
+        if (!any && n.cfg.contains("input_shape"))
+            any = keras_shape(n.cfg["input_shape"], false, ref(n), "input_shape", s);
+        if (!any)
+            refuse_node(n, "has no input shape",
+                        "Create the input with an explicit shape, e.g. keras.Input(shape=(6,)).");
+        if (!s.flat) refuse_node(n, "is an image", "The numeric input of a tabular model is flat: [null, n].");
+        return s.channels;
+    }
+
+    // Reshape of an embedding's (1, output_dim) to (output_dim,) is a Flatten.
+    static void check_reshape(const Node& n) {
+        const json shape = n.cfg.value("target_shape", json());
+        int64_t v = 0;
+        if (!shape.is_array() || shape.size() != 1 || !(as_integer(shape[0], 1, kMaxDim, v) || shape[0] == -1))
+            refuse_node(n, "reshapes to " + show(shape), "Only a Reshape to (output_dim,) of an embedding is read.",
+                        "Use Flatten.");
+    }
+
+    static std::string single_output(const json& outputs) {
+        // [name, 0, 0] (Keras 3, one output) or [[name, 0, 0], ...].
+        const json* o = &outputs;
+        if (o->is_array() && !o->empty() && (*o)[0].is_array()) {
+            if (o->size() != 1)
+                fail(ErrorKind::InvalidParameter, "Keras model has " + std::to_string(o->size()) + " outputs",
+                     "hopper trains models of one output.", "Build the model with a single output.");
+            o = &(*o)[0];
+        }
+        if (!o->is_array() || o->empty() || !(*o)[0].is_string())
+            fail(ErrorKind::InvalidParameter, "Keras model has no output layer",
+                 "Expected the output of model.to_json().");
+        return (*o)[0].get<std::string>();
+    }
+
+    std::vector<Node> nodes_;
+    std::map<std::string, std::size_t> by_name_;
+};
+
+Architecture parse_keras_functional(const json& j) {
+    const json cfg = j.value("config", json::object());
+    if (!cfg.is_object() || !cfg.contains("layers") || !cfg["layers"].is_array())
+        fail(ErrorKind::InvalidParameter, "Keras model has no list of layers",
+             "Expected \"config\" to be an object with \"layers\".");
+    if (!cfg.contains("output_layers"))
+        fail(ErrorKind::InvalidParameter, "Keras functional model has no \"output_layers\"",
+             "Expected the output of model.to_json().");
+    FunctionalGraph g(cfg["layers"]);
+    return g.import(cfg["output_layers"]);
+}
+
+}  // namespace
+
 Architecture parse_keras_architecture(const json& j) {
     const json& cn = j["class_name"];
+    if (cn.is_string() &&
+        (cn.get_ref<const std::string&>() == "Functional" || cn.get_ref<const std::string&>() == "Model"))
+        return parse_keras_functional(j);
     if (!cn.is_string() || cn.get_ref<const std::string&>() != "Sequential")
         fail(ErrorKind::InvalidParameter, "unsupported Keras model class " + show(cn),
-             "Only Keras Sequential models can be imported.",
+             "Only Keras Sequential models and functional models of the tabular shape (inputs, "
+             "Embedding, Concatenate, a stack of layers) can be imported.",
              "Build the model with keras.Sequential and a stack of supported layers.");
     auto cfg_it = j.find("config");
     if (cfg_it == j.end())

@@ -153,7 +153,7 @@ public:
         return s;
     }
     std::string shape_token(const Layer&) const override { return "bn"; }
-    void initialize(const LayerArgs& a, float* params) const override {
+    void initialize(const LayerArgs& a, float* params, uint64_t) const override {
         const Layer& l = a.layer;
         const LayerSlice& s = a.slice;
         const int c = a.in.channels;

@@ -189,6 +189,7 @@ const LayerType& layer_type(LayerKind kind) {
         &global_average_pooling2d_layer(),
         &flatten_layer(),
         &batch_normalization_layer(),
+        &embedding_layer(),
     };
     for (const LayerType* t : types)
         if (t->kind() == kind) return *t;
@@ -226,7 +227,9 @@ std::string shape_token(const Layer& l) { return layer_type(l.kind).shape_token(
 
 // ---------------------------------------------------------------------------------------------
 
-void initialize(const LayerArgs& a, float* params) { layer_type(a.layer.kind).initialize(a, params); }
+void initialize(const LayerArgs& a, float* params, uint64_t seed) {
+    layer_type(a.layer.kind).initialize(a, params, seed);
+}
 
 void forward(const LayerArgs& a, const float* params, const float* x, float* z, Eigen::Index n, bool training,
              LayerScratch& scratch) {

@@ -80,8 +80,9 @@ struct LayerArgs {
 };
 
 // Initial parameters of a layer without a kernel (BatchNormalization: gamma 1, beta 0, moving
-// mean 0, moving variance 1). Kernels (Dense, Conv2D) are drawn by Network::initialize.
-void initialize(const LayerArgs& a, float* params);
+// mean 0, moving variance 1; Embedding: uniform in [-0.05, 0.05] from the layer's own stream
+// `seed`). Kernels (Dense, Conv2D) are drawn by Network::initialize.
+void initialize(const LayerArgs& a, float* params, uint64_t seed);
 
 // Pre-activation output z (out.size() x n) of x (in.size() x n). Training keeps in `scratch` what
 // backward needs (argmax, batch statistics) and uses batch statistics for batch normalization;
@@ -128,8 +129,9 @@ public:
     virtual uint64_t argmax_per_row(const Layer& l, const TensorShape& out) const { return 0; }
     // The token in shape_string().
     virtual std::string shape_token(const Layer& l) const = 0;
-    // Initial parameters other than kernels (Network::initialize draws those).
-    virtual void initialize(const LayerArgs& a, float* params) const {}
+    // Initial parameters other than kernels (Network::initialize draws those); `seed` is the
+    // layer's own stream.
+    virtual void initialize(const LayerArgs& a, float* params, uint64_t seed) const {}
     virtual void forward(const LayerArgs& a, const float* params, const float* x, float* z, Eigen::Index n,
                          bool training, LayerScratch& scratch) const = 0;
     virtual void backward(const LayerArgs& a, const float* params, const float* x, const float* dz, float* grad,
@@ -151,6 +153,7 @@ const LayerType& max_pooling2d_layer();             // layer_pool.cpp
 const LayerType& average_pooling2d_layer();         // layer_pool.cpp
 const LayerType& global_average_pooling2d_layer();  // layer_pool.cpp
 const LayerType& batch_normalization_layer();       // layer_batchnorm.cpp
+const LayerType& embedding_layer();                 // layer_embedding.cpp
 
 // The layout of a kernel kind (Dense, Conv2D): `units` columns of `inputs` weights, then `units`
 // biases if use_bias.

@@ -80,6 +80,11 @@ double init_scale(Initializer init, double fan_in, double fan_out) {
 }  // namespace
 
 Network::Network(Architecture arch) : arch_(std::move(arch)) {
+    if (!arch_.resolved())
+        fail(ErrorKind::InvalidParameter, "the architecture's input width is not known",
+             "Its input_dim (or an embedding's binding to its column) was left out: hopper takes it from the "
+             "packed table when training starts, and a model state holds it.",
+             "Train the model on a packed table (hopper.fit, fit_multiple, ...), or give input_dim.");
     // Computed here rather than by Architecture::num_params() so the network owns its layout.
     std::size_t offset = 0;
     slices_.reserve(arch_.layers.size());
@@ -116,7 +121,7 @@ void Network::initialize(float* params, uint64_t seed) const {
         const Layer& layer = arch_.layers[l];
         const double fan_out = layers::layer_type(layer.kind).kernel_fan_out(layer, s);
         if (fan_out == 0.0) {
-            layers::initialize({layer, shapes_[l], shapes_[l + 1], s}, params);
+            layers::initialize({layer, shapes_[l], shapes_[l + 1], s}, params, mix_seed(seed, l));
             continue;
         }
         const std::size_t count = std::size_t(s.units) * std::size_t(s.inputs);

@@ -276,6 +276,12 @@ bool is_model_state(std::string_view bytes) {
 
 std::string state_from_weights(std::string_view weights, const ModelConfig& config) {
     if (is_model_state(weights)) return std::string(weights);
+    // Without its input width an architecture has no parameter count to check the weights against.
+    if (!config.arch.resolved())
+        fail(ErrorKind::InvalidParameter, "model_weights need the architecture's input width",
+             "The architecture leaves input_dim (or an embedding's column binding) to the packed table; the "
+             "weights' layout depends on it.",
+             "Give input_dim (and each embedding's input_dim, offset and width) with the weights.");
     const std::size_t n = config.arch.num_params();
     if (weights.size() != 4 * n)
         fail(ErrorKind::InvalidParameter,

@@ -1,6 +1,6 @@
-// parse_architecture: hopper's native JSON and Keras Sequential to_json(). An accepted
+// parse_architecture: hopper's native JSON and Keras Sequential and functional to_json(). An accepted
 // architecture must survive its canonical JSON: parse(to_json(a)) == a, and make a network whose
-// layout and shapes agree with it.
+// layout and shapes agree with it (once resolved, when it leaves its input width to the table).
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -22,6 +22,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
                          "canonical architecture JSON is refused:", canonical);
     hopper_fuzz::require(a == b, "architecture changes through its canonical JSON:", canonical);
     hopper_fuzz::require(b.to_json() == canonical, "canonical architecture JSON is not stable:", canonical);
+    if (!a.resolved()) {
+        // Left to the packed table: no network until resolved, then as any other (a table of 8
+        // features without a recipe: embeddings are refused).
+        hopper_fuzz::require(!hopper_fuzz::accepts([&] { Network n(a); }),
+                             "an unresolved architecture has a network:", canonical);
+        if (!hopper_fuzz::accepts([&] { a = resolve_inputs(a, 8, nullptr); })) return 0;
+        hopper_fuzz::require(a.resolved(), "a resolved architecture is not resolved:", a.to_json());
+        hopper_fuzz::require(hopper_fuzz::accepts([&] { b = parse_architecture(a.to_json()); }) && a == b,
+                             "a resolved architecture does not survive its canonical JSON:", a.to_json());
+    }
     hopper_fuzz::require(a.num_params() > 0 && a.num_params() <= 2147483647u, "parameter count out of range");
     // The network lays out what the architecture counts (no allocation of parameters here), its
     // output is the flat vector the architecture says, and the memory plan is computable.

@@ -218,7 +218,8 @@ TEST(ConfigNative, UnknownKeysNameKeyAndLayer) {
 }
 
 TEST(ConfigNative, MissingKeys) {
-    EXPECT_ERR(parse_architecture(R"({"layers": [{"units": 2}]})"), InvalidParameter, "\"input_dim\"");
+    // input_dim left out: the packed table's width, known when training starts (test_embedding.cpp).
+    EXPECT_EQ(parse_architecture(R"({"layers": [{"units": 2}]})").input_dim, 0);
     EXPECT_ERR(parse_architecture(R"({"input_dim": 3})"), InvalidParameter, "\"layers\"");
     EXPECT_ERR(parse_architecture(R"({"input_dim": 3, "layers": [{"activation": "relu"}]})"), InvalidParameter,
                "missing key \"units\" in layer 1");
@@ -529,8 +530,11 @@ TEST(ConfigKeras, UnsupportedLayerNamesClassIndexAndName) {
 }
 
 TEST(ConfigKeras, NonSequentialModelsRefused) {
+    EXPECT_ERR(parse_architecture(R"({"class_name": "MyModel", "config": {"layers": []}})"), InvalidParameter,
+               "\"MyModel\"");
+    // Functional models of the tabular shape are read (test_embedding.cpp); without outputs they are not.
     EXPECT_ERR(parse_architecture(R"({"class_name": "Functional", "config": {"layers": []}})"), InvalidParameter,
-               "\"Functional\"");
+               "\"output_layers\"");
     EXPECT_ERR(parse_architecture(R"({"class_name": "Sequential"})"), InvalidParameter, "\"config\"");
     EXPECT_ERR(parse_architecture(R"({"class_name": "Sequential", "config": {"name": "x"}})"), InvalidParameter,
                "no list of layers");
@@ -1097,7 +1101,11 @@ TEST(ConfigResolve, AccuracyNeedsClassificationOutput) {
 TEST(ConfigResolve, ValidatesHandBuiltParts) {
     // resolve_config may get structs that never went through a parser.
     EXPECT_ERR(resolve_config(arch_of(4, {{0, Activation::Linear}}), {}, {}), InvalidParameter, "\"units\" in layer 1");
-    EXPECT_ERR(resolve_config(Architecture{}, {}, {}), InvalidParameter, "input dimension");
+    // input_dim 0 is left to the packed table (resolve_inputs); a negative one is refused.
+    EXPECT_ERR(resolve_config(Architecture{}, {}, {}), InvalidParameter, "no layers");
+    Architecture negative = arch_of(4, {{2, Activation::Softmax}});
+    negative.input_dim = -1;
+    EXPECT_ERR(resolve_config(negative, {}, {}), InvalidParameter, "input dimension");
     EXPECT_ERR(resolve_config(arch_of(4, {}), {}, {}), InvalidParameter, "no layers");
     EXPECT_ERR(resolve_config(arch_of(4, {{3, Activation::Softmax}, {2, Activation::Softmax}}), {}, {}),
                InvalidParameter, "softmax activation in layer 1");

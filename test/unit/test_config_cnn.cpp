@@ -399,7 +399,8 @@ TEST(ConfigCnnRefusals, NativeInputShapes) {
                "value for \"input_shape\" is too large: 10000000");
     EXPECT_ERR(parse_architecture(R"({"input_shape": [1000001], )" + layers + "}"), Limit,
                "\"input_shape\" is too large");
-    EXPECT_ERR(parse_architecture(R"({)" + layers + "}"), InvalidParameter, "missing key \"input_dim\"");
+    // Without an input shape or input_dim the input is the packed table's flat row.
+    EXPECT_EQ(resolve_inputs(parse_architecture(R"({)" + layers + "}"), 4, nullptr).input_dim, 4);
 }
 
 TEST(ConfigCnnRefusals, ShapesThatDoNotWork) {

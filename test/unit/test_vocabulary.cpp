@@ -28,7 +28,8 @@ const LayerKind kLayerKinds[] = {LayerKind::Dense,
                                  LayerKind::AveragePooling2D,
                                  LayerKind::GlobalAveragePooling2D,
                                  LayerKind::Flatten,
-                                 LayerKind::BatchNormalization};
+                                 LayerKind::BatchNormalization,
+                                 LayerKind::Embedding};
 
 }  // namespace
 

@@ -85,7 +85,7 @@ RunRequest tables_request(const SearchSettings& s) {
 }
 
 // Limits every search checks before it trains: states that fit, memory for min(M, S) segments.
-void check_limits(const Search& s) {
+void check_limits(Search& s) {
     check_model_sizes(s.models, s.tables.info, s.tables.validation);
     const int M = int(s.models.size()), S = int(s.tables.info.dist_keys.size());
     check_run_memory(s.models, s.tables.info, s.tables.validation, std::min(M, S),

@@ -61,7 +61,10 @@ void check_weights(const std::string& weights, const Architecture& arch) {
              "The weights are for architecture " + st.config.arch.shape_string() +
                  (same_shape ? " (" + st.config.arch.to_json() + ")" : "") + "; the architecture given is " +
                  arch.shape_string() + (same_shape ? " (" + arch.to_json() + ")" : "") + ".",
-             "Transfer learning starts from weights of the same architecture.");
+             arch.resolved()
+                 ? "Transfer learning starts from weights of the same architecture."
+                 : "The architecture leaves its input width to the packed table; give it as the weights' model "
+                   "recorded it (model_config -> 'architecture' of its output table).");
     }
 }
 

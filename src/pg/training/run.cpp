@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "hopper/error.h"
+#include "hopper/recipe.h"
 #include "hopper/resources.h"
 #include "hopper/state_format.h"
 #include "pg/common/datum.h"
@@ -204,8 +205,21 @@ RunTables resolve_run_tables(Spi& spi, const RunRequest& req) {
     return t;
 }
 
-void check_model_sizes(const std::vector<ModelSpec>& models, const PackedInfo& info,
-                       const std::optional<PackedInfo>& vinfo) {
+void check_model_sizes(std::vector<ModelSpec>& models, const PackedInfo& info, const std::optional<PackedInfo>& vinfo) {
+    // What an architecture left to the packed table (input_dim, embeddings' columns) is filled in
+    // here, before any state exists: the states record it, so predict and evaluate need no table.
+    std::optional<Recipe> recipe;
+    for (ModelSpec& m : models) {
+        const bool embeds = std::any_of(m.config.arch.layers.begin(), m.config.arch.layers.end(),
+                                        [](const Layer& l) { return l.kind == LayerKind::Embedding; });
+        if (embeds && !recipe && !info.feature_recipe.empty()) recipe = Recipe::from_json(info.feature_recipe);
+        try {
+            m.config.arch = resolve_inputs(std::move(m.config.arch), info.independent_dim, recipe ? &*recipe : nullptr);
+        } catch (const Error& e) {
+            const std::string in = "In model configuration mst_key " + std::to_string(m.mst_key) + ".";
+            throw Error(e.kind(), e.message(), e.detail().empty() ? in : e.detail() + " " + in, e.hint());
+        }
+    }
     const std::size_t limit =
         std::min<std::size_t>(std::size_t(setting_max_state_mb) * 1024 * 1024, MaxAllocSize - VARHDRSZ);
     std::size_t all_states = 0;
@@ -522,8 +536,8 @@ void run_training(Spi& spi, RunRequest req, TrainingStrategy& strategy) {
     for (std::size_t i = 1; i < models.size(); ++i)
         if (models[i].mst_key == models[i - 1].mst_key)
             fail(ErrorKind::InvalidParameter, "duplicate mst_key " + std::to_string(models[i].mst_key));
-    const RunPlan plan = run_plan(req, tables, models, spi.nonatomic());
     check_model_sizes(models, info, vinfo);
+    const RunPlan plan = run_plan(req, tables, models, spi.nonatomic());
     strategy.prepare(spi, plan);
     // Before any state is built: a model too large for the budget is refused in milliseconds.
     const int M = int(models.size()), S = plan.num_segments;

@@ -144,10 +144,11 @@ struct RunTables {
 // and, with warm start, checked to be replaceable. (Reads packed_text, validation_text,
 // output_text and warm_start of the request.)
 RunTables resolve_run_tables(Spi& spi, const RunRequest& req);
-// Each model fits the packed (and validation) table, and its state fits the limits: the setting, one
-// PostgreSQL value, and all states together one value (hops and evaluation pass them as one array).
-void check_model_sizes(const std::vector<ModelSpec>& models, const PackedInfo& info,
-                       const std::optional<PackedInfo>& vinfo);
+// Fills in what each architecture left to the packed table (resolve_inputs: input_dim, embeddings'
+// columns); then each model fits the packed (and validation) table, and its state fits the limits:
+// the setting, one PostgreSQL value, and all states together one value (hops and evaluation pass
+// them as one array).
+void check_model_sizes(std::vector<ModelSpec>& models, const PackedInfo& info, const std::optional<PackedInfo>& vinfo);
 // Refuses (53200, hopper.max_memory_mb) a run whose models would need more memory than the budget
 // to train on up to `processes` segments at once and to evaluate; `what` describes the run.
 void check_run_memory(const std::vector<ModelSpec>& models, const PackedInfo& info,
