@@ -352,6 +352,41 @@ std::string export_onnx(const Architecture& arch, const std::vector<float>& para
                 GraphWriter::attr(w.node("Flatten", {cur}, &cur), "axis", int64_t(1));
                 break;
             }
+            case LayerKind::Embedding: {
+                // The column's block leaves the row and its table row is appended (layer_embedding.cpp):
+                // a code slot picks the row with Gather, a one-hot block multiplies the table (MatMul),
+                // exactly as hopper computes either.
+                const int64_t total = int64_t(in.size()), at = l.column_offset, width = l.column_width;
+                auto slice = [&](int64_t from, int64_t to) {
+                    std::string part;
+                    w.node("Slice",
+                           {cur, w.int64s("slice_start", {from}), w.int64s("slice_end", {to}),
+                            w.int64s("slice_axis", {1})},
+                           &part);
+                    return part;
+                };
+                const std::string table =
+                    w.floats("embedding_table", {int64_t(l.vocabulary), int64_t(l.units)}, p + s.weight_offset,
+                             std::size_t(l.vocabulary) * std::size_t(l.units));
+                std::string vectors = slice(at, at + width);
+                if (width == 1) {
+                    GraphWriter::attr(w.node("Cast", {vectors}, &vectors), "to", int64_t(onnx::TensorProto::INT64));
+                    w.node("Gather", {table, vectors}, &vectors);  // [N, 1, units]
+                    GraphWriter::attr(w.node("Flatten", {vectors}, &vectors), "axis", int64_t(1));
+                } else {
+                    w.node("MatMul", {vectors, table}, &vectors);
+                }
+                std::vector<std::string> parts;
+                if (at > 0) parts.push_back(slice(0, at));
+                if (at + width < total) parts.push_back(slice(at + width, total));
+                parts.push_back(vectors);
+                if (parts.size() == 1) {
+                    cur = vectors;
+                } else {
+                    GraphWriter::attr(w.node("Concat", parts, &cur), "axis", int64_t(1));
+                }
+                break;
+            }
             case LayerKind::BatchNormalization: {
                 const std::size_t c = std::size_t(in.channels);
                 const std::vector<float> ones(c, 1.0f), zeros(c, 0.0f);

@@ -157,6 +157,27 @@ psql_q -c "SELECT json_agg(prob ORDER BY id) FROM tab_pred" >"$WORK/tab.hopper.j
 node test/onnx/run_onnx.js "$WORK/tab.onnx" "$WORK/tab.columns.json" >"$WORK/tab.ort.json"
 compare "export of a recipe model (raw columns): ONNX Runtime vs hopper.predict" "$WORK/tab.ort.json" "$WORK/tab.hopper.json" 1e-5
 
+# Embeddings of a categorical column packed as one code (Gather) and packed one-hot (MatMul), with
+# input_dim and the vocabulary left out: the same rows, ONNX Runtime against hopper.predict.
+psql_q >/dev/null <<'SQL'
+SELECT hopper.preprocess('tab', 'tab_codes', 'label', '*', exclude_columns => 'id', buffer_size => 40, seed => 1,
+  columns => '{"b": {"encoding": "codes"}}');
+CALL hopper.fit('tab_codes', 'tab_emb_codes', '{"layers": [{"type": "embedding", "column": "b", "output_dim": 3},
+                {"units": 8, "activation": "relu"}, {"units": 2, "activation": "softmax"}]}',
+                $$optimizer='Adam(lr=0.05)'$$, 'batch_size=20', 3, name => 'onnx emb codes');
+CALL hopper.fit('tab_packed', 'tab_emb_onehot', '{"layers": [{"type": "embedding", "column": "b", "output_dim": 3},
+                {"units": 8, "activation": "relu"}, {"units": 2, "activation": "softmax"}]}',
+                $$optimizer='Adam(lr=0.05)'$$, 'batch_size=20', 3, name => 'onnx emb onehot');
+SELECT hopper.predict('tab_emb_codes', 'tab', 'id', '*', 'tab_emb_codes_pred', 'prob');
+SELECT hopper.predict('tab_emb_onehot', 'tab', 'id', '*', 'tab_emb_onehot_pred', 'prob');
+SQL
+for m in codes onehot; do
+  bytea_to_file "hopper.export_onnx((SELECT uuid FROM hopper.latest_checkpoints WHERE run_name = 'onnx emb $m'))" "$WORK/emb_$m.onnx"
+  psql_q -c "SELECT json_agg(prob ORDER BY id) FROM tab_emb_${m}_pred" >"$WORK/emb_$m.hopper.json"
+  node test/onnx/run_onnx.js "$WORK/emb_$m.onnx" "$WORK/tab.columns.json" >"$WORK/emb_$m.ort.json"
+  compare "export of an embedding ($m): ONNX Runtime vs hopper.predict" "$WORK/emb_$m.ort.json" "$WORK/emb_$m.hopper.json" 1e-5
+done
+
 # ---- import: PyTorch's models ------------------------------------------------------------------------
 if ! /usr/bin/env python3 -c "import torch" 2>/dev/null && ! /usr/bin/python3 -c "import torch" 2>/dev/null; then
   echo "onnx_roundtrip.sh: import half SKIPPED: python3 cannot import torch (Debian: apt-get install python3-torch)"
