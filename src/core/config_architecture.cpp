@@ -525,6 +525,20 @@ Architecture resolve_inputs(Architecture arch, int packed_width, const Recipe* r
             l.column_offset = local;
             l.column_width = width;
         }
+        // A column packed as one integer code means nothing as a number (codes follow the
+        // categories' frequencies): only an embedding may read it.
+        if (recipe)
+            for (const EmbeddingInput& e : recipe->embeddings()) {
+                const bool read = std::any_of(blocks.begin(), blocks.end(),
+                                              [&](const std::pair<int, int>& b) { return b.first == e.slot; });
+                if (!read)
+                    fail(ErrorKind::InvalidParameter,
+                         "column \"" + e.column + "\" is packed as integer codes but no embedding layer reads it",
+                         "Its codes (0 to " + std::to_string(e.vocabulary - 1) +
+                             ") number its categories by frequency; a dense layer would read them as a quantity.",
+                         "Start the layers with {\"type\": \"embedding\", \"column\": \"" + e.column +
+                             "\", \"output_dim\": 4}, or pack the column one-hot (its default encoding).");
+            }
         int other = packed_width;
         for (const auto& b : blocks) other -= b.second;
         if (arch.other_features >= 0 && arch.other_features != other)

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 #include <vector>
 #include <Eigen/Core>
 
@@ -153,6 +154,9 @@ inline MatrixD forward(const Architecture& arch, const std::vector<double>& p, c
                 z = a;  // HWC order is Keras' flatten order
                 out.channels = int(in.size());
                 break;
+            case LayerKind::Embedding:
+                // Embeddings have their own checks (test_embedding.cpp); this reference does not model them.
+                throw std::invalid_argument("reference_network: embedding layers are not modelled");
             case LayerKind::BatchNormalization: {
                 const std::size_t gamma = off, beta = off + (l.scale ? C : 0);
                 const std::size_t stats = beta + (l.center ? C : 0);

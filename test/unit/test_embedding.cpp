@@ -232,6 +232,13 @@ TEST(Embedding, Refusals) {
               }).find("not categorical"),
               std::string::npos);
     EXPECT_EQ(kind_of([&] { resolve_inputs(arch(emb("cut") + out), 6, nullptr); }), ErrorKind::InvalidParameter);
+    // cut is packed as one code: a model that does not embed it would read the code as a quantity.
+    EXPECT_NE(message_of([&] {
+                  resolve_inputs(arch(out), recipe.width(), &recipe);
+              }).find("column \"cut\" is packed as integer codes but no embedding layer reads it"),
+              std::string::npos);
+    EXPECT_EQ(kind_of([&] { resolve_inputs(arch(emb("color") + out), recipe.width(), &recipe); }),
+              ErrorKind::InvalidParameter);
     // A vocabulary other than the column's; a binding other than the table's.
     EXPECT_EQ(kind_of([&] { resolve_inputs(arch(emb("cut", R"(, "input_dim": 99)") + out), recipe.width(), &recipe); }),
               ErrorKind::InvalidParameter);

@@ -350,8 +350,11 @@ struct PackResult {
     int64_t rows = 0;
 };
 
+// local: the packed table is a temporary table of this session (evaluate's scratch), one server's
+// table on any engine; its rows are still read as the engine reads a source.
 PackResult pack_rows(Spi& spi, const Source& src, const Layout& layout, const TableName& out, int64_t rows,
-                     int buffer_size, int num_segments, uint64_t seed, const std::string& placement) {
+                     int buffer_size, int num_segments, uint64_t seed, const std::string& placement,
+                     bool local = false) {
     PackResult result;
     result.plan = plan_buffers(rows, buffer_size, num_segments);
     // A buffer is one array value: PostgreSQL stores at most 1 GB in one. Refuse before reading rows.
@@ -401,7 +404,8 @@ PackResult pack_rows(Spi& spi, const Source& src, const Layout& layout, const Ta
     std::unordered_map<std::string, int> class_index;
     for (std::size_t i = 0; i < layout.class_values.size(); ++i) class_index[layout.class_values[i]] = int(i);
 
-    const std::vector<int32_t> dist_keys = engine->create_packed_table(spi, out, num_segments, placement);
+    const std::vector<int32_t> dist_keys =
+        (local ? postgres_engine() : detect_engine(spi))->create_packed_table(spi, out, num_segments, placement);
     Prepared insert = spi.prepare("INSERT INTO " + out.quoted() +
                                       " (dist_key, buffer_id, independent_var, dependent_var, independent_var_shape,"
                                       " dependent_var_shape) VALUES ($1, $2, $3, $4, ARRAY[$5, $6],"
@@ -734,7 +738,8 @@ PackedInfo pack_table(Spi& spi, const PackOptions& opt) {
                                       std::to_string(t.dependent_dim));
         if (c.skipped > 0) notice("skipped " + std::to_string(c.skipped) + " rows whose dependent value is NULL");
         return [&] {
-            PackResult packed = pack_rows(spi, src, layout, out, c.rows, buffer_size, num_segments, opt.seed, "");
+            PackResult packed = pack_rows(spi, src, layout, out, c.rows, buffer_size, num_segments, opt.seed, "",
+                                          opt.training_layout != nullptr);
             write_summary(spi, summary, out.display(), opt, src, layout, packed, buffer_size, num_segments,
                           training_display, c.skipped);
             if (!opt.training_layout) record_packed(spi, out, summary, "validation");

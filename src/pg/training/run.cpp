@@ -208,11 +208,10 @@ RunTables resolve_run_tables(Spi& spi, const RunRequest& req) {
 void check_model_sizes(std::vector<ModelSpec>& models, const PackedInfo& info, const std::optional<PackedInfo>& vinfo) {
     // What an architecture left to the packed table (input_dim, embeddings' columns) is filled in
     // here, before any state exists: the states record it, so predict and evaluate need no table.
+    // (Every model needs the recipe: a column packed as codes must be read by an embedding.)
     std::optional<Recipe> recipe;
+    if (!info.feature_recipe.empty()) recipe = Recipe::from_json(info.feature_recipe);
     for (ModelSpec& m : models) {
-        const bool embeds = std::any_of(m.config.arch.layers.begin(), m.config.arch.layers.end(),
-                                        [](const Layer& l) { return l.kind == LayerKind::Embedding; });
-        if (embeds && !recipe && !info.feature_recipe.empty()) recipe = Recipe::from_json(info.feature_recipe);
         try {
             m.config.arch = resolve_inputs(std::move(m.config.arch), info.independent_dim, recipe ? &*recipe : nullptr);
         } catch (const Error& e) {

@@ -79,8 +79,11 @@ SELECT (hopper.model_weights(f.model_state))[1:31] = (hopper.model_weights(m.mod
        (hopper.model_weights(f.model_state))[32:105] <> (hopper.model_weights(m.model_state))[32:105] AS dense_trained
 FROM shop_frozen f, shop_model m;
 
--- A search space: architectures with and without embeddings (none with input_dim) in one model
--- selection table, trained by model hopping and by data-parallel averaging.
+-- A search space over encodings: one-hot read as it is, or through an embedding (which reads a
+-- one-hot block as a lookup), architectures without input_dim in one model selection table, trained
+-- by model hopping (and an embedding of codes by data-parallel averaging).
+SELECT hopper.preprocess('shop', 'shop_onehot', 'bought', 'weight, region, brand', buffer_size => 40,
+                         num_segments => 2, seed => 1);
 SELECT hopper.load_model_arch('shop_arch',
     '{"layers": [{"units": 8, "activation": "relu"}, {"units": 2, "activation": "softmax"}]}') AS plain_id;
 SELECT hopper.load_model_arch('shop_arch',
@@ -88,7 +91,7 @@ SELECT hopper.load_model_arch('shop_arch',
                  {"units": 8, "activation": "relu"}, {"units": 2, "activation": "softmax"}]}') AS embedding_id;
 SELECT hopper.load_model_selection_table('shop_arch', 'shop_mst', ARRAY[1, 2],
     ARRAY[$$loss='categorical_crossentropy', optimizer='Adam(lr=0.05)', metrics=['accuracy']$$], ARRAY['batch_size=20']);
-CALL hopper.fit_multiple('shop_packed', 'shop_multi', 'shop_mst', 12);
+CALL hopper.fit_multiple('shop_onehot', 'shop_multi', 'shop_mst', 12);
 SELECT mst_key, model_config -> 'architecture' ->> 'input_dim' AS input_dim,
        jsonb_array_length(model_config -> 'architecture' -> 'layers') AS layers,
        hopper.model_state_info(model_state) ->> 'num_params' AS num_params
@@ -100,7 +103,7 @@ CALL hopper.fit_data_parallel('shop_packed', 'shop_avg',
     $$loss='categorical_crossentropy', optimizer='Adam(lr=0.05)', metrics=['accuracy']$$, 'batch_size=20', 10);
 SELECT training_metrics_final > 0.6 AS trained FROM shop_avg_info;
 -- An adaptive search over the same two architectures.
-CALL hopper.fit_automl('shop_packed', 'shop_automl', 'shop_arch', model_id_list => '{1,2}',
+CALL hopper.fit_automl('shop_onehot', 'shop_automl', 'shop_arch', model_id_list => '{1,2}',
     compile_params_grid => '{"loss": "categorical_crossentropy", "optimizer": "adam", "learning_rate": [0.05], "metrics": ["accuracy"]}',
     fit_params_grid => '{"batch_size": [20]}', automl_method => 'successive_halving', max_iterations => 2, eta => 2,
     search_type => 'grid');
@@ -123,6 +126,10 @@ SET client_min_messages = error;
 \set VERBOSITY default
 CALL hopper.fit('shop_packed', 'bad_model',
     '{"layers": [{"type": "embedding", "column": "colour", "output_dim": 2}, {"units": 2, "activation": "softmax"}]}',
+    $$loss='categorical_crossentropy'$$, 'batch_size=20', 1);
+\echo :LAST_ERROR_SQLSTATE
+-- brand is packed as codes: a model without its embedding would read them as a quantity.
+CALL hopper.fit('shop_packed', 'bad_model', '{"layers": [{"units": 2, "activation": "softmax"}]}',
     $$loss='categorical_crossentropy'$$, 'batch_size=20', 1);
 \echo :LAST_ERROR_SQLSTATE
 CALL hopper.fit('shop_packed', 'bad_model',
