@@ -72,9 +72,11 @@ def columns_of(table, target):
 
 # ---------------------------------------------------------------- hopper
 
-def hopper_sql(ds, seed, input_dim=None):
-    """The statements of hopper's path. The second half needs the packed width (independent_dim)."""
+def hopper_sql(ds, seed, input_dim=None, codes=()):
+    """The statements of hopper's path. The second half needs the packed width (independent_dim).
+    codes: categorical columns packed as one integer code each (for embedding layers)."""
     t = ds['name']
+    columns = json.dumps({c: {'encoding': 'codes'} for c in codes})
     layers = [{'units': u, 'activation': 'relu'} for u in ds['hidden']]
     if ds['task'] == 'classification':
         loss, metric = 'categorical_crossentropy', 'accuracy'
@@ -82,9 +84,6 @@ def hopper_sql(ds, seed, input_dim=None):
     else:
         loss, metric = 'mean_squared_error', 'mse'
         layers.append({'units': 1, 'activation': 'linear'})
-    # HOPPER-EMBEDDING: when hopper's Embedding layer lands (issue 27 items 2/3), add here a second
-    # hopper configuration packing categories as codes (columns => {"<col>": {"encoding": "codes"}})
-    # with an embedding layer per categorical column and input_dim omitted, beside this one-hot one.
     return dict(
         pack=f"""SET client_min_messages = warning;
             DROP TABLE IF EXISTS {t}_train, {t}_test, {t}_packed, {t}_packed_summary, {t}_model,
@@ -92,21 +91,32 @@ def hopper_sql(ds, seed, input_dim=None):
             CREATE TABLE {t}_train AS SELECT * FROM {t} WHERE NOT is_test;
             CREATE TABLE {t}_test AS SELECT * FROM {t} WHERE is_test;
             SELECT hopper.preprocess('{t}_train', '{t}_packed', '{ds['target']}', '*',
-                exclude_columns => 'id, is_test', num_segments => 1, seed => {seed}, scale => 'standardize'
+                exclude_columns => 'id, is_test', num_segments => 1, seed => {seed}, scale => 'standardize',
+                columns => '{columns}'
                 {", response_type => 'regression'" if ds['task'] == 'regression' else ''});""",
         width="SELECT independent_dim, coalesce(array_length(class_values, 1), 0) FROM "
               f"{t}_packed_summary",
         layers=layers, loss=loss, metric=metric)
 
 
-def run_hopper(ds, seed):
+def run_hopper(ds, seed, embeddings=False):
     t = ds['name']
-    q = hopper_sql(ds, seed)
+    cat = [c for c, k in columns_of(t, ds['target']) if k == 'categorical'] if embeddings else []
+    q = hopper_sql(ds, seed, codes=cat)
     start = time.perf_counter()
     psql(q['pack'])
     dim, classes = (int(x) for x in psql(q['width']).strip().split('|'))
     layers = [dict(l, units=classes) if l['units'] == '__CLASSES__' else l for l in q['layers']]
-    arch = json.dumps({'input_dim': dim, 'layers': layers})
+    if embeddings:
+        # One embedding per categorical column (its vocabulary and input_dim left to hopper), as wide
+        # as PyTorch's: min(10, (categories + 1) / 2).
+        kept = psql(f"SELECT c ->> 'name', jsonb_array_length(c -> 'categories') FROM {t}_packed_summary, "
+                    "jsonb_array_elements(feature_recipe -> 'columns') c WHERE c ->> 'kind' = 'categorical'")
+        emb = [{'type': 'embedding', 'column': name, 'output_dim': min(10, (int(n) + 2) // 2)}
+               for name, n in (line.split('|') for line in kept.strip().splitlines())]
+        arch = json.dumps({'layers': emb + layers})
+    else:
+        arch = json.dumps({'input_dim': dim, 'layers': layers})
     compile_params = f"loss='{q['loss']}', optimizer='Adam(lr={ds['lr']})', metrics=['{q['metric']}']"
     if ds['task'] == 'classification':
         score = (f"SELECT avg((p.estimated_{ds['target']} = t.{ds['target']})::int) "
@@ -308,7 +318,11 @@ def run_torch(ds, seed, embeddings=True):
                 note=f'{ntr.shape[1]} numbers + {len(sizes)} embeddings' if embeddings else f'encoded width {ntr.shape[1]}')
 
 
-RUNNERS = {'hopper': run_hopper, 'scikit-learn': run_sklearn, 'PyTorch': run_torch,
+RUNNERS = {'hopper': run_hopper,
+           # hopper with an embedding per categorical column (packed as codes, input_dim left out), as
+           # the PyTorch model has.
+           'hopper, embeddings': lambda ds, seed: run_hopper(ds, seed, embeddings=True),
+           'scikit-learn': run_sklearn, 'PyTorch': run_torch,
            # The same PyTorch MLP with the categories one-hot, as hopper and scikit-learn encode them:
            # what the embeddings alone change.
            'PyTorch, one-hot': lambda ds, seed: run_torch(ds, seed, embeddings=False)}
@@ -380,7 +394,8 @@ def report(args, sets, results, load):
              "process (hopper: preprocess '*' + fit + predict on raw rows, scored in SQL, through psql; "
              "the others: Python start and imports, COPY out through psql, parse, encode, train, predict)",
              "- 'PyTorch, one-hot' is the PyTorch row with the categories one-hot (as hopper and scikit-learn "
-             "encode them) instead of embeddings",
+             "encode them) instead of embeddings; 'hopper, embeddings' packs each categorical column as one code "
+             "and reads it with an embedding layer as wide as PyTorch's (input_dim and vocabularies left out)",
              '', '| data set | rows (train/test) | tool | metric | mean (min-max) over seeds | whole path s, median | COPY out s | ratio to hopper | notes |',
              '| --- | --- | --- | --- | --- | --- | --- | --- | --- |']
     for ds in sets:
