@@ -27,7 +27,7 @@ DIR=${HOPPER_CITUS_DIR:-/tmp/hopper-citus-suite}
 # Regression files of sql/ that apply on Citus. (bad_input, bad_input_walk and privileges work in
 # databases of their own, where Citus is not installed; combine's topology tables name plain
 # PostgreSQL's dist_key values 0..7 -- the combine on Citus is tested in test/citus/sql/citus.sql.)
-REGRESS_FILES=${HOPPER_CITUS_REGRESS:-"preprocess fit fit_multiple model_selection registry ps automl tabular predict_by_name class_values shared_views frozen_layers plots"}
+REGRESS_FILES=${HOPPER_CITUS_REGRESS:-"preprocess fit fit_multiple model_selection registry ps automl tabular predict_by_name class_values shared_views frozen_layers plots embeddings onnx pack_sources"}
 
 if ! why=$(test/citus-cluster.sh check 2>&1); then
   echo "SKIP test/suites/citus.sh: Citus is not available, nothing to test."
