@@ -45,15 +45,24 @@ struct TrainAggState {
     bool reported = false;  // the visit's first progress report was made
 };
 
-// Trains the rows kept for reshuffling (every pass of the visit: `passes`), reporting progress
-// as rows are trained, then lets them go.
+// Trains the rows kept for reshuffling (every pass of the visit: `passes`), then lets them go.
+// Progress counts buffers, as when buffers train in order: one report each time the rows trained in
+// the first pass reach another buffer's worth (the view's buffers_done never passes buffers_total).
 void train_window(TrainAggState& s, int passes) {
     for (int pass = 0; pass < passes; ++pass) {
         hopper::pg::check_for_interrupts();
+        std::size_t next = 0;  // the window's buffer whose rows are being counted
+        int64_t pending = 0;   // rows trained towards it
         try {
             s.trainer->train_rows(s.window, [&](int rows) {
-                hopper::pg::progress_buffer(s.dist_key, s.mst_key, rows, !s.reported);
-                s.reported = true;
+                if (pass > 0) return;
+                pending += rows;
+                while (next < s.window.size() && pending >= s.window[next].rows) {
+                    pending -= s.window[next].rows;
+                    hopper::pg::progress_buffer(s.dist_key, s.mst_key, s.window[next].rows, !s.reported);
+                    s.reported = true;
+                    ++next;
+                }
             });
         } catch (const hopper::Error& e) { rethrow_with_location(e, s); }
     }
