@@ -171,6 +171,17 @@ def as_columns(rows, cols, ds):
     return out, y
 
 
+def fetch(ds):
+    """The others' common start: the columns, COPY out (timed), parsed; numeric and categorical names."""
+    cols = columns_of(ds['name'], ds['target'])
+    copy_start = time.perf_counter()
+    train, test = copy_out(ds, cols, False), copy_out(ds, cols, True)
+    copy_s = time.perf_counter() - copy_start
+    num = [c for c, k in cols if k != 'categorical']
+    cat = [c for c, k in cols if k == 'categorical']
+    return cols, copy_s, train, test, as_columns(train, cols, ds), as_columns(test, cols, ds), num, cat
+
+
 # ---------------------------------------------------------------- scikit-learn
 
 def run_sklearn(ds, seed):
@@ -181,14 +192,7 @@ def run_sklearn(ds, seed):
     from sklearn.neural_network import MLPClassifier, MLPRegressor
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import OneHotEncoder, StandardScaler
-    cols = columns_of(ds['name'], ds['target'])
-    copy_start = time.perf_counter()
-    train, test = copy_out(ds, cols, False), copy_out(ds, cols, True)
-    copy_s = time.perf_counter() - copy_start
-    xtr, ytr = as_columns(train, cols, ds)
-    xte, yte = as_columns(test, cols, ds)
-    num = [c for c, k in cols if k != 'categorical']
-    cat = [c for c, k in cols if k == 'categorical']
+    cols, copy_s, train, test, (xtr, ytr), (xte, yte), num, cat = fetch(ds)
 
     def matrix(x):
         m = np.empty((len(next(iter(x.values()))), len(cols)), dtype=object)
@@ -233,14 +237,7 @@ def run_torch(ds, seed, embeddings=True):
     from torch import nn
     torch.set_num_threads(1)
     torch.manual_seed(seed)
-    cols = columns_of(ds['name'], ds['target'])
-    copy_start = time.perf_counter()
-    train, test = copy_out(ds, cols, False), copy_out(ds, cols, True)
-    copy_s = time.perf_counter() - copy_start
-    xtr, ytr = as_columns(train, cols, ds)
-    xte, yte = as_columns(test, cols, ds)
-    num = [c for c, k in cols if k != 'categorical']
-    cat = [c for c, k in cols if k == 'categorical']
+    cols, copy_s, train, test, (xtr, ytr), (xte, yte), num, cat = fetch(ds)
     # Numbers: median imputation, a missing indicator where training had NULLs, standardized.
     parts_tr, parts_te = [], []
     for c in num:
