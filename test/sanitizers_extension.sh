@@ -32,9 +32,9 @@ mkdir -p "$BUILD"
 # it); files deleted from the tree go here too. Objects stay, for the next build.
 while IFS= read -r f; do
   if ! cmp -s "$f" "$BUILD/$f"; then mkdir -p "$BUILD/$(dirname "$f")"; cp "$f" "$BUILD/$f"; fi
-done < <(find Makefile hopper.control hopper_madlib.control include src sql expected -type f \
+done < <(find Makefile hopper.control hopper_madlib.control include src sql tools test/regress -type f \
            ! -name '*.o' ! -name '*.so' ! -name '*.bc' ! -path 'sql/hopper--*')
-(cd "$BUILD" && find include src sql expected -type f ! -name '*.o' ! -name '*.so' ! -path 'sql/hopper--*') \
+(cd "$BUILD" && find include src sql tools test/regress -type f ! -name '*.o' ! -name '*.so' ! -path 'sql/hopper--*') \
   | while IFS= read -r f; do [ -e "$f" ] || rm -f "$BUILD/$f"; done
 # -O1 -g: readable reports and a bearable build. UBSan reports and goes on.
 san="-fsanitize=address,undefined"
