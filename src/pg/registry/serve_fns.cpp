@@ -215,6 +215,7 @@ struct CallSite {
     std::shared_ptr<const Resolved> resolved;
     std::shared_ptr<RowScorer> scorer;
     std::unique_ptr<RowFeatures> row;  // when the features are a table's row: its recipe statement
+    bool row_form = false;             // the call's features argument is a row (fixed per call site)
 };
 
 std::string describe(const Resolved& r) {
@@ -248,6 +249,7 @@ CallSite& call_site(FunctionCallInfo fcinfo, const std::string& key, const std::
     check_model(*r, *scorer, answer);
     if (!site) {
         site = own_in_context(fcinfo->flinfo->fn_mcxt, std::make_unique<CallSite>());
+        site->row_form = call([&] { return type_is_rowtype(get_fn_expr_argtype(fcinfo->flinfo, 1)); });
         fcinfo->flinfo->fn_extra = site;
     }
     site->key = key;
@@ -271,7 +273,7 @@ Datum predict_by_name(FunctionCallInfo fcinfo, Answer answer) {
     CallSite& site = call_site(fcinfo, key, model_name, version, alias, answer);
     RowScorer& s = *site.scorer;
     bool finite = false;
-    if (call([&] { return type_is_rowtype(get_fn_expr_argtype(fcinfo->flinfo, 1)); })) {
+    if (site.row_form) {
         // A table's row (the record form): its features by the model's recipe, as predict reads them.
         const Datum row = PG_GETARG_DATUM(1);
         if (site.resolved->feature_recipe.empty())

@@ -236,39 +236,74 @@ StoredModels read_models(Spi& spi, const std::string& table_text, std::optional<
 namespace hopper::pg {
 namespace {
 
+// What fit and fit_multiple wrote about a model table's training data (its _summary row), as
+// predict and evaluate on raw rows read it; class_values checked against the model's outputs.
+struct ModelSummary {
+    TableName table;
+    std::string response, dependent, dependent_type, scale;
+    std::vector<std::string> class_values;
+    double normalizing_const = 1.0;
+    std::vector<double> center, spread;
+    std::string recipe_json;  // "" for models trained on numbers (and from before recipes)
+};
+
+ModelSummary read_model_summary(Spi& spi, const StoredModels& models) {
+    ModelSummary m;
+    m.table = models.table.with_suffix("_summary");
+    const std::string what = "summary table " + m.table.display();
+    if (!table_exists(m.table))
+        fail(ErrorKind::UndefinedTable, what + " does not exist",
+             "hopper.predict and hopper.evaluate need the summary that fit and fit_multiple write beside the "
+             "model table.");
+    // Models from before recipes have no feature_recipe column.
+    const bool has_recipe = OidIsValid(column_type(m.table, "feature_recipe"));
+    spi.execute_reading(what,
+                        "SELECT response_type, class_values, dependent_varname, dependent_vartype, normalizing_const,"
+                        " feature_center::pg_catalog.float8[], feature_spread::pg_catalog.float8[], scale, " +
+                            std::string(has_recipe ? "feature_recipe::pg_catalog.text" : "NULL::pg_catalog.text") +
+                            " FROM " + m.table.quoted());
+    if (spi.rows() != 1) fail(ErrorKind::Data, what + " must have exactly one row");
+    m.response = spi.text(0, 0);
+    m.class_values = spi.text_array(0, 1);
+    m.dependent = spi.text(0, 2);
+    m.dependent_type = spi.text(0, 3);
+    m.normalizing_const = spi.number(0, 4);
+    m.center = spi.float8_array(0, 5);
+    m.spread = spi.float8_array(0, 6);
+    m.scale = spi.is_null(0, 7) ? "none" : spi.text(0, 7);
+    if (!spi.is_null(0, 8)) m.recipe_json = spi.text(0, 8);
+    // Each output of a classifier is named by its class: without a name for every output, rows whose
+    // argmax has none would silently get a NULL label. The summary is the model table's, so say so
+    // before anything is written.
+    if (m.response == "classification")
+        check_class_values(m.class_values, spi.is_null(0, 1), models.configs[0].arch.output_dim(), what);
+    return m;
+}
+
 // hopper.evaluate on a table's raw rows, for a model trained on a table's own columns: the rows are
 // packed into a scratch table of the session (temporary, dropped after evaluating; gone with the
 // transaction if it fails) exactly as preprocess_validation would pack them for this model: the
 // model summary's recipe, classes and scaling. A table without a packed summary and a model
 // without a recipe give preprocess's usual "summary table ... does not exist".
 std::optional<PackedInfo> pack_raw_rows(Spi& spi, const StoredModels& models, const TableName& source) {
-    const TableName summary = models.table.with_suffix("_summary");
-    if (table_exists(source.with_suffix("_summary")) || !table_exists(summary) ||
-        !OidIsValid(column_type(summary, "feature_recipe")))
+    if (table_exists(source.with_suffix("_summary")) || !table_exists(models.table.with_suffix("_summary")))
         return std::nullopt;
-    spi.execute_reading("summary table " + summary.display(),
-                        "SELECT feature_recipe::pg_catalog.text, response_type, class_values, dependent_varname,"
-                        " normalizing_const, scale, feature_center::pg_catalog.float8[],"
-                        " feature_spread::pg_catalog.float8[], num_segments FROM " +
-                            summary.quoted());
-    if (spi.rows() != 1 || spi.is_null(0, 0)) return std::nullopt;
+    const ModelSummary m = read_model_summary(spi, models);
+    if (m.recipe_json.empty()) return std::nullopt;
     PackedInfo layout;
     layout.table = models.table;
-    layout.feature_recipe = spi.text(0, 0);
-    layout.response_type = spi.text(0, 1);
-    layout.class_values = spi.text_array(0, 2);
-    layout.dependent_varname = spi.text(0, 3);
-    layout.normalizing_const = spi.number(0, 4);
-    layout.scale = spi.is_null(0, 5) ? "none" : spi.text(0, 5);
-    for (double v : spi.float8_array(0, 6)) layout.feature_center.push_back(float(v));
-    for (double v : spi.float8_array(0, 7)) layout.feature_spread.push_back(float(v));
+    layout.feature_recipe = m.recipe_json;
+    layout.response_type = m.response;
+    layout.class_values = m.class_values;
+    layout.dependent_varname = m.dependent;
+    layout.normalizing_const = m.normalizing_const;
+    layout.scale = m.scale;
+    for (double v : m.center) layout.feature_center.push_back(float(v));
+    for (double v : m.spread) layout.feature_spread.push_back(float(v));
     layout.num_segments = 1;  // a temporary table is read by this backend alone
     layout.buffer_size = kDefaultBufferSize;
     layout.independent_dim = models.configs[0].arch.input_dim;
     layout.dependent_dim = models.configs[0].arch.output_dim();
-    if (layout.response_type == "classification")
-        check_class_values(layout.class_values, spi.is_null(0, 2), layout.dependent_dim,
-                           "summary table " + summary.display());
     static int scratch_tables = 0;
     PackOptions opt;
     opt.source_table = source.quoted();
@@ -371,35 +406,17 @@ HOPPER_FUNCTION(predict) {
 
     Spi spi;
     StoredModels models = read_models(spi, model_text, mst_key, true);
-    TableName summary = models.table.with_suffix("_summary");
-    if (!table_exists(summary))
-        fail(ErrorKind::UndefinedTable, "summary table " + summary.display() + " does not exist",
-             "hopper.predict needs the summary that fit and fit_multiple write beside the model table.");
-    spi.execute_reading("summary table " + summary.display(),
-                        "SELECT response_type, class_values, dependent_varname, dependent_vartype, normalizing_const,"
-                        " feature_center::pg_catalog.float8[], feature_spread::pg_catalog.float8[] FROM " +
-                            summary.quoted());
-    if (spi.rows() != 1) fail(ErrorKind::Data, "summary table " + summary.display() + " must have exactly one row");
-    const std::string response = spi.text(0, 0);
-    const std::vector<std::string> class_values = spi.text_array(0, 1);
-    const std::string dependent = spi.text(0, 2);
-    const std::string dependent_type = spi.text(0, 3);
-    const double normalizing_const = spi.number(0, 4);
-    const std::vector<double> center = spi.float8_array(0, 5), spread = spi.float8_array(0, 6);
+    const ModelSummary facts = read_model_summary(spi, models);
+    const TableName& summary = facts.table;
+    const std::string& response = facts.response;
+    const std::vector<std::string>& class_values = facts.class_values;
+    const std::string& dependent = facts.dependent;
+    const std::string& dependent_type = facts.dependent_type;
+    const double normalizing_const = facts.normalizing_const;
+    const std::vector<double>& center = facts.center;
+    const std::vector<double>& spread = facts.spread;
+    const std::string& recipe_json = facts.recipe_json;
     const Architecture& arch = models.configs[0].arch;
-    // Each output of a classifier is named by its class: without a name for every output, rows whose
-    // argmax has none would silently get a NULL label. The summary is the model table's, so say so
-    // before anything is written.
-    if (response == "classification")
-        check_class_values(class_values, spi.is_null(0, 1), arch.output_dim(), "summary table " + summary.display());
-    // A model trained from a table's own columns (tabular.h) encodes raw rows by its recipe; models
-    // from before recipes have no such column.
-    std::string recipe_json;
-    if (OidIsValid(column_type(summary, "feature_recipe"))) {
-        spi.execute_reading("summary table " + summary.display(),
-                            "SELECT feature_recipe::pg_catalog.text FROM " + summary.quoted());
-        if (!spi.is_null(0, 0)) recipe_json = spi.text(0, 0);
-    }
 
     TableName source = resolve_input_table(source_text, "source table");
     std::vector<std::string> id = parse_column_list(id_text, "id_column");
