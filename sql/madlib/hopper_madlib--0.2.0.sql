@@ -435,7 +435,7 @@ BEGIN
             classes := classes || array_fill(NULL::text, ARRAY[GREATEST(COALESCE(num_classes[i], 0) - cardinality(classes), 0)]);
         ELSE
             EXECUTE format('SELECT %I FROM %s', y || '_class_values', training_summary) INTO classes;
-            EXECUTE format('SELECT string_agg(DISTINCT %1$I::text, '', '') FROM %2$s WHERE %1$I IS NOT NULL AND NOT %1$I::text = ANY ($1)',
+            EXECUTE format('SELECT string_agg(DISTINCT %1$I::text, '', '') FROM %2$s WHERE %1$I IS NOT NULL AND %1$I::text <> ALL (array_remove($1, NULL))',
                            y, src) INTO unseen USING classes;
             IF unseen IS NOT NULL THEN
                 RAISE EXCEPTION 'class values % of % do not occur in the training data', unseen, y

@@ -81,7 +81,7 @@ std::vector<double> evaluate_by_segment(Spi& spi, const TableName& packed, const
 
 bool rows_have_ctids(Spi& spi, const TableName& table) {
     return spi.scalar_bool(
-        "SELECT relkind OPERATOR(pg_catalog.=) ANY ('{r,m}'::pg_catalog.\"char\"[])"
+        "SELECT relkind OPERATOR(pg_catalog.=) ANY ('{r,m}'::pg_catalog.\"char\"[]) AND NOT relhassubclass"
         " FROM pg_catalog.pg_class WHERE oid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
         {SqlParam::text_copy(table.quoted())});
 }

@@ -67,7 +67,8 @@ using namespace hopper::pg;
 
 // export_onnx(model_name, version, alias) -> bytea, or export_onnx(checkpoint uuid) -> bytea
 HOPPER_FUNCTION(export_onnx) {
-    const bool by_uuid = get_fn_expr_argtype(fcinfo->flinfo, 0) == UUIDOID;
+    // The uuid form has one argument; the name form three (defaults filled in).
+    const bool by_uuid = PG_NARGS() == 1;
     std::string what, state;
     DataFacts facts;
     {

@@ -251,6 +251,11 @@ SELECT madlib.validation_preprocessor_dl('iris_mult', 'iris_mult_val', 'class_te
                                          'iris_mult_packed');
 SELECT sum(class_text2_shape[1]) AS rows, max(class_text2_shape[2]) AS classes, max(attributes[1][1]) <= 1 AS normalized
 FROM iris_mult_val;
+-- A class the training data lacks is refused, also beside the padded (NULL) class values.
+CREATE TABLE iris_mult_unseen AS SELECT id, attributes, attributes2, class_text,
+       CASE WHEN id = 1 THEN 'Iris-unseen' ELSE class_text2 END AS class_text2 FROM iris_mult;
+SELECT madlib.validation_preprocessor_dl('iris_mult_unseen', 'iris_mult_val2', 'class_text, class_text2',
+                                         'attributes, attributes2', 'iris_mult_packed');
 SELECT madlib.madlib_keras_fit('iris_mult_packed', 'iris_mult_model', 'image_arch', 1,
     $$ loss='categorical_crossentropy', optimizer='adam' $$, NULL, 1);
 -- distribution_rules: ignored on PostgreSQL, as MADlib does (its summary says all_segments).

@@ -45,6 +45,16 @@ FULL JOIN packed_pairs('view_packed') p USING (x, y);
 SELECT count(*) AS pairs, bool_and(p.n IS NOT DISTINCT FROM s.n) AS plain_packs_its_rows
 FROM (SELECT x::real, y::int, count(*) AS n FROM parts_plain GROUP BY 1, 2) s
 FULL JOIN packed_pairs('plain_packed') p USING (x, y);
+-- A table with inheritance children reads theirs too, whose ctids repeat its own: packed through the
+-- copy as well (before: 'the source table changed while it was being packed').
+CREATE TABLE heirs (id int, x float8, y text);
+CREATE TABLE heirs_child () INHERITS (heirs);
+INSERT INTO heirs SELECT id, x, y FROM parts WHERE id <= 50;
+INSERT INTO heirs_child SELECT id, x, y FROM parts WHERE id > 50;
+SELECT hopper.preprocess('heirs', 'heirs_packed', 'y', 'x', num_segments => 1, seed => 1);
+SELECT count(*) AS pairs, bool_and(p.n IS NOT DISTINCT FROM s.n) AS inherited_packs_its_rows
+FROM (SELECT x::real, y::int, count(*) AS n FROM heirs GROUP BY 1, 2) s
+FULL JOIN packed_pairs('heirs_packed') p USING (x, y);
 -- The same seed packs the same buffers again (the copy's order does not depend on where rows sit).
 SELECT hopper.preprocess('parts', 'parts_packed_again', 'y', 'x', num_segments => 2, buffer_size => 10, seed => 1);
 SELECT (SELECT array_agg(independent_var ORDER BY dist_key, buffer_id) FROM parts_packed)
