@@ -748,8 +748,8 @@ w("`bench/run.sh` (see bench/README.md): a private PostgreSQL tree with this bui
   " reported apart; hopper CPU is the postmaster's cutime+cstime over the run (backend and parallel workers),"
   " scaled by the share of the run's wall time spent in training and hop statements. Memory: bench/hopper_run.py"
   " samples /proc/PID/status of the backend and its parallel workers every 50 ms. The core alone"
-  " (bench/core_alone.cpp) packs the images as preprocess does and calls the same Trainer::train_buffer (in"
-  " order). PyTorch and scikit-learn (bench/python_mlp.py) reshuffle every epoch, as hopper's fit does by default"
+  " (bench/core_alone.cpp) packs the images as preprocess does and calls the same Trainer::train_rows (rows"
+  " reshuffled every pass, as fit does by default). PyTorch and scikit-learn (bench/python_mlp.py) reshuffle every epoch, as hopper's fit does by default"
   " (fit_params shuffle), and run under OMP/OPENBLAS/MKL_NUM_THREADS and torch.set_num_threads, without"
   " OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE (bench/anchor.py).")
 w("")
