@@ -321,3 +321,8 @@ DROP FUNCTION hopper.preprocess(text, text, text, text, integer, integer, double
 -- ONNX export and import (issue 28).
 #include "objects/export_onnx.sql"
 #include "objects/import_onnx.sql"
+
+-- Reading ahead (issue 29): buffer_cache_stats also says what a run's read-ahead worker was given
+-- and kept.
+DROP FUNCTION hopper.buffer_cache_stats();
+#include "objects/buffer_cache_stats.sql"
