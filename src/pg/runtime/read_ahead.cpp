@@ -1,8 +1,6 @@
 // Reading a run's packed buffers ahead (see read_ahead.h).
 #include "pg/runtime/read_ahead.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -10,17 +8,19 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "pg/common/guard.h"
 #include "pg/common/settings.h"
 #include "pg/runtime/buffer_cache.h"
 #include "pg/runtime/run_area.h"
 
 extern "C" {
-#include "postmaster/bgworker.h"
-#include "tcop/tcopprot.h"
 #include "miscadmin.h"
 #include "access/detoast.h"
 #include "access/xact.h"
+#include "postmaster/bgworker.h"
+#include "tcop/tcopprot.h"
 #include "utils/snapmgr.h"
 }
 

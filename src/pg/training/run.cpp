@@ -307,6 +307,8 @@ RunPlan run_plan(const RunRequest& req, const RunTables& tables, const std::vect
     plan.tables = &tables;
     plan.models = &models;
     for (const ModelSpec& m : models) {
+        // Before anything is written: a precision this machine cannot train in (bfloat16 without AVX512_BF16).
+        require_supported_precision(m.config.fit);
         plan.mst_keys.push_back(m.mst_key);
         plan.configs.push_back(m.config);
     }
