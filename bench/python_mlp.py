@@ -41,6 +41,8 @@ parser.add_argument("--no-metrics", action="store_true", help="time the training
 parser.add_argument("--lr", type=float, help="learning rate (default: 0.01 for SGD, 0.001 for Adam)")
 parser.add_argument("--momentum", type=float, default=0.9, help="SGD's momentum (plain, not Nesterov)")
 parser.add_argument("--hidden", type=int, default=128, help="hidden units")
+parser.add_argument("--bf16", action="store_true",
+                    help="PyTorch only: CPU autocast to bfloat16 for the forward pass and loss (mixed precision)")
 args = parser.parse_args()
 METRICS = not args.no_metrics
 
@@ -107,8 +109,9 @@ if args.system == "torch":
         for start in range(0, n, args.batch_size):
             idx = order[start:start + args.batch_size]
             opt.zero_grad(set_to_none=True)
-            logits = model(xt[idx])
-            loss = loss_fn(logits, yt[idx])
+            with torch.autocast(device_type="cpu", dtype=torch.bfloat16, enabled=args.bf16):
+                logits = model(xt[idx])
+                loss = loss_fn(logits, yt[idx])
             loss.backward()
             opt.step()
             if METRICS:  # accumulated as tensors: no synchronisation per step, as a careful user writes it
