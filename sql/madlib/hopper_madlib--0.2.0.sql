@@ -631,12 +631,245 @@ BEGIN ATOMIC
     SELECT madlib.__hopper_delete_keras_model(madlib.__hopper_input_name(keras_model_arch_table), model_id);
 END;
 
--- MADlib's model selection summary has object_table too (always NULL here: custom functions are refused).
-CREATE FUNCTION madlib.__hopper_mst_summary(model_selection_table text) RETURNS void
+-- ---- custom functions (object_table) ----------------------------------------------------------
+-- MADlib keeps Keras custom losses and metrics in a table of schema madlib (id serial, name text
+-- PRIMARY KEY, description text, object bytea: a dill-pickled Python function), named by
+-- object_table without a schema. hopper runs no Python: load_custom_function stores an object as
+-- given, and a model whose compile_params name it is refused (0A000, naming it). The top-k accuracy
+-- load_top_k_accuracy_function adds is one of hopper's own metrics (top_k_accuracy with top_k): its
+-- row holds hopper's description of that metric where MADlib's holds a pickle, and compile_params
+-- naming it (metrics=['top_3_accuracy']) train with hopper's metric.
+-- The object table as MADlib names it: madlib."<name>" (a name with a schema is refused, as by MADlib).
+CREATE FUNCTION madlib.__hopper_object_table(object_table text) RETURNS text
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    parts text[];
+BEGIN
+    PERFORM madlib.__hopper_required_table(object_table, 'object_table', 'object');
+    BEGIN
+        parts := parse_ident(object_table);
+    EXCEPTION WHEN invalid_parameter_value THEN
+        RAISE EXCEPTION 'invalid object_table name %', object_table USING ERRCODE = 'invalid_name';
+    END;
+    IF cardinality(parts) <> 1 THEN
+        RAISE EXCEPTION 'object_table % names a schema', object_table USING ERRCODE = 'invalid_name',
+            DETAIL = 'MADlib keeps custom functions in a table of schema madlib.',
+            HINT = 'Do not include schema name for the object table.';
+    END IF;
+    RETURN format('madlib.%I', parts[1]);
+END $$;
+
+-- An object table that is there, with MADlib's columns.
+CREATE FUNCTION madlib.__hopper_object_table_valid(object_table text) RETURNS regclass
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    t regclass := to_regclass(object_table);
+    missing text[];
+BEGIN
+    IF t IS NULL THEN
+        RAISE EXCEPTION 'object table ''%'' does not exist', object_table USING ERRCODE = 'undefined_table',
+            HINT = 'Load functions into it with madlib.load_custom_function or madlib.load_top_k_accuracy_function.';
+    END IF;
+    missing := ARRAY(SELECT c FROM unnest(ARRAY['id', 'name', 'description', 'object']) c
+                     WHERE NOT EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = t AND a.attname = c
+                                       AND a.attnum > 0 AND NOT a.attisdropped));
+    IF cardinality(missing) > 0 THEN
+        RAISE EXCEPTION 'invalid custom function table %, missing columns: %', t, array_to_string(missing, ', ')
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    RETURN t;
+END $$;
+
+-- What hopper stores for a top-k accuracy metric in place of MADlib's pickle of a Keras function.
+CREATE FUNCTION madlib.__hopper_top_k_object(k integer) RETURNS bytea
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT pg_catalog.convert_to(pg_catalog.format('hopper metric top_k_accuracy, top_k=%s', k), 'UTF8');
+END;
+
+CREATE FUNCTION madlib.__hopper_load_custom_function(object_table text, object bytea, name text, description text)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    t text := madlib.__hopper_object_table(object_table);
+BEGIN
+    PERFORM madlib.__hopper_required(object IS NOT NULL, 'object');
+    PERFORM madlib.__hopper_required(name IS NOT NULL, 'name');
+    IF to_regclass(t) IS NULL THEN
+        EXECUTE format('CREATE TABLE %s (id serial, name text, description text, object bytea, PRIMARY KEY (name))', t);
+        EXECUTE format('GRANT SELECT ON %s TO PUBLIC', t);
+        RAISE NOTICE 'Keras Custom Function: Created new custom function table %.', t;
+    END IF;
+    BEGIN
+        EXECUTE format('INSERT INTO %s (name, description, object) VALUES ($1, $2, $3)',
+                       madlib.__hopper_object_table_valid(t))
+            USING name, description, object;
+    EXCEPTION WHEN unique_violation THEN
+        RAISE EXCEPTION 'Function ''%'' already exists in %', name, t USING ERRCODE = 'unique_violation';
+    END;
+    RAISE NOTICE 'Keras Custom Function: Added function % to % table', name, t;
+END $$;
+
+CREATE FUNCTION madlib.load_custom_function(object_table varchar, object bytea, name text, description text DEFAULT NULL)
+RETURNS void LANGUAGE sql
+BEGIN ATOMIC
+    SELECT madlib.__hopper_load_custom_function(object_table, object, name, description);
+END;
+
+CREATE FUNCTION madlib.__hopper_load_top_k_accuracy_function(object_table text, k integer)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    PERFORM madlib.__hopper_required(k IS NOT NULL, 'k');
+    IF k <= 0 THEN
+        RAISE EXCEPTION 'Keras Custom Function: For top k accuracy functions k has to be a positive integer.'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    PERFORM madlib.__hopper_load_custom_function(object_table, madlib.__hopper_top_k_object(k),
+                                                 format('top_%s_accuracy', k), format('returns top_%s_accuracy', k));
+END $$;
+
+CREATE FUNCTION madlib.load_top_k_accuracy_function(object_table varchar, k integer)
+RETURNS void LANGUAGE sql
+BEGIN ATOMIC
+    SELECT madlib.__hopper_load_top_k_accuracy_function(object_table, k);
+END;
+
+-- By id or by name; the table is dropped with its last function, as MADlib drops it.
+CREATE FUNCTION madlib.__hopper_delete_custom_function(object_table text, id integer, name text)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    t regclass := madlib.__hopper_object_table_valid(madlib.__hopper_object_table(object_table));
+    deleted bigint;
+    left_over boolean;
+BEGIN
+    PERFORM madlib.__hopper_required(id IS NOT NULL OR name IS NOT NULL, 'id/name');
+    IF id IS NOT NULL THEN
+        EXECUTE format('DELETE FROM %s WHERE id = $1', t) USING id;
+    ELSE
+        EXECUTE format('DELETE FROM %s WHERE name = $1', t) USING name;
+    END IF;
+    GET DIAGNOSTICS deleted = ROW_COUNT;
+    IF deleted = 0 THEN
+        RAISE EXCEPTION 'Keras Custom Function: Object % not found', COALESCE(id::text, quote_literal(name))
+            USING ERRCODE = 'undefined_object';
+    END IF;
+    RAISE NOTICE 'Keras Custom Function: Object % has been deleted from %.', COALESCE(id::text, quote_literal(name)), t;
+    EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s)', t) INTO left_over;
+    IF NOT left_over THEN
+        RAISE NOTICE 'Keras Custom Function: Dropping empty custom keras function table %', t;
+        EXECUTE format('DROP TABLE %s', t);
+    END IF;
+END $$;
+
+CREATE FUNCTION madlib.delete_custom_function(object_table varchar, id integer)
+RETURNS void LANGUAGE sql
+BEGIN ATOMIC
+    SELECT madlib.__hopper_delete_custom_function(object_table, id, NULL);
+END;
+
+CREATE FUNCTION madlib.delete_custom_function(object_table varchar, name text)
+RETURNS void LANGUAGE sql
+BEGIN ATOMIC
+    SELECT madlib.__hopper_delete_custom_function(object_table, NULL, name);
+END;
+
+-- The functions of object_table that names (a loss, metrics) use, as hopper computes them: a top-k
+-- accuracy row becomes (top_k_accuracy, k); any other object is Python, refused naming it. A name the
+-- table does not have is left to hopper's own check (a built-in loss or metric). Returns the
+-- (name, k) pairs of the top-k rows used; NULL object_table: none.
+CREATE FUNCTION madlib.__hopper_custom_functions(object_table text, names text[], loss text,
+                                                 OUT name text, OUT k integer)
+RETURNS SETOF record LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    t regclass;
+    n text;
+    obj bytea;
+    rows bigint;
+BEGIN
+    IF object_table IS NULL THEN
+        RETURN;
+    END IF;
+    t := madlib.__hopper_object_table_valid(madlib.__hopper_object_table(object_table));
+    FOR n IN SELECT DISTINCT u FROM unnest(names || loss) u WHERE u IS NOT NULL LOOP
+        EXECUTE format('SELECT object FROM %s WHERE name = $1', t) INTO obj USING n;
+        GET DIAGNOSTICS rows = ROW_COUNT;
+        CONTINUE WHEN rows = 0;
+        k := (regexp_match(n, '^top_([0-9]+)_accuracy$'))[1]::int;
+        IF n IS DISTINCT FROM loss AND k IS NOT NULL AND obj = madlib.__hopper_top_k_object(k) THEN
+            name := n;
+            RETURN NEXT;
+        ELSE
+            PERFORM madlib.__hopper_unsupported(format('custom function %s of object table %s', quote_literal(n), t),
+                'It is a Python object (Keras code pickled by dill); hopper runs no Python. Of MADlib''s custom '
+                'functions hopper computes the top-k accuracy of load_top_k_accuracy_function.',
+                'Use a built-in loss or metric, or madlib.load_top_k_accuracy_function''s top_<k>_accuracy.');
+        END IF;
+    END LOOP;
+END $$;
+
+-- The top_k of hopper's metric for the top-k rows used (one k per model: hopper computes one).
+CREATE FUNCTION madlib.__hopper_custom_top_k(used text[], ks integer[]) RETURNS integer
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF (SELECT count(DISTINCT u) FROM unnest(ks) u) > 1 THEN
+        PERFORM madlib.__hopper_unsupported(format('top-k accuracy for several k (%s)', array_to_string(used, ', ')),
+            'hopper computes one top_k_accuracy per model.', 'Name one top_<k>_accuracy per configuration.');
+    END IF;
+    RETURN ks[1];
+END $$;
+
+-- compile_params (MADlib's Keras string) with the object table's top-k metrics as hopper's.
+CREATE FUNCTION madlib.__hopper_custom_compile(compile_params text, object_table text) RETURNS text
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    used text[];
+    ks integer[];
+    u text;
+BEGIN
+    SELECT array_agg(c.name), array_agg(c.k) INTO used, ks
+    FROM madlib.__hopper_compile_names(compile_params) n,
+         madlib.__hopper_custom_functions(object_table, n.metrics, n.loss) c;
+    IF used IS NULL THEN
+        RETURN compile_params;
+    END IF;
+    FOREACH u IN ARRAY used LOOP
+        compile_params := regexp_replace(compile_params, '([''"])' || u || '\1', '''top_k_accuracy''', 'g');
+    END LOOP;
+    RETURN compile_params || format(', top_k=%s', madlib.__hopper_custom_top_k(used, ks));
+END $$;
+
+-- A compile_params grid (as JSON) with the object table's top-k metrics as hopper's.
+CREATE FUNCTION madlib.__hopper_custom_space(space jsonb, object_table text) RETURNS jsonb
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    used text[];
+    ks integer[];
+    u text;
+    out text := space::text;
+BEGIN
+    -- A custom loss is refused whatever its object (hopper's losses are its own).
+    PERFORM madlib.__hopper_custom_functions(object_table, NULL, l #>> '{}')
+    FROM jsonb_path_query(space, 'lax $.loss.** ? (@.type() == "string")') l;
+    SELECT array_agg(c.name), array_agg(c.k) INTO used, ks
+    FROM madlib.__hopper_custom_functions(object_table,
+             ARRAY(SELECT v #>> '{}' FROM jsonb_path_query(space, 'lax $.metrics.** ? (@.type() == "string")') v),
+             NULL) c;
+    IF used IS NULL THEN
+        RETURN space;
+    END IF;
+    FOREACH u IN ARRAY used LOOP
+        out := replace(out, format('"%s"', u), '"top_k_accuracy"');
+    END LOOP;
+    RETURN out::jsonb || jsonb_build_object('top_k', jsonb_build_array(madlib.__hopper_custom_top_k(used, ks)));
+END $$;
+
+-- MADlib's model selection summary has object_table too.
+CREATE FUNCTION madlib.__hopper_mst_summary(model_selection_table text, object_table text) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     EXECUTE format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS object_table text',
                    madlib.__hopper_quote_name(model_selection_table, '_summary')::regclass);
+    EXECUTE format('UPDATE %s SET object_table = $1',
+                   madlib.__hopper_quote_name(model_selection_table, '_summary')::regclass) USING object_table;
 END $$;
 
 CREATE FUNCTION madlib.__hopper_load_model_selection_table(model_arch_table text, model_selection_table text,
@@ -649,11 +882,11 @@ BEGIN
     PERFORM madlib.__hopper_required(model_id_list IS NOT NULL, 'model_id_list');
     PERFORM madlib.__hopper_required(compile_params_list IS NOT NULL, 'compile_params_list');
     PERFORM madlib.__hopper_required(fit_params_list IS NOT NULL, 'fit_params_list');
-    PERFORM madlib.__hopper_no_gpus(false, object_table);
     PERFORM hopper.load_model_selection_table(model_arch_table, model_selection_table, model_id_list,
-                                              ARRAY(SELECT madlib.__hopper_compile_params(c) FROM unnest(compile_params_list) c),
+                                              ARRAY(SELECT madlib.__hopper_custom_compile(madlib.__hopper_compile_params(c), object_table)
+                                                    FROM unnest(compile_params_list) c),
                                               ARRAY(SELECT madlib.__hopper_fit_params(f) FROM unnest(fit_params_list) f));
-    PERFORM madlib.__hopper_mst_summary(model_selection_table);
+    PERFORM madlib.__hopper_mst_summary(model_selection_table, object_table);
 END $$;
 
 CREATE FUNCTION madlib.load_model_selection_table(model_arch_table varchar, model_selection_table varchar,
@@ -679,20 +912,19 @@ BEGIN
     PERFORM madlib.__hopper_required_table(model_selection_table, 'model_selection_table', 'output');
     PERFORM madlib.__hopper_required(model_id_list IS NOT NULL, 'model_id_list');
     PERFORM madlib.__hopper_required(compile_params_grid IS NOT NULL, 'compile_params_grid');
-    PERFORM madlib.__hopper_no_gpus(false, object_table);
     existing := to_regclass(model_selection_table);
     -- MADlib appends to an existing model selection table, mst_key going on where it stopped (its
     -- summary stays): hopper generates into a table of its own, whose rows move over.
     staging := CASE WHEN existing IS NULL THEN model_selection_table
                     ELSE madlib.__hopper_quote_name(model_selection_table, '__hopper_appended') END;
     PERFORM hopper.generate_model_configs(model_arch_table, staging, model_id_list,
-                                          madlib.__hopper_space(compile_params_grid, 'compile_params_grid',
-                                                                lower(COALESCE(search_type, 'grid')) = 'grid'),
+                                          madlib.__hopper_custom_space(madlib.__hopper_space(compile_params_grid, 'compile_params_grid',
+                                                                lower(COALESCE(search_type, 'grid')) = 'grid'), object_table),
                                           madlib.__hopper_space(fit_params_grid, 'fit_params_grid',
                                                                 lower(COALESCE(search_type, 'grid')) = 'grid'),
                                           COALESCE(search_type, 'grid'), num_configs, random_state);
     IF existing IS NULL THEN
-        PERFORM madlib.__hopper_mst_summary(model_selection_table);
+        PERFORM madlib.__hopper_mst_summary(model_selection_table, object_table);
     ELSE
         EXECUTE format('INSERT INTO %1$s (mst_key, model_id, compile_params, fit_params)
                         SELECT (SELECT COALESCE(max(mst_key), 0) FROM %1$s) + row_number() OVER (ORDER BY n.mst_key),
@@ -744,7 +976,7 @@ BEGIN
     PERFORM madlib.__hopper_required(model_id IS NOT NULL, 'model_id');
     PERFORM madlib.__hopper_required(compile_params IS NOT NULL, 'compile_params');
     PERFORM madlib.__hopper_required(num_iterations IS NOT NULL, 'num_iterations');
-    PERFORM madlib.__hopper_no_gpus(use_gpus, object_table);
+    PERFORM madlib.__hopper_no_gpus(use_gpus, NULL);
     PERFORM madlib.__hopper_input_exists(validation_table, 'validation_table');
     EXECUTE format('SELECT model_arch::jsonb, model_weights FROM %s WHERE model_id = $1',
                    madlib.__hopper_quote_name(model_arch_table)::regclass)
@@ -761,7 +993,8 @@ BEGIN
                      'source', 'madlib.madlib_keras_fit transfer learning', 'model_arch_table', model_arch_table, 'model_id', model_id));
     END IF;
     PERFORM madlib.__hopper_single_output(source_table);
-    CALL hopper.fit(source_table, model, arch, madlib.__hopper_compile_params(compile_params),
+    CALL hopper.fit(source_table, model, arch,
+                    madlib.__hopper_custom_compile(madlib.__hopper_compile_params(compile_params), object_table),
                     COALESCE(madlib.__hopper_fit_params(fit_params), ''), num_iterations,
                     validation_table, COALESCE(metrics_compute_frequency, num_iterations), COALESCE(warm_start, false),
                     name, description,
@@ -781,7 +1014,7 @@ BEGIN
         ADD COLUMN validation_metrics_final float8, ADD COLUMN validation_loss_final float8,
         ADD COLUMN validation_metrics float8[], ADD COLUMN validation_loss float8[]', summary);
     EXECUTE format('UPDATE %1$s s SET model = $1, model_id = $2, compile_params = i.compile_params,
-        fit_params = i.fit_params, object_table = NULL, use_gpus = false, model_type = i.model_type, model_size = i.model_size,
+        fit_params = i.fit_params, object_table = $4, use_gpus = false, model_type = i.model_type, model_size = i.model_size,
         metrics_elapsed_time = i.metrics_elapsed_time, madlib_version = ''hopper '' || s.hopper_version,
         num_classes = cardinality(s.class_values), metrics_type = COALESCE(n.metrics, i.metrics_type),
         loss_type = COALESCE(n.loss, i.loss_type),
@@ -791,7 +1024,7 @@ BEGIN
         validation_metrics = i.validation_metrics, validation_loss = i.validation_loss
         FROM %2$s i, madlib.__hopper_compile_names($3) n',
         summary, madlib.__hopper_quote_name(model, '_info')::regclass)
-        USING model_name, model_id, compile_params;
+        USING model_name, model_id, compile_params, object_table;
     PERFORM madlib.__hopper_class_values_column(summary);
     -- MADlib's single-model fit makes model and model_summary only: scripts drop those two before
     -- fitting again, so hopper's _info (now in the summary) goes.
