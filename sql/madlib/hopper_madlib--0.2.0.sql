@@ -1336,6 +1336,22 @@ BEGIN
     END IF;
 END $$;
 
+-- predict reads a table of rows; a table training_preprocessor_dl packed (buffers of rows: hopper's
+-- mark "[hopper:<token>]" of kind packed in its comment) is refused, as MADlib refuses it.
+CREATE FUNCTION madlib.__hopper_not_packed(test_table text) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    t regclass := to_regclass(test_table);
+BEGIN
+    IF t IS NOT NULL AND EXISTS (SELECT 1 FROM hopper.output_tables o
+                                 WHERE o.kind = 'packed'
+                                   AND strpos(obj_description(t, 'pg_class'), '[hopper:' || o.token::text || ']') > 0) THEN
+        RAISE EXCEPTION 'test_table % is a packed table', test_table USING ERRCODE = 'invalid_parameter_value',
+            DETAIL = 'Its rows are buffers of training_preprocessor_dl; predict reads one row per id.',
+            HINT = 'Predict on the table of rows it was packed from.';
+    END IF;
+END $$;
+
 CREATE FUNCTION madlib.__hopper_keras_predict(model_table text, test_table text, id_col text,
                                               independent_varname text, output_table text,
                                               pred_type text, use_gpus boolean, mst_key integer)
@@ -1350,6 +1366,7 @@ BEGIN
     PERFORM madlib.__hopper_required(independent_varname IS NOT NULL, 'independent_varname');
     PERFORM madlib.__hopper_required_table(output_table, 'output_table', 'output');
     PERFORM madlib.__hopper_no_gpus(use_gpus, NULL);
+    PERFORM madlib.__hopper_not_packed(test_table);
     read_table := madlib.__hopper_flat_source(test_table, independent_varname, id_col);
     PERFORM hopper.predict(model_table, read_table, id_col, independent_varname, output_table, 'prob', mst_key);
     IF read_table IS DISTINCT FROM test_table THEN
@@ -1416,6 +1433,7 @@ BEGIN
     PERFORM madlib.__hopper_required(independent_varname IS NOT NULL, 'independent_varname');
     PERFORM madlib.__hopper_required_table(output_table, 'output_table', 'output');
     PERFORM madlib.__hopper_no_gpus(use_gpus, NULL);
+    PERFORM madlib.__hopper_not_packed(test_table);
     IF COALESCE(dependent_count, 1) <> 1 THEN
         PERFORM madlib.__hopper_unsupported('dependent_count ' || dependent_count || ' (multi-output models)',
                                             'hopper''s models have one output.', 'Leave out dependent_count.');
