@@ -104,6 +104,18 @@ BEGIN
     END IF;
 END $$;
 
+-- Whether hopper made table t as a table of kind (hopper.output_tables: its mark "[hopper:<token>]" is
+-- in the table's comment).
+CREATE FUNCTION madlib.__hopper_made(t regclass, kind text) RETURNS boolean
+LANGUAGE sql STABLE
+BEGIN ATOMIC
+    SELECT EXISTS (SELECT 1 FROM hopper.output_tables o
+                   WHERE o.kind OPERATOR(pg_catalog.=) __hopper_made.kind
+                     AND pg_catalog.strpos(pg_catalog.obj_description(t, 'pg_class'),
+                                           '[hopper:' OPERATOR(pg_catalog.||) o.token::text OPERATOR(pg_catalog.||) ']')
+                         OPERATOR(pg_catalog.>) 0);
+END;
+
 CREATE FUNCTION madlib.__hopper_unsupported(what text, detail text, hint text) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
@@ -576,14 +588,18 @@ CREATE FUNCTION madlib.__hopper_load_keras_model(keras_model_arch_table text, mo
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     stand_in jsonb;
+    created boolean;
+    id integer;
+    t regclass;
 BEGIN
     PERFORM madlib.__hopper_required_table(keras_model_arch_table, 'keras_model_arch_table', 'output');
     PERFORM madlib.__hopper_required(model_arch IS NOT NULL, 'model_arch');
     IF model_id IS NOT NULL THEN
         PERFORM madlib.__hopper_unsupported('model_id', 'hopper numbers architectures itself.', 'Leave out model_id.');
     END IF;
+    created := to_regclass(keras_model_arch_table) IS NULL;
     BEGIN
-        PERFORM hopper.load_model_arch(keras_model_arch_table, model_arch::jsonb, name, description, model_weights);
+        id := hopper.load_model_arch(keras_model_arch_table, model_arch::jsonb, name, description, model_weights);
     EXCEPTION WHEN invalid_parameter_value OR feature_not_supported THEN
         -- MADlib stores any JSON and has Keras read it when a model is trained with it; hopper reads it
         -- now. An architecture hopper cannot train (a layer it lacks, a functional model) is stored as
@@ -595,12 +611,15 @@ BEGIN
         END IF;
         stand_in := jsonb_build_object('class_name', 'Sequential', 'config', jsonb_build_array(jsonb_build_object(
                         'class_name', 'Dense', 'config', jsonb_build_object('units', 1, 'batch_input_shape', '[null, 1]'::jsonb,
-                        'name', 'hopper_madlib stand-in ' || txid_current()))));
-        PERFORM hopper.load_model_arch(keras_model_arch_table, stand_in, name, description, NULL);
-        EXECUTE format('UPDATE %s SET model_arch = $1 WHERE model_arch::jsonb = $2',
-                       madlib.__hopper_quote_name(keras_model_arch_table)::regclass)
-            USING model_arch, stand_in;
+                        'name', 'hopper_madlib stand-in'))));
+        id := hopper.load_model_arch(keras_model_arch_table, stand_in, name, description, NULL);
     END;
+    t := madlib.__hopper_quote_name(keras_model_arch_table)::regclass;
+    -- MADlib's model_arch column is json: the architecture as given, text for text (hopper reads either).
+    IF created THEN
+        EXECUTE format('ALTER TABLE %s ALTER COLUMN model_arch TYPE json USING model_arch::json', t);
+    END IF;
+    EXECUTE format('UPDATE %s SET model_arch = $1 WHERE model_id = $2', t) USING model_arch, id;
 END $$;
 
 -- The architecture table may exist (a row is added: the one the caller's search_path finds) or not
@@ -619,10 +638,21 @@ END;
 
 CREATE FUNCTION madlib.__hopper_delete_keras_model(keras_model_arch_table text, model_id integer)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    t regclass;
+    left_over boolean;
 BEGIN
     PERFORM madlib.__hopper_required_table(keras_model_arch_table, 'keras_model_arch_table', 'input');
     PERFORM madlib.__hopper_required(model_id IS NOT NULL, 'model_id');
     PERFORM hopper.delete_model_arch(keras_model_arch_table, model_id);
+    -- MADlib drops the table with its last architecture; hopper_madlib drops one hopper made, never a
+    -- table of the user's.
+    t := madlib.__hopper_quote_name(keras_model_arch_table)::regclass;
+    EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s)', t) INTO left_over;
+    IF NOT left_over AND madlib.__hopper_made(t, 'model_arch') THEN
+        RAISE NOTICE 'Keras Model Arch: Dropping empty keras model architecture table %', t;
+        EXECUTE format('DROP TABLE %s', t);
+    END IF;
 END $$;
 
 CREATE FUNCTION madlib.delete_keras_model(keras_model_arch_table varchar, model_id integer)
@@ -1336,16 +1366,14 @@ BEGIN
     END IF;
 END $$;
 
--- predict reads a table of rows; a table training_preprocessor_dl packed (buffers of rows: hopper's
--- mark "[hopper:<token>]" of kind packed in its comment) is refused, as MADlib refuses it.
+-- predict reads a table of rows; a table training_preprocessor_dl packed (buffers of rows) is
+-- refused, as MADlib refuses it.
 CREATE FUNCTION madlib.__hopper_not_packed(test_table text) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     t regclass := to_regclass(test_table);
 BEGIN
-    IF t IS NOT NULL AND EXISTS (SELECT 1 FROM hopper.output_tables o
-                                 WHERE o.kind = 'packed'
-                                   AND strpos(obj_description(t, 'pg_class'), '[hopper:' || o.token::text || ']') > 0) THEN
+    IF t IS NOT NULL AND madlib.__hopper_made(t, 'packed') THEN
         RAISE EXCEPTION 'test_table % is a packed table', test_table USING ERRCODE = 'invalid_parameter_value',
             DETAIL = 'Its rows are buffers of training_preprocessor_dl; predict reads one row per id.',
             HINT = 'Predict on the table of rows it was packed from.';

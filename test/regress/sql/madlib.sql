@@ -281,6 +281,19 @@ SELECT madlib.load_keras_model('model_arch_library', $$
  "backend": "tensorflow"}
 $$, NULL, 'Maria', 'A simple model');
 SELECT model_id, name, description FROM model_arch_library ORDER BY model_id;
+-- MADlib's model_arch column is json, the architecture kept as given (issue 30); the table hopper
+-- made goes with its last architecture, as in MADlib, a table of the user's stays.
+SELECT format_type(atttypid, atttypmod) AS model_arch_type FROM pg_attribute
+WHERE attrelid = 'model_arch_library'::regclass AND attname = 'model_arch';
+SELECT madlib.load_keras_model('arch_dropped', '{"b" : 2,  "a" : [4, 5]}');
+SELECT model_arch::text, model_arch->'a'->>1 AS a1 FROM arch_dropped;
+SELECT madlib.delete_keras_model('arch_dropped', 1);
+SELECT to_regclass('arch_dropped') AS dropped;
+CREATE TABLE own_arch (model_id serial, model_arch json, model_weights bytea, name text, description text);
+SELECT madlib.load_keras_model('own_arch', '{"b": 2}');
+SELECT madlib.delete_keras_model('own_arch', 1);
+SELECT to_regclass('own_arch') IS NOT NULL AS kept;
+DROP TABLE own_arch;
 
 -- ---- fit, evaluate, predict ----
 SELECT madlib.madlib_keras_fit('iris_train_packed', 'iris_model', 'model_arch_library', 1,
