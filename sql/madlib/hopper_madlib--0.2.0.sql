@@ -591,6 +591,8 @@ DECLARE
     created boolean;
     id integer;
     t regclass;
+    readable boolean;
+    stored_weights bytea;
 BEGIN
     PERFORM madlib.__hopper_required_table(keras_model_arch_table, 'keras_model_arch_table', 'output');
     PERFORM madlib.__hopper_required(model_arch IS NOT NULL, 'model_arch');
@@ -603,16 +605,31 @@ BEGIN
     EXCEPTION WHEN invalid_parameter_value OR feature_not_supported THEN
         -- MADlib stores any JSON and has Keras read it when a model is trained with it; hopper reads it
         -- now. An architecture hopper cannot train (a layer it lacks, a functional model) is stored as
-        -- given, and refused when a fit names it. Weights are checked against the architecture: those
-        -- errors stand. hopper.load_model_arch makes the row (and the table) with a stand-in, which the
-        -- given JSON then replaces: the table stays of hopper's making.
+        -- given, with its weights as given (there is nothing to check them against), and refused when a
+        -- fit names it. Weights that do not fit an architecture hopper reads: that error stands.
+        -- hopper.load_model_arch makes the row (and the table) with a stand-in, which the given JSON
+        -- and weights then replace: the table stays of hopper's making.
         IF model_weights IS NOT NULL THEN
-            RAISE;
+            -- Whether hopper reads the architecture: loaded without weights into a temporary table, then
+            -- undone (HP001), so that nothing of the probe stays (not even a model_id of the table's).
+            BEGIN
+                PERFORM hopper.load_model_arch('pg_temp.__hopper_arch_probe', model_arch::jsonb, NULL, NULL, NULL);
+                RAISE SQLSTATE 'HP001';
+            EXCEPTION
+                WHEN SQLSTATE 'HP001' THEN
+                    readable := true;
+                WHEN invalid_parameter_value OR feature_not_supported THEN
+                    readable := false;
+            END;
+            IF readable THEN
+                RAISE;
+            END IF;
         END IF;
         stand_in := jsonb_build_object('class_name', 'Sequential', 'config', jsonb_build_array(jsonb_build_object(
                         'class_name', 'Dense', 'config', jsonb_build_object('units', 1, 'batch_input_shape', '[null, 1]'::jsonb,
                         'name', 'hopper_madlib stand-in'))));
         id := hopper.load_model_arch(keras_model_arch_table, stand_in, name, description, NULL);
+        stored_weights := model_weights;
     END;
     t := madlib.__hopper_quote_name(keras_model_arch_table)::regclass;
     -- MADlib's model_arch column is json: the architecture as given, text for text (hopper reads either).
@@ -620,6 +637,9 @@ BEGIN
         EXECUTE format('ALTER TABLE %s ALTER COLUMN model_arch TYPE json USING model_arch::json', t);
     END IF;
     EXECUTE format('UPDATE %s SET model_arch = $1 WHERE model_id = $2', t) USING model_arch, id;
+    IF stored_weights IS NOT NULL THEN
+        EXECUTE format('UPDATE %s SET model_weights = $1 WHERE model_id = $2', t) USING stored_weights, id;
+    END IF;
 END $$;
 
 -- The architecture table may exist (a row is added: the one the caller's search_path finds) or not
