@@ -1340,16 +1340,18 @@ END;
 -- rank), from hopper.predict's probabilities; pred_type 'prob' (the default) keeps every class,
 -- 'response' the first-ranked one (without rank), a number below 1 the classes above that probability,
 -- an integer from 1 up the classes ranked up to it. The table hopper.predict made (and registered) is
--- reshaped in place. Regression models keep hopper's shape (MADlib predicts classes only).
+-- reshaped (made anew with its mark). Regression models keep hopper's shape (MADlib predicts classes only).
 CREATE FUNCTION madlib.__hopper_predict_rows(output_table text, id_col text, pred_type text, class_name text,
                                              class_values text[])
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     out regclass := madlib.__hopper_quote_name(output_table)::regclass;
     id text := quote_ident((parse_ident(id_col))[1]);
-    estimated text;
     keep text;
     limit_value float8;
+    nsp name;
+    rel name;
+    note text;
 BEGIN
     pred_type := lower(btrim(COALESCE(pred_type, 'prob')));
     IF pred_type = 'response' THEN
@@ -1368,22 +1370,24 @@ BEGIN
         END IF;
         keep := CASE WHEN limit_value < 1 THEN format('prob > %s', limit_value) ELSE format('rank <= %s', limit_value::int8) END;
     END IF;
-    SELECT quote_ident(a.attname) INTO estimated FROM pg_attribute a
-    WHERE a.attrelid = out AND a.attname LIKE 'estimated\_%' AND NOT a.attisdropped;
     DROP TABLE IF EXISTS pg_temp.__hopper_predict_rows;
     EXECUTE format('CREATE TEMP TABLE __hopper_predict_rows AS SELECT %s AS id, prob FROM %s', id, out);
-    EXECUTE format('TRUNCATE %s', out);
-    EXECUTE format('ALTER TABLE %s DROP COLUMN %s, DROP COLUMN prob, ADD COLUMN class_name text,
-                    ADD COLUMN class_value text, ADD COLUMN prob float8, ADD COLUMN rank int4', out, estimated);
-    EXECUTE format('INSERT INTO %s SELECT * FROM (SELECT t.id, $1, u.v, u.p::float8 AS prob,
+    -- Made anew under its name and with its comment (hopper's mark of the table it made): altered in
+    -- place, its dropped columns would stay in pg_attribute, where MADlib's tests count columns.
+    SELECT n.nspname, c.relname, obj_description(c.oid, 'pg_class') INTO nsp, rel, note
+    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = out;
+    EXECUTE format('DROP TABLE %s', out);
+    EXECUTE format('CREATE TABLE %I.%I AS SELECT id AS %s, NULL::text AS class_name, NULL::text AS class_value,
+                        NULL::float8 AS prob %s FROM pg_temp.__hopper_predict_rows WITH NO DATA',
+                   nsp, rel, id, CASE WHEN pred_type = 'response' THEN '' ELSE ', NULL::int4 AS rank' END);
+    EXECUTE format('COMMENT ON TABLE %I.%I IS %L', nsp, rel, note);
+    EXECUTE format('INSERT INTO %I.%I SELECT id, class_name, class_value, prob %s
+                    FROM (SELECT t.id, $1 AS class_name, u.v AS class_value, u.p::float8 AS prob,
                         row_number() OVER (PARTITION BY t.id ORDER BY u.p DESC, u.i)::int4 AS rank
                     FROM pg_temp.__hopper_predict_rows t, unnest(t.prob, $2) WITH ORDINALITY AS u(p, v, i)) q WHERE %s',
-                   out, keep)
+                   nsp, rel, CASE WHEN pred_type = 'response' THEN '' ELSE ', rank' END, keep)
         USING class_name, class_values;
     DROP TABLE pg_temp.__hopper_predict_rows;
-    IF pred_type = 'response' THEN
-        EXECUTE format('ALTER TABLE %s DROP COLUMN rank', out);
-    END IF;
 END $$;
 
 -- predict reads a table of rows; a table training_preprocessor_dl packed (buffers of rows) is

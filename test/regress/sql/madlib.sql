@@ -361,6 +361,11 @@ FROM iris_predict_prob p JOIN iris_test t USING (id) WHERE p.rank = 1;
 SELECT madlib.madlib_keras_predict('iris_model', 'iris_test', 'id', 'attributes', 'iris_predict_top2', 2);
 SELECT count(*) AS rows, max(rank) AS worst FROM iris_predict_top2;
 SELECT madlib.madlib_keras_predict('iris_model', 'iris_test', 'id', 'attributes', 'iris_predict_likely', 0.5);
+-- MADlib's tests count a prediction table's columns in pg_attribute (dropped ones too: issue 30);
+-- the table keeps hopper's mark of the predictions it made.
+SELECT t, count(*) AS columns, madlib.__hopper_made(t, 'predictions') AS hoppers
+FROM unnest(ARRAY['iris_predict', 'iris_predict_prob', 'iris_predict_top2', 'iris_predict_likely']::regclass[]) t
+JOIN pg_attribute a ON a.attrelid = t AND a.attnum > 0 GROUP BY t ORDER BY t::text;
 SELECT bool_and(prob > 0.5) IS NOT FALSE AS above_half, count(*) <= 30 AS at_most_one_per_row FROM iris_predict_likely;
 -- Bring your own model: the trained weights in a row of the architecture table, MADlib's docs' way.
 UPDATE model_arch_library SET model_weights = iris_model.model_weights FROM iris_model WHERE model_arch_library.model_id = 1;
