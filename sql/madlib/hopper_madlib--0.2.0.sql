@@ -122,17 +122,12 @@ BEGIN
     RAISE EXCEPTION '% is not supported by hopper', what USING ERRCODE = 'feature_not_supported', DETAIL = detail, HINT = hint;
 END $$;
 
-CREATE FUNCTION madlib.__hopper_no_gpus(use_gpus boolean, object_table text) RETURNS void
+CREATE FUNCTION madlib.__hopper_no_gpus(use_gpus boolean) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     IF use_gpus THEN
         PERFORM madlib.__hopper_unsupported('use_gpus => TRUE', 'hopper trains on CPUs (oneDNN and Eigen products), in the database''s own processes.',
                                             'Leave out use_gpus, or pass FALSE.');
-    END IF;
-    IF object_table IS NOT NULL THEN
-        PERFORM madlib.__hopper_unsupported('object_table (custom Python loss and metric functions)',
-                                            'hopper runs no Python; its losses and metrics are built in (docs/madlib.md lists them).',
-                                            'Leave out object_table and use a built-in loss and metrics.');
     END IF;
 END $$;
 
@@ -1026,7 +1021,7 @@ BEGIN
     PERFORM madlib.__hopper_required(model_id IS NOT NULL, 'model_id');
     PERFORM madlib.__hopper_required(compile_params IS NOT NULL, 'compile_params');
     PERFORM madlib.__hopper_required(num_iterations IS NOT NULL, 'num_iterations');
-    PERFORM madlib.__hopper_no_gpus(use_gpus, NULL);
+    PERFORM madlib.__hopper_no_gpus(use_gpus);
     PERFORM madlib.__hopper_input_exists(validation_table, 'validation_table');
     EXECUTE format('SELECT model_arch::jsonb, model_weights FROM %s WHERE model_id = $1',
                    madlib.__hopper_quote_name(model_arch_table)::regclass)
@@ -1098,16 +1093,16 @@ END;
 -- The summary columns MADlib's fit_multiple_model and automl add to hopper's: model and model_info
 -- (the output's name and its _info's as the caller wrote it: model_name), object_table, use_gpus,
 -- madlib_version, num_classes and <dependent>_class_values.
-CREATE FUNCTION madlib.__hopper_multi_summary(model_output_table text, model_name text) RETURNS void
+CREATE FUNCTION madlib.__hopper_multi_summary(model_output_table text, model_name text, object_table text) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     summary regclass := madlib.__hopper_quote_name(model_output_table, '_summary')::regclass;
 BEGIN
     EXECUTE format('ALTER TABLE %1$s ADD COLUMN model text, ADD COLUMN model_info text, ADD COLUMN object_table text,
         ADD COLUMN use_gpus bool, ADD COLUMN madlib_version text, ADD COLUMN num_classes int4', summary);
-    EXECUTE format('UPDATE %1$s SET model = $1, model_info = $2, object_table = NULL, use_gpus = false,
+    EXECUTE format('UPDATE %1$s SET model = $1, model_info = $2, object_table = $3, use_gpus = false,
         madlib_version = ''hopper '' || hopper_version, num_classes = cardinality(class_values)', summary)
-        USING model_name, madlib.__hopper_quote_name(model_name, '_info');
+        USING model_name, madlib.__hopper_quote_name(model_name, '_info'), object_table;
     PERFORM madlib.__hopper_class_values_column(summary);
 END $$;
 
@@ -1117,19 +1112,29 @@ CREATE FUNCTION madlib.__hopper_keras_fit_multiple_model(source_table text, mode
                                                          metrics_compute_frequency integer, warm_start boolean, name text,
                                                          description text, model_name text)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp SET hopper.training_metrics = exact AS $$
+DECLARE
+    object_table text;
 BEGIN
     PERFORM madlib.__hopper_required_table(source_table, 'source_table', 'input');
     PERFORM madlib.__hopper_required_table(model_output_table, 'model_output_table', 'output');
     PERFORM madlib.__hopper_required_table(model_selection_table, 'model_selection_table', 'input');
     PERFORM madlib.__hopper_required(num_iterations IS NOT NULL, 'num_iterations');
     -- use_caching: hopper keeps the packed buffers of a run in memory anyway (hopper.buffer_cache_mb).
-    PERFORM madlib.__hopper_no_gpus(use_gpus, NULL);
+    PERFORM madlib.__hopper_no_gpus(use_gpus);
     PERFORM madlib.__hopper_input_exists(validation_table, 'validation_table');
     PERFORM madlib.__hopper_single_output(source_table);
     CALL hopper.fit_multiple(source_table, model_output_table, model_selection_table, num_iterations, validation_table,
                              metrics_compute_frequency, COALESCE(warm_start, false), name, description);
     PERFORM madlib.__hopper_madlib_shape(model_output_table);
-    PERFORM madlib.__hopper_multi_summary(model_output_table, model_name);
+    -- The object table the configurations' top-k metrics came from (their compile_params are hopper's
+    -- already), as the model selection table's summary names it.
+    IF EXISTS (SELECT 1 FROM pg_attribute a
+               WHERE a.attrelid = madlib.__hopper_quote_name(model_selection_table, '_summary')::regclass
+                 AND a.attname = 'object_table' AND NOT a.attisdropped) THEN
+        EXECUTE format('SELECT object_table FROM %s', madlib.__hopper_quote_name(model_selection_table, '_summary')::regclass)
+            INTO object_table;
+    END IF;
+    PERFORM madlib.__hopper_multi_summary(model_output_table, model_name, object_table);
 END $$;
 
 CREATE FUNCTION madlib.madlib_keras_fit_multiple_model(source_table varchar, model_output_table varchar,
@@ -1155,7 +1160,7 @@ CREATE FUNCTION madlib.__hopper_hyperopt(source_table text, model_output_table t
                                          model_selection_table text, model_id_list integer[], compile_params_grid text,
                                          fit_params_grid text, automl_params text, random_state integer,
                                          validation_table text, metrics_compute_frequency integer, name text,
-                                         description text, model_name text)
+                                         description text, model_name text, object_table text)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     p record;
@@ -1189,13 +1194,15 @@ BEGIN
     END IF;
     PERFORM madlib.__hopper_single_output(source_table);
     PERFORM hopper.generate_model_configs(model_arch_table, model_selection_table, model_id_list,
-                                          madlib.__hopper_space(compile_params_grid, 'compile_params_grid'),
+                                          madlib.__hopper_custom_space(madlib.__hopper_space(compile_params_grid, 'compile_params_grid'),
+                                                                       object_table),
                                           madlib.__hopper_space(fit_params_grid, 'fit_params_grid'),
                                           'random', num_configs, random_state);
+    PERFORM madlib.__hopper_mst_summary(model_selection_table, object_table);
     CALL hopper.fit_multiple(source_table, model_output_table, model_selection_table, num_iterations, validation_table,
                              metrics_compute_frequency, false, name, description);
     PERFORM madlib.__hopper_madlib_shape(model_output_table);
-    PERFORM madlib.__hopper_multi_summary(model_output_table, model_name);
+    PERFORM madlib.__hopper_multi_summary(model_output_table, model_name, object_table);
     summary := madlib.__hopper_quote_name(model_output_table, '_summary')::regclass;
     EXECUTE format('ALTER TABLE %s ADD COLUMN automl_method text, ADD COLUMN automl_params text, ADD COLUMN random_state int4',
                    summary);
@@ -1225,13 +1232,14 @@ BEGIN
     PERFORM madlib.__hopper_required_table(model_selection_table, 'model_selection_table', 'output');
     PERFORM madlib.__hopper_required(model_id_list IS NOT NULL, 'model_id_list');
     PERFORM madlib.__hopper_required(compile_params_grid IS NOT NULL, 'compile_params_grid');
-    PERFORM madlib.__hopper_no_gpus(use_gpus, object_table);
+    PERFORM madlib.__hopper_no_gpus(use_gpus);
     PERFORM madlib.__hopper_input_exists(validation_table, 'validation_table');
     automl_method := COALESCE(automl_method, 'hyperband');
     IF lower(automl_method) = 'hyperopt' THEN
         PERFORM madlib.__hopper_hyperopt(source_table, model_output_table, model_arch_table, model_selection_table,
                                          model_id_list, compile_params_grid, fit_params_grid, automl_params, random_state,
-                                         validation_table, metrics_compute_frequency, name, description, model_name);
+                                         validation_table, metrics_compute_frequency, name, description, model_name,
+                                         object_table);
         RETURN;
     END IF;
     FOR p IN SELECT lower(btrim(split_part(kv, '=', 1))) AS k, btrim(split_part(kv, '=', 2)) AS v
@@ -1247,13 +1255,15 @@ BEGIN
     END LOOP;
     PERFORM madlib.__hopper_single_output(source_table);
     CALL hopper.fit_automl(source_table, model_output_table, model_arch_table, model_selection_table, model_id_list,
-                           madlib.__hopper_space(compile_params_grid, 'compile_params_grid'),
+                           madlib.__hopper_custom_space(madlib.__hopper_space(compile_params_grid, 'compile_params_grid'),
+                                                        object_table),
                            madlib.__hopper_space(fit_params_grid, 'fit_params_grid'),
                            automl_method => automl_method, max_iterations => r, eta => e, skip_last => skip,
                            search_type => 'random', random_state => random_state, validation_table => validation_table,
                            metrics_compute_frequency => metrics_compute_frequency, name => name, description => description);
     PERFORM madlib.__hopper_madlib_shape(model_output_table);
-    PERFORM madlib.__hopper_multi_summary(model_output_table, model_name);
+    PERFORM madlib.__hopper_multi_summary(model_output_table, model_name, object_table);
+    PERFORM madlib.__hopper_mst_summary(model_selection_table, object_table);
     EXECUTE format('ALTER TABLE %s ADD COLUMN automl_method text, ADD COLUMN automl_params text, ADD COLUMN random_state int4',
                    madlib.__hopper_quote_name(model_output_table, '_summary')::regclass);
     EXECUTE format('UPDATE %s SET automl_method = $1, automl_params = $2, random_state = $3',
@@ -1298,7 +1308,7 @@ BEGIN
     PERFORM madlib.__hopper_required_table(model_table, 'model_table', 'input');
     PERFORM madlib.__hopper_required_table(test_table, 'test_table', 'input');
     PERFORM madlib.__hopper_required_table(output_table, 'output_table', 'output');
-    PERFORM madlib.__hopper_no_gpus(use_gpus, NULL);
+    PERFORM madlib.__hopper_no_gpus(use_gpus);
     -- MADlib's shape: loss, metric, metrics_type, loss_type (the first compile metric). CREATE TABLE
     -- AS claims the output's name before hopper.evaluate runs. loss_type: from the _info of several
     -- models (fit_multiple_model, automl), else from the summary of one (madlib_keras_fit).
@@ -1417,7 +1427,7 @@ BEGIN
     PERFORM madlib.__hopper_required(id_col IS NOT NULL, 'id_col');
     PERFORM madlib.__hopper_required(independent_varname IS NOT NULL, 'independent_varname');
     PERFORM madlib.__hopper_required_table(output_table, 'output_table', 'output');
-    PERFORM madlib.__hopper_no_gpus(use_gpus, NULL);
+    PERFORM madlib.__hopper_no_gpus(use_gpus);
     PERFORM madlib.__hopper_not_packed(test_table);
     read_table := madlib.__hopper_flat_source(test_table, independent_varname, id_col);
     PERFORM hopper.predict(model_table, read_table, id_col, independent_varname, output_table, 'prob', mst_key);
@@ -1484,7 +1494,7 @@ BEGIN
     PERFORM madlib.__hopper_required(id_col IS NOT NULL, 'id_col');
     PERFORM madlib.__hopper_required(independent_varname IS NOT NULL, 'independent_varname');
     PERFORM madlib.__hopper_required_table(output_table, 'output_table', 'output');
-    PERFORM madlib.__hopper_no_gpus(use_gpus, NULL);
+    PERFORM madlib.__hopper_no_gpus(use_gpus);
     PERFORM madlib.__hopper_not_packed(test_table);
     IF COALESCE(dependent_count, 1) <> 1 THEN
         PERFORM madlib.__hopper_unsupported('dependent_count ' || dependent_count || ' (multi-output models)',

@@ -52,6 +52,21 @@ FROM mst_topk_grid ORDER BY mst_key;
 SELECT object_table FROM mst_topk_grid_summary;
 SELECT madlib.madlib_keras_fit_multiple_model('pts_packed', 'topk_multi', 'mst_topk_grid', 1);
 SELECT count(*) AS models, bool_and(training_metrics_final BETWEEN 0 AND 1) AS in_range FROM topk_multi_info;
+SELECT object_table FROM topk_multi_summary;
+-- automl: Hyperband and Hyperopt draw from a grid naming top_2_accuracy.
+SELECT madlib.madlib_keras_automl('pts_packed', 'topk_automl', 'arch', 'topk_automl_mst', ARRAY[1],
+    $${'loss': ['categorical_crossentropy'], 'optimizer_params_list': [{'optimizer': ['SGD'], 'lr': [0.01, 0.1, 'log']}],
+       'metrics': ['top_2_accuracy']}$$, $${'batch_size': [10]}$$, 'hyperband', 'R=2, eta=2, skip_last=0', 1,
+    'regress_custom_functions');
+SELECT bool_and(compile_params LIKE '%top_k_accuracy%top_k%2%') AS top_k_2, count(*) > 0 AS trained FROM topk_automl_info;
+SELECT object_table FROM topk_automl_summary;
+SELECT object_table FROM topk_automl_mst_summary;
+SELECT madlib.madlib_keras_automl('pts_packed', 'topk_hyperopt', 'arch', 'topk_hyperopt_mst', ARRAY[1],
+    $${'loss': ['categorical_crossentropy'], 'optimizer_params_list': [{'optimizer': ['SGD'], 'lr': [0.01, 0.1]}],
+       'metrics': ['top_2_accuracy']}$$, $${'batch_size': [10]}$$, 'hyperopt', 'num_configs=2, num_iterations=1', 1,
+    'regress_custom_functions');
+SELECT bool_and(compile_params LIKE '%top_k_accuracy%top_k%2%') AS top_k_2, count(*) AS trained FROM topk_hyperopt_info;
+SELECT object_table FROM topk_hyperopt_summary;
 
 -- ---- refusals ----
 SELECT refusal($$SELECT madlib.madlib_keras_fit('pts_packed', 'x_model', 'arch', 1,
@@ -68,6 +83,9 @@ SELECT refusal($$SELECT madlib.generate_model_configs('arch', 'x_mst', ARRAY[1],
     $c${'loss': ['rmse'], 'optimizer_params_list': [{'optimizer': ['SGD']}]}$c$, '{}', 'grid', NULL, NULL, 'regress_custom_functions')$$);
 SELECT refusal($$SELECT madlib.generate_model_configs('arch', 'x_mst', ARRAY[1],
     $c${'loss': ['categorical_crossentropy'], 'metrics': ['top_2_accuracy', 'top_3_accuracy']}$c$, '{}', 'grid', NULL, NULL,
+    'regress_custom_functions')$$);
+SELECT refusal($$SELECT madlib.madlib_keras_automl('pts_packed', 'x_model', 'arch', 'x_mst', ARRAY[1],
+    $c${'loss': ['categorical_crossentropy'], 'metrics': ['rmse']}$c$, '{}', 'hyperband', 'R=2, eta=2', 1,
     'regress_custom_functions')$$);
 SELECT refusal($$SELECT madlib.load_model_selection_table('arch', 'x_mst', ARRAY[1],
     ARRAY[$c$loss='categorical_crossentropy', metrics=['rmse']$c$], ARRAY[''], 'regress_custom_functions')$$);
