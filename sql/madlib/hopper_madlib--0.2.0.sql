@@ -202,6 +202,86 @@ BEGIN
     RETURN fit_params;
 END $$;
 
+-- madlib_keras_fit's fit_params callbacks=[TensorBoard(log_dir='/tmp/logs')]: Keras' TensorBoard
+-- callback is the one callback hopper has a counterpart for -- the run's loss and metrics per
+-- iteration written as TensorBoard event files (hopper.tensorboard_scalars) under log_dir/train and
+-- log_dir/validation, as Keras writes them. Returns log_dir (NULL without callbacks); another
+-- callback, or an argument of TensorBoard other than log_dir, is refused (0A000).
+CREATE FUNCTION madlib.__hopper_tensorboard_log_dir(fit_params text) RETURNS text
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    list text := (regexp_match(fit_params, '\mcallbacks\s*=\s*\[(.*)\]'))[1];
+    args text;
+    a text[];
+    log_dir text := 'logs';   -- Keras' default (relative: refused by hopper.tensorboard_scalars)
+BEGIN
+    IF list IS NULL THEN
+        RETURN NULL;
+    END IF;
+    args := (regexp_match(btrim(list), '^(?:(?:tf\.)?keras\.callbacks\.)?TensorBoard\s*\((.*)\)$'))[1];
+    IF args IS NULL THEN
+        PERFORM madlib.__hopper_unsupported(format('fit_params callbacks %s', btrim(list)),
+            'Of Keras'' callbacks hopper has TensorBoard (log_dir): it reports progress through PostgreSQL (hopper.run_progress).',
+            'Leave out callbacks, or pass callbacks=[TensorBoard(log_dir=''/an/absolute/path'')].');
+    END IF;
+    FOR a IN SELECT regexp_match(btrim(arg), '^([[:alnum:]_]+)\s*=\s*(''[^'']*''|"[^"]*")$')
+             FROM regexp_split_to_table(args, ',') arg WHERE btrim(arg) <> '' LOOP
+        IF a IS NULL OR a[1] <> 'log_dir' THEN
+            PERFORM madlib.__hopper_unsupported(format('TensorBoard arguments other than log_dir (%s)', btrim(args)),
+                'hopper writes the loss and metrics of each evaluated iteration, as scalars.',
+                'Pass TensorBoard(log_dir=''/an/absolute/path'').');
+        END IF;
+        log_dir := substr(a[2], 2, length(a[2]) - 2);
+    END LOOP;
+    -- Checked before training, not after it (hopper.tensorboard_scalars writes on the server).
+    IF log_dir !~ '^/' THEN
+        RAISE EXCEPTION 'TensorBoard log_dir must be an absolute path' USING ERRCODE = 'invalid_parameter_value',
+            DETAIL = format('It is %L; hopper writes the event files on the database server.', log_dir),
+            HINT = 'Pass TensorBoard(log_dir=''/an/absolute/path'').';
+    END IF;
+    RETURN log_dir;
+END $$;
+
+-- fit_params without its callbacks (hopper's fit parameters).
+CREATE FUNCTION madlib.__hopper_without_callbacks(fit_params text) RETURNS text
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT pg_catalog.regexp_replace(pg_catalog.regexp_replace(fit_params, '\s*,\s*callbacks\s*=\s*\[.*\]', ''),
+                                     'callbacks\s*=\s*\[.*\]\s*,?', '');
+END;
+
+-- The curves of a fit (its _info row) as TensorBoard event files, as Keras' TensorBoard callback
+-- writes them: log_dir/train and log_dir/validation, tags epoch_loss and epoch_<metric> (the metric as
+-- compile_params names it), one step per evaluated iteration at the time it was evaluated.
+CREATE FUNCTION madlib.__hopper_tensorboard(log_dir text, info regclass, summary regclass, metric text) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    i record;
+    started float8;
+    split text;
+BEGIN
+    EXECUTE format('SELECT metrics_iters, metrics_elapsed_time, training_loss, training_metrics, validation_loss,
+                           validation_metrics FROM %s', info) INTO i;
+    EXECUTE format('SELECT extract(epoch FROM start_training_time) FROM %s', summary) INTO started;
+    FOREACH split IN ARRAY ARRAY['train', 'validation'] LOOP
+        CONTINUE WHEN split = 'validation' AND i.validation_loss IS NULL;
+        PERFORM hopper.tensorboard_scalars(rtrim(log_dir, '/') || '/' || split, array_agg(e.tag ORDER BY e.ord, e.k),
+                                           array_agg(e.step ORDER BY e.ord, e.k), array_agg(e.v ORDER BY e.ord, e.k),
+                                           array_agg(started + e.t ORDER BY e.ord, e.k))
+        FROM (SELECT k, 'epoch_loss' AS tag, it::int8 AS step, l AS v, t, ord
+              FROM unnest(i.metrics_iters, i.metrics_elapsed_time,
+                          CASE WHEN split = 'train' THEN i.training_loss ELSE i.validation_loss END) WITH ORDINALITY
+                   AS u(it, t, l, ord), (VALUES (1)) one(k)
+              UNION ALL
+              SELECT 2, 'epoch_' || metric, it::int8, m, t, ord
+              FROM unnest(i.metrics_iters, i.metrics_elapsed_time,
+                          CASE WHEN split = 'train' THEN i.training_metrics ELSE i.validation_metrics END) WITH ORDINALITY
+                   AS u(it, t, m, ord)
+              WHERE metric IS NOT NULL) e
+        WHERE e.v IS NOT NULL;
+    END LOOP;
+END $$;
+
 -- MADlib's output shape: the model column is model_weights (hopper's functions read either name).
 CREATE FUNCTION madlib.__hopper_madlib_shape(model_table text) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
@@ -1014,6 +1094,7 @@ DECLARE
     weights bytea;
     start uuid;
     summary regclass;
+    log_dir text := madlib.__hopper_tensorboard_log_dir(fit_params);
 BEGIN
     PERFORM madlib.__hopper_required_table(source_table, 'source_table', 'input');
     PERFORM madlib.__hopper_required_table(model, 'model', 'output');
@@ -1040,7 +1121,7 @@ BEGIN
     PERFORM madlib.__hopper_single_output(source_table);
     CALL hopper.fit(source_table, model, arch,
                     madlib.__hopper_custom_compile(madlib.__hopper_compile_params(compile_params), object_table),
-                    COALESCE(madlib.__hopper_fit_params(fit_params), ''), num_iterations,
+                    COALESCE(madlib.__hopper_fit_params(madlib.__hopper_without_callbacks(fit_params)), ''), num_iterations,
                     validation_table, COALESCE(metrics_compute_frequency, num_iterations), COALESCE(warm_start, false),
                     name, description,
                     warm_start_checkpoint => start);
@@ -1059,7 +1140,7 @@ BEGIN
         ADD COLUMN validation_metrics_final float8, ADD COLUMN validation_loss_final float8,
         ADD COLUMN validation_metrics float8[], ADD COLUMN validation_loss float8[]', summary);
     EXECUTE format('UPDATE %1$s s SET model = $1, model_id = $2, compile_params = i.compile_params,
-        fit_params = i.fit_params, object_table = $4, use_gpus = false, model_type = i.model_type, model_size = i.model_size,
+        fit_params = COALESCE($5, i.fit_params), object_table = $4, use_gpus = false, model_type = i.model_type, model_size = i.model_size,
         metrics_elapsed_time = i.metrics_elapsed_time, madlib_version = ''hopper '' || s.hopper_version,
         num_classes = cardinality(s.class_values), metrics_type = COALESCE(n.metrics, i.metrics_type),
         loss_type = COALESCE(n.loss, i.loss_type),
@@ -1069,8 +1150,12 @@ BEGIN
         validation_metrics = i.validation_metrics, validation_loss = i.validation_loss
         FROM %2$s i, madlib.__hopper_compile_names($3) n',
         summary, madlib.__hopper_quote_name(model, '_info')::regclass)
-        USING model_name, model_id, compile_params, object_table;
+        USING model_name, model_id, compile_params, object_table, fit_params;
     PERFORM madlib.__hopper_class_values_column(summary);
+    IF log_dir IS NOT NULL THEN
+        PERFORM madlib.__hopper_tensorboard(log_dir, madlib.__hopper_quote_name(model, '_info')::regclass, summary,
+                                            (SELECT (n.metrics)[1] FROM madlib.__hopper_compile_names(compile_params) n));
+    END IF;
     -- MADlib's single-model fit makes model and model_summary only: scripts drop those two before
     -- fitting again, so hopper's _info (now in the summary) goes.
     EXECUTE format('DROP TABLE %s', madlib.__hopper_quote_name(model, '_info')::regclass);

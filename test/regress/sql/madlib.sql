@@ -513,7 +513,7 @@ SELECT madlib.train_test_split('iris_data', 'iris_x', 0.8, NULL, NULL, NULL, TRU
 SELECT madlib.train_test_split('iris_data', 'iris_x', 0.8, 0.3);
 SELECT madlib.train_test_split('iris_data', 'iris_x', 1.5);
 SELECT madlib.madlib_keras_fit('iris_train_packed', 'iris_x', 'model_arch_library', 1,
-    $$ loss='categorical_crossentropy', optimizer='adam' $$, $$ batch_size=5, callbacks=[TensorBoard(log_dir='/tmp')] $$, 1);
+    $$ loss='categorical_crossentropy', optimizer='adam' $$, $$ batch_size=5, callbacks=[EarlyStopping(monitor='loss')] $$, 1);
 SELECT madlib.madlib_keras_fit('iris_train_packed', 'iris_x', 'model_arch_library', 1,
     $$ loss='categorical_crossentropy', optimizer='adam' $$, $$ batch_size=5, initial_epoch=2 $$, 1);
 SELECT madlib.madlib_keras_fit('iris_train_packed', 'iris_x', 'model_arch_library', 4,
