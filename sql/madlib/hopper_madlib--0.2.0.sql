@@ -213,7 +213,7 @@ DECLARE
     list text := (regexp_match(fit_params, '\mcallbacks\s*=\s*\[(.*)\]'))[1];
     args text;
     a text[];
-    log_dir text := 'logs';   -- Keras' default (relative: refused by hopper.tensorboard_scalars)
+    log_dir text := 'logs';   -- Keras' default (relative: refused below)
 BEGIN
     IF list IS NULL THEN
         RETURN NULL;
