@@ -688,6 +688,8 @@ BEGIN
             -- Whether hopper reads the architecture: loaded without weights into a temporary table, then
             -- undone (HP001), so that nothing of the probe stays (not even a model_id of the table's).
             BEGIN
+                -- (Its NOTICE of a table created would name the probe; the setting is undone with it.)
+                PERFORM set_config('client_min_messages', 'warning', true);
                 PERFORM hopper.load_model_arch('pg_temp.__hopper_arch_probe', model_arch::jsonb, NULL, NULL, NULL);
                 RAISE SQLSTATE 'HP001';
             EXCEPTION

@@ -290,6 +290,12 @@ SELECT madlib.load_keras_model('arch_dropped', '{"b" : 2,  "a" : [4, 5]}');
 SELECT madlib.load_keras_model('arch_dropped', '{"config" : [1, 2, 3]}', 'dummy weights'::bytea);
 SELECT model_id, model_arch::text, model_arch->'a'->>1 AS a1, convert_from(model_weights, 'UTF8') AS weights
 FROM arch_dropped ORDER BY model_id;
+-- Weights that do not fit an architecture hopper reads are refused (the probe telling the two apart
+-- says nothing).
+SET client_min_messages = notice;
+SELECT madlib.load_keras_model('arch_dropped', '{"class_name": "Sequential", "config": [{"class_name": "Dense", "config": {"units": 2, "batch_input_shape": [null, 3]}}]}', 'dummy'::bytea);
+SHOW client_min_messages;
+SET client_min_messages = warning;
 SELECT madlib.delete_keras_model('arch_dropped', 1);
 SELECT madlib.delete_keras_model('arch_dropped', 2);
 SELECT to_regclass('arch_dropped') AS dropped;
