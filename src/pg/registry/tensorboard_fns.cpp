@@ -13,7 +13,6 @@
 #include "pg/common/guard.h"
 
 extern "C" {
-#include "port.h"
 #include "miscadmin.h"
 #include "catalog/pg_authid.h"
 #include "common/file_perm.h"
