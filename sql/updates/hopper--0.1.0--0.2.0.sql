@@ -244,6 +244,8 @@ ALTER TABLE hopper.trial_metrics ADD CONSTRAINT trial_metrics_validation_metrics
 
 #include "objects/sparkline.sql"
 
+#include "objects/tensorboard_scalars.sql"
+
 -- ---- adaptive model selection (issue 14): hopper.fit_automl and its records ----------------------
 ALTER TABLE hopper.run_records DROP CONSTRAINT run_records_method_check;
 ALTER TABLE hopper.run_records ADD CONSTRAINT run_records_method_check
