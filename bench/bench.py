@@ -39,7 +39,10 @@ CONFIGS = [SGD, "SGD(lr=0.03, momentum=0.9)", ADAM, "Adam(lr=0.003)"]
 # The scaling table's points (thousands of rows, configurations, segments): one factor at a time
 # around (60k, 4, 2). bench/run.sh packs the replicated tables and the larger model selection tables.
 SCALING = os.environ.get("BENCH_SCALING", "1") == "1"
-SCALING_POINTS = [(60, 4, 2), (240, 4, 2), (600, 4, 2), (60, 16, 2), (60, 32, 2), (60, 4, 1), (60, 4, 4)]
+# (thousands of rows, configurations, segments): the issue's grid -- rows 60k/600k x configurations 4/16
+# x segments 1/2 -- then one factor further each (240k rows, 32 configurations, 4 segments).
+SCALING_POINTS = [(60, 4, 1), (60, 4, 2), (60, 16, 1), (60, 16, 2), (600, 4, 1), (600, 4, 2), (600, 16, 1),
+                  (600, 16, 2), (240, 4, 2), (60, 32, 2), (60, 4, 4)]
 
 
 def compile_params(opt):
@@ -639,8 +642,9 @@ if scaling:
     w("## Scaling: per-iteration time as rows, configurations and segments grow")
     w("")
     w("fit_multiple, 2 iterations per point, metrics once at the end (not counted); rows replicate"
-      " Fashion-MNIST's 60,000 training images. One factor at a time around (60,000 rows, 4 configurations,"
-      f" 2 segments); this machine has {meta['cores']} cores, so more segments than cores only add hops.")
+      " Fashion-MNIST's 60,000 training images. Every combination of 60,000/600,000 rows, 4/16 configurations"
+      " and 1/2 segments, then 240,000 rows, 32 configurations and 4 segments one at a time;"
+      f" this machine has {meta['cores']} cores, so more segments than cores only add hops.")
     w("")
     w("| rows | configurations | segments | s / iteration | training statements | hop statements | hops |"
       " model-rows / s |")
@@ -654,6 +658,14 @@ if scaling:
         busy_procs = min(d["segments"], meta["cores"], d["configs"])
         X.append([d["rows"] * d["configs"] / busy_procs, d["hops_per_iteration"], 1.0])
         Y.append(it)
+    w("")
+    # What a second segment buys at each size: the same rows and configurations on 1 and on 2.
+    by_point = {(d["rows"], d["configs"], d["segments"]): d["iteration_wall_seconds"] for d in scaling}
+    pairs = [(r, c) for (r, c, sg) in by_point if sg == 1 and (r, c, 2) in by_point]
+    if pairs:
+        w("1 -> 2 segments: " + "; ".join(
+            f"{r:,} rows x {c} configurations {by_point[(r, c, 1)] / by_point[(r, c, 2)]:.2f}x"
+            for r, c in sorted(pairs)) + ".")
     coef, *_ = np.linalg.lstsq(np.array(X), np.array(Y), rcond=None)
     per_row, per_hop, per_iter = (float(c) for c in coef)
     pred = np.array(X) @ coef
@@ -748,8 +760,8 @@ w("`bench/run.sh` (see bench/README.md): a private PostgreSQL tree with this bui
   " reported apart; hopper CPU is the postmaster's cutime+cstime over the run (backend and parallel workers),"
   " scaled by the share of the run's wall time spent in training and hop statements. Memory: bench/hopper_run.py"
   " samples /proc/PID/status of the backend and its parallel workers every 50 ms. The core alone"
-  " (bench/core_alone.cpp) packs the images as preprocess does and calls the same Trainer::train_buffer (in"
-  " order). PyTorch and scikit-learn (bench/python_mlp.py) reshuffle every epoch, as hopper's fit does by default"
+  " (bench/core_alone.cpp) packs the images as preprocess does and calls the same Trainer::train_rows (rows"
+  " reshuffled every pass, as fit does by default). PyTorch and scikit-learn (bench/python_mlp.py) reshuffle every epoch, as hopper's fit does by default"
   " (fit_params shuffle), and run under OMP/OPENBLAS/MKL_NUM_THREADS and torch.set_num_threads, without"
   " OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE (bench/anchor.py).")
 w("")

@@ -2,8 +2,9 @@
 //
 // Reads Fashion-MNIST (idx files, gzipped), packs the training set exactly as hopper.preprocess
 // does (the core's shuffled_order with the same seed, plan_buffers' buffer sizes, pixels / 255,
-// one-hot classes), and trains each given configuration with hopper::Trainer::train_buffer over
-// the buffers in order, one pass per epoch -- the same calls hopper.fit makes inside its
+// one-hot classes), and trains each given configuration with hopper::Trainer::train_rows over
+// all the buffers, one pass per epoch (rows reshuffled every pass unless --fit says shuffle=False) --
+// the same calls hopper.fit makes inside its
 // aggregate, minus everything PostgreSQL adds (reading, detoasting and checking the buffers,
 // statements, model states going through tables). Then evaluates test accuracy.
 //
@@ -171,6 +172,12 @@ int main(int argc, char** argv) {
         const int M = int(models.size());
         threads = std::min(threads, M);
 
+        // One pass over every buffer, as train_segment's window makes it with hopper.shuffle_window_mb's
+        // default (256 MB holds the 188 MB of Fashion-MNIST): reshuffled rows when fit_params' shuffle
+        // is on (the default), the buffers in order when it is off.
+        std::vector<hopper::Trainer::RowBlock> blocks;
+        for (const Buffer& b : buffers) blocks.push_back({b.x.data(), b.y.data(), b.rows});
+
         // Thread t trains models t, t+T, ... in every epoch; an epoch ends when all threads are done.
         std::vector<double> epoch_seconds, epoch_cpu;
         const auto started = Clock::now();
@@ -181,7 +188,7 @@ int main(int argc, char** argv) {
                 for (int m = t; m < M; m += threads) {
                     hopper::Trainer& tr = models[m];
                     tr.begin_visit();
-                    for (const Buffer& b : buffers) tr.train_buffer(b.x.data(), b.y.data(), b.rows);
+                    tr.train_rows(blocks);
                     tr.finish_visit();
                 }
             };

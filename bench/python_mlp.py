@@ -6,6 +6,7 @@ Fashion-MNIST with PyTorch or scikit-learn, one run per process (bench/run.sh ru
    "epoch_seconds": [...], "epoch_cpu_seconds": [...], "test_accuracy", "test_loss", "versions"}
 
   python_mlp.py torch|sklearn --optimizer sgd|adam [--epochs 10] [--threads 1] [--data DIR] [--no-metrics]
+                [--lr LR] [--momentum M] [--hidden UNITS] [--batch-size 256] [--seed 1]
                 [--from-postgres binary|text]
 
 Each epoch does what a user's training loop does, like hopper's fit with a validation table and its
@@ -42,6 +43,13 @@ parser.add_argument("--seed", type=int, default=1)
 parser.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
 parser.add_argument("--no-metrics", action="store_true", help="time the training loop alone")
 parser.add_argument("--from-postgres", choices=["binary", "text"], help="read the images out of PostgreSQL")
+# Other configurations (bench/shuffle's side-by-side accuracy per configuration); the defaults are
+# bench/run.sh's: SGD lr 0.01 momentum 0.9, Adam lr 0.001, 128 hidden units.
+parser.add_argument("--lr", type=float, help="learning rate (default: 0.01 for SGD, 0.001 for Adam)")
+parser.add_argument("--momentum", type=float, default=0.9, help="SGD's momentum (plain, not Nesterov)")
+parser.add_argument("--hidden", type=int, default=128, help="hidden units")
+parser.add_argument("--bf16", action="store_true",
+                    help="PyTorch only: CPU autocast to bfloat16 for the forward pass and loss (mixed precision)")
 args = parser.parse_args()
 METRICS = not args.no_metrics
 
@@ -53,7 +61,9 @@ import numpy as np  # noqa: E402  (after the thread settings)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from anchor import blas_in_use, copy_out  # noqa: E402
 
-SGD_LR, MOMENTUM, ADAM_LR = 0.01, 0.9, 0.001
+SGD_LR = args.lr if args.lr is not None else 0.01
+ADAM_LR = args.lr if args.lr is not None else 0.001
+MOMENTUM = args.momentum
 
 
 def read_idx(images, labels):
@@ -97,7 +107,7 @@ if args.system == "torch":
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     versions["torch"] = torch.__version__
-    model = torch.nn.Sequential(torch.nn.Linear(784, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10))
+    model = torch.nn.Sequential(torch.nn.Linear(784, args.hidden), torch.nn.ReLU(), torch.nn.Linear(args.hidden, 10))
     params = sum(p.numel() for p in model.parameters())
     if args.optimizer == "sgd":
         opt = torch.optim.SGD(model.parameters(), lr=SGD_LR, momentum=MOMENTUM)
@@ -117,8 +127,9 @@ if args.system == "torch":
         for start in range(0, n, args.batch_size):
             idx = order[start:start + args.batch_size]
             opt.zero_grad(set_to_none=True)
-            logits = model(xt[idx])
-            loss = loss_fn(logits, yt[idx])
+            with torch.autocast(device_type="cpu", dtype=torch.bfloat16, enabled=args.bf16):
+                logits = model(xt[idx])
+                loss = loss_fn(logits, yt[idx])
             loss.backward()
             opt.step()
             if METRICS:  # accumulated as tensors: no synchronisation per step, as a careful user writes it
@@ -145,7 +156,7 @@ else:
     from sklearn.neural_network import MLPClassifier
 
     versions["sklearn"] = sklearn.__version__
-    common = dict(hidden_layer_sizes=(128,), activation="relu", batch_size=args.batch_size, alpha=0.0,
+    common = dict(hidden_layer_sizes=(args.hidden,), activation="relu", batch_size=args.batch_size, alpha=0.0,
                   shuffle=True, random_state=args.seed)
     if args.optimizer == "sgd":
         clf = MLPClassifier(solver="sgd", learning_rate_init=SGD_LR, momentum=MOMENTUM, nesterovs_momentum=False,

@@ -67,7 +67,8 @@ SELECT hopper.preprocess('fashion_tiny', 'fashion_tiny_packed_2', 'class_name', 
                          buffer_size => 256, num_segments => 2, normalizing_const => 255, seed => 1);
 SQL
 # The scaling table (bench.py's SCALING_POINTS): 4 segments, 16 and 32 configurations (learning rates
-# spread log-uniformly by generate_model_configs' grid), the data replicated 4 and 10 times.
+# spread log-uniformly by generate_model_configs' grid), the data replicated 4 times (2 segments) and
+# 10 times (1 and 2 segments).
 if [ "${BENCH_SCALING:-1}" = 1 ]; then
   echo "== packing the scaling table's data (4 segments; 240,000 and 600,000 rows)"
   run >/dev/null 2>&1 <<'SQL'
@@ -89,8 +90,9 @@ SQL
 SET client_min_messages = warning;
 CREATE TABLE fashion_x$times AS SELECT t.id + k * 60000 AS id, t.class_name, t.pixels
   FROM fashion_train t, pg_catalog.generate_series(0, $times - 1) k;
-SELECT hopper.preprocess('fashion_x$times', 'fashion_x${times}_packed_2', 'class_name', 'pixels',
-                         buffer_size => 256, num_segments => 2, normalizing_const => 255, seed => 1);
+SELECT hopper.preprocess('fashion_x$times', 'fashion_x${times}_packed_' || s, 'class_name', 'pixels',
+                         buffer_size => 256, num_segments => s, normalizing_const => 255, seed => 1)
+FROM pg_catalog.unnest(CASE WHEN $times = 10 THEN ARRAY[1, 2] ELSE ARRAY[2] END) s;
 DROP TABLE fashion_x$times;
 SQL
   done

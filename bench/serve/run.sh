@@ -91,8 +91,13 @@ SERVER_PID=
 batch_round() {
   psql -X -q -At -v ON_ERROR_STOP=1 <<'SQL'
 SET client_min_messages = warning;
-DROP TABLE IF EXISTS by_select, by_serial, by_predict;
+DROP TABLE IF EXISTS by_read, by_select, by_serial, by_predict;
 SELECT hopper.predict_class('m', features) FROM t WHERE id = 1 \g /dev/null
+SET max_parallel_workers_per_gather = 0;
+SELECT clock_timestamp() AS t0 \gset
+CREATE TABLE by_read AS SELECT id, pg_catalog.cardinality(features) AS label FROM t;
+SELECT extract(epoch FROM clock_timestamp() - :'t0') * 1000 AS read_ms \gset
+RESET max_parallel_workers_per_gather;
 SELECT clock_timestamp() AS t0 \gset
 CREATE TABLE by_select AS SELECT id, hopper.predict_class('m', features) AS label FROM t;
 SELECT extract(epoch FROM clock_timestamp() - :'t0') * 1000 AS select_ms \gset
@@ -104,7 +109,7 @@ RESET max_parallel_workers_per_gather;
 SELECT clock_timestamp() AS t0 \gset
 SELECT hopper.predict('t_model', 't', 'id', 'features', 'by_predict') \g /dev/null
 SELECT extract(epoch FROM clock_timestamp() - :'t0') * 1000 AS predict_ms \gset
-SELECT :select_ms, :serial_ms, :predict_ms,
+SELECT :select_ms, :serial_ms, :predict_ms, :read_ms,
        (SELECT count(*) FROM by_select s JOIN by_predict p USING (id) WHERE s.label IS DISTINCT FROM p.estimated_label::text),
        (SELECT count(*) FROM by_serial s JOIN by_predict p USING (id) WHERE s.label IS DISTINCT FROM p.estimated_label::text);
 SQL
@@ -114,7 +119,8 @@ median() {  # column of batch.txt
   cut -d'|' -f"$1" "$WORK/batch.txt" | sort -g | awk '{a[NR] = $1} END {printf "%.0f", a[int((NR + 1) / 2)]}'
 }
 select_ms=$(median 1); serial_ms=$(median 2); predict_ms=$(median 3)
-differ=$(awk -F'|' '{d += $4 + $5} END {print d}' "$WORK/batch.txt")
+read_ms=$(median 4)
+differ=$(awk -F'|' '{d += $5 + $6} END {print d}' "$WORK/batch.txt")
 workers=$(psql -X -At -c "EXPLAIN CREATE TABLE x AS SELECT id, hopper.predict_class('m', features) FROM t" |
           sed -n 's/.*Workers Planned: *//p')
 psql -X -q -At -c "COPY (SELECT label FROM by_select ORDER BY id) TO STDOUT" >"$WORK/labels.txt"
@@ -148,6 +154,7 @@ family=$(sed -n 's/^cpu family[[:space:]]*: //p' /proc/cpuinfo | head -1)
   echo "  CREATE TABLE AS SELECT hopper.predict_class, as planned (Gather, ${workers:-0} worker(s) + leader): $select_ms ms"
   echo "  the same in one backend (max_parallel_workers_per_gather = 0):                      $serial_ms ms"
   echo "  hopper.predict into a table:                                                        $predict_ms ms"
+  echo "  the rows' reading alone in one backend (CREATE TABLE AS SELECT id, cardinality(features)): $read_ms ms"
   echo "  answers differing from hopper.predict's: $differ"
   echo "  PyTorch, 1 thread ($torch_info):"
   echo "    whole path (binary COPY out through psql, parse, forward, argmax): $whole_ms ms"
@@ -155,6 +162,7 @@ family=$(sed -n 's/^cpu family[[:space:]]*: //p' /proc/cpuinfo | head -1)
   echo "    classes differing from hopper's: $torch_differ"
   echo "  SELECT as planned / hopper.predict $(ratio "$select_ms" "$predict_ms")x; one backend / hopper.predict $(ratio "$serial_ms" "$predict_ms")x;" \
        "SELECT as planned / PyTorch forward $(ratio "$select_ms" "$forward_ms")x, / PyTorch whole path $(ratio "$select_ms" "$whole_ms")x;" \
-       "one backend / PyTorch forward $(ratio "$serial_ms" "$forward_ms")x"
+       "one backend / PyTorch forward $(ratio "$serial_ms" "$forward_ms")x;" \
+       "reading alone in one backend / PyTorch forward $(ratio "$read_ms" "$forward_ms")x (what any scoring in SQL pays before its first product, on one core)"
   echo "The machine was shared with other work (2 cores): compare the ratios of one run, not figures across runs."
 } | tee "$OUT"

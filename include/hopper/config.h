@@ -173,9 +173,19 @@ struct FitParams {
     // epoch; false trains the buffers in order, in minibatches of consecutive rows, as packed (and
     // as hopper did before 0.2.0).
     bool shuffle = true;
+    // Mixed precision: with bfloat16, training multiplies the large products (those oneDNN takes,
+    // src/core/gemm.h) on bfloat16 copies of their inputs, accumulating in float32; the weights, the
+    // optimizer and every evaluation and prediction stay float32. Needs AVX512_BF16 and oneDNN.
+    enum class Precision { Float32, BFloat16 };
+    Precision precision = Precision::Float32;
 
     std::string to_json() const;
 };
+
+// Refuses (0A000) a precision this machine cannot train in: bfloat16 without AVX512_BF16 or without
+// oneDNN in the build. Checked when training starts, not when a stored configuration is read (a
+// model trained in bfloat16 is scored in float32 anywhere).
+void require_supported_precision(const FitParams& fit);
 
 struct ModelConfig {
     Architecture arch;

@@ -298,6 +298,7 @@ SELECT pg_catalog.pg_extension_config_dump(pg_catalog.pg_get_serial_sequence('ho
 #include "objects/learning_curves.sql"
 #include "objects/learning_curves_svg.sql"
 #include "objects/sparkline.sql"
+#include "objects/tensorboard_scalars.sql"
 
 -- ---- functions: tasks and checkpoints -------------------------------------------------------------
 #include "objects/create_task.sql"

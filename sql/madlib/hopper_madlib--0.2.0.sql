@@ -104,23 +104,30 @@ BEGIN
     END IF;
 END $$;
 
+-- Whether hopper made table t as a table of kind (hopper.output_tables: its mark "[hopper:<token>]" is
+-- in the table's comment).
+CREATE FUNCTION madlib.__hopper_made(t regclass, kind text) RETURNS boolean
+LANGUAGE sql STABLE
+BEGIN ATOMIC
+    SELECT EXISTS (SELECT 1 FROM hopper.output_tables o
+                   WHERE o.kind OPERATOR(pg_catalog.=) __hopper_made.kind
+                     AND pg_catalog.strpos(pg_catalog.obj_description(t, 'pg_class'),
+                                           '[hopper:' OPERATOR(pg_catalog.||) o.token::text OPERATOR(pg_catalog.||) ']')
+                         OPERATOR(pg_catalog.>) 0);
+END;
+
 CREATE FUNCTION madlib.__hopper_unsupported(what text, detail text, hint text) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     RAISE EXCEPTION '% is not supported by hopper', what USING ERRCODE = 'feature_not_supported', DETAIL = detail, HINT = hint;
 END $$;
 
-CREATE FUNCTION madlib.__hopper_no_gpus(use_gpus boolean, object_table text) RETURNS void
+CREATE FUNCTION madlib.__hopper_no_gpus(use_gpus boolean) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     IF use_gpus THEN
         PERFORM madlib.__hopper_unsupported('use_gpus => TRUE', 'hopper trains on CPUs (oneDNN and Eigen products), in the database''s own processes.',
                                             'Leave out use_gpus, or pass FALSE.');
-    END IF;
-    IF object_table IS NOT NULL THEN
-        PERFORM madlib.__hopper_unsupported('object_table (custom Python loss and metric functions)',
-                                            'hopper runs no Python; its losses and metrics are built in (docs/madlib.md lists them).',
-                                            'Leave out object_table and use a built-in loss and metrics.');
     END IF;
 END $$;
 
@@ -193,6 +200,86 @@ BEGIN
                                             'Leave out initial_epoch; warm_start => TRUE continues training a model.');
     END IF;
     RETURN fit_params;
+END $$;
+
+-- madlib_keras_fit's fit_params callbacks=[TensorBoard(log_dir='/tmp/logs')]: Keras' TensorBoard
+-- callback is the one callback hopper has a counterpart for -- the run's loss and metrics per
+-- iteration written as TensorBoard event files (hopper.tensorboard_scalars) under log_dir/train and
+-- log_dir/validation, as Keras writes them. Returns log_dir (NULL without callbacks); another
+-- callback, or an argument of TensorBoard other than log_dir, is refused (0A000).
+CREATE FUNCTION madlib.__hopper_tensorboard_log_dir(fit_params text) RETURNS text
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    list text := (regexp_match(fit_params, '\mcallbacks\s*=\s*\[(.*)\]'))[1];
+    args text;
+    a text[];
+    log_dir text := 'logs';   -- Keras' default (relative: refused below)
+BEGIN
+    IF list IS NULL THEN
+        RETURN NULL;
+    END IF;
+    args := (regexp_match(btrim(list), '^(?:(?:tf\.)?keras\.callbacks\.)?TensorBoard\s*\((.*)\)$'))[1];
+    IF args IS NULL THEN
+        PERFORM madlib.__hopper_unsupported(format('fit_params callbacks %s', btrim(list)),
+            'Of Keras'' callbacks hopper has TensorBoard (log_dir): it reports progress through PostgreSQL (hopper.run_progress).',
+            'Leave out callbacks, or pass callbacks=[TensorBoard(log_dir=''/an/absolute/path'')].');
+    END IF;
+    FOR a IN SELECT regexp_match(btrim(arg), '^([[:alnum:]_]+)\s*=\s*(''[^'']*''|"[^"]*")$')
+             FROM regexp_split_to_table(args, ',') arg WHERE btrim(arg) <> '' LOOP
+        IF a IS NULL OR a[1] <> 'log_dir' THEN
+            PERFORM madlib.__hopper_unsupported(format('TensorBoard arguments other than log_dir (%s)', btrim(args)),
+                'hopper writes the loss and metrics of each evaluated iteration, as scalars.',
+                'Pass TensorBoard(log_dir=''/an/absolute/path'').');
+        END IF;
+        log_dir := substr(a[2], 2, length(a[2]) - 2);
+    END LOOP;
+    -- Checked before training, not after it (hopper.tensorboard_scalars writes on the server).
+    IF log_dir !~ '^/' THEN
+        RAISE EXCEPTION 'TensorBoard log_dir must be an absolute path' USING ERRCODE = 'invalid_parameter_value',
+            DETAIL = format('It is %L; hopper writes the event files on the database server.', log_dir),
+            HINT = 'Pass TensorBoard(log_dir=''/an/absolute/path'').';
+    END IF;
+    RETURN log_dir;
+END $$;
+
+-- fit_params without its callbacks (hopper's fit parameters).
+CREATE FUNCTION madlib.__hopper_without_callbacks(fit_params text) RETURNS text
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT pg_catalog.regexp_replace(pg_catalog.regexp_replace(fit_params, '\s*,\s*callbacks\s*=\s*\[.*\]', ''),
+                                     'callbacks\s*=\s*\[.*\]\s*,?', '');
+END;
+
+-- The curves of a fit (its _info row) as TensorBoard event files, as Keras' TensorBoard callback
+-- writes them: log_dir/train and log_dir/validation, tags epoch_loss and epoch_<metric> (the metric as
+-- compile_params names it), one step per evaluated iteration at the time it was evaluated.
+CREATE FUNCTION madlib.__hopper_tensorboard(log_dir text, info regclass, summary regclass, metric text) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    i record;
+    started float8;
+    split text;
+BEGIN
+    EXECUTE format('SELECT metrics_iters, metrics_elapsed_time, training_loss, training_metrics, validation_loss,
+                           validation_metrics FROM %s', info) INTO i;
+    EXECUTE format('SELECT extract(epoch FROM start_training_time) FROM %s', summary) INTO started;
+    FOREACH split IN ARRAY ARRAY['train', 'validation'] LOOP
+        CONTINUE WHEN split = 'validation' AND i.validation_loss IS NULL;
+        PERFORM hopper.tensorboard_scalars(rtrim(log_dir, '/') || '/' || split, array_agg(e.tag ORDER BY e.ord, e.k),
+                                           array_agg(e.step ORDER BY e.ord, e.k), array_agg(e.v ORDER BY e.ord, e.k),
+                                           array_agg(started + e.t ORDER BY e.ord, e.k))
+        FROM (SELECT k, 'epoch_loss' AS tag, it::int8 AS step, l AS v, t, ord
+              FROM unnest(i.metrics_iters, i.metrics_elapsed_time,
+                          CASE WHEN split = 'train' THEN i.training_loss ELSE i.validation_loss END) WITH ORDINALITY
+                   AS u(it, t, l, ord), (VALUES (1)) one(k)
+              UNION ALL
+              SELECT 2, 'epoch_' || metric, it::int8, m, t, ord
+              FROM unnest(i.metrics_iters, i.metrics_elapsed_time,
+                          CASE WHEN split = 'train' THEN i.training_metrics ELSE i.validation_metrics END) WITH ORDINALITY
+                   AS u(it, t, m, ord)
+              WHERE metric IS NOT NULL) e
+        WHERE e.v IS NOT NULL;
+    END LOOP;
 END $$;
 
 -- MADlib's output shape: the model column is model_weights (hopper's functions read either name).
@@ -576,31 +663,60 @@ CREATE FUNCTION madlib.__hopper_load_keras_model(keras_model_arch_table text, mo
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     stand_in jsonb;
+    created boolean;
+    id integer;
+    t regclass;
+    readable boolean;
+    stored_weights bytea;
 BEGIN
     PERFORM madlib.__hopper_required_table(keras_model_arch_table, 'keras_model_arch_table', 'output');
     PERFORM madlib.__hopper_required(model_arch IS NOT NULL, 'model_arch');
     IF model_id IS NOT NULL THEN
         PERFORM madlib.__hopper_unsupported('model_id', 'hopper numbers architectures itself.', 'Leave out model_id.');
     END IF;
+    created := to_regclass(keras_model_arch_table) IS NULL;
     BEGIN
-        PERFORM hopper.load_model_arch(keras_model_arch_table, model_arch::jsonb, name, description, model_weights);
+        id := hopper.load_model_arch(keras_model_arch_table, model_arch::jsonb, name, description, model_weights);
     EXCEPTION WHEN invalid_parameter_value OR feature_not_supported THEN
         -- MADlib stores any JSON and has Keras read it when a model is trained with it; hopper reads it
         -- now. An architecture hopper cannot train (a layer it lacks, a functional model) is stored as
-        -- given, and refused when a fit names it. Weights are checked against the architecture: those
-        -- errors stand. hopper.load_model_arch makes the row (and the table) with a stand-in, which the
-        -- given JSON then replaces: the table stays of hopper's making.
+        -- given, with its weights as given (there is nothing to check them against), and refused when a
+        -- fit names it. Weights that do not fit an architecture hopper reads: that error stands.
+        -- hopper.load_model_arch makes the row (and the table) with a stand-in, which the given JSON
+        -- and weights then replace: the table stays of hopper's making.
         IF model_weights IS NOT NULL THEN
-            RAISE;
+            -- Whether hopper reads the architecture: loaded without weights into a temporary table, then
+            -- undone (HP001), so that nothing of the probe stays (not even a model_id of the table's).
+            BEGIN
+                -- (Its NOTICE of a table created would name the probe; the setting is undone with it.)
+                PERFORM set_config('client_min_messages', 'warning', true);
+                PERFORM hopper.load_model_arch('pg_temp.__hopper_arch_probe', model_arch::jsonb, NULL, NULL, NULL);
+                RAISE SQLSTATE 'HP001';
+            EXCEPTION
+                WHEN SQLSTATE 'HP001' THEN
+                    readable := true;
+                WHEN invalid_parameter_value OR feature_not_supported THEN
+                    readable := false;
+            END;
+            IF readable THEN
+                RAISE;
+            END IF;
         END IF;
         stand_in := jsonb_build_object('class_name', 'Sequential', 'config', jsonb_build_array(jsonb_build_object(
                         'class_name', 'Dense', 'config', jsonb_build_object('units', 1, 'batch_input_shape', '[null, 1]'::jsonb,
-                        'name', 'hopper_madlib stand-in ' || txid_current()))));
-        PERFORM hopper.load_model_arch(keras_model_arch_table, stand_in, name, description, NULL);
-        EXECUTE format('UPDATE %s SET model_arch = $1 WHERE model_arch::jsonb = $2',
-                       madlib.__hopper_quote_name(keras_model_arch_table)::regclass)
-            USING model_arch, stand_in;
+                        'name', 'hopper_madlib stand-in'))));
+        id := hopper.load_model_arch(keras_model_arch_table, stand_in, name, description, NULL);
+        stored_weights := model_weights;
     END;
+    t := madlib.__hopper_quote_name(keras_model_arch_table)::regclass;
+    -- MADlib's model_arch column is json: the architecture as given, text for text (hopper reads either).
+    IF created THEN
+        EXECUTE format('ALTER TABLE %s ALTER COLUMN model_arch TYPE json USING model_arch::json', t);
+    END IF;
+    EXECUTE format('UPDATE %s SET model_arch = $1 WHERE model_id = $2', t) USING model_arch, id;
+    IF stored_weights IS NOT NULL THEN
+        EXECUTE format('UPDATE %s SET model_weights = $1 WHERE model_id = $2', t) USING stored_weights, id;
+    END IF;
 END $$;
 
 -- The architecture table may exist (a row is added: the one the caller's search_path finds) or not
@@ -619,10 +735,21 @@ END;
 
 CREATE FUNCTION madlib.__hopper_delete_keras_model(keras_model_arch_table text, model_id integer)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    t regclass;
+    left_over boolean;
 BEGIN
     PERFORM madlib.__hopper_required_table(keras_model_arch_table, 'keras_model_arch_table', 'input');
     PERFORM madlib.__hopper_required(model_id IS NOT NULL, 'model_id');
     PERFORM hopper.delete_model_arch(keras_model_arch_table, model_id);
+    -- MADlib drops the table with its last architecture; hopper_madlib drops one hopper made, never a
+    -- table of the user's.
+    t := madlib.__hopper_quote_name(keras_model_arch_table)::regclass;
+    EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s)', t) INTO left_over;
+    IF NOT left_over AND madlib.__hopper_made(t, 'model_arch') THEN
+        RAISE NOTICE 'Keras Model Arch: Dropping empty keras model architecture table %', t;
+        EXECUTE format('DROP TABLE %s', t);
+    END IF;
 END $$;
 
 CREATE FUNCTION madlib.delete_keras_model(keras_model_arch_table varchar, model_id integer)
@@ -631,12 +758,245 @@ BEGIN ATOMIC
     SELECT madlib.__hopper_delete_keras_model(madlib.__hopper_input_name(keras_model_arch_table), model_id);
 END;
 
--- MADlib's model selection summary has object_table too (always NULL here: custom functions are refused).
-CREATE FUNCTION madlib.__hopper_mst_summary(model_selection_table text) RETURNS void
+-- ---- custom functions (object_table) ----------------------------------------------------------
+-- MADlib keeps Keras custom losses and metrics in a table of schema madlib (id serial, name text
+-- PRIMARY KEY, description text, object bytea: a dill-pickled Python function), named by
+-- object_table without a schema. hopper runs no Python: load_custom_function stores an object as
+-- given, and a model whose compile_params name it is refused (0A000, naming it). The top-k accuracy
+-- load_top_k_accuracy_function adds is one of hopper's own metrics (top_k_accuracy with top_k): its
+-- row holds hopper's description of that metric where MADlib's holds a pickle, and compile_params
+-- naming it (metrics=['top_3_accuracy']) train with hopper's metric.
+-- The object table as MADlib names it: madlib."<name>" (a name with a schema is refused, as by MADlib).
+CREATE FUNCTION madlib.__hopper_object_table(object_table text) RETURNS text
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    parts text[];
+BEGIN
+    PERFORM madlib.__hopper_required_table(object_table, 'object_table', 'object');
+    BEGIN
+        parts := parse_ident(object_table);
+    EXCEPTION WHEN invalid_parameter_value THEN
+        RAISE EXCEPTION 'invalid object_table name %', object_table USING ERRCODE = 'invalid_name';
+    END;
+    IF cardinality(parts) <> 1 THEN
+        RAISE EXCEPTION 'object_table % names a schema', object_table USING ERRCODE = 'invalid_name',
+            DETAIL = 'MADlib keeps custom functions in a table of schema madlib.',
+            HINT = 'Do not include schema name for the object table.';
+    END IF;
+    RETURN format('madlib.%I', parts[1]);
+END $$;
+
+-- An object table that is there, with MADlib's columns.
+CREATE FUNCTION madlib.__hopper_object_table_valid(object_table text) RETURNS regclass
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    t regclass := to_regclass(object_table);
+    missing text[];
+BEGIN
+    IF t IS NULL THEN
+        RAISE EXCEPTION 'object table ''%'' does not exist', object_table USING ERRCODE = 'undefined_table',
+            HINT = 'Load functions into it with madlib.load_custom_function or madlib.load_top_k_accuracy_function.';
+    END IF;
+    missing := ARRAY(SELECT c FROM unnest(ARRAY['id', 'name', 'description', 'object']) c
+                     WHERE NOT EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = t AND a.attname = c
+                                       AND a.attnum > 0 AND NOT a.attisdropped));
+    IF cardinality(missing) > 0 THEN
+        RAISE EXCEPTION 'invalid custom function table %, missing columns: %', t, array_to_string(missing, ', ')
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    RETURN t;
+END $$;
+
+-- What hopper stores for a top-k accuracy metric in place of MADlib's pickle of a Keras function.
+CREATE FUNCTION madlib.__hopper_top_k_object(k integer) RETURNS bytea
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT pg_catalog.convert_to(pg_catalog.format('hopper metric top_k_accuracy, top_k=%s', k), 'UTF8');
+END;
+
+CREATE FUNCTION madlib.__hopper_load_custom_function(object_table text, object bytea, name text, description text)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    t text := madlib.__hopper_object_table(object_table);
+BEGIN
+    PERFORM madlib.__hopper_required(object IS NOT NULL, 'object');
+    PERFORM madlib.__hopper_required(name IS NOT NULL, 'name');
+    IF to_regclass(t) IS NULL THEN
+        EXECUTE format('CREATE TABLE %s (id serial, name text, description text, object bytea, PRIMARY KEY (name))', t);
+        EXECUTE format('GRANT SELECT ON %s TO PUBLIC', t);
+        RAISE NOTICE 'Keras Custom Function: Created new custom function table %.', t;
+    END IF;
+    BEGIN
+        EXECUTE format('INSERT INTO %s (name, description, object) VALUES ($1, $2, $3)',
+                       madlib.__hopper_object_table_valid(t))
+            USING name, description, object;
+    EXCEPTION WHEN unique_violation THEN
+        RAISE EXCEPTION 'Function ''%'' already exists in %', name, t USING ERRCODE = 'unique_violation';
+    END;
+    RAISE NOTICE 'Keras Custom Function: Added function % to % table', name, t;
+END $$;
+
+CREATE FUNCTION madlib.load_custom_function(object_table varchar, object bytea, name text, description text DEFAULT NULL)
+RETURNS void LANGUAGE sql
+BEGIN ATOMIC
+    SELECT madlib.__hopper_load_custom_function(object_table, object, name, description);
+END;
+
+CREATE FUNCTION madlib.__hopper_load_top_k_accuracy_function(object_table text, k integer)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    PERFORM madlib.__hopper_required(k IS NOT NULL, 'k');
+    IF k <= 0 THEN
+        RAISE EXCEPTION 'Keras Custom Function: For top k accuracy functions k has to be a positive integer.'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    PERFORM madlib.__hopper_load_custom_function(object_table, madlib.__hopper_top_k_object(k),
+                                                 format('top_%s_accuracy', k), format('returns top_%s_accuracy', k));
+END $$;
+
+CREATE FUNCTION madlib.load_top_k_accuracy_function(object_table varchar, k integer)
+RETURNS void LANGUAGE sql
+BEGIN ATOMIC
+    SELECT madlib.__hopper_load_top_k_accuracy_function(object_table, k);
+END;
+
+-- By id or by name; the table is dropped with its last function, as MADlib drops it.
+CREATE FUNCTION madlib.__hopper_delete_custom_function(object_table text, id integer, name text)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    t regclass := madlib.__hopper_object_table_valid(madlib.__hopper_object_table(object_table));
+    deleted bigint;
+    left_over boolean;
+BEGIN
+    PERFORM madlib.__hopper_required(id IS NOT NULL OR name IS NOT NULL, 'id/name');
+    IF id IS NOT NULL THEN
+        EXECUTE format('DELETE FROM %s WHERE id = $1', t) USING id;
+    ELSE
+        EXECUTE format('DELETE FROM %s WHERE name = $1', t) USING name;
+    END IF;
+    GET DIAGNOSTICS deleted = ROW_COUNT;
+    IF deleted = 0 THEN
+        RAISE EXCEPTION 'Keras Custom Function: Object % not found', COALESCE(id::text, quote_literal(name))
+            USING ERRCODE = 'undefined_object';
+    END IF;
+    RAISE NOTICE 'Keras Custom Function: Object % has been deleted from %.', COALESCE(id::text, quote_literal(name)), t;
+    EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s)', t) INTO left_over;
+    IF NOT left_over THEN
+        RAISE NOTICE 'Keras Custom Function: Dropping empty custom keras function table %', t;
+        EXECUTE format('DROP TABLE %s', t);
+    END IF;
+END $$;
+
+CREATE FUNCTION madlib.delete_custom_function(object_table varchar, id integer)
+RETURNS void LANGUAGE sql
+BEGIN ATOMIC
+    SELECT madlib.__hopper_delete_custom_function(object_table, id, NULL);
+END;
+
+CREATE FUNCTION madlib.delete_custom_function(object_table varchar, name text)
+RETURNS void LANGUAGE sql
+BEGIN ATOMIC
+    SELECT madlib.__hopper_delete_custom_function(object_table, NULL, name);
+END;
+
+-- The functions of object_table that names (a loss, metrics) use, as hopper computes them: a top-k
+-- accuracy row becomes (top_k_accuracy, k); any other object is Python, refused naming it. A name the
+-- table does not have is left to hopper's own check (a built-in loss or metric). Returns the
+-- (name, k) pairs of the top-k rows used; NULL object_table: none.
+CREATE FUNCTION madlib.__hopper_custom_functions(object_table text, names text[], loss text,
+                                                 OUT name text, OUT k integer)
+RETURNS SETOF record LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    t regclass;
+    n text;
+    obj bytea;
+    rows bigint;
+BEGIN
+    IF object_table IS NULL THEN
+        RETURN;
+    END IF;
+    t := madlib.__hopper_object_table_valid(madlib.__hopper_object_table(object_table));
+    FOR n IN SELECT DISTINCT u FROM unnest(names || loss) u WHERE u IS NOT NULL LOOP
+        EXECUTE format('SELECT object FROM %s WHERE name = $1', t) INTO obj USING n;
+        GET DIAGNOSTICS rows = ROW_COUNT;
+        CONTINUE WHEN rows = 0;
+        k := (regexp_match(n, '^top_([0-9]+)_accuracy$'))[1]::int;
+        IF n IS DISTINCT FROM loss AND k IS NOT NULL AND obj = madlib.__hopper_top_k_object(k) THEN
+            name := n;
+            RETURN NEXT;
+        ELSE
+            PERFORM madlib.__hopper_unsupported(format('custom function %s of object table %s', quote_literal(n), t),
+                'It is a Python object (Keras code pickled by dill); hopper runs no Python. Of MADlib''s custom '
+                'functions hopper computes the top-k accuracy of load_top_k_accuracy_function.',
+                'Use a built-in loss or metric, or madlib.load_top_k_accuracy_function''s top_<k>_accuracy.');
+        END IF;
+    END LOOP;
+END $$;
+
+-- The top_k of hopper's metric for the top-k rows used (one k per model: hopper computes one).
+CREATE FUNCTION madlib.__hopper_custom_top_k(used text[], ks integer[]) RETURNS integer
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF (SELECT count(DISTINCT u) FROM unnest(ks) u) > 1 THEN
+        PERFORM madlib.__hopper_unsupported(format('top-k accuracy for several k (%s)', array_to_string(used, ', ')),
+            'hopper computes one top_k_accuracy per model.', 'Name one top_<k>_accuracy per configuration.');
+    END IF;
+    RETURN ks[1];
+END $$;
+
+-- compile_params (MADlib's Keras string) with the object table's top-k metrics as hopper's.
+CREATE FUNCTION madlib.__hopper_custom_compile(compile_params text, object_table text) RETURNS text
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    used text[];
+    ks integer[];
+    u text;
+BEGIN
+    SELECT array_agg(c.name), array_agg(c.k) INTO used, ks
+    FROM madlib.__hopper_compile_names(compile_params) n,
+         madlib.__hopper_custom_functions(object_table, n.metrics, n.loss) c;
+    IF used IS NULL THEN
+        RETURN compile_params;
+    END IF;
+    FOREACH u IN ARRAY used LOOP
+        compile_params := regexp_replace(compile_params, '([''"])' || u || '\1', '''top_k_accuracy''', 'g');
+    END LOOP;
+    RETURN compile_params || format(', top_k=%s', madlib.__hopper_custom_top_k(used, ks));
+END $$;
+
+-- A compile_params grid (as JSON) with the object table's top-k metrics as hopper's.
+CREATE FUNCTION madlib.__hopper_custom_space(space jsonb, object_table text) RETURNS jsonb
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    used text[];
+    ks integer[];
+    u text;
+    out text := space::text;
+BEGIN
+    -- A custom loss is refused whatever its object (hopper's losses are its own).
+    PERFORM madlib.__hopper_custom_functions(object_table, NULL, l #>> '{}')
+    FROM jsonb_path_query(space, 'lax $.loss.** ? (@.type() == "string")') l;
+    SELECT array_agg(c.name), array_agg(c.k) INTO used, ks
+    FROM madlib.__hopper_custom_functions(object_table,
+             ARRAY(SELECT v #>> '{}' FROM jsonb_path_query(space, 'lax $.metrics.** ? (@.type() == "string")') v),
+             NULL) c;
+    IF used IS NULL THEN
+        RETURN space;
+    END IF;
+    FOREACH u IN ARRAY used LOOP
+        out := replace(out, format('"%s"', u), '"top_k_accuracy"');
+    END LOOP;
+    RETURN out::jsonb || jsonb_build_object('top_k', jsonb_build_array(madlib.__hopper_custom_top_k(used, ks)));
+END $$;
+
+-- MADlib's model selection summary has object_table too.
+CREATE FUNCTION madlib.__hopper_mst_summary(model_selection_table text, object_table text) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     EXECUTE format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS object_table text',
                    madlib.__hopper_quote_name(model_selection_table, '_summary')::regclass);
+    EXECUTE format('UPDATE %s SET object_table = $1',
+                   madlib.__hopper_quote_name(model_selection_table, '_summary')::regclass) USING object_table;
 END $$;
 
 CREATE FUNCTION madlib.__hopper_load_model_selection_table(model_arch_table text, model_selection_table text,
@@ -649,11 +1009,11 @@ BEGIN
     PERFORM madlib.__hopper_required(model_id_list IS NOT NULL, 'model_id_list');
     PERFORM madlib.__hopper_required(compile_params_list IS NOT NULL, 'compile_params_list');
     PERFORM madlib.__hopper_required(fit_params_list IS NOT NULL, 'fit_params_list');
-    PERFORM madlib.__hopper_no_gpus(false, object_table);
     PERFORM hopper.load_model_selection_table(model_arch_table, model_selection_table, model_id_list,
-                                              ARRAY(SELECT madlib.__hopper_compile_params(c) FROM unnest(compile_params_list) c),
+                                              ARRAY(SELECT madlib.__hopper_custom_compile(madlib.__hopper_compile_params(c), object_table)
+                                                    FROM unnest(compile_params_list) c),
                                               ARRAY(SELECT madlib.__hopper_fit_params(f) FROM unnest(fit_params_list) f));
-    PERFORM madlib.__hopper_mst_summary(model_selection_table);
+    PERFORM madlib.__hopper_mst_summary(model_selection_table, object_table);
 END $$;
 
 CREATE FUNCTION madlib.load_model_selection_table(model_arch_table varchar, model_selection_table varchar,
@@ -679,20 +1039,19 @@ BEGIN
     PERFORM madlib.__hopper_required_table(model_selection_table, 'model_selection_table', 'output');
     PERFORM madlib.__hopper_required(model_id_list IS NOT NULL, 'model_id_list');
     PERFORM madlib.__hopper_required(compile_params_grid IS NOT NULL, 'compile_params_grid');
-    PERFORM madlib.__hopper_no_gpus(false, object_table);
     existing := to_regclass(model_selection_table);
     -- MADlib appends to an existing model selection table, mst_key going on where it stopped (its
     -- summary stays): hopper generates into a table of its own, whose rows move over.
     staging := CASE WHEN existing IS NULL THEN model_selection_table
                     ELSE madlib.__hopper_quote_name(model_selection_table, '__hopper_appended') END;
     PERFORM hopper.generate_model_configs(model_arch_table, staging, model_id_list,
-                                          madlib.__hopper_space(compile_params_grid, 'compile_params_grid',
-                                                                lower(COALESCE(search_type, 'grid')) = 'grid'),
+                                          madlib.__hopper_custom_space(madlib.__hopper_space(compile_params_grid, 'compile_params_grid',
+                                                                lower(COALESCE(search_type, 'grid')) = 'grid'), object_table),
                                           madlib.__hopper_space(fit_params_grid, 'fit_params_grid',
                                                                 lower(COALESCE(search_type, 'grid')) = 'grid'),
                                           COALESCE(search_type, 'grid'), num_configs, random_state);
     IF existing IS NULL THEN
-        PERFORM madlib.__hopper_mst_summary(model_selection_table);
+        PERFORM madlib.__hopper_mst_summary(model_selection_table, object_table);
     ELSE
         EXECUTE format('INSERT INTO %1$s (mst_key, model_id, compile_params, fit_params)
                         SELECT (SELECT COALESCE(max(mst_key), 0) FROM %1$s) + row_number() OVER (ORDER BY n.mst_key),
@@ -737,6 +1096,7 @@ DECLARE
     weights bytea;
     start uuid;
     summary regclass;
+    log_dir text := madlib.__hopper_tensorboard_log_dir(fit_params);
 BEGIN
     PERFORM madlib.__hopper_required_table(source_table, 'source_table', 'input');
     PERFORM madlib.__hopper_required_table(model, 'model', 'output');
@@ -744,7 +1104,7 @@ BEGIN
     PERFORM madlib.__hopper_required(model_id IS NOT NULL, 'model_id');
     PERFORM madlib.__hopper_required(compile_params IS NOT NULL, 'compile_params');
     PERFORM madlib.__hopper_required(num_iterations IS NOT NULL, 'num_iterations');
-    PERFORM madlib.__hopper_no_gpus(use_gpus, object_table);
+    PERFORM madlib.__hopper_no_gpus(use_gpus);
     PERFORM madlib.__hopper_input_exists(validation_table, 'validation_table');
     EXECUTE format('SELECT model_arch::jsonb, model_weights FROM %s WHERE model_id = $1',
                    madlib.__hopper_quote_name(model_arch_table)::regclass)
@@ -761,8 +1121,9 @@ BEGIN
                      'source', 'madlib.madlib_keras_fit transfer learning', 'model_arch_table', model_arch_table, 'model_id', model_id));
     END IF;
     PERFORM madlib.__hopper_single_output(source_table);
-    CALL hopper.fit(source_table, model, arch, madlib.__hopper_compile_params(compile_params),
-                    COALESCE(madlib.__hopper_fit_params(fit_params), ''), num_iterations,
+    CALL hopper.fit(source_table, model, arch,
+                    madlib.__hopper_custom_compile(madlib.__hopper_compile_params(compile_params), object_table),
+                    COALESCE(madlib.__hopper_fit_params(madlib.__hopper_without_callbacks(fit_params)), ''), num_iterations,
                     validation_table, COALESCE(metrics_compute_frequency, num_iterations), COALESCE(warm_start, false),
                     name, description,
                     warm_start_checkpoint => start);
@@ -781,7 +1142,7 @@ BEGIN
         ADD COLUMN validation_metrics_final float8, ADD COLUMN validation_loss_final float8,
         ADD COLUMN validation_metrics float8[], ADD COLUMN validation_loss float8[]', summary);
     EXECUTE format('UPDATE %1$s s SET model = $1, model_id = $2, compile_params = i.compile_params,
-        fit_params = i.fit_params, object_table = NULL, use_gpus = false, model_type = i.model_type, model_size = i.model_size,
+        fit_params = COALESCE($5, i.fit_params), object_table = $4, use_gpus = false, model_type = i.model_type, model_size = i.model_size,
         metrics_elapsed_time = i.metrics_elapsed_time, madlib_version = ''hopper '' || s.hopper_version,
         num_classes = cardinality(s.class_values), metrics_type = COALESCE(n.metrics, i.metrics_type),
         loss_type = COALESCE(n.loss, i.loss_type),
@@ -791,8 +1152,12 @@ BEGIN
         validation_metrics = i.validation_metrics, validation_loss = i.validation_loss
         FROM %2$s i, madlib.__hopper_compile_names($3) n',
         summary, madlib.__hopper_quote_name(model, '_info')::regclass)
-        USING model_name, model_id, compile_params;
+        USING model_name, model_id, compile_params, object_table, fit_params;
     PERFORM madlib.__hopper_class_values_column(summary);
+    IF log_dir IS NOT NULL THEN
+        PERFORM madlib.__hopper_tensorboard(log_dir, madlib.__hopper_quote_name(model, '_info')::regclass, summary,
+                                            (SELECT (n.metrics)[1] FROM madlib.__hopper_compile_names(compile_params) n));
+    END IF;
     -- MADlib's single-model fit makes model and model_summary only: scripts drop those two before
     -- fitting again, so hopper's _info (now in the summary) goes.
     EXECUTE format('DROP TABLE %s', madlib.__hopper_quote_name(model, '_info')::regclass);
@@ -815,16 +1180,16 @@ END;
 -- The summary columns MADlib's fit_multiple_model and automl add to hopper's: model and model_info
 -- (the output's name and its _info's as the caller wrote it: model_name), object_table, use_gpus,
 -- madlib_version, num_classes and <dependent>_class_values.
-CREATE FUNCTION madlib.__hopper_multi_summary(model_output_table text, model_name text) RETURNS void
+CREATE FUNCTION madlib.__hopper_multi_summary(model_output_table text, model_name text, object_table text) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     summary regclass := madlib.__hopper_quote_name(model_output_table, '_summary')::regclass;
 BEGIN
     EXECUTE format('ALTER TABLE %1$s ADD COLUMN model text, ADD COLUMN model_info text, ADD COLUMN object_table text,
         ADD COLUMN use_gpus bool, ADD COLUMN madlib_version text, ADD COLUMN num_classes int4', summary);
-    EXECUTE format('UPDATE %1$s SET model = $1, model_info = $2, object_table = NULL, use_gpus = false,
+    EXECUTE format('UPDATE %1$s SET model = $1, model_info = $2, object_table = $3, use_gpus = false,
         madlib_version = ''hopper '' || hopper_version, num_classes = cardinality(class_values)', summary)
-        USING model_name, madlib.__hopper_quote_name(model_name, '_info');
+        USING model_name, madlib.__hopper_quote_name(model_name, '_info'), object_table;
     PERFORM madlib.__hopper_class_values_column(summary);
 END $$;
 
@@ -834,19 +1199,29 @@ CREATE FUNCTION madlib.__hopper_keras_fit_multiple_model(source_table text, mode
                                                          metrics_compute_frequency integer, warm_start boolean, name text,
                                                          description text, model_name text)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp SET hopper.training_metrics = exact AS $$
+DECLARE
+    object_table text;
 BEGIN
     PERFORM madlib.__hopper_required_table(source_table, 'source_table', 'input');
     PERFORM madlib.__hopper_required_table(model_output_table, 'model_output_table', 'output');
     PERFORM madlib.__hopper_required_table(model_selection_table, 'model_selection_table', 'input');
     PERFORM madlib.__hopper_required(num_iterations IS NOT NULL, 'num_iterations');
     -- use_caching: hopper keeps the packed buffers of a run in memory anyway (hopper.buffer_cache_mb).
-    PERFORM madlib.__hopper_no_gpus(use_gpus, NULL);
+    PERFORM madlib.__hopper_no_gpus(use_gpus);
     PERFORM madlib.__hopper_input_exists(validation_table, 'validation_table');
     PERFORM madlib.__hopper_single_output(source_table);
     CALL hopper.fit_multiple(source_table, model_output_table, model_selection_table, num_iterations, validation_table,
                              metrics_compute_frequency, COALESCE(warm_start, false), name, description);
     PERFORM madlib.__hopper_madlib_shape(model_output_table);
-    PERFORM madlib.__hopper_multi_summary(model_output_table, model_name);
+    -- The object table the configurations' top-k metrics came from (their compile_params are hopper's
+    -- already), as the model selection table's summary names it.
+    IF EXISTS (SELECT 1 FROM pg_attribute a
+               WHERE a.attrelid = madlib.__hopper_quote_name(model_selection_table, '_summary')::regclass
+                 AND a.attname = 'object_table' AND NOT a.attisdropped) THEN
+        EXECUTE format('SELECT object_table FROM %s', madlib.__hopper_quote_name(model_selection_table, '_summary')::regclass)
+            INTO object_table;
+    END IF;
+    PERFORM madlib.__hopper_multi_summary(model_output_table, model_name, object_table);
 END $$;
 
 CREATE FUNCTION madlib.madlib_keras_fit_multiple_model(source_table varchar, model_output_table varchar,
@@ -872,7 +1247,7 @@ CREATE FUNCTION madlib.__hopper_hyperopt(source_table text, model_output_table t
                                          model_selection_table text, model_id_list integer[], compile_params_grid text,
                                          fit_params_grid text, automl_params text, random_state integer,
                                          validation_table text, metrics_compute_frequency integer, name text,
-                                         description text, model_name text)
+                                         description text, model_name text, object_table text)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     p record;
@@ -906,13 +1281,15 @@ BEGIN
     END IF;
     PERFORM madlib.__hopper_single_output(source_table);
     PERFORM hopper.generate_model_configs(model_arch_table, model_selection_table, model_id_list,
-                                          madlib.__hopper_space(compile_params_grid, 'compile_params_grid'),
+                                          madlib.__hopper_custom_space(madlib.__hopper_space(compile_params_grid, 'compile_params_grid'),
+                                                                       object_table),
                                           madlib.__hopper_space(fit_params_grid, 'fit_params_grid'),
                                           'random', num_configs, random_state);
+    PERFORM madlib.__hopper_mst_summary(model_selection_table, object_table);
     CALL hopper.fit_multiple(source_table, model_output_table, model_selection_table, num_iterations, validation_table,
                              metrics_compute_frequency, false, name, description);
     PERFORM madlib.__hopper_madlib_shape(model_output_table);
-    PERFORM madlib.__hopper_multi_summary(model_output_table, model_name);
+    PERFORM madlib.__hopper_multi_summary(model_output_table, model_name, object_table);
     summary := madlib.__hopper_quote_name(model_output_table, '_summary')::regclass;
     EXECUTE format('ALTER TABLE %s ADD COLUMN automl_method text, ADD COLUMN automl_params text, ADD COLUMN random_state int4',
                    summary);
@@ -942,13 +1319,14 @@ BEGIN
     PERFORM madlib.__hopper_required_table(model_selection_table, 'model_selection_table', 'output');
     PERFORM madlib.__hopper_required(model_id_list IS NOT NULL, 'model_id_list');
     PERFORM madlib.__hopper_required(compile_params_grid IS NOT NULL, 'compile_params_grid');
-    PERFORM madlib.__hopper_no_gpus(use_gpus, object_table);
+    PERFORM madlib.__hopper_no_gpus(use_gpus);
     PERFORM madlib.__hopper_input_exists(validation_table, 'validation_table');
     automl_method := COALESCE(automl_method, 'hyperband');
     IF lower(automl_method) = 'hyperopt' THEN
         PERFORM madlib.__hopper_hyperopt(source_table, model_output_table, model_arch_table, model_selection_table,
                                          model_id_list, compile_params_grid, fit_params_grid, automl_params, random_state,
-                                         validation_table, metrics_compute_frequency, name, description, model_name);
+                                         validation_table, metrics_compute_frequency, name, description, model_name,
+                                         object_table);
         RETURN;
     END IF;
     FOR p IN SELECT lower(btrim(split_part(kv, '=', 1))) AS k, btrim(split_part(kv, '=', 2)) AS v
@@ -964,13 +1342,15 @@ BEGIN
     END LOOP;
     PERFORM madlib.__hopper_single_output(source_table);
     CALL hopper.fit_automl(source_table, model_output_table, model_arch_table, model_selection_table, model_id_list,
-                           madlib.__hopper_space(compile_params_grid, 'compile_params_grid'),
+                           madlib.__hopper_custom_space(madlib.__hopper_space(compile_params_grid, 'compile_params_grid'),
+                                                        object_table),
                            madlib.__hopper_space(fit_params_grid, 'fit_params_grid'),
                            automl_method => automl_method, max_iterations => r, eta => e, skip_last => skip,
                            search_type => 'random', random_state => random_state, validation_table => validation_table,
                            metrics_compute_frequency => metrics_compute_frequency, name => name, description => description);
     PERFORM madlib.__hopper_madlib_shape(model_output_table);
-    PERFORM madlib.__hopper_multi_summary(model_output_table, model_name);
+    PERFORM madlib.__hopper_multi_summary(model_output_table, model_name, object_table);
+    PERFORM madlib.__hopper_mst_summary(model_selection_table, object_table);
     EXECUTE format('ALTER TABLE %s ADD COLUMN automl_method text, ADD COLUMN automl_params text, ADD COLUMN random_state int4',
                    madlib.__hopper_quote_name(model_output_table, '_summary')::regclass);
     EXECUTE format('UPDATE %s SET automl_method = $1, automl_params = $2, random_state = $3',
@@ -1015,7 +1395,7 @@ BEGIN
     PERFORM madlib.__hopper_required_table(model_table, 'model_table', 'input');
     PERFORM madlib.__hopper_required_table(test_table, 'test_table', 'input');
     PERFORM madlib.__hopper_required_table(output_table, 'output_table', 'output');
-    PERFORM madlib.__hopper_no_gpus(use_gpus, NULL);
+    PERFORM madlib.__hopper_no_gpus(use_gpus);
     -- MADlib's shape: loss, metric, metrics_type, loss_type (the first compile metric). CREATE TABLE
     -- AS claims the output's name before hopper.evaluate runs. loss_type: from the _info of several
     -- models (fit_multiple_model, automl), else from the summary of one (madlib_keras_fit).
@@ -1057,16 +1437,18 @@ END;
 -- rank), from hopper.predict's probabilities; pred_type 'prob' (the default) keeps every class,
 -- 'response' the first-ranked one (without rank), a number below 1 the classes above that probability,
 -- an integer from 1 up the classes ranked up to it. The table hopper.predict made (and registered) is
--- reshaped in place. Regression models keep hopper's shape (MADlib predicts classes only).
+-- reshaped (made anew with its mark). Regression models keep hopper's shape (MADlib predicts classes only).
 CREATE FUNCTION madlib.__hopper_predict_rows(output_table text, id_col text, pred_type text, class_name text,
                                              class_values text[])
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     out regclass := madlib.__hopper_quote_name(output_table)::regclass;
     id text := quote_ident((parse_ident(id_col))[1]);
-    estimated text;
     keep text;
     limit_value float8;
+    nsp name;
+    rel name;
+    note text;
 BEGIN
     pred_type := lower(btrim(COALESCE(pred_type, 'prob')));
     IF pred_type = 'response' THEN
@@ -1085,21 +1467,37 @@ BEGIN
         END IF;
         keep := CASE WHEN limit_value < 1 THEN format('prob > %s', limit_value) ELSE format('rank <= %s', limit_value::int8) END;
     END IF;
-    SELECT quote_ident(a.attname) INTO estimated FROM pg_attribute a
-    WHERE a.attrelid = out AND a.attname LIKE 'estimated\_%' AND NOT a.attisdropped;
     DROP TABLE IF EXISTS pg_temp.__hopper_predict_rows;
     EXECUTE format('CREATE TEMP TABLE __hopper_predict_rows AS SELECT %s AS id, prob FROM %s', id, out);
-    EXECUTE format('TRUNCATE %s', out);
-    EXECUTE format('ALTER TABLE %s DROP COLUMN %s, DROP COLUMN prob, ADD COLUMN class_name text,
-                    ADD COLUMN class_value text, ADD COLUMN prob float8, ADD COLUMN rank int4', out, estimated);
-    EXECUTE format('INSERT INTO %s SELECT * FROM (SELECT t.id, $1, u.v, u.p::float8 AS prob,
+    -- Made anew under its name and with its comment (hopper's mark of the table it made): altered in
+    -- place, its dropped columns would stay in pg_attribute, where MADlib's tests count columns.
+    SELECT n.nspname, c.relname, obj_description(c.oid, 'pg_class') INTO nsp, rel, note
+    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = out;
+    EXECUTE format('DROP TABLE %s', out);
+    EXECUTE format('CREATE TABLE %I.%I AS SELECT id AS %s, NULL::text AS class_name, NULL::text AS class_value,
+                        NULL::float8 AS prob %s FROM pg_temp.__hopper_predict_rows WITH NO DATA',
+                   nsp, rel, id, CASE WHEN pred_type = 'response' THEN '' ELSE ', NULL::int4 AS rank' END);
+    EXECUTE format('COMMENT ON TABLE %I.%I IS %L', nsp, rel, note);
+    EXECUTE format('INSERT INTO %I.%I SELECT id, class_name, class_value, prob %s
+                    FROM (SELECT t.id, $1 AS class_name, u.v AS class_value, u.p::float8 AS prob,
                         row_number() OVER (PARTITION BY t.id ORDER BY u.p DESC, u.i)::int4 AS rank
                     FROM pg_temp.__hopper_predict_rows t, unnest(t.prob, $2) WITH ORDINALITY AS u(p, v, i)) q WHERE %s',
-                   out, keep)
+                   nsp, rel, CASE WHEN pred_type = 'response' THEN '' ELSE ', rank' END, keep)
         USING class_name, class_values;
     DROP TABLE pg_temp.__hopper_predict_rows;
-    IF pred_type = 'response' THEN
-        EXECUTE format('ALTER TABLE %s DROP COLUMN rank', out);
+END $$;
+
+-- predict reads a table of rows; a table training_preprocessor_dl packed (buffers of rows) is
+-- refused, as MADlib refuses it.
+CREATE FUNCTION madlib.__hopper_not_packed(test_table text) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    t regclass := to_regclass(test_table);
+BEGIN
+    IF t IS NOT NULL AND madlib.__hopper_made(t, 'packed') THEN
+        RAISE EXCEPTION 'test_table % is a packed table', test_table USING ERRCODE = 'invalid_parameter_value',
+            DETAIL = 'Its rows are buffers of training_preprocessor_dl; predict reads one row per id.',
+            HINT = 'Predict on the table of rows it was packed from.';
     END IF;
 END $$;
 
@@ -1116,7 +1514,8 @@ BEGIN
     PERFORM madlib.__hopper_required(id_col IS NOT NULL, 'id_col');
     PERFORM madlib.__hopper_required(independent_varname IS NOT NULL, 'independent_varname');
     PERFORM madlib.__hopper_required_table(output_table, 'output_table', 'output');
-    PERFORM madlib.__hopper_no_gpus(use_gpus, NULL);
+    PERFORM madlib.__hopper_no_gpus(use_gpus);
+    PERFORM madlib.__hopper_not_packed(test_table);
     read_table := madlib.__hopper_flat_source(test_table, independent_varname, id_col);
     PERFORM hopper.predict(model_table, read_table, id_col, independent_varname, output_table, 'prob', mst_key);
     IF read_table IS DISTINCT FROM test_table THEN
@@ -1182,7 +1581,8 @@ BEGIN
     PERFORM madlib.__hopper_required(id_col IS NOT NULL, 'id_col');
     PERFORM madlib.__hopper_required(independent_varname IS NOT NULL, 'independent_varname');
     PERFORM madlib.__hopper_required_table(output_table, 'output_table', 'output');
-    PERFORM madlib.__hopper_no_gpus(use_gpus, NULL);
+    PERFORM madlib.__hopper_no_gpus(use_gpus);
+    PERFORM madlib.__hopper_not_packed(test_table);
     IF COALESCE(dependent_count, 1) <> 1 THEN
         PERFORM madlib.__hopper_unsupported('dependent_count ' || dependent_count || ' (multi-output models)',
                                             'hopper''s models have one output.', 'Leave out dependent_count.');

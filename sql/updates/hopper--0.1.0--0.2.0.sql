@@ -244,6 +244,8 @@ ALTER TABLE hopper.trial_metrics ADD CONSTRAINT trial_metrics_validation_metrics
 
 #include "objects/sparkline.sql"
 
+#include "objects/tensorboard_scalars.sql"
+
 -- ---- adaptive model selection (issue 14): hopper.fit_automl and its records ----------------------
 ALTER TABLE hopper.run_records DROP CONSTRAINT run_records_method_check;
 ALTER TABLE hopper.run_records ADD CONSTRAINT run_records_method_check
@@ -321,3 +323,8 @@ DROP FUNCTION hopper.preprocess(text, text, text, text, integer, integer, double
 -- ONNX export and import (issue 28).
 #include "objects/export_onnx.sql"
 #include "objects/import_onnx.sql"
+
+-- Reading ahead (issue 29): buffer_cache_stats also says what a run's read-ahead worker was given
+-- and kept.
+DROP FUNCTION hopper.buffer_cache_stats();
+#include "objects/buffer_cache_stats.sql"

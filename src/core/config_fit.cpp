@@ -1,13 +1,14 @@
 // Fit parameters: JSON objects or MADlib's text (config_text.h), e.g. batch_size=256, epochs=1.
 #include "config_params.h"
 #include "config_text.h"
+#include "gemm.h"
 
 namespace hopper {
 
 namespace cfg {
 
 FitParams fit_from_object(const json& obj) {
-    static const std::vector<std::string> valid = {"batch_size", "epochs", "seed", "shuffle", "verbose"};
+    static const std::vector<std::string> valid = {"batch_size", "epochs", "precision", "seed", "shuffle", "verbose"};
     static const std::vector<std::string> unsupported = {"validation_split",
                                                          "validation_data",
                                                          "callbacks",
@@ -44,6 +45,14 @@ FitParams fit_from_object(const json& obj) {
         if (!it->is_boolean()) bad_value("shuffle", "", *it, "shuffle must be true or false.");
         f.shuffle = it->get<bool>();
     }
+    if (auto it = obj.find("precision"); it != obj.end()) {
+        const std::string hint = "precision must be 'float32' (the default) or 'bfloat16'.";
+        if (!it->is_string()) bad_value("precision", "", *it, hint);
+        const std::string p = it->get<std::string>();
+        if (p == "float32") f.precision = FitParams::Precision::Float32;
+        else if (p == "bfloat16") f.precision = FitParams::Precision::BFloat16;
+        else bad_value("precision", "", *it, hint);
+    }
     // verbose: accepted and ignored, because MADlib users pass Keras's verbose=0 out of habit
     // and hopper reports progress through PostgreSQL instead. Only its type is checked.
     if (auto it = obj.find("verbose"); it != obj.end())
@@ -69,6 +78,7 @@ ojson fit_to_ojson(const FitParams& f) {
     // Written only when off, so that configurations that do not mention it keep the canonical JSON
     // they had before shuffle existed.
     if (!f.shuffle) j["shuffle"] = false;
+    if (f.precision == FitParams::Precision::BFloat16) j["precision"] = "bfloat16";  // likewise
     return j;
 }
 
@@ -79,5 +89,11 @@ FitParams parse_fit_params(std::string_view text) {
 }
 
 std::string FitParams::to_json() const { return cfg::fit_to_ojson(*this).dump(); }
+
+void require_supported_precision(const FitParams& fit) {
+    if (fit.precision != FitParams::Precision::BFloat16 || detail::bfloat16_products_supported()) return;
+    fail(ErrorKind::FeatureNotSupported, "precision 'bfloat16' is not supported on this machine",
+         detail::bfloat16_products_missing(), "Train with precision='float32' (the default).");
+}
 
 }  // namespace hopper

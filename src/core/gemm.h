@@ -9,6 +9,8 @@
 // stays bit-identical whatever the number of segments.
 #pragma once
 
+#include <string>
+
 #include <Eigen/Core>
 
 namespace hopper::detail {
@@ -17,5 +19,26 @@ namespace hopper::detail {
 // A is stored m x k (k x m when transposed), B k x n (n x k when transposed), C m x n.
 void gemm(bool transpose_a, bool transpose_b, Eigen::Index m, Eigen::Index n, Eigen::Index k, const float* a,
           const float* b, float* c, bool accumulate = false);
+
+// Mixed precision (fit_params precision='bfloat16'): while one is alive on a thread, the products
+// that go to oneDNN multiply bfloat16 copies of A and B (rounded to nearest even) with oneDNN's
+// matmul, accumulating in float32; the small ones stay float32 in Eigen. Refuses (0A000) where
+// bfloat16_products_supported() is false.
+class BFloat16Products {
+public:
+    explicit BFloat16Products(bool on);
+    ~BFloat16Products();
+    BFloat16Products(const BFloat16Products&) = delete;
+    BFloat16Products& operator=(const BFloat16Products&) = delete;
+
+private:
+    bool previous_;
+};
+
+// This build has oneDNN and this CPU AVX512_BF16 (else bfloat16_products_missing() says which).
+bool bfloat16_products_supported() noexcept;
+std::string bfloat16_products_missing();
+// Tests: -1 detects (the default), 0 or 1 pretend.
+extern int bfloat16_support_override;
 
 }  // namespace hopper::detail

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "gemm.h"
 #include "hopper/error.h"
 #include "hopper/interrupt.h"
 #include "hopper/packing.h"
@@ -96,6 +97,7 @@ void Trainer::diverge() {
 }
 
 bool Trainer::train_minibatch(const float* x, const float* y, int n) {
+    const detail::BFloat16Products precision(config_.fit.precision == FitParams::Precision::BFloat16);
     const double weight_decay = config_.compile.optimizer.weight_decay;
     const auto& slices = net_.slices();
     float* params = params_.data();

@@ -29,9 +29,10 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # The user docs, each's examples in document order; the docs in an order in which one's examples find
-# the tables another's made (keras_model_arch_table's use madlib_keras's iris_model).
-DOCS = ['input_data_preprocessor', 'madlib_keras', 'keras_model_arch_table', 'madlib_keras_model_selection',
-        'madlib_keras_fit_multiple_model', 'madlib_keras_automl', 'madlib_keras_custom_function', 'madlib_keras_gpu_info']
+# the tables another's made (keras_model_arch_table's use madlib_keras's iris_model, model_selection's
+# object_table the custom_function_table of custom_function's top-k accuracy functions).
+DOCS = ['input_data_preprocessor', 'madlib_keras', 'keras_model_arch_table', 'madlib_keras_custom_function',
+        'madlib_keras_model_selection', 'madlib_keras_fit_multiple_model', 'madlib_keras_automl', 'madlib_keras_gpu_info']
 TIMEOUT = int(os.environ.get('HOPPER_MADLIB_TIMEOUT', '900'))
 PSQL = os.path.join(os.environ.get('PG_BIN', ''), 'psql') if os.environ.get('PG_BIN') else 'psql'
 

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "gemm.h"
 #include "hopper/config.h"
 #include "hopper/error.h"
 #include "hopper/interrupt.h"
@@ -48,7 +49,8 @@ bool same(const CompileParams& a, const CompileParams& b) {
 }
 
 bool same(const FitParams& a, const FitParams& b) {
-    return a.batch_size == b.batch_size && a.epochs == b.epochs && a.seed == b.seed && a.shuffle == b.shuffle;
+    return a.batch_size == b.batch_size && a.epochs == b.epochs && a.seed == b.seed && a.shuffle == b.shuffle &&
+           a.precision == b.precision;
 }
 
 Architecture arch_of(int input, std::vector<std::pair<int, Activation>> layers) {
@@ -999,6 +1001,34 @@ TEST(ConfigFit, ShuffleIsKerasShuffleOnByDefault) {
     const FitParams off = parse_fit_params("shuffle=False");
     EXPECT_EQ(off.to_json(), R"({"batch_size":32,"epochs":1,"seed":42,"shuffle":false})");
     EXPECT_TRUE(same(parse_fit_params(off.to_json()), off));
+}
+
+TEST(ConfigFit, PrecisionIsFloat32UnlessBFloat16IsAskedFor) {
+    EXPECT_EQ(parse_fit_params("").precision, FitParams::Precision::Float32);
+    EXPECT_EQ(parse_fit_params("precision='float32'").precision, FitParams::Precision::Float32);
+    const FitParams bf = parse_fit_params("batch_size=256, precision='bfloat16'");
+    EXPECT_EQ(bf.precision, FitParams::Precision::BFloat16);
+    EXPECT_EQ(parse_fit_params(R"({"precision": "bfloat16"})").precision, FitParams::Precision::BFloat16);
+    EXPECT_ERR(parse_fit_params("precision='float16'"), InvalidParameter, "\"precision\"");
+    EXPECT_ERR(parse_fit_params("precision=16"), InvalidParameter, "\"precision\"");
+    // Canonical JSON names it only for bfloat16, and reads back.
+    EXPECT_EQ(parse_fit_params("precision='float32'").to_json(), R"({"batch_size":32,"epochs":1,"seed":42})");
+    EXPECT_EQ(bf.to_json(), R"({"batch_size":256,"epochs":1,"seed":42,"precision":"bfloat16"})");
+    EXPECT_TRUE(same(parse_fit_params(bf.to_json()), bf));
+}
+
+TEST(ConfigFit, BFloat16IsRefusedWhereTheMachineCannotTrainInIt) {
+    const FitParams bf = parse_fit_params("precision='bfloat16'");
+    hopper::detail::bfloat16_support_override = 0;
+    Error e = EXPECT_ERR(require_supported_precision(bf), FeatureNotSupported,
+                         "precision 'bfloat16' is not supported on this machine");
+    EXPECT_NE(e.hint().find("precision='float32'"), std::string::npos);
+    // A stored configuration still reads (a bfloat16-trained model is scored in float32 anywhere).
+    EXPECT_NO_THROW(parse_fit_params(bf.to_json()));
+    require_supported_precision(FitParams{});  // float32: always
+    hopper::detail::bfloat16_support_override = 1;
+    require_supported_precision(bf);
+    hopper::detail::bfloat16_support_override = -1;
 }
 
 TEST(ConfigFit, Refusals) {

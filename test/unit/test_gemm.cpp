@@ -2,6 +2,7 @@
 // on shapes below and above the size where a build with oneDNN hands products to it, against a
 // plain double-precision product. Float sums differ in the last bits between libraries, so the
 // tolerance is relative to the size of the dot products.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -17,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include "gemm.h"
+#include "hopper/error.h"
 #include "hopper/matrix_products.h"
 
 namespace {
@@ -78,6 +80,59 @@ TEST(Gemm, EmptyProductsWriteNothing) {
     EXPECT_EQ(c, (std::vector<float>{1.0f, 2.0f}));
     hopper::detail::gemm(false, false, 2, 1, 0, nullptr, nullptr, c.data());
     EXPECT_EQ(c, (std::vector<float>{0.0f, 0.0f}));
+}
+
+// Mixed precision: the products oneDNN takes multiply bfloat16 copies (8 bits of mantissa), so each
+// product of two inputs is off by up to 2^-8 relative, and the dot product by about that times the
+// root of its length times the inputs' sizes; small products stay float32, bit for bit.
+TEST_P(Gemm, BFloat16ProductsAreCloseToTheExactProduct) {
+    const auto [ta, tb, accumulate, size] = GetParam();
+    if (!hopper::detail::bfloat16_products_supported()) GTEST_SKIP() << hopper::detail::bfloat16_products_missing();
+    const long m = size == 0 ? 7 : 131, n = size == 0 ? 5 : 255, k = size == 0 ? 3 : 781;
+    const std::vector<float> a = values(std::size_t(m * k), 1), b = values(std::size_t(k * n), 2);
+    std::vector<float> c = values(std::size_t(m * n), 3), exact = c;
+    const std::vector<float> c0 = c;
+    {
+        const hopper::detail::BFloat16Products on(true);
+        hopper::detail::gemm(ta, tb, m, n, k, a.data(), b.data(), c.data(), accumulate);
+    }
+    hopper::detail::gemm(ta, tb, m, n, k, a.data(), b.data(), exact.data(), accumulate);
+    if (size == 0) {
+        EXPECT_EQ(c, exact) << "a product below oneDNN's cut stays float32";
+        return;
+    }
+    const long a_rows = ta ? k : m, b_rows = tb ? n : k;
+    double worst = 0;
+    for (long j = 0; j < n; ++j)
+        for (long i = 0; i < m; ++i) {
+            double want = accumulate ? c0[std::size_t(i + j * m)] : 0.0;
+            for (long p = 0; p < k; ++p) want += double(at(a, a_rows, ta, i, p)) * double(at(b, b_rows, tb, p, j));
+            worst = std::max(worst, std::abs(c[std::size_t(i + j * m)] - want));
+        }
+    // Inputs in [-0.5, 0.5): products below 0.25, errors of 2^-8 relative, random signs.
+    EXPECT_LT(worst, 0.25 * std::ldexp(1.0, -8) * 4 * std::sqrt(double(k)));
+    EXPECT_GT(worst, 1e-5 * std::sqrt(double(k))) << "the product did not go through bfloat16";
+}
+
+TEST(Gemm, BFloat16IsRefusedWithoutSupport) {
+    hopper::detail::bfloat16_support_override = 0;
+    try {
+        const hopper::detail::BFloat16Products on(true);
+        ADD_FAILURE() << "no error";
+    } catch (const hopper::Error& e) { EXPECT_EQ(e.kind(), hopper::ErrorKind::FeatureNotSupported); }
+    { const hopper::detail::BFloat16Products off(false); }  // float32 needs nothing
+    hopper::detail::bfloat16_support_override = -1;
+}
+
+TEST(Gemm, BFloat16ProductsAreDeterministic) {
+    if (!hopper::detail::bfloat16_products_supported()) GTEST_SKIP() << hopper::detail::bfloat16_products_missing();
+    const long m = 128, n = 256, k = 784;
+    const std::vector<float> a = values(std::size_t(m * k), 7), b = values(std::size_t(k * n), 8);
+    std::vector<float> first(std::size_t(m * n)), second(std::size_t(m * n));
+    const hopper::detail::BFloat16Products on(true);
+    hopper::detail::gemm(false, true, m, n, k, a.data(), b.data(), first.data());
+    hopper::detail::gemm(false, true, m, n, k, a.data(), b.data(), second.data());
+    EXPECT_EQ(first, second);
 }
 
 TEST(Gemm, NamesItsBackend) {

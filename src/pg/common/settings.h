@@ -9,6 +9,7 @@ extern int setting_max_state_mb;         // hopper.max_model_state_mb
 extern int setting_segment_cache_mb;     // hopper.segment_cache_mb
 extern int setting_shuffle_window_mb;    // hopper.shuffle_window_mb
 extern int setting_buffer_cache_mb;      // hopper.buffer_cache_mb
+extern int setting_read_ahead_min_mb;    // hopper.read_ahead_min_mb (-1: never read ahead)
 extern int setting_max_memory_mb;        // hopper.max_memory_mb (0: a quarter of physical memory)
 extern int setting_max_packed_table_mb;  // hopper.max_packed_table_mb (0: a quarter of free disk)
 extern int setting_model_cache_mb;       // hopper.model_cache_mb

@@ -368,6 +368,7 @@ private:
 class CitusEngine final : public Engine {
 public:
     const char* name() const override { return "citus"; }
+    bool reads_buffers_locally() const override { return false; }
 
     // One segment per shard: Citus's shard count (citus.shard_count); one per worker node: the
     // number of nodes that hold shards.

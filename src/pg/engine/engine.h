@@ -61,6 +61,10 @@ class Engine {
 public:
     virtual ~Engine() = default;
     virtual const char* name() const = 0;
+    // Whether this server's own processes read the packed buffers a run trains on (plain
+    // PostgreSQL's partitions), so that the run may read them ahead into its cache (read_ahead.h);
+    // not where segments are shards read on other nodes.
+    virtual bool reads_buffers_locally() const = 0;
     // Segments of a new packed table when hopper.preprocess is not told how many. `placement` is
     // preprocess's segment_placement: "" (the engine's default), "shard" or "worker".
     virtual int default_num_segments(Spi& spi, const std::string& placement) = 0;

@@ -203,6 +203,7 @@ private:
 class PostgresEngine final : public Engine {
 public:
     const char* name() const override { return "postgresql"; }
+    bool reads_buffers_locally() const override { return true; }
 
     // One segment per CPU: segments train in parallel workers. (All segments sit on this one
     // server, so segment_placement changes nothing here.)

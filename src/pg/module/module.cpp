@@ -23,6 +23,7 @@ int setting_max_state_mb = 1024;
 int setting_segment_cache_mb = 2048;
 int setting_shuffle_window_mb = 256;
 int setting_buffer_cache_mb = 1024;
+int setting_read_ahead_min_mb = 16;
 int setting_max_memory_mb = 0;
 int setting_max_packed_table_mb = 0;
 int setting_model_cache_mb = 256;
@@ -85,6 +86,14 @@ void _PG_init(void) {
         "Saves fetching the same buffers from TOAST once per model and iteration when the backend trains segments "
         "itself (one segment, or hopper.parallel_segments = 1). Freed when the run ends; 0 turns it off.",
         &setting_buffer_cache_mb, 1024, 0, INT_MAX / 2, PGC_USERSET, GUC_UNIT_MB, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "hopper.read_ahead_min_mb",
+        "Least packed data, in megabytes, for which a training run reads its buffers ahead in a background worker "
+        "(-1: never).",
+        "When fewer segments train at once than the machine has cores (fit; fit_multiple on one segment), a "
+        "background worker fetches the run's packed buffers into its buffer cache while the backend fetches them "
+        "too, from the other end. Below this size starting the worker costs more than it saves.",
+        &setting_read_ahead_min_mb, 16, -1, INT_MAX / 2, PGC_USERSET, GUC_UNIT_MB, nullptr, nullptr, nullptr);
     DefineCustomIntVariable(
         "hopper.max_memory_mb",
         "Most memory one hopper call may plan to use across its backend and parallel workers, in megabytes (0: a "

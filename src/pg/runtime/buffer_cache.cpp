@@ -39,6 +39,8 @@ BufferCacheStats read_counters(const RunAreaControl& c) {
     s.not_kept = int64_t(pg_atomic_read_u64(&m.not_kept));
     s.bytes = int64_t(pg_atomic_read_u64(&m.buffer_bytes));
     s.budget = int64_t(c.buffer_budget);
+    s.read_ahead_listed = int64_t(c.read_ahead_count);
+    s.read_ahead_kept = int64_t(pg_atomic_read_u64(&m.read_ahead_kept));
     return s;
 }
 
@@ -56,12 +58,12 @@ dshash_parameters buffer_table_parameters(int tranche) {
 
 void remember_buffer_cache_stats(const RunAreaControl& control) { stats = read_counters(control); }
 
-PackedBuffer detoast_buffer(Datum d) {
-    varlena* v = reinterpret_cast<varlena*>(DatumGetPointer(d));
-    RunArea* cache = VARATT_IS_EXTERNAL_ONDISK(v) ? active_run_area() : nullptr;
-    if (cache && cache->control->buffer_budget == 0) cache = nullptr;  // hopper.buffer_cache_mb = 0: off
-    if (!cache) return {PointerGetDatum(call([&] { return pg_detoast_datum(v); }))};
+namespace {
 
+// The TOAST value `v` points to (stored out of line), from `cache` or fetched and kept there. A
+// read-ahead worker (by_read_ahead) only fills the cache: it counts what it keeps apart, and what
+// it cannot keep it lets go (the reader will fetch it).
+PackedBuffer cached_value(RunArea* cache, varlena* v, bool by_read_ahead) {
     varatt_external pointer;
     VARATT_EXTERNAL_GET_POINTER(pointer, v);
     const uint64 key = (uint64(pointer.va_toastrelid) << 32) | uint64(pointer.va_valueid);
@@ -82,7 +84,7 @@ PackedBuffer detoast_buffer(Datum d) {
         }
     });
     if (hit.finite_checked) {
-        pg_atomic_fetch_add_u64(&control->hits, 1);
+        if (!by_read_ahead) pg_atomic_fetch_add_u64(&control->hits, 1);
         return hit;
     }
     // Packed float buffers are stored uncompressed (they hardly compress): those are fetched from
@@ -95,6 +97,7 @@ PackedBuffer detoast_buffer(Datum d) {
     varlena* local = direct ? nullptr : call([&] { return pg_detoast_datum(v); });
     const uint64 size = direct ? uint64(VARATT_EXTERNAL_GET_EXTSIZE(pointer)) + VARHDRSZ : uint64(VARSIZE(local));
     auto not_kept = [&]() -> PackedBuffer {
+        if (by_read_ahead) return {};
         pg_atomic_fetch_add_u64(&control->not_kept, 1);
         if (!local) local = call([&] { return pg_detoast_datum(v); });
         return {PointerGetDatum(local)};
@@ -149,15 +152,33 @@ PackedBuffer detoast_buffer(Datum d) {
         dshash_release_lock(cache->buffers, e);
     });
     if (kept.finite_checked && !kept_by_other) {
-        pg_atomic_fetch_add_u64(&control->misses, 1);
+        pg_atomic_fetch_add_u64(by_read_ahead ? &control->read_ahead_kept : &control->misses, 1);
     } else if (kept.finite_checked) {
         pg_atomic_fetch_sub_u64(&control->buffer_bytes, size);
-        pg_atomic_fetch_add_u64(&control->hits, 1);
+        if (!by_read_ahead) pg_atomic_fetch_add_u64(&control->hits, 1);
     } else {  // another process kept a different value under this key (it changed since): not ours
         pg_atomic_fetch_sub_u64(&control->buffer_bytes, size);
         return not_kept();
     }
     return kept;
+}
+
+}  // namespace
+
+PackedBuffer detoast_buffer(Datum d) {
+    varlena* v = reinterpret_cast<varlena*>(DatumGetPointer(d));
+    RunArea* cache = VARATT_IS_EXTERNAL_ONDISK(v) ? active_run_area() : nullptr;
+    if (cache && cache->control->buffer_budget == 0) cache = nullptr;  // hopper.buffer_cache_mb = 0: off
+    if (!cache) return {PointerGetDatum(call([&] { return pg_detoast_datum(v); }))};
+    return cached_value(cache, v, false);
+}
+
+bool read_ahead_buffer(RunArea& cache, const varatt_external& pointer) {
+    // An out-of-line value's pointer, as a tuple holds it.
+    alignas(8) char datum[VARHDRSZ_EXTERNAL + sizeof(varatt_external)];
+    SET_VARTAG_EXTERNAL(datum, VARTAG_ONDISK);
+    std::memcpy(VARDATA_EXTERNAL(datum), &pointer, sizeof(varatt_external));
+    return cached_value(&cache, reinterpret_cast<varlena*>(datum), true).finite_checked != nullptr;
 }
 
 void check_finite_once(const PackedBuffer& buffer, const Float4Matrix& m, const char* what) {
@@ -177,13 +198,15 @@ BufferCacheStats last_buffer_cache_stats() {
 
 using namespace hopper::pg;
 
-// buffer_cache_stats() -> (hits, misses, not_kept, kept_bytes, budget_bytes, attached) of this
-// backend's last (or current) run of fit, fit_multiple or fit_data_parallel, its parallel workers'
-// reads included; attached: whether the backend holds a run's area now.
+// buffer_cache_stats() -> (hits, misses, not_kept, kept_bytes, budget_bytes, attached,
+// read_ahead_listed, read_ahead_kept) of this backend's last (or current) run of fit, fit_multiple
+// or fit_data_parallel, its parallel workers' reads included; attached: whether the backend holds a
+// run's area now; read_ahead_*: what its read-ahead worker was given and kept.
 HOPPER_FUNCTION(buffer_cache_stats) {
     const BufferCacheStats s = last_buffer_cache_stats();
     return make_record(fcinfo,
                        {Int64GetDatum(s.hits), Int64GetDatum(s.misses), Int64GetDatum(s.not_kept),
-                        Int64GetDatum(s.bytes), Int64GetDatum(s.budget), BoolGetDatum(buffer_cache_attached())},
+                        Int64GetDatum(s.bytes), Int64GetDatum(s.budget), BoolGetDatum(buffer_cache_attached()),
+                        Int64GetDatum(s.read_ahead_listed), Int64GetDatum(s.read_ahead_kept)},
                        {});
 }

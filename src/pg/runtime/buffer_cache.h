@@ -24,11 +24,13 @@ namespace hopper::pg {
 
 struct BufferCacheStats {
     int64_t hits = 0;
-    int64_t misses = 0;    // detoasted and kept
-    int64_t not_kept = 0;  // detoasted, not kept: the budget was full (or an OID was reused)
-    int64_t bytes = 0;     // bytes kept
-    int64_t budget = 0;    // the run's budget in bytes: hopper.buffer_cache_mb, or less if
-                           // /dev/shm has less room
+    int64_t misses = 0;             // detoasted and kept
+    int64_t not_kept = 0;           // detoasted, not kept: the budget was full (or an OID was reused)
+    int64_t bytes = 0;              // bytes kept
+    int64_t budget = 0;             // the run's budget in bytes: hopper.buffer_cache_mb, or less if
+                                    // /dev/shm has less room
+    int64_t read_ahead_listed = 0;  // buffers given to a read-ahead worker (read_ahead.h)
+    int64_t read_ahead_kept = 0;    // of those, kept by it before any reader asked for them
 };
 
 // A packed buffer as a plain (detoasted) varlena: from the run's cache when there is one and the
@@ -38,6 +40,11 @@ struct PackedBuffer {
     pg_atomic_uint32* finite_checked = nullptr;  // the cache entry's flag; nullptr when not cached
 };
 PackedBuffer detoast_buffer(Datum d);
+
+struct RunArea;
+// In a read-ahead worker: keeps the TOAST value `pointer` names in the run's cache unless it is
+// there already or the budget is full; whether the cache holds it now.
+bool read_ahead_buffer(RunArea& cache, const varatt_external& pointer);
 
 // check_finite_buffer, once per cached buffer and run: the cache keeps the bytes that passed.
 void check_finite_once(const PackedBuffer& buffer, const Float4Matrix& m, const char* what);

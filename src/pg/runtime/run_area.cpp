@@ -49,41 +49,46 @@ void detach(RunArea& a) {
     a = RunArea{};
 }
 
+// Attaches `into` to the area `setting` ("leader pid:control segment handle:tranche") names if it
+// really is that leader's; false (nothing attached) otherwise.
+bool attach_area(RunArea& into, const std::string& setting) {
+    int pid = 0, tranche = 0;
+    unsigned handle = 0;
+    if (std::sscanf(setting.c_str(), "%d:%u:%d", &pid, &handle, &tranche) != 3) return false;
+    const dshash_parameters params = buffer_table_parameters(tranche);
+    bool ours = false;
+    call([&] {
+        // The handles are palloc'd: keep them for the process's life, and the mappings too (a
+        // transaction's end would otherwise detach them, warning of a leak).
+        MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+        into.segment = dsm_attach(dsm_handle(handle));  // NULL when there is no such segment
+        if (into.segment && dsm_segment_map_length(into.segment) >= sizeof(RunAreaControl)) {
+            dsm_pin_mapping(into.segment);
+            into.control = static_cast<RunAreaControl*>(dsm_segment_address(into.segment));
+            ours = into.control->magic == control_magic && into.control->leader_pid == pid;
+        }
+        if (ours) {
+            register_tranche(tranche);
+            into.area = dsa_attach(into.control->area);
+            dsa_pin_mapping(into.area);
+            into.buffers = dshash_attach(into.area, &params, into.control->buffers, nullptr);
+        }
+        MemoryContextSwitchTo(old);
+    });
+    if (!ours) detach(into);
+    return ours;
+}
+
 // In a parallel worker: the leader's area named by the setting, if it really is our leader's.
 RunArea* worker_area() {
     if (!IsParallelWorker() || MyProc->lockGroupLeader == nullptr) return nullptr;
     const char* setting = GetConfigOption(run_area_setting_name, true, false);
     if (setting == nullptr || *setting == '\0') return nullptr;
     if (in_worker.area && in_worker_for == setting) return &in_worker;
-    int pid = 0, tranche = 0;
-    unsigned handle = 0;
-    if (std::sscanf(setting, "%d:%u:%d", &pid, &handle, &tranche) != 3 || pid != MyProc->lockGroupLeader->pid)
-        return nullptr;
+    int pid = 0;
+    if (std::sscanf(setting, "%d:", &pid) != 1 || pid != MyProc->lockGroupLeader->pid) return nullptr;
     detach(in_worker);
-    const dshash_parameters params = buffer_table_parameters(tranche);
-    bool ours = false;
-    call([&] {
-        // The handles are palloc'd: keep them for the worker's life, and the mappings too (a worker's
-        // transaction end would otherwise detach them, warning of a leak).
-        MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
-        in_worker.segment = dsm_attach(dsm_handle(handle));  // NULL when there is no such segment
-        if (in_worker.segment && dsm_segment_map_length(in_worker.segment) >= sizeof(RunAreaControl)) {
-            dsm_pin_mapping(in_worker.segment);
-            in_worker.control = static_cast<RunAreaControl*>(dsm_segment_address(in_worker.segment));
-            ours = in_worker.control->magic == control_magic && in_worker.control->leader_pid == pid;
-        }
-        if (ours) {
-            register_tranche(tranche);
-            in_worker.area = dsa_attach(in_worker.control->area);
-            dsa_pin_mapping(in_worker.area);
-            in_worker.buffers = dshash_attach(in_worker.area, &params, in_worker.control->buffers, nullptr);
-        }
-        MemoryContextSwitchTo(old);
-    });
-    if (!ours) {
-        detach(in_worker);
-        return nullptr;
-    }
+    if (!attach_area(in_worker, setting)) return nullptr;
     in_worker_for = setting;
     return &in_worker;
 }
@@ -127,6 +132,9 @@ RunAreaScope::RunAreaScope() {
             pg_atomic_init_u64(&own.control->hits, 0);
             pg_atomic_init_u64(&own.control->misses, 0);
             pg_atomic_init_u64(&own.control->not_kept, 0);
+            own.control->read_ahead_list = InvalidDsaPointer;
+            pg_atomic_init_u32(&own.control->read_ahead_stop, 0);
+            pg_atomic_init_u64(&own.control->read_ahead_kept, 0);
             for (int i = 0; i < kMaxStateStores; ++i) own.control->state_slots[i] = InvalidDsaPointer;
             own_setting = std::to_string(MyProcPid) + ":" + std::to_string(dsm_segment_handle(own.segment)) + ":" +
                           std::to_string(tranche_id);
@@ -150,6 +158,11 @@ RunAreaScope::~RunAreaScope() {
 }
 
 RunArea* own_run_area() { return own.area ? &own : nullptr; }
+
+RunArea* attach_run_area_for_background(const std::string& setting) {
+    if (own.area || in_worker.area) return nullptr;  // a run's backend or a parallel worker: not for them
+    return attach_area(in_worker, setting) ? &in_worker : nullptr;
+}
 
 RunArea* active_run_area() {
     if (own.area) return &own;

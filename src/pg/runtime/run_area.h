@@ -41,6 +41,12 @@ struct RunAreaControl {
     // the leader before the statements that use them.
     dsa_pointer state_slots[kMaxStateStores];
     int32 state_slot_count[kMaxStateStores];
+    // Reading ahead (read_ahead.h): the TOAST pointers to read, written by the leader before it
+    // starts the worker; the leader's request to stop; the buffers the worker kept.
+    dsa_pointer read_ahead_list;
+    uint32 read_ahead_count;
+    pg_atomic_uint32 read_ahead_stop;
+    pg_atomic_uint64 read_ahead_kept;
 };
 
 // This process's view of a run's area.
@@ -64,6 +70,10 @@ public:
 RunArea* active_run_area();
 // The backend's own area during its run (nullptr in workers and outside runs).
 RunArea* own_run_area();
+// In a background worker of the run (read_ahead.cpp): attaches the area `setting` (run_area_setting()
+// of the leader) names, if it still exists and belongs to that leader; nullptr otherwise. Kept until
+// the process exits.
+RunArea* attach_run_area_for_background(const std::string& setting);
 
 // With POSIX shared memory the area lives in /dev/shm, which containers often make small: how much
 // of `wanted` bytes a run may take (half of the free room at most).

@@ -25,6 +25,7 @@
 #include "pg/common/settings.h"
 #include "pg/engine/engine.h"
 #include "pg/runtime/progress.h"
+#include "pg/runtime/read_ahead.h"
 #include "pg/runtime/run_area.h"
 #include "pg/runtime/run_lock.h"
 #include "pg/runtime/scoped_settings.h"
@@ -306,6 +307,8 @@ RunPlan run_plan(const RunRequest& req, const RunTables& tables, const std::vect
     plan.tables = &tables;
     plan.models = &models;
     for (const ModelSpec& m : models) {
+        // Before anything is written: a precision this machine cannot train in (bfloat16 without AVX512_BF16).
+        require_supported_precision(m.config.fit);
         plan.mst_keys.push_back(m.mst_key);
         plan.configs.push_back(m.config);
     }
@@ -376,7 +379,8 @@ TrainingRun::TrainingRun(Spi& spi, TrainingStrategy& strategy, const RunPlan& pl
       plan_(plan),
       context_(context),
       started_(started),
-      area_(std::make_unique<RunAreaScope>()) {}
+      area_(std::make_unique<RunAreaScope>()),
+      read_ahead_(std::make_unique<ReadAhead>()) {}
 
 TrainingRun::~TrainingRun() = default;
 
@@ -398,6 +402,13 @@ void TrainingRun::set_states(std::vector<std::string> states, uint32_t base, std
 void TrainingRun::train() {
     progress_.begin(context_.run_id, context_.method, plan_.req->num_iterations, strategy_.model_iterations(plan_),
                     segment_buffers(spi_, plan_.tables->packed));
+    if (detect_engine(spi_)->reads_buffers_locally()) {
+        std::vector<TableName> tables = {plan_.tables->packed};
+        if (plan_.tables->validation) tables.push_back(plan_.tables->validation->table);
+        int at_once = strategy_.training_processes(plan_);
+        if (setting_parallel_segments > 0) at_once = std::min(at_once, setting_parallel_segments);
+        read_ahead_->start(spi_, tables, at_once);
+    }
     while (!strategy_.finished(*this)) iterate();
 }
 

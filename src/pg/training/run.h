@@ -32,6 +32,7 @@ namespace hopper::pg {
 
 class ModelHopper;
 class RunAreaScope;
+class ReadAhead;
 struct RunOutputs;
 
 struct ModelSpec {
@@ -300,7 +301,8 @@ private:
     double train_seconds_ = 0, hop_seconds_ = 0, eval_seconds_ = 0;
     int iteration_ = 0;
     RunProgress progress_;
-    std::unique_ptr<RunAreaScope> area_;  // buffers detoasted and states trained in this run are shared through it
+    std::unique_ptr<RunAreaScope> area_;     // buffers detoasted and states trained in this run are shared through it
+    std::unique_ptr<ReadAhead> read_ahead_;  // filling area_'s buffer cache ahead (stopped before area_ goes)
     StatementSettings settings_;
 };
 

@@ -25,6 +25,20 @@ SELECT hits, misses, not_kept, kept_bytes, budget_bytes = 1024 * 1024 * 1024 AS 
 -- The session lets go of the cache's shared memory when the run ends.
 SELECT attached FROM hopper.buffer_cache_stats();
 
+-- Reading ahead (hopper.read_ahead_min_mb, src/pg/runtime/read_ahead.cpp): fit trains its model on
+-- one segment at a time, so with a core to spare a background worker fetches the buffers into the
+-- cache from the other end while the backend fetches them from the start. Below read_ahead_min_mb
+-- (16 MB by default; this table has 0.5 MB) no worker starts, as in the run above; at 0 one starts
+-- for any size (on a machine of more than one core: test/scripts/read_ahead.sh checks what it keeps).
+-- Whoever fetches a buffer first keeps it, once, and every read of the backend is a hit or a miss;
+-- the model is the same bit for bit.
+SET hopper.read_ahead_min_mb = 0;
+CALL hopper.fit('wide_packed', 'read_ahead', :'arch', '{"optimizer": "sgd", "learning_rate": 0.05}', '{"batch_size": 20}', 3);
+SELECT misses + read_ahead_kept AS kept_once, hits + misses AS reads, not_kept, attached FROM hopper.buffer_cache_stats();
+SELECT r.model_state = c.model_state AS same_state FROM read_ahead r, cached c;
+RESET hopper.read_ahead_min_mb;
+SET hopper.read_ahead_min_mb = -2;
+
 -- Turned off, the same run detoasts every read and trains the same model bit for bit.
 SET hopper.buffer_cache_mb = 0;
 CALL hopper.fit('wide_packed', 'uncached', :'arch', '{"optimizer": "sgd", "learning_rate": 0.05}', '{"batch_size": 20}', 3);

@@ -48,6 +48,10 @@ SELECT refusal($$SELECT madlib.madlib_keras_fit('"Packed Points"', 'bad name', '
 SELECT refusal($$SELECT madlib.madlib_keras_fit_multiple_model('"Packed Points"', 'bad name', '"MST Table"', 1)$$);
 SELECT refusal($$SELECT madlib.madlib_keras_evaluate('"Mad Model"', '"Other Schema"."Packed Val"', 'bad name')$$);
 SELECT refusal($$SELECT madlib.madlib_keras_predict('"Mad Model"', 'pts', 'id', 'x', 'bad name')$$);
+-- A packed table is buffers of rows: predict refuses it, as MADlib does (issue 30); nothing is written.
+SELECT refusal($$SELECT madlib.madlib_keras_predict('"Mad Model"', '"Packed Points"', 'buffer_id', 'x', 'pred_packed')$$);
+SELECT refusal($$SELECT madlib.madlib_keras_predict_byom('"Arch Table"', 1, '"Packed Points"', 'buffer_id', 'x', 'pred_packed')$$);
+SELECT to_regclass('pred_packed') AS not_written;
 
 -- ---- every required argument NULL (and table names empty) ----
 SELECT refusal($$SELECT madlib.training_preprocessor_dl(NULL, 'o', 'y', 'x')$$);

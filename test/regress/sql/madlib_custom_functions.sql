@@ -1,0 +1,123 @@
+-- hopper_madlib's custom functions (issue 30): MADlib's object_table of Keras losses and metrics
+-- (madlib.<object_table>: id, name, description, object). load_top_k_accuracy_function's metrics are
+-- hopper's own top_k_accuracy: compile_params naming one train with it, in fit and in model
+-- selection tables; an object loaded as a pickle (Python) is stored and refused (0A000, named) where
+-- a model would use it; delete_custom_function deletes by id or name and drops the emptied table.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS hopper_madlib;
+CREATE SCHEMA test_madlib_custom_functions;
+SET search_path = test_madlib_custom_functions, public;
+CREATE FUNCTION refusal(stmt text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE stmt;
+    RETURN 'no error';
+EXCEPTION WHEN OTHERS THEN
+    RETURN SQLSTATE || ': ' || SQLERRM;
+END $$;
+
+CREATE TABLE pts AS
+SELECT g AS id, ARRAY[g % 4, (g % 4) * 2 + g % 2, g % 5]::float8[] AS x, ('c' || g % 4)::varchar AS y
+FROM generate_series(1, 80) g;
+SELECT madlib.training_preprocessor_dl('pts', 'pts_packed', 'y', 'x', 20);
+SELECT madlib.load_keras_model('arch', '{"class_name": "Sequential", "config": [{"class_name": "Dense", "config": {"name": "d1", "activation": "softmax", "units": 4, "batch_input_shape": [null, 3], "use_bias": true}}], "backend": "tensorflow"}'::json);
+
+-- ---- loading: MADlib's table in schema madlib, MADlib's names and descriptions ----
+SELECT madlib.load_top_k_accuracy_function('regress_custom_functions', 2);
+SELECT madlib.load_top_k_accuracy_function('regress_custom_functions', 3);
+SELECT madlib.load_custom_function('regress_custom_functions', '\x80049501'::bytea, 'rmse', 'root mean square error');
+SELECT id, name, description, object IS NOT NULL AS has_object FROM madlib.regress_custom_functions ORDER BY id;
+SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute
+WHERE attrelid = 'madlib.regress_custom_functions'::regclass AND attnum > 0 ORDER BY attnum;
+
+-- ---- using top-k accuracy: fit, evaluate, model selection ----
+SELECT madlib.madlib_keras_fit('pts_packed', 'topk_model', 'arch', 1,
+    $$ loss='categorical_crossentropy', optimizer='SGD(lr=0.1)', metrics=['top_2_accuracy'] $$, 'batch_size=10', 2,
+    FALSE, NULL, NULL, FALSE, NULL, NULL, 'regress_custom_functions');
+SELECT metrics_type, object_table, cardinality(training_metrics) AS evaluated,
+       training_metrics_final BETWEEN 0 AND 1 AS in_range FROM topk_model_summary;
+-- hopper's own metric trained it: top_k_accuracy with top_k 2.
+SELECT compile_params FROM topk_model;
+SELECT madlib.madlib_keras_evaluate('topk_model', 'pts_packed', 'topk_eval');
+SELECT metric BETWEEN 0 AND 1 AS in_range, metrics_type FROM topk_eval;
+SELECT madlib.load_model_selection_table('arch', 'mst_topk', ARRAY[1],
+    ARRAY[$$loss='categorical_crossentropy', optimizer='Adam(lr=0.01)', metrics=['top_3_accuracy']$$], ARRAY['batch_size=10'],
+    'regress_custom_functions');
+SELECT compile_params FROM mst_topk;
+SELECT object_table FROM mst_topk_summary;
+SELECT madlib.generate_model_configs('arch', 'mst_topk_grid', ARRAY[1],
+    $${'loss': ['categorical_crossentropy'], 'optimizer_params_list': [{'optimizer': ['Adam', 'SGD'], 'lr': [0.01]}],
+       'metrics': ['top_2_accuracy']}$$, $${'batch_size': [10]}$$, 'grid', NULL, NULL, 'regress_custom_functions');
+SELECT mst_key, compile_params::jsonb->'metrics' AS metrics, compile_params::jsonb->'top_k' AS top_k
+FROM mst_topk_grid ORDER BY mst_key;
+SELECT object_table FROM mst_topk_grid_summary;
+SELECT madlib.madlib_keras_fit_multiple_model('pts_packed', 'topk_multi', 'mst_topk_grid', 1);
+SELECT count(*) AS models, bool_and(training_metrics_final BETWEEN 0 AND 1) AS in_range FROM topk_multi_info;
+SELECT object_table FROM topk_multi_summary;
+-- automl: Hyperband and Hyperopt draw from a grid naming top_2_accuracy.
+SELECT madlib.madlib_keras_automl('pts_packed', 'topk_automl', 'arch', 'topk_automl_mst', ARRAY[1],
+    $${'loss': ['categorical_crossentropy'], 'optimizer_params_list': [{'optimizer': ['SGD'], 'lr': [0.01, 0.1, 'log']}],
+       'metrics': ['top_2_accuracy']}$$, $${'batch_size': [10]}$$, 'hyperband', 'R=2, eta=2, skip_last=0', 1,
+    'regress_custom_functions');
+SELECT bool_and(compile_params LIKE '%top_k_accuracy%top_k%2%') AS top_k_2, count(*) > 0 AS trained FROM topk_automl_info;
+SELECT object_table FROM topk_automl_summary;
+SELECT object_table FROM topk_automl_mst_summary;
+SELECT madlib.madlib_keras_automl('pts_packed', 'topk_hyperopt', 'arch', 'topk_hyperopt_mst', ARRAY[1],
+    $${'loss': ['categorical_crossentropy'], 'optimizer_params_list': [{'optimizer': ['SGD'], 'lr': [0.01, 0.1]}],
+       'metrics': ['top_2_accuracy']}$$, $${'batch_size': [10]}$$, 'hyperopt', 'num_configs=2, num_iterations=1', 1,
+    'regress_custom_functions');
+SELECT bool_and(compile_params LIKE '%top_k_accuracy%top_k%2%') AS top_k_2, count(*) AS trained FROM topk_hyperopt_info;
+SELECT object_table FROM topk_hyperopt_summary;
+
+-- ---- refusals ----
+SELECT refusal($$SELECT madlib.madlib_keras_fit('pts_packed', 'x_model', 'arch', 1,
+    $c$ loss='categorical_crossentropy', optimizer='SGD', metrics=['rmse'] $c$, NULL, 1,
+    FALSE, NULL, NULL, FALSE, NULL, NULL, 'regress_custom_functions')$$);
+SELECT refusal($$SELECT madlib.madlib_keras_fit('pts_packed', 'x_model', 'arch', 1,
+    $c$ loss='rmse', optimizer='SGD' $c$, NULL, 1, FALSE, NULL, NULL, FALSE, NULL, NULL, 'regress_custom_functions')$$);
+SELECT refusal($$SELECT madlib.madlib_keras_fit('pts_packed', 'x_model', 'arch', 1,
+    $c$ loss='top_2_accuracy', optimizer='SGD' $c$, NULL, 1, FALSE, NULL, NULL, FALSE, NULL, NULL, 'regress_custom_functions')$$);
+SELECT refusal($$SELECT madlib.madlib_keras_fit('pts_packed', 'x_model', 'arch', 1,
+    $c$ loss='categorical_crossentropy', optimizer='SGD', metrics=['top_2_accuracy', 'top_3_accuracy'] $c$, NULL, 1,
+    FALSE, NULL, NULL, FALSE, NULL, NULL, 'regress_custom_functions')$$);
+SELECT refusal($$SELECT madlib.generate_model_configs('arch', 'x_mst', ARRAY[1],
+    $c${'loss': ['rmse'], 'optimizer_params_list': [{'optimizer': ['SGD']}]}$c$, '{}', 'grid', NULL, NULL, 'regress_custom_functions')$$);
+SELECT refusal($$SELECT madlib.generate_model_configs('arch', 'x_mst', ARRAY[1],
+    $c${'loss': ['categorical_crossentropy'], 'metrics': ['top_2_accuracy', 'top_3_accuracy']}$c$, '{}', 'grid', NULL, NULL,
+    'regress_custom_functions')$$);
+SELECT refusal($$SELECT madlib.madlib_keras_automl('pts_packed', 'x_model', 'arch', 'x_mst', ARRAY[1],
+    $c${'loss': ['categorical_crossentropy'], 'metrics': ['rmse']}$c$, '{}', 'hyperband', 'R=2, eta=2', 1,
+    'regress_custom_functions')$$);
+SELECT refusal($$SELECT madlib.load_model_selection_table('arch', 'x_mst', ARRAY[1],
+    ARRAY[$c$loss='categorical_crossentropy', metrics=['rmse']$c$], ARRAY[''], 'regress_custom_functions')$$);
+SELECT to_regclass('x_model') IS NULL AND to_regclass('x_mst') IS NULL AS nothing_written;
+-- A table that is not there, one named with a schema, one without MADlib's columns.
+SELECT refusal($$SELECT madlib.madlib_keras_fit('pts_packed', 'x_model', 'arch', 1,
+    $c$ loss='categorical_crossentropy', optimizer='SGD', metrics=['top_2_accuracy'] $c$, NULL, 1,
+    FALSE, NULL, NULL, FALSE, NULL, NULL, 'no_such_functions')$$);
+SELECT refusal($$SELECT madlib.madlib_keras_fit('pts_packed', 'x_model', 'arch', 1,
+    $c$ loss='categorical_crossentropy', optimizer='SGD', metrics=['top_2_accuracy'] $c$, NULL, 1,
+    FALSE, NULL, NULL, FALSE, NULL, NULL, 'madlib.regress_custom_functions')$$);
+CREATE TABLE madlib.regress_not_functions (id int, name text);
+SELECT refusal($$SELECT madlib.load_top_k_accuracy_function('regress_not_functions', 2)$$);
+DROP TABLE madlib.regress_not_functions;
+-- Bad arguments.
+SELECT refusal($$SELECT madlib.load_top_k_accuracy_function('regress_custom_functions', 2)$$);
+SELECT refusal($$SELECT madlib.load_top_k_accuracy_function('regress_custom_functions', 0)$$);
+SELECT refusal($$SELECT madlib.load_top_k_accuracy_function('regress_custom_functions', NULL)$$);
+SELECT refusal($$SELECT madlib.load_top_k_accuracy_function(NULL, 2)$$);
+SELECT refusal($$SELECT madlib.load_top_k_accuracy_function('', 2)$$);
+SELECT refusal($$SELECT madlib.load_custom_function('regress_custom_functions', NULL, 'f')$$);
+SELECT refusal($$SELECT madlib.load_custom_function('regress_custom_functions', '\x00'::bytea, NULL)$$);
+SELECT refusal($$SELECT madlib.delete_custom_function('regress_custom_functions', 99)$$);
+SELECT refusal($$SELECT madlib.delete_custom_function('regress_custom_functions', 'nope')$$);
+SELECT refusal($$SELECT madlib.delete_custom_function('regress_custom_functions', NULL::integer)$$);
+SELECT refusal($$SELECT madlib.delete_custom_function('no_such_functions', 1)$$);
+
+-- ---- deleting: by id, by name; the last one drops the table ----
+SELECT madlib.delete_custom_function('regress_custom_functions', 1);
+SELECT madlib.delete_custom_function('regress_custom_functions', 'rmse');
+SELECT id, name FROM madlib.regress_custom_functions ORDER BY id;
+SELECT madlib.delete_custom_function('regress_custom_functions', 'top_3_accuracy');
+SELECT to_regclass('madlib.regress_custom_functions') AS gone;
+
+DROP SCHEMA test_madlib_custom_functions CASCADE;
