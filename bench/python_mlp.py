@@ -7,12 +7,18 @@ Fashion-MNIST with PyTorch or scikit-learn, one run per process (bench/run.sh ru
 
   python_mlp.py torch|sklearn --optimizer sgd|adam [--epochs 10] [--threads 1] [--data DIR] [--no-metrics]
                 [--lr LR] [--momentum M] [--hidden UNITS] [--batch-size 256] [--seed 1]
+                [--from-postgres binary|text]
 
 Each epoch does what a user's training loop does, like hopper's fit with a validation table and its
 defaults: the training loss and accuracy as a running mean over the epoch's minibatches (Keras'
 and PyTorch's usual report), then the loss and accuracy on the 10,000 test images; both are inside
 the timed epoch ("train_loss", "train_accuracy", "test_accuracy_per_epoch" in the output).
 --no-metrics times the bare training loop (the figures of bench runs before issue 15).
+--from-postgres reads the images from tables fashion_train and fashion_test (bench/setup.sh: id,
+label, class_name, pixels real[] of 0-255) of the database psql connects to instead of the idx
+files, through COPY ... TO STDOUT in that format parsed with numpy (bench/anchor.py's copy_out), and
+reports the seconds it took ("copy_parse_seconds"): the whole path from data in PostgreSQL
+(bench/endtoend/run.sh).
 
 Both train with the same hyper-parameters as hopper in bench/run.sh: SGD lr 0.01 momentum 0.9
 (plain momentum, not Nesterov) or Adam lr 0.001 (betas 0.9/0.999), no weight decay, Glorot-uniform
@@ -36,6 +42,7 @@ parser.add_argument("--batch-size", type=int, default=256)
 parser.add_argument("--seed", type=int, default=1)
 parser.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
 parser.add_argument("--no-metrics", action="store_true", help="time the training loop alone")
+parser.add_argument("--from-postgres", choices=["binary", "text"], help="read the images out of PostgreSQL")
 # Other configurations (bench/shuffle's side-by-side accuracy per configuration); the defaults are
 # bench/run.sh's: SGD lr 0.01 momentum 0.9, Adam lr 0.001, 128 hidden units.
 parser.add_argument("--lr", type=float, help="learning rate (default: 0.01 for SGD, 0.001 for Adam)")
@@ -52,7 +59,7 @@ for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 import numpy as np  # noqa: E402  (after the thread settings)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from anchor import blas_in_use  # noqa: E402
+from anchor import blas_in_use, copy_out  # noqa: E402
 
 SGD_LR = args.lr if args.lr is not None else 0.01
 ADAM_LR = args.lr if args.lr is not None else 0.001
@@ -69,8 +76,19 @@ def read_idx(images, labels):
     return x, y
 
 
-x_train, y_train = read_idx(f"{args.data}/train-images-idx3-ubyte.gz", f"{args.data}/train-labels-idx1-ubyte.gz")
-x_test, y_test = read_idx(f"{args.data}/t10k-images-idx3-ubyte.gz", f"{args.data}/t10k-labels-idx1-ubyte.gz")
+def read_table(table):
+    x, y = copy_out(f"SELECT pixels, label FROM {table}", args.from_postgres)
+    x /= np.float32(255.0)
+    return x, y
+
+
+copy_start = time.perf_counter()
+if args.from_postgres:
+    (x_train, y_train), (x_test, y_test) = read_table("fashion_train"), read_table("fashion_test")
+else:
+    x_train, y_train = read_idx(f"{args.data}/train-images-idx3-ubyte.gz", f"{args.data}/train-labels-idx1-ubyte.gz")
+    x_test, y_test = read_idx(f"{args.data}/t10k-images-idx3-ubyte.gz", f"{args.data}/t10k-labels-idx1-ubyte.gz")
+copy_parse_seconds = time.perf_counter() - copy_start
 epoch_seconds, epoch_cpu = [], []
 train_loss, train_acc, test_acc_per_epoch = [], [], []
 versions = {"numpy": np.__version__, "blas": blas_in_use()}
@@ -168,5 +186,7 @@ json.dump({"system": args.system, "optimizer": args.optimizer, "threads": args.t
            "params": int(params), "samples_per_epoch": int(x_train.shape[0]), "epoch_seconds": epoch_seconds,
            "epoch_cpu_seconds": epoch_cpu, "test_accuracy": test_acc, "test_loss": test_loss,
            "metrics_per_epoch": METRICS, "train_loss": train_loss, "train_accuracy": train_acc,
-           "test_accuracy_per_epoch": test_acc_per_epoch, "versions": versions}, sys.stdout)
+           "test_accuracy_per_epoch": test_acc_per_epoch, "versions": versions,
+           "source": "postgres-" + args.from_postgres if args.from_postgres else "idx",
+           "copy_parse_seconds": copy_parse_seconds}, sys.stdout)
 print()

@@ -14,14 +14,17 @@ python3-threadpoolctl, python3-numpy (run with /usr/bin/python3).
 """
 import http.client
 import json
+import os
 import statistics
-import subprocess
 import sys
 import time
 
 import numpy as np
 import torch
 from threadpoolctl import threadpool_info, threadpool_limits
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from anchor import copy_out  # noqa: E402  (bench/anchor.py)
 
 
 def load_model(path):
@@ -45,16 +48,7 @@ def load_model(path):
 def copy_rows(sql):
     """Rows of one real[] column through COPY ... TO STDOUT (FORMAT binary) (psql), as float32: the
     fastest way out (text is about twice as slow: float4out, then parsing)."""
-    out = subprocess.run(["psql", "-X", "-q", "-c", f"COPY ({sql}) TO STDOUT (FORMAT binary)"], check=True,
-                         capture_output=True).stdout
-    # Header (19 bytes), rows, trailer (2). A row: field count (2), length (4), the array's ndim,
-    # hasnull, element type, width, lower bound (4 each), then a length (4) and a value (4) per element.
-    ndim, hasnull, elemtype, n = (int.from_bytes(out[25 + 4 * k:29 + 4 * k], "big") for k in range(4))
-    row = 2 + 4 + 20 + 8 * n
-    rows, rest = divmod(len(out) - 21, row)
-    if (ndim, hasnull, elemtype) != (1, 0, 700) or rest:
-        sys.exit("anchor: expected rows of one real[] column of equal width without NULLs")
-    return np.ndarray((rows, n), dtype=">f4", buffer=out, offset=19 + 26 + 4, strides=(row, 8)).astype(np.float32)
+    return copy_out(sql, "binary")[0]
 
 
 def one_thread():

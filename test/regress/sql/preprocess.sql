@@ -62,6 +62,25 @@ CREATE TABLE empty_points (x float8[], label int);
 SELECT hopper.preprocess('empty_points', 'o1', 'label', 'x');
 CREATE TABLE ragged AS SELECT * FROM (VALUES (ARRAY[1.0, 2.0]::float8[], 1), (ARRAY[1.0]::float8[], 2)) v(x, label);
 SELECT hopper.preprocess('ragged', 'o1', 'label', 'x');
+-- Widths are read from the arrays' headers alone, whatever the storage: compressed inline (zeros),
+-- compressed out of line, uncompressed out of line (sines do not compress), and out of line under
+-- STORAGE EXTERNAL.
+CREATE TABLE ragged_toasted (x real[], y real[], label int);
+INSERT INTO ragged_toasted SELECT array_fill(0::real, ARRAY[3000]), ARRAY[1, 2]::real[], 1;
+INSERT INTO ragged_toasted SELECT array_agg(((i * 7919) % 1000)::real), ARRAY[1, 2]::real[], 2
+  FROM generate_series(1, 3000) i;
+INSERT INTO ragged_toasted SELECT array_agg(sin(i)::real), ARRAY[1, 2]::real[], 3 FROM generate_series(1, 3000) i;
+ALTER TABLE ragged_toasted ALTER COLUMN x SET STORAGE EXTERNAL;
+INSERT INTO ragged_toasted SELECT array_agg(sin(i)::real), ARRAY[1, 2]::real[], 4 FROM generate_series(1, 2999) i;
+SELECT label, CASE WHEN pg_column_size(x) >= 2999 * 4 THEN 'uncompressed' WHEN pg_column_size(x) > 2032
+                   THEN 'compressed, out of line' ELSE 'compressed, inline' END AS stored
+FROM ragged_toasted ORDER BY label;
+SELECT hopper.preprocess('ragged_toasted', 'o1', 'label', 'x');
+DELETE FROM ragged_toasted WHERE label = 4;
+INSERT INTO ragged_toasted SELECT array_agg(sin(i)::real), ARRAY[1, 2, 3]::real[], 4 FROM generate_series(1, 3000) i;
+SELECT hopper.preprocess('ragged_toasted', 'o1', 'y', 'x');
+CREATE TABLE empty_arrays AS SELECT * FROM (VALUES ('{}'::real[], 1), ('{}'::real[], 2)) v(x, label);
+SELECT hopper.preprocess('empty_arrays', 'o1', 'label', 'x');
 CREATE TABLE with_nan AS SELECT * FROM (VALUES (ARRAY[1.0, 'NaN']::float8[], 1), (ARRAY[1.0, 2.0]::float8[], 2)) v(x, label);
 SELECT hopper.preprocess('with_nan', 'o1', 'label', 'x');
 CREATE TABLE null_features AS SELECT * FROM (VALUES (ARRAY[1.0, 2.0]::float8[], 1), (NULL, 2)) v(x, label);
