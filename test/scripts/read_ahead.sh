@@ -35,12 +35,29 @@ SELECT 'off', read_ahead_listed FROM hopper.buffer_cache_stats();
 SELECT 'same', a.model_state = n.model_state FROM ahead a, not_ahead n;
 RESET hopper.read_ahead_min_mb;
 SELECT 'workers', count(*) FROM pg_stat_activity WHERE backend_type = 'hopper read-ahead';
+SQL
+) || fail "$out"
+# Runs that fail.
+failing=$(psql -qX -At -d "$DB" 2>&1 <<'SQL'
+SET client_min_messages = warning;
+\set arch '{"input_dim": 784, "layers": [{"units": 256, "activation": "relu"}, {"units": 10, "activation": "softmax"}]}'
+-- The worker also checks the values it keeps are finite, so that the backend need not; a buffer
+-- that holds a NaN it leaves unchecked, and the run fails on it as without reading ahead.
+UPDATE img_packed SET independent_var[3][5] = 'NaN' WHERE buffer_id = 30;
+\set VERBOSITY terse
+CALL hopper.fit('img_packed', 'nan', :'arch', $$optimizer='SGD(lr=0.01)'$$, 'batch_size=50', 1);
+\set VERBOSITY default
+SELECT 'nan', read_ahead_listed FROM hopper.buffer_cache_stats();
+UPDATE img_packed SET independent_var[3][5] = 0.5 WHERE buffer_id = 30;
 -- A run cancelled in its first iteration: its worker goes too.
 SET statement_timeout = '300ms';
 CALL hopper.fit('img_packed', 'cancelled', :'arch', $$optimizer='SGD(lr=0.01)'$$, 'batch_size=10', 50);
 SQL
-) && fail "the cancelled fit did not fail: $out"
-grep -q "canceling statement due to statement timeout" <<<"$out" || fail "$out"
+)
+grep -q "canceling statement due to statement timeout" <<<"$failing" || fail "the cancelled fit did not fail: $failing"
+grep -q 'ERROR:  independent_var contains NaN or infinite values' <<<"$failing" ||
+  fail "the NaN read ahead was not reported: $failing"
+grep -q '^nan|64$' <<<"$failing" || fail "the run with a NaN did not read ahead: $failing"
 stats=$(grep '^stats|' <<<"$out") || fail "$out"
 IFS='|' read -r _ listed kept kept_once reads <<<"$stats"
 [ "$listed" = 64 ] || fail "the worker was given $listed buffers, not the 64 out-of-line ones: $out"
