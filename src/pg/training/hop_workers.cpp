@@ -1,0 +1,278 @@
+// One iteration of model hopping trained by one group of processes (see hop_workers.h).
+#include "pg/training/hop_workers.h"
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hopper/error.h"
+#include "pg/common/guard.h"
+#include "pg/common/settings.h"
+#include "pg/common/spi.h"
+#include "pg/runtime/progress.h"
+#include "pg/runtime/scoped_settings.h"
+#include "pg/runtime/state_store.h"
+#include "pg/training/segment_visit.h"
+
+extern "C" {
+#include "postmaster/bgworker.h"
+#include "miscadmin.h"
+#include "access/parallel.h"
+#include "access/xact.h"
+#include "storage/condition_variable.h"
+#include "storage/shm_toc.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/wait_event.h"
+
+// The entry point of the group's parallel workers (found by name: CreateParallelContext).
+PGDLLEXPORT void hopper_hop_worker_main(dsm_segment* segment, shm_toc* toc);
+}
+
+namespace hopper::pg {
+namespace {
+
+constexpr uint64 kGroupKey = UINT64CONST(0x484F505045520001);
+constexpr int kMaxWorkers = 64;  // PostgreSQL's packed tables have at most 64 segments by default
+
+// What the group shares, followed by the packed table's quoted name (NUL-terminated) and three int32
+// arrays: the segments' dist_keys, the models' mst_keys, and the model of each (hop, segment) pair
+// in hop-major order (-1: the segment idles in that hop).
+struct GroupShared {
+    int32 segments, hops, models, store;
+    uint32 name_bytes;
+    pg_atomic_uint32 claimed;   // pairs taken so far
+    pg_atomic_uint32 finished;  // pairs done
+    ConditionVariable done_cv;  // broadcast whenever a pair is done
+    bool exited[kMaxWorkers];   // worker i ended its part without an error
+};
+
+struct Group {
+    GroupShared* shared = nullptr;
+    const char* packed = nullptr;
+    const int32* dist_keys = nullptr;
+    const int32* mst_keys = nullptr;
+    const int32* pairs = nullptr;
+};
+
+Size group_bytes(int segments, int models, int hops, std::size_t name_bytes) {
+    return MAXALIGN(sizeof(GroupShared)) + MAXALIGN(name_bytes) +
+           sizeof(int32) * (std::size_t(segments) + std::size_t(models) + std::size_t(hops) * std::size_t(segments));
+}
+
+Group view(GroupShared* g) {
+    Group out;
+    out.shared = g;
+    char* p = reinterpret_cast<char*>(g) + MAXALIGN(sizeof(GroupShared));
+    out.packed = p;
+    const int32* a = reinterpret_cast<const int32*>(p + MAXALIGN(g->name_bytes));
+    out.dist_keys = a;
+    out.mst_keys = a + g->segments;
+    out.pairs = a + g->segments + g->models;
+    return out;
+}
+
+// Waits until `target` pairs are done. The backend (`pcxt` set) also watches its workers: one that
+// stopped without ending its part normally raised an error, which arrives with the interrupts
+// checked here, or died without one.
+void wait_done(const Group& g, uint32 target, ParallelContext* pcxt) {
+    GroupShared* s = g.shared;
+    if (pg_atomic_read_u32(&s->finished) >= target) return;
+    bool lost = false;
+    try {
+        call([&] {
+            ConditionVariablePrepareToSleep(&s->done_cv);
+            while (pg_atomic_read_u32(&s->finished) < target && !lost) {
+                if (!pcxt) {
+                    ConditionVariableSleep(&s->done_cv, PG_WAIT_EXTENSION);
+                    continue;
+                }
+                if (!ConditionVariableTimedSleep(&s->done_cv, 100, PG_WAIT_EXTENSION)) continue;
+                for (int i = 0; i < pcxt->nworkers_launched && !lost; ++i) {
+                    pid_t pid;
+                    if (GetBackgroundWorkerPid(pcxt->worker[i].bgwhandle, &pid) != BGWH_STOPPED) continue;
+                    pg_memory_barrier();
+                    if (s->exited[i]) continue;
+                    CHECK_FOR_INTERRUPTS();  // raises the worker's error, when it sent one
+                    lost = true;
+                }
+            }
+            ConditionVariableCancelSleep();
+        });
+    } catch (...) {
+        ConditionVariableCancelSleep();
+        throw;
+    }
+    if (lost)
+        fail(ErrorKind::ObjectNotInPrerequisiteState,
+             "a parallel worker of the training run exited before its hops were done", "",
+             "More details may be available in the server log.");
+}
+
+// Trains model `model` on segment `segment`: its buffers in buffer_id order, as the training
+// statement's ORDER BY gives them to the aggregate, each in a memory context reset after it, as the
+// aggregate's per-row context is.
+void train_pair(Spi& spi, const Group& g, int segment, int model, MemoryContext per_buffer) {
+    const int32 dist_key = g.dist_keys[segment];
+    std::optional<SegmentVisit> visit;
+    spi.open_cursor(std::string("SELECT d.independent_var, d.dependent_var FROM ") + g.packed +
+                        " AS d WHERE d.dist_key OPERATOR(pg_catalog.=) $1 ORDER BY d.buffer_id",
+                    {SqlParam::int4(dist_key)});
+    for (uint64_t n; (n = spi.fetch(16)) > 0;) {
+        for (uint64_t r = 0; r < n; ++r) {
+            if (!visit) visit.emplace(current_state_reference(g.shared->store, model), g.mst_keys[model], dist_key);
+            bool x_null = false, y_null = false;
+            const Datum x = spi.datum(r, 0, &x_null), y = spi.datum(r, 1, &y_null);
+            if (x_null || y_null) fail(ErrorKind::NullValue, "packed buffers must not be NULL", visit->where());
+            MemoryContext caller = MemoryContextSwitchTo(per_buffer);
+            try {
+                visit->add(x, y);
+            } catch (...) {
+                MemoryContextSwitchTo(caller);
+                throw;
+            }
+            MemoryContextSwitchTo(caller);
+            MemoryContextReset(per_buffer);
+        }
+    }
+    spi.close_cursor();
+    // The training statement would have brought back one model fewer.
+    if (!visit) check_trained_models(uint64_t(g.shared->models - 1), g.shared->models);
+    visit->finish();
+}
+
+// Takes the next pair until every pair is taken: the backend and each worker alike. A pair of hop
+// h starts once every pair of hop h - 1 is done.
+void run_pairs(const Group& g, Spi& spi, ParallelContext* pcxt) {
+    GroupShared* s = g.shared;
+    const uint32 total = uint32(s->hops) * uint32(s->segments);
+    MemoryContext per_buffer = call(
+        [] { return AllocSetContextCreate(CurrentMemoryContext, "hopper segment buffer", ALLOCSET_DEFAULT_SIZES); });
+    int reported = -1;
+    for (;;) {
+        check_for_interrupts();
+        const uint32 t = pg_atomic_fetch_add_u32(&s->claimed, 1);
+        if (t >= total) break;
+        const int hop = int(t / uint32(s->segments)), segment = int(t % uint32(s->segments));
+        wait_done(g, uint32(hop) * uint32(s->segments), pcxt);
+        if (pcxt && hop > reported) {
+            progress_hop(hop + 1, s->hops, s->models);
+            reported = hop;
+        }
+        if (g.pairs[t] >= 0) train_pair(spi, g, segment, g.pairs[t], per_buffer);
+        pg_atomic_fetch_add_u32(&s->finished, 1);
+        call([&] { ConditionVariableBroadcast(&s->done_cv); });
+    }
+    call([&] { MemoryContextDelete(per_buffer); });
+}
+
+}  // namespace
+
+std::optional<IterationOutcome> train_ring_locally(const LocalSegments& local, const HopSchedule& sched, int iteration,
+                                                   const std::vector<int32_t>& mst_keys,
+                                                   std::vector<std::string>& states) {
+    const int S = int(local.dist_keys.size()), K = sched.hops_per_iteration(), M = int(mst_keys.size());
+    // The states into their slots; a store without room for one leaves the iteration to the statements.
+    for (int m = 0; m < M; ++m)
+        if (!is_state_reference(local.store->put(m, states[std::size_t(m)]))) return std::nullopt;
+    IterationOutcome out;
+    const auto started = Clock::now();
+
+    // As many processes as the training statement would use (set_parallel_workers): the backend
+    // trains too.
+    const int wanted = std::min(M, S);
+    const int processes = setting_parallel_segments > 0 ? std::min(wanted, setting_parallel_segments) : wanted;
+    const int workers = IsInParallelMode() ? 0 : std::clamp(processes - 1, 0, kMaxWorkers);
+    if (workers > 0) set_parallel_workers(wanted);  // max_parallel_workers: room for them
+
+    const std::string name = local.packed.quoted();
+    const Size bytes = group_bytes(S, M, K, name.size() + 1);
+    ParallelContext* pcxt = nullptr;
+    std::vector<uint64_t> private_group;  // the backend alone: no shared memory needed
+    GroupShared* shared = nullptr;
+    // The snapshot the packed table is read in, by the backend's read-only statements and the workers.
+    call([] { PushActiveSnapshot(GetTransactionSnapshot()); });
+    if (workers > 0) {
+        call([&] {
+            EnterParallelMode();
+            pcxt = CreateParallelContext("hopper", "hopper_hop_worker_main", workers);
+            shm_toc_estimate_chunk(&pcxt->estimator, bytes);
+            shm_toc_estimate_keys(&pcxt->estimator, 1);
+            InitializeParallelDSM(pcxt);
+            shared = static_cast<GroupShared*>(shm_toc_allocate(pcxt->toc, bytes));
+        });
+    } else {
+        private_group.assign(bytes / sizeof(uint64_t) + 1, 0);
+        shared = reinterpret_cast<GroupShared*>(private_group.data());
+    }
+    std::memset(static_cast<void*>(shared), 0, bytes);
+    shared->segments = S;
+    shared->hops = K;
+    shared->models = M;
+    shared->store = local.store->index();
+    shared->name_bytes = uint32(name.size() + 1);
+    pg_atomic_init_u32(&shared->claimed, 0);
+    pg_atomic_init_u32(&shared->finished, 0);
+    call([&] { ConditionVariableInit(&shared->done_cv); });
+    Group g = view(shared);
+    std::memcpy(const_cast<char*>(g.packed), name.c_str(), name.size() + 1);
+    int32* arrays = const_cast<int32*>(g.dist_keys);
+    for (int s = 0; s < S; ++s) arrays[s] = local.dist_keys[std::size_t(s)];
+    for (int m = 0; m < M; ++m) arrays[S + m] = mst_keys[std::size_t(m)];
+    int32* pairs = arrays + S + M;
+    for (int i = 0; i < K * S; ++i) pairs[i] = -1;
+    for (int m = 0; m < M; ++m)
+        for (int hop = 0; hop < K; ++hop) {
+            const int seg = sched.segment(m, iteration, hop);
+            if (seg >= 0) pairs[hop * S + seg] = m;
+        }
+    if (pcxt)
+        call([&] {
+            shm_toc_insert(pcxt->toc, kGroupKey, shared);
+            LaunchParallelWorkers(pcxt);
+        });
+
+    // Errors leave the parallel context to the transaction's abort, which stops the workers.
+    Spi& spi = *local.spi;
+    spi.set_read_only(true);  // in parallel mode the backend may start no command
+    try {
+        run_pairs(g, spi, pcxt);
+        wait_done(g, uint32(K) * uint32(S), pcxt);
+    } catch (...) {
+        spi.set_read_only(false);
+        throw;
+    }
+    spi.set_read_only(false);
+    call([&] {
+        if (pcxt) {
+            WaitForParallelWorkersToFinish(pcxt);
+            DestroyParallelContext(pcxt);
+            ExitParallelMode();
+        }
+        PopActiveSnapshot();
+    });
+    for (int m = 0; m < M; ++m)
+        states[std::size_t(m)] = local.store->get(current_state_reference(local.store->index(), m));
+    out.train_seconds = seconds_since(started);
+    return out;
+}
+
+}  // namespace hopper::pg
+
+void hopper_hop_worker_main(dsm_segment*, shm_toc* toc) {
+    hopper::pg::CaughtError caught;
+    caught.pending = false;
+    try {
+        auto* shared = static_cast<hopper::pg::GroupShared*>(
+            hopper::pg::call([&] { return shm_toc_lookup(toc, hopper::pg::kGroupKey, false); }));
+        hopper::pg::Spi spi;
+        spi.set_read_only(true);
+        hopper::pg::run_pairs(hopper::pg::view(shared), spi, nullptr);
+        pg_memory_barrier();
+        shared->exited[ParallelWorkerNumber] = true;
+    } catch (...) { caught.capture(std::current_exception()); }
+    if (caught.pending) caught.raise();
+}
