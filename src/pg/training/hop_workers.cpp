@@ -144,9 +144,9 @@ void train_pair(Spi& spi, const Group& g, int segment, int model, MemoryContext 
     visit->finish();
 }
 
-// Takes the next pair until every pair is taken: the backend and each worker alike. A pair of hop
-// h starts once every pair of hop h - 1 is done.
-void run_pairs(const Group& g, Spi& spi, ParallelContext* pcxt) {
+// Takes the next pair until every pair is taken: the backend (`leader`, which reports the hop in
+// progress) and each worker alike. A pair of hop h starts once every pair of hop h - 1 is done.
+void run_pairs(const Group& g, Spi& spi, bool leader, ParallelContext* pcxt) {
     GroupShared* s = g.shared;
     const uint32 total = uint32(s->hops) * uint32(s->segments);
     MemoryContext per_buffer = call(
@@ -158,7 +158,7 @@ void run_pairs(const Group& g, Spi& spi, ParallelContext* pcxt) {
         if (t >= total) break;
         const int hop = int(t / uint32(s->segments)), segment = int(t % uint32(s->segments));
         wait_done(g, uint32(hop) * uint32(s->segments), pcxt);
-        if (pcxt && hop > reported) {
+        if (leader && hop > reported) {
             progress_hop(hop + 1, s->hops, s->models);
             reported = hop;
         }
@@ -239,7 +239,7 @@ std::optional<IterationOutcome> train_ring_locally(const LocalSegments& local, c
     Spi& spi = *local.spi;
     spi.set_read_only(true);  // in parallel mode the backend may start no command
     try {
-        run_pairs(g, spi, pcxt);
+        run_pairs(g, spi, true, pcxt);
         wait_done(g, uint32(K) * uint32(S), pcxt);
     } catch (...) {
         spi.set_read_only(false);
@@ -270,7 +270,7 @@ void hopper_hop_worker_main(dsm_segment*, shm_toc* toc) {
             hopper::pg::call([&] { return shm_toc_lookup(toc, hopper::pg::kGroupKey, false); }));
         hopper::pg::Spi spi;
         spi.set_read_only(true);
-        hopper::pg::run_pairs(hopper::pg::view(shared), spi, nullptr);
+        hopper::pg::run_pairs(hopper::pg::view(shared), spi, false, nullptr);
         pg_memory_barrier();
         shared->exited[ParallelWorkerNumber] = true;
     } catch (...) { caught.capture(std::current_exception()); }
