@@ -38,15 +38,17 @@ namespace {
 constexpr uint64 kGroupKey = UINT64CONST(0x484F505045520001);
 constexpr int kMaxWorkers = 64;  // PostgreSQL's packed tables have at most 64 segments by default
 
-// What the group shares, followed by the packed table's quoted name (NUL-terminated) and three int32
-// arrays: the segments' dist_keys, the models' mst_keys, and the model of each (hop, segment) pair
-// in hop-major order (-1: the segment idles in that hop).
+// What the group shares, followed by the packed table's quoted name (NUL-terminated), four int32
+// arrays -- the segments' dist_keys, the models' mst_keys, the model of each (hop, segment) pair in
+// hop-major order (-1: the segment idles in that hop) and which of its model's visits in the
+// iteration the pair is (0, 1, ...) -- and two arrays of counters: each pair's claim and each
+// model's visits done.
 struct GroupShared {
     int32 segments, hops, models, store;
     uint32 name_bytes;
-    pg_atomic_uint32 claimed;   // pairs taken so far
-    pg_atomic_uint32 finished;  // pairs done
-    ConditionVariable done_cv;  // broadcast whenever a pair is done
+    uint32 pairs_to_train;      // pairs that are not idle
+    pg_atomic_uint32 finished;  // pairs trained
+    ConditionVariable done_cv;  // broadcast whenever a pair is trained
     bool exited[kMaxWorkers];   // worker i ended its part without an error
 };
 
@@ -56,11 +58,16 @@ struct Group {
     const int32* dist_keys = nullptr;
     const int32* mst_keys = nullptr;
     const int32* pairs = nullptr;
+    const int32* visit = nullptr;
+    pg_atomic_uint32* claimed = nullptr;
+    pg_atomic_uint32* visits_done = nullptr;
 };
 
 Size group_bytes(int segments, int models, int hops, std::size_t name_bytes) {
+    const std::size_t pairs = std::size_t(hops) * std::size_t(segments);
     return MAXALIGN(sizeof(GroupShared)) + MAXALIGN(name_bytes) +
-           sizeof(int32) * (std::size_t(segments) + std::size_t(models) + std::size_t(hops) * std::size_t(segments));
+           sizeof(int32) * (std::size_t(segments) + std::size_t(models) + 2 * pairs) +
+           sizeof(pg_atomic_uint32) * (pairs + std::size_t(models));
 }
 
 Group view(GroupShared* g) {
@@ -69,23 +76,26 @@ Group view(GroupShared* g) {
     char* p = reinterpret_cast<char*>(g) + MAXALIGN(sizeof(GroupShared));
     out.packed = p;
     const int32* a = reinterpret_cast<const int32*>(p + MAXALIGN(g->name_bytes));
+    const std::size_t pairs = std::size_t(g->hops) * std::size_t(g->segments);
     out.dist_keys = a;
     out.mst_keys = a + g->segments;
-    out.pairs = a + g->segments + g->models;
+    out.pairs = out.mst_keys + g->models;
+    out.visit = out.pairs + pairs;
+    out.claimed = reinterpret_cast<pg_atomic_uint32*>(const_cast<int32*>(out.visit + pairs));
+    out.visits_done = out.claimed + pairs;
     return out;
 }
 
-// Waits until `target` pairs are done. The backend (`pcxt` set) also watches its workers: one that
-// stopped without ending its part normally raised an error, which arrives with the interrupts
-// checked here, or died without one.
-void wait_done(const Group& g, uint32 target, ParallelContext* pcxt) {
+// Waits until more than `seen` pairs are trained. The backend (`pcxt` set) also watches its
+// workers: one that stopped without ending its part normally raised an error, which arrives with
+// the interrupts checked here, or died without one.
+void wait_trained(const Group& g, uint32 seen, ParallelContext* pcxt) {
     GroupShared* s = g.shared;
-    if (pg_atomic_read_u32(&s->finished) >= target) return;
     bool lost = false;
     try {
         call([&] {
             ConditionVariablePrepareToSleep(&s->done_cv);
-            while (pg_atomic_read_u32(&s->finished) < target && !lost) {
+            while (pg_atomic_read_u32(&s->finished) <= seen && !lost) {
                 if (!pcxt) {
                     ConditionVariableSleep(&s->done_cv, PG_WAIT_EXTENSION);
                     continue;
@@ -144,25 +154,46 @@ void train_pair(Spi& spi, const Group& g, int segment, int model, MemoryContext 
     visit->finish();
 }
 
-// Takes the next pair until every pair is taken: the backend (`leader`, which reports the hop in
-// progress) and each worker alike. A pair of hop h starts once every pair of hop h - 1 is done.
+// Trains pairs until none is left: the backend (`leader`, which reports the hop in progress) and
+// each worker alike. A pair may start as soon as its model's previous visit is done -- a model's
+// visits keep the schedule's order, which is all its training depends on -- not only once the
+// whole hop before it is: a process that finished a quick model goes on with a model that is
+// ready (one that waited, say) instead of idling until the slowest pair of the hop is done.
 void run_pairs(const Group& g, Spi& spi, bool leader, ParallelContext* pcxt) {
     GroupShared* s = g.shared;
-    const uint32 total = uint32(s->hops) * uint32(s->segments);
+    const int pairs = s->hops * s->segments;
     MemoryContext per_buffer = call(
         [] { return AllocSetContextCreate(CurrentMemoryContext, "hopper segment buffer", ALLOCSET_DEFAULT_SIZES); });
     int reported = -1;
     for (;;) {
         check_for_interrupts();
-        const uint32 t = pg_atomic_fetch_add_u32(&s->claimed, 1);
-        if (t >= total) break;
-        const int hop = int(t / uint32(s->segments)), segment = int(t % uint32(s->segments));
-        wait_done(g, uint32(hop) * uint32(s->segments), pcxt);
+        const uint32 seen = pg_atomic_read_u32(&s->finished);
+        if (seen >= s->pairs_to_train) break;
+        int picked = -1;
+        for (int t = 0; t < pairs && picked < 0; ++t) {
+            const int model = g.pairs[t];
+            if (model < 0 || pg_atomic_read_u32(&g.claimed[t]) != 0 ||
+                pg_atomic_read_u32(&g.visits_done[model]) != uint32(g.visit[t]))
+                continue;
+            uint32 unclaimed = 0;
+            if (pg_atomic_compare_exchange_u32(&g.claimed[t], &unclaimed, 1)) picked = t;
+        }
+        if (picked < 0) {
+            // Every pair left is taken or waits for its model: wait for another pair to be trained
+            // (unless none is left to take).
+            bool left = false;
+            for (int t = 0; t < pairs && !left; ++t) left = g.pairs[t] >= 0 && pg_atomic_read_u32(&g.claimed[t]) == 0;
+            if (!left) break;
+            wait_trained(g, seen, pcxt);
+            continue;
+        }
+        const int hop = picked / s->segments, model = g.pairs[picked];
         if (leader && hop > reported) {
             progress_hop(hop + 1, s->hops, s->models);
             reported = hop;
         }
-        if (g.pairs[t] >= 0) train_pair(spi, g, segment, g.pairs[t], per_buffer);
+        train_pair(spi, g, picked % s->segments, model, per_buffer);
+        pg_atomic_fetch_add_u32(&g.visits_done[model], 1);
         pg_atomic_fetch_add_u32(&s->finished, 1);
         call([&] { ConditionVariableBroadcast(&s->done_cv); });
     }
@@ -214,7 +245,6 @@ std::optional<IterationOutcome> train_ring_locally(const LocalSegments& local, c
     shared->models = M;
     shared->store = local.store->index();
     shared->name_bytes = uint32(name.size() + 1);
-    pg_atomic_init_u32(&shared->claimed, 0);
     pg_atomic_init_u32(&shared->finished, 0);
     call([&] { ConditionVariableInit(&shared->done_cv); });
     Group g = view(shared);
@@ -223,12 +253,22 @@ std::optional<IterationOutcome> train_ring_locally(const LocalSegments& local, c
     for (int s = 0; s < S; ++s) arrays[s] = local.dist_keys[std::size_t(s)];
     for (int m = 0; m < M; ++m) arrays[S + m] = mst_keys[std::size_t(m)];
     int32* pairs = arrays + S + M;
-    for (int i = 0; i < K * S; ++i) pairs[i] = -1;
-    for (int m = 0; m < M; ++m)
-        for (int hop = 0; hop < K; ++hop) {
+    int32* visit = pairs + K * S;
+    for (int i = 0; i < K * S; ++i) {
+        pairs[i] = -1;
+        visit[i] = -1;
+        pg_atomic_init_u32(&g.claimed[i], 0);
+    }
+    std::vector<int32> visits(std::size_t(M), 0);
+    for (int hop = 0; hop < K; ++hop)
+        for (int m = 0; m < M; ++m) {
             const int seg = sched.segment(m, iteration, hop);
-            if (seg >= 0) pairs[hop * S + seg] = m;
+            if (seg < 0) continue;
+            pairs[hop * S + seg] = m;
+            visit[hop * S + seg] = visits[std::size_t(m)]++;
+            ++shared->pairs_to_train;
         }
+    for (int m = 0; m < M; ++m) pg_atomic_init_u32(&g.visits_done[m], 0);
     if (pcxt)
         call([&] {
             shm_toc_insert(pcxt->toc, kGroupKey, shared);
@@ -240,7 +280,8 @@ std::optional<IterationOutcome> train_ring_locally(const LocalSegments& local, c
     spi.set_read_only(true);  // in parallel mode the backend may start no command
     try {
         run_pairs(g, spi, true, pcxt);
-        wait_done(g, uint32(K) * uint32(S), pcxt);
+        for (uint32 seen; (seen = pg_atomic_read_u32(&shared->finished)) < shared->pairs_to_train;)
+            wait_trained(g, seen, pcxt);
     } catch (...) {
         spi.set_read_only(false);
         throw;

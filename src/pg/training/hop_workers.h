@@ -1,17 +1,19 @@
 // One iteration of model hopping trained by one group of processes on plain PostgreSQL: the
-// backend and up to min(M, S) - 1 parallel workers of one ParallelContext train every hop of the
-// iteration, each taking the next (hop, segment) pair in order, the models handed on between
-// hops through their slots in the run's state store (state_store.h). A pair of hop h waits until
-// every pair of hop h - 1 is done, so no model trains on two segments at once and each segment's
-// visits keep the schedule's order.
+// backend and up to min(M, S) - 1 parallel workers of one ParallelContext train every (hop,
+// segment) pair of the iteration's schedule, the models handed on through their slots in the run's
+// state store (state_store.h). A pair starts once its model's previous visit is done, so every
+// model visits the segments in the schedule's order, one at a time -- all its training depends
+// on -- while a process that finished early goes on with any model that is ready rather than
+// waiting for the slowest pair of its hop.
 //
 // The statement per hop path (ModelHopper: CREATE TABLE AS model_output ..., INSERT INTO
 // model_input ...) started fresh parallel workers at every hop and created, filled and dropped the
-// working tables: ~7-10 ms a hop on tiny data on a 2-core machine, ~25 ms an iteration more. Here
-// the workers start once per iteration and no working table exists; a model's visit is the same
-// SegmentVisit the train_segment aggregate runs over the same buffers in buffer_id order, so both
-// paths train bit for bit alike. The statements remain for what must see the working tables --
-// hopper.debug_hops' record -- and for engines whose segments are elsewhere (Citus).
+// working tables: 8-10 ms a hop on tiny data on a busy 2-core machine and ~45 ms an iteration
+// around them. Here the workers start once per iteration and no working table exists; a model's
+// visit is the same SegmentVisit the train_segment aggregate runs over the same buffers in
+// buffer_id order, so both paths train bit for bit alike. The statements remain for what must see
+// the working tables -- hopper.debug_hops' record, hop by hop -- and for engines whose segments are
+// elsewhere (Citus).
 #pragma once
 
 #include <cstdint>
