@@ -18,9 +18,8 @@
 #include "pg/training/segment_visit.h"
 
 extern "C" {
-#include "postmaster/bgworker.h"
 #include "miscadmin.h"
-#include "access/parallel.h"
+#include "access/parallel.h"  // and postmaster/bgworker.h
 #include "access/xact.h"
 #include "storage/condition_variable.h"
 #include "storage/shm_toc.h"
