@@ -121,36 +121,37 @@ void wait_trained(const Group& g, uint32 seen, ParallelContext* pcxt) {
              "More details may be available in the server log.");
 }
 
-// Trains model `model` on segment `segment`: its buffers in buffer_id order, as the training
-// statement's ORDER BY gives them to the aggregate, each in a memory context reset after it, as the
+// The statement that reads a segment's buffers in buffer_id order, as the training statement's
+// ORDER BY gives them to the aggregate (its rows hold the arrays' TOAST pointers, detoasted one by one).
+Prepared prepare_buffers(Spi& spi, const Group& g) {
+    return spi.prepare(std::string("SELECT d.independent_var, d.dependent_var FROM ") + g.packed +
+                           " AS d WHERE d.dist_key OPERATOR(pg_catalog.=) $1 ORDER BY d.buffer_id",
+                       {INT4OID});
+}
+
+// Trains model `model` on segment `segment`, each buffer in a memory context reset after it, as the
 // aggregate's per-row context is.
-void train_pair(Spi& spi, const Group& g, int segment, int model, MemoryContext per_buffer) {
+void train_pair(Spi& spi, const Prepared& buffers, const Group& g, int segment, int model, MemoryContext per_buffer) {
     const int32 dist_key = g.dist_keys[segment];
-    std::optional<SegmentVisit> visit;
-    spi.open_cursor(std::string("SELECT d.independent_var, d.dependent_var FROM ") + g.packed +
-                        " AS d WHERE d.dist_key OPERATOR(pg_catalog.=) $1 ORDER BY d.buffer_id",
-                    {SqlParam::int4(dist_key)});
-    for (uint64_t n; (n = spi.fetch(16)) > 0;) {
-        for (uint64_t r = 0; r < n; ++r) {
-            if (!visit) visit.emplace(current_state_reference(g.shared->store, model), g.mst_keys[model], dist_key);
-            bool x_null = false, y_null = false;
-            const Datum x = spi.datum(r, 0, &x_null), y = spi.datum(r, 1, &y_null);
-            if (x_null || y_null) fail(ErrorKind::NullValue, "packed buffers must not be NULL", visit->where());
-            MemoryContext caller = MemoryContextSwitchTo(per_buffer);
-            try {
-                visit->add(x, y);
-            } catch (...) {
-                MemoryContextSwitchTo(caller);
-                throw;
-            }
-            MemoryContextSwitchTo(caller);
-            MemoryContextReset(per_buffer);
-        }
-    }
-    spi.close_cursor();
+    const uint64_t n = spi.execute(buffers, {SqlParam::int4(dist_key)});
     // The training statement would have brought back one model fewer.
-    if (!visit) check_trained_models(uint64_t(g.shared->models - 1), g.shared->models);
-    visit->finish();
+    if (n == 0) check_trained_models(uint64_t(g.shared->models - 1), g.shared->models);
+    SegmentVisit visit(current_state_reference(g.shared->store, model), g.mst_keys[model], dist_key);
+    for (uint64_t r = 0; r < n; ++r) {
+        bool x_null = false, y_null = false;
+        const Datum x = spi.datum(r, 0, &x_null), y = spi.datum(r, 1, &y_null);
+        if (x_null || y_null) fail(ErrorKind::NullValue, "packed buffers must not be NULL", visit.where());
+        MemoryContext caller = MemoryContextSwitchTo(per_buffer);
+        try {
+            visit.add(x, y);
+        } catch (...) {
+            MemoryContextSwitchTo(caller);
+            throw;
+        }
+        MemoryContextSwitchTo(caller);
+        MemoryContextReset(per_buffer);
+    }
+    visit.finish();
 }
 
 // Trains pairs until none is left: the backend (`leader`, which reports the hop in progress) and
@@ -163,6 +164,7 @@ void run_pairs(const Group& g, Spi& spi, bool leader, ParallelContext* pcxt) {
     const int pairs = s->hops * s->segments;
     MemoryContext per_buffer = call(
         [] { return AllocSetContextCreate(CurrentMemoryContext, "hopper segment buffer", ALLOCSET_DEFAULT_SIZES); });
+    const Prepared buffers = prepare_buffers(spi, g);
     int reported = -1;
     for (;;) {
         check_for_interrupts();
@@ -191,7 +193,7 @@ void run_pairs(const Group& g, Spi& spi, bool leader, ParallelContext* pcxt) {
             progress_hop(hop + 1, s->hops, s->models);
             reported = hop;
         }
-        train_pair(spi, g, picked % s->segments, model, per_buffer);
+        train_pair(spi, buffers, g, picked % s->segments, model, per_buffer);
         pg_atomic_fetch_add_u32(&g.visits_done[model], 1);
         pg_atomic_fetch_add_u32(&s->finished, 1);
         call([&] { ConditionVariableBroadcast(&s->done_cv); });
