@@ -45,10 +45,11 @@ constexpr int kMaxWorkers = 64;  // PostgreSQL's packed tables have at most 64 s
 struct GroupShared {
     int32 segments, hops, models, store;
     uint32 name_bytes;
-    uint32 pairs_to_train;      // pairs that are not idle
-    pg_atomic_uint32 finished;  // pairs trained
-    ConditionVariable done_cv;  // broadcast whenever a pair is trained
-    bool exited[kMaxWorkers];   // worker i ended its part without an error
+    uint32 pairs_to_train;       // pairs that are not idle
+    pg_atomic_uint32 finished;   // pairs trained
+    pg_atomic_uint32 open_from;  // no pair before this one is left to take (a hint: it only grows)
+    ConditionVariable done_cv;   // broadcast whenever a pair is trained
+    bool exited[kMaxWorkers];    // worker i ended its part without an error
 };
 
 struct Group {
@@ -170,8 +171,19 @@ void run_pairs(const Group& g, Spi& spi, bool leader, ParallelContext* pcxt) {
         check_for_interrupts();
         const uint32 seen = pg_atomic_read_u32(&s->finished);
         if (seen >= s->pairs_to_train) break;
+        // The first pair left to take is ready whenever nothing is being trained (its model's
+        // previous visit comes before it), so taking the first ready pair among those of its hop
+        // and the next always makes progress, in a scan of at most 2 S pairs however long the
+        // schedule is.
+        uint32 from = pg_atomic_read_u32(&s->open_from);
+        while (int(from) < pairs && (g.pairs[from] < 0 || pg_atomic_read_u32(&g.claimed[from]) != 0)) ++from;
+        for (uint32 hint = pg_atomic_read_u32(&s->open_from);
+             hint < from && !pg_atomic_compare_exchange_u32(&s->open_from, &hint, from);)
+            ;
+        if (int(from) >= pairs) break;  // every pair is taken
+        const int window = std::min(pairs, (int(from) / s->segments + 2) * s->segments);
         int picked = -1;
-        for (int t = 0; t < pairs && picked < 0; ++t) {
+        for (int t = int(from); t < window && picked < 0; ++t) {
             const int model = g.pairs[t];
             if (model < 0 || pg_atomic_read_u32(&g.claimed[t]) != 0 ||
                 pg_atomic_read_u32(&g.visits_done[model]) != uint32(g.visit[t]))
@@ -180,11 +192,7 @@ void run_pairs(const Group& g, Spi& spi, bool leader, ParallelContext* pcxt) {
             if (pg_atomic_compare_exchange_u32(&g.claimed[t], &unclaimed, 1)) picked = t;
         }
         if (picked < 0) {
-            // Every pair left is taken or waits for its model: wait for another pair to be trained
-            // (unless none is left to take).
-            bool left = false;
-            for (int t = 0; t < pairs && !left; ++t) left = g.pairs[t] >= 0 && pg_atomic_read_u32(&g.claimed[t]) == 0;
-            if (!left) break;
+            // The pairs in reach wait for their models: wait for a pair to be trained.
             wait_trained(g, seen, pcxt);
             continue;
         }
@@ -247,6 +255,7 @@ std::optional<IterationOutcome> train_ring_locally(const LocalSegments& local, c
     shared->store = local.store->index();
     shared->name_bytes = uint32(name.size() + 1);
     pg_atomic_init_u32(&shared->finished, 0);
+    pg_atomic_init_u32(&shared->open_from, 0);
     call([&] { ConditionVariableInit(&shared->done_cv); });
     Group g = view(shared);
     std::memcpy(const_cast<char*>(g.packed), name.c_str(), name.size() + 1);
