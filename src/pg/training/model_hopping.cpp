@@ -14,7 +14,9 @@
 //      starts where the last one ended);
 //   3. the models are read once and the working tables dropped before the commit, so an error, a
 //      cancel or a crash never leaves a working table behind.
-// The statements themselves are the engine's (engine/: plain PostgreSQL or Citus); the run
+// The statements themselves are the engine's (engine/: plain PostgreSQL or Citus). On plain
+// PostgreSQL they run only for hopper.debug_hops' record: otherwise one group of processes trains
+// all the hops of an iteration, with no working table (hop_workers.h). The run
 // (TrainingRun, run.cpp) does everything else, on its default schedule: num_iterations iterations of
 // every model, each segment training one model at a time.
 #include <map>
