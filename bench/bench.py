@@ -301,13 +301,18 @@ def measure():
                                                       settings=["SET hopper.training_metrics = exact"]))
                                for _ in range(R)]
 
-    # The fixed cost of a hop: fit_multiple on 1,024 rows (4 buffers on 2 segments), every statement
-    # timed, where training a model on a segment's 512 rows takes ~2 ms.
-    tiny = {}
+    # The fixed cost of a hop: fit_multiple on 1,024 rows (4 buffers on 2 segments), where training a
+    # model on a segment's 512 rows takes ~2 ms: once with every statement timed (debug_hops, which
+    # keeps the two statements per hop), once as runs train without it (one group of processes per
+    # iteration, src/pg/training/hop_workers.h).
+    tiny = tiny_group = {}
     if not args.only or "tiny" in args.only.split(","):
         log("fixed cost of a hop: fit_multiple on 1,024 rows, debug_hops")
         tiny = hopper_once(hopper_sql("fit_multiple", 2, iterations=10, debug_hops=True, packed="fashion_tiny_packed_2",
                                       validation=False), hops=True)
+        log("fixed cost of a hop: fit_multiple on 1,024 rows, one group of processes per iteration")
+        tiny_group = hopper_once(hopper_sql("fit_multiple", 2, iterations=10, packed="fashion_tiny_packed_2",
+                                            validation=False))
 
     # Scaling: per-iteration time as rows, configurations and segments grow, one factor at a time
     # around (60,000 rows, 4 configurations, 2 segments); 2 iterations each, metrics at the end.
@@ -613,6 +618,12 @@ if tiny.get("hops"):
       f" {1e3 * max(hp):.1f} |")
     w(f"| whole iteration / hops per iteration | {1e3 * tiny['iteration_wall_seconds'] / tiny['hops_per_iteration']:.1f} |"
       f" | |")
+    if tiny_group:
+        g = tiny_group
+        w(f"| without debug_hops: every hop of an iteration in one group of processes, per hop |"
+          f" {1e3 * (g['training_seconds'] + g['hop_seconds']) / g['num_iterations'] / g['hops_per_iteration']:.1f} | | |")
+        w(f"| without debug_hops: whole iteration / hops per iteration |"
+          f" {1e3 * g['iteration_wall_seconds'] / g['hops_per_iteration']:.1f} | | |")
     w("")
 
 # Evaluation against training.

@@ -8,8 +8,9 @@ Environment: PGHOST/PGPORT/PGUSER/PGDATABASE of the cluster and HOPPER_CLUSTER (
 postmaster.pid). The cluster must serve nobody else while this runs (bench/run.sh starts a private
 one with autovacuum off), because processes are told apart only by their role:
 
-* Time: from <output>_summary -- training_seconds (training statements), hop_seconds (hop
-  statements), evaluation_seconds, and the wall time of the CALL (start_training_time to
+* Time: from <output>_summary -- training_seconds (training statements; on plain PostgreSQL without
+  hopper.debug_hops, the group of processes that trains every hop of an iteration), hop_seconds (hop
+  statements; 0 for that group), evaluation_seconds, and the wall time of the CALL (start_training_time to
   end_training_time); per iteration: /num_iterations.
 * Memory: every 50 ms the sampler lists the postmaster's children (/proc/PM/task/PM/children) and
   reads /proc/PID/status of the client backend ("postgres: USER DB ...") and of its parallel workers

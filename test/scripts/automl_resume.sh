@@ -19,11 +19,11 @@ CREATE EXTENSION hopper;
 CREATE TABLE pts AS
 SELECT g AS id, (SELECT array_agg(sin(g * 0.37 + k * 1.1) + (g % 3) * 0.4 * (k % 2)) FROM generate_series(1, 8) k)::float8[] AS x,
        (ARRAY['red', 'green', 'blue'])[g % 3 + 1] AS label
-FROM generate_series(1, 3000) g;
+FROM generate_series(1, 15000) g;
 SELECT hopper.preprocess('pts', 'pk', 'label', 'x', buffer_size => 100, num_segments => 2, scale => 'standardize', seed => 5);
 CREATE TABLE pv AS SELECT * FROM pts WHERE id % 5 = 0;
 SELECT hopper.preprocess_validation('pv', 'pvk', 'label', 'x', 'pk');
-SELECT hopper.load_model_arch('arch', '{"input_dim": 8, "layers": [{"units": 32, "activation": "relu"}, {"units": 3, "activation": "softmax"}]}');
+SELECT hopper.load_model_arch('arch', '{"input_dim": 8, "layers": [{"units": 1024, "activation": "relu"}, {"units": 3, "activation": "softmax"}]}');
 SELECT hopper.load_model_arch('arch', '{"input_dim": 8, "layers": [{"units": 3, "activation": "softmax"}]}');
 SQL
 

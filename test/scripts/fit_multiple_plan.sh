@@ -39,7 +39,9 @@ SQL
 
 # capture NAME MST SETTING [PACKED [TABLE [STATEMENT]]]: one iteration of fit_multiple with
 # auto_explain on; keeps the plans of its statements that start like STATEMENT (default: the training
-# statements) in TABLE (default: plans).
+# statements) in TABLE (default: plans). hopper.debug_hops is on: without it plain PostgreSQL trains
+# an iteration's hops in one group of processes, issuing no training statement (hop_workers.h), and
+# the statements planned here are those of the debug record and of Citus.
 capture() {
   local name=$1 mst=$2 setting=$3 packed=${4:-packed} table=${5:-plans}
   local statement=${6:-'CREATE UNLOGGED TABLE %hopper.train_segment('}
@@ -53,6 +55,7 @@ SET auto_explain.log_timing = off;
 SET auto_explain.log_format = json;
 SET auto_explain.log_level = notice;
 SET client_min_messages = notice;
+SET hopper.debug_hops = on;
 $setting
 CALL hopper.fit_multiple('$packed', 'out_$name', '$mst', 1);
 SQL

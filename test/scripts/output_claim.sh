@@ -35,9 +35,10 @@ wait_live() {  # waits until a run named $1 reads ACTIVE
   fail "run $1 never became ACTIVE"
 }
 
-# Session A trains for a while; session B asks for the same output table meanwhile.
+# Session A trains for a while (4,000 iterations: it is cancelled below); session B asks for the same
+# output table meanwhile.
 psql -X -q -v ON_ERROR_STOP=1 -d "$DB" -c "SET client_min_messages = warning" \
-  -c "CALL hopper.fit('packed', 'shared_out', '$ARCH', '', 'batch_size=4', 40, name => 'first')" >"$TMP/a.log" 2>&1 &
+  -c "CALL hopper.fit('packed', 'shared_out', '$ARCH', '', 'batch_size=4', 4000, name => 'first')" >"$TMP/a.log" 2>&1 &
 a=$!
 wait_live first
 a_pid=$(q -A -t -c "SELECT backend_pid FROM hopper.runs WHERE name = 'first'")

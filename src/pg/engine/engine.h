@@ -19,6 +19,19 @@
 
 namespace hopper::pg {
 
+class StateStore;
+
+// What a ModelHopper offers when all its segments are partitions on this server and the run's states
+// can live in its shared area: then one group of processes can train every hop of an iteration, the
+// models handed from process to process in shared memory (training/hop_workers.h), instead of two
+// statements per hop starting fresh parallel workers and passing the models through tables.
+struct LocalSegments {
+    Spi* spi = nullptr;
+    TableName packed;
+    std::vector<int32_t> dist_keys;
+    StateStore* store = nullptr;  // one slot per model, in the order of the run's states
+};
+
 // The working tables (model_input, model_output) and the two statements per hop of one run.
 class ModelHopper {
 public:
@@ -37,6 +50,13 @@ public:
     virtual std::map<int32_t, std::string> read_states() = 0;
     // Drops the working tables.
     virtual void end_iteration() = 0;
+    // The segments and state store for training an iteration without the statements (`states`: the
+    // iteration's, to size the store), or nullopt: on Citus, where a hop crosses machines, and where
+    // the run's area has no room for the states.
+    virtual std::optional<LocalSegments> local_segments(const std::vector<std::string>& states) {
+        (void)states;
+        return std::nullopt;
+    }
 };
 
 // Where the hierarchical combine (combine.cpp) keeps a run's partial states, and how its

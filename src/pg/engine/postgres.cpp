@@ -68,12 +68,7 @@ public:
                      {SqlParam::int4_array(pos), SqlParam::int4_array(next_pos), SqlParam::int4_array(next_dist)});
 
         // The states go into the run's shared area and the table gets references (state_store.h).
-        if (!store_tried_) {
-            std::size_t largest = 0;
-            for (const std::string& st : states) largest = std::max(largest, st.size());
-            store_ = StateStore::open(models_, largest);
-            store_tried_ = true;
-        }
+        open_store(states);
         std::vector<std::string> placed;
         if (store_) {
             placed.reserve(states.size());
@@ -151,6 +146,19 @@ public:
         return states;
     }
 
+    // Parallel workers cannot read a temporary table (its pages sit in the session's own buffers): a
+    // temporary packed table keeps to the statements, which the planner then runs serially.
+    std::optional<LocalSegments> local_segments(const std::vector<std::string>& states) override {
+        if (!temporary_)
+            temporary_ = spi_.scalar_bool(
+                "SELECT c.relpersistence OPERATOR(pg_catalog.=) 't' FROM "
+                "pg_catalog.pg_class AS c WHERE c.oid OPERATOR(pg_catalog.=) " +
+                quote_literal(packed_.quoted()) + "::pg_catalog.regclass");
+        open_store(states);
+        if (!store_ || *temporary_) return std::nullopt;
+        return LocalSegments{&spi_, packed_, dist_keys_, store_.get()};
+    }
+
     void end_iteration() override {
         if (output_exists_) spi_.execute("DROP TABLE " + output_.quoted());
         output_exists_ = false;
@@ -161,6 +169,14 @@ public:
     }
 
 private:
+    void open_store(const std::vector<std::string>& states) {
+        if (store_tried_) return;
+        std::size_t largest = 0;
+        for (const std::string& st : states) largest = std::max(largest, st.size());
+        store_ = StateStore::open(models_, largest);
+        store_tried_ = true;
+    }
+
     Spi& spi_;
     TableName packed_;
     std::vector<int32_t> dist_keys_;
@@ -173,6 +189,7 @@ private:
     Prepared hop_;
     std::unique_ptr<StateStore> store_;
     bool store_tried_ = false;
+    std::optional<bool> temporary_;
 };
 
 // The hierarchical combine on one server: partial states in a temporary table, every level here.

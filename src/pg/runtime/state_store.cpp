@@ -121,6 +121,15 @@ std::string store_trained_state(const ReferencedState& from, std::string_view st
     return make_reference(from.store, from.slot, slot.generation, area->control->leader_pid);
 }
 
+std::string current_state_reference(int store, int slot) {
+    RunArea* area = active_run_area();
+    if (!area || store < 0 || store >= kMaxStateStores || !DsaPointerIsValid(area->control->state_slots[store]) ||
+        slot < 0 || slot >= area->control->state_slot_count[store])
+        outside_run();
+    pg_read_barrier();
+    return make_reference(store, slot, slots_of(*area, store)[slot].generation, area->control->leader_pid);
+}
+
 std::unique_ptr<StateStore> StateStore::open(int num_models, uint64_t state_bytes) {
     RunArea* area = own_run_area();
     if (!area || num_models <= 0) return nullptr;

@@ -39,6 +39,9 @@ struct ReferencedState {
 ReferencedState resolve_state_reference(std::string_view reference);
 // Writes a trained state into the slot `from` was read from; returns the new reference.
 std::string store_trained_state(const ReferencedState& from, std::string_view state);
+// The reference to what slot `slot` of store `store` holds now (the run's backend or one of its
+// parallel workers: the segment workers of hop_workers.h hand models on by slot, not by reference).
+std::string current_state_reference(int store, int slot);
 
 // The backend's side: slots for one run's models.
 class StateStore {
@@ -55,6 +58,8 @@ public:
     std::string put(int slot, std::string_view state);
     // The state a value names: a reference's state (copied out), or the value itself.
     std::string get(std::string_view value) const;
+    // Which of the run's stores this is (for current_state_reference).
+    int index() const { return index_; }
 
 private:
     StateStore(int index, int slots) : index_(index), slots_(slots) {}

@@ -14,12 +14,16 @@
 //      starts where the last one ended);
 //   3. the models are read once and the working tables dropped before the commit, so an error, a
 //      cancel or a crash never leaves a working table behind.
-// The statements themselves are the engine's (engine/: plain PostgreSQL or Citus); the run
+// The statements themselves are the engine's (engine/: plain PostgreSQL or Citus). On plain
+// PostgreSQL they run only for hopper.debug_hops' record: otherwise one group of processes trains
+// all the hops of an iteration, with no working table (hop_workers.h). The run
 // (TrainingRun, run.cpp) does everything else, on its default schedule: num_iterations iterations of
 // every model, each segment training one model at a time.
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hopper/error.h"
@@ -27,6 +31,7 @@
 #include "pg/common/settings.h"
 #include "pg/engine/engine.h"
 #include "pg/runtime/progress.h"
+#include "pg/training/hop_workers.h"
 #include "pg/training/run.h"
 
 extern "C" {
@@ -95,6 +100,12 @@ void check_lock_budget(int64_t hops_per_iteration, int num_segments, int64_t num
 
 IterationOutcome train_ring(ModelHopper& hopper, const HopSchedule& sched, int iteration,
                             const std::vector<int32_t>& mst_keys, std::vector<std::string>& states) {
+    // Without the debug record (which the working tables give, hop by hop), an engine whose segments
+    // are all here trains the iteration in one group of processes (hop_workers.h).
+    if (!setting_debug_hops)
+        if (std::optional<LocalSegments> local = hopper.local_segments(states))
+            if (std::optional<IterationOutcome> done = train_ring_locally(*local, sched, iteration, mst_keys, states))
+                return std::move(*done);
     IterationOutcome out;
     hopper.begin_iteration(sched, iteration, mst_keys, states);
     for (int hop = 0; hop < sched.hops_per_iteration(); ++hop) {
