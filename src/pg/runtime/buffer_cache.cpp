@@ -188,8 +188,7 @@ bool read_ahead_buffer(RunArea& cache, const varatt_external& pointer) {
             const Float4Matrix m = float4_matrix(kept.value, "buffer");
             check_finite_buffer(m.data, {m.rows, m.cols}, "buffer");
             pg_atomic_write_u32(kept.finite_checked, 1);
-        } catch (const std::exception&) {
-        }
+        } catch (const std::exception&) {}
     }
     return true;
 }
