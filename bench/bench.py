@@ -348,7 +348,8 @@ def measure():
     if perf_ok:
         profiles = {k: [v[0], v[1]] for k, v in profiles.items()}
     state = {"meta": meta, "gemm": gemm, "hops": {str(k): v for k, v in hops.items()}, "profiles": profiles,
-             "evaluation": {str(k): v for k, v in evaluation.items()}, "tiny": tiny, "scaling": scaling}
+             "evaluation": {str(k): v for k, v in evaluation.items()}, "tiny": tiny, "tiny_group": tiny_group,
+             "scaling": scaling}
     with open(STATE, "w") as f:
         json.dump(state, f)
     return state, results
@@ -368,7 +369,7 @@ else:
     state, results = measure()
 meta, gemm, profiles = state["meta"], state["gemm"], state["profiles"]
 evaluation = {int(k): v for k, v in state.get("evaluation", {}).items()}
-tiny, scaling = state.get("tiny", {}), state.get("scaling", [])
+tiny, tiny_group, scaling = state.get("tiny", {}), state.get("tiny_group", {}), state.get("scaling", [])
 hops = {int(k): v for k, v in state["hops"].items()}
 # The limit: the fastest library's step on this machine (the core uses oneDNN for the large products
 # where it is installed, so Eigen's own step is not the floor any more).
