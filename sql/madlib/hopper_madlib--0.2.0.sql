@@ -818,12 +818,19 @@ CREATE FUNCTION madlib.__hopper_load_custom_function(object_table text, object b
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     t text := madlib.__hopper_object_table(object_table);
+    token uuid;
 BEGIN
     PERFORM madlib.__hopper_required(object IS NOT NULL, 'object');
     PERFORM madlib.__hopper_required(name IS NOT NULL, 'name');
     IF to_regclass(t) IS NULL THEN
         EXECUTE format('CREATE TABLE %s (id serial, name text, description text, object bytea, PRIMARY KEY (name))', t);
         EXECUTE format('GRANT SELECT ON %s TO PUBLIC', t);
+        -- hopper's mark (hopper.output_tables): delete_custom_function drops only a table it made.
+        token := pg_catalog.gen_random_uuid();
+        EXECUTE format('COMMENT ON TABLE %s IS %L', t, 'MADlib custom function table [hopper:' || token || ']');
+        INSERT INTO hopper.output_tables (token, kind, schema_name, table_name)
+        SELECT token, 'custom_functions', n.nspname, c.relname
+        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = t::regclass;
         RAISE NOTICE 'Keras Custom Function: Created new custom function table %.', t;
     END IF;
     BEGIN
@@ -860,7 +867,8 @@ BEGIN ATOMIC
     SELECT madlib.__hopper_load_top_k_accuracy_function(object_table, k);
 END;
 
--- By id or by name; the table is dropped with its last function, as MADlib drops it.
+-- By id or by name; the table is dropped with its last function, as MADlib drops it -- when hopper
+-- made it (its mark), never a table of the user's that has the same columns.
 CREATE FUNCTION madlib.__hopper_delete_custom_function(object_table text, id integer, name text)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -881,7 +889,7 @@ BEGIN
     END IF;
     RAISE NOTICE 'Keras Custom Function: Object % has been deleted from %.', COALESCE(id::text, quote_literal(name)), t;
     EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s)', t) INTO left_over;
-    IF NOT left_over THEN
+    IF NOT left_over AND madlib.__hopper_made(t, 'custom_functions') THEN
         RAISE NOTICE 'Keras Custom Function: Dropping empty custom keras function table %', t;
         EXECUTE format('DROP TABLE %s', t);
     END IF;

@@ -8,7 +8,7 @@ CREATE TABLE hopper.output_tables (
     token uuid NOT NULL,
     kind text NOT NULL CHECK (kind IN ('model', 'model_info', 'model_summary', 'model_hops', 'packed',
                                        'packed_summary', 'model_selection', 'model_selection_summary',
-                                       'model_arch', 'predictions')),
+                                       'model_arch', 'predictions', 'custom_functions')),
     -- Where hopper created it (the table may have been renamed since).
     schema_name name NOT NULL,
     table_name name NOT NULL,
@@ -19,7 +19,7 @@ CREATE TABLE hopper.output_tables (
     PRIMARY KEY (token, kind)
 );
 COMMENT ON TABLE hopper.output_tables IS
-'every table hopper created (model outputs and their _info/_summary/_hops, packed tables, model selection and architecture tables, predictions): hopper replaces a table only if its comment carries the token of a row here of the right kind';
+'every table hopper created (model outputs and their _info/_summary/_hops, packed tables, model selection and architecture tables, predictions, hopper_madlib''s custom function tables): hopper replaces a table only if its comment carries the token of a row here of the right kind';
 
 -- Rows are added for oneself and never changed; removing one only makes hopper forget a table.
 ALTER TABLE hopper.output_tables ENABLE ROW LEVEL SECURITY;

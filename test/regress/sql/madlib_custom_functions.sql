@@ -119,5 +119,13 @@ SELECT madlib.delete_custom_function('regress_custom_functions', 'rmse');
 SELECT id, name FROM madlib.regress_custom_functions ORDER BY id;
 SELECT madlib.delete_custom_function('regress_custom_functions', 'top_3_accuracy');
 SELECT to_regclass('madlib.regress_custom_functions') AS gone;
+-- A table of the user's with the same columns is used, but never dropped when emptied: hopper drops
+-- only a custom function table it made (its mark in hopper.output_tables).
+CREATE TABLE madlib.regress_own_functions (id serial, name text PRIMARY KEY, description text, object bytea);
+SELECT madlib.load_top_k_accuracy_function('regress_own_functions', 2);
+SELECT madlib.delete_custom_function('regress_own_functions', 'top_2_accuracy');
+SELECT to_regclass('madlib.regress_own_functions') IS NOT NULL AS kept, count(*) AS functions
+FROM madlib.regress_own_functions;
+DROP TABLE madlib.regress_own_functions;
 
 DROP SCHEMA test_madlib_custom_functions CASCADE;
