@@ -141,14 +141,19 @@ void ReadAhead::start(Spi& spi, const std::vector<TableName>& tables, int busy_p
     std::snprintf(worker.bgw_type, BGW_MAXLEN, "hopper read-ahead");
     std::memcpy(worker.bgw_extra, &args, sizeof args);
     worker.bgw_notify_pid = 0;
-    // The handle outlives the run's transactions (it commits after every iteration).
-    const bool started = call([&] {
-        MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
-        const bool ok = RegisterDynamicBackgroundWorker(&worker, &worker_);
-        MemoryContextSwitchTo(old);
-        return ok;
-    });
-    if (!started) {  // every worker slot taken: the run reads as before
+    // The handle outlives the run's transactions (it commits after every iteration). Reading ahead only
+    // saves time: a registration that fails (every worker slot taken, or an error) leaves the run
+    // reading as before, never failing it.
+    bool started = false;
+    const MemoryContext caller = CurrentMemoryContext;
+    try {
+        started = call([&] {
+            MemoryContextSwitchTo(TopMemoryContext);
+            return RegisterDynamicBackgroundWorker(&worker, &worker_);
+        });
+    } catch (const std::exception&) { started = false; }
+    MemoryContextSwitchTo(caller);
+    if (!started) {
         worker_ = nullptr;
         run->control->read_ahead_count = 0;
     }
