@@ -116,6 +116,21 @@ BEGIN ATOMIC
                          OPERATOR(pg_catalog.>) 0);
 END;
 
+-- MADlib drops a table of architectures or custom functions with its last row; hopper_madlib drops
+-- it only when hopper made it (its mark, of this kind), never a table of the user's. `notice` has a
+-- %s for the table.
+CREATE FUNCTION madlib.__hopper_drop_if_emptied(t regclass, kind text, notice text) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    left_over boolean;
+BEGIN
+    EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s)', t) INTO left_over;
+    IF NOT left_over AND madlib.__hopper_made(t, kind) THEN
+        RAISE NOTICE '%', format(notice, t);
+        EXECUTE format('DROP TABLE %s', t);
+    END IF;
+END $$;
+
 CREATE FUNCTION madlib.__hopper_unsupported(what text, detail text, hint text) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
@@ -735,21 +750,14 @@ END;
 
 CREATE FUNCTION madlib.__hopper_delete_keras_model(keras_model_arch_table text, model_id integer)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    t regclass;
-    left_over boolean;
 BEGIN
     PERFORM madlib.__hopper_required_table(keras_model_arch_table, 'keras_model_arch_table', 'input');
     PERFORM madlib.__hopper_required(model_id IS NOT NULL, 'model_id');
     PERFORM hopper.delete_model_arch(keras_model_arch_table, model_id);
     -- MADlib drops the table with its last architecture; hopper_madlib drops one hopper made, never a
     -- table of the user's.
-    t := madlib.__hopper_quote_name(keras_model_arch_table)::regclass;
-    EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s)', t) INTO left_over;
-    IF NOT left_over AND madlib.__hopper_made(t, 'model_arch') THEN
-        RAISE NOTICE 'Keras Model Arch: Dropping empty keras model architecture table %', t;
-        EXECUTE format('DROP TABLE %s', t);
-    END IF;
+    PERFORM madlib.__hopper_drop_if_emptied(madlib.__hopper_quote_name(keras_model_arch_table)::regclass,
+        'model_arch', 'Keras Model Arch: Dropping empty keras model architecture table %s');
 END $$;
 
 CREATE FUNCTION madlib.delete_keras_model(keras_model_arch_table varchar, model_id integer)
@@ -874,7 +882,6 @@ RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     t regclass := madlib.__hopper_object_table_valid(madlib.__hopper_object_table(object_table));
     deleted bigint;
-    left_over boolean;
 BEGIN
     PERFORM madlib.__hopper_required(id IS NOT NULL OR name IS NOT NULL, 'id/name');
     IF id IS NOT NULL THEN
@@ -888,11 +895,8 @@ BEGIN
             USING ERRCODE = 'undefined_object';
     END IF;
     RAISE NOTICE 'Keras Custom Function: Object % has been deleted from %.', COALESCE(id::text, quote_literal(name)), t;
-    EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s)', t) INTO left_over;
-    IF NOT left_over AND madlib.__hopper_made(t, 'custom_functions') THEN
-        RAISE NOTICE 'Keras Custom Function: Dropping empty custom keras function table %', t;
-        EXECUTE format('DROP TABLE %s', t);
-    END IF;
+    PERFORM madlib.__hopper_drop_if_emptied(t, 'custom_functions',
+        'Keras Custom Function: Dropping empty custom keras function table %s');
 END $$;
 
 CREATE FUNCTION madlib.delete_custom_function(object_table varchar, id integer)
