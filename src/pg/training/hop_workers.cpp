@@ -285,7 +285,6 @@ std::optional<IterationOutcome> train_ring_locally(const LocalSegments& local, c
             LaunchParallelWorkers(pcxt);
         });
 
-    // Errors leave the parallel context to the transaction's abort, which stops the workers.
     Spi& spi = *local.spi;
     spi.set_read_only(true);  // in parallel mode the backend may start no command
     try {
@@ -294,6 +293,19 @@ std::optional<IterationOutcome> train_ring_locally(const LocalSegments& local, c
             wait_trained(g, seen, pcxt);
     } catch (...) {
         spi.set_read_only(false);
+        // The workers stop before the frames that own what they use unwind: the run's state store
+        // frees its slots in its destructor, long before the transaction's abort would stop them, and
+        // a worker still training used the freed shared memory (one died of SIGSEGV when run_progress.sh
+        // cancelled a fit_automl in CI). DestroyParallelContext terminates them and waits for their exit.
+        if (pcxt) {
+            try {
+                call([&] {
+                    DestroyParallelContext(pcxt);
+                    ExitParallelMode();
+                });
+            } catch (...) {  // the abort finishes what this could not; the first error is the one to report
+            }
+        }
         throw;
     }
     spi.set_read_only(false);
