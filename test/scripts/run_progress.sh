@@ -12,7 +12,10 @@ DB=hopper_run_progress
 q() { psql -qAtX -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
 fail() { echo "run_progress.sh: FAILED: $*" >&2; exit 1; }
 # Whatever happens, no run of this script outlives it.
-trap 'psql -qAtX -d postgres -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '"'$DB'"' AND pid <> pg_backend_pid()" >/dev/null 2>&1 || true' EXIT
+CLIENT_LOG=$(mktemp)
+# A run that does not show up: say why, from what its client printed (an error, or nothing yet).
+client_said() { [ -s "$CLIENT_LOG" ] && echo "its client printed: $(tr '\n' ' ' <"$CLIENT_LOG")" || echo "its client printed nothing"; }
+trap 'rm -f "$CLIENT_LOG"; psql -qAtX -d postgres -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '"'$DB'"' AND pid <> pg_backend_pid()" >/dev/null 2>&1 || true' EXIT
 
 psql -qX -v ON_ERROR_STOP=1 -d postgres -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB"
 q >/dev/null <<'SQL'
@@ -35,15 +38,15 @@ BUFFERS=$(q -c "SELECT string_agg(dist_key || ':' || n, ',' ORDER BY dist_key) F
 
 # Starts a call in the background; waits until the view shows it past its first evaluation.
 start() {  # name, CALL statement
-  q -c "SET client_min_messages = warning" -c "$2" >/dev/null 2>&1 &
+  q -c "SET client_min_messages = warning" -c "$2" >/dev/null 2>"$CLIENT_LOG" &
   CLIENT=$!
   RUN=""
-  for _ in $(seq 1 300); do
+  for _ in $(seq 1 1200); do
     RUN=$(q -c "SELECT run_id FROM hopper.runs WHERE name = '$1' AND state = 'ACTIVE'")
     [ -n "$RUN" ] && [ "$(q -c "SELECT count(*) FROM hopper.run_progress WHERE run_id = $RUN AND iteration >= 2 AND buffers_done > 0")" -gt 0 ] && return 0
     sleep 0.1
   done
-  fail "$1: no progress shown for run ${RUN:-?}"
+  fail "$1: no progress shown for run ${RUN:-?} in 120 s; $(client_said)"
 }
 snapshot() { q -c "SELECT pg_catalog.sum(buffers_done) + 1000 * max(iteration) + 100 * max(hop) FROM hopper.run_progress WHERE run_id = $RUN"; }
 check() {  # name, method, segments expected, expect best value (t/f)
@@ -97,15 +100,15 @@ check am fit_automl 2 true
 stop
 # hopper.track_progress = off: the run is in hopper.runs but not in the view.
 q -c "SET client_min_messages = warning" -c "SET hopper.track_progress = off" \
-  -c "CALL hopper.fit_multiple('packed', 'out_off', 'configs', 1000, name => 'off')" >/dev/null 2>&1 &
+  -c "CALL hopper.fit_multiple('packed', 'out_off', 'configs', 1000, name => 'off')" >/dev/null 2>"$CLIENT_LOG" &
 CLIENT=$!
 RUN=""
-for _ in $(seq 1 300); do
+for _ in $(seq 1 1200); do
   RUN=$(q -c "SELECT run_id FROM hopper.runs WHERE name = 'off' AND state = 'ACTIVE'")
   [ -n "$RUN" ] && [ "$(q -c "SELECT count(*) FROM hopper.trial_metrics m JOIN hopper.trials t USING (trial_id) WHERE t.run_id = $RUN")" -gt 0 ] && break
   sleep 0.1
 done
-[ -n "$RUN" ] || fail "off: the run did not start"
+[ -n "$RUN" ] || fail "off: the run did not start in 120 s; $(client_said)"
 [ "$(q -c "SELECT count(*) FROM hopper.run_progress WHERE run_id = $RUN")" = 0 ] || fail "a run with hopper.track_progress = off is in the view"
 stop
 echo "run_progress.sh: ok (fit_multiple, fit, fit_data_parallel, fit_automl seen from another session; a hand-set hopper.progress_run writes nowhere)"
