@@ -822,14 +822,13 @@ BEGIN ATOMIC
     SELECT pg_catalog.convert_to(pg_catalog.format('hopper metric top_k_accuracy, top_k=%s', k), 'UTF8');
 END;
 
-CREATE FUNCTION madlib.__hopper_load_custom_function(object_table text, object bytea, name text, description text)
+-- A row of the object table (created, with hopper's mark, when it is not there).
+CREATE FUNCTION madlib.__hopper_add_custom_function(object_table text, object bytea, name text, description text)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     t text := madlib.__hopper_object_table(object_table);
     token uuid;
 BEGIN
-    PERFORM madlib.__hopper_required(object IS NOT NULL, 'object');
-    PERFORM madlib.__hopper_required(name IS NOT NULL, 'name');
     IF to_regclass(t) IS NULL THEN
         EXECUTE format('CREATE TABLE %s (id serial, name text, description text, object bytea, PRIMARY KEY (name))', t);
         EXECUTE format('GRANT SELECT ON %s TO PUBLIC', t);
@@ -851,6 +850,24 @@ BEGIN
     RAISE NOTICE 'Keras Custom Function: Added function % to % table', name, t;
 END $$;
 
+-- MADlib unpickles the object with dill and refuses one that does not load. hopper runs no Python: it
+-- refuses what is not a pickle of protocol 2 to 5 (dill's under Python 2 and 3: the PROTO opcode
+-- 0x80 and its version first, the STOP opcode '.' last), as MADlib's tests expect of 'invalid_obj'.
+CREATE FUNCTION madlib.__hopper_load_custom_function(object_table text, object bytea, name text, description text)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    PERFORM madlib.__hopper_required(object IS NOT NULL, 'object');
+    PERFORM madlib.__hopper_required(name IS NOT NULL, 'name');
+    IF length(object) < 3 OR get_byte(object, 0) <> 128 OR get_byte(object, 1) NOT BETWEEN 2 AND 5
+       OR get_byte(object, length(object) - 1) <> 46 THEN
+        RAISE EXCEPTION 'Keras Custom Function: Invalid function object'
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = 'The object is not a Python pickle of protocol 2 to 5 (dill.dumps writes one).',
+                  HINT = 'Pass the bytes of dill.dumps(function), as MADlib''s load_custom_function takes them.';
+    END IF;
+    PERFORM madlib.__hopper_add_custom_function(object_table, object, name, description);
+END $$;
+
 CREATE FUNCTION madlib.load_custom_function(object_table varchar, object bytea, name text, description text DEFAULT NULL)
 RETURNS void LANGUAGE sql
 BEGIN ATOMIC
@@ -865,7 +882,7 @@ BEGIN
         RAISE EXCEPTION 'Keras Custom Function: For top k accuracy functions k has to be a positive integer.'
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    PERFORM madlib.__hopper_load_custom_function(object_table, madlib.__hopper_top_k_object(k),
+    PERFORM madlib.__hopper_add_custom_function(object_table, madlib.__hopper_top_k_object(k),
                                                  format('top_%s_accuracy', k), format('returns top_%s_accuracy', k));
 END $$;
 

@@ -1102,14 +1102,13 @@ TEST(ConfigResolve, LossMustMatchOutput) {
         resolve_config(arch_of(4, {{3, Activation::Sigmoid}}), parse_compile_params("loss='binary_crossentropy'"), {}));
 }
 
-TEST(ConfigResolve, TopKMustBeBelowOutputUnits) {
+// As Keras and MADlib: top_k at or above the number of classes is accepted (the metric is then 1).
+TEST(ConfigResolve, TopKAnyWidthAccepted) {
     CompileParams c = parse_compile_params("metrics=['top_k_accuracy'], top_k=5");
-    Error e = EXPECT_ERR(resolve_config(arch_of(4, {{5, Activation::Softmax}}), c, {}), InvalidParameter,
-                         "invalid value for \"top_k\": 5");
-    EXPECT_NE(e.detail().find("always 1"), std::string::npos);
+    EXPECT_NO_THROW(resolve_config(arch_of(4, {{5, Activation::Softmax}}), c, {}));
+    EXPECT_NO_THROW(resolve_config(arch_of(4, {{3, Activation::Softmax}}), c, {}));
     EXPECT_NO_THROW(resolve_config(arch_of(4, {{6, Activation::Softmax}}), c, {}));
-    // top_k without the metric is not checked.
-    EXPECT_NO_THROW(resolve_config(arch_of(4, {{2, Activation::Softmax}}), parse_compile_params("top_k=5"), {}));
+    EXPECT_NO_THROW(resolve_config(arch_of(4, {{1, Activation::Sigmoid}}), c, {}));
 }
 
 TEST(ConfigResolve, AccuracyNeedsClassificationOutput) {
