@@ -148,18 +148,32 @@ END $$;
 
 -- MADlib's view of hopper's class_values: the classes num_classes padded (hopper.preprocess names
 -- them <padding 1>, <padding 2>, ..., after the data's) are NULL, as MADlib's summaries and
--- predictions show them.
+-- predictions show them; so is the class of NULL labels, first (hopper_madlib names it <NULL>:
+-- __hopper_null_class_source).
 CREATE FUNCTION madlib.__hopper_madlib_classes(class_values text[]) RETURNS text[]
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql IMMUTABLE STRICT
 BEGIN ATOMIC
     -- p.n: the data's classes, those before <padding 1>; padded only when <padding 1> ... <padding k> end the list.
-    SELECT CASE WHEN class_values[p.n OPERATOR(pg_catalog.+) 1:] OPERATOR(pg_catalog.=)
+    SELECT CASE WHEN class_values[1] OPERATOR(pg_catalog.=) '<NULL>' THEN ARRAY[NULL::text] ELSE '{}'::text[] END
+           OPERATOR(pg_catalog.||) (CASE WHEN class_values[p.n OPERATOR(pg_catalog.+) 1:] OPERATOR(pg_catalog.=)
                      ARRAY(SELECT pg_catalog.format('<padding %s>', i)
                            FROM pg_catalog.generate_series(1, pg_catalog.cardinality(class_values) OPERATOR(pg_catalog.-) p.n) i)
                 THEN class_values[1:p.n] OPERATOR(pg_catalog.||)
                      pg_catalog.array_fill(NULL::text, ARRAY[pg_catalog.cardinality(class_values) OPERATOR(pg_catalog.-) p.n])
-                ELSE class_values END
-    FROM (SELECT pg_catalog.array_position(class_values, '<padding 1>') OPERATOR(pg_catalog.-) 1 AS n) p;
+                ELSE class_values END)[p.first:]
+    FROM (SELECT pg_catalog.array_position(class_values, '<padding 1>') OPERATOR(pg_catalog.-) 1 AS n,
+                 CASE WHEN class_values[1] OPERATOR(pg_catalog.=) '<NULL>' THEN 2 ELSE 1 END AS first) p;
+END;
+
+-- SQL reading a summary's name or type column as text: hopper's are text, MADlib 2.x's (which
+-- hopper_madlib's summaries take: __hopper_madlib_summary_types) text[], one per variable.
+CREATE FUNCTION madlib.__hopper_summary_text(summary regclass, col text) RETURNS text
+LANGUAGE sql STABLE
+BEGIN ATOMIC
+    SELECT CASE WHEN a.atttypid OPERATOR(pg_catalog.=) 'text[]'::pg_catalog.regtype
+                THEN pg_catalog.format('pg_catalog.array_to_string(%I, '', '')', col)
+                ELSE pg_catalog.quote_ident(col) END
+    FROM pg_catalog.pg_attribute a WHERE a.attrelid OPERATOR(pg_catalog.=) summary AND a.attname OPERATOR(pg_catalog.=) col;
 END;
 
 -- MADlib's <dependent>_class_values column of a summary (class_text_class_values), beside hopper's
@@ -168,12 +182,27 @@ CREATE FUNCTION madlib.__hopper_class_values_column(summary regclass) RETURNS vo
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     y text;
+    vartype regtype;
 BEGIN
-    EXECUTE format('SELECT dependent_varname FROM %s', summary) INTO y;
+    EXECUTE format('SELECT %s FROM %s', madlib.__hopper_summary_text(summary, 'dependent_varname'), summary) INTO y;
     IF y ~ '^([[:alpha:]_][[:alnum:]_$]*|"([^"]|"")+")$' THEN
         y := (parse_ident(y))[1] || '_class_values';
-        EXECUTE format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS %I text[]', summary, y);
-        EXECUTE format('UPDATE %s SET %I = madlib.__hopper_madlib_classes(class_values)', summary, y);
+        EXECUTE format('SELECT to_regtype(%s) FROM %s', madlib.__hopper_summary_text(summary, 'dependent_vartype'), summary)
+            INTO vartype;
+        -- Of the dependent variable's type, as MADlib's ({4.0,4.2,5.0} for double precision); text
+        -- where hopper's class names do not read as that type.
+        BEGIN
+            EXECUTE format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS %I %s', summary, y,
+                           CASE WHEN vartype IS NULL OR vartype = 'unknown'::regtype THEN 'text[]'
+                                ELSE format_type(vartype, NULL) || '[]' END);
+            EXECUTE format('UPDATE %1$s SET %2$I = madlib.__hopper_madlib_classes(class_values)::%3$s', summary, y,
+                           format_type((SELECT atttypid FROM pg_attribute WHERE attrelid = summary AND attname = y), NULL));
+        EXCEPTION WHEN invalid_text_representation OR cannot_coerce OR datatype_mismatch
+                       OR numeric_value_out_of_range OR invalid_datetime_format THEN
+            EXECUTE format('ALTER TABLE %s DROP COLUMN IF EXISTS %I', summary, y);
+            EXECUTE format('ALTER TABLE %s ADD COLUMN %I text[]', summary, y);
+            EXECUTE format('UPDATE %s SET %I = madlib.__hopper_madlib_classes(class_values)', summary, y);
+        END;
     END IF;
 END $$;
 
@@ -378,11 +407,18 @@ BEGIN
 END $$;
 
 -- ---- preprocessors ---------------------------------------------------------------------------
--- MADlib's columns beside hopper's in a packed table and its summary: <x>_shape (rows, then the
--- dimensions of the images: {18,2,2,3}) and <y>_shape for the independent and dependent columns,
--- <y>_class_values, distribution_rules and __internal_gpu_config__ (all segments: hopper has no GPUs).
+-- MADlib 2.x's packed table beside hopper's: hopper trains from its arrays (independent_var,
+-- dependent_var: real[], unchanged), MADlib's scripts read their own columns, added here --
+-- <x> and <y> (named as independent_varname and dependent_varname) as MADlib stores them, little-endian
+-- float32 and int16 bytes (hopper.float32_bytes, int16_bytes; <y> as float32 where the target is not
+-- small integers: a regression target MADlib does not pack), with <x>_shape (rows, then the
+-- dimensions of the images: {18,2,2,3}) and <y>_shape; buffer_id numbers buffers from 0 already. The
+-- buffers hold MADlib's rows: hopper.preprocess(buffer_fill => 'full'). The summary gets
+-- <y>_class_values (of the dependent variable's type), distribution_rules, __internal_gpu_config__,
+-- source_table and output_table as the caller named them, buffer_size as MADlib computes it (the
+-- rows of the fullest buffer), and MADlib 2.x's types (__hopper_madlib_summary_types).
 CREATE FUNCTION madlib.__hopper_madlib_packed(output_table text, source_table text, dependent_varname text,
-                                              independent_varname text)
+                                              independent_varname text, source_given text, output_given text)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     packed regclass := madlib.__hopper_quote_name(output_table)::regclass;
@@ -390,6 +426,9 @@ DECLARE
     x text := btrim(independent_varname);
     y text := btrim(dependent_varname);
     dims int4[];
+    hopper_columns text[] := ARRAY['dist_key', 'buffer_id', 'independent_var', 'dependent_var',
+                                   'independent_var_shape', 'dependent_var_shape'];
+    small_integers boolean;
 BEGIN
     -- A single column (MADlib's docs'): the image dimensions of its arrays; an expression or a list of
     -- columns: hopper's flat width.
@@ -399,22 +438,63 @@ BEGIN
         EXECUTE format('SELECT ARRAY(SELECT array_length(s.v, d) FROM generate_series(1, array_ndims(s.v)) d ORDER BY d)
                         FROM (SELECT %I AS v FROM %s WHERE %I IS NOT NULL LIMIT 1) s',
                        x, madlib.__hopper_quote_name(source_table)::regclass, x) INTO dims;
-        -- (Columns named as hopper's own, independent_var and dependent_var, have their shapes there.)
-        IF x || '_shape' NOT IN ('independent_var_shape', 'dependent_var_shape') THEN
+        -- (Columns named as hopper's own keep hopper's: independent_var_shape is its shape already.)
+        IF NOT x || '_shape' = ANY (hopper_columns) THEN
             EXECUTE format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS %I int4[]', packed, x || '_shape');
             EXECUTE format('UPDATE %s SET %I = CASE WHEN cardinality($1) > 1 THEN ARRAY[independent_var_shape[1]] || $1
                                                   ELSE independent_var_shape END', packed, x || '_shape')
                 USING dims;
         END IF;
-        IF y || '_shape' NOT IN ('independent_var_shape', 'dependent_var_shape', x || '_shape') THEN
+        IF NOT y || '_shape' = ANY (hopper_columns || (x || '_shape')) THEN
             EXECUTE format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS %I int4[]', packed, y || '_shape');
             EXECUTE format('UPDATE %s SET %I = dependent_var_shape', packed, y || '_shape');
+        END IF;
+        IF NOT x = ANY (hopper_columns) THEN
+            EXECUTE format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS %I bytea', packed, x);
+            EXECUTE format('UPDATE %s SET %I = hopper.float32_bytes(independent_var)', packed, x);
+        END IF;
+        IF NOT y = ANY (hopper_columns || x) THEN
+            EXECUTE format('SELECT coalesce(bool_and(v = round(v) AND abs(v) <= 32767), true)
+                            FROM %s, unnest(dependent_var) v', packed) INTO small_integers;
+            EXECUTE format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS %I bytea', packed, y);
+            EXECUTE format('UPDATE %s SET %I = %s', packed, y,
+                           CASE WHEN small_integers THEN 'hopper.int16_bytes(dependent_var::int2[])'
+                                ELSE 'hopper.float32_bytes(dependent_var)' END);
         END IF;
     END IF;
     PERFORM madlib.__hopper_class_values_column(summary);
     EXECUTE format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS distribution_rules text,
                     ADD COLUMN IF NOT EXISTS __internal_gpu_config__ text', summary);
-    EXECUTE format('UPDATE %s SET distribution_rules = ''all_segments'', __internal_gpu_config__ = ''all_segments''', summary);
+    EXECUTE format('UPDATE %s SET distribution_rules = ''all_segments'', __internal_gpu_config__ = ''all_segments'',
+                    source_table = $1, output_table = $2,
+                    buffer_size = (SELECT max(independent_var_shape[1]) FROM %s)', summary, packed)
+        USING source_given, output_given;
+    PERFORM madlib.__hopper_madlib_summary_types(summary);
+END $$;
+
+-- MADlib 2.x's types in a summary (of packed data or of a model): a variable's name, type and number
+-- of classes are arrays, one per variable (dependent_varname[0] in MADlib's tests), normalizing_const
+-- is real. hopper reads these columns either way (an array's elements joined: summary_text_column).
+CREATE FUNCTION madlib.__hopper_madlib_summary_types(summary regclass) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    c text;
+BEGIN
+    FOREACH c IN ARRAY ARRAY['dependent_varname', 'independent_varname', 'dependent_vartype'] LOOP
+        IF EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = summary AND attname = c AND atttypid = 'text'::regtype
+                   AND NOT attisdropped) THEN
+            EXECUTE format('ALTER TABLE %s ALTER COLUMN %I TYPE text[] USING ARRAY[%I]', summary, c, c);
+        END IF;
+    END LOOP;
+    IF EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = summary AND attname = 'num_classes'
+               AND atttypid = 'int4'::regtype AND NOT attisdropped) THEN
+        EXECUTE format('ALTER TABLE %s ALTER COLUMN num_classes TYPE int4[]
+                        USING CASE WHEN num_classes IS NULL THEN NULL ELSE ARRAY[num_classes] END', summary);
+    END IF;
+    IF EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = summary AND attname = 'normalizing_const'
+               AND atttypid = 'float8'::regtype AND NOT attisdropped) THEN
+        EXECUTE format('ALTER TABLE %s ALTER COLUMN normalizing_const TYPE real', summary);
+    END IF;
 END $$;
 
 -- MADlib's images are N-dimensional arrays (rgb {{{r,g,b},...},...}); hopper reads features as flat
@@ -458,15 +538,92 @@ BEGIN
     RETURN 'pg_temp.__hopper_flat_source';
 END $$;
 
--- A packed table's summary names the caller's source, not the flattened copy read in its place.
-CREATE FUNCTION madlib.__hopper_flat_source_done(output_table text, source_table text, read_table text) RETURNS void
+-- MADlib takes NULL labels as a class of their own, sorted first and shown NULL; hopper refuses NULL
+-- labels. A dependent column of strings or booleans with NULLs is read through the session's copy
+-- (pg_temp.__hopper_flat_source, made here if __hopper_flat_source did not make it) with NULL as the
+-- class null_name: '' when packing training data (it sorts before any other text, so first, as
+-- MADlib sorts NULL), which __hopper_null_class_done renames <NULL> in hopper's class_values once
+-- packed; <NULL> when packing validation data against such a table. Other sources are read as they
+-- are (hopper refuses NULL labels of numbers: 22004). Returns the table to read.
+CREATE FUNCTION madlib.__hopper_null_class_source(read_table text, y text, null_name text) RETURNS text
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    col text;
+    category "char";
+    has_null boolean;
+    clash boolean;
+BEGIN
+    IF read_table IS NULL OR y IS NULL OR btrim(y) !~ '^([[:alpha:]_][[:alnum:]_$]*|"([^"]|"")+")$'
+       OR to_regclass(read_table) IS NULL THEN
+        RETURN read_table;
+    END IF;
+    col := (parse_ident(btrim(y)))[1];
+    SELECT t.typcategory INTO category FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+    WHERE a.attrelid = to_regclass(read_table) AND a.attname = col AND NOT a.attisdropped;
+    IF category IS NULL OR category NOT IN ('S', 'B') THEN
+        RETURN read_table;
+    END IF;
+    EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE %I IS NULL)', read_table::regclass, col) INTO has_null;
+    IF NOT has_null THEN
+        RETURN read_table;
+    END IF;
+    EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE %I::text IN (%L, ''<NULL>''))', read_table::regclass, col, null_name)
+        INTO clash;
+    IF clash THEN
+        RAISE EXCEPTION 'dependent column "%" has NULL labels and the label ''%''', col, null_name
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = 'hopper_madlib names the class of NULL labels <NULL> (packing them as '''' first).',
+                  HINT = 'Rename that label, or filter out the NULL labels.';
+    END IF;
+    IF read_table <> 'pg_temp.__hopper_flat_source' THEN
+        DROP TABLE IF EXISTS pg_temp.__hopper_flat_source;
+        EXECUTE format('CREATE TEMP TABLE __hopper_flat_source AS SELECT * FROM %s', read_table::regclass);
+    END IF;
+    EXECUTE format('ALTER TABLE pg_temp.__hopper_flat_source ALTER COLUMN %1$I TYPE text USING coalesce(%1$I::text, %2$L)',
+                   col, null_name);
+    RETURN 'pg_temp.__hopper_flat_source';
+END $$;
+
+-- Training data packed with NULL labels as the class '' (first): hopper's class_values name it <NULL>,
+-- and the summary keeps the type of the caller's column (the copy read was text).
+CREATE FUNCTION madlib.__hopper_null_class_done(output_table text, source_table text, y text, read_table text)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    summary regclass := madlib.__hopper_quote_name(output_table, '_summary')::regclass;
+BEGIN
+    IF read_table IS NOT DISTINCT FROM source_table OR btrim(y) !~ '^([[:alpha:]_][[:alnum:]_$]*|"([^"]|"")+")$' THEN
+        RETURN;
+    END IF;
+    EXECUTE format('UPDATE %s SET class_values[1] = ''<NULL>'',
+                        dependent_vartype = (SELECT format_type(a.atttypid, a.atttypmod) FROM pg_attribute a
+                                             WHERE a.attrelid = $1::regclass AND a.attname = $2)
+                    WHERE class_values[1] = '''' AND $3', summary)
+        USING source_table, (parse_ident(btrim(y)))[1],
+              EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = read_table::regclass
+                      AND a.attname = (parse_ident(btrim(y)))[1] AND a.atttypid = 'text'::regtype);
+END $$;
+
+-- The flattened copy goes once packed (the summary names the caller's source: __hopper_madlib_packed).
+CREATE FUNCTION madlib.__hopper_flat_source_done(source_table text, read_table text) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     IF read_table IS DISTINCT FROM source_table THEN
-        EXECUTE format('UPDATE %s SET source_table = $1', madlib.__hopper_quote_name(output_table, '_summary')::regclass)
-            USING source_table::regclass::text;
         DROP TABLE pg_temp.__hopper_flat_source;
     END IF;
+END $$;
+
+-- MADlib one-hot encodes a scalar dependent variable whatever its type (integers and floats are
+-- classes too: {4.0,4.2,5.0}); an array is taken as one-hot already, as hopper takes it.
+CREATE FUNCTION madlib.__hopper_response_type(source_table text, dependent_varname text) RETURNS text
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF btrim(dependent_varname) ~ '^([[:alpha:]_][[:alnum:]_$]*|"([^"]|"")+")$' AND EXISTS (
+           SELECT 1 FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+           WHERE a.attrelid = to_regclass(source_table) AND a.attname = (parse_ident(btrim(dependent_varname)))[1]
+             AND NOT a.attisdropped AND t.typcategory <> 'A') THEN
+        RETURN 'classification';
+    END IF;
+    RETURN 'auto';
 END $$;
 
 -- distribution_rules places buffers on Greenplum segments (with GPUs); on PostgreSQL MADlib ignores
@@ -579,11 +736,17 @@ END $$;
 -- training (0A000), naming the limitation.
 CREATE FUNCTION madlib.__hopper_single_output(source_table text) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    several boolean := false;
 BEGIN
     IF source_table IS NOT NULL AND EXISTS (
            SELECT 1 FROM pg_attribute a
            WHERE a.attrelid = to_regclass(madlib.__hopper_quote_name(source_table, '_summary'))
              AND a.attname = 'dependent_varname' AND a.atttypid = 'text[]'::regtype AND NOT a.attisdropped) THEN
+        EXECUTE format('SELECT bool_or(cardinality(dependent_varname) > 1) FROM %s',
+                       madlib.__hopper_quote_name(source_table, '_summary')::regclass) INTO several;
+    END IF;
+    IF several THEN
         PERFORM madlib.__hopper_unsupported(format('training on %s (several dependent variables: multi-output models)', source_table),
                                             'hopper''s models have one input and one output; such data packs as MADlib packs it, but hopper cannot train on it.',
                                             'Pack one dependent variable to train a model of it.');
@@ -592,7 +755,8 @@ END $$;
 
 CREATE FUNCTION madlib.__hopper_training_preprocessor_dl(source_table text, output_table text, dependent_varname text,
                                                          independent_varname text, buffer_size integer,
-                                                         normalizing_const real, num_classes integer[], distribution_rules text)
+                                                         normalizing_const real, num_classes integer[], distribution_rules text,
+                                                         source_given text, output_given text)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     read_table text;
@@ -615,12 +779,18 @@ BEGIN
                                             'hopper packs one dependent variable.',
                                             'Pass one dependent variable and one num_classes.');
     END IF;
-    read_table := madlib.__hopper_flat_source(source_table, independent_varname, dependent_varname);
+    read_table := madlib.__hopper_null_class_source(
+                      madlib.__hopper_flat_source(source_table, independent_varname, dependent_varname),
+                      dependent_varname, '');
     PERFORM hopper.preprocess(read_table, output_table, dependent_varname, independent_varname,
                               buffer_size => buffer_size, normalizing_const => COALESCE(normalizing_const, 1.0),
-                              num_classes => num_classes[1]);
-    PERFORM madlib.__hopper_flat_source_done(output_table, source_table, read_table);
-    PERFORM madlib.__hopper_madlib_packed(output_table, source_table, dependent_varname, independent_varname);
+                              num_classes => num_classes[1],
+                              response_type => madlib.__hopper_response_type(source_table, dependent_varname),
+                              buffer_fill => 'full');
+    PERFORM madlib.__hopper_null_class_done(output_table, source_table, dependent_varname, read_table);
+    PERFORM madlib.__hopper_flat_source_done(source_table, read_table);
+    PERFORM madlib.__hopper_madlib_packed(output_table, source_table, dependent_varname, independent_varname,
+                                          source_given, output_given);
 END $$;
 
 CREATE FUNCTION madlib.training_preprocessor_dl(source_table varchar, output_table varchar, dependent_varname varchar,
@@ -631,12 +801,13 @@ RETURNS void LANGUAGE sql
 BEGIN ATOMIC
     SELECT madlib.__hopper_training_preprocessor_dl(madlib.__hopper_input_name(source_table),
                madlib.__hopper_output_name(output_table), dependent_varname, independent_varname, buffer_size,
-               normalizing_const, num_classes, distribution_rules);
+               normalizing_const, num_classes, distribution_rules, source_table, output_table);
 END;
 
 CREATE FUNCTION madlib.__hopper_validation_preprocessor_dl(source_table text, output_table text, dependent_varname text,
                                                            independent_varname text, training_preprocessor_table text,
-                                                           buffer_size integer, distribution_rules text)
+                                                           buffer_size integer, distribution_rules text,
+                                                           source_given text, output_given text)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     read_table text;
@@ -653,11 +824,16 @@ BEGIN
                                                  NULL, madlib.__hopper_quote_name(training_preprocessor_table, '_summary')::regclass);
         RETURN;
     END IF;
-    read_table := madlib.__hopper_flat_source(source_table, independent_varname, dependent_varname);
+    read_table := madlib.__hopper_null_class_source(
+                      madlib.__hopper_flat_source(source_table, independent_varname, dependent_varname),
+                      dependent_varname, '<NULL>');
     PERFORM hopper.preprocess_validation(read_table, output_table, dependent_varname, independent_varname,
-                                         training_preprocessor_table, buffer_size => buffer_size);
-    PERFORM madlib.__hopper_flat_source_done(output_table, source_table, read_table);
-    PERFORM madlib.__hopper_madlib_packed(output_table, source_table, dependent_varname, independent_varname);
+                                         training_preprocessor_table, buffer_size => buffer_size,
+                                         buffer_fill => 'full');
+    PERFORM madlib.__hopper_null_class_done(output_table, source_table, dependent_varname, read_table);
+    PERFORM madlib.__hopper_flat_source_done(source_table, read_table);
+    PERFORM madlib.__hopper_madlib_packed(output_table, source_table, dependent_varname, independent_varname,
+                                          source_given, output_given);
 END $$;
 
 CREATE FUNCTION madlib.validation_preprocessor_dl(source_table varchar, output_table varchar, dependent_varname varchar,
@@ -667,8 +843,27 @@ RETURNS void LANGUAGE sql
 BEGIN ATOMIC
     SELECT madlib.__hopper_validation_preprocessor_dl(madlib.__hopper_input_name(source_table),
                madlib.__hopper_output_name(output_table), dependent_varname, independent_varname,
-               madlib.__hopper_input_name(training_preprocessor_table), buffer_size, distribution_rules);
+               madlib.__hopper_input_name(training_preprocessor_table), buffer_size, distribution_rules,
+               source_table, output_table);
 END;
+
+-- MADlib's conversions between arrays and the bytes of its packed columns (float32 and int16,
+-- little-endian): hopper's own functions.
+CREATE FUNCTION madlib.convert_array_to_bytea(var real[]) RETURNS bytea
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN hopper.float32_bytes(var);
+
+CREATE FUNCTION madlib.convert_array_to_bytea(var smallint[]) RETURNS bytea
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN hopper.int16_bytes(var);
+
+CREATE FUNCTION madlib.convert_bytea_to_real_array(var bytea) RETURNS real[]
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN hopper.float32_array(var);
+
+CREATE FUNCTION madlib.convert_bytea_to_smallint_array(var bytea) RETURNS smallint[]
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN hopper.int16_array(var);
 
 -- ---- architectures and model selection tables -------------------------------------------------
 -- (load_keras_model and generate_model_configs add to a table the caller's search_path finds, or
@@ -1118,7 +1313,7 @@ CREATE FUNCTION madlib.__hopper_keras_fit(source_table text, model text, model_a
                                           compile_params text, fit_params text, num_iterations integer,
                                           use_gpus boolean, validation_table text, metrics_compute_frequency integer,
                                           warm_start boolean, name text, description text, object_table text,
-                                          model_name text)
+                                          model_name text, source_given text, arch_given text, validation_given text)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp SET hopper.training_metrics = exact AS $$
 DECLARE
     arch jsonb;
@@ -1170,19 +1365,29 @@ BEGIN
         ADD COLUMN training_metrics float8[], ADD COLUMN training_loss float8[],
         ADD COLUMN validation_metrics_final float8, ADD COLUMN validation_loss_final float8,
         ADD COLUMN validation_metrics float8[], ADD COLUMN validation_loss float8[]', summary);
-    EXECUTE format('UPDATE %1$s s SET model = $1, model_id = $2, compile_params = i.compile_params,
-        fit_params = COALESCE($5, i.fit_params), object_table = $4, use_gpus = false, model_type = i.model_type, model_size = i.model_size,
+    -- As MADlib's: the tables as the caller named them, compile_params as written, model_type
+    -- madlib_keras (hopper's CNN / MLP is in the _info it had: hopper.model_state_info says it too),
+    -- no metrics (metrics_type, training_metrics, ...: NULL) for a model compiled without any.
+    EXECUTE format('UPDATE %1$s s SET model = $1, model_id = $2, compile_params = $3,
+        source_table = $6, model_arch_table = $7, validation_table = $8,
+        fit_params = COALESCE($5, i.fit_params), object_table = $4, use_gpus = false, model_type = ''madlib_keras'', model_size = i.model_size,
         metrics_elapsed_time = i.metrics_elapsed_time, madlib_version = ''hopper '' || s.hopper_version,
-        num_classes = cardinality(s.class_values), metrics_type = COALESCE(n.metrics, i.metrics_type),
+        num_classes = cardinality(s.class_values),
+        metrics_type = NULLIF(COALESCE(n.metrics, i.metrics_type), ''{}''),
         loss_type = COALESCE(n.loss, i.loss_type),
-        training_metrics_final = i.training_metrics_final, training_loss_final = i.training_loss_final,
-        training_metrics = i.training_metrics, training_loss = i.training_loss,
-        validation_metrics_final = i.validation_metrics_final, validation_loss_final = i.validation_loss_final,
-        validation_metrics = i.validation_metrics, validation_loss = i.validation_loss
+        training_metrics_final = CASE WHEN cardinality(i.metrics_type) > 0 THEN i.training_metrics_final END,
+        training_loss_final = i.training_loss_final,
+        training_metrics = CASE WHEN cardinality(i.metrics_type) > 0 THEN i.training_metrics END,
+        training_loss = i.training_loss,
+        validation_metrics_final = CASE WHEN cardinality(i.metrics_type) > 0 THEN i.validation_metrics_final END,
+        validation_loss_final = i.validation_loss_final,
+        validation_metrics = CASE WHEN cardinality(i.metrics_type) > 0 THEN i.validation_metrics END,
+        validation_loss = i.validation_loss
         FROM %2$s i, madlib.__hopper_compile_names($3) n',
         summary, madlib.__hopper_quote_name(model, '_info')::regclass)
-        USING model_name, model_id, compile_params, object_table, fit_params;
+        USING model_name, model_id, compile_params, object_table, fit_params, source_given, arch_given, validation_given;
     PERFORM madlib.__hopper_class_values_column(summary);
+    PERFORM madlib.__hopper_madlib_summary_types(summary);
     IF log_dir IS NOT NULL THEN
         PERFORM madlib.__hopper_tensorboard(log_dir, madlib.__hopper_quote_name(model, '_info')::regclass, summary,
                                             (SELECT (n.metrics)[1] FROM madlib.__hopper_compile_names(compile_params) n));
@@ -1203,7 +1408,7 @@ BEGIN ATOMIC
     SELECT madlib.__hopper_keras_fit(madlib.__hopper_input_name(source_table), madlib.__hopper_output_name(model),
                madlib.__hopper_input_name(model_arch_table), model_id, compile_params, fit_params, num_iterations,
                use_gpus, madlib.__hopper_input_name(validation_table), metrics_compute_frequency, warm_start,
-               name, description, object_table, model);
+               name, description, object_table, model, source_table, model_arch_table, validation_table);
 END;
 
 -- The summary columns MADlib's fit_multiple_model and automl add to hopper's: model and model_info
@@ -1220,6 +1425,7 @@ BEGIN
         madlib_version = ''hopper '' || hopper_version, num_classes = cardinality(class_values)', summary)
         USING model_name, madlib.__hopper_quote_name(model_name, '_info'), object_table;
     PERFORM madlib.__hopper_class_values_column(summary);
+    PERFORM madlib.__hopper_madlib_summary_types(summary);
 END $$;
 
 CREATE FUNCTION madlib.__hopper_keras_fit_multiple_model(source_table text, model_output_table text,
@@ -1550,7 +1756,9 @@ BEGIN
     IF read_table IS DISTINCT FROM test_table THEN
         DROP TABLE pg_temp.__hopper_flat_source;
     END IF;
-    EXECUTE format('SELECT response_type, dependent_varname, class_values FROM %s',
+    EXECUTE format('SELECT response_type, %s AS dependent_varname, class_values FROM %s',
+                   madlib.__hopper_summary_text(madlib.__hopper_quote_name(model_table, '_summary')::regclass,
+                                                'dependent_varname'),
                    madlib.__hopper_quote_name(model_table, '_summary')::regclass) INTO s;
     IF s.response_type = 'classification' THEN
         PERFORM madlib.__hopper_predict_rows(output_table, id_col, pred_type, s.dependent_varname,

@@ -795,6 +795,11 @@ TEST(ConfigCompile, OptimizerKinds) {
     EXPECT_DOUBLE_EQ(c.optimizer.epsilon, 1e-6);
     c = parse_compile_params("optimizer='RMSPROP'");
     EXPECT_EQ(c.optimizer.kind, OptimizerKind::RMSprop);
+    // None takes the default, as in Keras (Adam(epsilon=None): K.epsilon(), 1e-7).
+    c = parse_compile_params("optimizer='Adam(epsilon=None, lr=0.01)'");
+    EXPECT_EQ(c.optimizer.kind, OptimizerKind::Adam);
+    EXPECT_DOUBLE_EQ(c.optimizer.epsilon, parse_compile_params("optimizer='Adam'").optimizer.epsilon);
+    EXPECT_DOUBLE_EQ(c.optimizer.learning_rate, 0.01);
 }
 
 TEST(ConfigCompile, OptimizerArgumentsThatDoNotBelongAreRefused) {

@@ -258,8 +258,10 @@ ModelSummary read_model_summary(Spi& spi, const StoredModels& models) {
     // Models from before recipes have no feature_recipe column.
     const bool has_recipe = OidIsValid(column_type(m.table, "feature_recipe"));
     spi.execute_reading(what,
-                        "SELECT response_type, class_values, dependent_varname, dependent_vartype, normalizing_const,"
-                        " feature_center::pg_catalog.float8[], feature_spread::pg_catalog.float8[], scale, " +
+                        "SELECT response_type, class_values, " + summary_text_column(m.table, "dependent_varname") +
+                            ", " + summary_text_column(m.table, "dependent_vartype") +
+                            ", normalizing_const, feature_center::pg_catalog.float8[],"
+                            " feature_spread::pg_catalog.float8[], scale, " +
                             std::string(has_recipe ? "feature_recipe::pg_catalog.text" : "NULL::pg_catalog.text") +
                             " FROM " + m.table.quoted());
     if (spi.rows() != 1) fail(ErrorKind::Data, what + " must have exactly one row");
