@@ -1214,18 +1214,55 @@ BEGIN
 END $$;
 
 -- MADlib's model selection summary has object_table too.
-CREATE FUNCTION madlib.__hopper_mst_summary(model_selection_table text, object_table text) RETURNS void
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+-- MADlib's model selection summary: object_table, and model_arch_table as the caller wrote it
+-- (arch_given; MADlib's fit_multiple_model finds it through the caller's search_path). hopper's
+-- functions read the table it resolved then, kept in hopper_model_arch_table.
+CREATE FUNCTION madlib.__hopper_mst_summary(model_selection_table text, object_table text, arch_given text)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    summary regclass := madlib.__hopper_quote_name(model_selection_table, '_summary')::regclass;
 BEGIN
-    EXECUTE format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS object_table text',
-                   madlib.__hopper_quote_name(model_selection_table, '_summary')::regclass);
-    EXECUTE format('UPDATE %s SET object_table = $1',
-                   madlib.__hopper_quote_name(model_selection_table, '_summary')::regclass) USING object_table;
+    EXECUTE format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS object_table text', summary);
+    EXECUTE format('UPDATE %s SET object_table = $1', summary) USING object_table;
+    IF arch_given IS NOT NULL THEN
+        EXECUTE format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS hopper_model_arch_table text', summary);
+        EXECUTE format('UPDATE %s SET hopper_model_arch_table = model_arch_table, model_arch_table = $1', summary)
+            USING arch_given;
+    END IF;
+END $$;
+
+-- MADlib drops repeated parameters from the lists of load_model_selection_table (the same once
+-- parsed: spaces, the order of keys); hopper refuses them. The first of each stays, in order; one
+-- hopper cannot parse is kept for hopper's own error, which names its element.
+CREATE FUNCTION madlib.__hopper_distinct_params(list text[], compile boolean) RETURNS text[]
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    seen text[] := '{}';
+    kept text[] := '{}';
+    p text;
+    k text;
+BEGIN
+    IF list IS NULL THEN
+        RETURN NULL;
+    END IF;
+    FOREACH p IN ARRAY list LOOP
+        BEGIN
+            k := CASE WHEN compile THEN hopper.canonical_compile_params(p)::text ELSE hopper.canonical_fit_params(p)::text END;
+        EXCEPTION WHEN invalid_parameter_value OR syntax_error OR feature_not_supported OR invalid_text_representation
+                       OR data_exception THEN
+            k := NULL;
+        END;
+        IF k IS NULL OR NOT k = ANY (seen) THEN
+            kept := kept || p;
+            seen := seen || k;
+        END IF;
+    END LOOP;
+    RETURN kept;
 END $$;
 
 CREATE FUNCTION madlib.__hopper_load_model_selection_table(model_arch_table text, model_selection_table text,
                                                            model_id_list integer[], compile_params_list text[],
-                                                           fit_params_list text[], object_table text)
+                                                           fit_params_list text[], object_table text, arch_given text)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     PERFORM madlib.__hopper_required_table(model_arch_table, 'model_arch_table', 'input');
@@ -1234,10 +1271,13 @@ BEGIN
     PERFORM madlib.__hopper_required(compile_params_list IS NOT NULL, 'compile_params_list');
     PERFORM madlib.__hopper_required(fit_params_list IS NOT NULL, 'fit_params_list');
     PERFORM hopper.load_model_selection_table(model_arch_table, model_selection_table, model_id_list,
-                                              ARRAY(SELECT madlib.__hopper_custom_compile(madlib.__hopper_compile_params(c), object_table)
-                                                    FROM unnest(compile_params_list) c),
-                                              ARRAY(SELECT madlib.__hopper_fit_params(f) FROM unnest(fit_params_list) f));
-    PERFORM madlib.__hopper_mst_summary(model_selection_table, object_table);
+                                              madlib.__hopper_distinct_params(ARRAY(
+                                                  SELECT madlib.__hopper_custom_compile(madlib.__hopper_compile_params(c), object_table)
+                                                  FROM unnest(compile_params_list) WITH ORDINALITY AS u(c, i) ORDER BY i), true),
+                                              madlib.__hopper_distinct_params(ARRAY(
+                                                  SELECT madlib.__hopper_fit_params(f)
+                                                  FROM unnest(fit_params_list) WITH ORDINALITY AS u(f, i) ORDER BY i), false));
+    PERFORM madlib.__hopper_mst_summary(model_selection_table, object_table, arch_given);
 END $$;
 
 CREATE FUNCTION madlib.load_model_selection_table(model_arch_table varchar, model_selection_table varchar,
@@ -1247,13 +1287,13 @@ RETURNS void LANGUAGE sql
 BEGIN ATOMIC
     SELECT madlib.__hopper_load_model_selection_table(madlib.__hopper_input_name(model_arch_table),
                madlib.__hopper_output_name(model_selection_table), model_id_list, compile_params_list,
-               fit_params_list, object_table);
+               fit_params_list, object_table, model_arch_table);
 END;
 
 CREATE FUNCTION madlib.__hopper_generate_model_configs(model_arch_table text, model_selection_table text,
                                                        model_id_list integer[], compile_params_grid text, fit_params_grid text,
                                                        search_type text, num_configs integer, random_state integer,
-                                                       object_table text)
+                                                       object_table text, arch_given text)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     existing regclass;
@@ -1275,12 +1315,18 @@ BEGIN
                                                                 lower(COALESCE(search_type, 'grid')) = 'grid'),
                                           COALESCE(search_type, 'grid'), num_configs, random_state);
     IF existing IS NULL THEN
-        PERFORM madlib.__hopper_mst_summary(model_selection_table, object_table);
+        PERFORM madlib.__hopper_mst_summary(model_selection_table, object_table, arch_given);
     ELSE
         EXECUTE format('INSERT INTO %1$s (mst_key, model_id, compile_params, fit_params)
                         SELECT (SELECT COALESCE(max(mst_key), 0) FROM %1$s) + row_number() OVER (ORDER BY n.mst_key),
                                n.model_id, n.compile_params, n.fit_params FROM %2$s n ORDER BY n.mst_key',
                        existing, madlib.__hopper_quote_name(staging)::regclass);
+        -- A summary dropped since is made again, as MADlib makes it (the new configurations').
+        IF to_regclass(madlib.__hopper_quote_name(model_selection_table, '_summary')) IS NULL THEN
+            EXECUTE format('CREATE TABLE %s AS SELECT * FROM %s', madlib.__hopper_quote_name(model_selection_table, '_summary'),
+                           madlib.__hopper_quote_name(staging, '_summary')::regclass);
+            PERFORM madlib.__hopper_mst_summary(model_selection_table, object_table, arch_given);
+        END IF;
         EXECUTE format('DROP TABLE %s, %s', madlib.__hopper_quote_name(staging)::regclass,
                        madlib.__hopper_quote_name(staging, '_summary')::regclass);
     END IF;
@@ -1298,7 +1344,7 @@ BEGIN ATOMIC
                     THEN madlib.__hopper_input_name(model_selection_table)
                     ELSE madlib.__hopper_output_name(model_selection_table) END,
                model_id_list, compile_params_grid, fit_params_grid,
-               search_type, num_configs, random_state, object_table);
+               search_type, num_configs, random_state, object_table, model_arch_table);
 END;
 
 -- ---- training ---------------------------------------------------------------------------------
@@ -1520,7 +1566,7 @@ BEGIN
                                                                        object_table),
                                           madlib.__hopper_space(fit_params_grid, 'fit_params_grid'),
                                           'random', num_configs, random_state);
-    PERFORM madlib.__hopper_mst_summary(model_selection_table, object_table);
+    PERFORM madlib.__hopper_mst_summary(model_selection_table, object_table, NULL);
     CALL hopper.fit_multiple(source_table, model_output_table, model_selection_table, num_iterations, validation_table,
                              metrics_compute_frequency, false, name, description);
     PERFORM madlib.__hopper_madlib_shape(model_output_table);
@@ -1585,7 +1631,7 @@ BEGIN
                            metrics_compute_frequency => metrics_compute_frequency, name => name, description => description);
     PERFORM madlib.__hopper_madlib_shape(model_output_table);
     PERFORM madlib.__hopper_multi_summary(model_output_table, model_name, object_table);
-    PERFORM madlib.__hopper_mst_summary(model_selection_table, object_table);
+    PERFORM madlib.__hopper_mst_summary(model_selection_table, object_table, NULL);
     EXECUTE format('ALTER TABLE %s ADD COLUMN automl_method text, ADD COLUMN automl_params text, ADD COLUMN random_state int4',
                    madlib.__hopper_quote_name(model_output_table, '_summary')::regclass);
     EXECUTE format('UPDATE %s SET automl_method = $1, automl_params = $2, random_state = $3',

@@ -321,6 +321,9 @@ DROP FUNCTION hopper.preprocess_validation(text, text, text, text, text, integer
 #include "objects/float32_array.sql"
 #include "objects/int16_bytes.sql"
 #include "objects/int16_array.sql"
+-- Parameters as hopper compares them (hopper_madlib drops repetitions, as MADlib does).
+#include "objects/canonical_compile_params.sql"
+#include "objects/canonical_fit_params.sql"
 #include "objects/recipe_features.sql"
 -- evaluate also takes a table's raw rows for such a model (it packs them into a temporary table: VOLATILE).
 #include "objects/evaluate.sql"
