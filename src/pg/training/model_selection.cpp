@@ -167,8 +167,9 @@ std::vector<ModelSpec> read_model_selection(Spi& spi, std::string& mst_text, std
              "Create model selection tables with hopper.load_model_selection_table or hopper.generate_model_configs.");
     // hopper_madlib's summaries keep model_arch_table as the caller wrote it (MADlib's, found through
     // the caller's search_path) and the table hopper resolved then in hopper_model_arch_table.
-    const char* arch_column =
-        OidIsValid(column_type(mst_summary, "hopper_model_arch_table")) ? "hopper_model_arch_table" : "model_arch_table";
+    const char* arch_column = OidIsValid(column_type(mst_summary, "hopper_model_arch_table"))
+                                  ? "hopper_model_arch_table"
+                                  : "model_arch_table";
     spi.execute(std::string("SELECT ") + arch_column + " FROM " + mst_summary.quoted() + " LIMIT 1");
     if (spi.rows() == 0 || spi.is_null(0, 0))
         fail(ErrorKind::InvalidParameter,
