@@ -19,6 +19,7 @@ MADlib's harness (madpack install-check) does, each in a fresh database with MAD
 install-check search_path, psql ON_ERROR_STOP: passed, failed (first ERROR), or empty (MADlib's m4
 conditions leave nothing to run on PostgreSQL: a Greenplum-only file). harness.sql gives
 them the assertion helpers MADlib's utilities module would (assert, trap_error, ...), written anew.
+Both run where madpack would have installed MADlib: with its PL/Python language plpythonu (plpythonu.sql).
 """
 import os
 import re
@@ -56,7 +57,8 @@ def fresh_db(name):
     admin('DROP DATABASE IF EXISTS %s' % name)
     admin('CREATE DATABASE %s' % name)
     rc, out, err = psql(name, ['-c', 'SET client_min_messages = warning',
-                               '-c', 'CREATE EXTENSION hopper CASCADE', '-c', 'CREATE EXTENSION hopper_madlib'])
+                               '-c', 'CREATE EXTENSION hopper CASCADE', '-c', 'CREATE EXTENSION hopper_madlib',
+                               '-f', os.path.join(HERE, 'plpythonu.sql')])
     if rc:
         sys.exit('yardstick: cannot create the extensions: ' + err)
 
