@@ -497,6 +497,20 @@ BEGIN
     END IF;
 END $$;
 
+-- The column a variable names when it is one (plain or quoted) identifier naming a column of the
+-- table, with its type's category ('A' for arrays, 'S' strings, 'B' booleans, ...); NULLs otherwise
+-- (an expression, a list of columns, no such table or column).
+CREATE FUNCTION madlib.__hopper_column(table_name text, variable text, OUT col text, OUT category "char")
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF table_name IS NULL OR variable IS NULL OR to_regclass(table_name) IS NULL
+       OR btrim(variable) !~ '^([[:alpha:]_][[:alnum:]_$]*|"([^"]|"")+")$' THEN
+        RETURN;
+    END IF;
+    SELECT a.attname, t.typcategory INTO col, category FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+    WHERE a.attrelid = to_regclass(table_name) AND a.attname = (parse_ident(btrim(variable)))[1] AND NOT a.attisdropped;
+END $$;
+
 -- MADlib's images are N-dimensional arrays (rgb {{{r,g,b},...},...}); hopper reads features as flat
 -- arrays. A source whose independent column x holds N-dimensional arrays is read through a temporary
 -- copy, pg_temp.__hopper_flat_source, of x flattened in row-major order (as Keras' Flatten does)
@@ -508,17 +522,13 @@ DECLARE
     src regclass;
     multi boolean;
     cols text;
+    c record := madlib.__hopper_column(source_table, x);
 BEGIN
-    IF source_table IS NULL OR x IS NULL OR btrim(x) !~ '^([[:alpha:]_][[:alnum:]_$]*|"([^"]|"")+")$'
-       OR to_regclass(source_table) IS NULL THEN
+    IF c.category IS DISTINCT FROM 'A' THEN
         RETURN source_table;
     END IF;
     src := source_table::regclass;
-    x := (parse_ident(btrim(x)))[1];
-    IF NOT EXISTS (SELECT 1 FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
-                   WHERE a.attrelid = src AND a.attname = x AND NOT a.attisdropped AND t.typcategory = 'A') THEN
-        RETURN source_table;
-    END IF;
+    x := c.col;
     EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE array_ndims(%I) > 1)', src, x) INTO multi;
     IF NOT multi THEN
         RETURN source_table;
@@ -548,19 +558,12 @@ END $$;
 CREATE FUNCTION madlib.__hopper_null_class_source(read_table text, y text, null_name text) RETURNS text
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    col text;
-    category "char";
+    c record := madlib.__hopper_column(read_table, y);
+    col text := c.col;
     has_null boolean;
     clash boolean;
 BEGIN
-    IF read_table IS NULL OR y IS NULL OR btrim(y) !~ '^([[:alpha:]_][[:alnum:]_$]*|"([^"]|"")+")$'
-       OR to_regclass(read_table) IS NULL THEN
-        RETURN read_table;
-    END IF;
-    col := (parse_ident(btrim(y)))[1];
-    SELECT t.typcategory INTO category FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
-    WHERE a.attrelid = to_regclass(read_table) AND a.attname = col AND NOT a.attisdropped;
-    IF category IS NULL OR category NOT IN ('S', 'B') THEN
+    IF c.category IS NULL OR c.category NOT IN ('S', 'B') THEN
         RETURN read_table;
     END IF;
     EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE %I IS NULL)', read_table::regclass, col) INTO has_null;
@@ -617,13 +620,8 @@ END $$;
 CREATE FUNCTION madlib.__hopper_response_type(source_table text, dependent_varname text) RETURNS text
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-    IF btrim(dependent_varname) ~ '^([[:alpha:]_][[:alnum:]_$]*|"([^"]|"")+")$' AND EXISTS (
-           SELECT 1 FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
-           WHERE a.attrelid = to_regclass(source_table) AND a.attname = (parse_ident(btrim(dependent_varname)))[1]
-             AND NOT a.attisdropped AND t.typcategory <> 'A') THEN
-        RETURN 'classification';
-    END IF;
-    RETURN 'auto';
+    RETURN CASE WHEN (madlib.__hopper_column(source_table, dependent_varname)).category <> 'A' THEN 'classification'
+                ELSE 'auto' END;
 END $$;
 
 -- distribution_rules places buffers on Greenplum segments (with GPUs); on PostgreSQL MADlib ignores
