@@ -165,15 +165,22 @@ BEGIN ATOMIC
                  CASE WHEN class_values[1] OPERATOR(pg_catalog.=) '<NULL>' THEN 2 ELSE 1 END AS first) p;
 END;
 
--- SQL reading a summary's name or type column as text: hopper's are text, MADlib 2.x's (which
--- hopper_madlib's summaries take: __hopper_madlib_summary_types) text[], one per variable.
+-- SQL reading a summary's name or type column as hopper reads it (hopper's summary_text_column):
+-- hopper_<col> where hopper_madlib keeps it (__hopper_madlib_summary_types), else MADlib 2.x's
+-- text[] joined, else hopper's text.
 CREATE FUNCTION madlib.__hopper_summary_text(summary regclass, col text) RETURNS text
 LANGUAGE sql STABLE
 BEGIN ATOMIC
-    SELECT CASE WHEN a.atttypid OPERATOR(pg_catalog.=) 'text[]'::pg_catalog.regtype
+    SELECT CASE WHEN a.attname OPERATOR(pg_catalog.<>) col THEN pg_catalog.quote_ident(a.attname)
+                WHEN a.atttypid OPERATOR(pg_catalog.=) 'text[]'::pg_catalog.regtype
                 THEN pg_catalog.format('pg_catalog.array_to_string(%I, '', '')', col)
                 ELSE pg_catalog.quote_ident(col) END
-    FROM pg_catalog.pg_attribute a WHERE a.attrelid OPERATOR(pg_catalog.=) summary AND a.attname OPERATOR(pg_catalog.=) col;
+    FROM pg_catalog.pg_attribute a
+    WHERE a.attrelid OPERATOR(pg_catalog.=) summary AND NOT a.attisdropped
+      AND (a.attname OPERATOR(pg_catalog.=) col
+           OR (a.attname OPERATOR(pg_catalog.=) ('hopper_' OPERATOR(pg_catalog.||) col)
+               AND a.atttypid OPERATOR(pg_catalog.=) 'text'::pg_catalog.regtype))
+    ORDER BY a.attname OPERATOR(pg_catalog.<>) col DESC LIMIT 1;
 END;
 
 -- MADlib's <dependent>_class_values column of a summary (class_text_class_values), beside hopper's
@@ -474,7 +481,9 @@ END $$;
 
 -- MADlib 2.x's types in a summary (of packed data or of a model): a variable's name, type and number
 -- of classes are arrays, one per variable (dependent_varname[0] in MADlib's tests), normalizing_const
--- is real. hopper reads these columns either way (an array's elements joined: summary_text_column).
+-- is real. These are the user's, as MADlib's are (MADlib's tests change a model's dependent_vartype
+-- and <y>_class_values before predicting); hopper reads its own, kept as hopper_dependent_varname,
+-- hopper_independent_varname and hopper_dependent_vartype (summary_text_column).
 CREATE FUNCTION madlib.__hopper_madlib_summary_types(summary regclass) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -483,6 +492,8 @@ BEGIN
     FOREACH c IN ARRAY ARRAY['dependent_varname', 'independent_varname', 'dependent_vartype'] LOOP
         IF EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = summary AND attname = c AND atttypid = 'text'::regtype
                    AND NOT attisdropped) THEN
+            EXECUTE format('ALTER TABLE %1$s ADD COLUMN %2$I text', summary, 'hopper_' || c);
+            EXECUTE format('UPDATE %1$s SET %2$I = %3$I', summary, 'hopper_' || c, c);
             EXECUTE format('ALTER TABLE %s ALTER COLUMN %I TYPE text[] USING ARRAY[%I]', summary, c, c);
         END IF;
     END LOOP;
@@ -728,6 +739,97 @@ BEGIN
                         $7 AS normalizing_const, $8 AS num_classes, ''all_segments''::text AS distribution_rules,
                         ''all_segments''::text AS __internal_gpu_config__', summary, summary_cols)
         USING src::text, output_table, ys, xs, types, buffer_size, COALESCE(normalizing_const, 1.0), counts;
+END $$;
+
+-- A packed table built by hand as MADlib 2.x lays one out -- buffer_id, <x> and <y> as bytes with
+-- <x>_shape and <y>_shape, a summary of MADlib's columns (dependent_varname and independent_varname
+-- text[], <y>_class_values, normalizing_const, dependent_vartype) -- but without hopper's arrays:
+-- MADlib's tests make them from another packed table. hopper trains from its own columns, so such a
+-- table is packed again, row for row, into a hopper packed table of this transaction beside it
+-- (<schema>.__hopper_repacked_<backend pid>_<n>, dropped by __hopper_repacked_done): the features
+-- as they are (divided by normalizing_const already), the one-hot labels as the bytes hold them, the
+-- classes named by <y>_class_values (a NULL first is the class of NULL labels, <NULL>; NULLs last
+-- are padding, <padding k>). Returns the table hopper trains from: that copy, or the table itself
+-- (hopper's own packed tables, and anything else, which hopper's errors then name).
+CREATE FUNCTION madlib.__hopper_repacked(packed text) RETURNS text
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    t regclass := to_regclass(packed);
+    summary regclass := to_regclass(madlib.__hopper_quote_name(packed, '_summary'));
+    s jsonb;
+    x text;
+    y text;
+    classes text[];
+    names text[];
+    first_named int;
+    last_named int;
+    width int;
+    copy text;
+BEGIN
+    IF t IS NULL OR summary IS NULL
+       OR EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = t AND attname = 'independent_var' AND NOT attisdropped)
+       OR (SELECT count(*) FROM pg_attribute WHERE attrelid = summary AND NOT attisdropped
+             AND attname IN ('dependent_varname', 'independent_varname') AND atttypid = 'text[]'::regtype) <> 2 THEN
+        RETURN packed;
+    END IF;
+    EXECUTE format('SELECT to_jsonb(s) FROM %s s LIMIT 1', summary) INTO s;
+    y := s->'dependent_varname'->>0;
+    x := s->'independent_varname'->>0;
+    IF jsonb_array_length(s->'dependent_varname') <> 1 OR jsonb_array_length(s->'independent_varname') <> 1
+       OR (SELECT count(*) FROM pg_attribute WHERE attrelid = t AND NOT attisdropped
+             AND ((attname IN (x, y) AND atttypid = 'bytea'::regtype)
+                  OR (attname IN (x || '_shape', y || '_shape', 'buffer_id')))) <> 5 THEN
+        RETURN packed;
+    END IF;
+    DROP TABLE IF EXISTS pg_temp.__hopper_madlib_rows;
+    EXECUTE format('CREATE TEMP TABLE __hopper_madlib_rows AS
+                    SELECT (hopper.float32_array(b.%1$I))[(r.i - 1) * w.xd + 1 : r.i * w.xd] AS x,
+                           (hopper.int16_array(b.%2$I))[(r.i - 1) * w.yd + 1 : r.i * w.yd] AS y
+                    FROM %3$s b,
+                         LATERAL (SELECT octet_length(b.%1$I) / 4 / b.%4$I[1] AS xd,
+                                         octet_length(b.%2$I) / 2 / b.%5$I[1] AS yd) w,
+                         generate_series(1, b.%4$I[1]) r(i)
+                    ORDER BY b.buffer_id, r.i', x, y, t, x || '_shape', y || '_shape');
+    copy := format('%I.%I', (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = t),
+                   format('__hopper_repacked_%s_%s', pg_backend_pid(),
+                          (SELECT count(*) FROM pg_class WHERE relname LIKE '\_\_hopper\_repacked\_%')));
+    EXECUTE format('SELECT max(%I[1]) FROM %s', x || '_shape', t) INTO width;
+    PERFORM hopper.preprocess('pg_temp.__hopper_madlib_rows', copy, 'y', 'x', buffer_size => width,
+                              response_type => 'regression', buffer_fill => 'full');
+    DROP TABLE pg_temp.__hopper_madlib_rows;
+    -- The classes, as <y>_class_values names them (when it names one per one-hot column).
+    classes := ARRAY(SELECT jsonb_array_elements_text(s->(y || '_class_values')));
+    EXECUTE format('SELECT dependent_dim FROM %s', madlib.__hopper_quote_name(copy, '_summary')::regclass) INTO width;
+    first_named := (SELECT min(i) FROM generate_subscripts(classes, 1) i WHERE classes[i] IS NOT NULL);
+    last_named := (SELECT max(i) FROM generate_subscripts(classes, 1) i WHERE classes[i] IS NOT NULL);
+    IF cardinality(classes) = width AND first_named IS NOT NULL THEN
+        IF first_named > 2 OR EXISTS (SELECT 1 FROM generate_series(first_named, last_named) i WHERE classes[i] IS NULL) THEN
+            RAISE EXCEPTION 'summary table %: % names a NULL class where MADlib has none', summary, y || '_class_values'
+                USING ERRCODE = 'invalid_parameter_value',
+                      DETAIL = 'MADlib''s class values have the class of NULL labels first and padding last.';
+        END IF;
+        names := ARRAY(SELECT CASE WHEN classes[i] IS NOT NULL THEN classes[i]
+                                   WHEN i < first_named THEN '<NULL>'
+                                   ELSE format('<padding %s>', i - last_named) END
+                       FROM generate_subscripts(classes, 1) i ORDER BY i);
+        EXECUTE format('UPDATE %s SET response_type = ''classification'', class_values = $1, num_classes = $2',
+                       madlib.__hopper_quote_name(copy, '_summary')::regclass) USING names, width;
+    END IF;
+    EXECUTE format('UPDATE %s SET dependent_varname = $1, independent_varname = $2, dependent_vartype = $3,
+                        normalizing_const = $4, source_table = $5',
+                   madlib.__hopper_quote_name(copy, '_summary')::regclass)
+        USING y, x, COALESCE(s->'dependent_vartype'->>0, 'smallint[]'),
+              COALESCE((s->>'normalizing_const')::float8, 1.0), packed;
+    RETURN copy;
+END $$;
+
+-- The copy __hopper_repacked made, dropped once trained from (nothing when it returned the table).
+CREATE FUNCTION madlib.__hopper_repacked_done(packed text, read_table text) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF read_table IS DISTINCT FROM packed THEN
+        EXECUTE format('DROP TABLE %s, %s', read_table::regclass, madlib.__hopper_quote_name(read_table, '_summary')::regclass);
+    END IF;
 END $$;
 
 -- hopper trains models of one output: data packed with several dependent variables is refused for
@@ -1365,6 +1467,8 @@ DECLARE
     start uuid;
     summary regclass;
     log_dir text := madlib.__hopper_tensorboard_log_dir(fit_params);
+    read_source text;
+    read_validation text;
 BEGIN
     PERFORM madlib.__hopper_required_table(source_table, 'source_table', 'input');
     PERFORM madlib.__hopper_required_table(model, 'model', 'output');
@@ -1389,12 +1493,16 @@ BEGIN
                      'source', 'madlib.madlib_keras_fit transfer learning', 'model_arch_table', model_arch_table, 'model_id', model_id));
     END IF;
     PERFORM madlib.__hopper_single_output(source_table);
-    CALL hopper.fit(source_table, model, arch,
+    read_source := madlib.__hopper_repacked(source_table);
+    read_validation := madlib.__hopper_repacked(validation_table);
+    CALL hopper.fit(read_source, model, arch,
                     madlib.__hopper_custom_compile(madlib.__hopper_compile_params(compile_params), object_table),
                     COALESCE(madlib.__hopper_fit_params(madlib.__hopper_without_callbacks(fit_params)), ''), num_iterations,
-                    validation_table, COALESCE(metrics_compute_frequency, num_iterations), COALESCE(warm_start, false),
+                    read_validation, COALESCE(metrics_compute_frequency, num_iterations), COALESCE(warm_start, false),
                     name, description,
                     warm_start_checkpoint => start);
+    PERFORM madlib.__hopper_repacked_done(source_table, read_source);
+    PERFORM madlib.__hopper_repacked_done(validation_table, read_validation);
     PERFORM madlib.__hopper_madlib_shape(model);
     summary := madlib.__hopper_quote_name(model, '_summary')::regclass;
     -- MADlib's summary columns beside hopper's; hopper's training_metrics (where the training metrics
@@ -1780,6 +1888,53 @@ BEGIN
     END IF;
 END $$;
 
+-- The class names MADlib's predict gives: the model summary's <y>_class_values where it names one
+-- per output -- MADlib reads them there, and its scripts change them (an integer coding of the same
+-- classes) -- else hopper's class_values as MADlib shows them (__hopper_madlib_classes).
+CREATE FUNCTION madlib.__hopper_prediction_classes(summary regclass, y text, class_values text[]) RETURNS text[]
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    madlib_classes text[];
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+               WHERE a.attrelid = summary AND a.attname = y || '_class_values' AND NOT a.attisdropped
+                 AND t.typcategory = 'A') THEN
+        EXECUTE format('SELECT %I::text[] FROM %s', y || '_class_values', summary) INTO madlib_classes;
+        IF cardinality(madlib_classes) = cardinality(class_values) THEN
+            RETURN madlib_classes;
+        END IF;
+    END IF;
+    RETURN madlib.__hopper_madlib_classes(class_values);
+END $$;
+
+-- Images of another shape than the model's input (3 x 32 x 32 for a model of 32 x 32 x 3 images: as
+-- many numbers) are refused, as MADlib refuses them; flat arrays are left to hopper's own check.
+CREATE FUNCTION madlib.__hopper_check_image_shape(model_table text, mst_key integer, test_table text, x text)
+RETURNS void LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    c record := madlib.__hopper_column(test_table, x);
+    dims int[];
+    input_shape int[];
+BEGIN
+    IF c.category IS DISTINCT FROM 'A' THEN
+        RETURN;
+    END IF;
+    EXECUTE format('SELECT ARRAY(SELECT array_length(v, d) FROM generate_series(1, array_ndims(v)) d ORDER BY d)
+                    FROM (SELECT %I AS v FROM %s WHERE %I IS NOT NULL LIMIT 1) s', c.col, test_table::regclass, c.col)
+        INTO dims;
+    EXECUTE format('SELECT ARRAY(SELECT jsonb_array_elements_text(hopper.model_state_info(model_weights)
+                                        -> ''config'' -> ''architecture'' -> ''input_shape'')::int)
+                    FROM %s WHERE $1 IS NULL OR mst_key = $1 ORDER BY mst_key LIMIT 1',
+                   madlib.__hopper_quote_name(model_table)::regclass)
+        INTO input_shape USING mst_key;
+    IF cardinality(dims) > 1 AND cardinality(input_shape) > 0 AND dims IS DISTINCT FROM input_shape THEN
+        RAISE EXCEPTION 'Input shape is (%) but model was trained with (%)', array_to_string(dims, ', '),
+                        array_to_string(input_shape, ', ')
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('Column %s of %s holds arrays of another shape than the model''s input.', c.col, test_table);
+    END IF;
+END $$;
+
 CREATE FUNCTION madlib.__hopper_keras_predict(model_table text, test_table text, id_col text,
                                               independent_varname text, output_table text,
                                               pred_type text, use_gpus boolean, mst_key integer)
@@ -1795,6 +1950,7 @@ BEGIN
     PERFORM madlib.__hopper_required_table(output_table, 'output_table', 'output');
     PERFORM madlib.__hopper_no_gpus(use_gpus);
     PERFORM madlib.__hopper_not_packed(test_table);
+    PERFORM madlib.__hopper_check_image_shape(model_table, mst_key, test_table, independent_varname);
     read_table := madlib.__hopper_flat_source(test_table, independent_varname, id_col);
     PERFORM hopper.predict(model_table, read_table, id_col, independent_varname, output_table, 'prob', mst_key);
     IF read_table IS DISTINCT FROM test_table THEN
@@ -1806,7 +1962,9 @@ BEGIN
                    madlib.__hopper_quote_name(model_table, '_summary')::regclass) INTO s;
     IF s.response_type = 'classification' THEN
         PERFORM madlib.__hopper_predict_rows(output_table, id_col, pred_type, s.dependent_varname,
-                                             madlib.__hopper_madlib_classes(s.class_values));
+                                             madlib.__hopper_prediction_classes(
+                                                 madlib.__hopper_quote_name(model_table, '_summary')::regclass,
+                                                 s.dependent_varname, s.class_values));
     END IF;
 END $$;
 

@@ -628,6 +628,8 @@ FeatureColumns describe_features(const TableName& table, const std::string& inde
 }
 
 std::string summary_text_column(const TableName& summary, const char* column) {
+    const std::string hopper_column = std::string("hopper_") + column;
+    if (column_type(summary, hopper_column) == TEXTOID) return quote_ident(hopper_column);
     const std::string c = quote_ident(column);
     return column_type(summary, column) == TEXTARRAYOID ? "pg_catalog.array_to_string(" + c + ", ', ')" : c;
 }

@@ -77,7 +77,8 @@ PackedInfo read_packed_info(Spi& spi, const TableName& packed);
 
 // SQL reading a summary's column of names or types as text. MADlib 2.x's summaries (hopper_madlib's
 // packed tables and models) hold dependent_varname, independent_varname and dependent_vartype as
-// text[] (one per variable), hopper's as text: an array is read as its elements joined by ", ".
+// text[] (one per variable), theirs to change, and hopper's reading of them as hopper_<column>:
+// that column when there is one, else an array's elements joined by ", ", else the text.
 std::string summary_text_column(const TableName& summary, const char* column);
 
 // A classifier's class_values name its outputs (one-hot columns) in order, one each: raises 22004

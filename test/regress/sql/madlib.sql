@@ -670,4 +670,33 @@ SELECT hopper.canonical_compile_params($$optimizer='SGD(lr=0.1)', loss='mse'$$)
        hopper.canonical_fit_params('batch_size=8, epochs=2') AS fit_json;
 SELECT refusal($$SELECT hopper.canonical_fit_params('batch_size=0')$$);
 
+-- ---- packed tables built by hand from MADlib's columns (MADlib's tests make them): packed again ----
+CREATE TABLE mad17_by_hand AS SELECT buffer_id, x, y, x_shape, y_shape FROM mad17_packed;
+CREATE TABLE mad17_by_hand_summary (source_table text, output_table text, dependent_varname text[],
+    independent_varname text[], dependent_vartype text[], y_class_values text[], buffer_size integer,
+    normalizing_const numeric);
+INSERT INTO mad17_by_hand_summary VALUES ('mad17', 'mad17_by_hand', ARRAY['y'], ARRAY['x'], ARRAY['text'],
+    ARRAY[NULL, 'p', 'q', NULL], 5, 2.0);
+SELECT madlib.madlib_keras_fit('mad17_by_hand', 'mad17_hand_model', 'mad17_arch', 1,
+    $$ loss='categorical_crossentropy', optimizer='adam', metrics=['accuracy'] $$, 'batch_size=5', 2,
+    FALSE, 'mad17_by_hand');
+-- hopper's classes name MADlib's (NULL first: <NULL>, NULL last: padding); the copies are gone.
+SELECT source_table, validation_table, class_values, y_class_values, dependent_vartype, hopper_dependent_vartype,
+       normalizing_const, cardinality(validation_loss) AS validated FROM mad17_hand_model_summary;
+SELECT count(*) AS copies_left FROM pg_class WHERE relname LIKE '\_\_hopper\_repacked%';
+-- MADlib's predict names the classes by the model summary's <y>_class_values, which scripts change.
+UPDATE mad17_hand_model_summary SET y_class_values = ARRAY[NULL, 7, 8, 9]::int[], dependent_vartype = ARRAY['integer'];
+SELECT madlib.madlib_keras_predict('mad17_hand_model', 'mad17', 'id', 'x', 'mad17_hand_pred', 'prob');
+SELECT array_agg(DISTINCT class_value) AS classes, count(*) AS rows FROM mad17_hand_pred;
+-- Class values MADlib cannot have (a NULL between named classes) are refused.
+UPDATE mad17_by_hand_summary SET y_class_values = ARRAY['p', NULL, 'q', NULL];
+SELECT refusal($$SELECT madlib.madlib_keras_fit('mad17_by_hand', 'mad17_bad_model', 'mad17_arch', 1,
+    $c$ loss='categorical_crossentropy', optimizer='adam' $c$, 'batch_size=5', 1)$$);
+-- Images of another shape than the model's (as many numbers) are refused, as MADlib refuses them.
+CREATE TABLE image_transposed AS
+SELECT id, ARRAY[[[rgb[1][1][1], rgb[1][1][2]], [rgb[1][1][3], rgb[1][2][1]], [rgb[1][2][2], rgb[1][2][3]]],
+                 [[rgb[2][1][1], rgb[2][1][2]], [rgb[2][1][3], rgb[2][2][1]], [rgb[2][2][2], rgb[2][2][3]]]] AS rgb
+FROM image_data;
+SELECT refusal($$SELECT madlib.madlib_keras_predict('image_model', 'image_transposed', 'id', 'rgb', 'image_t_predict')$$);
+
 DROP EXTENSION hopper_madlib;
