@@ -560,61 +560,72 @@ BEGIN
 END $$;
 
 -- MADlib takes NULL labels as a class of their own, sorted first and shown NULL; hopper refuses NULL
--- labels. A dependent column of strings or booleans with NULLs is read through the session's copy
--- (pg_temp.__hopper_flat_source, made here if __hopper_flat_source did not make it) with NULL as the
--- class null_name: '' when packing training data (it sorts before any other text, so first, as
--- MADlib sorts NULL), which __hopper_null_class_done renames <NULL> in hopper's class_values once
--- packed; <NULL> when packing validation data against such a table. Other sources are read as they
--- are (hopper refuses NULL labels of numbers: 22004). Returns the table to read.
+-- labels. A dependent column of strings, booleans or numbers with NULLs is read through the session's
+-- copy (pg_temp.__hopper_flat_source, made here if __hopper_flat_source did not make it) with NULL
+-- as a value that sorts first, when packing training data (null_name NULL): '' for strings and
+-- booleans (read as text), one less than the least label for numbers -- which __hopper_null_class_done
+-- names <NULL> in hopper's class_values once packed; and as <NULL> (read as text) when packing
+-- validation data against such a table (null_name '<NULL>'). Other sources are read as they are.
+-- Returns the table to read.
 CREATE FUNCTION madlib.__hopper_null_class_source(read_table text, y text, null_name text) RETURNS text
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     c record := madlib.__hopper_column(read_table, y);
     col text := c.col;
+    as_text boolean := null_name IS NOT NULL OR c.category IN ('S', 'B');
     has_null boolean;
     clash boolean;
 BEGIN
-    IF c.category IS NULL OR c.category NOT IN ('S', 'B') THEN
+    IF c.category IS NULL OR c.category NOT IN ('S', 'B', 'N') THEN
         RETURN read_table;
     END IF;
     EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE %I IS NULL)', read_table::regclass, col) INTO has_null;
     IF NOT has_null THEN
         RETURN read_table;
     END IF;
-    EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE %I::text IN (%L, ''<NULL>''))', read_table::regclass, col, null_name)
-        INTO clash;
-    IF clash THEN
-        RAISE EXCEPTION 'dependent column "%" has NULL labels and the label ''%''', col, null_name
-            USING ERRCODE = 'invalid_parameter_value',
-                  DETAIL = 'hopper_madlib names the class of NULL labels <NULL> (packing them as '''' first).',
-                  HINT = 'Rename that label, or filter out the NULL labels.';
+    IF as_text THEN
+        EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE %I::text IN (%L, ''<NULL>''))', read_table::regclass, col,
+                       COALESCE(null_name, '')) INTO clash;
+        IF clash THEN
+            RAISE EXCEPTION 'dependent column "%" has NULL labels and the label ''%''', col, COALESCE(null_name, '')
+                USING ERRCODE = 'invalid_parameter_value',
+                      DETAIL = 'hopper_madlib names the class of NULL labels <NULL> (packing them as '''' first).',
+                      HINT = 'Rename that label, or filter out the NULL labels.';
+        END IF;
     END IF;
     IF read_table <> 'pg_temp.__hopper_flat_source' THEN
         DROP TABLE IF EXISTS pg_temp.__hopper_flat_source;
         EXECUTE format('CREATE TEMP TABLE __hopper_flat_source AS SELECT * FROM %s', read_table::regclass);
     END IF;
-    EXECUTE format('ALTER TABLE pg_temp.__hopper_flat_source ALTER COLUMN %1$I TYPE text USING coalesce(%1$I::text, %2$L)',
-                   col, null_name);
+    IF as_text THEN
+        EXECUTE format('ALTER TABLE pg_temp.__hopper_flat_source ALTER COLUMN %1$I TYPE text USING coalesce(%1$I::text, %2$L)',
+                       col, COALESCE(null_name, ''));
+    ELSE
+        EXECUTE format('UPDATE pg_temp.__hopper_flat_source SET %1$I = (SELECT min(%1$I) - 1 FROM pg_temp.__hopper_flat_source)
+                        WHERE %1$I IS NULL', col);
+    END IF;
     RETURN 'pg_temp.__hopper_flat_source';
 END $$;
 
--- Training data packed with NULL labels as the class '' (first): hopper's class_values name it <NULL>,
--- and the summary keeps the type of the caller's column (the copy read was text).
+-- Training data packed with NULL labels as a first class: hopper's class_values name it <NULL>, and
+-- the summary keeps the type of the caller's column (the copy read may be text).
 CREATE FUNCTION madlib.__hopper_null_class_done(output_table text, source_table text, y text, read_table text)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    summary regclass := madlib.__hopper_quote_name(output_table, '_summary')::regclass;
+    c record := madlib.__hopper_column(source_table, y);
+    has_null boolean;
 BEGIN
-    IF read_table IS NOT DISTINCT FROM source_table OR btrim(y) !~ '^([[:alpha:]_][[:alnum:]_$]*|"([^"]|"")+")$' THEN
+    IF read_table IS NOT DISTINCT FROM source_table OR c.col IS NULL THEN
         RETURN;
     END IF;
-    EXECUTE format('UPDATE %s SET class_values[1] = ''<NULL>'',
-                        dependent_vartype = (SELECT format_type(a.atttypid, a.atttypmod) FROM pg_attribute a
-                                             WHERE a.attrelid = $1::regclass AND a.attname = $2)
-                    WHERE class_values[1] = '''' AND $3', summary)
-        USING source_table, (parse_ident(btrim(y)))[1],
-              EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = read_table::regclass
-                      AND a.attname = (parse_ident(btrim(y)))[1] AND a.atttypid = 'text'::regtype);
+    EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE %I IS NULL)', source_table::regclass, c.col) INTO has_null;
+    IF has_null THEN
+        EXECUTE format('UPDATE %s SET class_values[1] = ''<NULL>'',
+                            dependent_vartype = (SELECT format_type(a.atttypid, a.atttypmod) FROM pg_attribute a
+                                                 WHERE a.attrelid = $1::regclass AND a.attname = $2)',
+                       madlib.__hopper_quote_name(output_table, '_summary')::regclass)
+            USING source_table, c.col;
+    END IF;
 END $$;
 
 -- The flattened copy goes once packed (the summary names the caller's source: __hopper_madlib_packed).
@@ -881,7 +892,7 @@ BEGIN
     END IF;
     read_table := madlib.__hopper_null_class_source(
                       madlib.__hopper_flat_source(source_table, independent_varname, dependent_varname),
-                      dependent_varname, '');
+                      dependent_varname, NULL);
     PERFORM hopper.preprocess(read_table, output_table, dependent_varname, independent_varname,
                               buffer_size => buffer_size, normalizing_const => COALESCE(normalizing_const, 1.0),
                               num_classes => num_classes[1],

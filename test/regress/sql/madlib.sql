@@ -699,4 +699,24 @@ SELECT id, ARRAY[[[rgb[1][1][1], rgb[1][1][2]], [rgb[1][1][3], rgb[1][2][1]], [r
 FROM image_data;
 SELECT refusal($$SELECT madlib.madlib_keras_predict('image_model', 'image_transposed', 'id', 'rgb', 'image_t_predict')$$);
 
+-- ---- NULL labels of numbers: a first class too (one less than the least label while packing) ----
+CREATE TABLE nums AS
+SELECT g AS id, ARRAY[(g % 3) * 4.0, (g % 3) * -4.0 + 1]::float8[] AS x,
+       CASE g % 3 WHEN 0 THEN NULL ELSE (g % 3)::smallint END AS y
+FROM generate_series(1, 60) g;
+SELECT madlib.training_preprocessor_dl('nums', 'nums_packed', 'y', 'x', 10, 1.0, ARRAY[4]);
+SELECT class_values, y_class_values, dependent_vartype, hopper_dependent_vartype FROM nums_packed_summary;
+SELECT madlib.validation_preprocessor_dl('nums', 'nums_val', 'y', 'x', 'nums_packed');
+SELECT y_class_values, num_rows FROM nums_val_summary;
+SELECT madlib.load_keras_model('nums_arch', '{"class_name": "Sequential", "config": [{"class_name": "Dense", "config": {"name": "d1", "activation": "softmax", "units": 4, "batch_input_shape": [null, 2], "use_bias": true}}], "backend": "tensorflow"}'::json);
+SELECT madlib.madlib_keras_fit('nums_packed', 'nums_model', 'nums_arch', 1,
+    $$ loss='categorical_crossentropy', optimizer='Adam(lr=0.1)', metrics=['accuracy'] $$, 'batch_size=5, epochs=4', 5,
+    FALSE, 'nums_val');
+-- The NULL class is predicted (NULL in MADlib's rows), and hopper's own predict gives NULL for it in
+-- the label's type (smallint) rather than failing on its name.
+SELECT madlib.madlib_keras_predict('nums_model', 'nums', 'id', 'x', 'nums_pred', 'response');
+SELECT class_value, count(*) FROM nums_pred GROUP BY 1 ORDER BY 1;
+SELECT hopper.predict('nums_model', 'nums', 'id', 'x', 'nums_hopper_pred');
+SELECT pg_typeof(estimated_y) AS type, estimated_y, count(*) FROM nums_hopper_pred GROUP BY 1, 2 ORDER BY 2;
+
 DROP EXTENSION hopper_madlib;
