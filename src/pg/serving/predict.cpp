@@ -466,11 +466,12 @@ HOPPER_FUNCTION(predict) {
         // no value of it -- <padding k> (preprocess's num_classes) and <NULL> (the class of NULL
         // labels hopper_madlib packs) -- are NULL in a column of numbers or booleans.
         const std::string type = label_type_sql(spi, dependent_type, summary);
-        null_classes = !string_label_type(type) && std::any_of(class_values.begin(), class_values.end(),
-                                                                [](const std::string& c) { return placeholder_class(c); });
+        null_classes =
+            !string_label_type(type) && std::any_of(class_values.begin(), class_values.end(),
+                                                    [](const std::string& c) { return placeholder_class(c); });
         if (null_classes)
-            label = "(CASE WHEN " + label + " OPERATOR(pg_catalog.~) '^<(NULL|padding [0-9]+)>$' THEN NULL ELSE " + label +
-                    " END)";
+            label = "(CASE WHEN " + label + " OPERATOR(pg_catalog.~) '^<(NULL|padding [0-9]+)>$' THEN NULL ELSE " +
+                    label + " END)";
         select = label + "::" + type + " AS " + estimated;
         if (pred_type == "prob" || null_classes) select += ", f.v AS prob";
     } else {
