@@ -236,8 +236,8 @@ BEGIN
 END $$;
 
 -- Keras fit options MADlib passes on and hopper has no counterpart for, refused by name (0A000):
--- callbacks are Python objects (their unquoted syntax would otherwise read as an error of syntax),
--- initial_epoch numbers epochs of a Keras history hopper does not keep (warm_start continues a model).
+-- callbacks are Python objects (their unquoted syntax would otherwise read as an error of syntax).
+-- (initial_epoch is hopper's: epochs - initial_epoch epochs, as Keras trains.)
 CREATE FUNCTION madlib.__hopper_fit_params(fit_params text) RETURNS text
 LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
@@ -245,10 +245,6 @@ BEGIN
         PERFORM madlib.__hopper_unsupported('fit_params callbacks (Keras callback objects)',
                                             'hopper runs no Python; it reports progress through PostgreSQL (hopper.run_progress).',
                                             'Leave out callbacks.');
-    ELSIF fit_params ~ '\minitial_epoch\s*=' THEN
-        PERFORM madlib.__hopper_unsupported('fit_params initial_epoch',
-                                            'hopper keeps no Keras epoch history to continue the numbering of.',
-                                            'Leave out initial_epoch; warm_start => TRUE continues training a model.');
     END IF;
     RETURN fit_params;
 END $$;

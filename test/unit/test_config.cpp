@@ -1036,9 +1036,28 @@ TEST(ConfigFit, BFloat16IsRefusedWhereTheMachineCannotTrainInIt) {
     hopper::detail::bfloat16_support_override = -1;
 }
 
+// Keras' initial_epoch: fit trains epochs - initial_epoch epochs (MADlib's tests pass it).
+TEST(ConfigFit, InitialEpochTrainsTheRemainingEpochs) {
+    EXPECT_EQ(parse_fit_params("epochs=10, initial_epoch=1").epochs, 9);
+    EXPECT_EQ(parse_fit_params("initial_epoch=0").epochs, 1);
+    EXPECT_EQ(parse_fit_params("epochs=10, initial_epoch=1").to_json(), parse_fit_params("epochs=9").to_json());
+    EXPECT_ERR(parse_fit_params("epochs=3, initial_epoch=3"), InvalidParameter, "\"initial_epoch\": 3");
+    EXPECT_ERR(parse_fit_params("initial_epoch=-1"), InvalidParameter, "\"initial_epoch\"");
+    EXPECT_ERR(parse_fit_params("epochs=5, initial_epoch=1.5"), InvalidParameter, "\"initial_epoch\"");
+}
+
+// An unsupported Keras option given as None (its default) asks for nothing.
+TEST(ConfigParams, UnsupportedOptionsAsNoneAreAccepted) {
+    EXPECT_EQ(parse_fit_params("class_weight=None, batch_size=8").batch_size, 8);
+    EXPECT_EQ(parse_compile_params("sample_weight_mode=None, loss='mse'").loss, Loss::MeanSquaredError);
+    EXPECT_ERR(parse_compile_params("sample_weight_mode='temporal'"), InvalidParameter,
+               "unsupported key \"sample_weight_mode\"");
+    EXPECT_ERR(parse_compile_params("nonsense=None"), InvalidParameter, "unknown key \"nonsense\"");
+}
+
 TEST(ConfigFit, Refusals) {
-    Error e = EXPECT_ERR(parse_fit_params("batch_size=32, initial_epoch=2"), InvalidParameter,
-                         "unsupported key \"initial_epoch\" in fit parameters");
+    Error e = EXPECT_ERR(parse_fit_params("batch_size=32, steps_per_epoch=2"), InvalidParameter,
+                         "unsupported key \"steps_per_epoch\" in fit parameters");
     EXPECT_NE(e.detail().find("hopper does not support"), std::string::npos);
     EXPECT_ERR(parse_fit_params("validation_split=0.1"), InvalidParameter, "\"validation_split\"");
     EXPECT_ERR(parse_fit_params("callbacks=[]"), InvalidParameter, "\"callbacks\"");

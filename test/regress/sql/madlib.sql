@@ -521,7 +521,7 @@ SELECT madlib.train_test_split('iris_data', 'iris_x', 1.5);
 SELECT madlib.madlib_keras_fit('iris_train_packed', 'iris_x', 'model_arch_library', 1,
     $$ loss='categorical_crossentropy', optimizer='adam' $$, $$ batch_size=5, callbacks=[EarlyStopping(monitor='loss')] $$, 1);
 SELECT madlib.madlib_keras_fit('iris_train_packed', 'iris_x', 'model_arch_library', 1,
-    $$ loss='categorical_crossentropy', optimizer='adam' $$, $$ batch_size=5, initial_epoch=2 $$, 1);
+    $$ loss='categorical_crossentropy', optimizer='adam' $$, $$ batch_size=5, epochs=2, initial_epoch=2 $$, 1);
 SELECT madlib.madlib_keras_fit('iris_train_packed', 'iris_x', 'model_arch_library', 4,
     $$ loss='categorical_crossentropy', optimizer='adam' $$, $$ batch_size=5 $$, 1);
 SELECT madlib.load_model_selection_table('model_arch_library', 'mst_x', ARRAY[1], ARRAY[$$loss='mse'$$], ARRAY[''], 'custom_functions');
@@ -718,5 +718,13 @@ SELECT madlib.madlib_keras_predict('nums_model', 'nums', 'id', 'x', 'nums_pred',
 SELECT class_value, count(*) FROM nums_pred GROUP BY 1 ORDER BY 1;
 SELECT hopper.predict('nums_model', 'nums', 'id', 'x', 'nums_hopper_pred');
 SELECT pg_typeof(estimated_y) AS type, estimated_y, count(*) FROM nums_hopper_pred GROUP BY 1, 2 ORDER BY 2;
+
+-- ---- Keras' initial_epoch (epochs - initial_epoch epochs) and options given as None ----
+SELECT madlib.madlib_keras_fit('mad17_packed', 'mad17_epochs', 'mad17_arch', 1,
+    $$ loss='categorical_crossentropy', optimizer='adam', sample_weight_mode=None $$,
+    $$ batch_size=5, epochs=3, initial_epoch=1, class_weight=None $$, 1);
+-- 2 epochs of 17 rows in buffers of 5 rows, minibatches of 5: 4 steps an epoch, 8 in all.
+SELECT s.fit_params, hopper.model_state_info(m.model_weights) -> 'config' -> 'fit' ->> 'epochs' AS epochs,
+       (hopper.model_state_info(m.model_weights) ->> 'steps')::int AS steps FROM mad17_epochs m, mad17_epochs_summary s;
 
 DROP EXTENSION hopper_madlib;
