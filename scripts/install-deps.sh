@@ -20,6 +20,9 @@
 #                                             (vega-datasets) for test/scripts/tabular_penguins.sh
 #   chromium                                  test/scripts/plot_render.sh draws learning_curves_svg's pictures
 #                                             in it (headless; 122 MB download, ~1.5 min; the test skips without)
+#   m4, postgresql-plpython3-15, python3-dill  test/scripts/madlib_yardstick.sh: MADlib's test files are m4
+#                                             input, and their custom-function setup pickles Python
+#                                             functions with dill in PL/Python (docs/madlib.md)
 set -euo pipefail
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO=sudo
@@ -28,7 +31,8 @@ export DEBIAN_FRONTEND=noninteractive
 need=()
 for p in postgresql-15 postgresql-server-dev-15 libpq-dev libeigen3-dev libdnnl-dev nlohmann-json3-dev zlib1g-dev \
          libgtest-dev postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl cmake g++ make clang \
-         libclang-rt-14-dev clang-format libonnx-dev libprotobuf-dev protobuf-compiler python3-torch chromium "$@"; do
+         libclang-rt-14-dev clang-format libonnx-dev libprotobuf-dev protobuf-compiler python3-torch chromium m4 \
+         postgresql-plpython3-15 python3-dill "$@"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
 done
 # An npm that came with another Node.js (the image's nodejs package ships one, and NodeSource's
@@ -40,14 +44,14 @@ if [ ${#need[@]} -eq 0 ]; then
 fi
 echo "installing: ${need[*]}"
 $SUDO apt-get update -q
-# Keep the server-dev package at the installed server's version where the archive still has it
+# Keep the server-dev and PL/Python packages at the installed server's version where the archive still has it
 # (otherwise apt may upgrade server and libpq too); fall back to the candidate.
 server_version=$(dpkg-query -W -f='${Version}' postgresql-15 2>/dev/null || true)
 pinned=()
 for p in "${need[@]}"; do
-  if [ "$p" = postgresql-server-dev-15 ] && [ -n "$server_version" ] &&
-     apt-cache madison postgresql-server-dev-15 | grep -q " $server_version "; then
-    pinned+=("postgresql-server-dev-15=$server_version")
+  if { [ "$p" = postgresql-server-dev-15 ] || [ "$p" = postgresql-plpython3-15 ]; } && [ -n "$server_version" ] &&
+     apt-cache madison "$p" | grep -q " $server_version "; then
+    pinned+=("$p=$server_version")
   else
     pinned+=("$p")
   fi

@@ -13,10 +13,19 @@ namespace hopper {
 // A permutation of 0..n-1, the same for a seed on every platform (Fisher-Yates over hopper::Rng).
 std::vector<uint64_t> shuffled_order(uint64_t n, uint64_t seed);
 
-// How many rows each buffer holds and which segment it belongs to. Buffers are as equal in size as
-// possible (never more than buffer_size rows), and dealt round-robin to segments, so segments differ
-// by at most one buffer. Every segment gets at least one buffer: if there are fewer rows than that
-// needs, buffers shrink (adjusted_buffer_size says so).
+// How rows fill the buffers. Even (hopper's): buffers as equal in size as possible. Full (Apache
+// MADlib's, which its tests assert): ceil(rows / buffers) rows in every buffer but the last, which
+// holds the rest -- 5, 5, 5, 2 for 17 rows in buffers of 5 where Even gives 5, 4, 4, 4. Either way
+// there are ceil(rows / buffer_size) buffers (at least one per segment), none larger than buffer_size.
+enum class BufferFill { Even, Full };
+BufferFill parse_buffer_fill(const std::string& name);  // "even" | "full"
+const char* to_string(BufferFill fill);
+
+// How many rows each buffer holds and which segment it belongs to: buffers filled as `fill` says
+// (never more than buffer_size rows), and dealt round-robin to segments, so segments differ by at
+// most one buffer. Every segment gets at least one buffer: if there are fewer rows than that needs,
+// buffers shrink (adjusted_buffer_size says so), and fill evenly where full buffers would leave one
+// empty.
 struct BufferPlan {
     std::vector<int> rows;     // rows in buffer b
     std::vector<int> segment;  // segment index of buffer b
@@ -24,7 +33,7 @@ struct BufferPlan {
     std::vector<int64_t> rows_per_segment;
     std::vector<int> buffers_per_segment;
 };
-BufferPlan plan_buffers(int64_t num_rows, int buffer_size, int num_segments);
+BufferPlan plan_buffers(int64_t num_rows, int buffer_size, int num_segments, BufferFill fill = BufferFill::Even);
 
 enum class ScaleKind { None, Standardize, MinMax };
 ScaleKind parse_scale_kind(const std::string& name);  // "none" | "standardize" | "minmax"

@@ -4,3 +4,5 @@
 #include "objects/delete_model_arch.sql"
 #include "objects/load_model_selection_table.sql"
 #include "objects/generate_model_configs.sql"
+#include "objects/canonical_compile_params.sql"
+#include "objects/canonical_fit_params.sql"

@@ -148,18 +148,39 @@ END $$;
 
 -- MADlib's view of hopper's class_values: the classes num_classes padded (hopper.preprocess names
 -- them <padding 1>, <padding 2>, ..., after the data's) are NULL, as MADlib's summaries and
--- predictions show them.
+-- predictions show them; so is the class of NULL labels, first (hopper_madlib names it <NULL>:
+-- __hopper_null_class_source).
 CREATE FUNCTION madlib.__hopper_madlib_classes(class_values text[]) RETURNS text[]
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql IMMUTABLE STRICT
 BEGIN ATOMIC
     -- p.n: the data's classes, those before <padding 1>; padded only when <padding 1> ... <padding k> end the list.
-    SELECT CASE WHEN class_values[p.n OPERATOR(pg_catalog.+) 1:] OPERATOR(pg_catalog.=)
+    SELECT CASE WHEN class_values[1] OPERATOR(pg_catalog.=) '<NULL>' THEN ARRAY[NULL::text] ELSE '{}'::text[] END
+           OPERATOR(pg_catalog.||) (CASE WHEN class_values[p.n OPERATOR(pg_catalog.+) 1:] OPERATOR(pg_catalog.=)
                      ARRAY(SELECT pg_catalog.format('<padding %s>', i)
                            FROM pg_catalog.generate_series(1, pg_catalog.cardinality(class_values) OPERATOR(pg_catalog.-) p.n) i)
                 THEN class_values[1:p.n] OPERATOR(pg_catalog.||)
                      pg_catalog.array_fill(NULL::text, ARRAY[pg_catalog.cardinality(class_values) OPERATOR(pg_catalog.-) p.n])
-                ELSE class_values END
-    FROM (SELECT pg_catalog.array_position(class_values, '<padding 1>') OPERATOR(pg_catalog.-) 1 AS n) p;
+                ELSE class_values END)[p.first:]
+    FROM (SELECT pg_catalog.array_position(class_values, '<padding 1>') OPERATOR(pg_catalog.-) 1 AS n,
+                 CASE WHEN class_values[1] OPERATOR(pg_catalog.=) '<NULL>' THEN 2 ELSE 1 END AS first) p;
+END;
+
+-- SQL reading a summary's name or type column as hopper reads it (hopper's summary_text_column):
+-- hopper_<col> where hopper_madlib keeps it (__hopper_madlib_summary_types), else MADlib 2.x's
+-- text[] joined, else hopper's text.
+CREATE FUNCTION madlib.__hopper_summary_text(summary regclass, col text) RETURNS text
+LANGUAGE sql STABLE
+BEGIN ATOMIC
+    SELECT CASE WHEN a.attname OPERATOR(pg_catalog.<>) col THEN pg_catalog.quote_ident(a.attname)
+                WHEN a.atttypid OPERATOR(pg_catalog.=) 'text[]'::pg_catalog.regtype
+                THEN pg_catalog.format('pg_catalog.array_to_string(%I, '', '')', col)
+                ELSE pg_catalog.quote_ident(col) END
+    FROM pg_catalog.pg_attribute a
+    WHERE a.attrelid OPERATOR(pg_catalog.=) summary AND NOT a.attisdropped
+      AND (a.attname OPERATOR(pg_catalog.=) col
+           OR (a.attname OPERATOR(pg_catalog.=) ('hopper_' OPERATOR(pg_catalog.||) col)
+               AND a.atttypid OPERATOR(pg_catalog.=) 'text'::pg_catalog.regtype))
+    ORDER BY a.attname OPERATOR(pg_catalog.<>) col DESC LIMIT 1;
 END;
 
 -- MADlib's <dependent>_class_values column of a summary (class_text_class_values), beside hopper's
@@ -168,12 +189,27 @@ CREATE FUNCTION madlib.__hopper_class_values_column(summary regclass) RETURNS vo
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     y text;
+    vartype regtype;
 BEGIN
-    EXECUTE format('SELECT dependent_varname FROM %s', summary) INTO y;
+    EXECUTE format('SELECT %s FROM %s', madlib.__hopper_summary_text(summary, 'dependent_varname'), summary) INTO y;
     IF y ~ '^([[:alpha:]_][[:alnum:]_$]*|"([^"]|"")+")$' THEN
         y := (parse_ident(y))[1] || '_class_values';
-        EXECUTE format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS %I text[]', summary, y);
-        EXECUTE format('UPDATE %s SET %I = madlib.__hopper_madlib_classes(class_values)', summary, y);
+        EXECUTE format('SELECT to_regtype(%s) FROM %s', madlib.__hopper_summary_text(summary, 'dependent_vartype'), summary)
+            INTO vartype;
+        -- Of the dependent variable's type, as MADlib's ({4.0,4.2,5.0} for double precision); text
+        -- where hopper's class names do not read as that type.
+        BEGIN
+            EXECUTE format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS %I %s', summary, y,
+                           CASE WHEN vartype IS NULL OR vartype = 'unknown'::regtype THEN 'text[]'
+                                ELSE format_type(vartype, NULL) || '[]' END);
+            EXECUTE format('UPDATE %1$s SET %2$I = madlib.__hopper_madlib_classes(class_values)::%3$s', summary, y,
+                           format_type((SELECT atttypid FROM pg_attribute WHERE attrelid = summary AND attname = y), NULL));
+        EXCEPTION WHEN invalid_text_representation OR cannot_coerce OR datatype_mismatch
+                       OR numeric_value_out_of_range OR invalid_datetime_format THEN
+            EXECUTE format('ALTER TABLE %s DROP COLUMN IF EXISTS %I', summary, y);
+            EXECUTE format('ALTER TABLE %s ADD COLUMN %I text[]', summary, y);
+            EXECUTE format('UPDATE %s SET %I = madlib.__hopper_madlib_classes(class_values)', summary, y);
+        END;
     END IF;
 END $$;
 
@@ -200,8 +236,8 @@ BEGIN
 END $$;
 
 -- Keras fit options MADlib passes on and hopper has no counterpart for, refused by name (0A000):
--- callbacks are Python objects (their unquoted syntax would otherwise read as an error of syntax),
--- initial_epoch numbers epochs of a Keras history hopper does not keep (warm_start continues a model).
+-- callbacks are Python objects (their unquoted syntax would otherwise read as an error of syntax).
+-- (initial_epoch is hopper's: epochs - initial_epoch epochs, as Keras trains.)
 CREATE FUNCTION madlib.__hopper_fit_params(fit_params text) RETURNS text
 LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
@@ -209,10 +245,6 @@ BEGIN
         PERFORM madlib.__hopper_unsupported('fit_params callbacks (Keras callback objects)',
                                             'hopper runs no Python; it reports progress through PostgreSQL (hopper.run_progress).',
                                             'Leave out callbacks.');
-    ELSIF fit_params ~ '\minitial_epoch\s*=' THEN
-        PERFORM madlib.__hopper_unsupported('fit_params initial_epoch',
-                                            'hopper keeps no Keras epoch history to continue the numbering of.',
-                                            'Leave out initial_epoch; warm_start => TRUE continues training a model.');
     END IF;
     RETURN fit_params;
 END $$;
@@ -378,11 +410,18 @@ BEGIN
 END $$;
 
 -- ---- preprocessors ---------------------------------------------------------------------------
--- MADlib's columns beside hopper's in a packed table and its summary: <x>_shape (rows, then the
--- dimensions of the images: {18,2,2,3}) and <y>_shape for the independent and dependent columns,
--- <y>_class_values, distribution_rules and __internal_gpu_config__ (all segments: hopper has no GPUs).
+-- MADlib 2.x's packed table beside hopper's: hopper trains from its arrays (independent_var,
+-- dependent_var: real[], unchanged), MADlib's scripts read their own columns, added here --
+-- <x> and <y> (named as independent_varname and dependent_varname) as MADlib stores them, little-endian
+-- float32 and int16 bytes (hopper.float32_bytes, int16_bytes; <y> as float32 where the target is not
+-- small integers: a regression target MADlib does not pack), with <x>_shape (rows, then the
+-- dimensions of the images: {18,2,2,3}) and <y>_shape; buffer_id numbers buffers from 0 already. The
+-- buffers hold MADlib's rows: hopper.preprocess(buffer_fill => 'full'). The summary gets
+-- <y>_class_values (of the dependent variable's type), distribution_rules, __internal_gpu_config__,
+-- source_table and output_table as the caller named them, buffer_size as MADlib computes it (the
+-- rows of the fullest buffer), and MADlib 2.x's types (__hopper_madlib_summary_types).
 CREATE FUNCTION madlib.__hopper_madlib_packed(output_table text, source_table text, dependent_varname text,
-                                              independent_varname text)
+                                              independent_varname text, source_given text, output_given text)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     packed regclass := madlib.__hopper_quote_name(output_table)::regclass;
@@ -390,6 +429,9 @@ DECLARE
     x text := btrim(independent_varname);
     y text := btrim(dependent_varname);
     dims int4[];
+    hopper_columns text[] := ARRAY['dist_key', 'buffer_id', 'independent_var', 'dependent_var',
+                                   'independent_var_shape', 'dependent_var_shape'];
+    small_integers boolean;
 BEGIN
     -- A single column (MADlib's docs'): the image dimensions of its arrays; an expression or a list of
     -- columns: hopper's flat width.
@@ -399,22 +441,81 @@ BEGIN
         EXECUTE format('SELECT ARRAY(SELECT array_length(s.v, d) FROM generate_series(1, array_ndims(s.v)) d ORDER BY d)
                         FROM (SELECT %I AS v FROM %s WHERE %I IS NOT NULL LIMIT 1) s',
                        x, madlib.__hopper_quote_name(source_table)::regclass, x) INTO dims;
-        -- (Columns named as hopper's own, independent_var and dependent_var, have their shapes there.)
-        IF x || '_shape' NOT IN ('independent_var_shape', 'dependent_var_shape') THEN
+        -- (Columns named as hopper's own keep hopper's: independent_var_shape is its shape already.)
+        IF NOT x || '_shape' = ANY (hopper_columns) THEN
             EXECUTE format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS %I int4[]', packed, x || '_shape');
             EXECUTE format('UPDATE %s SET %I = CASE WHEN cardinality($1) > 1 THEN ARRAY[independent_var_shape[1]] || $1
                                                   ELSE independent_var_shape END', packed, x || '_shape')
                 USING dims;
         END IF;
-        IF y || '_shape' NOT IN ('independent_var_shape', 'dependent_var_shape', x || '_shape') THEN
+        IF NOT y || '_shape' = ANY (hopper_columns || (x || '_shape')) THEN
             EXECUTE format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS %I int4[]', packed, y || '_shape');
             EXECUTE format('UPDATE %s SET %I = dependent_var_shape', packed, y || '_shape');
+        END IF;
+        IF NOT x = ANY (hopper_columns) THEN
+            EXECUTE format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS %I bytea', packed, x);
+            EXECUTE format('UPDATE %s SET %I = hopper.float32_bytes(independent_var)', packed, x);
+        END IF;
+        IF NOT y = ANY (hopper_columns || x) THEN
+            EXECUTE format('SELECT coalesce(bool_and(v = round(v) AND abs(v) <= 32767), true)
+                            FROM %s, unnest(dependent_var) v', packed) INTO small_integers;
+            EXECUTE format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS %I bytea', packed, y);
+            EXECUTE format('UPDATE %s SET %I = %s', packed, y,
+                           CASE WHEN small_integers THEN 'hopper.int16_bytes(dependent_var::int2[])'
+                                ELSE 'hopper.float32_bytes(dependent_var)' END);
         END IF;
     END IF;
     PERFORM madlib.__hopper_class_values_column(summary);
     EXECUTE format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS distribution_rules text,
                     ADD COLUMN IF NOT EXISTS __internal_gpu_config__ text', summary);
-    EXECUTE format('UPDATE %s SET distribution_rules = ''all_segments'', __internal_gpu_config__ = ''all_segments''', summary);
+    EXECUTE format('UPDATE %s SET distribution_rules = ''all_segments'', __internal_gpu_config__ = ''all_segments'',
+                    source_table = $1, output_table = $2,
+                    buffer_size = (SELECT max(independent_var_shape[1]) FROM %s)', summary, packed)
+        USING source_given, output_given;
+    PERFORM madlib.__hopper_madlib_summary_types(summary);
+END $$;
+
+-- MADlib 2.x's types in a summary (of packed data or of a model): a variable's name, type and number
+-- of classes are arrays, one per variable (dependent_varname[0] in MADlib's tests), normalizing_const
+-- is real. These are the user's, as MADlib's are (MADlib's tests change a model's dependent_vartype
+-- and <y>_class_values before predicting); hopper reads its own, kept as hopper_dependent_varname,
+-- hopper_independent_varname and hopper_dependent_vartype (summary_text_column).
+CREATE FUNCTION madlib.__hopper_madlib_summary_types(summary regclass) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    c text;
+BEGIN
+    FOREACH c IN ARRAY ARRAY['dependent_varname', 'independent_varname', 'dependent_vartype'] LOOP
+        IF EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = summary AND attname = c AND atttypid = 'text'::regtype
+                   AND NOT attisdropped) THEN
+            EXECUTE format('ALTER TABLE %1$s ADD COLUMN %2$I text', summary, 'hopper_' || c);
+            EXECUTE format('UPDATE %1$s SET %2$I = %3$I', summary, 'hopper_' || c, c);
+            EXECUTE format('ALTER TABLE %s ALTER COLUMN %I TYPE text[] USING ARRAY[%I]', summary, c, c);
+        END IF;
+    END LOOP;
+    IF EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = summary AND attname = 'num_classes'
+               AND atttypid = 'int4'::regtype AND NOT attisdropped) THEN
+        EXECUTE format('ALTER TABLE %s ALTER COLUMN num_classes TYPE int4[]
+                        USING CASE WHEN num_classes IS NULL THEN NULL ELSE ARRAY[num_classes] END', summary);
+    END IF;
+    IF EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = summary AND attname = 'normalizing_const'
+               AND atttypid = 'float8'::regtype AND NOT attisdropped) THEN
+        EXECUTE format('ALTER TABLE %s ALTER COLUMN normalizing_const TYPE real', summary);
+    END IF;
+END $$;
+
+-- The column a variable names when it is one (plain or quoted) identifier naming a column of the
+-- table, with its type's category ('A' for arrays, 'S' strings, 'B' booleans, ...); NULLs otherwise
+-- (an expression, a list of columns, no such table or column).
+CREATE FUNCTION madlib.__hopper_column(table_name text, variable text, OUT col text, OUT category "char")
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF table_name IS NULL OR variable IS NULL OR to_regclass(table_name) IS NULL
+       OR btrim(variable) !~ '^([[:alpha:]_][[:alnum:]_$]*|"([^"]|"")+")$' THEN
+        RETURN;
+    END IF;
+    SELECT a.attname, t.typcategory INTO col, category FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+    WHERE a.attrelid = to_regclass(table_name) AND a.attname = (parse_ident(btrim(variable)))[1] AND NOT a.attisdropped;
 END $$;
 
 -- MADlib's images are N-dimensional arrays (rgb {{{r,g,b},...},...}); hopper reads features as flat
@@ -428,17 +529,13 @@ DECLARE
     src regclass;
     multi boolean;
     cols text;
+    c record := madlib.__hopper_column(source_table, x);
 BEGIN
-    IF source_table IS NULL OR x IS NULL OR btrim(x) !~ '^([[:alpha:]_][[:alnum:]_$]*|"([^"]|"")+")$'
-       OR to_regclass(source_table) IS NULL THEN
+    IF c.category IS DISTINCT FROM 'A' THEN
         RETURN source_table;
     END IF;
     src := source_table::regclass;
-    x := (parse_ident(btrim(x)))[1];
-    IF NOT EXISTS (SELECT 1 FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
-                   WHERE a.attrelid = src AND a.attname = x AND NOT a.attisdropped AND t.typcategory = 'A') THEN
-        RETURN source_table;
-    END IF;
+    x := c.col;
     EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE array_ndims(%I) > 1)', src, x) INTO multi;
     IF NOT multi THEN
         RETURN source_table;
@@ -458,15 +555,91 @@ BEGIN
     RETURN 'pg_temp.__hopper_flat_source';
 END $$;
 
--- A packed table's summary names the caller's source, not the flattened copy read in its place.
-CREATE FUNCTION madlib.__hopper_flat_source_done(output_table text, source_table text, read_table text) RETURNS void
+-- MADlib takes NULL labels as a class of their own, sorted first and shown NULL; hopper refuses NULL
+-- labels. A dependent column of strings, booleans or numbers with NULLs is read through the session's
+-- copy (pg_temp.__hopper_flat_source, made here if __hopper_flat_source did not make it) with NULL
+-- as a value that sorts first, when packing training data (null_name NULL): '' for strings and
+-- booleans (read as text), one less than the least label for numbers -- which __hopper_null_class_done
+-- names <NULL> in hopper's class_values once packed; and as <NULL> (read as text) when packing
+-- validation data against such a table (null_name '<NULL>'). Other sources are read as they are.
+-- Returns the table to read.
+CREATE FUNCTION madlib.__hopper_null_class_source(read_table text, y text, null_name text) RETURNS text
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    c record := madlib.__hopper_column(read_table, y);
+    col text := c.col;
+    as_text boolean := null_name IS NOT NULL OR c.category IN ('S', 'B');
+    has_null boolean;
+    clash boolean;
+BEGIN
+    IF c.category IS NULL OR c.category NOT IN ('S', 'B', 'N') THEN
+        RETURN read_table;
+    END IF;
+    EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE %I IS NULL)', read_table::regclass, col) INTO has_null;
+    IF NOT has_null THEN
+        RETURN read_table;
+    END IF;
+    IF as_text THEN
+        EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE %I::text IN (%L, ''<NULL>''))', read_table::regclass, col,
+                       COALESCE(null_name, '')) INTO clash;
+        IF clash THEN
+            RAISE EXCEPTION 'dependent column "%" has NULL labels and the label ''%''', col, COALESCE(null_name, '')
+                USING ERRCODE = 'invalid_parameter_value',
+                      DETAIL = 'hopper_madlib names the class of NULL labels <NULL> (packing them as '''' first).',
+                      HINT = 'Rename that label, or filter out the NULL labels.';
+        END IF;
+    END IF;
+    IF read_table <> 'pg_temp.__hopper_flat_source' THEN
+        DROP TABLE IF EXISTS pg_temp.__hopper_flat_source;
+        EXECUTE format('CREATE TEMP TABLE __hopper_flat_source AS SELECT * FROM %s', read_table::regclass);
+    END IF;
+    IF as_text THEN
+        EXECUTE format('ALTER TABLE pg_temp.__hopper_flat_source ALTER COLUMN %1$I TYPE text USING coalesce(%1$I::text, %2$L)',
+                       col, COALESCE(null_name, ''));
+    ELSE
+        EXECUTE format('UPDATE pg_temp.__hopper_flat_source SET %1$I = (SELECT min(%1$I) - 1 FROM pg_temp.__hopper_flat_source)
+                        WHERE %1$I IS NULL', col);
+    END IF;
+    RETURN 'pg_temp.__hopper_flat_source';
+END $$;
+
+-- Training data packed with NULL labels as a first class: hopper's class_values name it <NULL>, and
+-- the summary keeps the type of the caller's column (the copy read may be text).
+CREATE FUNCTION madlib.__hopper_null_class_done(output_table text, source_table text, y text, read_table text)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    c record := madlib.__hopper_column(source_table, y);
+    has_null boolean;
+BEGIN
+    IF read_table IS NOT DISTINCT FROM source_table OR c.col IS NULL THEN
+        RETURN;
+    END IF;
+    EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE %I IS NULL)', source_table::regclass, c.col) INTO has_null;
+    IF has_null THEN
+        EXECUTE format('UPDATE %s SET class_values[1] = ''<NULL>'',
+                            dependent_vartype = (SELECT format_type(a.atttypid, a.atttypmod) FROM pg_attribute a
+                                                 WHERE a.attrelid = $1::regclass AND a.attname = $2)',
+                       madlib.__hopper_quote_name(output_table, '_summary')::regclass)
+            USING source_table, c.col;
+    END IF;
+END $$;
+
+-- The flattened copy goes once packed (the summary names the caller's source: __hopper_madlib_packed).
+CREATE FUNCTION madlib.__hopper_flat_source_done(source_table text, read_table text) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     IF read_table IS DISTINCT FROM source_table THEN
-        EXECUTE format('UPDATE %s SET source_table = $1', madlib.__hopper_quote_name(output_table, '_summary')::regclass)
-            USING source_table::regclass::text;
         DROP TABLE pg_temp.__hopper_flat_source;
     END IF;
+END $$;
+
+-- MADlib one-hot encodes a scalar dependent variable whatever its type (integers and floats are
+-- classes too: {4.0,4.2,5.0}); an array is taken as one-hot already, as hopper takes it.
+CREATE FUNCTION madlib.__hopper_response_type(source_table text, dependent_varname text) RETURNS text
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN CASE WHEN (madlib.__hopper_column(source_table, dependent_varname)).category <> 'A' THEN 'classification'
+                ELSE 'auto' END;
 END $$;
 
 -- distribution_rules places buffers on Greenplum segments (with GPUs); on PostgreSQL MADlib ignores
@@ -575,15 +748,112 @@ BEGIN
         USING src::text, output_table, ys, xs, types, buffer_size, COALESCE(normalizing_const, 1.0), counts;
 END $$;
 
+-- A packed table built by hand as MADlib 2.x lays one out -- buffer_id, <x> and <y> as bytes with
+-- <x>_shape and <y>_shape, a summary of MADlib's columns (dependent_varname and independent_varname
+-- text[], <y>_class_values, normalizing_const, dependent_vartype) -- but without hopper's arrays:
+-- MADlib's tests make them from another packed table. hopper trains from its own columns, so such a
+-- table is packed again, row for row, into a hopper packed table of this transaction beside it
+-- (<schema>.__hopper_repacked_<backend pid>_<n>, dropped by __hopper_repacked_done): the features
+-- as they are (divided by normalizing_const already), the one-hot labels as the bytes hold them, the
+-- classes named by <y>_class_values (a NULL first is the class of NULL labels, <NULL>; NULLs last
+-- are padding, <padding k>). Returns the table hopper trains from: that copy, or the table itself
+-- (hopper's own packed tables, and anything else, which hopper's errors then name).
+CREATE FUNCTION madlib.__hopper_repacked(packed text) RETURNS text
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    t regclass := to_regclass(packed);
+    summary regclass := to_regclass(madlib.__hopper_quote_name(packed, '_summary'));
+    s jsonb;
+    x text;
+    y text;
+    classes text[];
+    names text[];
+    first_named int;
+    last_named int;
+    width int;
+    copy text;
+BEGIN
+    IF t IS NULL OR summary IS NULL
+       OR EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = t AND attname = 'independent_var' AND NOT attisdropped)
+       OR (SELECT count(*) FROM pg_attribute WHERE attrelid = summary AND NOT attisdropped
+             AND attname IN ('dependent_varname', 'independent_varname') AND atttypid = 'text[]'::regtype) <> 2 THEN
+        RETURN packed;
+    END IF;
+    EXECUTE format('SELECT to_jsonb(s) FROM %s s LIMIT 1', summary) INTO s;
+    y := s->'dependent_varname'->>0;
+    x := s->'independent_varname'->>0;
+    IF jsonb_array_length(s->'dependent_varname') <> 1 OR jsonb_array_length(s->'independent_varname') <> 1
+       OR (SELECT count(*) FROM pg_attribute WHERE attrelid = t AND NOT attisdropped
+             AND ((attname IN (x, y) AND atttypid = 'bytea'::regtype)
+                  OR (attname IN (x || '_shape', y || '_shape', 'buffer_id')))) <> 5 THEN
+        RETURN packed;
+    END IF;
+    DROP TABLE IF EXISTS pg_temp.__hopper_madlib_rows;
+    EXECUTE format('CREATE TEMP TABLE __hopper_madlib_rows AS
+                    SELECT (hopper.float32_array(b.%1$I))[(r.i - 1) * w.xd + 1 : r.i * w.xd] AS x,
+                           (hopper.int16_array(b.%2$I))[(r.i - 1) * w.yd + 1 : r.i * w.yd] AS y
+                    FROM %3$s b,
+                         LATERAL (SELECT octet_length(b.%1$I) / 4 / b.%4$I[1] AS xd,
+                                         octet_length(b.%2$I) / 2 / b.%5$I[1] AS yd) w,
+                         generate_series(1, b.%4$I[1]) r(i)
+                    ORDER BY b.buffer_id, r.i', x, y, t, x || '_shape', y || '_shape');
+    copy := format('%I.%I', (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = t),
+                   format('__hopper_repacked_%s_%s', pg_backend_pid(),
+                          (SELECT count(*) FROM pg_class WHERE relname LIKE '\_\_hopper\_repacked\_%')));
+    EXECUTE format('SELECT max(%I[1]) FROM %s', x || '_shape', t) INTO width;
+    PERFORM hopper.preprocess('pg_temp.__hopper_madlib_rows', copy, 'y', 'x', buffer_size => width,
+                              response_type => 'regression', buffer_fill => 'full');
+    DROP TABLE pg_temp.__hopper_madlib_rows;
+    -- The classes, as <y>_class_values names them (when it names one per one-hot column).
+    classes := ARRAY(SELECT jsonb_array_elements_text(s->(y || '_class_values')));
+    EXECUTE format('SELECT dependent_dim FROM %s', madlib.__hopper_quote_name(copy, '_summary')::regclass) INTO width;
+    first_named := (SELECT min(i) FROM generate_subscripts(classes, 1) i WHERE classes[i] IS NOT NULL);
+    last_named := (SELECT max(i) FROM generate_subscripts(classes, 1) i WHERE classes[i] IS NOT NULL);
+    IF cardinality(classes) = width AND first_named IS NOT NULL THEN
+        IF first_named > 2 OR EXISTS (SELECT 1 FROM generate_series(first_named, last_named) i WHERE classes[i] IS NULL) THEN
+            RAISE EXCEPTION 'summary table %: % names a NULL class where MADlib has none', summary, y || '_class_values'
+                USING ERRCODE = 'invalid_parameter_value',
+                      DETAIL = 'MADlib''s class values have the class of NULL labels first and padding last.';
+        END IF;
+        names := ARRAY(SELECT CASE WHEN classes[i] IS NOT NULL THEN classes[i]
+                                   WHEN i < first_named THEN '<NULL>'
+                                   ELSE format('<padding %s>', i - last_named) END
+                       FROM generate_subscripts(classes, 1) i ORDER BY i);
+        EXECUTE format('UPDATE %s SET response_type = ''classification'', class_values = $1, num_classes = $2',
+                       madlib.__hopper_quote_name(copy, '_summary')::regclass) USING names, width;
+    END IF;
+    EXECUTE format('UPDATE %s SET dependent_varname = $1, independent_varname = $2, dependent_vartype = $3,
+                        normalizing_const = $4, source_table = $5',
+                   madlib.__hopper_quote_name(copy, '_summary')::regclass)
+        USING y, x, COALESCE(s->'dependent_vartype'->>0, 'smallint[]'),
+              COALESCE((s->>'normalizing_const')::float8, 1.0), packed;
+    RETURN copy;
+END $$;
+
+-- The copy __hopper_repacked made, dropped once trained from (nothing when it returned the table).
+CREATE FUNCTION madlib.__hopper_repacked_done(packed text, read_table text) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF read_table IS DISTINCT FROM packed THEN
+        EXECUTE format('DROP TABLE %s, %s', read_table::regclass, madlib.__hopper_quote_name(read_table, '_summary')::regclass);
+    END IF;
+END $$;
+
 -- hopper trains models of one output: data packed with several dependent variables is refused for
 -- training (0A000), naming the limitation.
 CREATE FUNCTION madlib.__hopper_single_output(source_table text) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    several boolean := false;
 BEGIN
     IF source_table IS NOT NULL AND EXISTS (
            SELECT 1 FROM pg_attribute a
            WHERE a.attrelid = to_regclass(madlib.__hopper_quote_name(source_table, '_summary'))
              AND a.attname = 'dependent_varname' AND a.atttypid = 'text[]'::regtype AND NOT a.attisdropped) THEN
+        EXECUTE format('SELECT bool_or(cardinality(dependent_varname) > 1) FROM %s',
+                       madlib.__hopper_quote_name(source_table, '_summary')::regclass) INTO several;
+    END IF;
+    IF several THEN
         PERFORM madlib.__hopper_unsupported(format('training on %s (several dependent variables: multi-output models)', source_table),
                                             'hopper''s models have one input and one output; such data packs as MADlib packs it, but hopper cannot train on it.',
                                             'Pack one dependent variable to train a model of it.');
@@ -592,7 +862,8 @@ END $$;
 
 CREATE FUNCTION madlib.__hopper_training_preprocessor_dl(source_table text, output_table text, dependent_varname text,
                                                          independent_varname text, buffer_size integer,
-                                                         normalizing_const real, num_classes integer[], distribution_rules text)
+                                                         normalizing_const real, num_classes integer[], distribution_rules text,
+                                                         source_given text, output_given text)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     read_table text;
@@ -615,12 +886,18 @@ BEGIN
                                             'hopper packs one dependent variable.',
                                             'Pass one dependent variable and one num_classes.');
     END IF;
-    read_table := madlib.__hopper_flat_source(source_table, independent_varname, dependent_varname);
+    read_table := madlib.__hopper_null_class_source(
+                      madlib.__hopper_flat_source(source_table, independent_varname, dependent_varname),
+                      dependent_varname, NULL);
     PERFORM hopper.preprocess(read_table, output_table, dependent_varname, independent_varname,
                               buffer_size => buffer_size, normalizing_const => COALESCE(normalizing_const, 1.0),
-                              num_classes => num_classes[1]);
-    PERFORM madlib.__hopper_flat_source_done(output_table, source_table, read_table);
-    PERFORM madlib.__hopper_madlib_packed(output_table, source_table, dependent_varname, independent_varname);
+                              num_classes => num_classes[1],
+                              response_type => madlib.__hopper_response_type(source_table, dependent_varname),
+                              buffer_fill => 'full');
+    PERFORM madlib.__hopper_null_class_done(output_table, source_table, dependent_varname, read_table);
+    PERFORM madlib.__hopper_flat_source_done(source_table, read_table);
+    PERFORM madlib.__hopper_madlib_packed(output_table, source_table, dependent_varname, independent_varname,
+                                          source_given, output_given);
 END $$;
 
 CREATE FUNCTION madlib.training_preprocessor_dl(source_table varchar, output_table varchar, dependent_varname varchar,
@@ -631,12 +908,13 @@ RETURNS void LANGUAGE sql
 BEGIN ATOMIC
     SELECT madlib.__hopper_training_preprocessor_dl(madlib.__hopper_input_name(source_table),
                madlib.__hopper_output_name(output_table), dependent_varname, independent_varname, buffer_size,
-               normalizing_const, num_classes, distribution_rules);
+               normalizing_const, num_classes, distribution_rules, source_table, output_table);
 END;
 
 CREATE FUNCTION madlib.__hopper_validation_preprocessor_dl(source_table text, output_table text, dependent_varname text,
                                                            independent_varname text, training_preprocessor_table text,
-                                                           buffer_size integer, distribution_rules text)
+                                                           buffer_size integer, distribution_rules text,
+                                                           source_given text, output_given text)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     read_table text;
@@ -653,11 +931,16 @@ BEGIN
                                                  NULL, madlib.__hopper_quote_name(training_preprocessor_table, '_summary')::regclass);
         RETURN;
     END IF;
-    read_table := madlib.__hopper_flat_source(source_table, independent_varname, dependent_varname);
+    read_table := madlib.__hopper_null_class_source(
+                      madlib.__hopper_flat_source(source_table, independent_varname, dependent_varname),
+                      dependent_varname, '<NULL>');
     PERFORM hopper.preprocess_validation(read_table, output_table, dependent_varname, independent_varname,
-                                         training_preprocessor_table, buffer_size => buffer_size);
-    PERFORM madlib.__hopper_flat_source_done(output_table, source_table, read_table);
-    PERFORM madlib.__hopper_madlib_packed(output_table, source_table, dependent_varname, independent_varname);
+                                         training_preprocessor_table, buffer_size => buffer_size,
+                                         buffer_fill => 'full');
+    PERFORM madlib.__hopper_null_class_done(output_table, source_table, dependent_varname, read_table);
+    PERFORM madlib.__hopper_flat_source_done(source_table, read_table);
+    PERFORM madlib.__hopper_madlib_packed(output_table, source_table, dependent_varname, independent_varname,
+                                          source_given, output_given);
 END $$;
 
 CREATE FUNCTION madlib.validation_preprocessor_dl(source_table varchar, output_table varchar, dependent_varname varchar,
@@ -667,8 +950,27 @@ RETURNS void LANGUAGE sql
 BEGIN ATOMIC
     SELECT madlib.__hopper_validation_preprocessor_dl(madlib.__hopper_input_name(source_table),
                madlib.__hopper_output_name(output_table), dependent_varname, independent_varname,
-               madlib.__hopper_input_name(training_preprocessor_table), buffer_size, distribution_rules);
+               madlib.__hopper_input_name(training_preprocessor_table), buffer_size, distribution_rules,
+               source_table, output_table);
 END;
+
+-- MADlib's conversions between arrays and the bytes of its packed columns (float32 and int16,
+-- little-endian): hopper's own functions.
+CREATE FUNCTION madlib.convert_array_to_bytea(var real[]) RETURNS bytea
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN hopper.float32_bytes(var);
+
+CREATE FUNCTION madlib.convert_array_to_bytea(var smallint[]) RETURNS bytea
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN hopper.int16_bytes(var);
+
+CREATE FUNCTION madlib.convert_bytea_to_real_array(var bytea) RETURNS real[]
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN hopper.float32_array(var);
+
+CREATE FUNCTION madlib.convert_bytea_to_smallint_array(var bytea) RETURNS smallint[]
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN hopper.int16_array(var);
 
 -- ---- architectures and model selection tables -------------------------------------------------
 -- (load_keras_model and generate_model_configs add to a table the caller's search_path finds, or
@@ -822,14 +1124,13 @@ BEGIN ATOMIC
     SELECT pg_catalog.convert_to(pg_catalog.format('hopper metric top_k_accuracy, top_k=%s', k), 'UTF8');
 END;
 
-CREATE FUNCTION madlib.__hopper_load_custom_function(object_table text, object bytea, name text, description text)
+-- A row of the object table (created, with hopper's mark, when it is not there).
+CREATE FUNCTION madlib.__hopper_add_custom_function(object_table text, object bytea, name text, description text)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     t text := madlib.__hopper_object_table(object_table);
     token uuid;
 BEGIN
-    PERFORM madlib.__hopper_required(object IS NOT NULL, 'object');
-    PERFORM madlib.__hopper_required(name IS NOT NULL, 'name');
     IF to_regclass(t) IS NULL THEN
         EXECUTE format('CREATE TABLE %s (id serial, name text, description text, object bytea, PRIMARY KEY (name))', t);
         EXECUTE format('GRANT SELECT ON %s TO PUBLIC', t);
@@ -851,6 +1152,24 @@ BEGIN
     RAISE NOTICE 'Keras Custom Function: Added function % to % table', name, t;
 END $$;
 
+-- MADlib unpickles the object with dill and refuses one that does not load. hopper runs no Python: it
+-- refuses what is not a pickle of protocol 2 to 5 (dill's under Python 2 and 3: the PROTO opcode
+-- 0x80 and its version first, the STOP opcode '.' last), as MADlib's tests expect of 'invalid_obj'.
+CREATE FUNCTION madlib.__hopper_load_custom_function(object_table text, object bytea, name text, description text)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    PERFORM madlib.__hopper_required(object IS NOT NULL, 'object');
+    PERFORM madlib.__hopper_required(name IS NOT NULL, 'name');
+    IF length(object) < 3 OR get_byte(object, 0) <> 128 OR get_byte(object, 1) NOT BETWEEN 2 AND 5
+       OR get_byte(object, length(object) - 1) <> 46 THEN
+        RAISE EXCEPTION 'Keras Custom Function: Invalid function object'
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = 'The object is not a Python pickle of protocol 2 to 5 (dill.dumps writes one).',
+                  HINT = 'Pass the bytes of dill.dumps(function), as MADlib''s load_custom_function takes them.';
+    END IF;
+    PERFORM madlib.__hopper_add_custom_function(object_table, object, name, description);
+END $$;
+
 CREATE FUNCTION madlib.load_custom_function(object_table varchar, object bytea, name text, description text DEFAULT NULL)
 RETURNS void LANGUAGE sql
 BEGIN ATOMIC
@@ -865,7 +1184,7 @@ BEGIN
         RAISE EXCEPTION 'Keras Custom Function: For top k accuracy functions k has to be a positive integer.'
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    PERFORM madlib.__hopper_load_custom_function(object_table, madlib.__hopper_top_k_object(k),
+    PERFORM madlib.__hopper_add_custom_function(object_table, madlib.__hopper_top_k_object(k),
                                                  format('top_%s_accuracy', k), format('returns top_%s_accuracy', k));
 END $$;
 
@@ -1002,18 +1321,55 @@ BEGIN
 END $$;
 
 -- MADlib's model selection summary has object_table too.
-CREATE FUNCTION madlib.__hopper_mst_summary(model_selection_table text, object_table text) RETURNS void
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+-- MADlib's model selection summary: object_table, and model_arch_table as the caller wrote it
+-- (arch_given; MADlib's fit_multiple_model finds it through the caller's search_path). hopper's
+-- functions read the table it resolved then, kept in hopper_model_arch_table.
+CREATE FUNCTION madlib.__hopper_mst_summary(model_selection_table text, object_table text, arch_given text)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    summary regclass := madlib.__hopper_quote_name(model_selection_table, '_summary')::regclass;
 BEGIN
-    EXECUTE format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS object_table text',
-                   madlib.__hopper_quote_name(model_selection_table, '_summary')::regclass);
-    EXECUTE format('UPDATE %s SET object_table = $1',
-                   madlib.__hopper_quote_name(model_selection_table, '_summary')::regclass) USING object_table;
+    EXECUTE format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS object_table text', summary);
+    EXECUTE format('UPDATE %s SET object_table = $1', summary) USING object_table;
+    IF arch_given IS NOT NULL THEN
+        EXECUTE format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS hopper_model_arch_table text', summary);
+        EXECUTE format('UPDATE %s SET hopper_model_arch_table = model_arch_table, model_arch_table = $1', summary)
+            USING arch_given;
+    END IF;
+END $$;
+
+-- MADlib drops repeated parameters from the lists of load_model_selection_table (the same once
+-- parsed: spaces, the order of keys); hopper refuses them. The first of each stays, in order; one
+-- hopper cannot parse is kept for hopper's own error, which names its element.
+CREATE FUNCTION madlib.__hopper_distinct_params(list text[], compile boolean) RETURNS text[]
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    seen text[] := '{}';
+    kept text[] := '{}';
+    p text;
+    k text;
+BEGIN
+    IF list IS NULL THEN
+        RETURN NULL;
+    END IF;
+    FOREACH p IN ARRAY list LOOP
+        BEGIN
+            k := CASE WHEN compile THEN hopper.canonical_compile_params(p)::text ELSE hopper.canonical_fit_params(p)::text END;
+        EXCEPTION WHEN invalid_parameter_value OR syntax_error OR feature_not_supported OR invalid_text_representation
+                       OR data_exception THEN
+            k := NULL;
+        END;
+        IF k IS NULL OR NOT k = ANY (seen) THEN
+            kept := kept || p;
+            seen := seen || k;
+        END IF;
+    END LOOP;
+    RETURN kept;
 END $$;
 
 CREATE FUNCTION madlib.__hopper_load_model_selection_table(model_arch_table text, model_selection_table text,
                                                            model_id_list integer[], compile_params_list text[],
-                                                           fit_params_list text[], object_table text)
+                                                           fit_params_list text[], object_table text, arch_given text)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     PERFORM madlib.__hopper_required_table(model_arch_table, 'model_arch_table', 'input');
@@ -1022,10 +1378,13 @@ BEGIN
     PERFORM madlib.__hopper_required(compile_params_list IS NOT NULL, 'compile_params_list');
     PERFORM madlib.__hopper_required(fit_params_list IS NOT NULL, 'fit_params_list');
     PERFORM hopper.load_model_selection_table(model_arch_table, model_selection_table, model_id_list,
-                                              ARRAY(SELECT madlib.__hopper_custom_compile(madlib.__hopper_compile_params(c), object_table)
-                                                    FROM unnest(compile_params_list) c),
-                                              ARRAY(SELECT madlib.__hopper_fit_params(f) FROM unnest(fit_params_list) f));
-    PERFORM madlib.__hopper_mst_summary(model_selection_table, object_table);
+                                              madlib.__hopper_distinct_params(ARRAY(
+                                                  SELECT madlib.__hopper_custom_compile(madlib.__hopper_compile_params(c), object_table)
+                                                  FROM unnest(compile_params_list) WITH ORDINALITY AS u(c, i) ORDER BY i), true),
+                                              madlib.__hopper_distinct_params(ARRAY(
+                                                  SELECT madlib.__hopper_fit_params(f)
+                                                  FROM unnest(fit_params_list) WITH ORDINALITY AS u(f, i) ORDER BY i), false));
+    PERFORM madlib.__hopper_mst_summary(model_selection_table, object_table, arch_given);
 END $$;
 
 CREATE FUNCTION madlib.load_model_selection_table(model_arch_table varchar, model_selection_table varchar,
@@ -1035,13 +1394,13 @@ RETURNS void LANGUAGE sql
 BEGIN ATOMIC
     SELECT madlib.__hopper_load_model_selection_table(madlib.__hopper_input_name(model_arch_table),
                madlib.__hopper_output_name(model_selection_table), model_id_list, compile_params_list,
-               fit_params_list, object_table);
+               fit_params_list, object_table, model_arch_table);
 END;
 
 CREATE FUNCTION madlib.__hopper_generate_model_configs(model_arch_table text, model_selection_table text,
                                                        model_id_list integer[], compile_params_grid text, fit_params_grid text,
                                                        search_type text, num_configs integer, random_state integer,
-                                                       object_table text)
+                                                       object_table text, arch_given text)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     existing regclass;
@@ -1063,12 +1422,18 @@ BEGIN
                                                                 lower(COALESCE(search_type, 'grid')) = 'grid'),
                                           COALESCE(search_type, 'grid'), num_configs, random_state);
     IF existing IS NULL THEN
-        PERFORM madlib.__hopper_mst_summary(model_selection_table, object_table);
+        PERFORM madlib.__hopper_mst_summary(model_selection_table, object_table, arch_given);
     ELSE
         EXECUTE format('INSERT INTO %1$s (mst_key, model_id, compile_params, fit_params)
                         SELECT (SELECT COALESCE(max(mst_key), 0) FROM %1$s) + row_number() OVER (ORDER BY n.mst_key),
                                n.model_id, n.compile_params, n.fit_params FROM %2$s n ORDER BY n.mst_key',
                        existing, madlib.__hopper_quote_name(staging)::regclass);
+        -- A summary dropped since is made again, as MADlib makes it (the new configurations').
+        IF to_regclass(madlib.__hopper_quote_name(model_selection_table, '_summary')) IS NULL THEN
+            EXECUTE format('CREATE TABLE %s AS SELECT * FROM %s', madlib.__hopper_quote_name(model_selection_table, '_summary'),
+                           madlib.__hopper_quote_name(staging, '_summary')::regclass);
+            PERFORM madlib.__hopper_mst_summary(model_selection_table, object_table, arch_given);
+        END IF;
         EXECUTE format('DROP TABLE %s, %s', madlib.__hopper_quote_name(staging)::regclass,
                        madlib.__hopper_quote_name(staging, '_summary')::regclass);
     END IF;
@@ -1086,7 +1451,7 @@ BEGIN ATOMIC
                     THEN madlib.__hopper_input_name(model_selection_table)
                     ELSE madlib.__hopper_output_name(model_selection_table) END,
                model_id_list, compile_params_grid, fit_params_grid,
-               search_type, num_configs, random_state, object_table);
+               search_type, num_configs, random_state, object_table, model_arch_table);
 END;
 
 -- ---- training ---------------------------------------------------------------------------------
@@ -1101,7 +1466,7 @@ CREATE FUNCTION madlib.__hopper_keras_fit(source_table text, model text, model_a
                                           compile_params text, fit_params text, num_iterations integer,
                                           use_gpus boolean, validation_table text, metrics_compute_frequency integer,
                                           warm_start boolean, name text, description text, object_table text,
-                                          model_name text)
+                                          model_name text, source_given text, arch_given text, validation_given text)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp SET hopper.training_metrics = exact AS $$
 DECLARE
     arch jsonb;
@@ -1109,6 +1474,8 @@ DECLARE
     start uuid;
     summary regclass;
     log_dir text := madlib.__hopper_tensorboard_log_dir(fit_params);
+    read_source text;
+    read_validation text;
 BEGIN
     PERFORM madlib.__hopper_required_table(source_table, 'source_table', 'input');
     PERFORM madlib.__hopper_required_table(model, 'model', 'output');
@@ -1133,12 +1500,16 @@ BEGIN
                      'source', 'madlib.madlib_keras_fit transfer learning', 'model_arch_table', model_arch_table, 'model_id', model_id));
     END IF;
     PERFORM madlib.__hopper_single_output(source_table);
-    CALL hopper.fit(source_table, model, arch,
+    read_source := madlib.__hopper_repacked(source_table);
+    read_validation := madlib.__hopper_repacked(validation_table);
+    CALL hopper.fit(read_source, model, arch,
                     madlib.__hopper_custom_compile(madlib.__hopper_compile_params(compile_params), object_table),
                     COALESCE(madlib.__hopper_fit_params(madlib.__hopper_without_callbacks(fit_params)), ''), num_iterations,
-                    validation_table, COALESCE(metrics_compute_frequency, num_iterations), COALESCE(warm_start, false),
+                    read_validation, COALESCE(metrics_compute_frequency, num_iterations), COALESCE(warm_start, false),
                     name, description,
                     warm_start_checkpoint => start);
+    PERFORM madlib.__hopper_repacked_done(source_table, read_source);
+    PERFORM madlib.__hopper_repacked_done(validation_table, read_validation);
     PERFORM madlib.__hopper_madlib_shape(model);
     summary := madlib.__hopper_quote_name(model, '_summary')::regclass;
     -- MADlib's summary columns beside hopper's; hopper's training_metrics (where the training metrics
@@ -1153,19 +1524,29 @@ BEGIN
         ADD COLUMN training_metrics float8[], ADD COLUMN training_loss float8[],
         ADD COLUMN validation_metrics_final float8, ADD COLUMN validation_loss_final float8,
         ADD COLUMN validation_metrics float8[], ADD COLUMN validation_loss float8[]', summary);
-    EXECUTE format('UPDATE %1$s s SET model = $1, model_id = $2, compile_params = i.compile_params,
-        fit_params = COALESCE($5, i.fit_params), object_table = $4, use_gpus = false, model_type = i.model_type, model_size = i.model_size,
+    -- As MADlib's: the tables as the caller named them, compile_params as written, model_type
+    -- madlib_keras (hopper's CNN / MLP is in the _info it had: hopper.model_state_info says it too),
+    -- no metrics (metrics_type, training_metrics, ...: NULL) for a model compiled without any.
+    EXECUTE format('UPDATE %1$s s SET model = $1, model_id = $2, compile_params = $3,
+        source_table = $6, model_arch_table = $7, validation_table = $8,
+        fit_params = COALESCE($5, i.fit_params), object_table = $4, use_gpus = false, model_type = ''madlib_keras'', model_size = i.model_size,
         metrics_elapsed_time = i.metrics_elapsed_time, madlib_version = ''hopper '' || s.hopper_version,
-        num_classes = cardinality(s.class_values), metrics_type = COALESCE(n.metrics, i.metrics_type),
+        num_classes = cardinality(s.class_values),
+        metrics_type = NULLIF(COALESCE(n.metrics, i.metrics_type), ''{}''),
         loss_type = COALESCE(n.loss, i.loss_type),
-        training_metrics_final = i.training_metrics_final, training_loss_final = i.training_loss_final,
-        training_metrics = i.training_metrics, training_loss = i.training_loss,
-        validation_metrics_final = i.validation_metrics_final, validation_loss_final = i.validation_loss_final,
-        validation_metrics = i.validation_metrics, validation_loss = i.validation_loss
+        training_metrics_final = CASE WHEN cardinality(i.metrics_type) > 0 THEN i.training_metrics_final END,
+        training_loss_final = i.training_loss_final,
+        training_metrics = CASE WHEN cardinality(i.metrics_type) > 0 THEN i.training_metrics END,
+        training_loss = i.training_loss,
+        validation_metrics_final = CASE WHEN cardinality(i.metrics_type) > 0 THEN i.validation_metrics_final END,
+        validation_loss_final = i.validation_loss_final,
+        validation_metrics = CASE WHEN cardinality(i.metrics_type) > 0 THEN i.validation_metrics END,
+        validation_loss = i.validation_loss
         FROM %2$s i, madlib.__hopper_compile_names($3) n',
         summary, madlib.__hopper_quote_name(model, '_info')::regclass)
-        USING model_name, model_id, compile_params, object_table, fit_params;
+        USING model_name, model_id, compile_params, object_table, fit_params, source_given, arch_given, validation_given;
     PERFORM madlib.__hopper_class_values_column(summary);
+    PERFORM madlib.__hopper_madlib_summary_types(summary);
     IF log_dir IS NOT NULL THEN
         PERFORM madlib.__hopper_tensorboard(log_dir, madlib.__hopper_quote_name(model, '_info')::regclass, summary,
                                             (SELECT (n.metrics)[1] FROM madlib.__hopper_compile_names(compile_params) n));
@@ -1186,7 +1567,7 @@ BEGIN ATOMIC
     SELECT madlib.__hopper_keras_fit(madlib.__hopper_input_name(source_table), madlib.__hopper_output_name(model),
                madlib.__hopper_input_name(model_arch_table), model_id, compile_params, fit_params, num_iterations,
                use_gpus, madlib.__hopper_input_name(validation_table), metrics_compute_frequency, warm_start,
-               name, description, object_table, model);
+               name, description, object_table, model, source_table, model_arch_table, validation_table);
 END;
 
 -- The summary columns MADlib's fit_multiple_model and automl add to hopper's: model and model_info
@@ -1203,6 +1584,7 @@ BEGIN
         madlib_version = ''hopper '' || hopper_version, num_classes = cardinality(class_values)', summary)
         USING model_name, madlib.__hopper_quote_name(model_name, '_info'), object_table;
     PERFORM madlib.__hopper_class_values_column(summary);
+    PERFORM madlib.__hopper_madlib_summary_types(summary);
 END $$;
 
 CREATE FUNCTION madlib.__hopper_keras_fit_multiple_model(source_table text, model_output_table text,
@@ -1297,7 +1679,7 @@ BEGIN
                                                                        object_table),
                                           madlib.__hopper_space(fit_params_grid, 'fit_params_grid'),
                                           'random', num_configs, random_state);
-    PERFORM madlib.__hopper_mst_summary(model_selection_table, object_table);
+    PERFORM madlib.__hopper_mst_summary(model_selection_table, object_table, NULL);
     CALL hopper.fit_multiple(source_table, model_output_table, model_selection_table, num_iterations, validation_table,
                              metrics_compute_frequency, false, name, description);
     PERFORM madlib.__hopper_madlib_shape(model_output_table);
@@ -1362,7 +1744,7 @@ BEGIN
                            metrics_compute_frequency => metrics_compute_frequency, name => name, description => description);
     PERFORM madlib.__hopper_madlib_shape(model_output_table);
     PERFORM madlib.__hopper_multi_summary(model_output_table, model_name, object_table);
-    PERFORM madlib.__hopper_mst_summary(model_selection_table, object_table);
+    PERFORM madlib.__hopper_mst_summary(model_selection_table, object_table, NULL);
     EXECUTE format('ALTER TABLE %s ADD COLUMN automl_method text, ADD COLUMN automl_params text, ADD COLUMN random_state int4',
                    madlib.__hopper_quote_name(model_output_table, '_summary')::regclass);
     EXECUTE format('UPDATE %s SET automl_method = $1, automl_params = $2, random_state = $3',
@@ -1513,6 +1895,53 @@ BEGIN
     END IF;
 END $$;
 
+-- The class names MADlib's predict gives: the model summary's <y>_class_values where it names one
+-- per output -- MADlib reads them there, and its scripts change them (an integer coding of the same
+-- classes) -- else hopper's class_values as MADlib shows them (__hopper_madlib_classes).
+CREATE FUNCTION madlib.__hopper_prediction_classes(summary regclass, y text, class_values text[]) RETURNS text[]
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    madlib_classes text[];
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+               WHERE a.attrelid = summary AND a.attname = y || '_class_values' AND NOT a.attisdropped
+                 AND t.typcategory = 'A') THEN
+        EXECUTE format('SELECT %I::text[] FROM %s', y || '_class_values', summary) INTO madlib_classes;
+        IF cardinality(madlib_classes) = cardinality(class_values) THEN
+            RETURN madlib_classes;
+        END IF;
+    END IF;
+    RETURN madlib.__hopper_madlib_classes(class_values);
+END $$;
+
+-- Images of another shape than the model's input (3 x 32 x 32 for a model of 32 x 32 x 3 images: as
+-- many numbers) are refused, as MADlib refuses them; flat arrays are left to hopper's own check.
+CREATE FUNCTION madlib.__hopper_check_image_shape(model_table text, mst_key integer, test_table text, x text)
+RETURNS void LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    c record := madlib.__hopper_column(test_table, x);
+    dims int[];
+    input_shape int[];
+BEGIN
+    IF c.category IS DISTINCT FROM 'A' THEN
+        RETURN;
+    END IF;
+    EXECUTE format('SELECT ARRAY(SELECT array_length(v, d) FROM generate_series(1, array_ndims(v)) d ORDER BY d)
+                    FROM (SELECT %I AS v FROM %s WHERE %I IS NOT NULL LIMIT 1) s', c.col, test_table::regclass, c.col)
+        INTO dims;
+    EXECUTE format('SELECT ARRAY(SELECT jsonb_array_elements_text(hopper.model_state_info(model_weights)
+                                        -> ''config'' -> ''architecture'' -> ''input_shape'')::int)
+                    FROM %s WHERE $1 IS NULL OR mst_key = $1 ORDER BY mst_key LIMIT 1',
+                   madlib.__hopper_quote_name(model_table)::regclass)
+        INTO input_shape USING mst_key;
+    IF cardinality(dims) > 1 AND cardinality(input_shape) > 0 AND dims IS DISTINCT FROM input_shape THEN
+        RAISE EXCEPTION 'Input shape is (%) but model was trained with (%)', array_to_string(dims, ', '),
+                        array_to_string(input_shape, ', ')
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('Column %s of %s holds arrays of another shape than the model''s input.', c.col, test_table);
+    END IF;
+END $$;
+
 CREATE FUNCTION madlib.__hopper_keras_predict(model_table text, test_table text, id_col text,
                                               independent_varname text, output_table text,
                                               pred_type text, use_gpus boolean, mst_key integer)
@@ -1528,16 +1957,21 @@ BEGIN
     PERFORM madlib.__hopper_required_table(output_table, 'output_table', 'output');
     PERFORM madlib.__hopper_no_gpus(use_gpus);
     PERFORM madlib.__hopper_not_packed(test_table);
+    PERFORM madlib.__hopper_check_image_shape(model_table, mst_key, test_table, independent_varname);
     read_table := madlib.__hopper_flat_source(test_table, independent_varname, id_col);
     PERFORM hopper.predict(model_table, read_table, id_col, independent_varname, output_table, 'prob', mst_key);
     IF read_table IS DISTINCT FROM test_table THEN
         DROP TABLE pg_temp.__hopper_flat_source;
     END IF;
-    EXECUTE format('SELECT response_type, dependent_varname, class_values FROM %s',
+    EXECUTE format('SELECT response_type, %s AS dependent_varname, class_values FROM %s',
+                   madlib.__hopper_summary_text(madlib.__hopper_quote_name(model_table, '_summary')::regclass,
+                                                'dependent_varname'),
                    madlib.__hopper_quote_name(model_table, '_summary')::regclass) INTO s;
     IF s.response_type = 'classification' THEN
         PERFORM madlib.__hopper_predict_rows(output_table, id_col, pred_type, s.dependent_varname,
-                                             madlib.__hopper_madlib_classes(s.class_values));
+                                             madlib.__hopper_prediction_classes(
+                                                 madlib.__hopper_quote_name(model_table, '_summary')::regclass,
+                                                 s.dependent_varname, s.class_values));
     END IF;
 END $$;
 

@@ -313,6 +313,17 @@ DROP FUNCTION hopper.ps_tables_internal();
 -- encodes a table's own columns through a feature recipe that predict applies to raw rows.
 DROP FUNCTION hopper.preprocess(text, text, text, text, integer, integer, double precision, text, bigint, text, text);
 #include "objects/preprocess.sql"
+-- Buffers filled as Apache MADlib fills them (buffer_fill => 'full', hopper_madlib's preprocessors).
+DROP FUNCTION hopper.preprocess_validation(text, text, text, text, text, integer, integer);
+#include "objects/preprocess_validation.sql"
+-- Buffers as the bytes MADlib packs them in (hopper_madlib's packed tables, issue 30).
+#include "objects/float32_bytes.sql"
+#include "objects/float32_array.sql"
+#include "objects/int16_bytes.sql"
+#include "objects/int16_array.sql"
+-- Parameters as hopper compares them (hopper_madlib drops repetitions, as MADlib does).
+#include "objects/canonical_compile_params.sql"
+#include "objects/canonical_fit_params.sql"
 #include "objects/recipe_features.sql"
 -- evaluate also takes a table's raw rows for such a model (it packs them into a temporary table: VOLATILE).
 #include "objects/evaluate.sql"

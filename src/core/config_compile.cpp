@@ -87,6 +87,8 @@ std::string canonical_arg(const std::string& key) {
 
 void add_arg(std::map<std::string, OptArg>& args, const std::string& key, const json& v) {
     if (key == "name") return;  // Keras optimizers take a name; it has no effect
+    // None takes the default, as Keras' Adam(epsilon=None) does (MADlib's tests write it).
+    if (v.is_null()) return;
     std::string c = canonical_arg(key);
     auto it = args.find(c);
     if (it != args.end())

@@ -8,13 +8,13 @@ namespace hopper {
 namespace cfg {
 
 FitParams fit_from_object(const json& obj) {
-    static const std::vector<std::string> valid = {"batch_size", "epochs", "precision", "seed", "shuffle", "verbose"};
+    static const std::vector<std::string> valid = {"batch_size", "epochs",  "initial_epoch", "precision",
+                                                   "seed",       "shuffle", "verbose"};
     static const std::vector<std::string> unsupported = {"validation_split",
                                                          "validation_data",
                                                          "callbacks",
                                                          "class_weight",
                                                          "sample_weight",
-                                                         "initial_epoch",
                                                          "steps_per_epoch",
                                                          "validation_steps",
                                                          "validation_batch_size",
@@ -52,6 +52,15 @@ FitParams fit_from_object(const json& obj) {
         if (p == "float32") f.precision = FitParams::Precision::Float32;
         else if (p == "bfloat16") f.precision = FitParams::Precision::BFloat16;
         else bad_value("precision", "", *it, hint);
+    }
+    // initial_epoch: Keras' fit trains the epochs from initial_epoch to epochs, epochs - initial_epoch
+    // of them (MADlib passes it on to every call of fit): that many epochs here.
+    if (auto it = obj.find("initial_epoch"); it != obj.end()) {
+        if (!as_integer(*it, 0, 999, v) || v >= f.epochs)
+            bad_value("initial_epoch", "", *it,
+                      "initial_epoch must be an integer from 0 to epochs - 1 (" + std::to_string(f.epochs - 1) +
+                          "): Keras trains epochs - initial_epoch epochs.");
+        f.epochs -= static_cast<int>(v);
     }
     // verbose: accepted and ignored, because MADlib users pass Keras's verbose=0 out of habit
     // and hopper reports progress through PostgreSQL instead. Only its type is checked.

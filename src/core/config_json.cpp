@@ -221,6 +221,8 @@ void check_keys(const json& obj, const std::vector<std::string>& valid, const st
         const std::string& k = it.key();
         if (std::find(valid.begin(), valid.end(), k) != valid.end()) continue;
         const std::string hint = "Valid keys are: " + join(valid) + ".";
+        // Keras' options default to None: an unsupported one given as None asks for nothing.
+        if (it->is_null() && std::find(unsupported.begin(), unsupported.end(), k) != unsupported.end()) continue;
         if (std::find(unsupported.begin(), unsupported.end(), k) != unsupported.end())
             fail(ErrorKind::InvalidParameter, "unsupported key \"" + k + "\" in " + what,
                  "hopper does not support Keras's " + k + " option.", hint);

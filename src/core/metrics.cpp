@@ -80,6 +80,8 @@ double accuracy_sum(const ConstMatrixMap& p, const ConstMatrixMap& y, double, co
     return sum;
 }
 
+// The true class ranks among the k most probable. As in Keras (in_top_k) and MADlib, any k is accepted:
+// with k at or above the number of output units every row counts, and the metric is 1.
 double top_k_accuracy_sum(const ConstMatrixMap& p, const ConstMatrixMap& y, double, const CompileParams& c) {
     double sum = 0.0;
     for (Eigen::Index j = 0; j < p.cols(); ++j) {
@@ -116,16 +118,6 @@ void accuracy_check(const CompileParams& c, const vocab::OutputLayer& out) {
              "Use the metrics mse or mae, or a softmax/sigmoid output for classification.");
 }
 
-// top-k over k >= classes is always 1: a metric that cannot fail misleads.
-void top_k_accuracy_check(const CompileParams& c, const vocab::OutputLayer& out) {
-    if (c.top_k >= out.units)
-        fail(ErrorKind::InvalidParameter, "invalid value for \"top_k\": " + std::to_string(c.top_k),
-             "top_k_accuracy with k=" + std::to_string(c.top_k) + " over " + std::to_string(out.units) +
-                 " output unit" + (out.units == 1 ? "" : "s") +
-                 " is always 1; k must be less than the number of output units.",
-             out.units <= 2 ? "Use the metric accuracy instead." : "Set a smaller top_k.");
-}
-
 }  // namespace
 
 namespace vocab {
@@ -142,7 +134,7 @@ const std::vector<MetricSpec>& metrics() {
          "top_k_accuracy",
          {"top_k_categorical_accuracy", "top_k_accuracy"},
          "top_k_accuracy (top_k_categorical_accuracy)",
-         top_k_accuracy_check,
+         nullptr,
          top_k_accuracy_sum},
         {Metric::MeanSquaredError,
          "mean_squared_error",

@@ -19,7 +19,18 @@ std::vector<uint64_t> shuffled_order(uint64_t n, uint64_t seed) {
     return order;
 }
 
-BufferPlan plan_buffers(int64_t num_rows, int buffer_size, int num_segments) {
+BufferFill parse_buffer_fill(const std::string& name) {
+    if (name == "even") return BufferFill::Even;
+    if (name == "full") return BufferFill::Full;
+    fail(ErrorKind::InvalidParameter, "unknown buffer_fill \"" + name + "\"",
+         "even: buffers as equal in size as possible; full: every buffer but the last holds ceil(rows / buffers) "
+         "rows (Apache MADlib's layout).",
+         "Valid values are even and full.");
+}
+
+const char* to_string(BufferFill fill) { return fill == BufferFill::Full ? "full" : "even"; }
+
+BufferPlan plan_buffers(int64_t num_rows, int buffer_size, int num_segments, BufferFill fill) {
     if (num_rows <= 0) fail(ErrorKind::Data, "no rows to pack", "The source table is empty.");
     if (buffer_size <= 0)
         fail(ErrorKind::InvalidParameter, "buffer_size must be positive", "It is " + std::to_string(buffer_size) + ".");
@@ -37,14 +48,18 @@ BufferPlan plan_buffers(int64_t num_rows, int buffer_size, int num_segments) {
         fail(ErrorKind::Limit, "too many buffers", std::to_string(buffers) + " buffers would be needed.",
              "Use a larger buffer_size.");
     const int64_t base = num_rows / buffers;
-    const int64_t extra = num_rows % buffers;  // the first `extra` buffers hold one more row
-    plan.adjusted_buffer_size = int(base + (extra ? 1 : 0));
+    const int64_t extra = num_rows % buffers;  // Even: the first `extra` buffers hold one more row
+    const int64_t full = base + (extra ? 1 : 0);
+    // Full: `full` rows each, the last buffer the rest -- unless that leaves a buffer empty (more
+    // buffers than rows / full, where segments asked for more buffers than rows need).
+    const bool fill_full = fill == BufferFill::Full && (buffers - 1) * full < num_rows;
+    plan.adjusted_buffer_size = int(full);
     plan.rows.resize(buffers);
     plan.segment.resize(buffers);
     plan.rows_per_segment.assign(num_segments, 0);
     plan.buffers_per_segment.assign(num_segments, 0);
     for (int64_t b = 0; b < buffers; ++b) {
-        plan.rows[b] = int(base + (b < extra ? 1 : 0));
+        plan.rows[b] = fill_full ? int(std::min(full, num_rows - b * full)) : int(base + (b < extra ? 1 : 0));
         plan.segment[b] = int(b % num_segments);
         plan.rows_per_segment[plan.segment[b]] += plan.rows[b];
         plan.buffers_per_segment[plan.segment[b]] += 1;

@@ -4,8 +4,8 @@ r"""Extract the SQL examples of Apache MADlib's deep-learning user documentation
 The user docs are Doxygen comments in src/ports/postgres/modules/deep_learning/*.sql_in. Their
 Examples section is a sequence of <pre class="example"> blocks (SQL to run, or the Python that
 builds a Keras model, which is not run), each optionally followed by a <pre class="result"> block
-(psql's output as MADlib documents it). Doxygen escapes: "\\x on" is psql's "\x on"; \verbatim /
-\endverbatim only fence text inside a block.
+(psql's output as MADlib documents it). Doxygen escapes: "\\x on" is psql's "\x on", "\#" a "#"
+(Python comments in PL/Python bodies); \verbatim / \endverbatim only fence text inside a block.
 
 Usage: extract_examples.py DOC.sql_in OUTDIR
 Writes OUTDIR/NNN.sql (the example, unchanged but for Doxygen's escapes) and, when documented,
@@ -35,7 +35,7 @@ def blocks(text):
 
 
 def unescape(body):
-    body = body.replace('\\\\', '\\')
+    body = body.replace('\\\\', '\\').replace('\\#', '#')
     body = re.sub(r'^\s*\\(end)?verbatim\s*$\n?', '', body, flags=re.MULTILINE)
     return html.unescape(body)
 

@@ -56,3 +56,18 @@ LANGUAGE sql STABLE AS $$ SELECT relpersistence = 'u' FROM pg_class WHERE relnam
 -- MADlib's array_ops: the elements squared (the iris setup derives a second input from it).
 CREATE FUNCTION madlib.array_square(x anyarray) RETURNS anyarray
 LANGUAGE sql IMMUTABLE STRICT AS $$ SELECT array_agg(v * v ORDER BY i) FROM unnest(x) WITH ORDINALITY AS t(v, i) $$;
+
+-- PostgreSQL 12 or later (MADlib's asks Greenplum for 6.5 or later): the GUCs assert_guc_value checks
+-- exist there.
+CREATE FUNCTION madlib.is_ver_greater_than_gp_640_or_pg_11() RETURNS boolean
+LANGUAGE sql STABLE AS $$ SELECT current_setting('server_version_num')::int >= 120000 $$;
+
+-- An error when a GUC has another value than expected (a function left a setting changed).
+CREATE FUNCTION madlib.assert_guc_value(guc_name text, expected_guc_value text) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF current_setting(guc_name) IS DISTINCT FROM expected_guc_value THEN
+        RAISE EXCEPTION 'guc % assertion failed. Expected Value: %, Actual Value: %',
+            guc_name, expected_guc_value, current_setting(guc_name);
+    END IF;
+END $$;

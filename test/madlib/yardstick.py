@@ -19,6 +19,7 @@ MADlib's harness (madpack install-check) does, each in a fresh database with MAD
 install-check search_path, psql ON_ERROR_STOP: passed, failed (first ERROR), or empty (MADlib's m4
 conditions leave nothing to run on PostgreSQL: a Greenplum-only file). harness.sql gives
 them the assertion helpers MADlib's utilities module would (assert, trap_error, ...), written anew.
+Both run where madpack would have installed MADlib: with its PL/Python language plpythonu (plpythonu.sql).
 """
 import os
 import re
@@ -56,7 +57,8 @@ def fresh_db(name):
     admin('DROP DATABASE IF EXISTS %s' % name)
     admin('CREATE DATABASE %s' % name)
     rc, out, err = psql(name, ['-c', 'SET client_min_messages = warning',
-                               '-c', 'CREATE EXTENSION hopper CASCADE', '-c', 'CREATE EXTENSION hopper_madlib'])
+                               '-c', 'CREATE EXTENSION hopper CASCADE', '-c', 'CREATE EXTENSION hopper_madlib',
+                               '-f', os.path.join(HERE, 'plpythonu.sql')])
     if rc:
         sys.exit('yardstick: cannot create the extensions: ' + err)
 
@@ -184,7 +186,7 @@ def run_docs(src, work, report):
     return counts
 
 
-def run_tests(src, work, report):
+def run_tests(src, work, report, only=None):
     counts = {'passed': 0, 'failed': 0, 'empty': 0}
     if not shutil.which('m4'):
         report.append('tests: SKIP (no m4: MADlib\'s test files are m4 input)')
@@ -204,7 +206,7 @@ def run_tests(src, work, report):
         os.symlink(root, os.path.join(work, 'modules'))
     tdir = os.path.join(root, 'deep_learning/test')
     for name in sorted(os.listdir(tdir)):
-        if not name.endswith('.sql_in') or name.endswith('.setup.sql_in'):
+        if not name.endswith('.sql_in') or name.endswith('.setup.sql_in') or (only and only not in name):
             continue
         db = 'hopper_madlib_yardstick'
         fresh_db(db)
@@ -222,6 +224,9 @@ def run_tests(src, work, report):
             prologue = ('SET client_min_messages = warning;\n\\i %s\nCREATE SCHEMA %s;\nSET search_path = %s, madlib;\n'
                         % (os.path.join(HERE, 'harness.sql'), schema, schema))
             rc, out, err = psql(db, [], stdin=prologue + m4.stdout)
+            os.makedirs(os.path.join(work, 'tests'), exist_ok=True)
+            with open(os.path.join(work, 'tests', name[:-len('.sql_in')] + '.out'), 'w', encoding='utf-8') as f:
+                f.write(out + err)
             verdict, why = ('failed', first_error(err)) if rc else ('passed', '')
         counts[verdict] += 1
         report.append('test    %-50s %-10s %s' % (name, verdict, why))
@@ -236,7 +241,8 @@ def main():
     report = []
     what = sys.argv[1] if len(sys.argv) > 1 else 'all'
     docs = run_docs(src, work, report) if what in ('all', 'docs') else None
-    tests = run_tests(src, work, report) if what in ('all', 'tests') else None
+    # `tests NAME`: only the test files whose name contains NAME (while working on one).
+    tests = run_tests(src, work, report, sys.argv[2] if len(sys.argv) > 2 else None) if what in ('all', 'tests') else None
     print()
     if docs:
         print('documentation examples: %d: %d with MADlib\'s documented output, %d with a listed difference, '
@@ -249,7 +255,7 @@ def main():
     if out:
         with open(out, 'w', encoding='utf-8') as f:
             f.write('\n'.join(report) + '\n')
-    print('work files (examples, psql output): ' + work)
+    print('work files (examples, test files, psql output): ' + work)
     return 1 if docs and (docs['differs']) else 0
 
 

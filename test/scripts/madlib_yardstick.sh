@@ -2,7 +2,8 @@
 # Apache MADlib's own deep-learning documentation examples and test files, run unchanged against
 # hopper_madlib (test/madlib/yardstick.py says how each is judged). Needs a MADlib source tree:
 #   git clone https://github.com/apache/madlib && git -C madlib checkout d9a4ee58ad40597ec346c442e80bc8e6c95bffe2
-#   HOPPER_MADLIB_SRC=$PWD/madlib bash test/scripts/madlib_yardstick.sh [docs|tests|all]
+#   HOPPER_MADLIB_SRC=$PWD/madlib bash test/scripts/madlib_yardstick.sh [docs|tests|all] [NAME]
+# (NAME: only the test files whose name contains it.)
 # Without HOPPER_MADLIB_SRC (or python3) it says so and exits 0. Honours PGHOST/PGPORT/PGUSER and
 # PG_BIN of a test cluster with hopper preloaded (test/cluster.sh); works in throwaway databases.
 # HOPPER_MADLIB_REPORT=FILE writes the per-example lines there (test/madlib/results.txt is one).
@@ -22,4 +23,4 @@ if ! command -v python3 >/dev/null; then
   echo "SKIP test/scripts/madlib_yardstick.sh: python3 is not installed."
   exit 0
 fi
-exec python3 test/madlib/yardstick.py "${1:-all}"
+exec python3 test/madlib/yardstick.py "${1:-all}" ${2:+"$2"}

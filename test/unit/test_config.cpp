@@ -795,6 +795,11 @@ TEST(ConfigCompile, OptimizerKinds) {
     EXPECT_DOUBLE_EQ(c.optimizer.epsilon, 1e-6);
     c = parse_compile_params("optimizer='RMSPROP'");
     EXPECT_EQ(c.optimizer.kind, OptimizerKind::RMSprop);
+    // None takes the default, as in Keras (Adam(epsilon=None): K.epsilon(), 1e-7).
+    c = parse_compile_params("optimizer='Adam(epsilon=None, lr=0.01)'");
+    EXPECT_EQ(c.optimizer.kind, OptimizerKind::Adam);
+    EXPECT_DOUBLE_EQ(c.optimizer.epsilon, parse_compile_params("optimizer='Adam'").optimizer.epsilon);
+    EXPECT_DOUBLE_EQ(c.optimizer.learning_rate, 0.01);
 }
 
 TEST(ConfigCompile, OptimizerArgumentsThatDoNotBelongAreRefused) {
@@ -1031,9 +1036,28 @@ TEST(ConfigFit, BFloat16IsRefusedWhereTheMachineCannotTrainInIt) {
     hopper::detail::bfloat16_support_override = -1;
 }
 
+// Keras' initial_epoch: fit trains epochs - initial_epoch epochs (MADlib's tests pass it).
+TEST(ConfigFit, InitialEpochTrainsTheRemainingEpochs) {
+    EXPECT_EQ(parse_fit_params("epochs=10, initial_epoch=1").epochs, 9);
+    EXPECT_EQ(parse_fit_params("initial_epoch=0").epochs, 1);
+    EXPECT_EQ(parse_fit_params("epochs=10, initial_epoch=1").to_json(), parse_fit_params("epochs=9").to_json());
+    EXPECT_ERR(parse_fit_params("epochs=3, initial_epoch=3"), InvalidParameter, "\"initial_epoch\": 3");
+    EXPECT_ERR(parse_fit_params("initial_epoch=-1"), InvalidParameter, "\"initial_epoch\"");
+    EXPECT_ERR(parse_fit_params("epochs=5, initial_epoch=1.5"), InvalidParameter, "\"initial_epoch\"");
+}
+
+// An unsupported Keras option given as None (its default) asks for nothing.
+TEST(ConfigParams, UnsupportedOptionsAsNoneAreAccepted) {
+    EXPECT_EQ(parse_fit_params("class_weight=None, batch_size=8").batch_size, 8);
+    EXPECT_EQ(parse_compile_params("sample_weight_mode=None, loss='mse'").loss, Loss::MeanSquaredError);
+    EXPECT_ERR(parse_compile_params("sample_weight_mode='temporal'"), InvalidParameter,
+               "unsupported key \"sample_weight_mode\"");
+    EXPECT_ERR(parse_compile_params("nonsense=None"), InvalidParameter, "unknown key \"nonsense\"");
+}
+
 TEST(ConfigFit, Refusals) {
-    Error e = EXPECT_ERR(parse_fit_params("batch_size=32, initial_epoch=2"), InvalidParameter,
-                         "unsupported key \"initial_epoch\" in fit parameters");
+    Error e = EXPECT_ERR(parse_fit_params("batch_size=32, steps_per_epoch=2"), InvalidParameter,
+                         "unsupported key \"steps_per_epoch\" in fit parameters");
     EXPECT_NE(e.detail().find("hopper does not support"), std::string::npos);
     EXPECT_ERR(parse_fit_params("validation_split=0.1"), InvalidParameter, "\"validation_split\"");
     EXPECT_ERR(parse_fit_params("callbacks=[]"), InvalidParameter, "\"callbacks\"");
@@ -1102,14 +1126,13 @@ TEST(ConfigResolve, LossMustMatchOutput) {
         resolve_config(arch_of(4, {{3, Activation::Sigmoid}}), parse_compile_params("loss='binary_crossentropy'"), {}));
 }
 
-TEST(ConfigResolve, TopKMustBeBelowOutputUnits) {
+// As Keras and MADlib: top_k at or above the number of classes is accepted (the metric is then 1).
+TEST(ConfigResolve, TopKAnyWidthAccepted) {
     CompileParams c = parse_compile_params("metrics=['top_k_accuracy'], top_k=5");
-    Error e = EXPECT_ERR(resolve_config(arch_of(4, {{5, Activation::Softmax}}), c, {}), InvalidParameter,
-                         "invalid value for \"top_k\": 5");
-    EXPECT_NE(e.detail().find("always 1"), std::string::npos);
+    EXPECT_NO_THROW(resolve_config(arch_of(4, {{5, Activation::Softmax}}), c, {}));
+    EXPECT_NO_THROW(resolve_config(arch_of(4, {{3, Activation::Softmax}}), c, {}));
     EXPECT_NO_THROW(resolve_config(arch_of(4, {{6, Activation::Softmax}}), c, {}));
-    // top_k without the metric is not checked.
-    EXPECT_NO_THROW(resolve_config(arch_of(4, {{2, Activation::Softmax}}), parse_compile_params("top_k=5"), {}));
+    EXPECT_NO_THROW(resolve_config(arch_of(4, {{1, Activation::Sigmoid}}), c, {}));
 }
 
 TEST(ConfigResolve, AccuracyNeedsClassificationOutput) {

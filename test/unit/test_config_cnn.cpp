@@ -686,10 +686,11 @@ TEST(ConfigCnnRefusals, HandBuiltArchitecturesAreValidatedToo) {
                "invalid value for \"epsilon\" in layer 2");
     a.layers[1].epsilon = 1e-3;
     EXPECT_NO_THROW(resolve_config(a, CompileParams{}, FitParams{}));
-    // Top-k and the loss look at the output width, whatever the last layer is.
+    // The loss looks at the output width, whatever the last layer is; top_k at that width is accepted.
     Architecture g = parse_architecture(
         R"({"input_shape": [4, 4, 3], "layers": [{"type": "global_average_pooling2d", "activation": "softmax"}]})");
-    EXPECT_ERR(resolve_config(g, parse_compile_params("metrics=['top_k_categorical_accuracy'], top_k=3"), FitParams{}),
-               InvalidParameter, "invalid value for \"top_k\"");
+    EXPECT_EQ(resolve_config(g, parse_compile_params("metrics=['top_k_categorical_accuracy'], top_k=3"), FitParams{})
+                  .compile.top_k,
+              3);
     EXPECT_EQ(resolve_config(g, CompileParams{}, FitParams{}).compile.loss, Loss::SoftmaxCrossEntropy);
 }

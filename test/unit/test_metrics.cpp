@@ -83,6 +83,9 @@ TEST(Metrics, TopKCountsTiesAgainstHigherIndices) {
     EXPECT_DOUBLE_EQ(t.metric(0), 0.5);
     EvalTotals all = id.eval(p, y, compile(Loss::MeanSquaredError, {Metric::TopKAccuracy}, 4));
     EXPECT_DOUBLE_EQ(all.metric(0), 1.0);
+    // k above the number of classes (accepted, as in Keras): every row counts.
+    EvalTotals above = id.eval(p, y, compile(Loss::MeanSquaredError, {Metric::TopKAccuracy}, 7));
+    EXPECT_DOUBLE_EQ(above.metric(0), 1.0);
 }
 
 TEST(Metrics, MseMaeAndLossAreMeansOverOutputsThenSamples) {

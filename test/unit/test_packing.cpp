@@ -53,6 +53,25 @@ TEST(Packing, EverySegmentGetsABufferEvenWithFewRows) {
     for (int b : p.buffers_per_segment) EXPECT_EQ(b, 1);
 }
 
+// Apache MADlib's layout (its tests assert it): ceil(rows / buffers) rows per buffer, the last short.
+TEST(Packing, FullBuffersLeaveTheLastShort) {
+    EXPECT_EQ(plan_buffers(17, 5, 1, BufferFill::Full).rows, (std::vector<int>{5, 5, 5, 2}));
+    EXPECT_EQ(plan_buffers(17, 5, 1).rows, (std::vector<int>{5, 4, 4, 4}));
+    EXPECT_EQ(plan_buffers(17, 4, 1, BufferFill::Full).rows, (std::vector<int>{4, 4, 4, 4, 1}));
+    EXPECT_EQ(plan_buffers(17, 4, 1, BufferFill::Full).adjusted_buffer_size, 4);
+    // Dealt round-robin to segments as evenly filled buffers are.
+    BufferPlan p = plan_buffers(17, 5, 2, BufferFill::Full);
+    EXPECT_EQ(p.segment, (std::vector<int>{0, 1, 0, 1}));
+    EXPECT_EQ(p.rows_per_segment, (std::vector<int64_t>{10, 7}));
+    // Full buffers would leave one empty (5 rows over 4 segments: 2, 2, 1, 0): filled evenly instead.
+    EXPECT_EQ(plan_buffers(5, 256, 4, BufferFill::Full).rows, (std::vector<int>{2, 1, 1, 1}));
+    EXPECT_EQ(plan_buffers(1000, 256, 3, BufferFill::Full).rows, (std::vector<int>{250, 250, 250, 250}));
+    EXPECT_EQ(parse_buffer_fill("full"), BufferFill::Full);
+    EXPECT_EQ(parse_buffer_fill("even"), BufferFill::Even);
+    EXPECT_STREQ(to_string(BufferFill::Full), "full");
+    EXPECT_THROW(parse_buffer_fill("madlib"), Error);
+}
+
 TEST(Packing, RefusesImpossiblePlans) {
     EXPECT_THROW(plan_buffers(0, 10, 1), Error);
     EXPECT_THROW(plan_buffers(10, 0, 1), Error);

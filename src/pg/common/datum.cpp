@@ -166,10 +166,12 @@ static Datum make_array(const std::vector<T>& v, Oid type, Datum (*to_datum)(T))
 }
 
 static Datum float8_datum(double x) { return Float8GetDatum(x); }
+static Datum int2_datum(int16_t x) { return Int16GetDatum(x); }
 static Datum int4_datum(int32_t x) { return Int32GetDatum(x); }
 static Datum int8_datum(int64_t x) { return Int64GetDatum(x); }
 
 Datum make_float8_array(const std::vector<double>& v) { return make_array(v, FLOAT8OID, float8_datum); }
+Datum make_int2_array(const std::vector<int16_t>& v) { return make_array(v, INT2OID, int2_datum); }
 Datum make_int4_array(const std::vector<int32_t>& v) { return make_array(v, INT4OID, int4_datum); }
 Datum make_int8_array(const std::vector<int64_t>& v) { return make_array(v, INT8OID, int8_datum); }
 

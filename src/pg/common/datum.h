@@ -27,6 +27,7 @@ std::vector<int64_t> int_array_to_vector(Datum d, const char* what);   // int2/i
 std::vector<double> float_array_to_vector(Datum d, const char* what);  // float4/float8/numeric arrays
 
 Datum make_float8_array(const std::vector<double>& v);
+Datum make_int2_array(const std::vector<int16_t>& v);
 Datum make_int4_array(const std::vector<int32_t>& v);
 Datum make_int8_array(const std::vector<int64_t>& v);
 Datum make_text_array(const std::vector<std::string>& v);

@@ -191,6 +191,23 @@ std::string label_type_sql(Spi& spi, const std::string& stored, const TableName&
          "It is \"" + stored + "\".", "Train the model again with hopper.fit or hopper.fit_multiple.");
 }
 
+// hopper's names of classes that are no value of the labels: <padding k> and <NULL>.
+bool placeholder_class(const std::string& name) {
+    if (name == "<NULL>") return true;
+    const std::string prefix = "<padding ";
+    if (name.size() <= prefix.size() + 1 || name.compare(0, prefix.size(), prefix) != 0 || name.back() != '>')
+        return false;
+    return std::all_of(name.begin() + long(prefix.size()), name.end() - 1, [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// Whether a label type from label_type_sql holds any text (so hopper's placeholder names too).
+bool string_label_type(const std::string& type_sql) {
+    static const Oid string_types[] = {TEXTOID, VARCHAROID, BPCHAROID, CHAROID, NAMEOID};
+    for (Oid t : string_types)
+        if (type_sql == call([&] { return format_type_be_qualified(t); })) return true;
+    return false;
+}
+
 // Models of an output table written by fit or fit_multiple (one, or the one with mst_key).
 StoredModels read_models(Spi& spi, const std::string& table_text, std::optional<int32_t> mst_key, bool only_one) {
     StoredModels s;
@@ -258,8 +275,10 @@ ModelSummary read_model_summary(Spi& spi, const StoredModels& models) {
     // Models from before recipes have no feature_recipe column.
     const bool has_recipe = OidIsValid(column_type(m.table, "feature_recipe"));
     spi.execute_reading(what,
-                        "SELECT response_type, class_values, dependent_varname, dependent_vartype, normalizing_const,"
-                        " feature_center::pg_catalog.float8[], feature_spread::pg_catalog.float8[], scale, " +
+                        "SELECT response_type, class_values, " + summary_text_column(m.table, "dependent_varname") +
+                            ", " + summary_text_column(m.table, "dependent_vartype") +
+                            ", normalizing_const, feature_center::pg_catalog.float8[],"
+                            " feature_spread::pg_catalog.float8[], scale, " +
                             std::string(has_recipe ? "feature_recipe::pg_catalog.text" : "NULL::pg_catalog.text") +
                             " FROM " + m.table.quoted());
     if (spi.rows() != 1) fail(ErrorKind::Data, what + " must have exactly one row");
@@ -438,11 +457,23 @@ HOPPER_FUNCTION(predict) {
                                 ")::pg_catalog.float8[], $2, $3::pg_catalog.float4[], $4::pg_catalog.float4[])";
     const std::string estimated = quote_ident("estimated_" + dependent);
     std::string select;
+    // A NULL label means no prediction, unless a class predicts NULL: then the probabilities say which
+    // rows had none (kept until counted).
+    bool null_classes = false;
     if (response == "classification") {
-        const std::string label = "($5::pg_catalog.text[])[hopper.argmax(f.v)]";
-        // Labels go back to the dependent column's own type.
-        select = label + "::" + label_type_sql(spi, dependent_type, summary) + " AS " + estimated;
-        if (pred_type == "prob") select += ", f.v AS prob";
+        std::string label = "($5::pg_catalog.text[])[hopper.argmax(f.v)]";
+        // Labels go back to the dependent column's own type. The names hopper gives classes that are
+        // no value of it -- <padding k> (preprocess's num_classes) and <NULL> (the class of NULL
+        // labels hopper_madlib packs) -- are NULL in a column of numbers or booleans.
+        const std::string type = label_type_sql(spi, dependent_type, summary);
+        null_classes =
+            !string_label_type(type) && std::any_of(class_values.begin(), class_values.end(),
+                                                    [](const std::string& c) { return placeholder_class(c); });
+        if (null_classes)
+            label = "(CASE WHEN " + label + " OPERATOR(pg_catalog.~) '^<(NULL|padding [0-9]+)>$' THEN NULL ELSE " +
+                    label + " END)";
+        select = label + "::" + type + " AS " + estimated;
+        if (pred_type == "prob" || null_classes) select += ", f.v AS prob";
     } else {
         select = arch.output_dim() == 1 ? "(f.v)[1]::pg_catalog.float8 AS " + estimated : "f.v AS " + estimated;
     }
@@ -459,8 +490,9 @@ HOPPER_FUNCTION(predict) {
     settings.leave();
     // Rows without a prediction: NULL features, or outputs that are not finite (model_forward gives
     // NULL for them rather than a made-up class).
-    const int64_t unscored =
-        spi.scalar_int("SELECT pg_catalog.count(*) FROM " + output.quoted() + " WHERE " + estimated + " IS NULL");
+    const int64_t unscored = spi.scalar_int("SELECT pg_catalog.count(*) FROM " + output.quoted() + " WHERE " +
+                                            (null_classes ? std::string("prob") : estimated) + " IS NULL");
+    if (null_classes && pred_type != "prob") spi.execute("ALTER TABLE " + output.quoted() + " DROP COLUMN prob");
     if (unscored > 0)
         warning(std::to_string(unscored) + " of " + std::to_string(rows) + " rows have no prediction",
                 "Their features are NULL, or the model's outputs for them are not finite numbers; their " + estimated +

@@ -165,7 +165,12 @@ std::vector<ModelSpec> read_model_selection(Spi& spi, std::string& mst_text, std
         fail(ErrorKind::UndefinedTable, "model selection summary table " + mst_summary.display() + " does not exist",
              "It names the model architecture table.",
              "Create model selection tables with hopper.load_model_selection_table or hopper.generate_model_configs.");
-    spi.execute("SELECT model_arch_table FROM " + mst_summary.quoted() + " LIMIT 1");
+    // hopper_madlib's summaries keep model_arch_table as the caller wrote it (MADlib's, found through
+    // the caller's search_path) and the table hopper resolved then in hopper_model_arch_table.
+    const char* arch_column = OidIsValid(column_type(mst_summary, "hopper_model_arch_table"))
+                                  ? "hopper_model_arch_table"
+                                  : "model_arch_table";
+    spi.execute(std::string("SELECT ") + arch_column + " FROM " + mst_summary.quoted() + " LIMIT 1");
     if (spi.rows() == 0 || spi.is_null(0, 0))
         fail(ErrorKind::InvalidParameter,
              "model selection summary table " + mst_summary.display() +
@@ -377,4 +382,15 @@ HOPPER_FUNCTION(generate_model_configs) {
     write_selection(spi, mst, summary, arch, rows, facts);
     notice("created " + std::to_string(rows.size()) + " model configurations in " + mst.display());
     PG_RETURN_VOID();
+}
+
+// canonical_compile_params(text) -> jsonb: compile parameters (MADlib's Keras text or JSON) as the
+// canonical JSON hopper stores and compares them by (two texts of the same meaning give the same).
+HOPPER_FUNCTION(canonical_compile_params) {
+    PG_RETURN_DATUM(string_to_jsonb(parse_compile_params(text_to_string(PG_GETARG_DATUM(0))).to_json()));
+}
+
+// canonical_fit_params(text) -> jsonb: the same for fit parameters.
+HOPPER_FUNCTION(canonical_fit_params) {
+    PG_RETURN_DATUM(string_to_jsonb(parse_fit_params(text_to_string(PG_GETARG_DATUM(0))).to_json()));
 }

@@ -384,10 +384,10 @@ struct PackResult {
 // local: the packed table is a temporary table of this session (evaluate's scratch), one server's
 // table on any engine; its rows are still read as the engine reads a source.
 PackResult pack_rows(Spi& spi, const Source& src, const Layout& layout, const TableName& out, int64_t rows,
-                     int buffer_size, int num_segments, uint64_t seed, const std::string& placement,
+                     int buffer_size, int num_segments, uint64_t seed, const std::string& placement, BufferFill fill,
                      bool local = false) {
     PackResult result;
-    result.plan = plan_buffers(rows, buffer_size, num_segments);
+    result.plan = plan_buffers(rows, buffer_size, num_segments, fill);
     // A buffer is one array value: PostgreSQL stores at most 1 GB in one. Refuse before reading rows.
     const int widest = std::max(layout.x_dim, layout.y_dim);
     const std::size_t max_rows = std::size_t(*std::max_element(result.plan.rows.begin(), result.plan.rows.end()));
@@ -627,6 +627,13 @@ FeatureColumns describe_features(const TableName& table, const std::string& inde
     return f;
 }
 
+std::string summary_text_column(const TableName& summary, const char* column) {
+    const std::string hopper_column = std::string("hopper_") + column;
+    if (column_type(summary, hopper_column) == TEXTOID) return quote_ident(hopper_column);
+    const std::string c = quote_ident(column);
+    return column_type(summary, column) == TEXTARRAYOID ? "pg_catalog.array_to_string(" + c + ", ', ')" : c;
+}
+
 PackedInfo read_packed_info(Spi& spi, const TableName& packed) {
     TableName summary = packed.with_suffix("_summary");
     if (!table_exists(summary))
@@ -636,9 +643,10 @@ PackedInfo read_packed_info(Spi& spi, const TableName& packed) {
     spi.execute_reading("summary table " + summary.display(),
                         "SELECT response_type, class_values, num_segments, normalizing_const, scale,"
                         " feature_center::pg_catalog.float8[], feature_spread::pg_catalog.float8[], num_rows,"
-                        " num_buffers, independent_dim, dependent_dim, buffer_size, dependent_varname,"
-                        " independent_varname, dependent_vartype FROM " +
-                            summary.quoted());
+                        " num_buffers, independent_dim, dependent_dim, buffer_size, " +
+                            summary_text_column(summary, "dependent_varname") + ", " +
+                            summary_text_column(summary, "independent_varname") + ", " +
+                            summary_text_column(summary, "dependent_vartype") + " FROM " + summary.quoted());
     if (spi.rows() != 1) fail(ErrorKind::Data, "summary table " + summary.display() + " must have exactly one row");
     PackedInfo info;
     info.table = packed;
@@ -758,6 +766,9 @@ PackedInfo pack_table(Spi& spi, const PackOptions& opt) {
         if (num_segments <= 0) num_segments = t.num_segments;
         check_layout(PackingLayout{buffer_size, num_segments});
         Counts c = count_and_check(spi, src, layout.response, "validation source table");
+        // As for training data: fewer rows than the training table's segments go on as many segments
+        // (a validation table of one row); a number of segments asked for is kept.
+        if (opt.num_segments == 0 && c.rows > 0 && c.rows < num_segments) num_segments = int(c.rows);
         layout.x_dim = src.recipe_json.empty() ? c.x_dim : t.independent_dim;
         layout.y_dim = layout.response == Response::Classification ? int(layout.class_values.size()) : c.y_dim;
         if (layout.x_dim != t.independent_dim)
@@ -770,7 +781,7 @@ PackedInfo pack_table(Spi& spi, const PackOptions& opt) {
         if (c.skipped > 0) notice("skipped " + std::to_string(c.skipped) + " rows whose dependent value is NULL");
         return [&] {
             PackResult packed = pack_rows(spi, src, layout, out, c.rows, buffer_size, num_segments, opt.seed, "",
-                                          opt.training_layout != nullptr);
+                                          opt.buffer_fill, opt.training_layout != nullptr);
             write_summary(spi, summary, out.display(), opt, src, layout, packed, buffer_size, num_segments,
                           training_display, c.skipped);
             if (!opt.training_layout) record_packed(spi, out, summary, "validation");
@@ -826,8 +837,8 @@ PackedInfo pack_table(Spi& spi, const PackOptions& opt) {
     } else {
         layout.scaling.normalizing_const = opt.normalizing_const;
     }
-    PackResult packed =
-        pack_rows(spi, src, layout, out, c.rows, buffer_size, num_segments, opt.seed, opt.segment_placement);
+    PackResult packed = pack_rows(spi, src, layout, out, c.rows, buffer_size, num_segments, opt.seed,
+                                  opt.segment_placement, opt.buffer_fill);
     if (packed.plan.adjusted_buffer_size < buffer_size && packed.plan.rows.size() == std::size_t(num_segments) &&
         c.rows < int64_t(buffer_size) * num_segments)
         notice("buffers hold " + std::to_string(packed.plan.adjusted_buffer_size) + " rows instead of " +
@@ -845,7 +856,7 @@ using namespace hopper::pg;
 
 // hopper.preprocess(source_table, output_table, dependent_varname, independent_varname,
 //                   buffer_size, num_segments, normalizing_const, scale, seed, response_type,
-//                   segment_placement, exclude_columns, columns)
+//                   segment_placement, exclude_columns, columns, num_classes, buffer_fill)
 HOPPER_FUNCTION(preprocess) {
     PackOptions opt;
     opt.source_table = arg_text(fcinfo, 0, "source_table");
@@ -868,6 +879,7 @@ HOPPER_FUNCTION(preprocess) {
                  "It is " + std::to_string(*n) + ".");
         opt.num_classes = int(*n);
     }
+    opt.buffer_fill = parse_buffer_fill(arg_text_or(fcinfo, 14, "even"));
     Spi spi;
     PackedInfo info = pack_table(spi, opt);
     notice("packed " + std::to_string(info.num_rows) + " rows into " + std::to_string(info.num_buffers) +
@@ -876,7 +888,7 @@ HOPPER_FUNCTION(preprocess) {
 }
 
 // hopper.preprocess_validation(source_table, output_table, dependent_varname, independent_varname,
-//                              training_preprocessed_table, buffer_size, num_segments)
+//                              training_preprocessed_table, buffer_size, num_segments, buffer_fill)
 HOPPER_FUNCTION(preprocess_validation) {
     PackOptions opt;
     opt.source_table = arg_text(fcinfo, 0, "source_table");
@@ -887,6 +899,7 @@ HOPPER_FUNCTION(preprocess_validation) {
     const PackingLayout layout = make_packing_layout(arg_int_opt(fcinfo, 5), arg_int_opt(fcinfo, 6));
     opt.buffer_size = layout.buffer_size;
     opt.num_segments = layout.num_segments;
+    opt.buffer_fill = parse_buffer_fill(arg_text_or(fcinfo, 7, "even"));
     Spi spi;
     PackedInfo info = pack_table(spi, opt);
     notice("packed " + std::to_string(info.num_rows) + " validation rows into " + std::to_string(info.num_buffers) +

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "hopper/packing.h"
 #include "pg/common/names.h"
 #include "pg/common/spi.h"
 
@@ -17,8 +18,9 @@ namespace hopper::pg {
 
 struct PackOptions {
     std::string source_table, output_table, dependent_varname, independent_varname;
-    int buffer_size = 0;   // 0: default (training) or the training table's (validation)
-    int num_segments = 0;  // 0: default
+    int buffer_size = 0;                        // 0: default (training) or the training table's (validation)
+    int num_segments = 0;                       // 0: default
+    BufferFill buffer_fill = BufferFill::Even;  // how rows fill the buffers (MADlib's: Full)
     double normalizing_const = 1.0;
     std::string scale = "none";
     uint64_t seed = 0;
@@ -72,6 +74,12 @@ struct FeatureColumns {
 FeatureColumns describe_features(const TableName& table, const std::string& independent_varname);
 std::vector<std::string> parse_column_list(const std::string& text, const char* what);
 PackedInfo read_packed_info(Spi& spi, const TableName& packed);
+
+// SQL reading a summary's column of names or types as text. MADlib 2.x's summaries (hopper_madlib's
+// packed tables and models) hold dependent_varname, independent_varname and dependent_vartype as
+// text[] (one per variable), theirs to change, and hopper's reading of them as hopper_<column>:
+// that column when there is one, else an array's elements joined by ", ", else the text.
+std::string summary_text_column(const TableName& summary, const char* column);
 
 // A classifier's class_values name its outputs (one-hot columns) in order, one each: raises 22004
 // when they are NULL and 22023 when there are not `outputs` of them, naming `source` ("summary

@@ -205,3 +205,14 @@ SELECT pg_temp.weights('sh_a') = pg_temp.weights('sh_b') AS default_is_shuffle_a
        pg_temp.weights('sh_a') <> pg_temp.weights('sh_off') AS in_order_differs,
        pg_temp.weights('sh_a') <> pg_temp.weights('sh_win') AS windows_differ,
        pg_temp.weights('sh_win') = pg_temp.weights('sh_win2') AS windows_reproducible;
+
+-- top_k at or above the number of classes is accepted, as Keras and MADlib accept it: every row is
+-- in the top k, and the metric is 1 (top_k 6 of the 6 classes, and 9).
+CALL hopper.fit('blobs_packed', 'blobs_topk',
+    '{"input_dim": 2, "layers": [{"units": 6, "activation": "softmax"}]}',
+    $$metrics=['top_k_accuracy'], top_k=6$$, 'batch_size=25', 1, validation_table => 'blobs_valid_packed');
+CALL hopper.fit('blobs_packed', 'blobs_topk9',
+    '{"input_dim": 2, "layers": [{"units": 6, "activation": "softmax"}]}',
+    $$metrics=['top_k_accuracy'], top_k=9$$, 'batch_size=25', 1);
+SELECT training_metrics_final, validation_metrics_final, metrics_type FROM blobs_topk_info;
+SELECT training_metrics_final FROM blobs_topk9_info;

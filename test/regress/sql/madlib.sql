@@ -521,7 +521,7 @@ SELECT madlib.train_test_split('iris_data', 'iris_x', 1.5);
 SELECT madlib.madlib_keras_fit('iris_train_packed', 'iris_x', 'model_arch_library', 1,
     $$ loss='categorical_crossentropy', optimizer='adam' $$, $$ batch_size=5, callbacks=[EarlyStopping(monitor='loss')] $$, 1);
 SELECT madlib.madlib_keras_fit('iris_train_packed', 'iris_x', 'model_arch_library', 1,
-    $$ loss='categorical_crossentropy', optimizer='adam' $$, $$ batch_size=5, initial_epoch=2 $$, 1);
+    $$ loss='categorical_crossentropy', optimizer='adam' $$, $$ batch_size=5, epochs=2, initial_epoch=2 $$, 1);
 SELECT madlib.madlib_keras_fit('iris_train_packed', 'iris_x', 'model_arch_library', 4,
     $$ loss='categorical_crossentropy', optimizer='adam' $$, $$ batch_size=5 $$, 1);
 SELECT madlib.load_model_selection_table('model_arch_library', 'mst_x', ARRAY[1], ARRAY[$$loss='mse'$$], ARRAY[''], 'custom_functions');
@@ -590,4 +590,141 @@ SELECT (hopper.model_weights(f.model_weights))[1:50] = (hopper.model_weights(m.m
        (hopper.model_weights(f.model_weights))[51:193] <> (hopper.model_weights(m.model_weights))[51:193] AS others_trained,
        training_metrics_final > 0.8 AS accurate
 FROM iris_frozen f, iris_model m, iris_frozen_summary;
+-- ---- MADlib 2.x's packed table: <x>/<y> as bytes, MADlib's buffers and summary types (issue 30) ----
+CREATE FUNCTION refusal(stmt text) RETURNS text LANGUAGE plpgsql AS $f$
+BEGIN
+    EXECUTE stmt;
+    RETURN 'no error';
+EXCEPTION WHEN OTHERS THEN
+    RETURN SQLSTATE || ': ' || SQLERRM;
+END $f$;
+SELECT madlib.load_keras_model('mad17_arch', '{"class_name": "Sequential", "config": [{"class_name": "Dense", "config": {"name": "d1", "activation": "softmax", "units": 4, "batch_input_shape": [null, 6], "use_bias": true}}], "backend": "tensorflow"}'::json);
+CREATE TABLE mad17 (id serial, x double precision[], label text, y int, yf double precision, yb boolean);
+INSERT INTO mad17 (x, label, y, yf, yb)
+SELECT ARRAY[g, g + 1, g * 2, 4, 5, 6], CASE WHEN g % 5 = 0 THEN NULL WHEN g % 2 = 0 THEN 'a' ELSE 'b' END,
+       (ARRAY[-6, 3, 12, 0])[g % 4 + 1], (ARRAY[4.0, 4.2, 5.0])[g % 3 + 1], g % 3 = 0
+FROM generate_series(1, 17) g;
+-- Buffers as MADlib fills them: ceil(17 / 4) = 5 rows, the last short (hopper's own: 5, 4, 4, 4).
+SELECT madlib.training_preprocessor_dl('mad17', 'mad17_packed', 'y', 'x', 5, 2.0);
+SELECT buffer_id, x_shape, y_shape, octet_length(x) AS x_bytes, octet_length(y) AS y_bytes
+FROM mad17_packed ORDER BY buffer_id;
+-- The bytes are hopper's arrays: float32 (divided by normalizing_const) and int16 one-hot labels.
+SELECT bool_and(madlib.convert_bytea_to_real_array(x) = ARRAY(SELECT unnest(independent_var))) AS x_is_features,
+       bool_and(madlib.convert_bytea_to_smallint_array(y)::real[] = ARRAY(SELECT unnest(dependent_var))) AS y_is_one_hot
+FROM mad17_packed;
+SELECT min(v), max(v) FROM mad17_packed, unnest(madlib.convert_bytea_to_real_array(x)) v;
+-- The summary as MADlib 2.x writes it (names as given, one entry per variable, class values of the
+-- label's type, sorted as numbers, buffer_size the fullest buffer's rows); hopper still trains from it.
+SELECT source_table, output_table, dependent_varname, independent_varname, dependent_vartype, y_class_values,
+       num_classes, buffer_size, normalizing_const, pg_typeof(normalizing_const) AS const_type
+FROM mad17_packed_summary;
+SELECT madlib.madlib_keras_fit('mad17_packed', 'mad17_model', 'mad17_arch', 1,
+    $$ loss='categorical_crossentropy', optimizer=Adam(epsilon=None), metrics=[] $$, 'batch_size=5', 2);
+SELECT source_table, model_arch_table, model_type, compile_params, dependent_varname, num_classes, metrics_type,
+       training_metrics IS NULL AS no_metrics, cardinality(training_loss) AS losses FROM mad17_model_summary;
+-- Floats and booleans as labels are classes too, as MADlib one-hot encodes every scalar label.
+SELECT madlib.training_preprocessor_dl('mad17', 'mad17_yf', 'yf', 'x', 4);
+SELECT madlib.training_preprocessor_dl('mad17', 'mad17_yb', 'yb', 'x', 4);
+SELECT f.dependent_vartype, f.yf_class_values, f.yf_class_values = '{4.0,4.2,5.0}' AS as_madlib,
+       b.dependent_vartype, b.yb_class_values FROM mad17_yf_summary f, mad17_yb_summary b;
+-- NULL labels are a class of their own, first and shown NULL (hopper names it <NULL>); a validation
+-- table of one row goes on one segment.
+SELECT madlib.training_preprocessor_dl('mad17', 'mad17_null', 'label', 'x', 4, 1.0, ARRAY[5]);
+SELECT class_values, label_class_values, dependent_vartype FROM mad17_null_summary;
+CREATE TABLE mad1 AS SELECT * FROM mad17 WHERE label IS NULL LIMIT 1;
+SELECT madlib.validation_preprocessor_dl('mad1', 'mad1_val', 'label', 'x', 'mad17_null');
+SELECT madlib.convert_bytea_to_smallint_array(label) AS one_hot, label_shape, num_segments, buffer_size
+FROM mad1_val, mad1_val_summary;
+UPDATE mad17 SET label = '' WHERE id = 1;
+SELECT refusal($$SELECT madlib.training_preprocessor_dl('mad17', 'mad17_clash', 'label', 'x')$$);
+-- The conversions: little-endian bytes, as numpy's tobytes(); a length that does not divide is refused.
+SELECT madlib.convert_array_to_bytea(ARRAY[1.5, -2]::real[]) AS real_bytes,
+       madlib.convert_array_to_bytea(ARRAY[1, -2, 300]::smallint[]) AS smallint_bytes,
+       madlib.convert_bytea_to_real_array('\x0000c03f000000c0') AS reals,
+       madlib.convert_bytea_to_smallint_array('\x0100feff2c01') AS smallints,
+       madlib.convert_array_to_bytea('{}'::real[]) AS empty_bytes, madlib.convert_bytea_to_real_array('') AS empty_reals;
+SELECT refusal($$SELECT madlib.convert_bytea_to_real_array('\x000000')$$);
+SELECT refusal($$SELECT madlib.convert_bytea_to_smallint_array('\x00')$$);
+SELECT refusal($$SELECT madlib.convert_array_to_bytea(ARRAY[1, NULL]::real[])$$);
+
+-- ---- model selection tables as MADlib's: the architecture table as written, repetitions dropped ----
+SELECT madlib.load_model_selection_table('mad17_arch', 'mad17_mst', ARRAY[1],
+    ARRAY[$$loss='categorical_crossentropy',optimizer='Adam(lr=0.1)'$$,
+          $$  optimizer='Adam(lr=0.1)', loss='categorical_crossentropy' $$,
+          $$loss='categorical_crossentropy',optimizer='Adam(lr=0.01)'$$],
+    ARRAY['batch_size=5', ' batch_size = 5 ', '{"batch_size": 5}', 'batch_size=8']);
+SELECT model_arch_table, hopper_model_arch_table FROM mad17_mst_summary;
+SELECT mst_key, compile_params, fit_params FROM mad17_mst ORDER BY mst_key;
+SELECT madlib.madlib_keras_fit_multiple_model('mad17_packed', 'mad17_multi', 'mad17_mst', 1);
+SELECT count(*) AS trained FROM mad17_multi_info;
+-- Appending to a table whose summary was dropped makes the summary again, as MADlib does.
+DROP TABLE mad17_mst_summary;
+SELECT madlib.generate_model_configs('mad17_arch', 'mad17_mst', ARRAY[1], $${'loss': ['categorical_crossentropy']}$$,
+                                     $${'batch_size': [4]}$$);
+SELECT model_arch_table, count(*) AS configs FROM mad17_mst_summary, mad17_mst GROUP BY 1;
+-- An element hopper cannot read is left for hopper's error, naming it.
+SELECT refusal($$SELECT madlib.load_model_selection_table('mad17_arch', 'mad17_bad', ARRAY[1],
+    ARRAY['loss=''mse''', 'foo=''bar'''], ARRAY[''])$$);
+SELECT hopper.canonical_compile_params($$optimizer='SGD(lr=0.1)', loss='mse'$$)
+     = hopper.canonical_compile_params('{"loss": "mean_squared_error", "optimizer": "sgd", "learning_rate": 0.1}') AS same,
+       hopper.canonical_fit_params('batch_size=8, epochs=2') AS fit_json;
+SELECT refusal($$SELECT hopper.canonical_fit_params('batch_size=0')$$);
+
+-- ---- packed tables built by hand from MADlib's columns (MADlib's tests make them): packed again ----
+CREATE TABLE mad17_by_hand AS SELECT buffer_id, x, y, x_shape, y_shape FROM mad17_packed;
+CREATE TABLE mad17_by_hand_summary (source_table text, output_table text, dependent_varname text[],
+    independent_varname text[], dependent_vartype text[], y_class_values text[], buffer_size integer,
+    normalizing_const numeric);
+INSERT INTO mad17_by_hand_summary VALUES ('mad17', 'mad17_by_hand', ARRAY['y'], ARRAY['x'], ARRAY['text'],
+    ARRAY[NULL, 'p', 'q', NULL], 5, 2.0);
+SELECT madlib.madlib_keras_fit('mad17_by_hand', 'mad17_hand_model', 'mad17_arch', 1,
+    $$ loss='categorical_crossentropy', optimizer='adam', metrics=['accuracy'] $$, 'batch_size=5', 2,
+    FALSE, 'mad17_by_hand');
+-- hopper's classes name MADlib's (NULL first: <NULL>, NULL last: padding); the copies are gone.
+SELECT source_table, validation_table, class_values, y_class_values, dependent_vartype, hopper_dependent_vartype,
+       normalizing_const, cardinality(validation_loss) AS validated FROM mad17_hand_model_summary;
+SELECT count(*) AS copies_left FROM pg_class WHERE relname LIKE '\_\_hopper\_repacked%';
+-- MADlib's predict names the classes by the model summary's <y>_class_values, which scripts change.
+UPDATE mad17_hand_model_summary SET y_class_values = ARRAY[NULL, 7, 8, 9]::int[], dependent_vartype = ARRAY['integer'];
+SELECT madlib.madlib_keras_predict('mad17_hand_model', 'mad17', 'id', 'x', 'mad17_hand_pred', 'prob');
+SELECT array_agg(DISTINCT class_value) AS classes, count(*) AS rows FROM mad17_hand_pred;
+-- Class values MADlib cannot have (a NULL between named classes) are refused.
+UPDATE mad17_by_hand_summary SET y_class_values = ARRAY['p', NULL, 'q', NULL];
+SELECT refusal($$SELECT madlib.madlib_keras_fit('mad17_by_hand', 'mad17_bad_model', 'mad17_arch', 1,
+    $c$ loss='categorical_crossentropy', optimizer='adam' $c$, 'batch_size=5', 1)$$);
+-- Images of another shape than the model's (as many numbers) are refused, as MADlib refuses them.
+CREATE TABLE image_transposed AS
+SELECT id, ARRAY[[[rgb[1][1][1], rgb[1][1][2]], [rgb[1][1][3], rgb[1][2][1]], [rgb[1][2][2], rgb[1][2][3]]],
+                 [[rgb[2][1][1], rgb[2][1][2]], [rgb[2][1][3], rgb[2][2][1]], [rgb[2][2][2], rgb[2][2][3]]]] AS rgb
+FROM image_data;
+SELECT refusal($$SELECT madlib.madlib_keras_predict('image_model', 'image_transposed', 'id', 'rgb', 'image_t_predict')$$);
+
+-- ---- NULL labels of numbers: a first class too (one less than the least label while packing) ----
+CREATE TABLE nums AS
+SELECT g AS id, ARRAY[(g % 3) * 4.0, (g % 3) * -4.0 + 1]::float8[] AS x,
+       CASE g % 3 WHEN 0 THEN NULL ELSE (g % 3)::smallint END AS y
+FROM generate_series(1, 60) g;
+SELECT madlib.training_preprocessor_dl('nums', 'nums_packed', 'y', 'x', 10, 1.0, ARRAY[4]);
+SELECT class_values, y_class_values, dependent_vartype, hopper_dependent_vartype FROM nums_packed_summary;
+SELECT madlib.validation_preprocessor_dl('nums', 'nums_val', 'y', 'x', 'nums_packed');
+SELECT y_class_values, num_rows FROM nums_val_summary;
+SELECT madlib.load_keras_model('nums_arch', '{"class_name": "Sequential", "config": [{"class_name": "Dense", "config": {"name": "d1", "activation": "softmax", "units": 4, "batch_input_shape": [null, 2], "use_bias": true}}], "backend": "tensorflow"}'::json);
+SELECT madlib.madlib_keras_fit('nums_packed', 'nums_model', 'nums_arch', 1,
+    $$ loss='categorical_crossentropy', optimizer='Adam(lr=0.1)', metrics=['accuracy'] $$, 'batch_size=5, epochs=4', 5,
+    FALSE, 'nums_val');
+-- The NULL class is predicted (NULL in MADlib's rows), and hopper's own predict gives NULL for it in
+-- the label's type (smallint) rather than failing on its name.
+SELECT madlib.madlib_keras_predict('nums_model', 'nums', 'id', 'x', 'nums_pred', 'response');
+SELECT class_value, count(*) FROM nums_pred GROUP BY 1 ORDER BY 1;
+SELECT hopper.predict('nums_model', 'nums', 'id', 'x', 'nums_hopper_pred');
+SELECT pg_typeof(estimated_y) AS type, estimated_y, count(*) FROM nums_hopper_pred GROUP BY 1, 2 ORDER BY 2;
+
+-- ---- Keras' initial_epoch (epochs - initial_epoch epochs) and options given as None ----
+SELECT madlib.madlib_keras_fit('mad17_packed', 'mad17_epochs', 'mad17_arch', 1,
+    $$ loss='categorical_crossentropy', optimizer='adam', sample_weight_mode=None $$,
+    $$ batch_size=5, epochs=3, initial_epoch=1, class_weight=None $$, 1);
+-- 2 epochs of 17 rows in buffers of 5 rows, minibatches of 5: 4 steps an epoch, 8 in all.
+SELECT s.fit_params, hopper.model_state_info(m.model_weights) -> 'config' -> 'fit' ->> 'epochs' AS epochs,
+       (hopper.model_state_info(m.model_weights) ->> 'steps')::int AS steps FROM mad17_epochs m, mad17_epochs_summary s;
+
 DROP EXTENSION hopper_madlib;

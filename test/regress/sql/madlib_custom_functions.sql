@@ -24,7 +24,8 @@ SELECT madlib.load_keras_model('arch', '{"class_name": "Sequential", "config": [
 -- ---- loading: MADlib's table in schema madlib, MADlib's names and descriptions ----
 SELECT madlib.load_top_k_accuracy_function('regress_custom_functions', 2);
 SELECT madlib.load_top_k_accuracy_function('regress_custom_functions', 3);
-SELECT madlib.load_custom_function('regress_custom_functions', '\x80049501'::bytea, 'rmse', 'root mean square error');
+-- (a pickle: PROTO 4, NONE, STOP)
+SELECT madlib.load_custom_function('regress_custom_functions', '\x80044e2e'::bytea, 'rmse', 'root mean square error');
 SELECT id, name, description, object IS NOT NULL AS has_object FROM madlib.regress_custom_functions ORDER BY id;
 SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute
 WHERE attrelid = 'madlib.regress_custom_functions'::regclass AND attnum > 0 ORDER BY attnum;
@@ -108,6 +109,13 @@ SELECT refusal($$SELECT madlib.load_top_k_accuracy_function(NULL, 2)$$);
 SELECT refusal($$SELECT madlib.load_top_k_accuracy_function('', 2)$$);
 SELECT refusal($$SELECT madlib.load_custom_function('regress_custom_functions', NULL, 'f')$$);
 SELECT refusal($$SELECT madlib.load_custom_function('regress_custom_functions', '\x00'::bytea, NULL)$$);
+-- Not a pickle of protocol 2 to 5 (MADlib's dill.loads refuses them): 22023, nothing added.
+SELECT refusal($$SELECT madlib.load_custom_function('regress_custom_functions', 'invalid_obj'::bytea, 'f')$$);
+SELECT refusal($$SELECT madlib.load_custom_function('regress_custom_functions', '\x80042e00'::bytea, 'f')$$);
+SELECT refusal($$SELECT madlib.load_custom_function('regress_custom_functions', '\x80092e'::bytea, 'f')$$);
+SELECT refusal($$SELECT madlib.load_custom_function('regress_custom_functions', '\x802e'::bytea, 'f')$$);
+SELECT refusal($$SELECT madlib.load_custom_function('no_functions_yet', ''::bytea, 'f')$$);
+SELECT to_regclass('madlib.no_functions_yet') AS not_created;
 SELECT refusal($$SELECT madlib.delete_custom_function('regress_custom_functions', 99)$$);
 SELECT refusal($$SELECT madlib.delete_custom_function('regress_custom_functions', 'nope')$$);
 SELECT refusal($$SELECT madlib.delete_custom_function('regress_custom_functions', NULL::integer)$$);

@@ -133,8 +133,11 @@ SELECT hopper.load_model_selection_table('ms_arch', 'ms_e', ARRAY[1, 7], ARRAY['
 -- A loss that does not fit the output layer of one of the architectures.
 SELECT hopper.load_model_selection_table('ms_arch', 'ms_e', ARRAY[1, 3],
     ARRAY[$$loss='categorical_crossentropy'$$], ARRAY['']);
-SELECT hopper.load_model_selection_table('ms_arch', 'ms_e', ARRAY[1],
+-- top_k at the number of classes is accepted (as in Keras and MADlib: the metric is then 1).
+SELECT hopper.load_model_selection_table('ms_arch', 'ms_topk', ARRAY[1],
     ARRAY[$$metrics=['top_k_accuracy'], top_k=3$$], ARRAY['']);
+SELECT mst_key, compile_params FROM ms_topk;
+DROP TABLE ms_topk, ms_topk_summary;
 SELECT hopper.load_model_selection_table('ms_arch', 'ms_mst', ARRAY[1], ARRAY[''], ARRAY['']);
 CREATE TABLE ms_e_summary (x int);
 SELECT hopper.load_model_selection_table('ms_arch', 'ms_e', ARRAY[1], ARRAY[''], ARRAY['']);

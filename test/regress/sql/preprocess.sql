@@ -45,6 +45,27 @@ FROM points_reg, LATERAL unnest(independent_var) v;
 CREATE TABLE points_valid AS SELECT * FROM points WHERE id <= 300;
 SELECT hopper.preprocess_validation('points_valid', 'points_valid_packed', 'label', 'x', 'points_packed');
 SELECT class_values, num_segments, num_rows, training_preprocessed_table FROM points_valid_packed_summary;
+-- Fewer validation rows than the training table's segments go on as many segments (as training
+-- data does); segments asked for are kept (and refused when there are too few rows).
+CREATE TABLE points_two AS SELECT * FROM points WHERE id <= 2;
+SELECT hopper.preprocess_validation('points_two', 'points_two_packed', 'label', 'x', 'points_packed');
+SELECT num_segments, num_rows, buffers_per_segment FROM points_two_packed_summary;
+SELECT hopper.preprocess_validation('points_two', 'points_two_3', 'label', 'x', 'points_packed', num_segments => 3);
+
+-- buffer_fill: even (the default: buffers as equal as possible) or full (Apache MADlib's: every
+-- buffer but the last holds ceil(rows / buffers) rows).
+CREATE TABLE points_17 AS SELECT * FROM points WHERE id <= 17;
+SELECT hopper.preprocess('points_17', 'points_17_even', 'label', 'x', buffer_size => 5, num_segments => 1);
+SELECT hopper.preprocess('points_17', 'points_17_full', 'label', 'x', buffer_size => 5, num_segments => 1,
+                         buffer_fill => 'full');
+SELECT hopper.preprocess_validation('points_17', 'points_17_vfull', 'label', 'x', 'points_17_full',
+                                    buffer_size => 4, buffer_fill => 'full');
+SELECT 'even' AS fill, array_agg(independent_var_shape[1] ORDER BY buffer_id) AS rows FROM points_17_even
+UNION ALL SELECT 'full', array_agg(independent_var_shape[1] ORDER BY buffer_id) FROM points_17_full
+UNION ALL SELECT 'full, validation', array_agg(independent_var_shape[1] ORDER BY buffer_id) FROM points_17_vfull;
+SELECT hopper.preprocess('points_17', 'o1', 'label', 'x', buffer_fill => 'madlib');
+SELECT hopper.preprocess_validation('points_17', 'o1', 'label', 'x', 'points_17_full', buffer_fill => '');
+SELECT to_regclass('o1') AS nothing_left;
 
 -- Errors: each is a clear message, and nothing is left behind.
 SELECT hopper.preprocess('no_such_table', 'o1', 'label', 'x');
