@@ -128,15 +128,37 @@ def hopper_sql(kind, segments, opt=None, iterations=None, debug_hops=False, pack
     packed = packed or f"fashion_packed_{segments}"
     test = f"fashion_test_packed_{segments}"
     if kind == "fit":
+        val = f", validation_table => '{test}'" if validation else ""
         s.append(f"CALL hopper.fit('{packed}', 'bench_out', model_arch => '{ARCH}',"
                  f" compile_params => $${compile_params(opt)}$$, fit_params => 'batch_size=256',"
-                 f" num_iterations => {its}, validation_table => '{test}')")
+                 f" num_iterations => {its}{val})")
     else:
         every = evaluate_every or its
         val = f" validation_table => '{test}'," if validation else ""
         s.append(f"CALL hopper.fit_multiple('{packed}', 'bench_out', '{mst}', {its},{val}"
                  f" metrics_compute_frequency => {every})")
     return "; ".join(s)
+
+
+# Evaluation's share of an iteration (the "eval" case): (name, kind, settings, validation table). The
+# user's call -- metrics every iteration on the validation table (Fashion-MNIST's 10,000 test images),
+# running training metrics -- evaluated in the group of processes that trains the iteration
+# (hopper.overlap_evaluation, the default) or by statements after it (off: as before the group
+# evaluated), against the same call without a validation table (nothing to evaluate); likewise with
+# exact training metrics (a second pass over the 60,000 training rows).
+EVAL_ITERATIONS = 3
+EXACT = "SET hopper.training_metrics = exact"
+OFF = "SET hopper.overlap_evaluation = off"
+EVAL_CASES = [
+    ("fit_multiple, nothing evaluated", "fit_multiple", [], False),
+    ("fit_multiple, validation, statements", "fit_multiple", [OFF], True),
+    ("fit_multiple, validation, group", "fit_multiple", [], True),
+    ("fit, nothing evaluated", "fit", [], False),
+    ("fit, validation, statements", "fit", [OFF], True),
+    ("fit, validation, group", "fit", [], True),
+    ("fit_multiple, exact training metrics, statements", "fit_multiple", [EXACT, OFF], False),
+    ("fit_multiple, exact training metrics, group", "fit_multiple", [EXACT], False),
+]
 
 
 def hopper_once(sql, hops=False, perf=None):
@@ -289,17 +311,19 @@ def measure():
             log(f"fit_multiple, {seg} segment(s), debug_hops")
             hops[seg] = hopper_once(hopper_sql("fit_multiple", seg, iterations=min(E, 3), debug_hops=True), hops=True)
 
-    # Evaluation against training: fit_multiple's four models, 2 iterations, exact training metrics
-    # after each (a second pass over the 60,000 training rows), no validation table; on 1 and 2
-    # segments (evaluation runs one segment per process, as training does).
+    # Evaluation's share of an iteration: each call with metrics every iteration against the same call
+    # with nothing to evaluate, R times interleaved (EVAL_CASES), on 1 and 2 segments.
     evaluation = {}
     if not args.only or "eval" in args.only.split(","):
-        for seg in (1, 2):
-            log(f"evaluation vs training, {seg} segment(s)")
-            evaluation[seg] = [hopper_once(hopper_sql("fit_multiple", seg, iterations=2, evaluate_every=1,
-                                                      validation=False,
-                                                      settings=["SET hopper.training_metrics = exact"]))
-                               for _ in range(R)]
+        for r in range(R):
+            for seg in (1, 2):
+                for name, kind, settings, validation in EVAL_CASES:
+                    log(f"evaluation run {r + 1}/{R}: {name}, {seg} segment(s)")
+                    l0 = loadavg()[0]
+                    d = hopper_once(hopper_sql(kind, seg, SGD if kind == "fit" else None, iterations=EVAL_ITERATIONS,
+                                               evaluate_every=1, validation=validation, settings=settings))
+                    d["load"] = (l0 + loadavg()[0]) / 2
+                    evaluation.setdefault(f"{name}|{seg}", []).append(d)
 
     # The fixed cost of a hop: fit_multiple on 1,024 rows (4 buffers on 2 segments), where training a
     # model on a segment's 512 rows takes ~2 ms: once with every statement timed (debug_hops, which
@@ -348,7 +372,7 @@ def measure():
     if perf_ok:
         profiles = {k: [v[0], v[1]] for k, v in profiles.items()}
     state = {"meta": meta, "gemm": gemm, "hops": {str(k): v for k, v in hops.items()}, "profiles": profiles,
-             "evaluation": {str(k): v for k, v in evaluation.items()}, "tiny": tiny, "tiny_group": tiny_group,
+             "evaluation": evaluation, "tiny": tiny, "tiny_group": tiny_group,
              "scaling": scaling}
     with open(STATE, "w") as f:
         json.dump(state, f)
@@ -358,8 +382,10 @@ def measure():
 if args.report_only:
     with open(STATE) as f:
         state = json.load(f)
-    with open(RESULTS) as f:
-        results = [json.loads(l) for l in f if l.strip()]
+    results = []
+    if os.path.exists(RESULTS):  # none when only cases apart from the table ran (BENCH_ONLY=eval)
+        with open(RESULTS) as f:
+            results = [json.loads(l) for l in f if l.strip()]
     E, R = state["meta"]["epochs"], state["meta"]["runs"]
     recordings = {"hopper fit backend": "perf.fit.data", "core alone (whole process)": "perf.core.data"}
     if state.get("profiles") and all(os.path.exists(os.path.join(args.work, f)) for f in recordings.values()):
@@ -368,7 +394,7 @@ if args.report_only:
 else:
     state, results = measure()
 meta, gemm, profiles = state["meta"], state["gemm"], state["profiles"]
-evaluation = {int(k): v for k, v in state.get("evaluation", {}).items()}
+evaluation = state.get("evaluation", {})  # "call|segments" -> runs
 tiny, tiny_group, scaling = state.get("tiny", {}), state.get("tiny_group", {}), state.get("scaling", [])
 hops = {int(k): v for k, v in state["hops"].items()}
 # The limit: the fastest library's step on this machine (the core uses oneDNN for the large products
@@ -627,24 +653,45 @@ if tiny.get("hops"):
           f" {1e3 * g['iteration_wall_seconds'] / g['hops_per_iteration']:.1f} | | |")
     w("")
 
-# Evaluation against training.
-eval_ratio = {}
-if evaluation:
-    w("## Evaluation against training")
+# Evaluation's share of an iteration.
+eval_share = {}  # (call, segments) -> share of the group's evaluation
+if evaluation and all("|" in k for k in evaluation):
+    w("## Evaluation's share of an iteration")
     w("")
-    w("fit_multiple of the 4 configurations, 2 iterations, `hopper.training_metrics = exact` (after each"
-      " iteration all 4 models are evaluated over the 60,000 training rows), no validation table. Evaluation"
-      " runs one segment per process (`hopper.evaluate_models_sums` grouped by `dist_key`); its forward"
-      " passes are one of a training step's two large products.")
+    w(f"Each call with metrics every iteration ({EVAL_ITERATIONS} iterations) against the same call with nothing"
+      " to evaluate (no validation table, running training metrics), interleaved, median of"
+      f" {R} run(s). The validation table is Fashion-MNIST's 10,000 test images; exact training metrics"
+      " evaluate the 60,000 training rows again. *statements*: `hopper.overlap_evaluation = off`, the models are"
+      " evaluated by a statement after the iteration's training (as before the group evaluated: one segment per"
+      " process, parallel workers started for it); *group*: the default, the group of processes that trains the"
+      " iteration evaluates each model as soon as its last visit is done. Wall: the summary's start to end"
+      " of training over the iterations (setup and outputs included in every row alike); share = (wall -"
+      " wall with nothing evaluated) / wall with nothing evaluated. CPU: the backend's and its workers'."
+      " Evaluation s: the summary's evaluation_seconds, the run's own clock: the statements' time, or the"
+      " time the group took after its last training (what it evaluated while models trained is not in it).")
     w("")
-    w("| segments | training s / iteration | evaluation s / iteration | evaluation / training | processes |")
-    w("|---|---|---|---|---|")
-    for seg, rs in sorted(evaluation.items()):
-        tr = med([x["training_seconds"] / x["num_iterations"] for x in rs])
-        ev = med([x["evaluation_seconds"] / x["num_iterations"] for x in rs])
-        eval_ratio[seg] = ev / tr
-        w(f"| {seg} | {tr:.3f} | {ev:.3f} | {100 * ev / tr:.0f}% | 1 backend + {max(x['max_workers_seen'] for x in rs)}"
-          f" worker(s) |")
+    w("| call | segments | wall s / iteration | share of an iteration | CPU s / iteration | CPU share |"
+      " evaluation s / iteration | load |")
+    w("|---|---|---|---|---|---|---|---|")
+    for seg in (1, 2):
+        for name, kind, settings, validation in EVAL_CASES:
+            rs = evaluation.get(f"{name}|{seg}")
+            if not rs:
+                continue
+            base_name = f"{kind}, nothing evaluated"
+            base = evaluation.get(f"{base_name}|{seg}", [])
+            wall = med([x["wall_seconds"] / x["num_iterations"] for x in rs])
+            cpu = med([x["cpu_seconds"] / x["num_iterations"] for x in rs])
+            share = cpu_share = ""
+            if base and name != base_name:
+                bw = med([x["wall_seconds"] / x["num_iterations"] for x in base])
+                bc = med([x["cpu_seconds"] / x["num_iterations"] for x in base])
+                share = f"{100 * (wall - bw) / bw:+.1f}%"
+                cpu_share = f"{100 * (cpu - bc) / bc:+.1f}%"
+                eval_share[(name, seg)] = (wall - bw) / bw
+            ev = med([x["evaluation_seconds"] / x["num_iterations"] for x in rs])
+            w(f"| {name} | {seg} | {wall:.3f} | {share} | {cpu:.3f} | {cpu_share} | {ev:.3f} |"
+              f" {med([x['load'] for x in rs]):.1f} |")
     w("")
 
 # Scaling.
@@ -739,8 +786,13 @@ if tiny_hop is not None:
     w(f"- fixed cost of one hop under 10 ms (1,024 rows): hop statement {1e3 * tiny_hop:.1f} ms"
       f" -- {verdict(tiny_hop < 0.010)}; a whole hop (training statement + hop statement)"
       f" {1e3 * (tiny_hop + tiny_train):.1f} ms -- {verdict(tiny_hop + tiny_train < 0.010)}")
-for seg, ratio in sorted(eval_ratio.items()):
-    w(f"- evaluation <= 40% of a training epoch ({seg} segment(s)): {100 * ratio:.0f}% -- {verdict(ratio <= 0.40)}")
+for (name, seg), share in sorted(eval_share.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+    if name.endswith("group") and "validation" in name:
+        w(f"- metrics every iteration under 10% of an iteration ({name.split(',')[0]}, {seg} segment(s)):"
+          f" {100 * share:.1f}% -- {verdict(share < 0.10)}")
+    elif name.endswith("group"):
+        w(f"- exact training metrics <= 40% of an iteration ({seg} segment(s)): {100 * share:.0f}%"
+          f" -- {verdict(share <= 0.40)}")
 if model:
     w(f"- scaling table with a fitted cost model: above ({len(scaling)} points)")
 accs = [(r["system"], r["opt"], r["acc"]) for r in rows if r["models"] == 1]
