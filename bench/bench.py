@@ -129,6 +129,8 @@ def hopper_sql(kind, segments, opt=None, iterations=None, debug_hops=False, pack
     test = f"fashion_test_packed_{segments}"
     if kind == "fit":
         val = f", validation_table => '{test}'" if validation else ""
+        if evaluate_every:
+            val += f", metrics_compute_frequency => {evaluate_every}"
         s.append(f"CALL hopper.fit('{packed}', 'bench_out', model_arch => '{ARCH}',"
                  f" compile_params => $${compile_params(opt)}$$, fit_params => 'batch_size=256',"
                  f" num_iterations => {its}{val})")
@@ -140,25 +142,33 @@ def hopper_sql(kind, segments, opt=None, iterations=None, debug_hops=False, pack
     return "; ".join(s)
 
 
-# Evaluation's share of an iteration (the "eval" case): (name, kind, settings, validation table). The
-# user's call -- metrics every iteration on the validation table (Fashion-MNIST's 10,000 test images),
-# running training metrics -- evaluated in the group of processes that trains the iteration
-# (hopper.overlap_evaluation, the default) or by statements after it (off: as before the group
-# evaluated), against the same call without a validation table (nothing to evaluate); likewise with
-# exact training metrics (a second pass over the 60,000 training rows).
-EVAL_ITERATIONS = 3
+# Evaluation's share of an iteration (the "eval" case): (name, kind, settings, validation table). Each
+# run evaluates every second iteration (metrics_compute_frequency 2), so that an iteration that
+# evaluates sits between two that do not, in the same run, seconds apart: its share is its time over
+# the mean of its neighbours' - 1, whatever else the machine is doing over minutes. The user's call
+# -- validation table (Fashion-MNIST's 10,000 test images), running training metrics -- evaluated in
+# the group of processes that trains the iteration (hopper.overlap_evaluation, the default) or by
+# statements after it (off: as before the group evaluated); likewise with exact training metrics (a
+# second pass over the 60,000 training rows) and no validation table.
+EVAL_ITERATIONS = 10
 EXACT = "SET hopper.training_metrics = exact"
 OFF = "SET hopper.overlap_evaluation = off"
 EVAL_CASES = [
-    ("fit_multiple, nothing evaluated", "fit_multiple", [], False),
     ("fit_multiple, validation, statements", "fit_multiple", [OFF], True),
     ("fit_multiple, validation, group", "fit_multiple", [], True),
-    ("fit, nothing evaluated", "fit", [], False),
     ("fit, validation, statements", "fit", [OFF], True),
     ("fit, validation, group", "fit", [], True),
     ("fit_multiple, exact training metrics, statements", "fit_multiple", [EXACT, OFF], False),
     ("fit_multiple, exact training metrics, group", "fit_multiple", [EXACT], False),
 ]
+
+
+def evaluation_shares(run):
+    """An evaluating iteration's time over the mean of its two neighbours' - 1, for each one with two
+    (iterations 2, 4, ... evaluate; the last evaluates too), but the first: the first iteration
+    detoasts the buffers the later ones find in the run's cache."""
+    t = run["iteration_seconds"]
+    return [t[i] / ((t[i - 1] + t[i + 1]) / 2) - 1 for i in range(3, len(t) - 1, 2)]
 
 
 def hopper_once(sql, hops=False, perf=None):
@@ -321,7 +331,7 @@ def measure():
                     log(f"evaluation run {r + 1}/{R}: {name}, {seg} segment(s)")
                     l0 = loadavg()[0]
                     d = hopper_once(hopper_sql(kind, seg, SGD if kind == "fit" else None, iterations=EVAL_ITERATIONS,
-                                               evaluate_every=1, validation=validation, settings=settings))
+                                               evaluate_every=2, validation=validation, settings=settings))
                     d["load"] = (l0 + loadavg()[0]) / 2
                     evaluation.setdefault(f"{name}|{seg}", []).append(d)
 
@@ -654,44 +664,39 @@ if tiny.get("hops"):
     w("")
 
 # Evaluation's share of an iteration.
-eval_share = {}  # (call, segments) -> share of the group's evaluation
+eval_share = {}  # (call, segments) -> median share
 if evaluation and all("|" in k for k in evaluation):
     w("## Evaluation's share of an iteration")
     w("")
-    w(f"Each call with metrics every iteration ({EVAL_ITERATIONS} iterations) against the same call with nothing"
-      " to evaluate (no validation table, running training metrics), interleaved, median of"
-      f" {R} run(s). The validation table is Fashion-MNIST's 10,000 test images; exact training metrics"
-      " evaluate the 60,000 training rows again. *statements*: `hopper.overlap_evaluation = off`, the models are"
-      " evaluated by a statement after the iteration's training (as before the group evaluated: one segment per"
-      " process, parallel workers started for it); *group*: the default, the group of processes that trains the"
-      " iteration evaluates each model as soon as its last visit is done. Wall: the summary's start to end"
-      " of training over the iterations (setup and outputs included in every row alike); share = (wall -"
-      " wall with nothing evaluated) / wall with nothing evaluated. CPU: the backend's and its workers'."
-      " Evaluation s: the summary's evaluation_seconds, the run's own clock: the statements' time, or the"
-      " time the group took after its last training (what it evaluated while models trained is not in it).")
+    w(f"Runs of {EVAL_ITERATIONS} iterations with metrics every second iteration, {R} of each, interleaved."
+      " An iteration that evaluates is timed against the mean of the two around it that do not, in the same"
+      " run (each iteration's time from its NOTICE: training, evaluation, observers), so the share does not"
+      " depend on how busy the machine was over minutes, only over seconds. The validation table is"
+      " Fashion-MNIST's 10,000 test images; exact training metrics evaluate the 60,000 training rows again"
+      " (no validation table). *statements*: `hopper.overlap_evaluation = off`, a statement evaluates the"
+      " models after the iteration's training (as before the group evaluated: one segment per process,"
+      " parallel workers started for it); *group*: the default, the group of processes that trains the"
+      " iteration evaluates each model as soon as its last visit is done. Evaluation s: the summary's"
+      " evaluation_seconds per evaluating iteration, the run's own clock: the statement's time, or the time"
+      " the group took after its last training (what it evaluated while models trained is not in it).")
     w("")
-    w("| call | segments | wall s / iteration | share of an iteration | CPU s / iteration | CPU share |"
-      " evaluation s / iteration | load |")
-    w("|---|---|---|---|---|---|---|---|")
+    w("| call | segments | iteration s (not evaluating, not the first) | share of an iteration: median | quartiles | samples |"
+      " evaluation s | CPU s / iteration | load |")
+    w("|---|---|---|---|---|---|---|---|---|")
     for seg in (1, 2):
         for name, kind, settings, validation in EVAL_CASES:
             rs = evaluation.get(f"{name}|{seg}")
             if not rs:
                 continue
-            base_name = f"{kind}, nothing evaluated"
-            base = evaluation.get(f"{base_name}|{seg}", [])
-            wall = med([x["wall_seconds"] / x["num_iterations"] for x in rs])
+            shares = sorted(x for r in rs for x in evaluation_shares(r))
+            plain = med([t for r in rs for t in r["iteration_seconds"][2::2]])
+            q = statistics.quantiles(shares, n=4) if len(shares) > 1 else [shares[0]] * 3
+            evaluated = (EVAL_ITERATIONS + 1) // 2 if EVAL_ITERATIONS % 2 else EVAL_ITERATIONS // 2
+            ev = med([x["evaluation_seconds"] / evaluated for x in rs])
             cpu = med([x["cpu_seconds"] / x["num_iterations"] for x in rs])
-            share = cpu_share = ""
-            if base and name != base_name:
-                bw = med([x["wall_seconds"] / x["num_iterations"] for x in base])
-                bc = med([x["cpu_seconds"] / x["num_iterations"] for x in base])
-                share = f"{100 * (wall - bw) / bw:+.1f}%"
-                cpu_share = f"{100 * (cpu - bc) / bc:+.1f}%"
-                eval_share[(name, seg)] = (wall - bw) / bw
-            ev = med([x["evaluation_seconds"] / x["num_iterations"] for x in rs])
-            w(f"| {name} | {seg} | {wall:.3f} | {share} | {cpu:.3f} | {cpu_share} | {ev:.3f} |"
-              f" {med([x['load'] for x in rs]):.1f} |")
+            eval_share[(name, seg)] = q[1]
+            w(f"| {name} | {seg} | {plain:.3f} | {100 * q[1]:+.1f}% | {100 * q[0]:+.1f}% .. {100 * q[2]:+.1f}% |"
+              f" {len(shares)} | {ev:.3f} | {cpu:.3f} | {med([x['load'] for x in rs]):.1f} |")
     w("")
 
 # Scaling.

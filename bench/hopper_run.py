@@ -24,12 +24,14 @@ one with autovacuum off), because processes are told apart only by their role:
   ms), whatever else runs on the machine. cpu_seconds_per_epoch scales it by the share of the wall
   time spent in training and hop statements (setup and the final evaluation excluded), an
   estimate of what one epoch costs on a quiet machine.
+* Iterations: each iteration's wall time from its NOTICE (iteration_seconds; 3 significant digits).
 * --hops: the run had hopper.debug_hops on; also reads <output>_hops (each statement's time).
 * --perf FILE: perf record of the backend (from the moment the sampler sees it until psql exits).
 """
 import argparse
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -175,6 +177,9 @@ acc = json.loads(psql(
     f" 'test_accuracy', validation_metrics_final, 'test_loss', validation_loss_final, 'status', status)"
     f" ORDER BY mst_key) FROM {args.output}_info"))
 its = row["num_iterations"]
+# Each iteration's wall time as its NOTICE gives it ("iteration 3/8: 1.23 s, ..."; 3 significant digits):
+# from the start of the iteration to its NOTICE, training, evaluation and observers included.
+iteration_seconds = [float(m.group(2)) for m in re.finditer(r"NOTICE:  iteration (\d+)/\d+: ([0-9.]+) s", proc.stderr)]
 train_hop = row["training_seconds"] + row["hop_seconds"]
 result = dict(row)
 result.update({
@@ -185,6 +190,7 @@ result.update({
     "cpu_seconds": cpu,
     "cpu_seconds_per_epoch": cpu * train_hop / row["wall_seconds"] / its if row["wall_seconds"] > 0 else None,
     "wall_client_seconds": wall_client,
+    "iteration_seconds": iteration_seconds,
     "call_seconds": wall_client - 0.12,  # the statements before pg_sleep(0.12): the SETs and the CALL
     "peak_rss_mb": peak["rss"], "private_peak_mb": peak["anon"], "backend_hwm_mb": peak["backend_hwm"],
     "worker_hwm_mb": peak["worker_hwm"], "max_workers_seen": peak["workers"],
