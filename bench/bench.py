@@ -163,12 +163,13 @@ EVAL_CASES = [
 ]
 
 
-def evaluation_shares(run):
-    """An evaluating iteration's time over the mean of its two neighbours' - 1, for each one with two
-    (iterations 2, 4, ... evaluate; the last evaluates too), but the first: the first iteration
-    detoasts the buffers the later ones find in the run's cache."""
-    t = run["iteration_seconds"]
-    return [t[i] / ((t[i - 1] + t[i + 1]) / 2) - 1 for i in range(3, len(t) - 1, 2)]
+def evaluation_shares(run, key):
+    """An evaluating iteration's time (key: iteration_seconds, iteration_cpu_seconds) over the mean of
+    its two neighbours' - 1, for each one with two (iterations 2, 4, ... evaluate; the last evaluates
+    too), but the first: the first iteration detoasts the buffers the later ones find in the run's cache."""
+    t = run.get(key) or []
+    return [t[i] / ((t[i - 1] + t[i + 1]) / 2) - 1 for i in range(3, len(t) - 1, 2)
+            if None not in (t[i - 1], t[i], t[i + 1])]
 
 
 def hopper_once(sql, hops=False, perf=None):
@@ -669,34 +670,42 @@ if evaluation and all("|" in k for k in evaluation):
     w("## Evaluation's share of an iteration")
     w("")
     w(f"Runs of {EVAL_ITERATIONS} iterations with metrics every second iteration, {R} of each, interleaved."
-      " An iteration that evaluates is timed against the mean of the two around it that do not, in the same"
-      " run (each iteration's time from its NOTICE: training, evaluation, observers), so the share does not"
-      " depend on how busy the machine was over minutes, only over seconds. The validation table is"
-      " Fashion-MNIST's 10,000 test images; exact training metrics evaluate the 60,000 training rows again"
-      " (no validation table). *statements*: `hopper.overlap_evaluation = off`, a statement evaluates the"
-      " models after the iteration's training (as before the group evaluated: one segment per process,"
-      " parallel workers started for it); *group*: the default, the group of processes that trains the"
-      " iteration evaluates each model as soon as its last visit is done. Evaluation s: the summary's"
-      " evaluation_seconds per evaluating iteration, the run's own clock: the statement's time, or the time"
-      " the group took after its last training (what it evaluated while models trained is not in it).")
+      " An iteration that evaluates is measured against the mean of the two around it that do not, in the"
+      " same run, seconds apart: CPU -- the backend's and its parallel workers' between two iteration"
+      " NOTICEs, which time-sharing the cores with other work does not inflate -- and wall time (from the"
+      " NOTICEs: training, evaluation, observers), which it does. The validation table is Fashion-MNIST's"
+      " 10,000 test images; exact training metrics evaluate the 60,000 training rows again (no validation"
+      " table). *statements*: `hopper.overlap_evaluation = off`, a statement evaluates the models after the"
+      " iteration's training (as before the group evaluated: one segment per process, parallel workers"
+      " started for it); *group*: the default, the group of processes that trains the iteration evaluates"
+      " each model as soon as its last visit is done. Evaluation s: the summary's evaluation_seconds per"
+      " evaluating iteration, the run's own clock: the statement's time, or the time the group took after"
+      " its last training (what it evaluated while models trained is not in it).")
     w("")
-    w("| call | segments | iteration s (not evaluating, not the first) | share of an iteration: median | quartiles | samples |"
-      " evaluation s | CPU s / iteration | load |")
-    w("|---|---|---|---|---|---|---|---|---|")
+    w("| call | segments | CPU share: median (quartiles) | wall share: median (quartiles) | samples |"
+      " iteration CPU s / wall s (not evaluating) | evaluation s | load |")
+    w("|---|---|---|---|---|---|---|---|")
+
+    def quartiles(xs):
+        xs = sorted(xs)
+        return statistics.quantiles(xs, n=4) if len(xs) > 1 else (xs * 3 if xs else [float("nan")] * 3)
+
     for seg in (1, 2):
         for name, kind, settings, validation in EVAL_CASES:
             rs = evaluation.get(f"{name}|{seg}")
             if not rs:
                 continue
-            shares = sorted(x for r in rs for x in evaluation_shares(r))
-            plain = med([t for r in rs for t in r["iteration_seconds"][2::2]])
-            q = statistics.quantiles(shares, n=4) if len(shares) > 1 else [shares[0]] * 3
+            cq = quartiles([x for r in rs for x in evaluation_shares(r, "iteration_cpu_seconds")])
+            wq = quartiles([x for r in rs for x in evaluation_shares(r, "iteration_seconds")])
+            n = sum(len(evaluation_shares(r, "iteration_cpu_seconds")) for r in rs)
+            plain_wall = med([t for r in rs for t in r["iteration_seconds"][2::2]])
+            plain_cpu = med([t for r in rs for t in (r.get("iteration_cpu_seconds") or [])[2::2] if t is not None])
             evaluated = (EVAL_ITERATIONS + 1) // 2 if EVAL_ITERATIONS % 2 else EVAL_ITERATIONS // 2
             ev = med([x["evaluation_seconds"] / evaluated for x in rs])
-            cpu = med([x["cpu_seconds"] / x["num_iterations"] for x in rs])
-            eval_share[(name, seg)] = q[1]
-            w(f"| {name} | {seg} | {plain:.3f} | {100 * q[1]:+.1f}% | {100 * q[0]:+.1f}% .. {100 * q[2]:+.1f}% |"
-              f" {len(shares)} | {ev:.3f} | {cpu:.3f} | {med([x['load'] for x in rs]):.1f} |")
+            eval_share[(name, seg)] = cq[1]
+            w(f"| {name} | {seg} | {100 * cq[1]:+.1f}% ({100 * cq[0]:+.1f} .. {100 * cq[2]:+.1f}) |"
+              f" {100 * wq[1]:+.1f}% ({100 * wq[0]:+.1f} .. {100 * wq[2]:+.1f}) | {n} |"
+              f" {plain_cpu:.3f} / {plain_wall:.3f} | {ev:.3f} | {med([x['load'] for x in rs]):.1f} |")
     w("")
 
 # Scaling.
@@ -793,10 +802,10 @@ if tiny_hop is not None:
       f" {1e3 * (tiny_hop + tiny_train):.1f} ms -- {verdict(tiny_hop + tiny_train < 0.010)}")
 for (name, seg), share in sorted(eval_share.items(), key=lambda kv: (kv[0][1], kv[0][0])):
     if name.endswith("group") and "validation" in name:
-        w(f"- metrics every iteration under 10% of an iteration ({name.split(',')[0]}, {seg} segment(s)):"
+        w(f"- metrics every iteration under 10% of an iteration ({name.split(',')[0]}, {seg} segment(s), CPU):"
           f" {100 * share:.1f}% -- {verdict(share < 0.10)}")
     elif name.endswith("group"):
-        w(f"- exact training metrics <= 40% of an iteration ({seg} segment(s)): {100 * share:.0f}%"
+        w(f"- exact training metrics <= 40% of an iteration ({seg} segment(s), CPU): {100 * share:.0f}%"
           f" -- {verdict(share <= 0.40)}")
 if model:
     w(f"- scaling table with a fitted cost model: above ({len(scaling)} points)")
