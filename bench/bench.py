@@ -128,15 +128,48 @@ def hopper_sql(kind, segments, opt=None, iterations=None, debug_hops=False, pack
     packed = packed or f"fashion_packed_{segments}"
     test = f"fashion_test_packed_{segments}"
     if kind == "fit":
+        val = f", validation_table => '{test}'" if validation else ""
+        if evaluate_every:
+            val += f", metrics_compute_frequency => {evaluate_every}"
         s.append(f"CALL hopper.fit('{packed}', 'bench_out', model_arch => '{ARCH}',"
                  f" compile_params => $${compile_params(opt)}$$, fit_params => 'batch_size=256',"
-                 f" num_iterations => {its}, validation_table => '{test}')")
+                 f" num_iterations => {its}{val})")
     else:
         every = evaluate_every or its
         val = f" validation_table => '{test}'," if validation else ""
         s.append(f"CALL hopper.fit_multiple('{packed}', 'bench_out', '{mst}', {its},{val}"
                  f" metrics_compute_frequency => {every})")
     return "; ".join(s)
+
+
+# Evaluation's share of an iteration (the "eval" case): (name, kind, settings, validation table). Each
+# run evaluates every second iteration (metrics_compute_frequency 2), so that an iteration that
+# evaluates sits between two that do not, in the same run, seconds apart: its share is its time over
+# the mean of its neighbours' - 1, whatever else the machine is doing over minutes. The user's call
+# -- validation table (Fashion-MNIST's 10,000 test images), running training metrics -- evaluated in
+# the group of processes that trains the iteration (hopper.overlap_evaluation, the default) or by
+# statements after it (off: as before the group evaluated); likewise with exact training metrics (a
+# second pass over the 60,000 training rows) and no validation table.
+EVAL_ITERATIONS = 10
+EXACT = "SET hopper.training_metrics = exact"
+OFF = "SET hopper.overlap_evaluation = off"
+EVAL_CASES = [
+    ("fit_multiple, validation, statements", "fit_multiple", [OFF], True),
+    ("fit_multiple, validation, group", "fit_multiple", [], True),
+    ("fit, validation, statements", "fit", [OFF], True),
+    ("fit, validation, group", "fit", [], True),
+    ("fit_multiple, exact training metrics, statements", "fit_multiple", [EXACT, OFF], False),
+    ("fit_multiple, exact training metrics, group", "fit_multiple", [EXACT], False),
+]
+
+
+def evaluation_shares(run, key):
+    """An evaluating iteration's time (key: iteration_seconds, iteration_cpu_seconds) over the mean of
+    its two neighbours' - 1, for each one with two (iterations 2, 4, ... evaluate; the last evaluates
+    too), but the first: the first iteration detoasts the buffers the later ones find in the run's cache."""
+    t = run.get(key) or []
+    return [t[i] / ((t[i - 1] + t[i + 1]) / 2) - 1 for i in range(3, len(t) - 1, 2)
+            if None not in (t[i - 1], t[i], t[i + 1])]
 
 
 def hopper_once(sql, hops=False, perf=None):
@@ -289,17 +322,19 @@ def measure():
             log(f"fit_multiple, {seg} segment(s), debug_hops")
             hops[seg] = hopper_once(hopper_sql("fit_multiple", seg, iterations=min(E, 3), debug_hops=True), hops=True)
 
-    # Evaluation against training: fit_multiple's four models, 2 iterations, exact training metrics
-    # after each (a second pass over the 60,000 training rows), no validation table; on 1 and 2
-    # segments (evaluation runs one segment per process, as training does).
+    # Evaluation's share of an iteration: each call with metrics every iteration against the same call
+    # with nothing to evaluate, R times interleaved (EVAL_CASES), on 1 and 2 segments.
     evaluation = {}
     if not args.only or "eval" in args.only.split(","):
-        for seg in (1, 2):
-            log(f"evaluation vs training, {seg} segment(s)")
-            evaluation[seg] = [hopper_once(hopper_sql("fit_multiple", seg, iterations=2, evaluate_every=1,
-                                                      validation=False,
-                                                      settings=["SET hopper.training_metrics = exact"]))
-                               for _ in range(R)]
+        for r in range(R):
+            for seg in (1, 2):
+                for name, kind, settings, validation in EVAL_CASES:
+                    log(f"evaluation run {r + 1}/{R}: {name}, {seg} segment(s)")
+                    l0 = loadavg()[0]
+                    d = hopper_once(hopper_sql(kind, seg, SGD if kind == "fit" else None, iterations=EVAL_ITERATIONS,
+                                               evaluate_every=2, validation=validation, settings=settings))
+                    d["load"] = (l0 + loadavg()[0]) / 2
+                    evaluation.setdefault(f"{name}|{seg}", []).append(d)
 
     # The fixed cost of a hop: fit_multiple on 1,024 rows (4 buffers on 2 segments), where training a
     # model on a segment's 512 rows takes ~2 ms: once with every statement timed (debug_hops, which
@@ -348,7 +383,7 @@ def measure():
     if perf_ok:
         profiles = {k: [v[0], v[1]] for k, v in profiles.items()}
     state = {"meta": meta, "gemm": gemm, "hops": {str(k): v for k, v in hops.items()}, "profiles": profiles,
-             "evaluation": {str(k): v for k, v in evaluation.items()}, "tiny": tiny, "tiny_group": tiny_group,
+             "evaluation": evaluation, "tiny": tiny, "tiny_group": tiny_group,
              "scaling": scaling}
     with open(STATE, "w") as f:
         json.dump(state, f)
@@ -358,8 +393,10 @@ def measure():
 if args.report_only:
     with open(STATE) as f:
         state = json.load(f)
-    with open(RESULTS) as f:
-        results = [json.loads(l) for l in f if l.strip()]
+    results = []
+    if os.path.exists(RESULTS):  # none when only cases apart from the table ran (BENCH_ONLY=eval)
+        with open(RESULTS) as f:
+            results = [json.loads(l) for l in f if l.strip()]
     E, R = state["meta"]["epochs"], state["meta"]["runs"]
     recordings = {"hopper fit backend": "perf.fit.data", "core alone (whole process)": "perf.core.data"}
     if state.get("profiles") and all(os.path.exists(os.path.join(args.work, f)) for f in recordings.values()):
@@ -368,7 +405,7 @@ if args.report_only:
 else:
     state, results = measure()
 meta, gemm, profiles = state["meta"], state["gemm"], state["profiles"]
-evaluation = {int(k): v for k, v in state.get("evaluation", {}).items()}
+evaluation = state.get("evaluation", {})  # "call|segments" -> runs
 tiny, tiny_group, scaling = state.get("tiny", {}), state.get("tiny_group", {}), state.get("scaling", [])
 hops = {int(k): v for k, v in state["hops"].items()}
 # The limit: the fastest library's step on this machine (the core uses oneDNN for the large products
@@ -627,24 +664,48 @@ if tiny.get("hops"):
           f" {1e3 * g['iteration_wall_seconds'] / g['hops_per_iteration']:.1f} | | |")
     w("")
 
-# Evaluation against training.
-eval_ratio = {}
-if evaluation:
-    w("## Evaluation against training")
+# Evaluation's share of an iteration.
+eval_share = {}  # (call, segments) -> median share
+if evaluation and all("|" in k for k in evaluation):
+    w("## Evaluation's share of an iteration")
     w("")
-    w("fit_multiple of the 4 configurations, 2 iterations, `hopper.training_metrics = exact` (after each"
-      " iteration all 4 models are evaluated over the 60,000 training rows), no validation table. Evaluation"
-      " runs one segment per process (`hopper.evaluate_models_sums` grouped by `dist_key`); its forward"
-      " passes are one of a training step's two large products.")
+    w(f"Runs of {EVAL_ITERATIONS} iterations with metrics every second iteration, {R} of each, interleaved."
+      " An iteration that evaluates is measured against the mean of the two around it that do not, in the"
+      " same run, seconds apart: CPU -- the backend's and its parallel workers' between two iteration"
+      " NOTICEs, which time-sharing the cores with other work does not inflate -- and wall time (from the"
+      " NOTICEs: training, evaluation, observers), which it does. The validation table is Fashion-MNIST's"
+      " 10,000 test images; exact training metrics evaluate the 60,000 training rows again (no validation"
+      " table). *statements*: `hopper.overlap_evaluation = off`, a statement evaluates the models after the"
+      " iteration's training (as before the group evaluated: one segment per process, parallel workers"
+      " started for it); *group*: the default, the group of processes that trains the iteration evaluates"
+      " each model as soon as its last visit is done. Evaluation s: the summary's evaluation_seconds per"
+      " evaluating iteration, the run's own clock: the statement's time, or the time the group took after"
+      " its last training (what it evaluated while models trained is not in it).")
     w("")
-    w("| segments | training s / iteration | evaluation s / iteration | evaluation / training | processes |")
-    w("|---|---|---|---|---|")
-    for seg, rs in sorted(evaluation.items()):
-        tr = med([x["training_seconds"] / x["num_iterations"] for x in rs])
-        ev = med([x["evaluation_seconds"] / x["num_iterations"] for x in rs])
-        eval_ratio[seg] = ev / tr
-        w(f"| {seg} | {tr:.3f} | {ev:.3f} | {100 * ev / tr:.0f}% | 1 backend + {max(x['max_workers_seen'] for x in rs)}"
-          f" worker(s) |")
+    w("| call | segments | CPU share: median (quartiles) | wall share: median (quartiles) | samples |"
+      " iteration CPU s / wall s (not evaluating) | evaluation s | load |")
+    w("|---|---|---|---|---|---|---|---|")
+
+    def quartiles(xs):
+        xs = sorted(xs)
+        return statistics.quantiles(xs, n=4) if len(xs) > 1 else (xs * 3 if xs else [float("nan")] * 3)
+
+    for seg in (1, 2):
+        for name, kind, settings, validation in EVAL_CASES:
+            rs = evaluation.get(f"{name}|{seg}")
+            if not rs:
+                continue
+            cq = quartiles([x for r in rs for x in evaluation_shares(r, "iteration_cpu_seconds")])
+            wq = quartiles([x for r in rs for x in evaluation_shares(r, "iteration_seconds")])
+            n = sum(len(evaluation_shares(r, "iteration_cpu_seconds")) for r in rs)
+            plain_wall = med([t for r in rs for t in r["iteration_seconds"][2::2]])
+            plain_cpu = med([t for r in rs for t in (r.get("iteration_cpu_seconds") or [])[2::2] if t is not None])
+            evaluated = (EVAL_ITERATIONS + 1) // 2 if EVAL_ITERATIONS % 2 else EVAL_ITERATIONS // 2
+            ev = med([x["evaluation_seconds"] / evaluated for x in rs])
+            eval_share[(name, seg)] = cq[1]
+            w(f"| {name} | {seg} | {100 * cq[1]:+.1f}% ({100 * cq[0]:+.1f} .. {100 * cq[2]:+.1f}) |"
+              f" {100 * wq[1]:+.1f}% ({100 * wq[0]:+.1f} .. {100 * wq[2]:+.1f}) | {n} |"
+              f" {plain_cpu:.3f} / {plain_wall:.3f} | {ev:.3f} | {med([x['load'] for x in rs]):.1f} |")
     w("")
 
 # Scaling.
@@ -739,8 +800,13 @@ if tiny_hop is not None:
     w(f"- fixed cost of one hop under 10 ms (1,024 rows): hop statement {1e3 * tiny_hop:.1f} ms"
       f" -- {verdict(tiny_hop < 0.010)}; a whole hop (training statement + hop statement)"
       f" {1e3 * (tiny_hop + tiny_train):.1f} ms -- {verdict(tiny_hop + tiny_train < 0.010)}")
-for seg, ratio in sorted(eval_ratio.items()):
-    w(f"- evaluation <= 40% of a training epoch ({seg} segment(s)): {100 * ratio:.0f}% -- {verdict(ratio <= 0.40)}")
+for (name, seg), share in sorted(eval_share.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+    if name.endswith("group") and "validation" in name:
+        w(f"- metrics every iteration under 10% of an iteration ({name.split(',')[0]}, {seg} segment(s), CPU):"
+          f" {100 * share:.1f}% -- {verdict(share < 0.10)}")
+    elif name.endswith("group"):
+        w(f"- exact training metrics <= 40% of an iteration ({seg} segment(s), CPU): {100 * share:.0f}%"
+          f" -- {verdict(share <= 0.40)}")
 if model:
     w(f"- scaling table with a fitted cost model: above ({len(scaling)} points)")
 accs = [(r["system"], r["opt"], r["acc"]) for r in rows if r["models"] == 1]

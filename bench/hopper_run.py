@@ -24,12 +24,16 @@ one with autovacuum off), because processes are told apart only by their role:
   ms), whatever else runs on the machine. cpu_seconds_per_epoch scales it by the share of the wall
   time spent in training and hop statements (setup and the final evaluation excluded), an
   estimate of what one epoch costs on a quiet machine.
+* Iterations: each iteration's wall time from its NOTICE (iteration_seconds; 3 significant digits) and,
+  from the second on, its CPU time (iteration_cpu_seconds): the backend's between two NOTICEs
+  (/proc/PID/schedstat) and its parallel workers', reaped by the postmaster by then.
 * --hops: the run had hopper.debug_hops on; also reads <output>_hops (each statement's time).
 * --perf FILE: perf record of the backend (from the moment the sampler sees it until psql exits).
 """
 import argparse
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -152,8 +156,39 @@ sampler = threading.Thread(target=sample, daemon=True)
 sampler.start()
 # The last statement keeps the session (and its VmHWM) alive for one more sample.
 t0 = time.perf_counter()
-proc = subprocess.run(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", args.sql + "; SELECT pg_catalog.pg_sleep(0.12)"],
-                      capture_output=True, text=True)
+proc = subprocess.Popen(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", args.sql + "; SELECT pg_catalog.pg_sleep(0.12)"],
+                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+stderr_lines = []
+# Each iteration's CPU: at its NOTICE, the backend's CPU time so far (/proc/PID/schedstat, ns) and, 50 ms
+# later, the postmaster's reaped children's (the parallel workers of the iteration have exited before
+# its NOTICE; the next iteration's are alive until it ends).
+notices = []
+
+
+def backend_cpu():
+    backend = group()[0]
+    try:
+        with open(f"/proc/{backend}/schedstat") as f:
+            return int(f.read().split()[0]) / 1e9
+    except (OSError, TypeError):
+        return None
+
+
+def read_notices():
+    for line in proc.stderr:
+        stderr_lines.append(line)
+        if re.match(r"NOTICE:  iteration \d+/\d+: ", line):
+            own = backend_cpu()
+            time.sleep(0.05)
+            notices.append((own, reaped_cpu()))
+
+
+reader = threading.Thread(target=read_notices, daemon=True)
+reader.start()
+proc.stdout.read()  # drained; what the report needs comes from the tables
+proc.wait()
+reader.join()
+stderr_text = "".join(stderr_lines)
 wall_client = time.perf_counter() - t0
 done.set()
 sampler.join()
@@ -161,7 +196,7 @@ for p in perf:
     p.send_signal(signal.SIGINT)
     p.wait()
 if proc.returncode != 0:
-    sys.exit("hopper_run: psql failed:\n" + proc.stderr)
+    sys.exit("hopper_run: psql failed:\n" + stderr_text)
 wait_for_no_backend()
 time.sleep(0.05)
 cpu = reaped_cpu() - cpu_before
@@ -175,6 +210,12 @@ acc = json.loads(psql(
     f" 'test_accuracy', validation_metrics_final, 'test_loss', validation_loss_final, 'status', status)"
     f" ORDER BY mst_key) FROM {args.output}_info"))
 its = row["num_iterations"]
+# Each iteration's wall time as its NOTICE gives it ("iteration 3/8: 1.23 s, ..."; 3 significant digits):
+# from the start of the iteration to its NOTICE, training, evaluation and observers included.
+iteration_seconds = [float(m.group(2)) for m in re.finditer(r"NOTICE:  iteration (\d+)/\d+: ([0-9.]+) s", stderr_text)]
+# From the second iteration on (the first also holds the call's setup): CPU between NOTICEs.
+iteration_cpu = [None] + [(b[0] - a[0]) + (b[1] - a[1]) if a[0] is not None and b[0] is not None else None
+                          for a, b in zip(notices, notices[1:])]
 train_hop = row["training_seconds"] + row["hop_seconds"]
 result = dict(row)
 result.update({
@@ -185,6 +226,8 @@ result.update({
     "cpu_seconds": cpu,
     "cpu_seconds_per_epoch": cpu * train_hop / row["wall_seconds"] / its if row["wall_seconds"] > 0 else None,
     "wall_client_seconds": wall_client,
+    "iteration_seconds": iteration_seconds,
+    "iteration_cpu_seconds": iteration_cpu,
     "call_seconds": wall_client - 0.12,  # the statements before pg_sleep(0.12): the SETs and the CALL
     "peak_rss_mb": peak["rss"], "private_peak_mb": peak["anon"], "backend_hwm_mb": peak["backend_hwm"],
     "worker_hwm_mb": peak["worker_hwm"], "max_workers_seen": peak["workers"],

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Cancel and timeouts: pg_cancel_backend and statement_timeout stop preprocess, fit, fit_multiple
-# and parameter-server waits within a few seconds, on data big enough to run for a minute, and
-# leave no working table (__hopper_*) and no output table behind. Runs against the test cluster (PGHOST, PGPORT,
-# PGUSER set by test/cluster.sh); CANCEL_LIMIT (seconds, default 5) bounds how long a stop may take.
+# (training, or evaluating in the group of processes that trains) and parameter-server waits within
+# a few seconds, on data big enough to run for a minute, and leave no working table (__hopper_*) and
+# no output table behind. Runs against the test cluster (PGHOST, PGPORT, PGUSER set by
+# test/cluster.sh); CANCEL_LIMIT (seconds, default 5) bounds how long a stop may take.
 set -euo pipefail
 DB=hopper_cancel
 LIMIT=${CANCEL_LIMIT:-5}
@@ -24,6 +25,11 @@ FROM generate_series(1, 20000) g;
 SELECT hopper.preprocess('big', 'big_packed', 'y', 'x', buffer_size => 200, num_segments => 2, scale => 'standardize');
 -- A slow source (about 10 s per scan) for preprocess to be cancelled in.
 CREATE VIEW slow_source AS SELECT id, x, y FROM big WHERE pg_catalog.pg_sleep(0.0005) IS NOT NULL;
+-- Evaluation outweighing training: 400 rows to train on, the 20,000 to validate on (the group of
+-- processes evaluates them while it trains: src/pg/training/hop_workers.h).
+CREATE TABLE small AS SELECT * FROM big WHERE id <= 400;
+SELECT hopper.preprocess('small', 'small_packed', 'y', 'x', buffer_size => 200, num_segments => 2, scale => 'standardize');
+SELECT hopper.preprocess_validation('big', 'big_valid', 'y', 'x', 'small_packed');
 SELECT hopper.load_model_arch('archs', '{"input_dim": 200, "layers": [{"units": 512, "activation": "relu"},
     {"units": 512, "activation": "relu"}, {"units": 10, "activation": "softmax"}]}');
 SELECT hopper.load_model_selection_table('archs', 'configs', ARRAY[1],
@@ -34,6 +40,7 @@ SQL
 ARCH='{"input_dim": 200, "layers": [{"units": 512, "activation": "relu"}, {"units": 512, "activation": "relu"}, {"units": 10, "activation": "softmax"}]}'
 FIT="CALL hopper.fit('big_packed', 'OUT', '$ARCH', \$\$optimizer='Adam(lr=0.001)', metrics=['accuracy']\$\$, 'batch_size=50', 30)"
 FIT_MULTIPLE="CALL hopper.fit_multiple('big_packed', 'OUT', 'configs', 30, metrics_compute_frequency => 1)"
+FIT_EVAL="CALL hopper.fit_multiple('small_packed', 'OUT', 'configs', 30, 'big_valid', 1)"
 PREPROCESS="SELECT hopper.preprocess('slow_source', 'OUT', 'y', 'x', buffer_size => 200, num_segments => 2)"
 
 # Nothing of a stopped run may remain: no working table, no output, _info, _summary or partition.
@@ -88,9 +95,11 @@ cancel_after "fit (mid-iteration 2)" "$FIT" c_fit 3
 cancel_after "fit (first iteration)" "$FIT" c_fit_early 1
 cancel_after "fit_multiple (mid-run)" "$FIT_MULTIPLE" c_fitm 4
 cancel_after "preprocess" "$PREPROCESS" c_pre 2
+cancel_after "fit_multiple (evaluating)" "$FIT_EVAL" c_eval 3
 timeout_after "fit" "$FIT" t_fit 3
 timeout_after "fit_multiple" "$FIT_MULTIPLE" t_fitm 5
 timeout_after "preprocess" "$PREPROCESS" t_pre 2
+timeout_after "fit_multiple (evaluating)" "$FIT_EVAL" t_eval 3
 # Inside a transaction block the run is one transaction: a cancel rolls all of it back.
 cancel_after "fit in BEGIN ... COMMIT" "BEGIN; $FIT; COMMIT;" c_fit_tx 3
 

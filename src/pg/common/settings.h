@@ -4,6 +4,7 @@
 namespace hopper::pg {
 extern int setting_parallel_segments;    // hopper.parallel_segments
 extern bool setting_debug_hops;          // hopper.debug_hops
+extern bool setting_overlap_evaluation;  // hopper.overlap_evaluation
 extern bool setting_restoring;           // hopper.restoring (read by the registry's triggers)
 extern int setting_max_state_mb;         // hopper.max_model_state_mb
 extern int setting_segment_cache_mb;     // hopper.segment_cache_mb

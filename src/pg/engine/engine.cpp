@@ -86,6 +86,13 @@ bool rows_have_ctids(Spi& spi, const TableName& table) {
         {SqlParam::text_copy(table.quoted())});
 }
 
+bool is_temporary_table(Spi& spi, const TableName& table) {
+    return spi.scalar_bool(
+        "SELECT c.relpersistence OPERATOR(pg_catalog.=) 't' FROM pg_catalog.pg_class AS c WHERE c.oid "
+        "OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
+        {SqlParam::text_copy(table.quoted())});
+}
+
 TableName packing_copy(Spi& spi, const TableName& table, const std::vector<std::string>& columns) {
     const TableName copy{"pg_temp", "__hopper_pack_source"};
     std::string list, order;

@@ -141,6 +141,9 @@ std::map<int32_t, std::string> read_model_states(Spi& spi, const TableName& mode
 // table or materialized view; not a partitioned table (its partitions repeat ctids), a view or a
 // foreign table (no ctids).
 bool rows_have_ctids(Spi& spi, const TableName& table);
+// Whether a table is temporary: its pages sit in the session's own buffers, which parallel workers
+// cannot read.
+bool is_temporary_table(Spi& spi, const TableName& table);
 // A temporary copy (ON COMMIT DROP) of `columns` of `table` to pack from, ordered by their values so
 // that the same seed packs the same buffers wherever the rows sit (Engine::packing_source).
 TableName packing_copy(Spi& spi, const TableName& table, const std::vector<std::string>& columns);

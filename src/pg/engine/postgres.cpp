@@ -149,11 +149,7 @@ public:
     // Parallel workers cannot read a temporary table (its pages sit in the session's own buffers): a
     // temporary packed table keeps to the statements, which the planner then runs serially.
     std::optional<LocalSegments> local_segments(const std::vector<std::string>& states) override {
-        if (!temporary_)
-            temporary_ = spi_.scalar_bool(
-                "SELECT c.relpersistence OPERATOR(pg_catalog.=) 't' FROM "
-                "pg_catalog.pg_class AS c WHERE c.oid OPERATOR(pg_catalog.=) " +
-                quote_literal(packed_.quoted()) + "::pg_catalog.regclass");
+        if (!temporary_) temporary_ = is_temporary_table(spi_, packed_);
         open_store(states);
         if (!store_ || *temporary_) return std::nullopt;
         return LocalSegments{&spi_, packed_, dist_keys_, store_.get()};

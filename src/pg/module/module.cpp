@@ -18,6 +18,7 @@ PGDLLEXPORT void _PG_init(void);
 namespace hopper::pg {
 int setting_parallel_segments = 0;
 bool setting_debug_hops = false;
+bool setting_overlap_evaluation = true;
 bool setting_restoring = false;
 int setting_max_state_mb = 1024;
 int setting_segment_cache_mb = 2048;
@@ -57,6 +58,12 @@ void _PG_init(void) {
                              "Record where every model was in every hop and how long each statement took.",
                              "fit and fit_multiple write the record to <model_output_table>_hops.", &setting_debug_hops,
                              false, PGC_USERSET, 0, nullptr, nullptr, nullptr);
+    DefineCustomBoolVariable(
+        "hopper.overlap_evaluation", "Evaluate models while the iteration's other models still train.",
+        "On plain PostgreSQL the group of processes that trains an iteration's hops evaluates each model due as soon "
+        "as its last visit of the iteration is done. Off: the models are evaluated by statements after the "
+        "iteration, as with hopper.debug_hops and on Citus. The metrics are the same either way.",
+        &setting_overlap_evaluation, true, PGC_USERSET, 0, nullptr, nullptr, nullptr);
     DefineCustomEnumVariable(
         "hopper.training_metrics",
         "Where fit, fit_multiple and fit_data_parallel take the training loss and metrics from.",

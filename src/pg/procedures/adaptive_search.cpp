@@ -377,7 +377,7 @@ public:
             std::unique_ptr<ModelHopper> hopper =
                 engine_.model_hopper(spi, plan.tables->packed, plan.tables->info.dist_keys, int(ring.models.size()),
                                      plan.tables->output.schema);
-            out = train_ring(*hopper, sched, 0, ring.mst_keys, ring.states);
+            out = train_ring(*hopper, sched, 0, ring.mst_keys, ring.states, ring.evaluation);
             seconds = seconds_since(t0);
         }
         const std::size_t n = ring.models.size();

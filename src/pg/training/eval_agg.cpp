@@ -1,9 +1,12 @@
 // hopper.evaluate_models: loss and metrics of several models in one scan of the data. Every row
 // (a packed buffer) is read once and evaluated against all models; the state is a list of
 // mergeable sums, so PostgreSQL can run it as a parallel partial aggregate and combine the parts.
+// What it does with a row is evaluate_buffer (buffer_eval.h), which the group of processes that
+// trains an iteration's hops uses too.
 #include <cstring>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hopper/buffer_check.h"
@@ -13,16 +16,58 @@
 #include "pg/common/aggregate.h"
 #include "pg/common/datum.h"
 #include "pg/runtime/buffer_cache.h"
+#include "pg/training/buffer_eval.h"
+
+namespace hopper::pg {
+
+EvaluatedModel load_for_evaluation(std::string_view state) {
+    EvaluatedModel m;
+    m.frozen = load_frozen_model(state);
+    m.network = std::make_unique<Network>(m.frozen.config.arch);
+    return m;
+}
+
+EvalTotals empty_totals(const EvaluatedModel& model) {
+    EvalTotals t;
+    t.metric_sums.assign(model.frozen.config.compile.metrics.size(), 0.0);
+    return t;
+}
+
+void evaluate_buffer(Datum x_datum, Datum y_datum, const std::vector<EvaluatedModel>& models,
+                     std::vector<EvalTotals>& totals, MatrixF& scratch) {
+    const PackedBuffer xb = detoast_buffer(x_datum), yb = detoast_buffer(y_datum);
+    Float4Matrix x = float4_matrix(xb.value, "independent_var");
+    Float4Matrix y = float4_matrix(yb.value, "dependent_var");
+    if (x.rows != y.rows)
+        fail(ErrorKind::Data, "packed buffer has inconsistent row counts",
+             "independent_var has " + std::to_string(x.rows) + " rows and dependent_var " + std::to_string(y.rows) +
+                 ".");
+    if (x.rows == 0) return;
+    check_finite_once(xb, x, "independent_var");
+    check_finite_once(yb, y, "dependent_var");
+    for (std::size_t i = 0; i < models.size(); ++i) {
+        // One buffer against many large models can take seconds: let a cancel in between models.
+        check_for_interrupts();
+        const EvaluatedModel& m = models[i];
+        const Architecture& arch = m.frozen.config.arch;
+        if (x.cols != arch.input_dim || y.cols != arch.output_dim())
+            fail(ErrorKind::Data,
+                 "packed data has shape " + std::to_string(x.cols) + " -> " + std::to_string(y.cols) +
+                     " but the model expects " + std::to_string(arch.input_dim) + " -> " +
+                     std::to_string(arch.output_dim()),
+                 "Architecture " + arch.shape_string() + ".");
+        ConstMatrixMap xm(x.data, x.cols, x.rows);
+        ConstMatrixMap ym(y.data, y.cols, y.rows);
+        evaluate_batch(*m.network, m.frozen.params.data(), xm, ym, m.frozen.config.compile, totals[i], scratch);
+    }
+}
+
+}  // namespace hopper::pg
 
 namespace {
 
-struct LoadedModel {
-    hopper::FrozenModel frozen;
-    std::unique_ptr<hopper::Network> network;
-};
-
 struct EvalAggState {
-    std::vector<LoadedModel> models;  // empty in a state rebuilt by deserialize (combine needs none)
+    std::vector<hopper::pg::EvaluatedModel> models;  // empty in a state rebuilt by deserialize (combine needs none)
     std::vector<hopper::EvalTotals> totals;
     hopper::MatrixF scratch;
 };
@@ -47,43 +92,14 @@ HOPPER_FUNCTION(evaluate_models_transition) {
         if (n == 0) fail(ErrorKind::InvalidParameter, "no model states to evaluate");
         for (int i = 0; i < n; ++i) {
             if (nulls[i]) fail(ErrorKind::NullValue, "model state " + std::to_string(i + 1) + " is NULL");
-            LoadedModel m;
-            m.frozen = load_frozen_model(bytea_to_string(elems[i]));
-            m.network = std::make_unique<Network>(m.frozen.config.arch);
-            state->models.push_back(std::move(m));
+            state->models.push_back(load_for_evaluation(bytea_to_string(elems[i])));
         }
         if (state->totals.empty()) state->totals.resize(n);
         for (int i = 0; i < n; ++i)
-            if (state->totals[i].metric_sums.empty())
-                state->totals[i].metric_sums.assign(state->models[i].frozen.config.compile.metrics.size(), 0.0);
+            if (state->totals[i].metric_sums.empty()) state->totals[i] = empty_totals(state->models[i]);
     }
     if (PG_ARGISNULL(2) || PG_ARGISNULL(3)) fail(ErrorKind::NullValue, "packed buffers must not be NULL");
-    const PackedBuffer xb = detoast_buffer(PG_GETARG_DATUM(2)), yb = detoast_buffer(PG_GETARG_DATUM(3));
-    Float4Matrix x = float4_matrix(xb.value, "independent_var");
-    Float4Matrix y = float4_matrix(yb.value, "dependent_var");
-    if (x.rows != y.rows)
-        fail(ErrorKind::Data, "packed buffer has inconsistent row counts",
-             "independent_var has " + std::to_string(x.rows) + " rows and dependent_var " + std::to_string(y.rows) +
-                 ".");
-    if (x.rows == 0) PG_RETURN_POINTER(state);
-    check_finite_once(xb, x, "independent_var");
-    check_finite_once(yb, y, "dependent_var");
-    for (std::size_t i = 0; i < state->models.size(); ++i) {
-        // One buffer against many large models can take seconds: let a cancel in between models.
-        check_for_interrupts();
-        const LoadedModel& m = state->models[i];
-        const Architecture& arch = m.frozen.config.arch;
-        if (x.cols != arch.input_dim || y.cols != arch.output_dim())
-            fail(ErrorKind::Data,
-                 "packed data has shape " + std::to_string(x.cols) + " -> " + std::to_string(y.cols) +
-                     " but the model expects " + std::to_string(arch.input_dim) + " -> " +
-                     std::to_string(arch.output_dim()),
-                 "Architecture " + arch.shape_string() + ".");
-        ConstMatrixMap xm(x.data, x.cols, x.rows);
-        ConstMatrixMap ym(y.data, y.cols, y.rows);
-        evaluate_batch(*m.network, m.frozen.params.data(), xm, ym, m.frozen.config.compile, state->totals[i],
-                       state->scratch);
-    }
+    evaluate_buffer(PG_GETARG_DATUM(2), PG_GETARG_DATUM(3), state->models, state->totals, state->scratch);
     PG_RETURN_POINTER(state);
 }
 

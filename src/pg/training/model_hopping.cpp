@@ -63,7 +63,7 @@ public:
     // repeat every K iterations (HopSchedule::position).
     IterationOutcome train_iteration(Spi&, const RunPlan&, Ring& ring) override {
         const int iteration = int(ring.iterations.at(0) % uint64_t(sched_->ring_size()));
-        return train_ring(*hopper_, *sched_, iteration, ring.mst_keys, ring.states);
+        return train_ring(*hopper_, *sched_, iteration, ring.mst_keys, ring.states, ring.evaluation);
     }
 
     DivergenceText divergence(int32_t mst_key, int iteration) const override {
@@ -99,12 +99,15 @@ void check_lock_budget(int64_t hops_per_iteration, int num_segments, int64_t num
 }
 
 IterationOutcome train_ring(ModelHopper& hopper, const HopSchedule& sched, int iteration,
-                            const std::vector<int32_t>& mst_keys, std::vector<std::string>& states) {
+                            const std::vector<int32_t>& mst_keys, std::vector<std::string>& states,
+                            RingEvaluation& evaluation) {
     // Without the debug record (which the working tables give, hop by hop), an engine whose segments
-    // are all here trains the iteration in one group of processes (hop_workers.h).
+    // are all here trains the iteration in one group of processes (hop_workers.h), which also
+    // evaluates the models due. The statements leave the evaluation to the run.
     if (!setting_debug_hops)
         if (std::optional<LocalSegments> local = hopper.local_segments(states))
-            if (std::optional<IterationOutcome> done = train_ring_locally(*local, sched, iteration, mst_keys, states))
+            if (std::optional<IterationOutcome> done =
+                    train_ring_locally(*local, sched, iteration, mst_keys, states, evaluation))
                 return std::move(*done);
     IterationOutcome out;
     hopper.begin_iteration(sched, iteration, mst_keys, states);

@@ -423,10 +423,15 @@ void TrainingRun::iterate() {
         ring.mst_keys.push_back(plan_.mst_keys[i]);
         ring.iterations.push_back(uint64_t(base_) + uint64_t(iterations_[i]));
         ring.states.push_back(std::move(states_[i]));
+        iterations_[i] += 1;  // what it will have trained after this iteration, which evaluates() reads
     }
+    // Which models are evaluated after the iteration is known before it trains, so that its training
+    // may evaluate them as they finish.
+    ring.evaluation = evaluation_due(ring);
     IterationOutcome outcome = strategy_.train_iteration(spi_, plan_, ring);
     train_seconds_ += outcome.train_seconds;
     hop_seconds_ += outcome.hop_seconds;
+    eval_seconds_ += outcome.eval_seconds;
     for (HopLogRow& row : outcome.hops) {
         row.iteration = iteration_;
         hop_log_.push_back(std::move(row));
@@ -438,7 +443,6 @@ void TrainingRun::iterate() {
         const std::size_t i = ring.models[k];
         const TrainCounters counters = inspect_state(ring.states[k]).counters;
         running[k] = running_evaluation(counters.iteration_totals, plan_.configs[i]);
-        iterations_[i] += 1;
         states_[i] = with_iterations(ring.states[k], base_ + uint32_t(iterations_[i]));
         if (counters.diverged && !diverged_[i]) {
             diverged_[i] = true;
@@ -471,34 +475,55 @@ void TrainingRun::iterate() {
     if (spi_.nonatomic() && (strategy_.commits_last_iteration() || !strategy_.finished(*this))) spi_.commit();
 }
 
+// The models due and the tables they are evaluated on: the training table for exact training
+// metrics, then the validation table. The training may evaluate them unless hopper.overlap_evaluation
+// is off.
+RingEvaluation TrainingRun::evaluation_due(const Ring& ring) const {
+    RingEvaluation due;
+    for (std::size_t k = 0; k < ring.models.size(); ++k)
+        if (strategy_.evaluates(*this, ring.models[k])) due.due.push_back(k);
+    if (due.due.empty() || !setting_overlap_evaluation) return due;
+    if (plan_.req->exact_training_metrics) due.tables.push_back({plan_.tables->packed, plan_.tables->info.dist_keys});
+    if (const std::optional<PackedInfo>& vinfo = plan_.tables->validation)
+        due.tables.push_back({vinfo->table, vinfo->dist_keys});
+    return due;
+}
+
 IterationEvaluation TrainingRun::evaluate(const Ring& ring, const std::vector<Evaluation>& running) {
     IterationEvaluation out;
+    const RingEvaluation& due = ring.evaluation;
     std::vector<Evaluation> due_running;
-    for (std::size_t k = 0; k < ring.models.size(); ++k)
-        if (strategy_.evaluates(*this, ring.models[k])) {
-            out.models.push_back(ring.models[k]);
-            due_running.push_back(running[k]);
-        }
+    for (std::size_t k : due.due) {
+        out.models.push_back(ring.models[k]);
+        due_running.push_back(running[k]);
+    }
     if (out.models.empty()) return out;
     const auto t = Clock::now();
-    // Every model in order: the run's own vectors; else copies of those due.
-    bool all = out.models.size() == states_.size();
-    for (std::size_t k = 0; all && k < out.models.size(); ++k) all = out.models[k] == k;
-    std::vector<std::string> some_states;
-    std::vector<ModelConfig> some_configs;
-    if (!all)
-        for (std::size_t i : out.models) {
-            some_states.push_back(states_[i]);
-            some_configs.push_back(plan_.configs[i]);
+    // What the iteration's training evaluated on `table`, else the evaluation by statement: every
+    // model in order from the run's own vectors, else copies of those due.
+    std::optional<std::vector<std::string>> some_states;
+    std::optional<std::vector<ModelConfig>> some_configs;
+    std::size_t next = 0;  // due.tables: the training table (exact metrics), then the validation table
+    auto evaluation_on = [&](const TableName& table, int segments) {
+        const std::size_t n = next++;
+        if (n < due.results.size() && !due.results[n].empty()) return due.results[n];
+        bool all = out.models.size() == states_.size();
+        for (std::size_t k = 0; all && k < out.models.size(); ++k) all = out.models[k] == k;
+        if (!all && !some_states) {
+            some_states.emplace();
+            some_configs.emplace();
+            for (std::size_t i : out.models) {
+                some_states->push_back(states_[i]);
+                some_configs->push_back(plan_.configs[i]);
+            }
         }
-    const std::vector<std::string>& states = all ? states_ : some_states;
-    const std::vector<ModelConfig>& configs = all ? plan_.configs : some_configs;
-    const TableName& packed = plan_.tables->packed;
+        return evaluate_states(spi_, table, all ? states_ : *some_states, all ? plan_.configs : *some_configs,
+                               segments);
+    };
     const std::optional<PackedInfo>& vinfo = plan_.tables->validation;
-    out.training = plan_.req->exact_training_metrics
-                       ? evaluate_states(spi_, packed, states, configs, plan_.num_segments)
-                       : std::move(due_running);
-    if (vinfo) out.validation = evaluate_states(spi_, vinfo->table, states, configs, int(vinfo->dist_keys.size()));
+    out.training = plan_.req->exact_training_metrics ? evaluation_on(plan_.tables->packed, plan_.num_segments)
+                                                     : std::move(due_running);
+    if (vinfo) out.validation = evaluation_on(vinfo->table, int(vinfo->dist_keys.size()));
     eval_seconds_ += seconds_since(t);
     out.elapsed = elapsed();
     for (std::size_t k = 0; k < out.models.size(); ++k)

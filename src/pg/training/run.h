@@ -176,17 +176,38 @@ struct RunPlan {
 RunPlan run_plan(const RunRequest& req, const RunTables& tables, const std::vector<ModelSpec>& models, bool nonatomic);
 RunContext run_context(const RunPlan& plan, const char* method);
 
+// A packed table the models due are evaluated on, and its segments (ascending dist_keys).
+struct EvaluationTable {
+    TableName table;
+    std::vector<int32_t> dist_keys;
+};
+
+// The evaluation that follows an iteration, offered to its training: the group of processes that
+// trains an iteration's hops evaluates each model due as soon as its last visit is done, while the
+// others still train (hop_workers.h). What the training leaves undone, the run evaluates by
+// statement after it.
+struct RingEvaluation {
+    std::vector<std::size_t> due;         // positions in the ring of the models evaluated after the iteration
+    std::vector<EvaluationTable> tables;  // what the training may evaluate them on (none: the run does it all)
+    // Filled by the training, per table: the evaluations of the models due (in `due`'s order), bit
+    // for bit what evaluate_states gives; an empty vector: not done, the run evaluates on that table.
+    std::vector<std::vector<Evaluation>> results;
+};
+
 // The models that train in one iteration, in ring order (a strategy's iteration trains these).
 struct Ring {
     std::vector<std::size_t> models;   // indices into the run's models
     std::vector<int32_t> mst_keys;     // theirs
     std::vector<uint64_t> iterations;  // the iterations each state has been through (the schedule's clock)
     std::vector<std::string> states;   // in: their states; out: the trained states
+    RingEvaluation evaluation;
 };
 
 // What one iteration of a strategy did, for the run's timings, NOTICE and _hops table.
 struct IterationOutcome {
-    double train_seconds = 0, hop_seconds = 0;
+    // eval_seconds: what evaluating the models due (RingEvaluation) added after the last training
+    // was done; evaluation that overlapped training counts as training time.
+    double train_seconds = 0, hop_seconds = 0, eval_seconds = 0;
     std::string note;             // after the iteration's time in its NOTICE (e.g. the combine); may be empty
     std::vector<HopLogRow> hops;  // filled when hopper.debug_hops is on
 };
@@ -284,6 +305,7 @@ public:
 
 private:
     void iterate();
+    RingEvaluation evaluation_due(const Ring& ring) const;
     IterationEvaluation evaluate(const Ring& ring, const std::vector<Evaluation>& running);
 
     Spi& spi_;
@@ -320,9 +342,11 @@ std::unique_ptr<TrainingStrategy> model_hopping_strategy();
 void check_lock_budget(int64_t hops_per_iteration, int num_segments, int64_t num_iterations);
 // One iteration of model hopping on a ring (model_hopping.cpp): places the models (states by
 // mst_keys' order) as `sched` says for `iteration`, runs its hops and returns the trained states in
-// `states`. The strategy's iteration, and an adaptive search's ring iteration (phased rings).
+// `states`; evaluates the models `evaluation` names when it trains in one group of processes. The
+// strategy's iteration, and an adaptive search's ring iteration (phased rings).
 IterationOutcome train_ring(ModelHopper& hopper, const HopSchedule& sched, int iteration,
-                            const std::vector<int32_t>& mst_keys, std::vector<std::string>& states);
+                            const std::vector<int32_t>& mst_keys, std::vector<std::string>& states,
+                            RingEvaluation& evaluation);
 struct DataParallelSettings {
     std::string topology_text, link_cost_text;
     std::optional<int> levels;
