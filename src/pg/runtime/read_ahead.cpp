@@ -14,6 +14,7 @@
 #include "pg/common/settings.h"
 #include "pg/runtime/buffer_cache.h"
 #include "pg/runtime/run_area.h"
+#include "pg/runtime/shared_buffer_cache.h"
 
 extern "C" {
 #include "miscadmin.h"
@@ -38,28 +39,6 @@ static_assert(sizeof(ReadAheadArgs) <= BGW_EXTRALEN, "bgw_extra holds the argume
 long online_cores() {
     const long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? n : 1;
-}
-
-// The out-of-line values of the packed table's buffers, in dist_key, buffer_id order; `bytes` adds
-// their sizes.
-std::vector<varatt_external> buffer_pointers(Spi& spi, const TableName& table, uint64_t& bytes) {
-    std::vector<varatt_external> out;
-    // A scan hands over the values as stored: TOAST pointers, nothing is fetched here.
-    spi.execute("SELECT d.independent_var, d.dependent_var FROM " + table.quoted() +
-                " AS d ORDER BY d.dist_key, d.buffer_id");
-    for (uint64_t r = 0; r < spi.rows(); ++r)
-        for (int c = 0; c < 2; ++c) {
-            bool isnull = false;
-            const Datum d = spi.datum(r, c, &isnull);
-            if (isnull) continue;
-            auto* v = reinterpret_cast<varlena*>(DatumGetPointer(d));
-            if (!VARATT_IS_EXTERNAL_ONDISK(v)) continue;
-            varatt_external p;
-            VARATT_EXTERNAL_GET_POINTER(p, v);
-            out.push_back(p);
-            bytes += uint64_t(p.va_rawsize);
-        }
-    return out;
 }
 
 // The worker's work, in C++ frames that never see a longjmp: any error ends it quietly (the run's
@@ -102,11 +81,23 @@ void ReadAhead::start(Spi& spi, const std::vector<TableName>& tables, int busy_p
     // The training table's buffers from the end backwards (the backend reads them from the start, so
     // the two meet halfway), then the others' (validation) in order: they are read after training.
     uint64_t bytes = 0;
-    std::vector<varatt_external> list = buffer_pointers(spi, tables[0], bytes);
+    std::vector<varatt_external> list = packed_buffer_pointers(spi, tables[0], bytes);
     std::reverse(list.begin(), list.end());
     for (std::size_t t = 1; t < tables.size(); ++t) {
-        std::vector<varatt_external> more = buffer_pointers(spi, tables[t], bytes);
+        std::vector<varatt_external> more = packed_buffer_pointers(spi, tables[t], bytes);
         list.insert(list.end(), more.begin(), more.end());
+    }
+    // What the server's cache holds already (kept by preprocess or an earlier call) is not read again.
+    if (shared_buffer_cache_enabled()) {
+        const std::vector<bool> held = shared_buffer_holds(list);
+        std::size_t kept = 0;
+        bytes = 0;
+        for (std::size_t i = 0; i < list.size(); ++i)
+            if (!held[i]) {
+                bytes += uint64_t(list[i].va_rawsize);
+                list[kept++] = list[i];
+            }
+        list.resize(kept);
     }
     // Below this, starting a process costs more than reading the data: a fit of 2,000 rows of 10
     // features took 12.3 ms a call with a worker and 8.7 without (listing the pointers, registering the

@@ -47,6 +47,11 @@ struct RunAreaControl {
     uint32 read_ahead_count;
     pg_atomic_uint32 read_ahead_stop;
     pg_atomic_uint64 read_ahead_kept;
+    // The server's cache of buffers (shared_buffer_cache.h), when there is one: the run's name there,
+    // set once the run lets go of its buffers, and its first reads that found one kept before it.
+    uint64 run_token;
+    pg_atomic_uint32 closed;
+    pg_atomic_uint64 warm;
 };
 
 // This process's view of a run's area.
