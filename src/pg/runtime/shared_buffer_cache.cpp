@@ -59,7 +59,7 @@ struct Entry {
     Key key;
     int32 rawsize;  // the pointer's sizes: values differ if these do
     uint32 extinfo;
-    dsa_pointer value;  // CachedValueHeader, then the varlena
+    dsa_pointer value;       // CachedValueHeader, then the varlena
     ItemPointerData chunk0;  // where the value's first chunk was when it was fetched
     TransactionId chunk0_xmin;
     uint64 kept_at;  // the next full transaction id then
@@ -317,10 +317,10 @@ bool first_chunk_holds(Relation toast, const Entry& e, CachedValueHeader* h, boo
                         const Datum data = heap_getattr(&tuple, 3, desc, &null_data);
                         const varlena* chunk = reinterpret_cast<const varlena*>(DatumGetPointer(data));
                         // Chunks are stored plain (a short header at most).
-                        holds = !null_data && !VARATT_IS_EXTERNAL(chunk) && !VARATT_IS_COMPRESSED(chunk) &&
-                                uint64(VARSIZE_ANY_EXHDR(chunk)) <= h->size - VARHDRSZ &&
-                                std::memcmp(VARDATA_ANY(chunk), VARDATA(cached_varlena(h)), VARSIZE_ANY_EXHDR(chunk)) ==
-                                    0;
+                        holds =
+                            !null_data && !VARATT_IS_EXTERNAL(chunk) && !VARATT_IS_COMPRESSED(chunk) &&
+                            uint64(VARSIZE_ANY_EXHDR(chunk)) <= h->size - VARHDRSZ &&
+                            std::memcmp(VARDATA_ANY(chunk), VARDATA(cached_varlena(h)), VARSIZE_ANY_EXHDR(chunk)) == 0;
                     }
                 }
             }
@@ -441,8 +441,7 @@ SharedAcquired acquire_in(Relation toast, const varatt_external& p, uint64 run_t
             pin_locked(header_of(in->value));
             out.header = header_of(in->value);
             out.value = in->value;
-            out.fetched = true;  // fetched all the same
-            unused = dp;
+            unused = dp;  // kept by the other (this fetch was in vain: counted as found)
         } else {
             unused = dp;  // a stale value someone still holds: this one is read uncached
         }
@@ -469,6 +468,9 @@ auto with_toast(Oid toastrel, F f) -> decltype(f(Relation{})) {
 }  // namespace
 
 void shared_buffer_cache_init() {
+    // PostgreSQL allows PGC_POSTMASTER settings only while preloading (it raises FATAL otherwise):
+    // loaded on demand, hopper shows the setting read-only and has no cache.
+    const GucContext context = process_shared_preload_libraries_in_progress ? PGC_POSTMASTER : PGC_INTERNAL;
     DefineCustomIntVariable(
         "hopper.shared_buffer_cache_mb",
         "Size of the server's cache of detoasted packed buffers kept from one training call to the next, in "
@@ -477,8 +479,7 @@ void shared_buffer_cache_init() {
         "buffers it writes, and fit, fit_multiple and fit_data_parallel keep those they read, so the next call on the "
         "same packed table skips fetching them from TOAST. The least recently used buffers no running call holds make "
         "room for new ones. Without it (or not preloaded) each call keeps its buffers only until it ends.",
-        &setting_shared_buffer_cache_mb, 256, 0, 1024 * 1024 - 1, PGC_POSTMASTER, GUC_UNIT_MB, nullptr, nullptr,
-        nullptr);
+        &setting_shared_buffer_cache_mb, 256, 0, 1024 * 1024 - 1, context, GUC_UNIT_MB, nullptr, nullptr, nullptr);
     if (!process_shared_preload_libraries_in_progress) return;
     prev_shmem_request_hook = shmem_request_hook;
     shmem_request_hook = shmem_request;
@@ -492,9 +493,7 @@ bool shared_buffer_attach() { return attach(); }
 
 uint64 shared_buffer_cache_size() { return control ? control->region_bytes : 0; }
 
-uint64 shared_buffer_cache_run_token() {
-    return control ? pg_atomic_add_fetch_u64(&control->runs, 1) : 0;
-}
+uint64 shared_buffer_cache_run_token() { return control ? pg_atomic_add_fetch_u64(&control->runs, 1) : 0; }
 
 SharedAcquired shared_buffer_acquire(const varatt_external& pointer, uint64 run_token) {
     if (!attach()) return {};

@@ -96,11 +96,11 @@ struct SharedBufferCacheStats {
     uint64 size_bytes = 0;  // the region reserved at start
     uint64 used_bytes = 0;  // values kept (headers included)
     uint64 buffers = 0;
-    uint64 pinned = 0;        // buffers held by running calls
-    uint64 kept = 0;          // fetched and kept since the server started
-    uint64 warm_reads = 0;    // first reads of a run served by a buffer an earlier call kept
-    uint64 evicted = 0;       // let go to make room (least recently used first)
-    uint64 stale = 0;         // found but not the value the pointer names any more: fetched again
+    uint64 pinned = 0;      // buffers held by running calls
+    uint64 kept = 0;        // fetched and kept since the server started
+    uint64 warm_reads = 0;  // first reads of a run served by a buffer an earlier call kept
+    uint64 evicted = 0;     // let go to make room (least recently used first)
+    uint64 stale = 0;       // found but not the value the pointer names any more: fetched again
 };
 SharedBufferCacheStats shared_buffer_cache_stats();
 void shared_buffer_count_warm_read();
