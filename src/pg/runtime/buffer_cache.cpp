@@ -59,13 +59,7 @@ PackedBuffer buffer_of(CachedValueHeader* h) { return {PointerGetDatum(cached_va
 }  // namespace
 
 dshash_parameters buffer_table_parameters(int tranche) {
-    dshash_parameters p;
-    p.key_size = sizeof(uint64);
-    p.entry_size = sizeof(RunEntry);
-    p.compare_function = dshash_memcmp;
-    p.hash_function = dshash_memhash;
-    p.tranche_id = tranche;
-    return p;
+    return bytes_keyed_table(sizeof(uint64), sizeof(RunEntry), tranche);
 }
 
 void remember_buffer_cache_stats(const RunAreaControl& control) { stats = read_counters(control); }

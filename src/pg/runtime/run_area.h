@@ -9,6 +9,7 @@
 // (StatementSettings) and trust it only if it belongs to their own leader.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -22,6 +23,18 @@ extern "C" {
 }
 
 namespace hopper::pg {
+
+// A dshash table keyed by plain bytes (compared and hashed as such): the run's buffer table and the
+// server's buffer cache (shared_buffer_cache.cpp).
+inline dshash_parameters bytes_keyed_table(std::size_t key_size, std::size_t entry_size, int tranche) {
+    dshash_parameters p;
+    p.key_size = key_size;
+    p.entry_size = entry_size;
+    p.compare_function = dshash_memcmp;
+    p.hash_function = dshash_memhash;
+    p.tranche_id = tranche;
+    return p;
+}
 
 // Model-state stores a run can hold at once (a nested run gets its own).
 constexpr int kMaxStateStores = 4;

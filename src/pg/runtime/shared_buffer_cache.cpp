@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "pg/common/guard.h"
+#include "pg/runtime/run_area.h"
 
 extern "C" {
 #include "access/detoast.h"
@@ -118,15 +119,7 @@ void shmem_startup() {
     LWLockRelease(AddinShmemInitLock);
 }
 
-dshash_parameters table_parameters(int tranche) {
-    dshash_parameters p;
-    p.key_size = sizeof(Key);
-    p.entry_size = sizeof(Entry);
-    p.compare_function = dshash_memcmp;
-    p.hash_function = dshash_memhash;
-    p.tranche_id = tranche;
-    return p;
-}
+dshash_parameters table_parameters(int tranche) { return bytes_keyed_table(sizeof(Key), sizeof(Entry), tranche); }
 
 // Releases an LWLock taken through call() when its scope ends, normally or by an exception.
 class HeldLock {
