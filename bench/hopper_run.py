@@ -24,12 +24,17 @@ one with autovacuum off), because processes are told apart only by their role:
   ms), whatever else runs on the machine. cpu_seconds_per_epoch scales it by the share of the wall
   time spent in training and hop statements (setup and the final evaluation excluded), an
   estimate of what one epoch costs on a quiet machine.
+* Per iteration: the run's DEBUG1 line "iteration i/N timing: ..." (src/pg/training/run.cpp, read at
+  client_min_messages = debug1, set just before the CALL): wall, training, hop and evaluation seconds
+  and the backend's CPU seconds, all of them and those of training (its parallel workers' and its
+  read-ahead worker's CPU are not in it; cpu_seconds above has them all).
 * --hops: the run had hopper.debug_hops on; also reads <output>_hops (each statement's time).
 * --perf FILE: perf record of the backend (from the moment the sampler sees it until psql exits).
 """
 import argparse
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -152,7 +157,9 @@ sampler = threading.Thread(target=sample, daemon=True)
 sampler.start()
 # The last statement keeps the session (and its VmHWM) alive for one more sample.
 t0 = time.perf_counter()
-proc = subprocess.run(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", args.sql + "; SELECT pg_catalog.pg_sleep(0.12)"],
+# The per-iteration timing lines are DEBUG1: asked for just before the CALL (or the last statement).
+sql = re.sub(r"(;\s*)(CALL\s)", r"\1SET client_min_messages = debug1; \2", args.sql, count=1)
+proc = subprocess.run(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", sql + "; SELECT pg_catalog.pg_sleep(0.12)"],
                       capture_output=True, text=True)
 wall_client = time.perf_counter() - t0
 done.set()
@@ -191,6 +198,12 @@ result.update({
     "models": acc,
     "test_accuracy": max((m["test_accuracy"] for m in acc if m["test_accuracy"] is not None), default=None),
 })
+TIMING = re.compile(r"DEBUG:\s+(?:iteration )?(\d+)/\d+ timing: wall ([\d.e+-]+) s, training ([\d.e+-]+) s, hops ([\d.e+-]+) s,"
+                    r" evaluation ([\d.e+-]+) s, backend CPU ([\d.e+-]+) s, of which training ([\d.e+-]+) s")
+result["iterations"] = [
+    {"iteration": int(m.group(1)), "wall": float(m.group(2)), "training": float(m.group(3)), "hops": float(m.group(4)),
+     "evaluation": float(m.group(5)), "cpu": float(m.group(6)), "training_cpu": float(m.group(7))}
+    for m in TIMING.finditer(proc.stderr)]
 if args.hops:
     # Per hop: the training statement's time (logged once per model placement, so take one) and the
     # hop statement's.
