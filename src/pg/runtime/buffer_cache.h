@@ -48,15 +48,14 @@ struct BufferCacheStats {
 struct PackedBuffer {
     Datum value;
     pg_atomic_uint32* finite_checked = nullptr;  // the cache entry's flag; nullptr when not cached
-    dsa_pointer server_pin = InvalidDsaPointer;  // read-ahead only: the server cache's value it holds
 };
 PackedBuffer detoast_buffer(Datum d);
 
 struct RunArea;
 // At the end of a run (or of its backend): lets go of the buffers it holds in the server's cache.
 void release_run_buffers(RunArea& run) noexcept;
-// In a read-ahead worker: keeps the TOAST value `pointer` names in the run's cache unless it is
-// there already or the budget is full; whether the cache holds it now.
+// In a read-ahead worker, without the server's cache: keeps the TOAST value `pointer` names in the
+// run's area unless it is there already or the budget is full; whether the area holds it now.
 bool read_ahead_buffer(RunArea& cache, const varatt_external& pointer);
 
 // check_finite_buffer, once per cached buffer and run: the cache keeps the bytes that passed.

@@ -149,6 +149,7 @@ RunAreaScope::RunAreaScope() {
             own.control->run_token = server_cache ? shared_buffer_cache_run_token() : 0;
             pg_atomic_init_u32(&own.control->closed, 0);
             pg_atomic_init_u64(&own.control->warm, 0);
+            own.control->run_list = InvalidDsaPointer;
             pg_atomic_init_u64(&own.control->buffer_bytes, 0);
             pg_atomic_init_u64(&own.control->hits, 0);
             pg_atomic_init_u64(&own.control->misses, 0);

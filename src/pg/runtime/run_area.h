@@ -61,10 +61,14 @@ struct RunAreaControl {
     pg_atomic_uint32 read_ahead_stop;
     pg_atomic_uint64 read_ahead_kept;
     // The server's cache of buffers (shared_buffer_cache.h), when there is one: the run's name there,
-    // set once the run lets go of its buffers, and its first reads that found one kept before it.
+    // set once the run lets go of its buffers, its first reads that found one kept before it, and the
+    // run's buffers the cache lacked when it started (its readers load them by TOAST relation, at
+    // their first miss in each; a read-ahead worker is given the same list).
     uint64 run_token;
     pg_atomic_uint32 closed;
     pg_atomic_uint64 warm;
+    dsa_pointer run_list;
+    uint32 run_list_count;
 };
 
 // This process's view of a run's area.

@@ -13,8 +13,13 @@
 #include <climits>
 #include <cstring>
 #include <map>
+#include <unordered_map>
 #include <vector>
 
+#include <sys/mman.h>
+
+#include "hopper/buffer_check.h"
+#include "pg/common/datum.h"
 #include "pg/common/guard.h"
 #include "pg/runtime/run_area.h"
 
@@ -22,10 +27,12 @@ extern "C" {
 #include "access/detoast.h"
 #include "access/genam.h"
 #include "access/heapam.h"
+#include "access/heaptoast.h"
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/toast_internals.h"
 #include "access/transam.h"
+#include "catalog/pg_am_d.h"
 #include "lib/dshash.h"
 #include "storage/bufmgr.h"
 #include "storage/ipc.h"
@@ -33,6 +40,7 @@ extern "C" {
 #include "storage/shmem.h"
 #include "utils/fmgroids.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 }
 
 namespace hopper::pg {
@@ -221,6 +229,37 @@ Lookup find_and_pin(const Key& key, const varatt_external& p, Entry& seen) {
     });
 }
 
+// Values may take all of the region but a sixteenth (1 MB at least), left to the area's own
+// bookkeeping and the table (an entry and its share of the buckets is ~100 bytes; the smallest value
+// stored out of line ~2 kB): the table's allocations cannot fail softly.
+uint64 value_limit() {
+    const uint64 region = control->region_bytes;
+    return region - std::min(region / 2, std::max(region / 16, uint64(1) << 20));
+}
+
+// What an allocation of `bytes` takes: beyond 8 kB whole 4 kB pages.
+uint64 allocated_bytes(uint64 bytes) { return bytes > 8192 ? (bytes + 4095) / 4096 * 4096 : bytes; }
+
+// `bytes` for a value if they fit within value_limit(), counted in used_bytes until freed.
+dsa_pointer try_allocate(uint64 bytes) {
+    const uint64 taken = allocated_bytes(bytes);
+    if (pg_atomic_fetch_add_u64(&control->used_bytes, taken) + taken > value_limit()) {
+        pg_atomic_fetch_sub_u64(&control->used_bytes, taken);
+        return InvalidDsaPointer;
+    }
+    const dsa_pointer dp =
+        call([&] { return dsa_allocate_extended(area, Size(bytes), DSA_ALLOC_HUGE | DSA_ALLOC_NO_OOM); });
+    if (!DsaPointerIsValid(dp)) pg_atomic_fetch_sub_u64(&control->used_bytes, taken);
+    return dp;
+}
+
+// Frees a value's allocation (header and varlena); under a table lock or not, it raises nothing.
+void free_allocation(dsa_pointer dp) {
+    const uint64 taken = allocated_bytes(sizeof(CachedValueHeader) + header_of(dp)->size);
+    dsa_free(area, dp);
+    pg_atomic_fetch_sub_u64(&control->used_bytes, taken);
+}
+
 // Frees the entry for `key` if it still holds `value` and nobody holds that; whether it did.
 bool drop_if_unpinned(const Key& key, dsa_pointer value) {
     return call([&] {
@@ -231,17 +270,11 @@ bool drop_if_unpinned(const Key& key, dsa_pointer value) {
             dshash_release_lock(table, e);
             return false;
         }
-        const uint64 bytes = sizeof(CachedValueHeader) + h->size;
-        dsa_free(area, e->value);
+        free_allocation(e->value);
         dshash_delete_entry(table, e);
-        pg_atomic_fetch_sub_u64(&control->used_bytes, bytes);
         pg_atomic_fetch_sub_u64(&control->buffers, 1);
         return true;
     });
-}
-
-dsa_pointer try_allocate(uint64 bytes) {
-    return call([&] { return dsa_allocate_extended(area, Size(bytes), DSA_ALLOC_HUGE | DSA_ALLOC_NO_OOM); });
 }
 
 // `bytes` in the area, evicting the least recently used unpinned values as needed; invalid when
@@ -367,9 +400,105 @@ void fetch_value(Relation toast, const varatt_external& p, varlena* into) {
     });
 }
 
+// A value being kept: its entry-to-be and its allocation (header filled, bytes to come).
+struct NewValue {
+    Entry entry;
+    CachedValueHeader* header = nullptr;
+    uint64 bytes = 0;  // header and varlena
+};
+
+// Maps the pages of [start, start + bytes) into this process before it writes there: a process
+// maps the server's shared memory page by page as it touches it, and a write fault maps one page
+// where a read fault maps sixteen (fault-around). Writing Fashion-MNIST's 190 MB into pages the
+// backend had not touched took 90 ms of CPU in write faults, 30 ms after MADV_POPULATE_READ (Linux
+// 5.14; on older kernels the call fails and writing faults as before).
+void map_for_writing(void* start, uint64 bytes) {
+    constexpr int kPopulateRead = 22;  // MADV_POPULATE_READ, which older C libraries do not name
+    const uintptr_t page = 4096;
+    const uintptr_t from = reinterpret_cast<uintptr_t>(start) / page * page;
+    const uintptr_t to = (reinterpret_cast<uintptr_t>(start) + bytes + page - 1) / page * page;
+    (void)madvise(reinterpret_cast<void*>(from), to - from, kPopulateRead);
+}
+
+// Allocates room for `p`'s value (evicting as needed); false when there is none.
+bool new_value(const Key& key, const varatt_external& p, uint64 run_token, NewValue& v) {
+    const uint64 size = detoasted_bytes(p);
+    v.bytes = sizeof(CachedValueHeader) + size;
+    // A value that would take most of the region is not worth evicting everything else for.
+    if (v.bytes > control->region_bytes / 2) return false;
+    std::memset(&v.entry, 0, sizeof v.entry);
+    v.entry.key = key;
+    v.entry.rawsize = p.va_rawsize;
+    v.entry.extinfo = p.va_extinfo;
+    v.entry.kept_at = next_xid();
+    v.entry.value = allocate(v.bytes);
+    if (!DsaPointerIsValid(v.entry.value)) return false;
+    CachedValueHeader* h = v.header = header_of(v.entry.value);
+    pg_atomic_init_u32(&h->pins, 0);
+    pg_atomic_init_u32(&h->finite_checked, 0);
+    pg_atomic_init_u64(&h->last_used, 0);
+    h->kept_by = run_token;
+    h->size = size;
+    map_for_writing(h, v.bytes);
+    return true;
+}
+
+void free_value(const NewValue& v) {
+    call([&] { free_allocation(v.entry.value); });
+}
+
+// check_finite_buffer, done once for the cache while the value is still this process's own, so that
+// readers find it done: a pass over every value, ~20 ms of Fashion-MNIST's first iteration. A value
+// that is not a float array or holds one that is not finite stays unchecked: its reader reports it.
+void check_finite_quietly(CachedValueHeader* h) {
+    try {
+        const Float4Matrix m = float4_matrix(PointerGetDatum(cached_varlena(h)), "buffer");
+        check_finite_buffer(m.data, {m.rows, m.cols}, "buffer");
+        pg_atomic_write_u32(&h->finite_checked, 1);
+    } catch (const std::exception&) {}
+}
+
+// Publishes a fetched value, pinned if `pin`. Another process may have kept the same value meanwhile
+// (the same pointer, first chunk and transaction): then that one is the value (`fetched` false). A
+// different value someone holds under the key (stale, pinned): nothing (the reader reads uncached).
+SharedAcquired publish(const NewValue& v, const varatt_external& p, bool pin) {
+    check_finite_quietly(v.header);
+    SharedAcquired out;
+    dsa_pointer unused = InvalidDsaPointer;
+    call([&] {
+        bool found = false;
+        auto* in = static_cast<Entry*>(dshash_find_or_insert(table, &v.entry.key, &found));
+        if (!found) {
+            *in = v.entry;
+            if (pin) pin_locked(v.header);
+            else pg_atomic_write_u64(&v.header->last_used, pg_atomic_add_fetch_u64(&control->clock, 1));
+            out.header = v.header;
+            out.value = v.entry.value;
+            out.fetched = true;
+            pg_atomic_fetch_add_u64(&control->buffers, 1);
+            pg_atomic_fetch_add_u64(&control->kept, 1);
+        } else if (same_pointer(*in, p) &&
+                   ItemPointerEquals(&in->chunk0, const_cast<ItemPointerData*>(&v.entry.chunk0)) &&
+                   in->chunk0_xmin == v.entry.chunk0_xmin) {
+            if (pin) pin_locked(header_of(in->value));
+            out.header = header_of(in->value);
+            out.value = in->value;
+            unused = v.entry.value;  // kept by the other (this fetch was in vain: counted as found)
+        } else {
+            unused = v.entry.value;
+        }
+        dshash_release_lock(table, in);
+        if (DsaPointerIsValid(unused)) free_allocation(unused);
+    });
+    return out;
+}
+
+// Whether the cache may keep values of this TOAST relation: its checks read heap tuples.
+bool cacheable(Relation toast) { return toast->rd_rel->relam == HEAP_TABLE_AM_OID; }
+
 // Keeps `p`'s value, pinned, in an allocation of the area; the relation is open.
 SharedAcquired acquire_in(Relation toast, const varatt_external& p, uint64 run_token) {
-    SharedAcquired out;
+    if (!cacheable(toast)) return {};
     const Key key = key_of(toast, p);
     const bool compressed = stored_compressed(p);
     Entry seen;
@@ -378,6 +507,7 @@ SharedAcquired acquire_in(Relation toast, const varatt_external& p, uint64 run_t
         // Pinned, so its bytes stay while they are checked.
         CachedValueHeader* h = header_of(seen.value);
         if (next_xid() - seen.kept_at < kMaxAgeXids && first_chunk_holds(toast, seen, h, compressed)) {
+            SharedAcquired out;
             out.header = h;
             out.value = seen.value;
             return out;
@@ -388,60 +518,170 @@ SharedAcquired acquire_in(Relation toast, const varatt_external& p, uint64 run_t
         pg_atomic_fetch_add_u64(&control->stale, 1);
         drop_if_unpinned(key, seen.value);
     }
-    const uint64 size = detoasted_bytes(p);
-    const uint64 bytes = sizeof(CachedValueHeader) + size;
-    // A value that would take most of the region is not worth evicting everything else for.
-    if (bytes > control->region_bytes / 2) return out;
-    Entry e;
-    std::memset(&e, 0, sizeof e);
-    e.key = key;
-    e.rawsize = p.va_rawsize;
-    e.extinfo = p.va_extinfo;
-    e.kept_at = next_xid();
+    NewValue v;
     // No first chunk: the value is not there; the caller's detoasting says so as PostgreSQL does.
-    if (!locate_first_chunk(toast, p.va_valueid, e.chunk0, e.chunk0_xmin)) return out;
-    const dsa_pointer dp = allocate(bytes);
-    if (!DsaPointerIsValid(dp)) return out;
-    e.value = dp;
-    CachedValueHeader* h = header_of(dp);
-    pg_atomic_init_u32(&h->pins, 0);
-    pg_atomic_init_u32(&h->finite_checked, 0);
-    pg_atomic_init_u64(&h->last_used, 0);
-    h->kept_by = run_token;
-    h->size = size;
+    Entry probe;
+    if (!locate_first_chunk(toast, p.va_valueid, probe.chunk0, probe.chunk0_xmin)) return {};
+    if (!new_value(key, p, run_token, v)) return {};
+    v.entry.chunk0 = probe.chunk0;
+    v.entry.chunk0_xmin = probe.chunk0_xmin;
     try {
-        fetch_value(toast, p, cached_varlena(h));
-    } catch (...) {
-        call([&] { dsa_free(area, dp); });
+        fetch_value(toast, p, cached_varlena(v.header));
+        return publish(v, p, true);
+    } catch (...) {  // fetching failed, or the table found no room for the entry
+        free_value(v);
         throw;
     }
-    // Publish it, pinned. Another process may have kept the same value meanwhile: then use that one.
-    dsa_pointer unused = InvalidDsaPointer;
-    call([&] {
-        bool found = false;
-        auto* in = static_cast<Entry*>(dshash_find_or_insert(table, &key, &found));
-        if (!found) {
-            *in = e;
-            pin_locked(h);
-            out.header = h;
-            out.value = dp;
-            out.fetched = true;
-            pg_atomic_fetch_add_u64(&control->used_bytes, bytes);
-            pg_atomic_fetch_add_u64(&control->buffers, 1);
-            pg_atomic_fetch_add_u64(&control->kept, 1);
-        } else if (same_pointer(*in, p) && ItemPointerEquals(&in->chunk0, &e.chunk0) &&
-                   in->chunk0_xmin == e.chunk0_xmin) {
-            pin_locked(header_of(in->value));
-            out.header = header_of(in->value);
-            out.value = in->value;
-            unused = dp;  // kept by the other (this fetch was in vain: counted as found)
-        } else {
-            unused = dp;  // a stale value someone still holds: this one is read uncached
+}
+
+// A value a scan is filling.
+struct Filling {
+    NewValue v;
+    Key key;
+    const varatt_external* pointer = nullptr;
+    int32 size = 0;  // data bytes
+    int32 chunks = 0;
+    int32 got = 0;
+    bool allocated = false;
+    bool skipped = false;  // in the cache already, or its chunks do not add up
+    bool published = false;
+    std::vector<bool> seen;
+};
+
+// Keeps, by one sequential scan of `toast` (its end first if `backward`), the values stored
+// uncompressed among `pointers` that the cache lacks, unpinned, marked kept_by. A value gets its room
+// when the scan meets its first chunk, unless the cache has it by then (another process scanning
+// from the other end, or a reader, kept it: the two meet without doing each other's work), and is
+// published as soon as its last chunk has been read, so readers find it at once. Stops at the first
+// value that finds no room, and early if *stop becomes nonzero. A value whose chunks do not add up is
+// left to the readers' own fetch, which reports what is wrong as PostgreSQL does. Returns how many it
+// kept.
+std::size_t load_by_scan(Relation toast, const std::vector<varatt_external>& pointers, uint64 kept_by, bool backward,
+                         pg_atomic_uint32* stop) {
+    if (!cacheable(toast)) return 0;
+    std::vector<Filling> filling;
+    filling.reserve(pointers.size());
+    std::unordered_map<Oid, std::size_t> by_value;
+    by_value.reserve(pointers.size());
+    for (const varatt_external& p : pointers) {
+        if (stored_compressed(p) || by_value.count(p.va_valueid)) continue;
+        if (sizeof(CachedValueHeader) + detoasted_bytes(p) > control->region_bytes / 2) continue;
+        Filling f;
+        f.key = key_of(toast, p);
+        Entry e;
+        if (find_copy(f.key, e) && same_pointer(e, p)) continue;
+        f.pointer = &p;
+        f.size = int32(VARATT_EXTERNAL_GET_EXTSIZE(p));
+        f.chunks = (f.size + int32(TOAST_MAX_CHUNK_SIZE) - 1) / int32(TOAST_MAX_CHUNK_SIZE);
+        by_value.emplace(p.va_valueid, filling.size());
+        filling.push_back(std::move(f));
+    }
+    if (filling.empty()) return 0;
+    std::size_t kept = 0;
+    const TupleDesc desc = RelationGetDescr(toast);
+    const ScanDirection direction = backward ? BackwardScanDirection : ForwardScanDirection;
+    // A fresh MVCC snapshot, which lets the scan check a page's tuples at once (page mode): it sees
+    // the chunks of every value a row visible now points to, those this transaction wrote included.
+    // The chunks of one value OID are those of one value whatever the snapshot (no two values share
+    // an OID while either has a chunk left); a value not seen whole is left to its readers.
+    Snapshot snapshot = call([] { return RegisterSnapshot(GetLatestSnapshot()); });
+    TableScanDesc scan = nullptr;
+    auto end_scan = [&] {
+        call([&] {
+            if (scan) table_endscan(scan);
+            UnregisterSnapshot(snapshot);
+        });
+    };
+    try {
+        scan = call([&] { return table_beginscan_strat(toast, snapshot, 0, nullptr, true, !backward); });
+        HeapTuple pending = nullptr;  // a chunk of a value that needs room first
+        std::size_t left = filling.size();
+        long to_publish = -1;
+        bool done = false;
+        while (!done && left > 0 && !(stop && pg_atomic_read_u32(stop) != 0)) {
+            // Copies chunks until a value is complete (to publish) or needs room, or a batch is done.
+            // Plain C in the call: nothing in it throws.
+            call([&] {
+                CHECK_FOR_INTERRUPTS();
+                for (int n = 0; n < 1024; ++n) {
+                    const HeapTuple t = pending ? pending : heap_getnext(scan, direction);
+                    pending = nullptr;
+                    if (!t) {
+                        done = true;
+                        return;
+                    }
+                    bool null_id = true, null_seq = true, null_data = true;
+                    const Oid id = DatumGetObjectId(fastgetattr(t, 1, desc, &null_id));
+                    const auto it = null_id ? by_value.end() : by_value.find(id);
+                    if (it == by_value.end()) continue;
+                    Filling& f = filling[it->second];
+                    if (f.skipped) continue;
+                    if (!f.allocated) {
+                        pending = t;
+                        to_publish = -long(it->second) - 2;  // room wanted for this one
+                        return;
+                    }
+                    const int32 seq = DatumGetInt32(fastgetattr(t, 2, desc, &null_seq));
+                    const auto* chunk =
+                        reinterpret_cast<const varlena*>(DatumGetPointer(fastgetattr(t, 3, desc, &null_data)));
+                    const int32 expected =
+                        seq == f.chunks - 1 ? f.size - seq * int32(TOAST_MAX_CHUNK_SIZE) : int32(TOAST_MAX_CHUNK_SIZE);
+                    if (null_seq || null_data || seq < 0 || seq >= f.chunks || f.seen[seq] ||
+                        VARATT_IS_EXTERNAL(chunk) || VARATT_IS_COMPRESSED(chunk) ||
+                        int32(VARSIZE_ANY_EXHDR(chunk)) != expected) {
+                        f.skipped = true;
+                        --left;
+                        continue;
+                    }
+                    std::memcpy(VARDATA(cached_varlena(f.v.header)) + std::size_t(seq) * TOAST_MAX_CHUNK_SIZE,
+                                VARDATA_ANY(chunk), std::size_t(expected));
+                    f.seen[seq] = true;
+                    if (seq == 0) {
+                        f.v.entry.chunk0 = t->t_self;
+                        f.v.entry.chunk0_xmin = HeapTupleHeaderGetRawXmin(t->t_data);
+                    }
+                    if (++f.got == f.chunks) {
+                        to_publish = long(it->second);
+                        return;
+                    }
+                }
+            });
+            if (to_publish >= 0) {  // complete
+                Filling& f = filling[std::size_t(to_publish)];
+                --left;
+                f.published = true;
+                try {
+                    if (publish(f.v, *f.pointer, false).fetched) ++kept;
+                } catch (...) {
+                    f.published = false;
+                    throw;
+                }
+            } else if (to_publish <= -2) {  // its first chunk met: room for it, unless it is kept by now
+                Filling& f = filling[std::size_t(-to_publish - 2)];
+                Entry e;
+                if (find_copy(f.key, e) && same_pointer(e, *f.pointer)) {
+                    f.skipped = true;
+                    --left;
+                } else if (!new_value(f.key, *f.pointer, kept_by, f.v)) {
+                    done = true;  // no room: the readers fetch the rest
+                } else {
+                    f.allocated = true;
+                    f.seen.assign(std::size_t(f.chunks), false);
+                    SET_VARSIZE(cached_varlena(f.v.header), f.size + VARHDRSZ);
+                }
+            }
+            to_publish = -1;
         }
-        dshash_release_lock(table, in);
-        if (DsaPointerIsValid(unused)) dsa_free(area, unused);
-    });
-    return out;
+    } catch (...) {
+        for (const Filling& f : filling)
+            if (f.allocated && !f.published) free_value(f.v);
+        end_scan();
+        throw;
+    }
+    end_scan();
+    for (const Filling& f : filling)
+        if (f.allocated && !f.published) free_value(f.v);
+    return kept;
 }
 
 // Runs f(relation) with the TOAST relation open, closing it on every path.
@@ -515,14 +755,40 @@ std::vector<bool> shared_buffer_holds(const std::vector<varatt_external>& pointe
     return out;
 }
 
+// Pointers by TOAST relation, the relations in the order they first appear.
+std::vector<std::pair<Oid, std::vector<varatt_external>>> by_relation(const std::vector<varatt_external>& pointers) {
+    std::vector<std::pair<Oid, std::vector<varatt_external>>> out;
+    std::map<Oid, std::size_t> index;
+    for (const varatt_external& p : pointers) {
+        const auto [it, added] = index.emplace(p.va_toastrelid, out.size());
+        if (added) out.emplace_back(p.va_toastrelid, std::vector<varatt_external>{});
+        out[it->second].second.push_back(p);
+    }
+    return out;
+}
+
 void shared_buffer_keep(const std::vector<varatt_external>& pointers) {
     if (pointers.empty() || !attach()) return;
+    // Those stored uncompressed (as preprocess stores them) by one scan of their TOAST relation;
+    // others (a user changed the column's storage) one by one.
+    shared_buffer_scan(pointers, 0, false, nullptr);
     for (const varatt_external& p : pointers) {
+        if (!stored_compressed(p)) continue;
         check_for_interrupts();
         const SharedAcquired got = shared_buffer_acquire(p, 0);
         if (!got.header) return;
         shared_buffer_unpin(got.value);
     }
+}
+
+std::size_t shared_buffer_scan(const std::vector<varatt_external>& pointers, uint64 kept_by, bool backward,
+                               pg_atomic_uint32* stop) {
+    if (pointers.empty() || !attach()) return 0;
+    std::size_t kept = 0;
+    for (const auto& [relation, some] : by_relation(pointers))
+        kept +=
+            with_toast(relation, [&](Relation toast) { return load_by_scan(toast, some, kept_by, backward, stop); });
+    return kept;
 }
 
 SharedBufferCacheStats shared_buffer_cache_stats() {
@@ -557,21 +823,19 @@ void shared_buffer_count_warm_read() {
 uint64 shared_buffer_cache_reset() {
     if (!control || !attach()) return 0;
     HeldLock held(control->lock);
-    uint64 freed = 0, bytes = 0;
+    uint64 freed = 0;
     call([&] {
         dshash_seq_status scan;
         dshash_seq_init(&scan, table, true);
         while (auto* e = static_cast<Entry*>(dshash_seq_next(&scan))) {
             CachedValueHeader* h = header_of(e->value);
             if (pg_atomic_read_u32(&h->pins) != 0) continue;
-            bytes += sizeof(CachedValueHeader) + h->size;
-            dsa_free(area, e->value);
+            free_allocation(e->value);
             dshash_delete_current(&scan);
             ++freed;
         }
         dshash_seq_term(&scan);
     });
-    pg_atomic_fetch_sub_u64(&control->used_bytes, bytes);
     pg_atomic_fetch_sub_u64(&control->buffers, freed);
     return freed;
 }

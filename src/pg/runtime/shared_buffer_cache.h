@@ -26,6 +26,7 @@
 // every run keeps its buffers in an area of its own, freed when it ends (run_area.h).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -87,9 +88,21 @@ CachedValueHeader* shared_buffer_header(dsa_pointer value);
 // For each pointer, whether the cache holds its value now (a quick look: nothing is checked or pinned).
 std::vector<bool> shared_buffer_holds(const std::vector<varatt_external>& pointers);
 
-// Keeps the out-of-line values `pointers` name (preprocess, after writing them): each is fetched
-// unless the cache holds it, and left unpinned. Stops at the first that finds no room.
+// Keeps the out-of-line values `pointers` name (preprocess, after writing them), unpinned: those
+// stored uncompressed by one sequential scan of each TOAST relation (about three times as fast as
+// fetching them one by one through its index), others one by one. Stops at the first that finds no room.
 void shared_buffer_keep(const std::vector<varatt_external>& pointers);
+
+// Keeps the values stored uncompressed among `pointers` that the cache lacks, unpinned, marked as
+// kept by `kept_by`, each TOAST relation in one sequential scan (about three times as fast as fetching
+// the values one by one through its index), from its end if `backward`; each value is there for
+// readers as soon as its last chunk is read, and values readers keep meanwhile are skipped. Stops
+// making room at the first value that finds none, and early once *stop (if given) is nonzero. How many
+// it kept. A run's readers (forward) and its read-ahead worker (backward, kept_by | kReadAhead) use it.
+std::size_t shared_buffer_scan(const std::vector<varatt_external>& pointers, uint64 kept_by, bool backward,
+                               pg_atomic_uint32* stop);
+// CachedValueHeader::kept_by of what a run's read-ahead worker kept: the run's token with this bit.
+constexpr uint64 kReadAhead = uint64(1) << 63;
 
 struct SharedBufferCacheStats {
     bool enabled = false;
