@@ -580,11 +580,17 @@ std::size_t load_by_scan(Relation toast, const std::vector<varatt_external>& poi
     std::size_t kept = 0;
     const TupleDesc desc = RelationGetDescr(toast);
     const ScanDirection direction = backward ? BackwardScanDirection : ForwardScanDirection;
-    // A fresh MVCC snapshot, which lets the scan check a page's tuples at once (page mode): it sees
-    // the chunks of every value a row visible now points to, those this transaction wrote included.
-    // The chunks of one value OID are those of one value whatever the snapshot (no two values share
-    // an OID while either has a chunk left); a value not seen whole is left to its readers.
-    Snapshot snapshot = call([] { return RegisterSnapshot(GetLatestSnapshot()); });
+    // An MVCC snapshot, which lets the scan check a page's tuples at once (page mode): a fresh one,
+    // which sees the chunks of every value a row visible now points to, those this transaction wrote
+    // included; during a parallel operation (a run's hops in its group of processes, a parallel
+    // worker), where no new one may be taken, the statement's, which sees those the statement's rows
+    // point to. The chunks of one value OID are those of one value whatever the snapshot (no two
+    // values share an OID while either has a chunk left); a value not seen whole is left to its readers.
+    Snapshot snapshot = call([]() -> Snapshot {
+        if (!IsInParallelMode()) return RegisterSnapshot(GetLatestSnapshot());
+        return ActiveSnapshotSet() ? RegisterSnapshot(GetActiveSnapshot()) : nullptr;
+    });
+    if (!snapshot) return 0;
     TableScanDesc scan = nullptr;
     auto end_scan = [&] {
         call([&] {

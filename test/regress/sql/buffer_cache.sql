@@ -84,6 +84,12 @@ CALL hopper.fit_multiple('wide_packed2', 'parallel', 'mst', 2);
 -- same reads, the same counts.
 SELECT hits, misses, not_kept, warm FROM hopper.buffer_cache_stats();
 SELECT s.mst_key, s.model_state = p.model_state AS same_state FROM serial s JOIN parallel p USING (mst_key) ORDER BY 1;
+-- Cold: the processes of the group, in a parallel operation, each keep their segment's buffers at
+-- their first miss, by a scan of its TOAST relation.
+SELECT hopper.shared_buffer_cache_reset() > 0 AS emptied;
+CALL hopper.fit_multiple('wide_packed2', 'parallel_cold', 'mst', 2);
+SELECT hits, misses, not_kept, warm FROM hopper.buffer_cache_stats();
+SELECT s.mst_key, s.model_state = p.model_state AS same_state FROM serial s JOIN parallel_cold p USING (mst_key) ORDER BY 1;
 
 -- Data changed between runs: a new run never sees the previous run's buffers (new values, new
 -- TOAST pointers: fetched).
