@@ -3,8 +3,9 @@
 //
 // A run keeps each packed buffer it reads once detoasted for the rest of the run (buffer_cache.h).
 // On its own that cache starts cold at every call: the first iteration fetched every buffer from
-// TOAST into shared memory the kernel had to zero and map for the run (and unmap after it), 0.23 s of
-// CPU on Fashion-MNIST against 0.33 s for a whole steady iteration (bench/). When hopper is in
+// TOAST into shared memory the kernel had to zero and map for the run (and unmap after it), and took
+// 50-54% more CPU than a steady one on Fashion-MNIST (6% warm, 25% cold with this cache:
+// bench/results/2026-11-28-vm-first-iteration.md). When hopper is in
 // shared_preload_libraries and hopper.shared_buffer_cache_mb > 0, buffers are kept instead in a
 // region of the server's shared memory reserved at start, for as long as room allows: a run pins the
 // buffers it reads until it ends, and the least recently used buffers no run has pinned make room
