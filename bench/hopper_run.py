@@ -27,6 +27,10 @@ one with autovacuum off), because processes are told apart only by their role:
 * Iterations: each iteration's wall time from its NOTICE (iteration_seconds; 3 significant digits) and,
   from the second on, its CPU time (iteration_cpu_seconds): the backend's between two NOTICEs
   (/proc/PID/schedstat) and its parallel workers', reaped by the postmaster by then.
+* Per iteration: the run's DEBUG1 line "iteration i/N timing: ..." (src/pg/training/run.cpp, read at
+  client_min_messages = debug1, set just before the CALL): wall, training, hop and evaluation seconds
+  and the backend's CPU seconds, all of them and those of training (its parallel workers' and its
+  read-ahead worker's CPU are not in it; cpu_seconds above has them all).
 * --hops: the run had hopper.debug_hops on; also reads <output>_hops (each statement's time).
 * --perf FILE: perf record of the backend (from the moment the sampler sees it until psql exits).
 """
@@ -156,7 +160,9 @@ sampler = threading.Thread(target=sample, daemon=True)
 sampler.start()
 # The last statement keeps the session (and its VmHWM) alive for one more sample.
 t0 = time.perf_counter()
-proc = subprocess.Popen(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", args.sql + "; SELECT pg_catalog.pg_sleep(0.12)"],
+# The per-iteration timing lines are DEBUG1: asked for just before the CALL (or the last statement).
+sql = re.sub(r"(;\s*)(CALL\s)", r"\1SET client_min_messages = debug1; \2", args.sql, count=1)
+proc = subprocess.Popen(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", sql + "; SELECT pg_catalog.pg_sleep(0.12)"],
                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 stderr_lines = []
 # Each iteration's CPU: at its NOTICE, the backend's CPU time so far (/proc/PID/schedstat, ns) and, 50 ms
@@ -234,6 +240,12 @@ result.update({
     "models": acc,
     "test_accuracy": max((m["test_accuracy"] for m in acc if m["test_accuracy"] is not None), default=None),
 })
+TIMING = re.compile(r"DEBUG:\s+(?:iteration )?(\d+)/\d+ timing: wall ([\d.e+-]+) s, training ([\d.e+-]+) s, hops ([\d.e+-]+) s,"
+                    r" evaluation ([\d.e+-]+) s, backend CPU ([\d.e+-]+) s, of which training ([\d.e+-]+) s")
+result["iterations"] = [
+    {"iteration": int(m.group(1)), "wall": float(m.group(2)), "training": float(m.group(3)), "hops": float(m.group(4)),
+     "evaluation": float(m.group(5)), "cpu": float(m.group(6)), "training_cpu": float(m.group(7))}
+    for m in TIMING.finditer(stderr_text)]
 if args.hops:
     # Per hop: the training statement's time (logged once per model placement, so take one) and the
     # hop statement's.

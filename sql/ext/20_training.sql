@@ -5,3 +5,5 @@
 #include "objects/fit.sql"
 #include "objects/fit_multiple.sql"
 #include "objects/buffer_cache_stats.sql"
+#include "objects/shared_buffer_cache_stats.sql"
+#include "objects/shared_buffer_cache_reset.sql"

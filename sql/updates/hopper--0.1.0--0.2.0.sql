@@ -336,6 +336,9 @@ DROP FUNCTION hopper.preprocess_validation(text, text, text, text, text, integer
 #include "objects/import_onnx.sql"
 
 -- Reading ahead (issue 29): buffer_cache_stats also says what a run's read-ahead worker was given
--- and kept.
+-- and kept, and what it found in the server's cache of buffers kept between calls, which has
+-- functions of its own.
 DROP FUNCTION hopper.buffer_cache_stats();
 #include "objects/buffer_cache_stats.sql"
+#include "objects/shared_buffer_cache_stats.sql"
+#include "objects/shared_buffer_cache_reset.sql"

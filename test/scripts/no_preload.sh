@@ -19,6 +19,12 @@ CALL hopper.fit('pts_packed', 'pts_model', '{"input_dim": 2, "layers": [{"units"
 SQL
 acc=$(q -d nopreload -c "SELECT training_metrics_final FROM pts_model_info")
 [ "$acc" = 1 ] || { echo "no_preload: expected accuracy 1, got $acc" >&2; exit 1; }
+# The server's cache of packed buffers needs shared memory reserved at start too: without it each run
+# keeps its buffers in an area of its own, and the second run reads TOAST again.
+q -d nopreload -c "SET client_min_messages = warning" -c "CALL hopper.fit('pts_packed', 'pts_model2', '{\"input_dim\": 2, \"layers\": [{\"units\": 2, \"activation\": \"softmax\"}]}', \$\$optimizer='SGD(lr=0.5)'\$\$, 'batch_size=10', 3)" >/dev/null
+[ "$(q -d nopreload -c "SELECT enabled, size_bytes FROM hopper.shared_buffer_cache_stats()")" = "f|0" ] ||
+  { echo "no_preload: the server's buffer cache claims to be there" >&2; exit 1; }
+[ "$(q -d nopreload -c "SELECT warm FROM hopper.buffer_cache_stats()")" = 0 ] || { echo "no_preload: a warm run" >&2; exit 1; }
 # Live progress needs the shared memory reserved at server start: without it the view is empty.
 [ "$(q -d nopreload -c "SELECT count(*) FROM hopper.run_progress")" = 0 ] || { echo "no_preload: run_progress not empty" >&2; exit 1; }
 if out=$(psql -X -q -d nopreload -c "SELECT hopper.ps_create('t', 10)" 2>&1); then

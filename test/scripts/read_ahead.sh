@@ -27,12 +27,18 @@ SELECT hopper.preprocess('img', 'img_packed', 'label', 'x', buffer_size => 250, 
                          normalizing_const => 255) IS NULL;
 -- A model large enough that training a buffer takes longer than fetching one.
 \set arch '{"input_dim": 784, "layers": [{"units": 256, "activation": "relu"}, {"units": 10, "activation": "softmax"}]}'
+-- preprocess kept the buffers in the server's cache (hopper.shared_buffer_cache_mb): the run finds
+-- them there, and nothing is left to read ahead.
+CALL hopper.fit('img_packed', 'warm', :'arch', $$optimizer='SGD(lr=0.01)'$$, 'batch_size=50', 2);
+SELECT 'warm', read_ahead_listed, warm FROM hopper.buffer_cache_stats();
+-- Emptied, it has to be read again: a worker reads it ahead.
+SELECT hopper.shared_buffer_cache_reset() IS NULL;
 CALL hopper.fit('img_packed', 'ahead', :'arch', $$optimizer='SGD(lr=0.01)'$$, 'batch_size=50', 2);
 SELECT 'stats', read_ahead_listed, read_ahead_kept, misses + read_ahead_kept, hits + misses FROM hopper.buffer_cache_stats();
 SET hopper.read_ahead_min_mb = -1;
 CALL hopper.fit('img_packed', 'not_ahead', :'arch', $$optimizer='SGD(lr=0.01)'$$, 'batch_size=50', 2);
 SELECT 'off', read_ahead_listed FROM hopper.buffer_cache_stats();
-SELECT 'same', a.model_state = n.model_state FROM ahead a, not_ahead n;
+SELECT 'same', a.model_state = n.model_state AND a.model_state = w.model_state FROM ahead a, not_ahead n, warm w;
 RESET hopper.read_ahead_min_mb;
 SELECT 'workers', count(*) FROM pg_stat_activity WHERE backend_type = 'hopper read-ahead';
 SQL
@@ -44,6 +50,7 @@ SET client_min_messages = warning;
 -- The worker also checks the values it keeps are finite, so that the backend need not; a buffer
 -- that holds a NaN it leaves unchecked, and the run fails on it as without reading ahead.
 UPDATE img_packed SET independent_var[3][5] = 'NaN' WHERE buffer_id = 30;
+SELECT hopper.shared_buffer_cache_reset() IS NULL;
 \set VERBOSITY terse
 CALL hopper.fit('img_packed', 'nan', :'arch', $$optimizer='SGD(lr=0.01)'$$, 'batch_size=50', 1);
 \set VERBOSITY default
@@ -65,6 +72,7 @@ IFS='|' read -r _ listed kept kept_once reads <<<"$stats"
 [ "$kept_once" = 64 ] || fail "buffers kept by the worker and by the backend add up to $kept_once, not 64: $out"
 [ "$reads" = 128 ] || fail "the backend read $reads buffers, not 2 x 64: $out"
 grep -q '^off|0$' <<<"$out" || fail "read_ahead_min_mb = -1 still read ahead: $out"
+grep -q '^warm|0|64$' <<<"$out" || fail "the run after preprocess did not find its buffers in the server's cache: $out"
 grep -q '^same|t$' <<<"$out" || fail "reading ahead changed the model: $out"
 grep -q '^workers|0$' <<<"$out" || fail "a read-ahead worker outlived its run: $out"
 # The cancelled run's worker stops (it checks the run's stop flag between buffers; TerminateBackgroundWorker).

@@ -9,6 +9,7 @@
 #include "pg/runtime/progress.h"
 #include "pg/runtime/run_area.h"
 #include "pg/runtime/run_lock.h"
+#include "pg/runtime/shared_buffer_cache.h"
 
 extern "C" {
 PG_MODULE_MAGIC;
@@ -134,8 +135,9 @@ void _PG_init(void) {
                                "Internal: the running fit's shared area, for its parallel workers.", nullptr,
                                &setting_buffer_cache_area, "", PGC_SUSET,
                                GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE | GUC_DISALLOW_IN_FILE, nullptr, nullptr, nullptr);
-    ps_init();        // parameter tables: their GUCs, and shared memory when preloaded
-    progress_init();  // hopper.run_progress: its settings, and shared memory when preloaded
+    ps_init();                   // parameter tables: their GUCs, and shared memory when preloaded
+    progress_init();             // hopper.run_progress: its settings, and shared memory when preloaded
+    shared_buffer_cache_init();  // hopper.shared_buffer_cache_mb, and its shared memory when preloaded
     MarkGUCPrefixReserved("hopper");
     // Preloaded: every backend and parallel worker is forked from here with the product kernels
     // ready (a model hop's worker would otherwise spend ~38 ms generating them).

@@ -8,16 +8,24 @@
 // (run_area.h), keyed by its TOAST pointer: a TOAST value is never changed in place (an UPDATE writes
 // a new value with a new OID), so within one run the pointer names the same bytes. The cache is
 // bounded by hopper.buffer_cache_mb (what does not fit is detoasted as before).
+//
+// Where the server has its cache of buffers kept between calls (shared_buffer_cache.h), the run
+// keeps its buffers there, pinned until it ends, and its table only records which it holds;
+// otherwise they live in the run's area and go with it.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "pg/common/datum.h"
 #include "pg/common/guard.h"
+#include "pg/common/names.h"
+#include "pg/common/spi.h"
 
 extern "C" {
 #include "port/atomics.h"
+#include "utils/dsa.h"
 }
 
 namespace hopper::pg {
@@ -31,6 +39,8 @@ struct BufferCacheStats {
                                     // /dev/shm has less room
     int64_t read_ahead_listed = 0;  // buffers given to a read-ahead worker (read_ahead.h)
     int64_t read_ahead_kept = 0;    // of those, kept by it before any reader asked for them
+    int64_t warm = 0;               // buffers found in the server's cache at their first read, kept
+                                    // there by an earlier call (preprocess, a previous run)
 };
 
 // A packed buffer as a plain (detoasted) varlena: from the run's cache when there is one and the
@@ -42,8 +52,10 @@ struct PackedBuffer {
 PackedBuffer detoast_buffer(Datum d);
 
 struct RunArea;
-// In a read-ahead worker: keeps the TOAST value `pointer` names in the run's cache unless it is
-// there already or the budget is full; whether the cache holds it now.
+// At the end of a run (or of its backend): lets go of the buffers it holds in the server's cache.
+void release_run_buffers(RunArea& run) noexcept;
+// In a read-ahead worker, without the server's cache: keeps the TOAST value `pointer` names in the
+// run's area unless it is there already or the budget is full; whether the area holds it now.
 bool read_ahead_buffer(RunArea& cache, const varatt_external& pointer);
 
 // check_finite_buffer, once per cached buffer and run: the cache keeps the bytes that passed.
@@ -54,5 +66,13 @@ bool buffer_cache_attached();
 
 // This backend's counters of its last (or current) run, workers' reads included.
 BufferCacheStats last_buffer_cache_stats();
+
+// The out-of-line values of a packed table's buffers, in dist_key, buffer_id order (independent
+// then dependent of each row); `bytes` adds their sizes. Nothing is fetched.
+std::vector<varatt_external> packed_buffer_pointers(Spi& spi, const TableName& table, uint64_t& bytes);
+
+// preprocess, once the table is written: keeps its buffers in the server's cache (when there is one
+// and they fit), so that the call after it starts warm.
+void keep_packed_buffers(Spi& spi, const TableName& table);
 
 }  // namespace hopper::pg

@@ -14,6 +14,7 @@
 #include "pg/common/settings.h"
 #include "pg/runtime/buffer_cache.h"
 #include "pg/runtime/run_area.h"
+#include "pg/runtime/shared_buffer_cache.h"
 
 extern "C" {
 #include "miscadmin.h"
@@ -40,28 +41,6 @@ long online_cores() {
     return n > 0 ? n : 1;
 }
 
-// The out-of-line values of the packed table's buffers, in dist_key, buffer_id order; `bytes` adds
-// their sizes.
-std::vector<varatt_external> buffer_pointers(Spi& spi, const TableName& table, uint64_t& bytes) {
-    std::vector<varatt_external> out;
-    // A scan hands over the values as stored: TOAST pointers, nothing is fetched here.
-    spi.execute("SELECT d.independent_var, d.dependent_var FROM " + table.quoted() +
-                " AS d ORDER BY d.dist_key, d.buffer_id");
-    for (uint64_t r = 0; r < spi.rows(); ++r)
-        for (int c = 0; c < 2; ++c) {
-            bool isnull = false;
-            const Datum d = spi.datum(r, c, &isnull);
-            if (isnull) continue;
-            auto* v = reinterpret_cast<varlena*>(DatumGetPointer(d));
-            if (!VARATT_IS_EXTERNAL_ONDISK(v)) continue;
-            varatt_external p;
-            VARATT_EXTERNAL_GET_POINTER(p, v);
-            out.push_back(p);
-            bytes += uint64_t(p.va_rawsize);
-        }
-    return out;
-}
-
 // The worker's work, in C++ frames that never see a longjmp: any error ends it quietly (the run's
 // readers fetch whatever it did not keep).
 void read_ahead(const ReadAheadArgs& args) noexcept {
@@ -78,10 +57,19 @@ void read_ahead(const ReadAheadArgs& args) noexcept {
         });
         const auto* list = static_cast<const varatt_external*>(
             call([&] { return dsa_get_address(run->area, control.read_ahead_list); }));
-        for (uint32 i = 0; i < control.read_ahead_count; ++i) {
-            if (pg_atomic_read_u32(&control.read_ahead_stop) != 0) break;
-            call([] { CHECK_FOR_INTERRUPTS(); });
-            if (!read_ahead_buffer(*run, list[i])) break;  // the cache is full
+        if (shared_buffer_attach()) {
+            // Into the server's cache: each TOAST relation in one sequential scan from its end, ~3x as
+            // fast as fetching values one by one through its index (the backend's way, from the start).
+            const std::vector<varatt_external> pointers(list, list + control.read_ahead_count);
+            pg_atomic_fetch_add_u64(&control.read_ahead_kept,
+                                    shared_buffer_scan(pointers, control.run_token | kReadAhead, true,
+                                                       &control.read_ahead_stop));
+        } else {
+            for (uint32 i = 0; i < control.read_ahead_count; ++i) {
+                if (pg_atomic_read_u32(&control.read_ahead_stop) != 0) break;
+                call([] { CHECK_FOR_INTERRUPTS(); });
+                if (!read_ahead_buffer(*run, list[i])) break;  // the cache is full
+            }
         }
         call([] {
             PopActiveSnapshot();
@@ -93,25 +81,60 @@ void read_ahead(const ReadAheadArgs& args) noexcept {
     } catch (...) { elog(DEBUG1, "hopper read-ahead stopped"); }
 }
 
+// A copy of `list` in the run's area (invalid if there is no room).
+dsa_pointer store_list(RunArea& run, const std::vector<varatt_external>& list) {
+    const std::size_t list_bytes = list.size() * sizeof(varatt_external);
+    grow_run_area_limit(list_bytes);
+    const dsa_pointer dp = call([&] { return dsa_allocate_extended(run.area, list_bytes, DSA_ALLOC_NO_OOM); });
+    if (DsaPointerIsValid(dp))
+        std::memcpy(call([&] { return dsa_get_address(run.area, dp); }), list.data(), list_bytes);
+    return dp;
+}
+
 }  // namespace
 
 void ReadAhead::start(Spi& spi, const std::vector<TableName>& tables, int busy_processes) {
-    if (setting_read_ahead_min_mb < 0 || worker_ || tables.empty() || busy_processes >= online_cores()) return;
     RunArea* run = own_run_area();
-    if (!run || run->control->buffer_budget == 0 || DsaPointerIsValid(run->control->read_ahead_list)) return;
-    // The training table's buffers from the end backwards (the backend reads them from the start, so
-    // the two meet halfway), then the others' (validation) in order: they are read after training.
+    if (!run || run->control->buffer_budget == 0 || tables.empty() || worker_ ||
+        DsaPointerIsValid(run->control->run_list) || DsaPointerIsValid(run->control->read_ahead_list))
+        return;
+    const bool server_cache = shared_buffer_cache_enabled();
+    const bool wanted = setting_read_ahead_min_mb >= 0 && busy_processes < online_cores();
+    if (!server_cache && !wanted) return;
     uint64_t bytes = 0;
-    std::vector<varatt_external> list = buffer_pointers(spi, tables[0], bytes);
-    std::reverse(list.begin(), list.end());
+    std::vector<varatt_external> list = packed_buffer_pointers(spi, tables[0], bytes);
+    const std::size_t training = list.size();
     for (std::size_t t = 1; t < tables.size(); ++t) {
-        std::vector<varatt_external> more = buffer_pointers(spi, tables[t], bytes);
+        std::vector<varatt_external> more = packed_buffer_pointers(spi, tables[t], bytes);
         list.insert(list.end(), more.begin(), more.end());
+    }
+    if (server_cache) {
+        // What the server's cache holds already (kept by preprocess or an earlier call) is not read
+        // again; the rest the run's readers load by TOAST relation at their first miss in each, and the
+        // worker from each relation's end.
+        const std::vector<bool> held = shared_buffer_holds(list);
+        std::size_t kept = 0;
+        bytes = 0;
+        for (std::size_t i = 0; i < list.size(); ++i)
+            if (!held[i]) {
+                bytes += uint64_t(list[i].va_rawsize);
+                list[kept++] = list[i];
+            }
+        list.resize(kept);
+        if (list.empty()) return;
+        const dsa_pointer dp = store_list(*run, list);
+        if (!DsaPointerIsValid(dp)) return;
+        run->control->run_list = dp;
+        run->control->run_list_count = uint32(list.size());
+    } else {
+        // The training table's buffers from the end backwards (the backend reads them from the start,
+        // so the two meet halfway), then the others' (validation) in order: they are read after training.
+        std::reverse(list.begin(), list.begin() + std::ptrdiff_t(training));
     }
     // Below this, starting a process costs more than reading the data: a fit of 2,000 rows of 10
     // features took 12.3 ms a call with a worker and 8.7 without (listing the pointers, registering the
     // worker, and its start on the other core); 16 MB take ~12 ms to fetch.
-    if (list.empty() || bytes < uint64_t(setting_read_ahead_min_mb) * 1024 * 1024) return;
+    if (!wanted || list.empty() || bytes < uint64_t(setting_read_ahead_min_mb) * 1024 * 1024) return;
 
     ReadAheadArgs args{};
     args.database = MyDatabaseId;
@@ -122,11 +145,8 @@ void ReadAhead::start(Spi& spi, const std::vector<TableName>& tables, int busy_p
     if (area.empty() || area.size() >= sizeof args.area) return;
     std::memcpy(args.area, area.c_str(), area.size() + 1);
 
-    const std::size_t list_bytes = list.size() * sizeof(varatt_external);
-    grow_run_area_limit(list_bytes);
-    const dsa_pointer dp = call([&] { return dsa_allocate_extended(run->area, list_bytes, DSA_ALLOC_NO_OOM); });
+    const dsa_pointer dp = server_cache ? run->control->run_list : store_list(*run, list);
     if (!DsaPointerIsValid(dp)) return;
-    std::memcpy(call([&] { return dsa_get_address(run->area, dp); }), list.data(), list_bytes);
     run->control->read_ahead_list = dp;
     run->control->read_ahead_count = uint32(list.size());
 

@@ -10,6 +10,11 @@
 // so what the worker keeps is exactly what the readers would have fetched: results do not change,
 // and whatever the worker has not kept yet is fetched by the reader as before.
 //
+// With the server's cache (shared_buffer_cache.h) only the buffers it lacks are listed; the list goes
+// into the run's area, where the run's readers find it too. The worker keeps them by one sequential
+// scan of each TOAST relation from its end (three times as fast as fetching them one by one); when no
+// worker runs, the first reader to miss a buffer of a relation scans it so from its start.
+//
 // Only for engines whose buffers are read by this server's processes (Engine::reads_buffers_locally).
 #pragma once
 
@@ -30,10 +35,11 @@ public:
     ReadAhead& operator=(const ReadAhead&) = delete;
 
     // In the run's backend, inside its RunAreaScope: lists the TOAST values of `tables`' buffers (in
-    // dist_key, buffer_id order, one table after the other) and starts the worker, unless
-    // hopper.read_ahead_min_mb says no (off, or less data than that), `busy_processes` (segments
-    // training at once) leave no core idle, the run has no buffer cache, or no background worker slot
-    // is free (then the run reads as before).
+    // dist_key, buffer_id order, one table after the other; with the server's cache those it lacks,
+    // kept in the run's area for the readers) and starts the worker, unless hopper.read_ahead_min_mb
+    // says no (off, or less data than that), `busy_processes` (segments training at once) leave no
+    // core idle, the run has no buffer cache, or no background worker slot is free (then the run
+    // reads as before).
     void start(Spi& spi, const std::vector<TableName>& tables, int busy_processes);
 
 private:

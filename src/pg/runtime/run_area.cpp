@@ -11,10 +11,13 @@
 
 #include "pg/common/guard.h"
 #include "pg/common/settings.h"
+#include "pg/runtime/buffer_cache.h"
+#include "pg/runtime/shared_buffer_cache.h"
 
 extern "C" {
 #include "access/parallel.h"
 #include "storage/dsm_impl.h"
+#include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/proc.h"
 }
@@ -40,6 +43,13 @@ int scope_depth = 0;
 uint64 own_limit = 0;  // the area's size limit
 
 void register_tranche(int id) { LWLockRegisterTranche(id, "hopper_run_area"); }
+
+// A backend that exits during its run (FATAL: terminated, or its client gone) unwinds no C++ frame:
+// it lets go of the run's buffers in the server's cache here (a crash restarts the server anyway).
+bool exit_callback_registered = false;
+void release_on_exit(int, Datum) {
+    if (own.control) release_run_buffers(own);
+}
 
 void detach(RunArea& a) {
     // Detaching the run's last process frees the area and the segment; none of these raises an error.
@@ -104,9 +114,17 @@ uint64 shm_room(uint64 wanted) {
 
 RunAreaScope::RunAreaScope() {
     if (scope_depth++ > 0) return;  // a nested run shares the outer run's area
-    const uint64 budget = shm_room(uint64(setting_buffer_cache_mb) * 1024 * 1024);
+    // In the server's cache the budget bounds what the run holds there; in its own area, what it
+    // allocates in /dev/shm.
+    const uint64 wanted = uint64(setting_buffer_cache_mb) * 1024 * 1024;
+    const bool server_cache = shared_buffer_cache_enabled();
+    const uint64 budget = server_cache ? wanted : shm_room(wanted);
     try {
         call([&] {
+            if (!exit_callback_registered) {
+                before_shmem_exit(release_on_exit, 0);
+                exit_callback_registered = true;
+            }
             MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);  // the handles outlive transactions
             if (tranche_id == 0) tranche_id = LWLockNewTrancheId();
             register_tranche(tranche_id);
@@ -128,6 +146,10 @@ RunAreaScope::RunAreaScope() {
             own.control->area = dsa_get_handle(own.area);
             own.control->buffers = dshash_get_hash_table_handle(own.buffers);
             own.control->buffer_budget = budget;
+            own.control->run_token = server_cache ? shared_buffer_cache_run_token() : 0;
+            pg_atomic_init_u32(&own.control->closed, 0);
+            pg_atomic_init_u64(&own.control->warm, 0);
+            own.control->run_list = InvalidDsaPointer;
             pg_atomic_init_u64(&own.control->buffer_bytes, 0);
             pg_atomic_init_u64(&own.control->hits, 0);
             pg_atomic_init_u64(&own.control->misses, 0);
@@ -152,7 +174,10 @@ void remember_buffer_cache_stats(const RunAreaControl& control);  // buffer_cach
 
 RunAreaScope::~RunAreaScope() {
     if (--scope_depth > 0) return;
-    if (own.control) remember_buffer_cache_stats(*own.control);
+    if (own.control) {
+        release_run_buffers(own);
+        remember_buffer_cache_stats(*own.control);
+    }
     own_setting.clear();
     detach(own);
 }

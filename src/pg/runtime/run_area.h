@@ -9,6 +9,7 @@
 // (StatementSettings) and trust it only if it belongs to their own leader.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -22,6 +23,18 @@ extern "C" {
 }
 
 namespace hopper::pg {
+
+// A dshash table keyed by plain bytes (compared and hashed as such): the run's buffer table and the
+// server's buffer cache (shared_buffer_cache.cpp).
+inline dshash_parameters bytes_keyed_table(std::size_t key_size, std::size_t entry_size, int tranche) {
+    dshash_parameters p;
+    p.key_size = key_size;
+    p.entry_size = entry_size;
+    p.compare_function = dshash_memcmp;
+    p.hash_function = dshash_memhash;
+    p.tranche_id = tranche;
+    return p;
+}
 
 // Model-state stores a run can hold at once (a nested run gets its own).
 constexpr int kMaxStateStores = 4;
@@ -47,6 +60,15 @@ struct RunAreaControl {
     uint32 read_ahead_count;
     pg_atomic_uint32 read_ahead_stop;
     pg_atomic_uint64 read_ahead_kept;
+    // The server's cache of buffers (shared_buffer_cache.h), when there is one: the run's name there,
+    // set once the run lets go of its buffers, its first reads that found one kept before it, and the
+    // run's buffers the cache lacked when it started (its readers load them by TOAST relation, at
+    // their first miss in each; a read-ahead worker is given the same list).
+    uint64 run_token;
+    pg_atomic_uint32 closed;
+    pg_atomic_uint64 warm;
+    dsa_pointer run_list;
+    uint32 run_list_count;
 };
 
 // This process's view of a run's area.

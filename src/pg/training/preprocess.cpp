@@ -27,6 +27,7 @@
 #include "pg/common/resource_limits.h"
 #include "pg/common/spi.h"
 #include "pg/engine/engine.h"
+#include "pg/runtime/buffer_cache.h"
 #include "pg/training/tabular.h"
 
 extern "C" {
@@ -540,6 +541,9 @@ PackResult pack_rows(Spi& spi, const Source& src, const Layout& layout, const Ta
         result.rows += n;
     }
     if (source_rows.quoted() != src.table.quoted()) spi.execute("DROP TABLE " + source_rows.quoted());
+    // The buffers just written are what the next training call reads: the server's cache keeps them
+    // (buffer_cache.h), so that call's first iteration does not fetch them from TOAST.
+    if (!local && engine->reads_buffers_locally()) keep_packed_buffers(spi, out);
     // A kept plan lives in CacheMemoryContext until freed: without this, every call leaked ~100 kB.
     return result;
 }

@@ -1,5 +1,9 @@
 -- The run's cache of detoasted packed buffers (hopper.buffer_cache_mb, src/pg/runtime/buffer_cache.cpp):
 -- what it keeps, that it never changes a result, its budget, and that it is gone after every run.
+-- The test cluster preloads hopper, so runs keep their buffers in the server's cache kept between
+-- calls (hopper.shared_buffer_cache_mb: shared_buffer_cache.sql); here it is emptied before the runs
+-- whose first reads should fetch from TOAST. Its pins are per run: none is left after a run, also
+-- after one that failed.
 CREATE SCHEMA test_buffer_cache;
 SET search_path = test_buffer_cache, public;
 SET client_min_messages = warning;
@@ -20,8 +24,11 @@ SELECT * FROM hopper.buffer_cache_stats();
 
 -- 3 iterations: every buffer is read 3 times to train (the training metrics come from those
 -- passes). The first read of each of the 20 buffers detoasts it (misses), the other 40 reads are hits.
+-- (preprocess kept them in the server's cache: emptied first, for a cold start.)
+SELECT hopper.shared_buffer_cache_reset() > 0 AS emptied;
 CALL hopper.fit('wide_packed', 'cached', :'arch', '{"optimizer": "sgd", "learning_rate": 0.05}', '{"batch_size": 20}', 3);
-SELECT hits, misses, not_kept, kept_bytes, budget_bytes = 1024 * 1024 * 1024 AS default_budget FROM hopper.buffer_cache_stats();
+-- kept_bytes: 20 buffers of 25,632 bytes, each with the cache's 32-byte header.
+SELECT hits, misses, not_kept, kept_bytes, budget_bytes = 1024 * 1024 * 1024 AS default_budget, warm FROM hopper.buffer_cache_stats();
 -- The session lets go of the cache's shared memory when the run ends.
 SELECT attached FROM hopper.buffer_cache_stats();
 
@@ -33,8 +40,9 @@ SELECT attached FROM hopper.buffer_cache_stats();
 -- Whoever fetches a buffer first keeps it, once, and every read of the backend is a hit or a miss;
 -- the model is the same bit for bit.
 SET hopper.read_ahead_min_mb = 0;
+SELECT hopper.shared_buffer_cache_reset() > 0 AS emptied;
 CALL hopper.fit('wide_packed', 'read_ahead', :'arch', '{"optimizer": "sgd", "learning_rate": 0.05}', '{"batch_size": 20}', 3);
-SELECT misses + read_ahead_kept AS kept_once, hits + misses AS reads, not_kept, attached FROM hopper.buffer_cache_stats();
+SELECT misses + read_ahead_kept AS kept_once, hits + misses AS reads, not_kept, attached, read_ahead_listed FROM hopper.buffer_cache_stats();
 SELECT r.model_state = c.model_state AS same_state FROM read_ahead r, cached c;
 RESET hopper.read_ahead_min_mb;
 SET hopper.read_ahead_min_mb = -2;
@@ -50,6 +58,7 @@ FROM cached c, uncached u, cached_info ci, uncached_info ui;
 CREATE TABLE wide_big AS SELECT g + 2000 AS id, label, x FROM wide, generate_series(0, 2) g;
 SELECT hopper.preprocess('wide_big', 'wide_big_packed', 'label', 'x', buffer_size => 100, num_segments => 1) AS packed;
 SET hopper.buffer_cache_mb = 1;
+SELECT hopper.shared_buffer_cache_reset() > 0 AS emptied;
 CALL hopper.fit('wide_big_packed', 'budget', :'arch', '{"optimizer": "adam", "learning_rate": 0.01}', '{"batch_size": 50}', 2);
 SELECT hits, misses, not_kept, kept_bytes <= budget_bytes AS within_budget, budget_bytes FROM hopper.buffer_cache_stats();
 SET hopper.buffer_cache_mb = 0;
@@ -67,18 +76,26 @@ SELECT hopper.load_model_selection_table('arch', 'mst', ARRAY[1],
     ARRAY['{"batch_size": 25}']);
 SET hopper.parallel_segments = 1;
 CALL hopper.fit_multiple('wide_packed2', 'serial', 'mst', 2);
-SELECT hits, misses, not_kept FROM hopper.buffer_cache_stats();
+-- preprocess kept the buffers: every first read is warm.
+SELECT hits, misses, not_kept, warm FROM hopper.buffer_cache_stats();
 RESET hopper.parallel_segments;
 CALL hopper.fit_multiple('wide_packed2', 'parallel', 'mst', 2);
 -- The leader and its parallel workers (new ones for every statement) share the run's cache: the
 -- same reads, the same counts.
-SELECT hits, misses, not_kept FROM hopper.buffer_cache_stats();
+SELECT hits, misses, not_kept, warm FROM hopper.buffer_cache_stats();
 SELECT s.mst_key, s.model_state = p.model_state AS same_state FROM serial s JOIN parallel p USING (mst_key) ORDER BY 1;
+-- Cold: the processes of the group, in a parallel operation, each keep their segment's buffers at
+-- their first miss, by a scan of its TOAST relation.
+SELECT hopper.shared_buffer_cache_reset() > 0 AS emptied;
+CALL hopper.fit_multiple('wide_packed2', 'parallel_cold', 'mst', 2);
+SELECT hits, misses, not_kept, warm FROM hopper.buffer_cache_stats();
+SELECT s.mst_key, s.model_state = p.model_state AS same_state FROM serial s JOIN parallel_cold p USING (mst_key) ORDER BY 1;
 
--- Data changed between runs: a new run never sees the previous run's buffers.
+-- Data changed between runs: a new run never sees the previous run's buffers (new values, new
+-- TOAST pointers: fetched).
 UPDATE wide_packed SET independent_var[1:100][1:1] = array_fill(0.5::real, ARRAY[100, 1]);
 CALL hopper.fit('wide_packed', 'changed', :'arch', '{"optimizer": "sgd", "learning_rate": 0.05}', '{"batch_size": 20}', 3);
-SELECT hits, misses FROM hopper.buffer_cache_stats();
+SELECT hits, misses, warm FROM hopper.buffer_cache_stats();
 SET hopper.buffer_cache_mb = 0;
 CALL hopper.fit('wide_packed', 'changed_off', :'arch', '{"optimizer": "sgd", "learning_rate": 0.05}', '{"batch_size": 20}', 3);
 RESET hopper.buffer_cache_mb;
@@ -90,7 +107,10 @@ UPDATE wide_packed SET independent_var[1][1] = 'NaN' WHERE buffer_id = (SELECT m
 \set VERBOSITY terse
 CALL hopper.fit('wide_packed', 'failed', :'arch', '{"optimizer": "sgd", "learning_rate": 0.05}', '{"batch_size": 20}', 3);
 \set VERBOSITY default
+-- (19 buffers unchanged since the run above, found there; the changed one fetched.) Its buffers
+-- are let go: no running call holds any.
 SELECT hits, misses, attached FROM hopper.buffer_cache_stats();
+SELECT pinned FROM hopper.shared_buffer_cache_stats();
 
 -- Workers find the cache through an internal setting that only hopper sets: no user can point
 -- a session at another session's cache.
@@ -110,20 +130,23 @@ FROM hopper.evaluate('parallel', 'wide_packed2') e JOIN evaluated v USING (mst_k
 RESET hopper.buffer_cache_area;
 
 -- How buffers get in: stored uncompressed (floats hardly compress), as wide_packed's are, they are
--- fetched from TOAST straight into the area; stored compressed (here: features of 5 values), they are
+-- fetched from TOAST straight into the cache; stored compressed (here: features of 5 values), they are
 -- detoasted and then copied in. Both give what the uncached run gives, bit for bit.
 SELECT bool_and(pg_column_compression(independent_var) IS NULL) AS uncompressed FROM wide_packed;
 CREATE TABLE flat AS
 SELECT g AS id, (g % 3) AS label, ARRAY(SELECT ((g * j) % 5)::real FROM generate_series(1, 64) j) AS x
-FROM generate_series(1, 600) g;
-SELECT hopper.preprocess('flat', 'flat_packed', 'label', 'x', buffer_size => 200, num_segments => 1) AS packed;
+FROM generate_series(1, 1800) g;
+SELECT hopper.preprocess('flat', 'flat_packed', 'label', 'x', buffer_size => 600, num_segments => 1) AS packed;
 -- preprocess stores packed buffers uncompressed (STORAGE EXTERNAL); a user may change that.
 ALTER TABLE flat_packed ALTER COLUMN independent_var SET STORAGE EXTENDED;
 UPDATE flat_packed SET independent_var = independent_var || '{}'::real[];
-SELECT bool_and(pg_column_compression(independent_var) IS NOT NULL) AS compressed FROM flat_packed;
+-- Compressed 40-fold, still stored out of line (over 2 kB).
+SELECT bool_and(pg_column_compression(independent_var) IS NOT NULL) AS compressed,
+       bool_and(pg_column_size(independent_var) > 2048) AS out_of_line FROM flat_packed;
 CALL hopper.fit('flat_packed', 'flat_cached', :'arch', '{"optimizer": "sgd", "learning_rate": 0.05}', '{"batch_size": 20}', 2);
--- Still out of line after compression (3 buffers of 200 rows), so the cache keeps them.
-SELECT hits, misses, not_kept FROM hopper.buffer_cache_stats();
+-- The 3 compressed features' buffers are new values (the UPDATE): fetched, decompressed and kept
+-- (misses); the 3 one-hot buffers preprocess kept are warm; 12 reads in all.
+SELECT hits, misses, not_kept, warm FROM hopper.buffer_cache_stats();
 SET hopper.buffer_cache_mb = 0;
 CALL hopper.fit('flat_packed', 'flat_uncached', :'arch', '{"optimizer": "sgd", "learning_rate": 0.05}', '{"batch_size": 20}', 2);
 RESET hopper.buffer_cache_mb;
