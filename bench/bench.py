@@ -113,7 +113,7 @@ def python_case(system, opt, threads):
 
 
 def hopper_sql(kind, segments, opt=None, iterations=None, debug_hops=False, packed=None, mst="bench_mst",
-               settings=(), evaluate_every=None, validation=True):
+               settings=(), evaluate_every=None, validation=True, checkpoint_frequency=None):
     """The SQL of one run. kind "fit": the call a user makes -- hopper.fit with a validation table and
     every other setting at its default (metrics every iteration, running training metrics).
     kind "fit_multiple": metrics once, at the end, unless evaluate_every is given."""
@@ -132,12 +132,16 @@ def hopper_sql(kind, segments, opt=None, iterations=None, debug_hops=False, pack
         val = f", validation_table => '{test}'" if validation else ""
         if evaluate_every:
             val += f", metrics_compute_frequency => {evaluate_every}"
+        if checkpoint_frequency is not None:
+            val += f", checkpoint_frequency => {checkpoint_frequency}"
         s.append(f"CALL hopper.fit('{packed}', 'bench_out', model_arch => '{ARCH}',"
                  f" compile_params => $${compile_params(opt)}$$, fit_params => 'batch_size=256',"
                  f" num_iterations => {its}{val})")
     else:
         every = evaluate_every or its
         val = f" validation_table => '{test}'," if validation else ""
+        if checkpoint_frequency is not None:
+            val += f" checkpoint_frequency => {checkpoint_frequency},"
         s.append(f"CALL hopper.fit_multiple('{packed}', 'bench_out', '{mst}', {its},{val}"
                  f" metrics_compute_frequency => {every})")
     return "; ".join(s)
@@ -150,7 +154,9 @@ def hopper_sql(kind, segments, opt=None, iterations=None, debug_hops=False, pack
 # -- validation table (Fashion-MNIST's 10,000 test images), running training metrics -- evaluated in
 # the group of processes that trains the iteration (hopper.overlap_evaluation, the default) or by
 # statements after it (off: as before the group evaluated); likewise with exact training metrics (a
-# second pass over the 60,000 training rows) and no validation table.
+# second pass over the 60,000 training rows) and no validation table. Checkpoints only after the last
+# iteration (checkpoint_frequency 0): by default they are written when metrics are computed, which
+# would count writing them as evaluation.
 EVAL_ITERATIONS = 10
 EXACT = "SET hopper.training_metrics = exact"
 OFF = "SET hopper.overlap_evaluation = off"
@@ -349,7 +355,8 @@ def measure():
                     log(f"evaluation run {r + 1}/{R}: {name}, {seg} segment(s)")
                     l0 = loadavg()[0]
                     d = hopper_once(hopper_sql(kind, seg, SGD if kind == "fit" else None, iterations=EVAL_ITERATIONS,
-                                               evaluate_every=2, validation=validation, settings=settings))
+                                               evaluate_every=2, validation=validation, settings=settings,
+                                               checkpoint_frequency=0))
                     d["load"] = (l0 + loadavg()[0]) / 2
                     evaluation.setdefault(f"{name}|{seg}", []).append(d)
 
@@ -688,7 +695,8 @@ if evaluation and all("|" in k for k in evaluation):
     w("")
     w(f"Runs of {EVAL_ITERATIONS} iterations with metrics every second iteration, {R} of each, interleaved."
       " An iteration that evaluates is measured against the mean of the two around it that do not, in the"
-      " same run, seconds apart: CPU -- the backend's and its parallel workers' between two iteration"
+      " same run, seconds apart (checkpoints only after the last iteration, so that writing them is not"
+      " counted as evaluation): CPU -- the backend's and its parallel workers' between two iteration"
       " NOTICEs, which time-sharing the cores with other work does not inflate -- and wall time (from the"
       " NOTICEs: training, evaluation, observers), which it does. The validation table is Fashion-MNIST's"
       " 10,000 test images; exact training metrics evaluate the 60,000 training rows again (no validation"
