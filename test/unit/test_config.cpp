@@ -904,7 +904,7 @@ TEST(ConfigCompile, UnknownAndUnsupportedKeys) {
                          "unknown key \"learnin_rate\" in compile parameters");
     EXPECT_NE(e.hint().find("Valid keys are: "), std::string::npos);
     EXPECT_NE(e.hint().find("learning_rate"), std::string::npos);
-    e = EXPECT_ERR(parse_compile_params("weighted_metrics=['accuracy']"), InvalidParameter,
+    e = EXPECT_ERR(parse_compile_params("weighted_metrics=['accuracy']"), FeatureNotSupported,
                    "unsupported key \"weighted_metrics\" in compile parameters");
     EXPECT_NE(e.detail().find("does not support"), std::string::npos);
     EXPECT_ERR(parse_compile_params(R"({"Loss": "mse"})"), InvalidParameter, "unknown key \"Loss\"");
@@ -1067,17 +1067,17 @@ TEST(ConfigCompile, LossWeights) {
 TEST(ConfigParams, UnsupportedOptionsAsNoneAreAccepted) {
     EXPECT_EQ(parse_fit_params("class_weight=None, batch_size=8").batch_size, 8);
     EXPECT_EQ(parse_compile_params("sample_weight_mode=None, loss='mse'").loss, Loss::MeanSquaredError);
-    EXPECT_ERR(parse_compile_params("sample_weight_mode='temporal'"), InvalidParameter,
+    EXPECT_ERR(parse_compile_params("sample_weight_mode='temporal'"), FeatureNotSupported,
                "unsupported key \"sample_weight_mode\"");
     EXPECT_ERR(parse_compile_params("nonsense=None"), InvalidParameter, "unknown key \"nonsense\"");
 }
 
 TEST(ConfigFit, Refusals) {
-    Error e = EXPECT_ERR(parse_fit_params("batch_size=32, steps_per_epoch=2"), InvalidParameter,
+    Error e = EXPECT_ERR(parse_fit_params("batch_size=32, steps_per_epoch=2"), FeatureNotSupported,
                          "unsupported key \"steps_per_epoch\" in fit parameters");
     EXPECT_NE(e.detail().find("hopper does not support"), std::string::npos);
-    EXPECT_ERR(parse_fit_params("validation_split=0.1"), InvalidParameter, "\"validation_split\"");
-    EXPECT_ERR(parse_fit_params("callbacks=[]"), InvalidParameter, "\"callbacks\"");
+    EXPECT_ERR(parse_fit_params("validation_split=0.1"), FeatureNotSupported, "\"validation_split\"");
+    EXPECT_ERR(parse_fit_params("callbacks=[]"), FeatureNotSupported, "\"callbacks\"");
     e = EXPECT_ERR(parse_fit_params("batchsize=32"), InvalidParameter, "unknown key \"batchsize\" in fit parameters");
     EXPECT_NE(e.hint().find("batch_size"), std::string::npos);
     EXPECT_ERR(parse_fit_params("batch_size=0"), InvalidParameter, "invalid value for \"batch_size\": 0");
