@@ -160,6 +160,9 @@ struct CompileParams {
     OptimizerConfig optimizer;
     std::vector<Metric> metrics;  // in the order given; may be empty
     int top_k = 5;                // for Metric::TopKAccuracy
+    // Keras' loss_weights=[w] for the one output hopper's models have: the loss (so its gradient,
+    // and the loss that training and evaluation report) is multiplied by w. Finite, >= 0.
+    double loss_weight = 1.0;
 
     std::string to_json() const;
 };

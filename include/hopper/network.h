@@ -114,6 +114,8 @@ public:
     // in inference mode (moving statistics, which stay as they are), as Keras runs trainable=False.
     // With `totals`, also adds the batch's loss and `compile`'s metrics of its outputs to them
     // (add_batch_totals): the running training metrics, at the cost of one pass over the outputs.
+    // With `compile`, its loss_weight multiplies the loss returned and the gradient (Keras'
+    // loss_weights).
     double loss_and_gradient(const float* params, const ConstMatrixMap& x, const ConstMatrixMap& y, Loss loss,
                              float* grad, uint64_t dropout_seed, const CompileParams* compile = nullptr,
                              EvalTotals* totals = nullptr);

@@ -240,18 +240,24 @@ Metric metric_from(const json& v) {
     return vocabulary_entry(lower(s), s, "metric", vocab::metrics(), vocab::refused_metrics(), hint).kind;
 }
 
+void check_loss_weight(double w) {
+    if (!std::isfinite(w) || w < 0.0)
+        bad_value("loss_weights", "", w, "Each loss weight must be a finite number >= 0.",
+                  "Write e.g. loss_weights=[2].");
+}
+
 }  // namespace
 
 CompileParams compile_from_object(const json& obj) {
     static const std::vector<std::string> valid = [] {
         std::vector<std::string> v = {"loss", "loss_given", "optimizer"};
         for (const std::string& k : top_level_optimizer_keys()) v.push_back(k);
-        v.insert(v.end(), {"weight_decay", "metrics", "top_k"});
+        v.insert(v.end(), {"weight_decay", "metrics", "top_k", "loss_weights"});
         return v;
     }();
-    static const std::vector<std::string> unsupported = {"loss_weights",   "sample_weight_mode", "weighted_metrics",
-                                                         "target_tensors", "run_eagerly",        "steps_per_execution",
-                                                         "jit_compile",    "auto_scale_loss"};
+    static const std::vector<std::string> unsupported = {"sample_weight_mode", "weighted_metrics",    "target_tensors",
+                                                         "run_eagerly",        "steps_per_execution", "jit_compile",
+                                                         "auto_scale_loss"};
     check_keys(obj, valid, unsupported, "compile parameters");
     CompileParams c;
 
@@ -321,11 +327,24 @@ CompileParams compile_from_object(const json& obj) {
         if (!as_integer(*it, 1, 1000, v)) bad_value("top_k", "", *it, "top_k must be an integer between 1 and 1000.");
         c.top_k = static_cast<int>(v);
     }
+    if (auto it = obj.find("loss_weights"); it != obj.end() && !it->is_null()) {
+        // Keras' list of one weight per output; hopper's models have one output.
+        const std::string hint = "Write one weight for the model's one output, e.g. loss_weights=[2].";
+        if (!it->is_array()) bad_value("loss_weights", "", *it, "loss_weights must be a list of numbers.", hint);
+        if (it->size() != 1)
+            bad_value("loss_weights", "", *it,
+                      "loss_weights must hold one weight per output, and the model has one output.", hint);
+        const json& w = (*it)[0];
+        if (!w.is_number()) bad_value("loss_weights", "", *it, "loss_weights must be a list of numbers.", hint);
+        c.loss_weight = w.get<double>();
+        check_loss_weight(c.loss_weight);
+    }
     return c;
 }
 
 void validate_compile(const CompileParams& c) {
     const OptimizerConfig& o = c.optimizer;
+    check_loss_weight(c.loss_weight);
     check_opt_range("learning_rate", "learning_rate", o.learning_rate);
     check_opt_range("decay", "decay", o.decay);
     check_opt_range("weight_decay", "weight_decay", o.weight_decay);
@@ -354,6 +373,8 @@ ojson compile_to_ojson(const CompileParams& c) {
     for (Metric x : c.metrics) m.push_back(to_string(x));
     j["metrics"] = std::move(m);
     j["top_k"] = c.top_k;
+    // Only when given: the canonical JSON of every model without it stays as it was.
+    if (c.loss_weight != 1.0) j["loss_weights"] = ojson::array({c.loss_weight});
     return j;
 }
 

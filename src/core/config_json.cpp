@@ -223,8 +223,9 @@ void check_keys(const json& obj, const std::vector<std::string>& valid, const st
         const std::string hint = "Valid keys are: " + join(valid) + ".";
         // Keras' options default to None: an unsupported one given as None asks for nothing.
         if (it->is_null() && std::find(unsupported.begin(), unsupported.end(), k) != unsupported.end()) continue;
+        // A Keras option hopper knows but has no counterpart for: a feature not supported (0A000).
         if (std::find(unsupported.begin(), unsupported.end(), k) != unsupported.end())
-            fail(ErrorKind::InvalidParameter, "unsupported key \"" + k + "\" in " + what,
+            fail(ErrorKind::FeatureNotSupported, "unsupported key \"" + k + "\" in " + what,
                  "hopper does not support Keras's " + k + " option.", hint);
         fail(ErrorKind::InvalidParameter, "unknown key \"" + k + "\" in " + what, {}, hint);
     }

@@ -198,7 +198,7 @@ void evaluate_batch(const Network& net, const float* params, const ConstMatrixMa
         fail(ErrorKind::Internal, "target shape does not match the network");
     net.predict(params, x, scratch);
     const ConstMatrixMap p(scratch.data(), scratch.rows(), scratch.cols());
-    add_batch_totals(p, y, loss_sum(compile.loss, scratch, y), compile, totals);
+    add_batch_totals(p, y, compile.loss_weight * loss_sum(compile.loss, scratch, y), compile, totals);
 }
 
 }  // namespace hopper

@@ -334,13 +334,15 @@ double GradientWorkspace::loss_and_gradient(const float* params, const ConstMatr
     MatrixMap p = act(nl - 1);
     const vocab::LossSpec& spec = loss_spec(loss);
     const ConstMatrixMap cp(p.data(), p.rows(), p.cols());
-    const double loss_total = spec.sum(cp, y);
+    // Keras' loss_weights: the weighted loss, and so its gradient, scaled by the weight.
+    const double weight = compile ? compile->loss_weight : 1.0;
+    const double loss_total = weight * spec.sum(cp, y);
     // The outputs become dL/dZ below: their metrics are taken now.
     if (totals && compile && std::isfinite(loss_total)) add_batch_totals(cp, y, loss_total, *compile, *totals);
 
     // Output dL/dZ (of the mean loss over the batch), in place in the output buffer.
     const Layer& last = layers.back();
-    const float inv_n = 1.0f / float(n);
+    const float inv_n = float(weight) / float(n);  // each gradient is linear in it
     if (spec.fused_gradient && last.dropout == 0.0f && last.activation == spec.fused_with) {
         spec.fused_gradient(p, y, inv_n);
     } else {

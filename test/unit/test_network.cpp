@@ -127,6 +127,7 @@ struct Problem {
     std::vector<float> x, y;
     int n;
     Loss loss;
+    double weight = 1.0;  // Keras' loss_weights=[weight] (CompileParams::loss_weight)
 
     Problem(Architecture arch, Loss loss_, int n_ = 6, uint64_t seed = 7) : net(std::move(arch)), n(n_), loss(loss_) {
         params = uniform_values(net.num_params(), seed, -0.8, 0.8);
@@ -139,7 +140,10 @@ struct Problem {
     std::vector<float> gradient(uint64_t dropout_seed = 1, double* loss_out = nullptr) const {
         GradientWorkspace ws(net);
         std::vector<float> g(net.num_params(), -99.0f);
-        double l = ws.loss_and_gradient(params.data(), xm(), ym(), loss, g.data(), dropout_seed);
+        CompileParams c;
+        c.loss = loss;
+        c.loss_weight = weight;
+        double l = ws.loss_and_gradient(params.data(), xm(), ym(), loss, g.data(), dropout_seed, &c);
         if (loss_out) *loss_out = l;
         return g;
     }
@@ -159,9 +163,9 @@ void expect_gradient_matches_reference(const Problem& pr) {
     for (std::size_t i = 0; i < p.size(); ++i) {
         const double saved = p[i];
         p[i] = saved + h;
-        const double up = ref_loss_mean(pr.loss, ref_forward(pr.net.arch(), p, x), y);
+        const double up = pr.weight * ref_loss_mean(pr.loss, ref_forward(pr.net.arch(), p, x), y);
         p[i] = saved - h;
-        const double down = ref_loss_mean(pr.loss, ref_forward(pr.net.arch(), p, x), y);
+        const double down = pr.weight * ref_loss_mean(pr.loss, ref_forward(pr.net.arch(), p, x), y);
         p[i] = saved;
         const double numeric = (up - down) / (2 * h);
         const double err = std::abs(numeric - g[i]) / std::max(1e-2, std::abs(numeric));
@@ -332,6 +336,28 @@ TEST(NetworkGradient, FastPathsEqualGeneralChainRule) {
         for (std::size_t i = 0; i < gf.size(); ++i)
             EXPECT_NEAR(gf[i], gg[i], 1e-6f + 1e-4f * std::abs(gg[i])) << int(c.act) << " " << i;
     }
+}
+
+// Keras' loss_weights=[w]: the loss w * L and its gradient, on the fused softmax path and the
+// general chain rule, against finite differences of the weighted double reference.
+TEST(NetworkGradient, LossWeightScalesLossAndGradient) {
+    for (double w : {2.0, 0.25}) {
+        for (Loss loss : {Loss::SoftmaxCrossEntropy, Loss::MeanSquaredError}) {
+            Problem pr(make_arch(4, {layer(5, Activation::Tanh), layer(3, Activation::Softmax)}), loss);
+            double plain = 0;
+            pr.gradient(1, &plain);
+            pr.weight = w;
+            double weighted = 0;
+            pr.gradient(1, &weighted);
+            EXPECT_NEAR(weighted, w * plain, 1e-6 * std::abs(w * plain)) << w;
+            expect_gradient_matches_reference(pr);
+        }
+    }
+    Problem zero(make_arch(4, {layer(3, Activation::Softmax)}), Loss::SoftmaxCrossEntropy);
+    zero.weight = 0.0;
+    double l = 1;
+    for (float g : zero.gradient(1, &l)) EXPECT_EQ(g, 0.0f);
+    EXPECT_EQ(l, 0.0);
 }
 
 TEST(NetworkGradient, IsTheMeanOverTheBatch) {

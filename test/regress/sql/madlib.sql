@@ -727,4 +727,25 @@ SELECT madlib.madlib_keras_fit('mad17_packed', 'mad17_epochs', 'mad17_arch', 1,
 SELECT s.fit_params, hopper.model_state_info(m.model_weights) -> 'config' -> 'fit' ->> 'epochs' AS epochs,
        (hopper.model_state_info(m.model_weights) ->> 'steps')::int AS steps FROM mad17_epochs m, mad17_epochs_summary s;
 
+-- ---- Keras' loss_weights=[w] (the one output's loss and its gradient scaled by w) ----
+-- Plain SGD: w=2 at lr=0.01 takes the very steps of w=1 at lr=0.02 (same weights), and reports
+-- twice the loss (evaluated on the same weights): a ratio of exactly 2.
+SELECT madlib.madlib_keras_fit('mad17_packed', 'mad17_lw2', 'mad17_arch', 1,
+    $$ loss='categorical_crossentropy', optimizer=SGD(lr=0.01), loss_weights=[2], sample_weight_mode=None $$,
+    $$ batch_size=5, epochs=2, shuffle=False $$, 2);
+SELECT madlib.madlib_keras_fit('mad17_packed', 'mad17_lw1', 'mad17_arch', 1,
+    $$ loss='categorical_crossentropy', optimizer=SGD(lr=0.02) $$, $$ batch_size=5, epochs=2, shuffle=False $$, 2);
+SELECT hopper.model_state_info(a.model_weights) -> 'config' -> 'compile' -> 'loss_weights' AS kept,
+       hopper.model_state_info(b.model_weights) -> 'config' -> 'compile' -> 'loss_weights' AS absent
+FROM mad17_lw2 a, mad17_lw1 b;
+SELECT round((a.training_loss_final / b.training_loss_final)::numeric, 6) AS loss_ratio,
+       a.compile_params
+FROM mad17_lw2_summary a, mad17_lw1_summary b;
+SELECT refusal($$SELECT madlib.madlib_keras_fit('mad17_packed', 'mad17_lwx', 'mad17_arch', 1,
+    $c$ loss='categorical_crossentropy', optimizer='adam', loss_weights=[1, 2] $c$, 'batch_size=5', 1)$$);
+SELECT refusal($$SELECT madlib.madlib_keras_fit('mad17_packed', 'mad17_lwx', 'mad17_arch', 1,
+    $c$ loss='categorical_crossentropy', optimizer='adam', loss_weights=[-1] $c$, 'batch_size=5', 1)$$);
+SELECT refusal($$SELECT madlib.madlib_keras_fit('mad17_packed', 'mad17_lwx', 'mad17_arch', 1,
+    $c$ loss='categorical_crossentropy', optimizer='adam', sample_weight_mode='temporal' $c$, 'batch_size=5', 1)$$);
+
 DROP EXTENSION hopper_madlib;
