@@ -297,7 +297,9 @@ def measure():
     meta = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "host": platform.node().split(".")[0],
             "load_start": loadavg(), "epochs": E, "runs": R, "quick": args.quick, "commit": args.commit}
     with open("/proc/cpuinfo") as f:
-        meta["cpu"] = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), platform.processor())
+        info = f.read().splitlines()
+    meta["cpu"] = next((l.split(":", 1)[1].strip() for l in info if l.startswith("model name")), platform.processor())
+    meta["cpu_family"] = next((l.split(":", 1)[1].strip() for l in info if l.startswith("cpu family")), "?")
     meta["cores"] = os.cpu_count()
     with open("/proc/meminfo") as f:
         meta["mem_gb"] = round(int(f.readline().split()[1]) / 1024 / 1024, 1)
@@ -483,7 +485,7 @@ w = L.append
 mode = f"quick mode: {E} epochs, {R} run(s)" if args.quick else f"{E} epochs, median of {R} runs"
 w(f"# hopper benchmark: {meta['date']} on {meta['host']}")
 w("")
-w(f"- **Machine:** {meta['cpu']}, {meta['cores']} cores, {meta['mem_gb']} GB RAM, Linux {meta['kernel']}")
+w(f"- **Machine:** {meta['cpu']} (CPU family {meta.get('cpu_family', '?')}), {meta['cores']} cores, {meta['mem_gb']} GB RAM, Linux {meta['kernel']}")
 w(f"- **Load average (1/5/15 min):** {' / '.join(f'{x:.2f}' for x in meta['load_start'])} at the start,"
   f" {' / '.join(f'{x:.2f}' for x in meta['load_end'])} at the end"
   + (" -- **a busy machine: wall-clock figures are inflated; the CPU s/epoch column is the better estimate of a"

@@ -21,10 +21,13 @@
 // still train -- with the aggregates' own code (buffer_eval.h). Each task's sums are kept apart and
 // added up in dist_key order as Engine::evaluate's statement adds its segments' sums, so the
 // metrics are bit for bit the statement's. The statement after the iteration (one worker per
-// segment, started afresh, and the states passed as a parameter) cost 90 ms for 4 models on 2
-// segments of Fashion-MNIST's 10,000 test images, more than one process alone (63 ms). What the
-// group cannot read is left to the run's statement: a temporary table when parallel workers are in
-// the group (they cannot read the backend's temporary buffers).
+// segment, started afresh, the states passed as a parameter) cost fit_multiple of 4 models on 2
+// segments of Fashion-MNIST 12.1% of an iteration in wall time and 10.5% in CPU for validating on
+// the 10,000 test images; the group 8.4% and 8.4% (bench/results/2026-11-28-vm-eval.md; a forward
+// pass over a sixth of the rows is some 8% of a training pass, so little is left to gain but by
+// cores the iteration leaves idle). What the group cannot read is left to the run's statement: a
+// temporary table when parallel workers are in the group (they cannot read the backend's temporary
+// buffers).
 #pragma once
 
 #include <cstdint>
