@@ -98,9 +98,11 @@ start am "CALL hopper.fit_automl('packed', 'out_am', 'archs', model_id_list => '
                                  max_iterations => 81, random_state => 3, metrics_compute_frequency => 1, name => 'am')"
 check am fit_automl 2 true
 stop
-# hopper.track_progress = off: the run is in hopper.runs but not in the view.
+# hopper.track_progress = off: the run is in hopper.runs but not in the view. Metrics every iteration,
+# so that trial_metrics shows the run under way after its first iteration (with the default, only
+# at its end: the wait then saw the run only if it was still going when the wait gave up).
 q -c "SET client_min_messages = warning" -c "SET hopper.track_progress = off" \
-  -c "CALL hopper.fit_multiple('packed', 'out_off', 'configs', 1000, name => 'off')" >/dev/null 2>"$CLIENT_LOG" &
+  -c "CALL hopper.fit_multiple('packed', 'out_off', 'configs', 1000, metrics_compute_frequency => 1, name => 'off')" >/dev/null 2>"$CLIENT_LOG" &
 CLIENT=$!
 RUN=""
 for _ in $(seq 1 1200); do
