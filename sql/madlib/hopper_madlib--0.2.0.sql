@@ -789,12 +789,15 @@ BEGIN
         RETURN packed;
     END IF;
     DROP TABLE IF EXISTS pg_temp.__hopper_madlib_rows;
+    -- Each buffer's bytes are decoded once (OFFSET 0 keeps the planner from pulling the decoding
+    -- up into the select list, where it ran once per row: quadratic in the buffer's rows).
     EXECUTE format('CREATE TEMP TABLE __hopper_madlib_rows AS
-                    SELECT (hopper.float32_array(b.%1$I))[(r.i - 1) * w.xd + 1 : r.i * w.xd] AS x,
-                           (hopper.int16_array(b.%2$I))[(r.i - 1) * w.yd + 1 : r.i * w.yd] AS y
+                    SELECT w.xs[(r.i - 1) * w.xd + 1 : r.i * w.xd] AS x,
+                           w.ys[(r.i - 1) * w.yd + 1 : r.i * w.yd] AS y
                     FROM %3$s b,
-                         LATERAL (SELECT octet_length(b.%1$I) / 4 / b.%4$I[1] AS xd,
-                                         octet_length(b.%2$I) / 2 / b.%5$I[1] AS yd) w,
+                         LATERAL (SELECT hopper.float32_array(b.%1$I) AS xs, hopper.int16_array(b.%2$I) AS ys,
+                                         octet_length(b.%1$I) / 4 / b.%4$I[1] AS xd,
+                                         octet_length(b.%2$I) / 2 / b.%5$I[1] AS yd OFFSET 0) w,
                          generate_series(1, b.%4$I[1]) r(i)
                     ORDER BY b.buffer_id, r.i', x, y, t, x || '_shape', y || '_shape');
     copy := format('%I.%I', (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = t),
