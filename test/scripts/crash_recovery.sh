@@ -13,9 +13,13 @@ DB=hopper_crash
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
 DATA=${HOPPER_CLUSTER:?crash_recovery.sh needs HOPPER_CLUSTER (test/cluster.sh)}/data
 POINTS=${CRASH_POINTS:-"0 1 2 4"}
-# More iterations than the last kill point, so that the run is still going when the kill comes even on
-# a fast, quiet machine.
-ITERATIONS=10
+# Far more iterations than the last kill point, so that the run is still going when the kill comes
+# even on a fast, quiet machine: an iteration here takes tens of milliseconds, and between the poll
+# that sees point N committed and the kill the run went on by up to 6 iterations (with 10, the run
+# killed at point 4 had finished: 2026-11-28, AMD EPYC family 25). The resumed run trains at most
+# RESUME_ITERATIONS of what is left.
+ITERATIONS=40
+RESUME_ITERATIONS=5
 q() { psql -qAtX -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
 fail() { echo "crash_recovery.sh: FAILED: $*" >&2; exit 1; }
 as_owner() {
@@ -103,6 +107,8 @@ for point in $POINTS; do
   run_id=$(q -c "SELECT run_id FROM hopper.runs WHERE name = '$out'")
   # Warm start from the crashed run's last checkpoints (or from scratch if it had none) finishes.
   rest=$((ITERATIONS - last))
+  [ "$rest" -gt 0 ] || fail "the run had finished all $ITERATIONS iterations when the kill came (point $point)"
+  [ "$rest" -le "$RESUME_ITERATIONS" ] || rest=$RESUME_ITERATIONS
   if [ "$last" -gt 0 ]; then
     steps_before=$(q -c "SELECT min(steps_completed) FROM hopper.latest_checkpoints WHERE run_id = $run_id")
     q -c "SET client_min_messages = warning" \
