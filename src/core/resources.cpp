@@ -92,14 +92,17 @@ uint64_t packing_bytes(const PackingShape& s) {
     // Reading: the rows, and about 350 bytes of bookkeeping each (measured: the result's pointer,
     // the label's text, the map from row identifier to position, the identifier array of the
     // fetch, its copies in the plan, the plan sent to parallel workers and the hashed lookup of
-    // the identifiers), and the float arrays being filled.
-    const uint64_t reading = n * (s.source_row_bytes + 350) + floats;
-    // Writing: the float arrays, the two array values made of them, and two copies in the insert
-    // (the slot materialized for routing to the partition, the heap tuple formed from it).
-    const uint64_t writing = 4 * floats;
+    // the identifiers).
+    const uint64_t rows_read = n * (s.source_row_bytes + 350);
     // Catalog caches, plans and executor state of the statements: a few megabytes whatever the data.
     const uint64_t fixed = uint64_t(3) << 20;
-    return s.rows * s.row_id_bytes + std::max(reading, writing) + fixed;
+    if (s.workers <= 0) {
+        // Reading fills the two arrays; writing forms a tuple of them, the arrays' second copy.
+        return s.rows * s.row_id_bytes + std::max(rows_read + floats, 2 * floats) + fixed;
+    }
+    const uint64_t per_worker = rows_read + fixed;
+    return s.rows * s.row_id_bytes + uint64_t(std::max(0, s.slots)) * floats + floats +
+           uint64_t(s.workers) * per_worker + fixed;
 }
 
 std::string format_bytes(uint64_t bytes) {

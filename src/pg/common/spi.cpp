@@ -423,6 +423,14 @@ uint64_t Spi::execute(const Prepared& stmt, const std::vector<SqlParam>& params)
     return rows_;
 }
 
+void Spi::free_results() {
+    source_.clear();
+    rows_ = 0;
+    call([] {
+        if (SPI_tuptable) SPI_freetuptable(SPI_tuptable);
+    });
+}
+
 void Spi::open_cursor(const std::string& sql, const std::vector<SqlParam>& params) {
     if (cursor_) close_cursor();
     Bound b = bind_for_statement(params);

@@ -116,6 +116,10 @@ public:
     Prepared prepare(const std::string& sql, const std::vector<Oid>& types, bool large_params = false);
     uint64_t execute(const Prepared& stmt, const std::vector<SqlParam>& params);
 
+    // Frees the current results now rather than at the next statement (a large result held while
+    // the caller does something else with memory).
+    void free_results();
+
     uint64_t rows() const { return rows_; }
     int columns() const;
     bool is_null(uint64_t row, int col) const;

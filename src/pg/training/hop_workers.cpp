@@ -15,6 +15,7 @@
 #include "pg/runtime/progress.h"
 #include "pg/runtime/scoped_settings.h"
 #include "pg/runtime/state_store.h"
+#include "pg/runtime/worker_group.h"
 #include "pg/training/segment_visit.h"
 
 extern "C" {
@@ -101,14 +102,7 @@ void wait_trained(const Group& g, uint32 seen, ParallelContext* pcxt) {
                     continue;
                 }
                 if (!ConditionVariableTimedSleep(&s->done_cv, 100, PG_WAIT_EXTENSION)) continue;
-                for (int i = 0; i < pcxt->nworkers_launched && !lost; ++i) {
-                    pid_t pid;
-                    if (GetBackgroundWorkerPid(pcxt->worker[i].bgwhandle, &pid) != BGWH_STOPPED) continue;
-                    pg_memory_barrier();
-                    if (s->exited[i]) continue;
-                    CHECK_FOR_INTERRUPTS();  // raises the worker's error, when it sent one
-                    lost = true;
-                }
+                lost = lost_worker(pcxt, s->exited);
             }
             ConditionVariableCancelSleep();
         });
@@ -296,16 +290,8 @@ std::optional<IterationOutcome> train_ring_locally(const LocalSegments& local, c
         // The workers stop before the frames that own what they use unwind: the run's state store
         // frees its slots in its destructor, long before the transaction's abort would stop them, and
         // a worker still training used the freed shared memory (one died of SIGSEGV when run_progress.sh
-        // cancelled a fit_automl in CI). DestroyParallelContext terminates them and waits for their exit.
-        if (pcxt) {
-            try {
-                call([&] {
-                    DestroyParallelContext(pcxt);
-                    ExitParallelMode();
-                });
-            } catch (...) {  // the abort finishes what this could not; the first error is the one to report
-            }
-        }
+        // cancelled a fit_automl in CI).
+        stop_workers(pcxt);
         throw;
     }
     spi.set_read_only(false);

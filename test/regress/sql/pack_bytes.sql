@@ -97,5 +97,34 @@ CREATE TABLE serial AS SELECT * FROM pack_all();
 SELECT * FROM serial ORDER BY name;
 RESET max_parallel_workers_per_gather;
 
+-- With parallel workers reading the rows while the backend writes (min_parallel_table_scan_size 0:
+-- workers for these small tables too; the view is read through a temporary copy, which workers
+-- cannot read, so in the backend): the same bytes. test/scripts/pack_workers.sh sees the workers.
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+CREATE TABLE parallel AS SELECT * FROM pack_all();
+SELECT name, s.packed = p.packed AS same_buffers, s.summary = p.summary AS same_summary
+FROM serial s JOIN parallel p USING (name) ORDER BY name;
+
+-- Errors are those of reading alone: a worker's error in a buffer is raised once every buffer
+-- before it is written, so the first buffer that has one names it (here a NaN in one row, an
+-- infinity in another, an unseen class in a third).
+CREATE TABLE bad_rows AS
+SELECT g AS id, ARRAY[g, CASE g WHEN 700 THEN 'NaN' WHEN 1500 THEN 'Infinity' ELSE g::text END::float8] AS x,
+       CASE g WHEN 1100 THEN 'unseen' ELSE (g % 3)::text END AS y
+FROM generate_series(1, 2000) g;
+CREATE TABLE good_rows AS SELECT g AS id, ARRAY[g, g]::float8[] AS x, (g % 3)::text AS y FROM generate_series(1, 300) g;
+SELECT hopper.preprocess('good_rows', 'good_packed', 'y', 'x', buffer_size => 50);
+SELECT hopper.preprocess('bad_rows', 'o1', 'y', 'x', buffer_size => 50, seed => 1);
+SELECT hopper.preprocess('bad_rows', 'o1', 'y', 'x', buffer_size => 50, seed => 2);
+SELECT hopper.preprocess_validation('bad_rows', 'o1', 'y', 'x', 'good_packed');
+SET max_parallel_workers_per_gather = 0;
+SELECT hopper.preprocess('bad_rows', 'o1', 'y', 'x', buffer_size => 50, seed => 1);
+SELECT hopper.preprocess('bad_rows', 'o1', 'y', 'x', buffer_size => 50, seed => 2);
+SELECT hopper.preprocess_validation('bad_rows', 'o1', 'y', 'x', 'good_packed');
+SELECT count(*) AS leftovers FROM pg_class WHERE relnamespace = current_schema()::regnamespace AND relname LIKE 'o1%';
+RESET max_parallel_workers_per_gather;
+RESET min_parallel_table_scan_size;
+
 RESET client_min_messages;
 DROP SCHEMA test_pack_bytes CASCADE;
