@@ -74,18 +74,6 @@ float* matrix_init(void* at, int rows, int cols) {
     return reinterpret_cast<float*>(ARR_DATA_PTR(a));
 }
 
-// Switches to a memory context for a scope, and back however the scope ends.
-class InContext {
-public:
-    explicit InContext(MemoryContext context) : old_(MemoryContextSwitchTo(context)) {}
-    ~InContext() { MemoryContextSwitchTo(old_); }
-    InContext(const InContext&) = delete;
-    InContext& operator=(const InContext&) = delete;
-
-private:
-    MemoryContext old_;
-};
-
 // Reads buffers' rows: the fetch prepared once, what one buffer's reading allocates freed before
 // the next (in SPI's memory it would pile up until the call ends).
 class BufferReader {
@@ -115,80 +103,109 @@ public:
         slot_.clear();
         for (int i = 0; i < n; ++i) slot_[row_key(tids[i])] = i;
         Datum tid_array = call([&] {
-            InContext in_buffer(memory_);
+            MemoryContext caller = MemoryContextSwitchTo(memory_);
             Datum* elems = (Datum*)palloc(sizeof(Datum) * std::max(n, 1));
             for (int i = 0; i < n; ++i) elems[i] = PointerGetDatum(&tids[i]);
-            return PointerGetDatum(construct_array(elems, n, TIDOID, sizeof(ItemPointerData), false, TYPALIGN_SHORT));
+            Datum a = PointerGetDatum(construct_array(elems, n, TIDOID, sizeof(ItemPointerData), false, TYPALIGN_SHORT));
+            MemoryContextSwitchTo(caller);
+            return a;
         });
-        if (p.recipe_json.empty()) spi_.execute(fetch_, {SqlParam::datum(tid_array, TIDARRAYOID)});
-        else spi_.execute(fetch_, {SqlParam::datum(tid_array, TIDARRAYOID), SqlParam::text(p.recipe_json)});
-        if (int64_t(spi_.rows()) != n) fail(ErrorKind::Data, "the source table changed while it was being packed");
         std::fill(y, y + std::size_t(n) * std::size_t(p.y_dim), 0.0f);
-        const bool y_array = !p.classification && is_numeric_array(spi_.column_type(2));
-        {
-            // Reading the rows: detoasted and converted arrays, label texts.
-            InContext in_buffer(memory_);
-            for (uint64_t r = 0; r < spi_.rows(); ++r) {
-                bool isnull;
-                Datum tid = spi_.datum(r, 0, &isnull);
-                const int i = slot_.at(row_key(*((ItemPointer)DatumGetPointer(tid))));
-                const int64_t row = before + i + 1;
-                float* xrow = x + std::size_t(i) * std::size_t(p.x_dim);
-                const int len = floats_into(spi_.datum(r, 1, &isnull), xrow, p.x_dim, "features", row);
-                if (len != p.x_dim)
-                    fail(ErrorKind::Data, "feature arrays have different lengths",
-                         "Expected " + std::to_string(p.x_dim) + " features, found " + std::to_string(len) + ".");
-                const int bad = first_non_finite(xrow, len);
-                if (bad >= 0)
-                    fail(ErrorKind::Data, "features contain NaN or infinite values",
-                         "Feature " + std::to_string(bad + 1) + " of a row is " + describe_float(xrow[bad]) + ".",
-                         "Clean or impute the data before packing.");
-                p.scaling.apply(xrow, len);
-                const int overflow = first_non_finite(xrow, len);
-                if (overflow >= 0)
-                    fail(ErrorKind::Data, "scaled features are not finite in float32",
-                         "Feature " + std::to_string(overflow + 1) + " of a row becomes " +
-                             describe_float(xrow[overflow]) + " once divided by normalizing_const " +
-                             std::to_string(p.scaling.normalizing_const) +
-                             (p.scaling.center.empty() ? "" : " and scaled") + ".",
-                         "Use a normalizing_const that keeps features within float32's range (about 3.4e38).");
-                float* yrow = y + std::size_t(i) * std::size_t(p.y_dim);
-                if (p.classification) {
-                    const std::string label = spi_.text(r, 2);
-                    auto it = class_index_.find(label);
-                    if (it == class_index_.end())
-                        fail(
-                            ErrorKind::Data, "class value \"" + label + "\" does not occur in the training data",
-                            "The training data has classes: " +
-                                [&] {
-                                    std::string s;
-                                    for (std::size_t k = 0; k < p.class_values.size() && k < 20; ++k)
-                                        s += (k ? ", " : "") + p.class_values[k];
-                                    return s + (p.class_values.size() > 20 ? ", ..." : "");
-                                }() +
-                                ".");
-                    yrow[it->second] = 1.0f;
+        // Each row converted as the fetch makes it, its values read where they lie.
+        const auto row = [&](TupleTableSlot* slot) {
+            if (slot->tts_isnull[0] || slot->tts_isnull[1] || slot->tts_isnull[2])
+                fail(ErrorKind::Data, "the source table changed while it was being packed");
+            const int i = slot_.at(row_key(*reinterpret_cast<ItemPointer>(DatumGetPointer(slot->tts_values[0]))));
+            const int64_t row = before + i + 1;
+            float* xrow = x + std::size_t(i) * std::size_t(p.x_dim);
+            const int len = floats_into(slot->tts_values[1], xrow, p.x_dim, "features", row);
+            if (len != p.x_dim)
+                fail(ErrorKind::Data, "feature arrays have different lengths",
+                     "Expected " + std::to_string(p.x_dim) + " features, found " + std::to_string(len) + ".");
+            const int bad = first_non_finite(xrow, len);
+            if (bad >= 0)
+                fail(ErrorKind::Data, "features contain NaN or infinite values",
+                     "Feature " + std::to_string(bad + 1) + " of a row is " + describe_float(xrow[bad]) + ".",
+                     "Clean or impute the data before packing.");
+            p.scaling.apply(xrow, len);
+            const int overflow = first_non_finite(xrow, len);
+            if (overflow >= 0)
+                fail(ErrorKind::Data, "scaled features are not finite in float32",
+                     "Feature " + std::to_string(overflow + 1) + " of a row becomes " + describe_float(xrow[overflow]) +
+                         " once divided by normalizing_const " + std::to_string(p.scaling.normalizing_const) +
+                         (p.scaling.center.empty() ? "" : " and scaled") + ".",
+                     "Use a normalizing_const that keeps features within float32's range (about 3.4e38).");
+            float* yrow = y + std::size_t(i) * std::size_t(p.y_dim);
+            const Datum yv = slot->tts_values[2];
+            const Oid y_type = TupleDescAttr(slot->tts_tupleDescriptor, 2)->atttypid;
+            if (p.classification) {
+                const std::string label = value_text(yv, y_type);
+                auto it = class_index_.find(label);
+                if (it == class_index_.end())
+                    fail(
+                        ErrorKind::Data, "class value \"" + label + "\" does not occur in the training data",
+                        "The training data has classes: " +
+                            [&] {
+                                std::string s;
+                                for (std::size_t k = 0; k < p.class_values.size() && k < 20; ++k)
+                                    s += (k ? ", " : "") + p.class_values[k];
+                                return s + (p.class_values.size() > 20 ? ", ..." : "");
+                            }() +
+                            ".");
+                yrow[it->second] = 1.0f;
+            } else {
+                values_.clear();
+                if (is_numeric_array(y_type)) {
+                    if (append_floats(yv, values_, "dependent values", row) != p.y_dim)
+                        fail(ErrorKind::Data, "dependent arrays have different lengths");
                 } else {
-                    values_.clear();
-                    Datum yv = spi_.datum(r, 2, &isnull);
-                    if (y_array) {
-                        if (append_floats(yv, values_, "dependent values", row) != p.y_dim)
-                            fail(ErrorKind::Data, "dependent arrays have different lengths");
-                    } else {
-                        values_.push_back(float(spi_.number(r, 2)));
-                    }
-                    if (first_non_finite(values_.data(), p.y_dim) >= 0)
-                        fail(ErrorKind::Data, "dependent values contain NaN or infinite values");
-                    std::memcpy(yrow, values_.data(), sizeof(float) * std::size_t(p.y_dim));
+                    values_.push_back(float(value_number(yv, y_type)));
                 }
+                if (first_non_finite(values_.data(), p.y_dim) >= 0)
+                    fail(ErrorKind::Data, "dependent values contain NaN or infinite values");
+                std::memcpy(yrow, values_.data(), sizeof(float) * std::size_t(p.y_dim));
             }
-        }
-        spi_.free_results();
+        };
+        const uint64_t rows = p.recipe_json.empty()
+                                  ? spi_.stream(fetch_, {SqlParam::datum(tid_array, TIDARRAYOID)}, row)
+                                  : spi_.stream(fetch_,
+                                                {SqlParam::datum(tid_array, TIDARRAYOID), SqlParam::text(p.recipe_json)},
+                                                row);
+        if (int64_t(rows) != n) fail(ErrorKind::Data, "the source table changed while it was being packed");
     }
 
 private:
+    // A value as its type's output function writes it (SPI_getvalue's text).
+    std::string value_text(Datum d, Oid type) {
+        if (type != output_type_) {
+            call([&] {
+                bool varlena;
+                getTypeOutputInfo(type, &output_fn_, &varlena);
+            });
+            output_type_ = type;
+        }
+        char* text = call([&] { return OidOutputFunctionCall(output_fn_, d); });
+        std::string out(text);
+        call([&] { pfree(text); });
+        return out;
+    }
+
+    // A number as Spi::number reads it.
+    double value_number(Datum d, Oid type) {
+        switch (type) {
+            case FLOAT8OID: return DatumGetFloat8(d);
+            case FLOAT4OID: return DatumGetFloat4(d);
+            case INT2OID: return DatumGetInt16(d);
+            case INT4OID: return DatumGetInt32(d);
+            case INT8OID: return double(DatumGetInt64(d));
+            default: return std::stod(value_text(d, type));
+        }
+    }
+
     Spi& spi_;
     const ReadPlan& plan_;
+    Oid output_type_ = InvalidOid;
+    Oid output_fn_ = InvalidOid;
     Prepared fetch_;
     std::unordered_map<std::string, int> class_index_;
     std::unordered_map<uint64_t, int> slot_;

@@ -46,7 +46,6 @@ namespace hopper::pg {
 namespace {
 
 constexpr int kMaxClasses = 100000;
-constexpr long kFetchBatch = 10000;
 
 std::vector<std::string> split_column_list(const std::string& text, const char* what) {
     std::vector<std::string> out;
@@ -181,29 +180,25 @@ struct WidthRange {
 WidthRange array_width_range(Spi& spi, const TableName& table, const std::string& column_expr) {
     WidthRange range;
     bool any = false;
-    spi.open_cursor("SELECT " + column_expr + " FROM " + table.quoted());
-    while (spi.fetch(kFetchBatch) > 0) {
-        check_for_interrupts();
-        for (uint64_t r = 0; r < spi.rows(); ++r) {
-            bool isnull;
-            const Datum d = spi.datum(r, 0, &isnull);
-            if (isnull) continue;
-            const int64_t n = call([&] {
-                struct varlena* v = (struct varlena*)DatumGetPointer(d);
-                // The header up to the widest dimensions: ndim, data offset, element type, then
-                // ndim sizes and lower bounds.
-                struct varlena* head = pg_detoast_datum_slice(v, 0, int32(ARR_OVERHEAD_NONULLS(MAXDIM)));
-                const ArrayType* a = (const ArrayType*)head;
-                const int64_t items = ARR_NDIM(a) == 0 ? 0 : ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a));
-                if (head != v) pfree(head);
-                return items;
-            });
-            range.min = any ? std::min(range.min, n) : n;
-            range.max = any ? std::max(range.max, n) : n;
-            any = true;
-        }
-    }
-    spi.close_cursor();
+    // Streamed: a value is read where it lies, as far as its header, never copied whole (the
+    // executor checks for interrupts as it scans).
+    spi.stream("SELECT " + column_expr + " FROM " + table.quoted(), {}, [&](TupleTableSlot* slot) {
+        if (slot->tts_isnull[0]) return;
+        const Datum d = slot->tts_values[0];
+        const int64_t n = call([&] {
+            struct varlena* v = (struct varlena*)DatumGetPointer(d);
+            // The header up to the widest dimensions: ndim, data offset, element type, then
+            // ndim sizes and lower bounds.
+            struct varlena* head = pg_detoast_datum_slice(v, 0, int32(ARR_OVERHEAD_NONULLS(MAXDIM)));
+            const ArrayType* a = (const ArrayType*)head;
+            const int64_t items = ARR_NDIM(a) == 0 ? 0 : ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a));
+            if (head != v) pfree(head);
+            return items;
+        });
+        range.min = any ? std::min(range.min, n) : n;
+        range.max = any ? std::max(range.max, n) : n;
+        any = true;
+    });
     return range;
 }
 
@@ -292,39 +287,25 @@ std::vector<ItemPointerData> read_tids(Spi& spi, const TableName& rows, const st
                                        int64_t expected) {
     std::vector<ItemPointerData> tids;
     tids.reserve(std::size_t(expected));  // growing by doubling would hold up to three times as much
-    spi.open_cursor("SELECT ctid FROM " + rows.quoted() + row_filter);
-    while (spi.fetch(kFetchBatch) > 0) {
-        check_for_interrupts();
-        for (uint64_t r = 0; r < spi.rows(); ++r) {
-            bool isnull;
-            Datum d = spi.datum(r, 0, &isnull);
-            tids.push_back(*((ItemPointer)DatumGetPointer(d)));
-        }
-    }
-    spi.close_cursor();
+    spi.stream("SELECT ctid FROM " + rows.quoted() + row_filter, {},
+               [&](TupleTableSlot* slot) { tids.push_back(*((ItemPointer)DatumGetPointer(slot->tts_values[0]))); });
     return tids;
 }
 
 FeatureStats read_feature_stats(Spi& spi, const Source& src, int x_dim) {
     FeatureStats stats(x_dim);
     std::vector<float> row;
-    spi.open_cursor("SELECT " + src.x_expr + " FROM " + src.table.quoted());
     int64_t seen = 0;
-    while (spi.fetch(kFetchBatch) > 0) {
-        check_for_interrupts();
-        for (uint64_t r = 0; r < spi.rows(); ++r) {
-            bool isnull;
-            row.clear();
-            append_floats(spi.datum(r, 0, &isnull), row, "features", ++seen);
-            int bad = first_non_finite(row.data(), x_dim);
-            if (bad >= 0)
-                fail(ErrorKind::Data, "features contain NaN or infinite values",
-                     "Feature " + std::to_string(bad + 1) + " of a row is " + describe_float(row[bad]) + ".",
-                     "Clean or impute the data before packing.");
-            stats.add(row.data());
-        }
-    }
-    spi.close_cursor();
+    spi.stream("SELECT " + src.x_expr + " FROM " + src.table.quoted(), {}, [&](TupleTableSlot* slot) {
+        row.clear();
+        append_floats(slot->tts_values[0], row, "features", ++seen);
+        int bad = first_non_finite(row.data(), x_dim);
+        if (bad >= 0)
+            fail(ErrorKind::Data, "features contain NaN or infinite values",
+                 "Feature " + std::to_string(bad + 1) + " of a row is " + describe_float(row[bad]) + ".",
+                 "Clean or impute the data before packing.");
+        stats.add(row.data());
+    });
     return stats;
 }
 
