@@ -396,9 +396,7 @@ bool stream_receive(TupleTableSlot* slot, DestReceiver* self) {
         call([&] { slot_getallattrs(slot); });
         (*r->row)(slot);
         ++r->rows;
-    } catch (const PgError& e) {
-        pg_error = e.edata();
-    } catch (...) {
+    } catch (const PgError& e) { pg_error = e.edata(); } catch (...) {
         r->error = std::current_exception();
         return false;  // stops the query; the exception is rethrown once it has ended
     }

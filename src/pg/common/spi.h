@@ -171,7 +171,8 @@ private:
     };
     Bound bind_for_statement(const std::vector<SqlParam>& params);
     void bind(const std::vector<SqlParam>& params, Datum* values, char* nulls, Oid* types);
-    uint64_t stream(const Prepared* stmt, const std::string& sql, const std::vector<SqlParam>& params, const RowFn& row);
+    uint64_t stream(const Prepared* stmt, const std::string& sql, const std::vector<SqlParam>& params,
+                    const RowFn& row);
     void check_row(uint64_t row, int col) const;
     [[noreturn]] void null_result(int col) const;
     void ensure_snapshot() const;

@@ -106,7 +106,8 @@ public:
             MemoryContext caller = MemoryContextSwitchTo(memory_);
             Datum* elems = (Datum*)palloc(sizeof(Datum) * std::max(n, 1));
             for (int i = 0; i < n; ++i) elems[i] = PointerGetDatum(&tids[i]);
-            Datum a = PointerGetDatum(construct_array(elems, n, TIDOID, sizeof(ItemPointerData), false, TYPALIGN_SHORT));
+            Datum a =
+                PointerGetDatum(construct_array(elems, n, TIDOID, sizeof(ItemPointerData), false, TYPALIGN_SHORT));
             MemoryContextSwitchTo(caller);
             return a;
         });
@@ -166,11 +167,10 @@ public:
                 std::memcpy(yrow, values_.data(), sizeof(float) * std::size_t(p.y_dim));
             }
         };
-        const uint64_t rows = p.recipe_json.empty()
-                                  ? spi_.stream(fetch_, {SqlParam::datum(tid_array, TIDARRAYOID)}, row)
-                                  : spi_.stream(fetch_,
-                                                {SqlParam::datum(tid_array, TIDARRAYOID), SqlParam::text(p.recipe_json)},
-                                                row);
+        const uint64_t rows =
+            p.recipe_json.empty()
+                ? spi_.stream(fetch_, {SqlParam::datum(tid_array, TIDARRAYOID)}, row)
+                : spi_.stream(fetch_, {SqlParam::datum(tid_array, TIDARRAYOID), SqlParam::text(p.recipe_json)}, row);
         if (int64_t(rows) != n) fail(ErrorKind::Data, "the source table changed while it was being packed");
     }
 
@@ -257,8 +257,8 @@ struct PackShared {
     uint32 plan_bytes;
     uint64 slot_bytes;  // one slot: its SlotHead, the identifiers at tids_at, x's value at x_at, y's at y_at
     uint64 tids_at, x_at, y_at;
-    pg_atomic_uint32 next;      // the next buffer a worker takes
-    ConditionVariable cv;       // broadcast whenever a slot's state changes
+    pg_atomic_uint32 next;  // the next buffer a worker takes
+    ConditionVariable cv;   // broadcast whenever a slot's state changes
     slock_t error_lock;
     int32 error_buffer;  // the first buffer a worker failed in (INT_MAX: none), and its error
     int32 error_kind;
@@ -315,8 +315,9 @@ std::string serialize(const ReadPlan& p) {
     std::string out;
     put_text(out, p.fetch_sql);
     put_text(out, p.recipe_json);
-    const int32 numbers[] = {p.classification ? 1 : 0, p.x_dim, p.y_dim, int32(p.class_values.size()),
-                             int32(p.scaling.center.size()), int32(p.scaling.spread.size())};
+    const int32 numbers[] = {
+        p.classification ? 1 : 0,      p.x_dim, p.y_dim, int32(p.class_values.size()), int32(p.scaling.center.size()),
+        int32(p.scaling.spread.size())};
     out.append(reinterpret_cast<const char*>(numbers), sizeof numbers);
     out.append(reinterpret_cast<const char*>(&p.scaling.normalizing_const), sizeof(double));
     for (const std::string& c : p.class_values) put_text(out, c);
@@ -459,8 +460,8 @@ void give_rows(const PackView& v, const BufferPlan& plan, const std::vector<uint
 
 // The backend's part: every buffer in order, written out of its slot once a worker read it; the slot
 // then takes the rows of the buffer `slots` further on.
-void write_in_backend(const PackView& v, const PackJob& job, const std::vector<uint64_t>& keys,
-                      PackedWriter& writer, ParallelContext* pcxt) {
+void write_in_backend(const PackView& v, const PackJob& job, const std::vector<uint64_t>& keys, PackedWriter& writer,
+                      ParallelContext* pcxt) {
     PackShared* s = v.shared;
     const BufferPlan& plan = *job.plan;
     const std::vector<int64_t> first = first_rows(plan);
@@ -485,8 +486,8 @@ void write_in_backend(const PackView& v, const PackJob& job, const std::vector<u
         }
         char* at = v.slot(b);
         writer.write(job.dist_keys[std::size_t(plan.segment[std::size_t(b)])], int32_t(b),
-                     PointerGetDatum(at + s->x_at), PointerGetDatum(at + s->y_at), plan.rows[std::size_t(b)],
-                     s->x_dim, s->y_dim);
+                     PointerGetDatum(at + s->x_at), PointerGetDatum(at + s->y_at), plan.rows[std::size_t(b)], s->x_dim,
+                     s->y_dim);
         if (b + s->slots < s->buffers) give_rows(v, plan, keys, first, b + s->slots);
     }
 }
