@@ -11,6 +11,9 @@ waits for it:
                 test table, CALL hopper.fit for EPOCHS iterations with the test table as validation
                 table; every argument at its default except those the data needs
                 (normalizing_const 255, the architecture, compile and fit parameters)
+  hopper-serial the same with max_parallel_workers_per_gather 0 for the two preprocess calls: packing
+                in the backend alone, without the parallel workers that read and convert rows
+                while it writes (src/pg/training/pack_buffers.cpp)
   PyTorch       /usr/bin/python3 bench/python_mlp.py torch --from-postgres FORMAT: Python's start
                 and imports, both tables COPY'd out through psql and parsed with numpy
                 (bench/anchor.py's copy_out), EPOCHS epochs of bench/run.sh's training loop
@@ -21,7 +24,7 @@ waits for it:
                 work its threads wait for each other (64 s instead of 7 in a trial run)
 
 The same model everywhere: MLP 784-128-10, relu, softmax cross-entropy, Adam lr 0.001, minibatch
-256. The report compares hopper with the fastest PyTorch row.
+256. The report compares hopper (the default case) with the fastest PyTorch row.
 """
 import argparse
 import datetime
@@ -92,32 +95,34 @@ def cpu_now():
     return own.children_user + own.children_system + server
 
 
-def psql(sql):
+def psql(sql, options=""):
+    env = dict(os.environ, PGOPTIONS=options) if options else None
     return subprocess.run(["psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql], check=True,
-                          capture_output=True, text=True).stdout
+                          capture_output=True, text=True, env=env).stdout
 
 
-def timed_psql(sql):
+def timed_psql(sql, options=""):
     """Wall seconds of one psql call, and CPU seconds of it and its backend."""
     cpu, start = cpu_now(), time.perf_counter()
-    psql(sql)
+    psql(sql, options)
     wall = time.perf_counter() - start
     return wall, cpu_now() - cpu
 
 
-def hopper(epochs):
+def hopper(epochs, case="hopper", packing_options=""):
     psql("SET client_min_messages = warning; DROP TABLE IF EXISTS e2e_packed, e2e_packed_summary, e2e_test_packed,"
          " e2e_test_packed_summary, e2e_model, e2e_model_info, e2e_model_summary CASCADE")
     pack, pack_cpu = timed_psql("SELECT hopper.preprocess('fashion_train', 'e2e_packed', 'class_name', 'pixels',"
-                                " normalizing_const => 255)")
+                                " normalizing_const => 255)", packing_options)
     pack_validation, pack_validation_cpu = timed_psql(
-        "SELECT hopper.preprocess_validation('fashion_test', 'e2e_test_packed', 'class_name', 'pixels', 'e2e_packed')")
+        "SELECT hopper.preprocess_validation('fashion_test', 'e2e_test_packed', 'class_name', 'pixels', 'e2e_packed')",
+        packing_options)
     fit, fit_cpu = timed_psql(f"CALL hopper.fit('e2e_packed', 'e2e_model', '{ARCH}', $${COMPILE}$$, 'batch_size=256',"
                               f" {epochs}, validation_table => 'e2e_test_packed')")
     segments, training, accuracy = psql(
         "SELECT s.num_segments, m.training_seconds + m.hop_seconds, i.validation_metrics_final"
         " FROM e2e_packed_summary s, e2e_model_summary m, e2e_model_info i").strip().split("|")
-    return dict(case="hopper", pack=pack, pack_validation=pack_validation, fit=fit,
+    return dict(case=case, pack=pack, pack_validation=pack_validation, fit=fit,
                 total=pack + pack_validation + fit, pack_cpu=pack_cpu, pack_validation_cpu=pack_validation_cpu,
                 fit_cpu=fit_cpu, cpu=pack_cpu + pack_validation_cpu + fit_cpu, segments=int(segments),
                 training=float(training),
@@ -139,12 +144,15 @@ def torch(epochs, fmt, threads):
 
 CASES = {
     "hopper": lambda e: hopper(e),
+    # preprocess without parallel workers reading rows: the backend alone, as before they did.
+    "hopper-serial": lambda e: hopper(e, "hopper-serial", "-c max_parallel_workers_per_gather=0"),
     "torch-binary-1": lambda e: torch(e, "binary", 1),
     "torch-text-1": lambda e: torch(e, "text", 1),
     "torch-binary-2": lambda e: torch(e, "binary", 2),
 }
 LABELS = {
     "hopper": "hopper (preprocess + preprocess_validation + fit)",
+    "hopper-serial": "hopper, packing in the backend alone (max_parallel_workers_per_gather 0 for preprocess)",
     "torch-binary-1": "PyTorch, binary COPY, 1 thread",
     "torch-text-1": "PyTorch, text COPY, 1 thread",
     "torch-binary-2": "PyTorch, binary COPY, 2 threads",
@@ -174,20 +182,23 @@ def report(results, args, loads):
              f" 0.001, minibatch 256, {args.epochs} epochs, test accuracy after every epoch; {args.runs} runs per"
              f" case, interleaved; median (min-max) seconds",
              f"- load average (1 min) {loads[0]:.2f} at the start, {loads[-1]:.2f} at the end", ""]
-    torch_rows = [c for c in by if c != "hopper"]
+    torch_rows = [c for c in by if not c.startswith("hopper")]
     if torch_rows:
         any_torch = by[torch_rows[0]][0]
         lines += [f"- PyTorch {any_torch['torch']} on {any_torch['blas']} (threadpoolctl; run without"
                   " OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE)", ""]
-    if "hopper" in by:
-        h = by["hopper"]
+    hopper_rows = [c for c in by if c.startswith("hopper")]
+    if hopper_rows:
         lines += ["| hopper | preprocess | preprocess_validation | fit | whole path | CPU s | segments |"
-                  " test accuracy |", "| --- | --- | --- | --- | --- | --- | --- | --- |",
-                  f"| {LABELS['hopper']} | {med(h, 'pack')} | {med(h, 'pack_validation')} | {med(h, 'fit')}"
-                  f" (training statements {med(h, 'training')}) | {med(h, 'total')} | {med(h, 'cpu')} |"
-                  f" {h[0]['segments']} | {statistics.median(r['accuracy'] for r in h):.4f} |",
-                  f"| CPU s of each step | {med(h, 'pack_cpu')} | {med(h, 'pack_validation_cpu')} |"
-                  f" {med(h, 'fit_cpu')} | | | | |", ""]
+                  " test accuracy |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+        for c in hopper_rows:
+            h = by[c]
+            lines += [f"| {LABELS[c]} | {med(h, 'pack')} | {med(h, 'pack_validation')} | {med(h, 'fit')}"
+                      f" (training statements {med(h, 'training')}) | {med(h, 'total')} | {med(h, 'cpu')} |"
+                      f" {h[0]['segments']} | {statistics.median(r['accuracy'] for r in h):.4f} |",
+                      f"| CPU s of each step | {med(h, 'pack_cpu')} | {med(h, 'pack_validation_cpu')} |"
+                      f" {med(h, 'fit_cpu')} | | | | |"]
+        lines.append("")
     if torch_rows:
         lines += ["| PyTorch | COPY out + parse | training (epochs) | whole path (with Python's start and imports)"
                   " | CPU s | test accuracy |", "| --- | --- | --- | --- | --- | --- |"]

@@ -12,10 +12,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <optional>
 #include <string>
-#include <unordered_map>
+#include <thread>
 #include <vector>
 
 #include "hopper/error.h"
@@ -339,10 +338,12 @@ uint64_t source_row_bytes(const Source& src, const Layout& layout) {
 // How many parallel workers read the source's rows while the backend writes buffers: as many as
 // PostgreSQL would give a parallel scan of the source -- none below min_parallel_table_scan_size
 // (counting its TOAST: out-of-line arrays are most of what is read), at most
-// max_parallel_workers_per_gather -- and no more than the memory budget holds (each reads a buffer
-// of its own, the slots in shared memory hold several). None when the writer issues statements
-// (a backend in parallel mode may not), or where workers may not read the source (a temporary
-// table; row-level security, whose policies may call what a worker must not).
+// max_parallel_workers_per_gather -- but one core fewer than the machine has (the backend, which
+// alone writes, is the one to keep busy: on 2 cores 4 workers packed Fashion-MNIST in 1.47 s where 1
+// took 1.09 s), and no more than the memory budget holds (each reads a buffer of its own, the slots
+// in shared memory hold several). None when the writer issues statements (a backend in parallel mode
+// may not), or where workers may not read the source (a temporary table; row-level security, whose
+// policies may call what a worker must not).
 int packing_workers(Spi& spi, const TableName& source, const PackedWriter& writer, PackingShape shape,
                     std::size_t buffers) {
     if (!writer.writes_without_statements() || max_parallel_workers_per_gather <= 0 || buffers < 2) return 0;
@@ -353,8 +354,10 @@ int packing_workers(Spi& spi, const TableName& source, const PackedWriter& write
         {SqlParam::text_copy(source.quoted())});
     if (spi.rows() != 1 || !spi.boolean(0, 0)) return 0;
     if (spi.integer(0, 1) < int64_t(min_parallel_table_scan_size) * BLCKSZ) return 0;
-    for (int workers = int(std::min<std::size_t>(std::size_t(max_parallel_workers_per_gather), buffers - 1));
-         workers > 0; --workers) {
+    const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+    const int most = std::min(max_parallel_workers_per_gather, cores - 1);
+    for (int workers = int(std::min<std::size_t>(std::size_t(std::max(most, 0)), buffers - 1)); workers > 0;
+         --workers) {
         shape.workers = workers;
         shape.slots = int(std::min<std::size_t>(pack_slots(workers), buffers));
         if (packing_bytes(shape) <= memory_budget_bytes()) return workers;
