@@ -79,8 +79,10 @@ float* matrix_init(void* at, int rows, int cols) {
 class BufferReader {
 public:
     BufferReader(Spi& spi, const ReadPlan& plan) : spi_(spi), plan_(plan) {
-        fetch_ = plan.recipe_json.empty() ? spi.prepare(plan.fetch_sql, {TIDARRAYOID})
-                                          : spi.prepare(plan.fetch_sql, {TIDARRAYOID, TEXTOID});
+        // A generic plan: a custom one folds the identifier array into the plan and estimates the
+        // selectivity of each of its elements, 250 bytes a row while a buffer's fetch is planned.
+        fetch_ = plan.recipe_json.empty() ? spi.prepare(plan.fetch_sql, {TIDARRAYOID}, true)
+                                          : spi.prepare(plan.fetch_sql, {TIDARRAYOID, TEXTOID}, true);
         for (std::size_t k = 0; k < plan.class_values.size(); ++k) class_index_[plan.class_values[k]] = int(k);
         memory_ = call([] {
             return AllocSetContextCreate(CurrentMemoryContext, "hopper packing buffer", ALLOCSET_DEFAULT_SIZES);

@@ -87,7 +87,6 @@ struct Source {
     Oid dependent_type = InvalidOid;
     std::vector<std::string> independent;  // column names
     bool independent_is_array = false;
-    int feature_bytes = 8;  // one feature as x_expr gives it
     std::string x_expr;     // SQL expression for the features as an array
     std::string y_expr;     // SQL expression for the response
     // Packing through a feature recipe (tabular.h): x_expr applies it (its JSON is parameter $2 of
@@ -116,7 +115,6 @@ void use_recipe(Source& s, const std::string& recipe_json) {
     s.recipe_json = recipe_json;
     s.independent = recipe.column_names();
     s.independent_is_array = true;  // one real[] per row, which the fetch detoasts
-    s.feature_bytes = 4;
     s.x_expr = recipe_features_sql(s.table, recipe, "$2::pg_catalog.text", "");
     s.row_filter = " WHERE " + s.y_expr + " IS NOT NULL";
 }
@@ -125,7 +123,6 @@ Source describe_source(Source s, const std::string& indep_text) {
     FeatureColumns f = describe_features(s.table, indep_text);
     s.independent = f.columns;
     s.independent_is_array = f.is_array;
-    s.feature_bytes = f.value_bytes;
     s.x_expr = f.expression;
     return s;
 }
@@ -308,33 +305,6 @@ FeatureStats read_feature_stats(Spi& spi, const Source& src, int x_dim) {
     return stats;
 }
 
-// What palloc takes for `size` bytes: AllocSet rounds a small chunk up to a power of two and gives a
-// large one a block of its own; either has a header.
-uint64_t palloc_bytes(uint64_t size) {
-    if (size > 8192) return size + 56;
-    uint64_t chunk = 8;
-    while (chunk < size) chunk <<= 1;
-    return chunk + 16;
-}
-
-// One row of a buffer as the fetch returns it: a heap tuple (its header and ctid) with the features
-// (an array column is stored in at most about 2 kB of the row, the rest out of line, and detoasted
-// one row at a time) and the dependent value.
-uint64_t source_row_bytes(const Source& src, const Layout& layout) {
-    uint64_t features = 24 + uint64_t(src.feature_bytes) * uint64_t(layout.x_dim);
-    if (src.independent_is_array) features = std::min<uint64_t>(features, TOAST_TUPLE_THRESHOLD);
-    uint64_t dependent = 8;
-    if (layout.response == Response::Classification) {
-        std::size_t longest = 0;
-        for (const std::string& v : layout.class_values) longest = std::max(longest, v.size());
-        dependent = 4 + longest;
-    } else if (is_numeric_array(src.dependent_type)) {
-        dependent = 24 + 8 * uint64_t(layout.y_dim);
-    }
-    return palloc_bytes(HEAPTUPLESIZE + MAXALIGN(SizeofHeapTupleHeader) + MAXALIGN(sizeof(ItemPointerData)) + features +
-                        dependent);
-}
-
 // How many parallel workers read the source's rows while the backend writes buffers: as many as
 // PostgreSQL would give a parallel scan of the source -- none below min_parallel_table_scan_size
 // (counting its TOAST: out-of-line arrays are most of what is read), at most
@@ -396,8 +366,8 @@ PackResult pack_rows(Spi& spi, const Source& src, const Layout& layout, const Ta
     shape.buffer_rows = int(max_rows);
     shape.x_dim = layout.x_dim;
     shape.y_dim = layout.y_dim;
-    shape.source_row_bytes = source_row_bytes(src, layout);
     shape.row_id_bytes = sizeof(ItemPointerData) + sizeof(uint64_t);  // tids and their shuffled order
+    shape.kept_row_id_bytes = sizeof(uint64_t);                        // then each tid's key, in packed order
     check_memory(packing_bytes(shape),
                  "packing " + std::to_string(rows) + " rows of " + std::to_string(layout.x_dim) + " features and " +
                      std::to_string(layout.y_dim) + " dependent values in buffers of " + std::to_string(max_rows) +
@@ -515,10 +485,6 @@ FeatureColumns describe_features(const TableName& table, const std::string& inde
     if (f.columns.size() == 1 && is_numeric_array(types[0])) {
         f.is_array = true;
         f.expression = quote_ident(f.columns[0]);
-        f.value_bytes = types[0] == INT2ARRAYOID                                 ? 2
-                        : types[0] == INT4ARRAYOID || types[0] == FLOAT4ARRAYOID ? 4
-                        : types[0] == NUMERICARRAYOID                            ? 12
-                                                                                 : 8;
         return f;
     }
     for (std::size_t i = 0; i < types.size(); ++i)
