@@ -87,8 +87,8 @@ struct Source {
     Oid dependent_type = InvalidOid;
     std::vector<std::string> independent;  // column names
     bool independent_is_array = false;
-    std::string x_expr;     // SQL expression for the features as an array
-    std::string y_expr;     // SQL expression for the response
+    std::string x_expr;  // SQL expression for the features as an array
+    std::string y_expr;  // SQL expression for the response
     // Packing through a feature recipe (tabular.h): x_expr applies it (its JSON is parameter $2 of
     // the fetch), and rows whose response is NULL are skipped (row_filter).
     std::string recipe_json;
@@ -367,7 +367,7 @@ PackResult pack_rows(Spi& spi, const Source& src, const Layout& layout, const Ta
     shape.x_dim = layout.x_dim;
     shape.y_dim = layout.y_dim;
     shape.row_id_bytes = sizeof(ItemPointerData) + sizeof(uint64_t);  // tids and their shuffled order
-    shape.kept_row_id_bytes = sizeof(uint64_t);                        // then each tid's key, in packed order
+    shape.kept_row_id_bytes = sizeof(uint64_t);                       // then each tid's key, in packed order
     check_memory(packing_bytes(shape),
                  "packing " + std::to_string(rows) + " rows of " + std::to_string(layout.x_dim) + " features and " +
                      std::to_string(layout.y_dim) + " dependent values in buffers of " + std::to_string(max_rows) +
