@@ -24,9 +24,13 @@ run -c "VACUUM ANALYZE fashion_train, fashion_test"
 NEW_HOST=$PGHOST NEW_PORT=$PGPORT NEW_CLUSTER=$HOPPER_CLUSTER NEW_PG_BIN=$PG_BIN
 
 echo "== building $BASE"
-rm -rf "$WORK/base-src" && mkdir -p "$WORK/base-src"
-git archive "$BASE" | tar -x -C "$WORK/base-src"
-make -s -C "$WORK/base-src" -j2 PG_CONFIG="$PG_CONFIG" >/dev/null
+BASE_COMMIT=$(git rev-parse "$BASE")
+if [ "$(cat "$WORK/base-src/.commit" 2>/dev/null)" != "$BASE_COMMIT" ]; then  # else built by an earlier run
+  rm -rf "$WORK/base-src" && mkdir -p "$WORK/base-src"
+  git archive "$BASE_COMMIT" | tar -x -C "$WORK/base-src"
+  make -s -C "$WORK/base-src" -j2 PG_CONFIG="$PG_CONFIG" >/dev/null
+  echo "$BASE_COMMIT" >"$WORK/base-src/.commit"
+fi
 BASE_PG_BIN=$(HOPPER_BUILD_DIR="$WORK/base-src" test/private-install.sh "$WORK/base-pg" | sed -E "s/^export PG_BIN='(.*)'$/\1/")
 [ -d "$WORK/base-cluster" ] && PG_BIN=$BASE_PG_BIN test/cluster.sh stop "$WORK/base-cluster"
 eval "$(PG_BIN=$BASE_PG_BIN HOPPER_TEST_PORT=$((PORT + 1)) HOPPER_TEST_SHARED_BUFFERS=1GB test/cluster.sh start "$WORK/base-cluster")"
