@@ -41,13 +41,7 @@ BASE_HOST=$PGHOST BASE_PORT=$PGPORT
 psql -X -q -d postgres -c "ALTER SYSTEM SET autovacuum = off" -c "SELECT pg_catalog.pg_reload_conf()" >/dev/null
 psql -X -q -d postgres -c "CREATE DATABASE hopper_bench"
 export PGDATABASE=hopper_bench
-run -c "CREATE EXTENSION hopper" \
-    -c "CREATE TABLE fashion_train (id int PRIMARY KEY, label int, class_name text, pixels real[])" \
-    -c "CREATE TABLE fashion_test (id int PRIMARY KEY, label int, class_name text, pixels real[])"
-"$BUILD/hopper_load_idx" "$DATA/train-images-idx3-ubyte.gz" "$DATA/train-labels-idx1-ubyte.gz" |
-  run -c "COPY fashion_train FROM STDIN (FORMAT binary)"
-"$BUILD/hopper_load_idx" "$DATA/t10k-images-idx3-ubyte.gz" "$DATA/t10k-labels-idx1-ubyte.gz" |
-  run -c "COPY fashion_test FROM STDIN (FORMAT binary)"
+load_fashion run
 run -c "VACUUM ANALYZE fashion_train, fashion_test"
 
 echo "== running (progress on stderr)"

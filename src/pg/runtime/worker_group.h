@@ -2,10 +2,13 @@
 // group, preprocess's readers): watching them while it waits, and stopping them after an error.
 #pragma once
 
+#include <exception>
+
 #include "pg/common/guard.h"
 
 extern "C" {
 #include "access/parallel.h"
+#include "storage/shm_toc.h"
 }
 
 namespace hopper::pg {
@@ -21,5 +24,22 @@ bool workers_stopped(ParallelContext* pcxt);
 // running used freed memory). DestroyParallelContext terminates them and waits for their exit.
 // Raises nothing: the abort finishes what this could not, and the first error is the one to report.
 void stop_workers(ParallelContext* pcxt) noexcept;
+
+// The body of a group's worker entry point: finds what the group shares under `key` in the worker's
+// table of contents, runs `part` on it (which returns the group's exited flags) and then sets this
+// worker's flag: its part ended normally. An error is raised as the worker's, which the backend
+// receives. `part` must hold nothing with a destructor (a raise skips it).
+template <typename Part>
+void run_worker_part(shm_toc* toc, uint64 key, Part part) {
+    CaughtError caught;
+    caught.pending = false;
+    try {
+        void* shared = call([&] { return shm_toc_lookup(toc, key, false); });
+        bool* exited = part(shared);
+        pg_memory_barrier();
+        exited[ParallelWorkerNumber] = true;
+    } catch (...) { caught.capture(std::current_exception()); }
+    if (caught.pending) caught.raise();
+}
 
 }  // namespace hopper::pg

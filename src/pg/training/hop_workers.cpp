@@ -312,16 +312,11 @@ std::optional<IterationOutcome> train_ring_locally(const LocalSegments& local, c
 }  // namespace hopper::pg
 
 void hopper_hop_worker_main(dsm_segment*, shm_toc* toc) {
-    hopper::pg::CaughtError caught;
-    caught.pending = false;
-    try {
-        auto* shared = static_cast<hopper::pg::GroupShared*>(
-            hopper::pg::call([&] { return shm_toc_lookup(toc, hopper::pg::kGroupKey, false); }));
+    hopper::pg::run_worker_part(toc, hopper::pg::kGroupKey, [](void* shared) {
+        auto* group = static_cast<hopper::pg::GroupShared*>(shared);
         hopper::pg::Spi spi;
         spi.set_read_only(true);
-        hopper::pg::run_pairs(hopper::pg::view(shared), spi, false, nullptr);
-        pg_memory_barrier();
-        shared->exited[ParallelWorkerNumber] = true;
-    } catch (...) { caught.capture(std::current_exception()); }
-    if (caught.pending) caught.raise();
+        hopper::pg::run_pairs(hopper::pg::view(group), spi, false, nullptr);
+        return group->exited;
+    });
 }

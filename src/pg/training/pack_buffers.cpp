@@ -588,14 +588,9 @@ void pack_buffers(Spi& spi, const PackJob& job, std::vector<uint64_t>& keys, Pac
 }  // namespace hopper::pg
 
 void hopper_pack_worker_main(dsm_segment*, shm_toc* toc) {
-    hopper::pg::CaughtError caught;
-    caught.pending = false;
-    try {
-        auto* shared = static_cast<hopper::pg::PackShared*>(
-            hopper::pg::call([&] { return shm_toc_lookup(toc, hopper::pg::kPackKey, false); }));
-        hopper::pg::read_in_worker(hopper::pg::view(shared));
-        pg_memory_barrier();
-        shared->exited[ParallelWorkerNumber] = true;
-    } catch (...) { caught.capture(std::current_exception()); }
-    if (caught.pending) caught.raise();
+    hopper::pg::run_worker_part(toc, hopper::pg::kPackKey, [](void* shared) {
+        auto* s = static_cast<hopper::pg::PackShared*>(shared);
+        hopper::pg::read_in_worker(hopper::pg::view(s));
+        return s->exited;
+    });
 }
