@@ -21,30 +21,10 @@ OUT=${BENCH_PACK_OUT:-$ROOT/bench/results/$(date +%F)-$(hostname -s)-packing.md}
 BASE=${BENCH_PACK_BASE:-4dc022f}
 source bench/setup.sh  # this build: $WORK/cluster, Fashion-MNIST loaded; defines run
 run -c "VACUUM ANALYZE fashion_train, fashion_test"
-NEW_HOST=$PGHOST NEW_PORT=$PGPORT NEW_CLUSTER=$HOPPER_CLUSTER NEW_PG_BIN=$PG_BIN
-
-echo "== building $BASE"
-BASE_COMMIT=$(git rev-parse "$BASE")
-if [ "$(cat "$WORK/base-src/.commit" 2>/dev/null)" != "$BASE_COMMIT" ]; then  # else built by an earlier run
-  rm -rf "$WORK/base-src" && mkdir -p "$WORK/base-src"
-  git archive "$BASE_COMMIT" | tar -x -C "$WORK/base-src"
-  make -s -C "$WORK/base-src" -j2 PG_CONFIG="$PG_CONFIG" >/dev/null
-  echo "$BASE_COMMIT" >"$WORK/base-src/.commit"
-fi
-BASE_PG_BIN=$(HOPPER_BUILD_DIR="$WORK/base-src" test/private-install.sh "$WORK/base-pg" | sed -E "s/^export PG_BIN='(.*)'$/\1/")
-[ -d "$WORK/base-cluster" ] && PG_BIN=$BASE_PG_BIN test/cluster.sh stop "$WORK/base-cluster"
-eval "$(PG_BIN=$BASE_PG_BIN HOPPER_TEST_PORT=$((PORT + 1)) HOPPER_TEST_SHARED_BUFFERS=1GB test/cluster.sh start "$WORK/base-cluster")"
-if [ "${BENCH_KEEP:-0}" != 1 ]; then
-  trap 'PG_BIN=$BASE_PG_BIN "$ROOT/test/cluster.sh" stop "$WORK/base-cluster"; PG_BIN=$NEW_PG_BIN "$ROOT/test/cluster.sh" stop "$NEW_CLUSTER"' EXIT
-fi
-BASE_HOST=$PGHOST BASE_PORT=$PGPORT
-psql -X -q -d postgres -c "ALTER SYSTEM SET autovacuum = off" -c "SELECT pg_catalog.pg_reload_conf()" >/dev/null
-psql -X -q -d postgres -c "CREATE DATABASE hopper_bench"
-export PGDATABASE=hopper_bench
-load_fashion run
-run -c "VACUUM ANALYZE fashion_train, fashion_test"
+source bench/base.sh
+start_base_cluster "$BASE"
 
 echo "== running (progress on stderr)"
 /usr/bin/python3 bench/packing/compare.py --runs "${BENCH_PACK_RUNS:-7}" --out "$OUT" \
-  --base "$BASE_HOST:$BASE_PORT:$WORK/base-cluster" --new "$NEW_HOST:$NEW_PORT:$NEW_CLUSTER" \
+  --base "$BASE_HOST:$BASE_PORT:$BASE_CLUSTER" --new "$PGHOST:$PGPORT:$HOPPER_CLUSTER" \
   --base-commit "$(git rev-parse --short "$BASE")" --commit "$COMMIT"
