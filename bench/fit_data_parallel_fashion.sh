@@ -29,13 +29,8 @@ DB=hopper_bench_dp_fashion
 psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB"
 run() { psql -X -q -v ON_ERROR_STOP=1 -P pager=off -d "$DB" "$@"; }
 
-run -c "CREATE EXTENSION hopper" \
-    -c "CREATE TABLE fashion_train (id int PRIMARY KEY, label int, class_name text, pixels real[])" \
-    -c "CREATE TABLE fashion_test (id int PRIMARY KEY, label int, class_name text, pixels real[])"
-"$BUILD/hopper_load_idx" "$DATA/train-images-idx3-ubyte.gz" "$DATA/train-labels-idx1-ubyte.gz" |
-  run -c "COPY fashion_train FROM STDIN (FORMAT binary)"
-"$BUILD/hopper_load_idx" "$DATA/t10k-images-idx3-ubyte.gz" "$DATA/t10k-labels-idx1-ubyte.gz" |
-  run -c "COPY fashion_test FROM STDIN (FORMAT binary)"
+source "$ROOT/bench/fashion.sh"
+load_fashion run
 
 {
   echo "# bench/fit_data_parallel_fashion.sh, $(date -u +%Y-%m-%d), $(nproc) cores, $SEGMENTS segments, $ITERATIONS iterations"

@@ -33,10 +33,5 @@ export PGDATABASE=hopper_bench
 
 echo "== loading and packing Fashion-MNIST"
 run() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
-run -c "CREATE EXTENSION hopper" \
-    -c "CREATE TABLE fashion_train (id int PRIMARY KEY, label int, class_name text, pixels real[])" \
-    -c "CREATE TABLE fashion_test (id int PRIMARY KEY, label int, class_name text, pixels real[])"
-"$BUILD/hopper_load_idx" "$DATA/train-images-idx3-ubyte.gz" "$DATA/train-labels-idx1-ubyte.gz" |
-  run -c "COPY fashion_train FROM STDIN (FORMAT binary)"
-"$BUILD/hopper_load_idx" "$DATA/t10k-images-idx3-ubyte.gz" "$DATA/t10k-labels-idx1-ubyte.gz" |
-  run -c "COPY fashion_test FROM STDIN (FORMAT binary)"
+source bench/fashion.sh
+load_fashion run

@@ -11,6 +11,11 @@ waits for it:
                 test table, CALL hopper.fit for EPOCHS iterations with the test table as validation
                 table; every argument at its default except those the data needs
                 (normalizing_const 255, the architecture, compile and fit parameters)
+  hopper-serial the same with max_parallel_workers_per_gather 0 for the two preprocess calls: packing
+                in the backend alone, without the parallel workers that read and convert rows
+                while it writes (src/pg/training/pack_buffers.cpp)
+  hopper-base   the same calls to an earlier commit's hopper (--base, BENCH_E2E_BASE), in a
+                cluster of its own loaded alike (bench/base.sh): before and after in one run
   PyTorch       /usr/bin/python3 bench/python_mlp.py torch --from-postgres FORMAT: Python's start
                 and imports, both tables COPY'd out through psql and parsed with numpy
                 (bench/anchor.py's copy_out), EPOCHS epochs of bench/run.sh's training loop
@@ -21,7 +26,7 @@ waits for it:
                 work its threads wait for each other (64 s instead of 7 in a trial run)
 
 The same model everywhere: MLP 784-128-10, relu, softmax cross-entropy, Adam lr 0.001, minibatch
-256. The report compares hopper with the fastest PyTorch row.
+256. The report compares hopper (the default case) with the fastest PyTorch row.
 """
 import argparse
 import datetime
@@ -46,11 +51,17 @@ COMPILE = "loss='categorical_crossentropy', optimizer='Adam(lr=0.001)', metrics=
 TICK = os.sysconf("SC_CLK_TCK")
 
 
-def reaped_cpu():
+# Where a case runs: this build's cluster (the environment's PGHOST, PGPORT, HOPPER_CLUSTER), or the
+# base commit's (--base HOST:PORT:DIR, bench/base.sh).
+TARGETS = {"new": None}
+
+
+def reaped_cpu(target="new"):
     """CPU seconds of the cluster's processes that have exited (the postmaster's cutime + cstime):
     the backends of hopper's statements and of the anchor's COPY, with any parallel workers. The
     private cluster serves nobody else (bench/setup.sh)."""
-    with open(os.path.join(os.environ["HOPPER_CLUSTER"], "data", "postmaster.pid")) as f:
+    cluster = TARGETS[target][2] if TARGETS[target] else os.environ["HOPPER_CLUSTER"]
+    with open(os.path.join(cluster, "data", "postmaster.pid")) as f:
         pm = int(f.readline())
     with open(f"/proc/{pm}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
@@ -78,13 +89,13 @@ def client_backends(pm):
     return n
 
 
-def cpu_now():
+def cpu_now(target="new"):
     """CPU seconds of this process's waited-for children (psql, the anchor's Python and its psql)
     plus the cluster's exited processes, once the last client backend has gone (a backend exits
     just after its psql)."""
     end = time.time() + 10
     while True:
-        server, pm = reaped_cpu()
+        server, pm = reaped_cpu(target)
         if client_backends(pm) == 0 or time.time() > end:
             break
         time.sleep(0.01)
@@ -92,32 +103,36 @@ def cpu_now():
     return own.children_user + own.children_system + server
 
 
-def psql(sql):
+def psql(sql, options="", target="new"):
+    env = dict(os.environ, PGOPTIONS=options)
+    if TARGETS[target]:
+        env.update(PGHOST=TARGETS[target][0], PGPORT=TARGETS[target][1])
     return subprocess.run(["psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql], check=True,
-                          capture_output=True, text=True).stdout
+                          capture_output=True, text=True, env=env).stdout
 
 
-def timed_psql(sql):
+def timed_psql(sql, options="", target="new"):
     """Wall seconds of one psql call, and CPU seconds of it and its backend."""
-    cpu, start = cpu_now(), time.perf_counter()
-    psql(sql)
+    cpu, start = cpu_now(target), time.perf_counter()
+    psql(sql, options, target)
     wall = time.perf_counter() - start
-    return wall, cpu_now() - cpu
+    return wall, cpu_now(target) - cpu
 
 
-def hopper(epochs):
+def hopper(epochs, case="hopper", packing_options="", target="new"):
     psql("SET client_min_messages = warning; DROP TABLE IF EXISTS e2e_packed, e2e_packed_summary, e2e_test_packed,"
-         " e2e_test_packed_summary, e2e_model, e2e_model_info, e2e_model_summary CASCADE")
+         " e2e_test_packed_summary, e2e_model, e2e_model_info, e2e_model_summary CASCADE", target=target)
     pack, pack_cpu = timed_psql("SELECT hopper.preprocess('fashion_train', 'e2e_packed', 'class_name', 'pixels',"
-                                " normalizing_const => 255)")
+                                " normalizing_const => 255)", packing_options, target)
     pack_validation, pack_validation_cpu = timed_psql(
-        "SELECT hopper.preprocess_validation('fashion_test', 'e2e_test_packed', 'class_name', 'pixels', 'e2e_packed')")
+        "SELECT hopper.preprocess_validation('fashion_test', 'e2e_test_packed', 'class_name', 'pixels', 'e2e_packed')",
+        packing_options, target)
     fit, fit_cpu = timed_psql(f"CALL hopper.fit('e2e_packed', 'e2e_model', '{ARCH}', $${COMPILE}$$, 'batch_size=256',"
-                              f" {epochs}, validation_table => 'e2e_test_packed')")
+                              f" {epochs}, validation_table => 'e2e_test_packed')", target=target)
     segments, training, accuracy = psql(
         "SELECT s.num_segments, m.training_seconds + m.hop_seconds, i.validation_metrics_final"
-        " FROM e2e_packed_summary s, e2e_model_summary m, e2e_model_info i").strip().split("|")
-    return dict(case="hopper", pack=pack, pack_validation=pack_validation, fit=fit,
+        " FROM e2e_packed_summary s, e2e_model_summary m, e2e_model_info i", target=target).strip().split("|")
+    return dict(case=case, pack=pack, pack_validation=pack_validation, fit=fit,
                 total=pack + pack_validation + fit, pack_cpu=pack_cpu, pack_validation_cpu=pack_validation_cpu,
                 fit_cpu=fit_cpu, cpu=pack_cpu + pack_validation_cpu + fit_cpu, segments=int(segments),
                 training=float(training),
@@ -139,12 +154,18 @@ def torch(epochs, fmt, threads):
 
 CASES = {
     "hopper": lambda e: hopper(e),
+    # preprocess without parallel workers reading rows: the backend alone, as before they did.
+    "hopper-serial": lambda e: hopper(e, "hopper-serial", "-c max_parallel_workers_per_gather=0"),
+    # the base commit's hopper (--base), in its own cluster
+    "hopper-base": lambda e: hopper(e, "hopper-base", target="base"),
     "torch-binary-1": lambda e: torch(e, "binary", 1),
     "torch-text-1": lambda e: torch(e, "text", 1),
     "torch-binary-2": lambda e: torch(e, "binary", 2),
 }
 LABELS = {
     "hopper": "hopper (preprocess + preprocess_validation + fit)",
+    "hopper-serial": "hopper, packing in the backend alone (max_parallel_workers_per_gather 0 for preprocess)",
+    "hopper-base": "hopper at the base commit",
     "torch-binary-1": "PyTorch, binary COPY, 1 thread",
     "torch-text-1": "PyTorch, text COPY, 1 thread",
     "torch-binary-2": "PyTorch, binary COPY, 2 threads",
@@ -174,20 +195,23 @@ def report(results, args, loads):
              f" 0.001, minibatch 256, {args.epochs} epochs, test accuracy after every epoch; {args.runs} runs per"
              f" case, interleaved; median (min-max) seconds",
              f"- load average (1 min) {loads[0]:.2f} at the start, {loads[-1]:.2f} at the end", ""]
-    torch_rows = [c for c in by if c != "hopper"]
+    torch_rows = [c for c in by if not c.startswith("hopper")]
     if torch_rows:
         any_torch = by[torch_rows[0]][0]
         lines += [f"- PyTorch {any_torch['torch']} on {any_torch['blas']} (threadpoolctl; run without"
                   " OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE)", ""]
-    if "hopper" in by:
-        h = by["hopper"]
+    hopper_rows = [c for c in by if c.startswith("hopper")]
+    if hopper_rows:
         lines += ["| hopper | preprocess | preprocess_validation | fit | whole path | CPU s | segments |"
-                  " test accuracy |", "| --- | --- | --- | --- | --- | --- | --- | --- |",
-                  f"| {LABELS['hopper']} | {med(h, 'pack')} | {med(h, 'pack_validation')} | {med(h, 'fit')}"
-                  f" (training statements {med(h, 'training')}) | {med(h, 'total')} | {med(h, 'cpu')} |"
-                  f" {h[0]['segments']} | {statistics.median(r['accuracy'] for r in h):.4f} |",
-                  f"| CPU s of each step | {med(h, 'pack_cpu')} | {med(h, 'pack_validation_cpu')} |"
-                  f" {med(h, 'fit_cpu')} | | | | |", ""]
+                  " test accuracy |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+        for c in hopper_rows:
+            h = by[c]
+            lines += [f"| {LABELS[c]} | {med(h, 'pack')} | {med(h, 'pack_validation')} | {med(h, 'fit')}"
+                      f" (training statements {med(h, 'training')}) | {med(h, 'total')} | {med(h, 'cpu')} |"
+                      f" {h[0]['segments']} | {statistics.median(r['accuracy'] for r in h):.4f} |",
+                      f"| CPU s of each step | {med(h, 'pack_cpu')} | {med(h, 'pack_validation_cpu')} |"
+                      f" {med(h, 'fit_cpu')} | | | | |"]
+        lines.append("")
     if torch_rows:
         lines += ["| PyTorch | COPY out + parse | training (epochs) | whole path (with Python's start and imports)"
                   " | CPU s | test accuracy |", "| --- | --- | --- | --- | --- | --- |"]
@@ -203,6 +227,12 @@ def report(results, args, loads):
             t_v = statistics.median(r[key] for r in by[best])
             lines.append(f"- **{what}: PyTorch's fastest path ({LABELS[best]}: {t_v:.2f} s) / hopper's"
                          f" ({h_v:.2f} s) = {t_v / h_v:.2f}x** (above 1: hopper is faster)")
+        if "hopper-base" in by:
+            for key, what in (("total", "wall time"), ("cpu", "CPU time")):
+                b_v = statistics.median(r[key] for r in by["hopper-base"])
+                h_v = statistics.median(r[key] for r in by["hopper"])
+                lines.append(f"- {what}: hopper at the base commit ({b_v:.2f} s) / hopper ({h_v:.2f} s) ="
+                             f" {b_v / h_v:.2f}x")
         lines += ["", "CPU s: this process's children (psql; the anchor's Python and its psql) plus the cluster's"
                   " processes of the step (backends, parallel workers, the backend serving the anchor's COPY),"
                   " from the postmaster's reaped children. On a shared machine wall time includes waiting for a"
@@ -219,8 +249,14 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--raw", required=True, help="one JSON line per run is appended here")
     ap.add_argument("--commit", default="unknown")
+    ap.add_argument("--base", default="", help="HOST:PORT:CLUSTER_DIR of the base commit's cluster")
+    ap.add_argument("--base-commit", default="base")
     args = ap.parse_args()
+    if args.base:
+        TARGETS["base"] = args.base.split(":")
+        LABELS["hopper-base"] = f"hopper at {args.base_commit} (base)"
     cases = [c for c in CASES if (c in args.only.split(",") if args.only else c != "torch-binary-2")]
+    cases = [c for c in cases if c != "hopper-base" or args.base]
     results, loads = [], [load()]
     for run in range(args.runs):
         for c in cases:

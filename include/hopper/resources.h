@@ -30,20 +30,25 @@ std::size_t inference_bytes(const ModelConfig& config, int rows);
 // disk (uncompressed float32 arrays and their row overhead).
 uint64_t packed_table_bytes(uint64_t rows, int x_dim, int y_dim, int buffer_size);
 
-// Packing rows into minibatch buffers (hopper.preprocess) in one backend. At its peak it holds the
-// row identifiers of the whole table and their shuffled order (rows * row_id_bytes), and, for the
-// largest buffer, the larger of its two steps: reading its rows (each as the source query returns
-// it, source_row_bytes with its allocation overhead, plus bookkeeping) into the float arrays it
-// fills, and writing them (the float arrays, the array values made of them, and the insert's two
-// copies of those). Figures measured against the backend's peak resident memory in
-// test/scripts/preprocess_memory.sh.
+// Packing rows into minibatch buffers (hopper.preprocess). It shuffles the row identifiers of the
+// whole table (rows * row_id_bytes: the identifiers and their shuffled order), then keeps them in
+// packed order (rows * kept_row_id_bytes) while it packs each buffer. For the largest buffer that is
+// two steps: reading its rows (streamed from the fetch one at a time, so only what keeps track
+// of them: their identifiers, as the fetch's parameter and its TID scan's list, and each one's place
+// in the buffer) into the buffer's two float arrays, and writing them (the arrays and the tuple an
+// insert makes of them). In one backend the larger of the two; with parallel workers, each worker
+// reads a buffer (that bookkeeping, its own caches and plans) into one of `slots` buffers in shared
+// memory while the backend writes another. Figures measured against the backend's peak resident
+// memory in test/scripts/preprocess_memory.sh.
 struct PackingShape {
     uint64_t rows = 0;
     int buffer_rows = 0;  // rows of the largest buffer
     int x_dim = 0;
     int y_dim = 0;
-    uint64_t source_row_bytes = 0;
     uint64_t row_id_bytes = 0;
+    uint64_t kept_row_id_bytes = 0;
+    int workers = 0;  // parallel workers reading rows (0: the backend alone)
+    int slots = 0;    // buffers in shared memory, with workers
 };
 uint64_t packing_bytes(const PackingShape& shape);
 

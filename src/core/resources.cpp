@@ -89,17 +89,20 @@ uint64_t packed_table_bytes(uint64_t rows, int x_dim, int y_dim, int buffer_size
 uint64_t packing_bytes(const PackingShape& s) {
     const uint64_t n = uint64_t(std::max(0, s.buffer_rows));
     const uint64_t floats = n * (uint64_t(std::max(0, s.x_dim)) + uint64_t(std::max(0, s.y_dim))) * sizeof(float);
-    // Reading: the rows, and about 350 bytes of bookkeeping each (measured: the result's pointer,
-    // the label's text, the map from row identifier to position, the identifier array of the
-    // fetch, its copies in the plan, the plan sent to parallel workers and the hashed lookup of
-    // the identifiers), and the float arrays being filled.
-    const uint64_t reading = n * (s.source_row_bytes + 350) + floats;
-    // Writing: the float arrays, the two array values made of them, and two copies in the insert
-    // (the slot materialized for routing to the partition, the heap tuple formed from it).
-    const uint64_t writing = 4 * floats;
+    // Reading: about 100 bytes a row (measured: the identifier array of the fetch and its elements,
+    // the TID scan's sorted list, the hashed lookup of each row's place in the buffer).
+    const uint64_t rows_read = n * 100;
     // Catalog caches, plans and executor state of the statements: a few megabytes whatever the data.
     const uint64_t fixed = uint64_t(3) << 20;
-    return s.rows * s.row_id_bytes + std::max(reading, writing) + fixed;
+    const uint64_t shuffling = s.rows * s.row_id_bytes;
+    uint64_t packing = s.rows * s.kept_row_id_bytes;
+    if (s.workers <= 0) {
+        // Reading fills the two arrays; writing forms a tuple of them, the arrays' second copy.
+        packing += std::max(rows_read + floats, 2 * floats);
+    } else {
+        packing += uint64_t(std::max(0, s.slots)) * floats + floats + uint64_t(s.workers) * (rows_read + fixed);
+    }
+    return std::max(shuffling, packing) + fixed;
 }
 
 std::string format_bytes(uint64_t bytes) {

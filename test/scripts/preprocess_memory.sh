@@ -13,6 +13,8 @@
 # buffers it keeps there after its peak, and subtracting that shared memory from the peak would make
 # the truth look smaller than it was. Exits non-zero if any shape is off by more than
 # PREPROCESS_MEMORY_TOLERANCE (0.25).
+# The backend packs alone (max_parallel_workers_per_gather 0): with parallel workers reading rows
+# the plan adds theirs, which the backend's peak does not show.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 TOL=${PREPROCESS_MEMORY_TOLERANCE:-0.25}
@@ -20,7 +22,7 @@ dir=$(mktemp -d /tmp/hopper-prepmem.XXXXXX)
 trap 'test/cluster.sh stop "$dir"' EXIT
 eval "$(HOPPER_TEST_SHARED_BUFFERS=16MB HOPPER_TEST_PORT=$((${PGPORT:-54329} + 11)) \
   HOPPER_EXTRA_CONF="hopper.shared_buffer_cache_mb = 0" test/cluster.sh start "$dir")"
-q() { psql -X -q -v ON_ERROR_STOP=1 -At -d prepmem "$@"; }
+q() { PGOPTIONS="-c max_parallel_workers_per_gather=0" psql -X -q -v ON_ERROR_STOP=1 -At -d prepmem "$@"; }
 psql -X -q -v ON_ERROR_STOP=1 -d postgres -c "CREATE DATABASE prepmem"
 q <<'SQL'
 SET client_min_messages = warning;

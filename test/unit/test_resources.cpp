@@ -68,3 +68,29 @@ TEST(Resources, PackedTableOfManyClassesIsHuge) {
     EXPECT_EQ(format_bytes(uint64_t(5) << 20), "5 MB");
     EXPECT_EQ(format_bytes(2048), "2 kB");
 }
+
+// Packing's plan: the shuffle of every row's identifier, or the larger step of a buffer beside the
+// identifiers kept; parallel workers add their reading and the slots of shared memory.
+TEST(Resources, PackingPlan) {
+    PackingShape s;
+    s.rows = 2000000;
+    s.buffer_rows = 200000;
+    s.x_dim = 3;
+    s.y_dim = 2;
+    s.row_id_bytes = 14;
+    s.kept_row_id_bytes = 8;
+    const uint64_t floats = 200000ull * 5 * 4, fixed = uint64_t(3) << 20, reading = 200000ull * 100;
+    EXPECT_EQ(packing_bytes(s), 2000000ull * 8 + reading + floats + fixed);
+    // Many rows of few features: the shuffle is the peak.
+    s.buffer_rows = 100;
+    EXPECT_EQ(packing_bytes(s), 2000000ull * 14 + fixed);
+    // Wide buffers: writing (the arrays and their tuple) is the larger step.
+    s.buffer_rows = 3000;
+    s.x_dim = 2000;
+    const uint64_t wide = 3000ull * 2002 * 4;
+    EXPECT_EQ(packing_bytes(s), 2000000ull * 8 + 2 * wide + fixed);
+    // Workers: each its reading and its caches, the slots one buffer each, the backend's tuple.
+    s.workers = 2;
+    s.slots = 6;
+    EXPECT_EQ(packing_bytes(s), 2000000ull * 8 + 6 * wide + wide + 2 * (3000ull * 100 + fixed) + fixed);
+}

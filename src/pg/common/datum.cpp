@@ -4,6 +4,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hopper/buffer_check.h"
@@ -326,7 +327,12 @@ std::string describe_float(float v) {
     return std::to_string(v);
 }
 
-int append_floats(Datum d, std::vector<float>& out, const char* what, int64_t row_hint) {
+namespace {
+
+// The core of append_floats and floats_into: `place(n)` says whether to convert the array's n values
+// and where they go (not converted: the length is all the caller wants).
+template <typename Place>
+int convert_floats(Datum d, const char* what, int64_t row_hint, Place&& place) {
     ArrayType* a = call([&] { return DatumGetArrayTypeP(d); });
     if (ARR_NDIM(a) > 1)
         fail(ErrorKind::Data, std::string(what) + " must be one-dimensional arrays",
@@ -337,23 +343,37 @@ int append_floats(Datum d, std::vector<float>& out, const char* what, int64_t ro
              "Row " + std::to_string(row_hint) + " has one.");
     const int n = ARR_NDIM(a) == 0 ? 0 : ARR_DIMS(a)[0];
     const Oid t = ARR_ELEMTYPE(a);
-    const std::size_t base = out.size();
-    out.resize(base + n);
-    if (t == FLOAT4OID) {
+    const auto [convert, out] = place(n);
+    if (!convert) {
+    } else if (t == FLOAT4OID) {
         // An empty array into an empty vector: memcpy from or to a null pointer is undefined even
         // for 0 bytes (test/sanitizers_extension.sh reported it in test/regress/sql/bad_input_walk.sql).
-        if (n > 0) std::memcpy(out.data() + base, ARR_DATA_PTR(a), sizeof(float) * n);
+        if (n > 0) std::memcpy(out, ARR_DATA_PTR(a), sizeof(float) * n);
     } else if (t == FLOAT8OID) {
         const double* src = (const double*)ARR_DATA_PTR(a);
-        for (int i = 0; i < n; ++i) out[base + i] = float(src[i]);
+        for (int i = 0; i < n; ++i) out[i] = float(src[i]);
     } else {
         std::vector<double> v = float_array_to_vector(d, what);
-        for (int i = 0; i < n; ++i) out[base + i] = float(v[i]);
+        for (int i = 0; i < n; ++i) out[i] = float(v[i]);
     }
     // A detoasted (or unpacked short-header) copy: freed now, or a loop over rows (preprocess reads
     // whole tables) would keep one per row until its memory context ends.
     if ((Pointer)a != DatumGetPointer(d)) pfree(a);
     return n;
+}
+
+}  // namespace
+
+int append_floats(Datum d, std::vector<float>& out, const char* what, int64_t row_hint) {
+    return convert_floats(d, what, row_hint, [&](int n) {
+        const std::size_t base = out.size();
+        out.resize(base + std::size_t(n));
+        return std::pair<bool, float*>(true, out.data() + base);
+    });
+}
+
+int floats_into(Datum d, float* out, int expected, const char* what, int64_t row_hint) {
+    return convert_floats(d, what, row_hint, [&](int n) { return std::pair<bool, float*>(n == expected, out); });
 }
 
 }  // namespace hopper::pg

@@ -48,6 +48,9 @@ Float4Matrix float4_matrix(Datum d, const char* what);
 // training data is read (each value rounded to float); returns its length. `row_hint` numbers the row
 // in messages.
 int append_floats(Datum d, std::vector<float>& out, const char* what, int64_t row_hint);
+// The same into out[0, expected) when the array has `expected` values (nothing written otherwise);
+// returns its length.
+int floats_into(Datum d, float* out, int expected, const char* what, int64_t row_hint);
 // "NaN", "Infinity", "-Infinity" or the number, for messages.
 std::string describe_float(float v);
 

@@ -379,6 +379,86 @@ uint64_t Spi::execute_with_large_params(const std::string& sql, const std::vecto
     return rows_;
 }
 
+namespace {
+
+// Where a streamed query's rows go: to the caller's function, with what it threw kept for after.
+struct StreamReceiver {
+    DestReceiver pub;  // first: PostgreSQL sees a DestReceiver
+    const Spi::RowFn* row;
+    uint64_t rows;
+    std::exception_ptr error;
+};
+
+bool stream_receive(TupleTableSlot* slot, DestReceiver* self) {
+    auto* r = reinterpret_cast<StreamReceiver*>(self);
+    ErrorData* pg_error = nullptr;
+    try {
+        call([&] { slot_getallattrs(slot); });
+        (*r->row)(slot);
+        ++r->rows;
+    } catch (const PgError& e) { pg_error = e.edata(); } catch (...) {
+        r->error = std::current_exception();
+        return false;  // stops the query; the exception is rethrown once it has ended
+    }
+    // PostgreSQL's own error goes back into PostgreSQL as it was (no C++ frame is alive here): the
+    // query ends the way it would have, and the call around it catches the error.
+    if (pg_error) ReThrowError(pg_error);
+    return true;
+}
+
+void stream_startup(DestReceiver*, int, TupleDesc) {}
+void stream_shutdown(DestReceiver*) {}
+void stream_destroy(DestReceiver*) {}
+
+}  // namespace
+
+uint64_t Spi::stream(const std::string& sql, const std::vector<SqlParam>& params, const RowFn& row) {
+    return stream(nullptr, sql, params, row);
+}
+
+uint64_t Spi::stream(const Prepared& stmt, const std::vector<SqlParam>& params, const RowFn& row) {
+    return stream(&stmt, stmt.sql(), params, row);
+}
+
+uint64_t Spi::stream(const Prepared* stmt, const std::string& sql, const std::vector<SqlParam>& params,
+                     const RowFn& row) {
+    source_.clear();
+    Bound b = bind_for_statement(params);
+    rows_ = 0;
+    StreamReceiver receiver{};
+    receiver.pub.receiveSlot = stream_receive;
+    receiver.pub.rStartup = stream_startup;
+    receiver.pub.rShutdown = stream_shutdown;
+    receiver.pub.rDestroy = stream_destroy;
+    receiver.pub.mydest = DestNone;
+    receiver.row = &row;
+    call([&] {
+        SPIExecuteOptions options;
+        std::memset(&options, 0, sizeof options);
+        options.read_only = read_only_;
+        options.dest = &receiver.pub;
+        options.params = makeParamList((int)params.size());
+        for (std::size_t i = 0; i < params.size(); ++i) {
+            options.params->params[i].value = b.values[i];
+            options.params->params[i].isnull = b.nulls[i] == 'n';
+            options.params->params[i].pflags = PARAM_FLAG_CONST;
+            options.params->params[i].ptype = b.types[i];
+        }
+        // A one-shot statement with parameters is planned first: SPI_execute_extended would parse it
+        // without them.
+        SPIPlanPtr plan = stmt ? stmt->plan() : nullptr;
+        if (!stmt && !params.empty()) {
+            plan = SPI_prepare_cursor(sql.c_str(), (int)params.size(), b.types.data(), CURSOR_OPT_PARALLEL_OK);
+            if (!plan) elog(ERROR, "SPI_prepare failed (%s): %s", SPI_result_code_string(SPI_result), sql.c_str());
+        }
+        int rc = plan ? SPI_execute_plan_extended(plan, &options) : SPI_execute_extended(sql.c_str(), &options);
+        if (rc < 0) elog(ERROR, "SPI_execute failed (%s): %s", SPI_result_code_string(rc), sql.c_str());
+        if (plan && !stmt) SPI_freeplan(plan);
+    });
+    if (receiver.error) std::rethrow_exception(receiver.error);
+    return receiver.rows;
+}
+
 Prepared& Prepared::operator=(Prepared&& other) noexcept {
     if (this != &other) {
         reset();
@@ -421,6 +501,14 @@ uint64_t Spi::execute(const Prepared& stmt, const std::vector<SqlParam>& params)
         return (uint64_t)SPI_processed;
     });
     return rows_;
+}
+
+void Spi::free_results() {
+    source_.clear();
+    rows_ = 0;
+    call([] {
+        if (SPI_tuptable) SPI_freetuptable(SPI_tuptable);
+    });
 }
 
 void Spi::open_cursor(const std::string& sql, const std::vector<SqlParam>& params) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -116,6 +117,19 @@ public:
     Prepared prepare(const std::string& sql, const std::vector<Oid>& types, bool large_params = false);
     uint64_t execute(const Prepared& stmt, const std::vector<SqlParam>& params);
 
+    // Runs a query whose rows go to `row` one at a time, as PostgreSQL makes them, instead of into a
+    // result: nothing is copied (a row's values may point into a shared buffer, valid during the
+    // call only). `row` gets the row with all its values deformed (tts_values, tts_isnull) and calls
+    // PostgreSQL only through pg::call; an exception from it stops the query and is rethrown.
+    // Returns the number of rows. The current results are freed.
+    using RowFn = std::function<void(TupleTableSlot*)>;
+    uint64_t stream(const std::string& sql, const std::vector<SqlParam>& params, const RowFn& row);
+    uint64_t stream(const Prepared& stmt, const std::vector<SqlParam>& params, const RowFn& row);
+
+    // Frees the current results now rather than at the next statement (a large result held while
+    // the caller does something else with memory).
+    void free_results();
+
     uint64_t rows() const { return rows_; }
     int columns() const;
     bool is_null(uint64_t row, int col) const;
@@ -157,6 +171,8 @@ private:
     };
     Bound bind_for_statement(const std::vector<SqlParam>& params);
     void bind(const std::vector<SqlParam>& params, Datum* values, char* nulls, Oid* types);
+    uint64_t stream(const Prepared* stmt, const std::string& sql, const std::vector<SqlParam>& params,
+                    const RowFn& row);
     void check_row(uint64_t row, int col) const;
     [[noreturn]] void null_result(int col) const;
     void ensure_snapshot() const;

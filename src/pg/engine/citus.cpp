@@ -433,6 +433,12 @@ public:
         return ascending_keys_for(spi, out, segment_shards);
     }
 
+    // Rows go to their shards through Citus's INSERT.
+    std::unique_ptr<PackedWriter> packed_writer(Spi& spi, const TableName& table,
+                                                const std::vector<int32_t>&) override {
+        return statement_packed_writer(spi, table);
+    }
+
     // A table Citus manages (distributed, reference) is read through a temporary copy on the
     // coordinator, ordered by the columns' values: shard scans come back in any order and ctids repeat
     // from shard to shard. (Packing reads every row on the coordinator anyway.) Other tables as on

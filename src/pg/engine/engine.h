@@ -77,6 +77,21 @@ public:
     virtual void drop() = 0;
 };
 
+// Writes the buffers of a packed table that Engine::create_packed_table made (hopper.preprocess).
+class PackedWriter {
+public:
+    virtual ~PackedWriter() = default;
+    // Whether it writes without SQL statements: only then may preprocess read rows in parallel
+    // workers meanwhile (a backend in parallel mode may start no command).
+    virtual bool writes_without_statements() const = 0;
+    // One buffer of `rows` rows: `x` and `y` are float4[] values of rows x x_dim and rows x y_dim,
+    // stored as they are; its shapes are {rows, x_dim} and {rows, y_dim}.
+    virtual void write(int32_t dist_key, int32_t buffer_id, Datum x, Datum y, int rows, int x_dim, int y_dim) = 0;
+    // After the last buffer: later statements see the rows. Nothing to undo on an error (the
+    // transaction's abort closes what the writer opened).
+    virtual void finish() = 0;
+};
+
 class Engine {
 public:
     virtual ~Engine() = default;
@@ -95,6 +110,9 @@ public:
     // whatever values an engine picks.
     virtual std::vector<int32_t> create_packed_table(Spi& spi, const TableName& table, int num_segments,
                                                      const std::string& placement) = 0;
+    // The writer of the buffers of `table`, just made by create_packed_table (`dist_keys`: its result).
+    virtual std::unique_ptr<PackedWriter> packed_writer(Spi& spi, const TableName& table,
+                                                        const std::vector<int32_t>& dist_keys) = 0;
     // Where hopper.preprocess reads a source table's rows by row identifier (ctid): the table itself,
     // or a temporary copy of `columns` (packing_copy: a partitioned table, a view or a foreign table;
     // on Citus, a table spread over shards, whose ctids repeat from shard to shard), made in an order
@@ -136,6 +154,10 @@ std::vector<double> evaluate_by_segment(Spi& spi, const TableName& packed, const
 
 // The states in a model_output working table, by mst_key (both engines' ModelHopper::read_states).
 std::map<int32_t, std::string> read_model_states(Spi& spi, const TableName& model_output);
+
+// Writes a packed table's buffers with one INSERT statement each (an engine whose tables SQL alone
+// writes: Citus routes each row to its shard).
+std::unique_ptr<PackedWriter> statement_packed_writer(Spi& spi, const TableName& table);
 
 // Whether ctids identify a table's rows, so that hopper.preprocess can read them by ctid: a plain
 // table or materialized view; not a partitioned table (its partitions repeat ctids), a view or a

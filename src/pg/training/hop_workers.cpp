@@ -19,6 +19,7 @@
 #include "pg/runtime/progress.h"
 #include "pg/runtime/scoped_settings.h"
 #include "pg/runtime/state_store.h"
+#include "pg/runtime/worker_group.h"
 #include "pg/training/buffer_eval.h"
 #include "pg/training/segment_visit.h"
 
@@ -169,14 +170,7 @@ void wait_done(const Group& g, uint32 seen, ParallelContext* pcxt) {
                     continue;
                 }
                 if (!ConditionVariableTimedSleep(&s->done_cv, 100, PG_WAIT_EXTENSION)) continue;
-                for (int i = 0; i < pcxt->nworkers_launched && !lost; ++i) {
-                    pid_t pid;
-                    if (GetBackgroundWorkerPid(pcxt->worker[i].bgwhandle, &pid) != BGWH_STOPPED) continue;
-                    pg_memory_barrier();
-                    if (s->exited[i]) continue;
-                    CHECK_FOR_INTERRUPTS();  // raises the worker's error, when it sent one
-                    lost = true;
-                }
+                lost = lost_worker(pcxt, s->exited);
             }
             ConditionVariableCancelSleep();
         });
@@ -503,16 +497,8 @@ std::optional<IterationOutcome> train_ring_locally(const LocalSegments& local, c
         // The workers stop before the frames that own what they use unwind: the run's state store
         // frees its slots in its destructor, long before the transaction's abort would stop them, and
         // a worker still training used the freed shared memory (one died of SIGSEGV when run_progress.sh
-        // cancelled a fit_automl in CI). DestroyParallelContext terminates them and waits for their exit.
-        if (pcxt) {
-            try {
-                call([&] {
-                    DestroyParallelContext(pcxt);
-                    ExitParallelMode();
-                });
-            } catch (...) {  // the abort finishes what this could not; the first error is the one to report
-            }
-        }
+        // cancelled a fit_automl in CI).
+        stop_workers(pcxt);
         throw;
     }
     spi.set_read_only(false);
@@ -533,16 +519,11 @@ std::optional<IterationOutcome> train_ring_locally(const LocalSegments& local, c
 }  // namespace hopper::pg
 
 void hopper_hop_worker_main(dsm_segment*, shm_toc* toc) {
-    hopper::pg::CaughtError caught;
-    caught.pending = false;
-    try {
-        auto* shared = static_cast<hopper::pg::GroupShared*>(
-            hopper::pg::call([&] { return shm_toc_lookup(toc, hopper::pg::kGroupKey, false); }));
+    hopper::pg::run_worker_part(toc, hopper::pg::kGroupKey, [](void* shared) {
+        auto* group = static_cast<hopper::pg::GroupShared*>(shared);
         hopper::pg::Spi spi;
         spi.set_read_only(true);
-        hopper::pg::run_part(hopper::pg::view(shared), spi, false, nullptr);
-        pg_memory_barrier();
-        shared->exited[ParallelWorkerNumber] = true;
-    } catch (...) { caught.capture(std::current_exception()); }
-    if (caught.pending) caught.raise();
+        hopper::pg::run_part(hopper::pg::view(group), spi, false, nullptr);
+        return group->exited;
+    });
 }

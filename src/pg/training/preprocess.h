@@ -69,7 +69,6 @@ struct FeatureColumns {
     std::vector<std::string> columns;
     bool is_array = false;
     std::string expression;
-    int value_bytes = 8;  // bytes of one feature as `expression` gives it (an array column's element size)
 };
 FeatureColumns describe_features(const TableName& table, const std::string& independent_varname);
 std::vector<std::string> parse_column_list(const std::string& text, const char* what);
