@@ -181,6 +181,14 @@ struct FitParams {
     // optimizer and every evaluation and prediction stay float32. Needs AVX512_BF16 and oneDNN.
     enum class Precision { Float32, BFloat16 };
     Precision precision = Precision::Float32;
+    // Keras' steps_per_epoch, as the TensorFlow 1 Keras that MADlib runs takes it when fit is given
+    // arrays (MADlib calls fit once per packed buffer): each buffer is trained as one minibatch,
+    // epochs x steps_per_epoch optimizer steps on the whole buffer before the next buffer, so
+    // batch_size and shuffle have no effect. 0: not given (minibatches of batch_size, epochs passes).
+    int steps_per_epoch = 0;
+
+    // Rows of one optimizer step on a buffer of `buffer_rows` rows (at least 1).
+    int step_rows(int buffer_rows) const;
 
     std::string to_json() const;
 };

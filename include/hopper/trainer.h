@@ -55,6 +55,9 @@ public:
     // rows x output_dim row-major. Minibatches of fit.batch_size consecutive rows, one optimizer
     // step each. Once diverged, does nothing.
     void train_buffer(const float* x, const float* y, int rows);
+    // Takes `steps` optimizer steps on one packed buffer, each on all its rows (fit.steps_per_epoch).
+    // Once diverged, does nothing.
+    void train_whole_buffer(const float* x, const float* y, int rows, int steps);
     // One pass over a segment's rows, given as its buffers in order (x rows x input_dim, y rows x
     // output_dim, row-major). With fit.shuffle, the minibatches are drawn from a permutation of all
     // the rows, seeded by fit.seed and the steps taken so far (so each pass draws another, the same

@@ -1,4 +1,6 @@
 // Fit parameters: JSON objects or MADlib's text (config_text.h), e.g. batch_size=256, epochs=1.
+#include <algorithm>
+
 #include "config_params.h"
 #include "config_text.h"
 #include "gemm.h"
@@ -8,14 +10,13 @@ namespace hopper {
 namespace cfg {
 
 FitParams fit_from_object(const json& obj) {
-    static const std::vector<std::string> valid = {"batch_size", "epochs",  "initial_epoch", "precision",
-                                                   "seed",       "shuffle", "verbose"};
+    static const std::vector<std::string> valid = {"batch_size", "epochs",  "initial_epoch",   "precision",
+                                                   "seed",       "shuffle", "steps_per_epoch", "verbose"};
     static const std::vector<std::string> unsupported = {"validation_split",
                                                          "validation_data",
                                                          "callbacks",
                                                          "class_weight",
                                                          "sample_weight",
-                                                         "steps_per_epoch",
                                                          "validation_steps",
                                                          "validation_batch_size",
                                                          "validation_freq",
@@ -53,6 +54,13 @@ FitParams fit_from_object(const json& obj) {
         else if (p == "bfloat16") f.precision = FitParams::Precision::BFloat16;
         else bad_value("precision", "", *it, hint);
     }
+    if (auto it = obj.find("steps_per_epoch"); it != obj.end()) {
+        if (!as_integer(*it, 1, 10000, v))
+            bad_value("steps_per_epoch", "", *it,
+                      "steps_per_epoch must be an integer between 1 and 10000: the optimizer steps an epoch takes "
+                      "on each whole packed buffer.");
+        f.steps_per_epoch = static_cast<int>(v);
+    }
     // initial_epoch: Keras' fit trains the epochs from initial_epoch to epochs, epochs - initial_epoch
     // of them (MADlib passes it on to every call of fit): that many epochs here.
     if (auto it = obj.find("initial_epoch"); it != obj.end()) {
@@ -77,6 +85,8 @@ void validate_fit(const FitParams& f) {
         bad_value("epochs", "", f.epochs, "epochs must be an integer between 1 and 1000.");
     if (f.seed > static_cast<uint64_t>(INT64_MAX))
         bad_value("seed", "", f.seed, "seed must be an integer between 0 and 9223372036854775807.");
+    if (f.steps_per_epoch < 0 || f.steps_per_epoch > 10000)
+        bad_value("steps_per_epoch", "", f.steps_per_epoch, "steps_per_epoch must be an integer between 1 and 10000.");
 }
 
 ojson fit_to_ojson(const FitParams& f) {
@@ -88,6 +98,7 @@ ojson fit_to_ojson(const FitParams& f) {
     // they had before shuffle existed.
     if (!f.shuffle) j["shuffle"] = false;
     if (f.precision == FitParams::Precision::BFloat16) j["precision"] = "bfloat16";  // likewise
+    if (f.steps_per_epoch > 0) j["steps_per_epoch"] = f.steps_per_epoch;             // likewise
     return j;
 }
 
@@ -98,6 +109,11 @@ FitParams parse_fit_params(std::string_view text) {
 }
 
 std::string FitParams::to_json() const { return cfg::fit_to_ojson(*this).dump(); }
+
+int FitParams::step_rows(int buffer_rows) const {
+    const int rows = std::max(1, buffer_rows);
+    return steps_per_epoch > 0 ? rows : std::max(1, std::min(batch_size, rows));
+}
 
 void require_supported_precision(const FitParams& fit) {
     if (fit.precision != FitParams::Precision::BFloat16 || detail::bfloat16_products_supported()) return;

@@ -55,7 +55,7 @@ std::size_t buffer_bytes(const Architecture& a, int rows) {
 std::size_t training_bytes(const ModelConfig& config, int buffer_rows) {
     const std::size_t p = config.arch.num_params();
     const std::size_t k = std::size_t(Optimizer::slots_for(config.compile.optimizer.kind));
-    const int batch = std::max(1, std::min(config.fit.batch_size, std::max(1, buffer_rows)));
+    const int batch = config.fit.step_rows(buffer_rows);
     // params, gradient, last-good copy, slots (over the trainable parameters)
     const std::size_t trainer = (3 * p + k * config.arch.num_trainable_params()) * sizeof(float);
     return 2 * state_size(config) + trainer + workspace_floats(config.arch, std::size_t(batch)) * sizeof(float) +

@@ -151,6 +151,17 @@ void Trainer::train_buffer(const float* x, const float* y, int rows) {
     if (!params_finite()) diverge();
 }
 
+void Trainer::train_whole_buffer(const float* x, const float* y, int rows, int steps) {
+    if (counters_.diverged || rows <= 0) return;
+    if (!workspace_) workspace_ = std::make_unique<GradientWorkspace>(net_);
+    checkpoint_.assign(params_.begin(), params_.end());
+    for (int step = 0; step < steps; ++step) {
+        check_interrupts();
+        if (!train_minibatch(x, y, rows)) return;
+    }
+    if (!params_finite()) diverge();
+}
+
 void Trainer::train_rows(const std::vector<RowBlock>& blocks, const std::function<void(int)>& on_rows) {
     if (!config_.fit.shuffle) {
         for (const RowBlock& b : blocks) {

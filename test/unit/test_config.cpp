@@ -1072,9 +1072,25 @@ TEST(ConfigParams, UnsupportedOptionsAsNoneAreAccepted) {
     EXPECT_ERR(parse_compile_params("nonsense=None"), InvalidParameter, "unknown key \"nonsense\"");
 }
 
+TEST(ConfigFit, StepsPerEpoch) {
+    // MADlib's test file writes it so: (10 - 1) epochs of 2 whole-buffer steps.
+    FitParams f = parse_fit_params("epochs=10, verbose=0, shuffle=True, initial_epoch=1, steps_per_epoch=2");
+    EXPECT_EQ(f.steps_per_epoch, 2);
+    EXPECT_EQ(f.epochs, 9);
+    EXPECT_NE(f.to_json().find("\"steps_per_epoch\":2"), std::string::npos);
+    EXPECT_EQ(parse_fit_params(f.to_json()).steps_per_epoch, 2);
+    // Not given: not written, so other configurations keep their canonical JSON.
+    EXPECT_EQ(parse_fit_params("batch_size=8").to_json().find("steps_per_epoch"), std::string::npos);
+    EXPECT_EQ(parse_fit_params("batch_size=8").steps_per_epoch, 0);
+    EXPECT_ERR(parse_fit_params("steps_per_epoch=0"), InvalidParameter, "steps_per_epoch");
+    EXPECT_ERR(parse_fit_params("steps_per_epoch=10001"), InvalidParameter, "steps_per_epoch");
+    EXPECT_ERR(parse_fit_params("steps_per_epoch=1.5"), InvalidParameter, "steps_per_epoch");
+    EXPECT_ERR(parse_fit_params("steps_per_epoch='2'"), InvalidParameter, "steps_per_epoch");
+}
+
 TEST(ConfigFit, Refusals) {
-    Error e = EXPECT_ERR(parse_fit_params("batch_size=32, steps_per_epoch=2"), FeatureNotSupported,
-                         "unsupported key \"steps_per_epoch\" in fit parameters");
+    Error e = EXPECT_ERR(parse_fit_params("batch_size=32, validation_steps=2"), FeatureNotSupported,
+                         "unsupported key \"validation_steps\" in fit parameters");
     EXPECT_NE(e.detail().find("hopper does not support"), std::string::npos);
     EXPECT_ERR(parse_fit_params("validation_split=0.1"), FeatureNotSupported, "\"validation_split\"");
     EXPECT_ERR(parse_fit_params("callbacks=[]"), FeatureNotSupported, "\"callbacks\"");

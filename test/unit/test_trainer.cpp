@@ -186,6 +186,27 @@ TEST(Trainer, TrainRowsWithoutShuffleIsTrainBufferOnEachBuffer) {
     EXPECT_EQ(reported, 10);
 }
 
+TEST(Trainer, WholeBufferStepsAreStepsOnAllTheBuffersRows) {
+    // fit.steps_per_epoch: each step on the whole buffer, whatever batch_size says (dropout masks
+    // keyed by the step as in any minibatch).
+    Circle data(10, 3);
+    ModelConfig c = small_classifier(optimizer(OptimizerKind::Adam, 0.01), 0.3f);
+    c.fit.steps_per_epoch = 2;
+    ModelConfig full = c;
+    full.fit.steps_per_epoch = 0;
+    full.fit.batch_size = 10;
+    Trainer whole(c), steps(full);
+    whole.train_whole_buffer(data.x.data(), data.y.data(), 10, 3);
+    for (int i = 0; i < 3; ++i) steps.train_buffer(data.x.data(), data.y.data(), 10);
+    EXPECT_EQ(whole.params(), steps.params());
+    EXPECT_EQ(whole.counters().steps, 3u);
+    EXPECT_EQ(whole.counters().samples_seen, 30u);
+    EXPECT_EQ(c.fit.step_rows(10), 10);
+    EXPECT_EQ(full.fit.step_rows(4), 4);
+    full.fit.batch_size = 3;
+    EXPECT_EQ(full.fit.step_rows(10), 3);
+}
+
 TEST(Trainer, ShuffleDrawsNewMinibatchesFromTheWholeSegmentEveryPass) {
     Circle data(40, 5);
     ModelConfig c = small_classifier(optimizer(OptimizerKind::SGD, 0.1));

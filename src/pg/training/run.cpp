@@ -175,7 +175,7 @@ void check_run_memory(const std::vector<ModelSpec>& models, const PackedInfo& in
     for (const ModelSpec& m : models) {
         held += 3 * uint64_t(state_size(m.config));
         uint64_t one = training_bytes(m.config, std::max(1, info.buffer_size));
-        if (m.config.fit.shuffle)
+        if (m.config.fit.shuffle && m.config.fit.steps_per_epoch == 0)
             one += m.config.fit.epochs > 1
                        ? segment_bytes
                        : std::min<uint64_t>(segment_bytes, uint64_t(setting_shuffle_window_mb) * 1024 * 1024);

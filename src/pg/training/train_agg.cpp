@@ -95,6 +95,14 @@ void SegmentVisit::add(Datum x_datum, Datum y_datum) {
     }
 
     const FitParams& fit = trainer_->config().fit;
+    if (fit.steps_per_epoch > 0) {
+        // All of a buffer's steps before the next buffer, as MADlib's Keras fit per buffer takes them.
+        try {
+            trainer_->train_whole_buffer(x.data, y.data, x.rows, fit.epochs * fit.steps_per_epoch);
+        } catch (const Error& e) { rethrow_with_location(e); }
+        progress_buffer(dist_key_, mst_key_, x.rows, first_buffer);
+        return;
+    }
     if (fit.shuffle) {
         // Reshuffling needs the rows of a window at once: buffers in the run's cache are kept as
         // they are, others copied. A window is bounded by its bytes (hopper.shuffle_window_mb, all
@@ -145,8 +153,9 @@ void SegmentVisit::add(Datum x_datum, Datum y_datum) {
 
 std::string SegmentVisit::finish() {
     Trainer& trainer = *trainer_;
-    if (trainer.config().fit.shuffle) train_window(trainer.config().fit.epochs);
-    for (int epoch = 1; epoch < trainer.config().fit.epochs && !trainer.config().fit.shuffle; ++epoch) {
+    const FitParams& fit = trainer.config().fit;
+    if (fit.shuffle && fit.steps_per_epoch == 0) train_window(fit.epochs);
+    for (int epoch = 1; epoch < fit.epochs && !fit.shuffle && fit.steps_per_epoch == 0; ++epoch) {
         for (std::size_t b = 0; b < cached_rows_.size(); ++b) {
             check_for_interrupts();
             try {

@@ -727,6 +727,25 @@ SELECT madlib.madlib_keras_fit('mad17_packed', 'mad17_epochs', 'mad17_arch', 1,
 SELECT s.fit_params, hopper.model_state_info(m.model_weights) -> 'config' -> 'fit' ->> 'epochs' AS epochs,
        (hopper.model_state_info(m.model_weights) ->> 'steps')::int AS steps FROM mad17_epochs m, mad17_epochs_summary s;
 
+-- ---- Keras' steps_per_epoch, as MADlib's Keras takes it: steps on whole buffers ----
+-- 4 buffers (5, 5, 5 and 2 rows), (3 - 1) epochs of 2 steps on each: 16 steps, batch_size and shuffle
+-- without effect.
+SELECT madlib.madlib_keras_fit('mad17_packed', 'mad17_steps', 'mad17_arch', 1,
+    $$ loss='categorical_crossentropy', optimizer='adam' $$,
+    $$ epochs=3, verbose=0, shuffle=True, initial_epoch=1, steps_per_epoch=2 $$, 1);
+SELECT s.fit_params, (hopper.model_state_info(m.model_weights) ->> 'steps')::int AS steps,
+       hopper.model_state_info(m.model_weights) -> 'config' -> 'fit' ->> 'steps_per_epoch' AS steps_per_epoch
+FROM mad17_steps m, mad17_steps_summary s;
+-- One step an epoch on each whole buffer is a minibatch of each buffer's rows, in order.
+SELECT madlib.madlib_keras_fit('mad17_packed', 'mad17_steps1', 'mad17_arch', 1,
+    $$ loss='categorical_crossentropy', optimizer='adam' $$, $$ steps_per_epoch=1, batch_size=2 $$, 2);
+SELECT madlib.madlib_keras_fit('mad17_packed', 'mad17_whole', 'mad17_arch', 1,
+    $$ loss='categorical_crossentropy', optimizer='adam' $$, $$ batch_size=5, shuffle=False $$, 2);
+SELECT hopper.model_weights(a.model_weights) = hopper.model_weights(b.model_weights) AS same_weights
+FROM mad17_steps1 a, mad17_whole b;
+SELECT madlib.madlib_keras_fit('mad17_packed', 'mad17_steps0', 'mad17_arch', 1,
+    $$ loss='categorical_crossentropy', optimizer='adam' $$, $$ steps_per_epoch=0 $$, 1);
+
 -- ---- Keras' loss_weights=[w] (the one output's loss and its gradient scaled by w) ----
 -- Plain SGD: w=2 at lr=0.01 takes the very steps of w=1 at lr=0.02 (same weights), and reports
 -- twice the loss (evaluated on the same weights): a ratio of exactly 2.
