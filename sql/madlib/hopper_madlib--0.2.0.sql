@@ -410,8 +410,11 @@ BEGIN
 END $$;
 
 -- ---- preprocessors ---------------------------------------------------------------------------
--- MADlib 2.x's packed table beside hopper's: hopper trains from its arrays (independent_var,
--- dependent_var: real[], unchanged), MADlib's scripts read their own columns, added here --
+-- MADlib 2.x's packed table beside hopper's: hopper trains from its arrays, renamed here
+-- hopper_independent_var and hopper_dependent_var (real[], unchanged: hopper reads a packed table's
+-- arrays under these names where it has no independent_var, packed_array_columns), so that a
+-- MADlib script may rename its own columns to any name (MADlib's fit test renames buffer_id to
+-- dependent_var, the name MADlib 1.x gave its labels); MADlib's scripts read their own columns, added here --
 -- <x> and <y> (named as independent_varname and dependent_varname) as MADlib stores them, little-endian
 -- float32 and int16 bytes (hopper.float32_bytes, int16_bytes; <y> as float32 where the target is not
 -- small integers: a regression target MADlib does not pack), with <x>_shape (rows, then the
@@ -429,10 +432,12 @@ DECLARE
     x text := btrim(independent_varname);
     y text := btrim(dependent_varname);
     dims int4[];
-    hopper_columns text[] := ARRAY['dist_key', 'buffer_id', 'independent_var', 'dependent_var',
+    hopper_columns text[] := ARRAY['dist_key', 'buffer_id', 'hopper_independent_var', 'hopper_dependent_var',
                                    'independent_var_shape', 'dependent_var_shape'];
     small_integers boolean;
 BEGIN
+    EXECUTE format('ALTER TABLE %s RENAME independent_var TO hopper_independent_var', packed);
+    EXECUTE format('ALTER TABLE %s RENAME dependent_var TO hopper_dependent_var', packed);
     -- A single column (MADlib's docs'): the image dimensions of its arrays; an expression or a list of
     -- columns: hopper's flat width.
     IF x ~ '^([[:alpha:]_][[:alnum:]_$]*|"([^"]|"")+")$' AND y ~ '^([[:alpha:]_][[:alnum:]_$]*|"([^"]|"")+")$' THEN
@@ -454,15 +459,15 @@ BEGIN
         END IF;
         IF NOT x = ANY (hopper_columns) THEN
             EXECUTE format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS %I bytea', packed, x);
-            EXECUTE format('UPDATE %s SET %I = hopper.float32_bytes(independent_var)', packed, x);
+            EXECUTE format('UPDATE %s SET %I = hopper.float32_bytes(hopper_independent_var)', packed, x);
         END IF;
         IF NOT y = ANY (hopper_columns || x) THEN
             EXECUTE format('SELECT coalesce(bool_and(v = round(v) AND abs(v) <= 32767), true)
-                            FROM %s, unnest(dependent_var) v', packed) INTO small_integers;
+                            FROM %s, unnest(hopper_dependent_var) v', packed) INTO small_integers;
             EXECUTE format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS %I bytea', packed, y);
             EXECUTE format('UPDATE %s SET %I = %s', packed, y,
-                           CASE WHEN small_integers THEN 'hopper.int16_bytes(dependent_var::int2[])'
-                                ELSE 'hopper.float32_bytes(dependent_var)' END);
+                           CASE WHEN small_integers THEN 'hopper.int16_bytes(hopper_dependent_var::int2[])'
+                                ELSE 'hopper.float32_bytes(hopper_dependent_var)' END);
         END IF;
     END IF;
     PERFORM madlib.__hopper_class_values_column(summary);
@@ -774,7 +779,8 @@ DECLARE
     copy text;
 BEGIN
     IF t IS NULL OR summary IS NULL
-       OR EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = t AND attname = 'independent_var' AND NOT attisdropped)
+       OR EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = t AND attname IN ('independent_var', 'hopper_independent_var')
+                    AND NOT attisdropped)
        OR (SELECT count(*) FROM pg_attribute WHERE attrelid = summary AND NOT attisdropped
              AND attname IN ('dependent_varname', 'independent_varname') AND atttypid = 'text[]'::regtype) <> 2 THEN
         RETURN packed;

@@ -116,6 +116,13 @@ Oid require_column(const TableName& t, const std::string& column, const char* wh
     return type;
 }
 
+PackedArrays packed_array_columns(const TableName& t) {
+    // (hopper's own packed tables never have the first; hopper_madlib's may have MADlib's bytes of a
+    // variable named independent_var beside them.)
+    if (OidIsValid(column_type(t, "hopper_independent_var"))) return {"hopper_independent_var", "hopper_dependent_var"};
+    return {"independent_var", "dependent_var"};
+}
+
 std::string model_state_column(const TableName& t, const char* what) {
     if (OidIsValid(column_type(t, "model_state"))) return "model_state";
     if (OidIsValid(column_type(t, "model_weights"))) return "model_weights";

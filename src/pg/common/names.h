@@ -35,5 +35,13 @@ Oid require_column(const TableName& t, const std::string& column, const char* wh
 // The column of a model table that holds the model states: model_state, or model_weights in the
 // MADlib shape the hopper_madlib compatibility schema gives output tables (42703 if neither).
 std::string model_state_column(const TableName& t, const char* what);
+// The columns of a packed table that hold its buffers, as SQL identifiers: independent_var and
+// dependent_var, or hopper_independent_var and hopper_dependent_var where the table has those: the
+// MADlib shape the hopper_madlib compatibility schema gives packed tables (where MADlib's own
+// columns sit beside them, and MADlib's scripts rename those to any name, hopper's included).
+struct PackedArrays {
+    std::string x, y;
+};
+PackedArrays packed_array_columns(const TableName& t);
 
 }  // namespace hopper::pg

@@ -247,9 +247,10 @@ public:
 
     std::string training_sql() const {
         const std::string mi = input_.quoted();
+        const PackedArrays arrays = packed_array_columns(packed_);
         std::string select =
-            "SELECT mi.mst_key, mi.pos, d.dist_key, false AS waiting, hopper.train_segment(mi.model_state,"
-            " d.independent_var, d.dependent_var, mi.mst_key, d.dist_key ORDER BY d.buffer_id) AS model_state FROM " +
+            "SELECT mi.mst_key, mi.pos, d.dist_key, false AS waiting, hopper.train_segment(mi.model_state, d." +
+            arrays.x + ", d." + arrays.y + ", mi.mst_key, d.dist_key ORDER BY d.buffer_id) AS model_state FROM " +
             packed_.quoted() + " AS d JOIN " + mi +
             " AS mi ON d.dist_key OPERATOR(pg_catalog.=) mi.dist_key WHERE NOT mi.waiting"
             " GROUP BY d.dist_key, mi.mst_key, mi.pos";

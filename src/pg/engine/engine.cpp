@@ -40,9 +40,10 @@ std::vector<double> evaluate_by_segment(Spi& spi, const TableName& packed, const
     // yet updated from 0.1.0 lacks it: evaluate_models per segment then gives means, which are
     // weighted back into sums (exact to the last bit or two, until ALTER EXTENSION hopper UPDATE).
     const bool sums = schema_features().evaluate_models_sums;
+    const PackedArrays arrays = packed_array_columns(packed);
     spi.execute_with_large_params(std::string("SELECT d.dist_key, hopper.") +
-                                      (sums ? "evaluate_models_sums" : "evaluate_models") +
-                                      "($1, d.independent_var, d.dependent_var) FROM " + packed.quoted() +
+                                      (sums ? "evaluate_models_sums" : "evaluate_models") + "($1, d." + arrays.x +
+                                      ", d." + arrays.y + ") FROM " + packed.quoted() +
                                       " AS d GROUP BY d.dist_key ORDER BY d.dist_key",
                                   {SqlParam::bytea_array(states)});
     for (uint64_t r = 0; r < spi.rows(); ++r) {

@@ -109,11 +109,12 @@ public:
             spi_.execute("DROP TABLE " + output_.quoted());
             output_exists_ = false;
         }
+        const PackedArrays arrays = packed_array_columns(packed_);
         std::string sql =
             "CREATE UNLOGGED TABLE " + output_.quoted() +
-            " AS SELECT mi.mst_key, mi.pos, d.dist_key, hopper.train_segment(mi.model_state,"
-            " d.independent_var, d.dependent_var, mi.mst_key, d.dist_key ORDER BY d.buffer_id) AS model_state FROM " +
-            packed_.quoted() + " AS d JOIN " + input_.quoted() +
+            " AS SELECT mi.mst_key, mi.pos, d.dist_key, hopper.train_segment(mi.model_state, d." + arrays.x + ", d." +
+            arrays.y + ", mi.mst_key, d.dist_key ORDER BY d.buffer_id) AS model_state FROM " + packed_.quoted() +
+            " AS d JOIN " + input_.quoted() +
             " AS mi ON d.dist_key OPERATOR(pg_catalog.=) mi.dist_key GROUP BY d.dist_key, mi.mst_key, mi.pos";
         sql +=
             " UNION ALL SELECT mst_key, pos, dist_key, model_state FROM " + input_.quoted() + " WHERE dist_key IS NULL";

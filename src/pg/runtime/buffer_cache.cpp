@@ -354,7 +354,8 @@ BufferCacheStats last_buffer_cache_stats() {
 std::vector<varatt_external> packed_buffer_pointers(Spi& spi, const TableName& table, uint64_t& bytes) {
     std::vector<varatt_external> out;
     // A scan hands over the values as stored: TOAST pointers, nothing is fetched here.
-    spi.execute("SELECT d.independent_var, d.dependent_var FROM " + table.quoted() +
+    const PackedArrays arrays = packed_array_columns(table);
+    spi.execute("SELECT d." + arrays.x + ", d." + arrays.y + " FROM " + table.quoted() +
                 " AS d ORDER BY d.dist_key, d.buffer_id");
     for (uint64_t r = 0; r < spi.rows(); ++r)
         for (int c = 0; c < 2; ++c) {

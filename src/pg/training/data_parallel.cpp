@@ -56,12 +56,13 @@ public:
         // Training and the partial level in one statement: train_segment per segment, the copy and
         // its rows into model_average_partial. The current model is the statement's parameter $1.
         const TableName& packed = plan.tables->packed;
+        const PackedArrays arrays = packed_array_columns(packed);
         source_.kind = CombineKind::ModelAverage;
         source_.from_sql =
-            "(SELECT d.dist_key, hopper.train_segment($1::pg_catalog.bytea, d.independent_var, d.dependent_var,"
-            " 1, d.dist_key) AS model_state,"
-            " pg_catalog.sum(pg_catalog.array_length(d.dependent_var, 1))::pg_catalog.int8 AS weight FROM " +
-            packed.quoted() + " AS d GROUP BY d.dist_key) AS t";
+            "(SELECT d.dist_key, hopper.train_segment($1::pg_catalog.bytea, d." + arrays.x + ", d." + arrays.y +
+            ", 1, d.dist_key) AS model_state,"
+            " pg_catalog.sum(pg_catalog.array_length(d." +
+            arrays.y + ", 1))::pg_catalog.int8 AS weight FROM " + packed.quoted() + " AS d GROUP BY d.dist_key) AS t";
         source_.dist_key_sql = "t.dist_key";
         source_.args = {"t.model_state", "t.weight"};
         source_.table = packed;  // its segments produce the copies (on Citus: their shards keep them)

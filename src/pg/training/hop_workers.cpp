@@ -45,7 +45,8 @@ constexpr int kMaxWorkers = 64;  // PostgreSQL's packed tables have at most 64 s
 constexpr int kMaxTables = 2;    // evaluation: the training table (exact training metrics), the validation table
 
 // Where the group's arrays start, in bytes from the start of GroupShared:
-//   names[t]      quoted table names, NUL-terminated: the packed table, then the evaluation tables
+//   names[t]      what a table's reader selects, NUL-terminated ("d.<x>, d.<y> FROM <table>":
+//                 reads_from): the packed table, then the evaluation tables
 //   dist_keys     int32[S]: the packed table's segments
 //   mst_keys      int32[M]
 //   pairs, visit  int32[K S]: the model of each (hop, segment) pair in hop-major order (-1: the
@@ -184,11 +185,17 @@ void wait_done(const Group& g, uint32 seen, ParallelContext* pcxt) {
              "More details may be available in the server log.");
 }
 
-// The statement that reads a segment's buffers of table `name` in buffer_id order, as the training
-// statement's ORDER BY gives them to the aggregate (its rows hold the arrays' TOAST pointers,
-// detoasted one by one).
-Prepared prepare_buffers(Spi& spi, const char* name) {
-    return spi.prepare(std::string("SELECT d.independent_var, d.dependent_var FROM ") + name +
+// What a reader of packed table `t` selects: its arrays (packed_array_columns) from the table.
+std::string reads_from(const TableName& t) {
+    const PackedArrays arrays = packed_array_columns(t);
+    return "d." + arrays.x + ", d." + arrays.y + " FROM " + t.quoted();
+}
+
+// The statement that reads a segment's buffers (`source`: reads_from) in buffer_id order, as the
+// training statement's ORDER BY gives them to the aggregate (its rows hold the arrays' TOAST
+// pointers, detoasted one by one).
+Prepared prepare_buffers(Spi& spi, const char* source) {
+    return spi.prepare(std::string("SELECT ") + source +
                            " AS d WHERE d.dist_key OPERATOR(pg_catalog.=) $1 ORDER BY d.buffer_id",
                        {INT4OID});
 }
@@ -385,7 +392,7 @@ std::optional<IterationOutcome> train_ring_locally(const LocalSegments& local, c
     // The tables the group evaluates the models due on (by their index in evaluation.tables), and
     // each model's number of metrics.
     Spi& spi = *local.spi;
-    std::vector<std::string> names = {local.packed.quoted()};
+    std::vector<std::string> names = {reads_from(local.packed)};
     std::vector<std::size_t> evaluated;
     int eval_keys = 0, max_metrics = 0;
     if (!evaluation.due.empty())
@@ -393,7 +400,7 @@ std::optional<IterationOutcome> train_ring_locally(const LocalSegments& local, c
             const EvaluationTable& table = evaluation.tables[t];
             if (workers > 0 && is_temporary_table(spi, table.table)) continue;
             evaluated.push_back(t);
-            names.push_back(table.table.quoted());
+            names.push_back(reads_from(table.table));
             eval_keys += int(table.dist_keys.size());
         }
     std::vector<ModelConfig> configs(static_cast<std::size_t>(M));

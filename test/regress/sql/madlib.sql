@@ -265,6 +265,18 @@ SELECT distribution_rules FROM image_data_gpu_summary;
 CREATE TABLE image_named AS SELECT rgb AS independent_var, species AS dependent_var FROM image_data;
 SELECT madlib.training_preprocessor_dl('image_named', 'image_named_packed', 'dependent_var', 'independent_var', 26, 255);
 SELECT independent_var_shape, dependent_var_shape FROM image_named_packed ORDER BY buffer_id LIMIT 1;
+-- hopper's arrays are hopper_independent_var and hopper_dependent_var in hopper_madlib's packed
+-- tables, so MADlib's bytes of a variable named independent_var sit beside them, and training reads
+-- hopper's (not the bytes: hopper.train_segment(bytea, ...) does not exist).
+SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute
+WHERE attrelid = 'image_named_packed'::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum;
+SELECT madlib.madlib_keras_fit('image_named_packed', 'image_named_model', 'image_arch', 1,
+    $$ loss='categorical_crossentropy', optimizer='adam' $$, $$ batch_size=13 $$, 1);
+-- A MADlib script renames its columns as it likes (MADlib's fit test renames buffer_id to
+-- dependent_var, MADlib 1.x's name of the labels), and the copy keeps hopper's arrays.
+CREATE TABLE image_renamed AS SELECT * FROM image_data_packed;
+ALTER TABLE image_renamed RENAME buffer_id TO dependent_var;
+SELECT count(*) AS buffers FROM image_renamed WHERE hopper_independent_var IS NOT NULL;
 
 -- ---- the model architecture table ----
 SELECT madlib.load_keras_model('model_arch_library', $$
@@ -609,8 +621,8 @@ SELECT madlib.training_preprocessor_dl('mad17', 'mad17_packed', 'y', 'x', 5, 2.0
 SELECT buffer_id, x_shape, y_shape, octet_length(x) AS x_bytes, octet_length(y) AS y_bytes
 FROM mad17_packed ORDER BY buffer_id;
 -- The bytes are hopper's arrays: float32 (divided by normalizing_const) and int16 one-hot labels.
-SELECT bool_and(madlib.convert_bytea_to_real_array(x) = ARRAY(SELECT unnest(independent_var))) AS x_is_features,
-       bool_and(madlib.convert_bytea_to_smallint_array(y)::real[] = ARRAY(SELECT unnest(dependent_var))) AS y_is_one_hot
+SELECT bool_and(madlib.convert_bytea_to_real_array(x) = ARRAY(SELECT unnest(hopper_independent_var))) AS x_is_features,
+       bool_and(madlib.convert_bytea_to_smallint_array(y)::real[] = ARRAY(SELECT unnest(hopper_dependent_var))) AS y_is_one_hot
 FROM mad17_packed;
 SELECT min(v), max(v) FROM mad17_packed, unnest(madlib.convert_bytea_to_real_array(x)) v;
 -- The summary as MADlib 2.x writes it (names as given, one entry per variable, class values of the
