@@ -9,7 +9,11 @@
 #   3. regression files on the Citus coordinator (pg_regress --use-existing): test/citus/sql/*.sql,
 #      and those of sql/ that apply to Citus, compared with test/citus/expected/NAME.out where the
 #      output differs on Citus (dist_key values, partitions vs shards, roles) or test/regress/expected/NAME.out;
-#   4. a cancel in the middle of a run leaves no working table and no prepared transaction on any node.
+#   4. a cancel in the middle of a run leaves no working table and no prepared transaction on any node;
+#   5. a cancel in the middle of preprocess (a coordinator table, a distributed one) leaves no packed
+#      table, shard or prepared transaction on any node;
+#   6. a kill -9 of a worker's backend during fit_multiple leaves nothing behind, the run is recorded
+#      as interrupted, and resumed from its checkpoints it gives the models of an uninterrupted run.
 #
 # Citus is not in Debian's archive and CI has none: when the PostgreSQL tree of PG_BIN (or
 # HOPPER_CITUS_PG_BIN) has no Citus, the suite says so and exits 0. To run it, build Citus and
@@ -169,5 +173,83 @@ prepared=$($PSQL $CITUS -At -c "SELECT string_agg(result, ',' ORDER BY nodeid) F
 [ "$prepared" = "0,0,0" ] || fail "prepared transactions left after a cancel: $prepared"
 committed=$($PSQL $CITUS -At -c "SELECT count(*) FROM hopper.runs WHERE model_output_table = 'bitwise.bw_cancelled'")
 echo "ok: cancelled after $(grep -c 'iteration [0-9]*/1000' "$WORK/cancel.out" || true) iterations; no working table, no prepared transaction on any node ($committed run recorded)"
+
+# Every node: how many relations named like $1 (LIKE pattern), and how many prepared transactions
+# are pending (after Citus's own recovery of those a crash left: recover_prepared_transactions).
+on_nodes() {
+  $PSQL $CITUS -At -c "SELECT string_agg(result, ',' ORDER BY nodeid) FROM run_command_on_all_nodes(\$\$$1\$\$)"
+}
+nothing_left() {  # nothing_left WHAT PATTERN
+  local left prepared
+  left=$(on_nodes "SELECT count(*) FROM pg_class WHERE relname LIKE '$2'")
+  [ "$left" = "0,0,0" ] || fail "$1: relations $2 left: $left (coordinator, worker1, worker2)"
+  $PSQL $CITUS -At -c "SELECT recover_prepared_transactions()" >/dev/null
+  prepared=$(on_nodes "SELECT count(*) FROM pg_prepared_xacts")
+  [ "$prepared" = "0,0,0" ] || fail "$1: prepared transactions left: $prepared"
+}
+# Waits until a session named $1 runs a statement starting with $2 on the coordinator.
+wait_running() {
+  local busy
+  for _ in $(seq 1 200); do
+    busy=$($PSQL $CITUS -At -c "SELECT count(*) FROM pg_stat_activity WHERE application_name = '$1' AND state = 'active' AND query LIKE '$2%'")
+    [ "$busy" = 1 ] && return 0
+    sleep 0.1
+  done
+  fail "$1 did not start"
+}
+
+echo "== 5. a cancelled preprocess leaves no half-written table"
+# 200,000 rows of 50 floats: packing writes 800 buffers to the shards, seconds on Citus (5 s on a
+# 2-core EPYC), so the cancel 1 s after the start lands in the middle of it.
+$PSQL $CITUS -c "CREATE TABLE bitwise.big AS SELECT g AS id, ARRAY(SELECT sin(g * 0.011 + k * 0.7) FROM generate_series(1, 50) k)::float8[] AS x, g % 5 AS y FROM generate_series(1, 200000) g" \
+  -c "CREATE TABLE bitwise.big_d AS SELECT * FROM bitwise.big" -c "SET client_min_messages = warning" \
+  -c "SELECT create_distributed_table('bitwise.big_d', 'id')" >/dev/null
+for src in big big_d; do
+  ( $PSQL $CITUS -c "SET application_name = 'hopper_cancel_pack'" \
+      -c "SELECT hopper.preprocess('bitwise.$src', 'bitwise.${src}_packed', 'y', 'x', buffer_size => 250, num_segments => 4)" \
+      >"$WORK/cancel_$src.out" 2>&1 || true ) &
+  runner=$!
+  wait_running hopper_cancel_pack "SELECT hopper.preprocess"
+  sleep 1
+  $PSQL $CITUS -At -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = 'hopper_cancel_pack'" >/dev/null
+  wait $runner
+  grep -q 'canceling statement due to user request' "$WORK/cancel_$src.out" || { cat "$WORK/cancel_$src.out"; fail "preprocess of $src was not cancelled"; }
+  nothing_left "cancelled preprocess of $src" "${src}\_packed%"
+done
+echo "ok: preprocess of a coordinator table and of a distributed one cancelled; no packed table or shard, no prepared transaction on any node"
+
+echo "== 6. a worker's backend killed during a run; the run resumed from its checkpoints"
+( $PSQL $CITUS -c "SET application_name = 'hopper_kill_me'" \
+    -c "CALL hopper.fit_multiple('bitwise.bw_packed', 'bitwise.bw_killed', 'bitwise.bw_mst4', 1000, checkpoint_frequency => 1, name => 'bw killed')" \
+    >"$WORK/kill.out" 2>&1 || true ) &
+runner=$!
+wait_running hopper_kill_me "CALL"
+# Some iterations commit their checkpoints first.
+for _ in $(seq 1 100); do
+  done_its=$($PSQL $CITUS -At -c "SELECT count(*) FROM hopper.checkpoints_expanded c JOIN hopper.runs r ON r.run_id = c.run_id WHERE r.name = 'bw killed'")
+  [ "$done_its" -ge 8 ] && break
+  sleep 0.1
+done
+W1="$PSQL -h $DIR/citus/worker1 -p $((PORT + 1))"
+victim=$($W1 -At -c "SELECT pid FROM pg_stat_activity WHERE application_name LIKE 'citus_internal%' AND backend_type = 'client backend' AND pid <> pg_backend_pid() ORDER BY state = 'active' DESC LIMIT 1")
+[ -n "$victim" ] || fail "no backend of the run on worker1"
+kill -9 "$victim"
+wait $runner
+grep -q 'iteration [0-9]*/1000' "$WORK/kill.out" || { cat "$WORK/kill.out"; fail "the killed run trained no iteration"; }
+if grep -q '^CALL' "$WORK/kill.out"; then fail "the run finished before the kill"; fi
+for _ in $(seq 1 100); do $PSQL -h "$DIR/citus/worker1" -p $((PORT + 1)) -c "SELECT 1" >/dev/null 2>&1 && break; sleep 0.2; done
+nothing_left "worker backend killed during a run" "\_\_hopper%"
+run=$($PSQL $CITUS -At -c "SELECT run_id || ' ' || state FROM hopper.runs WHERE name = 'bw killed'")
+[ "${run#* }" = "INTERRUPTED" ] || fail "the killed run is recorded as '${run#* }', not INTERRUPTED"
+run=${run%% *}
+last=$($PSQL $CITUS -At -c "SELECT min(i) FROM (SELECT max(iteration) AS i FROM hopper.checkpoints_expanded WHERE run_id = $run GROUP BY mst_key) s")
+[ "$last" -ge 1 ] || fail "the killed run left no checkpoint"
+# Resumed for 2 iterations, it gives exactly the models of an uninterrupted run of last + 2.
+$PSQL $CITUS -c "SET client_min_messages = warning" \
+  -c "CALL hopper.fit_multiple('bitwise.bw_packed', 'bitwise.bw_resumed', 'bitwise.bw_mst4', 2, warm_start_run => $run)" \
+  -c "CALL hopper.fit_multiple('bitwise.bw_packed', 'bitwise.bw_straight', 'bitwise.bw_mst4', $((last + 2)))" >/dev/null
+same=$($PSQL $CITUS -At -c "SELECT count(*) || '/' || count(*) FILTER (WHERE a.model_state = b.model_state) FROM bitwise.bw_resumed a JOIN bitwise.bw_straight b USING (mst_key)")
+[ "$same" = "4/4" ] || fail "the resumed run differs from an uninterrupted one: $same identical"
+echo "ok: worker1's backend killed after $last iterations; nothing left on any node, the run INTERRUPTED, resumed for 2 iterations it equals an uninterrupted run of $((last + 2)) bit for bit"
 
 echo "citus suite passed"

@@ -356,6 +356,17 @@ uint64_t Spi::execute(const std::string& sql, const std::vector<SqlParam>& param
     return rows_;
 }
 
+namespace {
+
+// The parameter list of a statement, or none for a statement without parameters: an empty list is
+// not the same to every executor hook. Citus's adaptive executor copies a list without a fetch hook
+// (copyParamList, which returns NULL for 0 parameters) and then reads the copy's length: a query of a
+// distributed table run with an empty list crashed the backend (SIGSEGV in
+// MarkUnreferencedExternParams, Citus 13.2.2), as preprocess's first read of a distributed source did.
+ParamListInfo params_list(std::size_t count) { return count == 0 ? nullptr : makeParamList((int)count); }
+
+}  // namespace
+
 uint64_t Spi::execute_with_large_params(const std::string& sql, const std::vector<SqlParam>& params) {
     source_.clear();
     Bound b = bind_for_statement(params);
@@ -364,7 +375,7 @@ uint64_t Spi::execute_with_large_params(const std::string& sql, const std::vecto
         // parallel, and evaluation (one aggregate per segment under a Parallel Append) ran serially.
         SPIPlanPtr plan = SPI_prepare_cursor(sql.c_str(), (int)params.size(), b.types.data(), CURSOR_OPT_PARALLEL_OK);
         if (!plan) elog(ERROR, "SPI_prepare failed (%s): %s", SPI_result_code_string(SPI_result), sql.c_str());
-        ParamListInfo list = makeParamList((int)params.size());
+        ParamListInfo list = params_list(params.size());
         for (std::size_t i = 0; i < params.size(); ++i) {
             list->params[i].value = b.values[i];
             list->params[i].isnull = b.nulls[i] == 'n';
@@ -437,7 +448,7 @@ uint64_t Spi::stream(const Prepared* stmt, const std::string& sql, const std::ve
         std::memset(&options, 0, sizeof options);
         options.read_only = read_only_;
         options.dest = &receiver.pub;
-        options.params = makeParamList((int)params.size());
+        options.params = params_list(params.size());
         for (std::size_t i = 0; i < params.size(); ++i) {
             options.params->params[i].value = b.values[i];
             options.params->params[i].isnull = b.nulls[i] == 'n';
