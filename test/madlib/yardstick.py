@@ -18,7 +18,7 @@ Test files: deep_learning/test/*.sql_in but the *.setup.sql_in they include, thr
 MADlib's harness (madpack install-check) does, each in a fresh database with MADlib's
 install-check search_path, psql ON_ERROR_STOP: passed, failed (first ERROR), or empty (MADlib's m4
 conditions leave nothing to run on PostgreSQL: a Greenplum-only file). A test file may fail only where
-differences.txt lists it (`test/<file> <why>`: those that need MADlib's Python internals); any other
+differences.txt lists it (`test:<file> <why>`: those that need MADlib's Python internals); any other
 failure is a regression, and the yardstick exits non-zero. harness.sql gives
 them the assertion helpers MADlib's utilities module would (assert, trap_error, ...), written anew.
 Both run where madpack would have installed MADlib: with its PL/Python language plpythonu (plpythonu.sql).
@@ -231,7 +231,7 @@ def run_tests(src, work, report, only=None):
             with open(os.path.join(work, 'tests', name[:-len('.sql_in')] + '.out'), 'w', encoding='utf-8') as f:
                 f.write(out + err)
             verdict, why = ('failed', first_error(err)) if rc else ('passed', '')
-            if rc and 'test/' + name not in diffs:
+            if rc and 'test:' + name not in diffs:
                 counts['unlisted'] += 1
                 why += ' (not listed in differences.txt: a regression)'
         counts[verdict] += 1
