@@ -780,7 +780,7 @@ DECLARE
 BEGIN
     IF t IS NULL OR summary IS NULL
        OR EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = t AND attname IN ('independent_var', 'hopper_independent_var')
-                    AND NOT attisdropped)
+                    AND atttypid = 'real[]'::regtype AND NOT attisdropped)
        OR (SELECT count(*) FROM pg_attribute WHERE attrelid = summary AND NOT attisdropped
              AND attname IN ('dependent_varname', 'independent_varname') AND atttypid = 'text[]'::regtype) <> 2 THEN
         RETURN packed;

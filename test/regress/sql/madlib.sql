@@ -700,6 +700,15 @@ SELECT count(*) AS copies_left FROM pg_class WHERE relname LIKE '\_\_hopper\_rep
 UPDATE mad17_hand_model_summary SET y_class_values = ARRAY[NULL, 7, 8, 9]::int[], dependent_vartype = ARRAY['integer'];
 SELECT madlib.madlib_keras_predict('mad17_hand_model', 'mad17', 'id', 'x', 'mad17_hand_pred', 'prob');
 SELECT array_agg(DISTINCT class_value) AS classes, count(*) AS rows FROM mad17_hand_pred;
+-- MADlib's columns named as hopper's arrays (bytes, not real[]): packed again all the same.
+CREATE TABLE mad17_hand_named AS SELECT buffer_id, x AS independent_var, y AS dependent_var,
+    x_shape AS independent_var_shape, y_shape AS dependent_var_shape FROM mad17_packed;
+CREATE TABLE mad17_hand_named_summary AS SELECT source_table, output_table, ARRAY['dependent_var'] AS dependent_varname,
+    ARRAY['independent_var'] AS independent_varname, dependent_vartype, y_class_values AS dependent_var_class_values,
+    buffer_size, normalizing_const FROM mad17_by_hand_summary;
+SELECT madlib.madlib_keras_fit('mad17_hand_named', 'mad17_hand_named_model', 'mad17_arch', 1,
+    $$ loss='categorical_crossentropy', optimizer='adam' $$, 'batch_size=5', 1);
+SELECT class_values FROM mad17_hand_named_model_summary;
 -- Class values MADlib cannot have (a NULL between named classes) are refused.
 UPDATE mad17_by_hand_summary SET y_class_values = ARRAY['p', NULL, 'q', NULL];
 SELECT refusal($$SELECT madlib.madlib_keras_fit('mad17_by_hand', 'mad17_bad_model', 'mad17_arch', 1,
