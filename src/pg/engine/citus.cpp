@@ -434,10 +434,10 @@ public:
         return ascending_keys_for(spi, out, segment_shards);
     }
 
-    // Rows go to their shards through Citus's INSERT.
+    // Rows go to their shards through Citus's INSERT ... SELECT from a staging table.
     std::unique_ptr<PackedWriter> packed_writer(Spi& spi, const TableName& table,
-                                                const std::vector<int32_t>&) override {
-        return statement_packed_writer(spi, table);
+                                                const std::vector<int32_t>& dist_keys) override {
+        return staged_packed_writer(spi, table, dist_keys);
     }
 
     // A table Citus manages (distributed, reference) is read through a temporary copy on the

@@ -106,40 +106,6 @@ TableName packing_copy(Spi& spi, const TableName& table, const std::vector<std::
     return copy;
 }
 
-namespace {
-
-class StatementPackedWriter final : public PackedWriter {
-public:
-    StatementPackedWriter(Spi& spi, const TableName& table)
-        : spi_(spi),
-          insert_(spi.prepare("INSERT INTO " + table.quoted() +
-                                  " (dist_key, buffer_id, independent_var, dependent_var, independent_var_shape,"
-                                  " dependent_var_shape) VALUES ($1, $2, $3, $4, ARRAY[$5, $6], ARRAY[$5, $7])",
-                              {INT4OID, INT4OID, FLOAT4ARRAYOID, FLOAT4ARRAYOID, INT4OID, INT4OID, INT4OID},
-                              /*large_params=*/true)) {}
-
-    bool writes_without_statements() const override { return false; }
-
-    void write(int32_t dist_key, int32_t buffer_id, Datum x, Datum y, int rows, int x_dim, int y_dim) override {
-        spi_.execute(insert_, {SqlParam::int4(dist_key), SqlParam::int4(buffer_id), SqlParam::datum(x, FLOAT4ARRAYOID),
-                               SqlParam::datum(y, FLOAT4ARRAYOID), SqlParam::int4(rows), SqlParam::int4(x_dim),
-                               SqlParam::int4(y_dim)});
-    }
-
-    // A kept plan lives in CacheMemoryContext until freed: without this, every call leaked ~100 kB.
-    void finish() override { insert_.reset(); }
-
-private:
-    Spi& spi_;
-    Prepared insert_;
-};
-
-}  // namespace
-
-std::unique_ptr<PackedWriter> statement_packed_writer(Spi& spi, const TableName& table) {
-    return std::make_unique<StatementPackedWriter>(spi, table);
-}
-
 std::map<int32_t, std::string> read_model_states(Spi& spi, const TableName& model_output) {
     spi.execute("SELECT mst_key, model_state FROM " + model_output.quoted());
     std::map<int32_t, std::string> out;

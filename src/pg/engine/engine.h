@@ -155,9 +155,13 @@ std::vector<double> evaluate_by_segment(Spi& spi, const TableName& packed, const
 // The states in a model_output working table, by mst_key (both engines' ModelHopper::read_states).
 std::map<int32_t, std::string> read_model_states(Spi& spi, const TableName& model_output);
 
-// Writes a packed table's buffers with one INSERT statement each (an engine whose tables SQL alone
-// writes: Citus routes each row to its shard).
-std::unique_ptr<PackedWriter> statement_packed_writer(Spi& spi, const TableName& table);
+// Writes a packed table's buffers straight into its partitions, one per dist_key (packed_writers.cpp).
+std::unique_ptr<PackedWriter> heap_packed_writer(const std::vector<TableName>& partitions,
+                                                 const std::vector<int32_t>& dist_keys, const TableName& parent);
+// Writes them into a temporary table, then into `table` with one INSERT ... SELECT (an engine whose
+// tables SQL alone writes: Citus routes the rows to their shards).
+std::unique_ptr<PackedWriter> staged_packed_writer(Spi& spi, const TableName& table,
+                                                   const std::vector<int32_t>& dist_keys);
 
 // Whether ctids identify a table's rows, so that hopper.preprocess can read them by ctid: a plain
 // table or materialized view; not a partitioned table (its partitions repeat ctids), a view or a

@@ -16,12 +16,7 @@
 #include "pg/runtime/state_store.h"
 
 extern "C" {
-#include "access/heapam.h"
-#include "access/table.h"
-#include "catalog/partition.h"
 #include "executor/executor.h"
-#include "executor/tuptable.h"
-#include "nodes/makefuncs.h"
 #include "utils/rel.h"
 }
 
@@ -230,103 +225,6 @@ TableName partition_of(const TableName& packed, int segment) {
     return packed.with_suffix("_p" + std::to_string(segment));
 }
 
-// Writes the buffers straight into the partitions -- heap_insert, then the primary key's index --
-// as an INSERT would, without a statement per buffer: the statement planned and executed once per
-// buffer copied each buffer once more, and a backend in parallel mode may start no statement
-// (preprocess reads rows in parallel workers meanwhile). The table was made by this transaction
-// a moment ago, so its partitions are known by name and have nothing an INSERT would also run
-// (triggers, rules, policies, other constraints).
-class DirectPackedWriter final : public PackedWriter {
-public:
-    DirectPackedWriter(const TableName& table, const std::vector<int32_t>& dist_keys) : dist_keys_(dist_keys) {
-        std::vector<TableName> names;
-        for (std::size_t s = 0; s < dist_keys.size(); ++s) names.push_back(partition_of(table, int(s)));
-        const Oid parent = table_oid(table);
-        parts_.resize(names.size());
-        call([&] {
-            memory_ = AllocSetContextCreate(CurrentMemoryContext, "hopper packed buffer", ALLOCSET_DEFAULT_SIZES);
-            estate_ = CreateExecutorState();
-            cid_ = GetCurrentCommandId(true);
-            for (std::size_t s = 0; s < names.size(); ++s) {
-                RangeVar* rv = makeRangeVar(pstrdup(names[s].schema.c_str()), pstrdup(names[s].name.c_str()), -1);
-                const Oid oid = RangeVarGetRelid(rv, RowExclusiveLock, false);
-                Relation rel = table_open(oid, NoLock);
-                parts_[s].rel = rel;
-                const TupleDesc desc = RelationGetDescr(rel);
-                static const char* const columns[] = {
-                    "dist_key",           "buffer_id", "independent_var", "dependent_var", "independent_var_shape",
-                    "dependent_var_shape"};
-                bool as_made = rel->rd_rel->relispartition && get_partition_parent(oid, false) == parent &&
-                               desc->natts == 6 && rel->trigdesc == nullptr;
-                for (int a = 0; as_made && a < desc->natts; ++a)
-                    as_made = !TupleDescAttr(desc, a)->attisdropped &&
-                              std::strcmp(NameStr(TupleDescAttr(desc, a)->attname), columns[a]) == 0;
-                if (!as_made) elog(ERROR, "partition \"%s\" is not as hopper made it", names[s].name.c_str());
-                ResultRelInfo* info = makeNode(ResultRelInfo);
-                InitResultRelInfo(info, rel, 1, nullptr, 0);
-                ExecOpenIndices(info, false);
-                parts_[s].info = info;
-                parts_[s].slot = MakeSingleTupleTableSlot(desc, &TTSOpsHeapTuple);
-            }
-        });
-    }
-
-    bool writes_without_statements() const override { return true; }
-
-    void write(int32_t dist_key, int32_t buffer_id, Datum x, Datum y, int rows, int x_dim, int y_dim) override {
-        const auto at = std::find(dist_keys_.begin(), dist_keys_.end(), dist_key);
-        if (at == dist_keys_.end()) fail(ErrorKind::Internal, "no segment has dist_key " + std::to_string(dist_key));
-        const Part& part = parts_[std::size_t(at - dist_keys_.begin())];
-        call([&] {
-            MemoryContextReset(memory_);
-            MemoryContext caller = MemoryContextSwitchTo(memory_);
-            Datum x_shape[2] = {Int32GetDatum(rows), Int32GetDatum(x_dim)};
-            Datum y_shape[2] = {Int32GetDatum(rows), Int32GetDatum(y_dim)};
-            Datum values[6] = {Int32GetDatum(dist_key),
-                               Int32GetDatum(buffer_id),
-                               x,
-                               y,
-                               PointerGetDatum(construct_array(x_shape, 2, INT4OID, 4, true, TYPALIGN_INT)),
-                               PointerGetDatum(construct_array(y_shape, 2, INT4OID, 4, true, TYPALIGN_INT))};
-            bool nulls[6] = {false, false, false, false, false, false};
-            HeapTuple tuple = heap_form_tuple(RelationGetDescr(part.rel), values, nulls);
-            // The table is new in this transaction: no free space to look for in it.
-            heap_insert(part.rel, tuple, cid_, HEAP_INSERT_SKIP_FSM, nullptr);
-            ExecStoreHeapTuple(tuple, part.slot, false);
-            ExecInsertIndexTuples(part.info, part.slot, estate_, false, false, nullptr, NIL);
-            ExecClearTuple(part.slot);
-            ResetPerTupleExprContext(estate_);
-            MemoryContextSwitchTo(caller);
-        });
-    }
-
-    void finish() override {
-        call([&] {
-            for (Part& part : parts_) {
-                ExecDropSingleTupleTableSlot(part.slot);
-                ExecCloseIndices(part.info);
-                table_close(part.rel, NoLock);
-            }
-            parts_.clear();
-            FreeExecutorState(estate_);
-            MemoryContextDelete(memory_);
-            CommandCounterIncrement();
-        });
-    }
-
-private:
-    struct Part {
-        Relation rel = nullptr;
-        ResultRelInfo* info = nullptr;
-        TupleTableSlot* slot = nullptr;
-    };
-    std::vector<int32_t> dist_keys_;
-    std::vector<Part> parts_;
-    MemoryContext memory_ = nullptr;
-    EState* estate_ = nullptr;
-    CommandId cid_ = 0;
-};
-
 class PostgresEngine final : public Engine {
 public:
     const char* name() const override { return "postgresql"; }
@@ -363,7 +261,9 @@ public:
 
     std::unique_ptr<PackedWriter> packed_writer(Spi&, const TableName& table,
                                                 const std::vector<int32_t>& dist_keys) override {
-        return std::make_unique<DirectPackedWriter>(table, dist_keys);
+        std::vector<TableName> parts;
+        for (std::size_t seg = 0; seg < dist_keys.size(); ++seg) parts.push_back(partition_of(table, int(seg)));
+        return heap_packed_writer(parts, dist_keys, table);
     }
 
     TableName packing_source(Spi& spi, const TableName& table, const std::vector<std::string>& columns) override {
