@@ -392,18 +392,12 @@ public:
                      "Use fewer segments, or segment_placement => 'shard' (one segment per shard).");
             shard_count = nodes;  // one shard per node
         }
-        spi.execute("CREATE TABLE " + out.quoted() +
-                    " (dist_key pg_catalog.int4 NOT NULL, buffer_id pg_catalog.int4 NOT NULL,"
-                    " independent_var pg_catalog.float4[] NOT NULL, dependent_var pg_catalog.float4[] NOT NULL,"
-                    " independent_var_shape pg_catalog.int4[] NOT NULL, dependent_var_shape pg_catalog.int4[] NOT NULL,"
-                    " PRIMARY KEY (dist_key, buffer_id))");
-        // Float data hardly compresses; uncompressed out-of-line storage reads several times faster.
-        // (Set before distributing: the shards are created with it.) Citus's default colocation puts
-        // packed tables with the same number of shards in one colocation group, so they can be
-        // joined on dist_key shard by shard (a validation table with its training table, say).
-        spi.execute(
-            "ALTER TABLE " + out.quoted() +
-            " ALTER COLUMN independent_var SET STORAGE EXTERNAL, ALTER COLUMN dependent_var SET STORAGE EXTERNAL");
+        spi.execute("CREATE TABLE " + out.quoted() + " (" + kPackedColumnsDdl + ", PRIMARY KEY (dist_key, buffer_id))");
+        // The arrays' storage is set before distributing: the shards are created with it. Citus's
+        // default colocation puts packed tables with the same number of shards in one colocation
+        // group, so they can be joined on dist_key shard by shard (a validation table with its
+        // training table, say).
+        spi.execute(store_arrays_uncompressed(out));
         spi.execute(
             "SELECT pg_catalog.create_distributed_table($1::pg_catalog.regclass, 'dist_key',"
             " shard_count => $2)",

@@ -94,6 +94,16 @@ bool is_temporary_table(Spi& spi, const TableName& table) {
         {SqlParam::text_copy(table.quoted())});
 }
 
+const char* const kPackedColumnsDdl =
+    "dist_key pg_catalog.int4 NOT NULL, buffer_id pg_catalog.int4 NOT NULL,"
+    " independent_var pg_catalog.float4[] NOT NULL, dependent_var pg_catalog.float4[] NOT NULL,"
+    " independent_var_shape pg_catalog.int4[] NOT NULL, dependent_var_shape pg_catalog.int4[] NOT NULL";
+
+std::string store_arrays_uncompressed(const TableName& table) {
+    return "ALTER TABLE " + table.quoted() +
+           " ALTER COLUMN independent_var SET STORAGE EXTERNAL, ALTER COLUMN dependent_var SET STORAGE EXTERNAL";
+}
+
 TableName packing_copy(Spi& spi, const TableName& table, const std::vector<std::string>& columns) {
     const TableName copy{"pg_temp", "__hopper_pack_source"};
     std::string list, order;

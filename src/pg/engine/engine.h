@@ -155,6 +155,12 @@ std::vector<double> evaluate_by_segment(Spi& spi, const TableName& packed, const
 // The states in a model_output working table, by mst_key (both engines' ModelHopper::read_states).
 std::map<int32_t, std::string> read_model_states(Spi& spi, const TableName& model_output);
 
+// A packed table's columns as CREATE TABLE declares them (both engines, and Citus's staging table),
+// and the statement that stores its arrays out of line, uncompressed (float data hardly compresses;
+// uncompressed out-of-line storage reads several times faster).
+extern const char* const kPackedColumnsDdl;
+std::string store_arrays_uncompressed(const TableName& table);
+
 // Writes a packed table's buffers straight into its partitions, one per dist_key (packed_writers.cpp).
 std::unique_ptr<PackedWriter> heap_packed_writer(const std::vector<TableName>& partitions,
                                                  const std::vector<int32_t>& dist_keys, const TableName& parent);

@@ -132,14 +132,8 @@ public:
     StagedPackedWriter(Spi& spi, const TableName& table, const std::vector<int32_t>& dist_keys)
         : spi_(spi), table_(table) {
         // Stored as the packed table stores them: out of line, uncompressed.
-        spi.execute("CREATE TEMP TABLE " + staging_.quoted() +
-                    " (dist_key pg_catalog.int4 NOT NULL, buffer_id pg_catalog.int4 NOT NULL,"
-                    " independent_var pg_catalog.float4[] NOT NULL, dependent_var pg_catalog.float4[] NOT NULL,"
-                    " independent_var_shape pg_catalog.int4[] NOT NULL, dependent_var_shape pg_catalog.int4[] NOT "
-                    "NULL) ON COMMIT DROP");
-        spi.execute("ALTER TABLE " + staging_.quoted() +
-                    " ALTER COLUMN independent_var SET STORAGE EXTERNAL,"
-                    " ALTER COLUMN dependent_var SET STORAGE EXTERNAL");
+        spi.execute("CREATE TEMP TABLE " + staging_.quoted() + " (" + kPackedColumnsDdl + ") ON COMMIT DROP");
+        spi.execute(store_arrays_uncompressed(staging_));
         heap_ = std::make_unique<HeapPackedWriter>(std::vector<TableName>{staging_}, dist_keys, InvalidOid);
     }
 

@@ -239,11 +239,8 @@ public:
 
     std::vector<int32_t> create_packed_table(Spi& spi, const TableName& out, int num_segments,
                                              const std::string&) override {
-        spi.execute("CREATE TABLE " + out.quoted() +
-                    " (dist_key pg_catalog.int4 NOT NULL, buffer_id pg_catalog.int4 NOT NULL,"
-                    " independent_var pg_catalog.float4[] NOT NULL, dependent_var pg_catalog.float4[] NOT NULL,"
-                    " independent_var_shape pg_catalog.int4[] NOT NULL, dependent_var_shape pg_catalog.int4[] NOT NULL,"
-                    " PRIMARY KEY (dist_key, buffer_id)) PARTITION BY LIST (dist_key)");
+        spi.execute("CREATE TABLE " + out.quoted() + " (" + kPackedColumnsDdl +
+                    ", PRIMARY KEY (dist_key, buffer_id)) PARTITION BY LIST (dist_key)");
         std::vector<int32_t> dist_keys;
         for (int s = 0; s < num_segments; ++s) {
             TableName part = partition_of(out, s);
@@ -252,10 +249,7 @@ public:
                         std::to_string(s) + ")");
             dist_keys.push_back(s);
         }
-        // Float data hardly compresses; uncompressed out-of-line storage reads several times faster.
-        spi.execute(
-            "ALTER TABLE " + out.quoted() +
-            " ALTER COLUMN independent_var SET STORAGE EXTERNAL, ALTER COLUMN dependent_var SET STORAGE EXTERNAL");
+        spi.execute(store_arrays_uncompressed(out));
         return dist_keys;
     }
 
