@@ -475,6 +475,14 @@ namespace {
 Architecture resolve_inputs(Architecture arch, int packed_width, const Recipe* recipe) {
     using namespace cfg;
     if (arch.input_dim == 0 && !arch.image_input()) arch.input_dim = packed_width;
+    // An embedding is bound to its column only against the packed row it reads: with another width
+    // it would stay unbound (and the architecture unresolved) until training refused the shapes.
+    if (arch.input_dim != packed_width && !arch.layers.empty() && arch.layers[0].kind == LayerKind::Embedding)
+        fail(ErrorKind::InvalidParameter,
+             "input_dim " + std::to_string(arch.input_dim) + " is not the packed table's width " +
+                 std::to_string(packed_width),
+             "An architecture with embedding layers reads the packed table's rows as they are.",
+             "Leave input_dim out: hopper takes it from the packed table.");
     if (arch.input_dim == packed_width) {
         // Each embedding's block, in the packed row: its offset and width.
         std::vector<std::pair<int, int>> blocks;

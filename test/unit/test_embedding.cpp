@@ -414,3 +414,18 @@ TEST(EmbeddingKeras, OtherGraphsRefusedNamingTheNode) {
             "reshapes to [1,2]");
     refused(functional({kCut, kEmb, kFlat}, R"([["flat", 0, 0]])"), "no layers after its inputs");
 }
+
+TEST(Embedding, AnInputDimOtherThanThePackedWidthIsRefused) {
+    // A fuzz finding: input_dim 7 against a packed row of 8 left the embedding unbound, so the
+    // architecture stayed unresolved after resolve_inputs.
+    const Architecture a =
+        parse_architecture(R"({"input_dim":7,"layers":[{"type":"embedding","column":"brand","output_dim":5},)"
+                           R"({"units":8,"activation":"relu"},{"units":2,"activation":"softmax"}]})");
+    try {
+        (void)resolve_inputs(a, 8, nullptr);
+        FAIL() << "resolve_inputs accepted input_dim 7 for a packed width of 8";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::InvalidParameter);
+        EXPECT_NE(std::string(e.what()).find("packed table's width 8"), std::string::npos) << e.what();
+    }
+}
