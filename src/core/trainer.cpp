@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "gemm.h"
 #include "hopper/error.h"
@@ -162,6 +163,12 @@ void Trainer::train_whole_buffer(const float* x, const float* y, int rows, int s
     if (!params_finite()) diverge();
 }
 
+// The rows of a reshuffled minibatch lie anywhere in the segment: the copy of row i first asks for
+// the leading cache lines of row i + kGatherAhead, so that rows do not each start with a wait for
+// memory. Fashion-MNIST, Adam, core alone: 0.283 -> 0.276 CPU s an epoch (6 runs interleaved).
+constexpr int kGatherAhead = 4;
+constexpr int kGatherLines = 8;
+
 void Trainer::train_rows(const std::vector<RowBlock>& blocks, const std::function<void(int)>& on_rows) {
     if (!config_.fit.shuffle) {
         for (const RowBlock& b : blocks) {
@@ -185,17 +192,28 @@ void Trainer::train_rows(const std::vector<RowBlock>& blocks, const std::functio
     // for a resumed run and for one that never stopped), so every pass draws another one.
     const std::vector<uint64_t> order =
         shuffled_order(total, mix_seed(config_.fit.seed, counters_.steps, kShuffleStream));
+    // Where row `row` of the segment lies: its features and its labels.
+    const auto row_x = [&](uint64_t row) {
+        const std::size_t b = std::size_t(std::upper_bound(first.begin(), first.end(), row) - first.begin()) - 1;
+        const std::size_t r = std::size_t(row - first[b]);
+        return std::pair<const float*, const float*>(blocks[b].x + r * std::size_t(in_dim),
+                                                     blocks[b].y + r * std::size_t(out_dim));
+    };
+    constexpr int kFloatsPerLine = 64 / int(sizeof(float));
+    const int prefetch_lines = std::min(kGatherLines, (in_dim + kFloatsPerLine - 1) / kFloatsPerLine);
     gathered_x_.resize(std::size_t(std::min(batch, total)) * std::size_t(in_dim));
     gathered_y_.resize(std::size_t(std::min(batch, total)) * std::size_t(out_dim));
     checkpoint_.assign(params_.begin(), params_.end());
     for (uint64_t start = 0; start < total; start += batch) {
         const int n = int(std::min(batch, total - start));
         for (int i = 0; i < n; ++i) {
-            const uint64_t row = order[start + uint64_t(i)];
-            const std::size_t b = std::size_t(std::upper_bound(first.begin(), first.end(), row) - first.begin()) - 1;
-            const std::size_t r = std::size_t(row - first[b]);
-            std::copy_n(blocks[b].x + r * std::size_t(in_dim), in_dim, gathered_x_.data() + std::size_t(i) * in_dim);
-            std::copy_n(blocks[b].y + r * std::size_t(out_dim), out_dim, gathered_y_.data() + std::size_t(i) * out_dim);
+            if (i + kGatherAhead < n) {
+                const float* ahead = row_x(order[start + uint64_t(i + kGatherAhead)]).first;
+                for (int line = 0; line < prefetch_lines; ++line) __builtin_prefetch(ahead + line * kFloatsPerLine);
+            }
+            const auto [x, y] = row_x(order[start + uint64_t(i)]);
+            std::copy_n(x, in_dim, gathered_x_.data() + std::size_t(i) * in_dim);
+            std::copy_n(y, out_dim, gathered_y_.data() + std::size_t(i) * out_dim);
         }
         check_interrupts();
         if (!train_minibatch(gathered_x_.data(), gathered_y_.data(), n)) return;
