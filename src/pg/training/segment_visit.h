@@ -41,6 +41,8 @@ private:
     // Where the state came from when it was passed by reference: the trained state goes back there.
     std::optional<ReferencedState> from_;
     bool first_buffer_ = true;
+    // fit.steps_per_epoch: the largest buffer the memory backstop has allowed (a step is a buffer).
+    int step_rows_checked_ = 0;
     // Buffers kept for epochs > 1 (each visit trains `epochs` passes over the segment).
     std::vector<std::vector<float>> cached_x_, cached_y_;
     std::vector<int> cached_rows_;

@@ -97,7 +97,14 @@ void SegmentVisit::add(Datum x_datum, Datum y_datum) {
     const FitParams& fit = trainer_->config().fit;
     if (fit.steps_per_epoch > 0) {
         // All of a buffer's steps before the next buffer, as MADlib's Keras fit per buffer takes them.
+        // A step is the whole buffer: the constructor's backstop (batch_size rows) again, with its rows.
         try {
+            if (x.rows > step_rows_checked_) {
+                check_memory(training_bytes(trainer_->config(), x.rows), "training this model",
+                             "Use a smaller architecture, or smaller buffers (preprocess's buffer_size) with "
+                             "steps_per_epoch.");
+                step_rows_checked_ = x.rows;
+            }
             trainer_->train_whole_buffer(x.data, y.data, x.rows, fit.epochs * fit.steps_per_epoch);
         } catch (const Error& e) { rethrow_with_location(e); }
         progress_buffer(dist_key_, mst_key_, x.rows, first_buffer);

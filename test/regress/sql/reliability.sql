@@ -179,6 +179,15 @@ CREATE TABLE wide AS SELECT g AS id, array_fill(g::float8, ARRAY[16000]) AS x, (
 SELECT hopper.preprocess('wide', 'wide_packed', 'y', 'x', num_segments => 1);
 SELECT try($$CALL hopper.fit('wide_packed', 'wide_m', '{"input_dim": 16000, "layers": [{"units": 16000}, {"units": 2, "activation": "softmax"}]}', $o$optimizer='SGD(lr=0.1)'$o$, '', 1)$$);
 RESET hopper.max_memory_mb;
+-- The backstop of a direct call of train_segment: with steps_per_epoch a step is a whole buffer
+-- (here 2,000 rows through 4,000 units, about 90 MB), not batch_size rows (1: under 1 MB).
+CREATE TABLE tall AS SELECT g AS id, ARRAY[g % 7, g % 5]::float8[] AS x, (g % 2)::text AS y FROM generate_series(1, 2000) g;
+SELECT hopper.preprocess('tall', 'tall_packed', 'y', 'x', num_segments => 1, buffer_size => 2000);
+CALL hopper.fit('tall_packed', 'tall_m', '{"input_dim": 2, "layers": [{"units": 4000, "activation": "relu"}, {"units": 2, "activation": "softmax"}]}', $o$optimizer='SGD(lr=0.01)'$o$, 'steps_per_epoch=1, batch_size=1', 1);
+SET hopper.max_memory_mb = 16;
+SELECT try($$SELECT hopper.train_segment(m.model_state, p.independent_var, p.dependent_var, 1, p.dist_key) IS NULL
+             FROM tall_m m, tall_packed p$$);
+RESET hopper.max_memory_mb;
 -- Disk: a packed table is estimated before anything is written (53100): one-hot classes of every
 -- row of a table whose labels are all different.
 CREATE TABLE many_labels AS SELECT g AS id, ARRAY[g]::float8[] AS x, 'label ' || g AS y FROM generate_series(1, 3000) g;
