@@ -193,7 +193,7 @@ void Trainer::train_rows(const std::vector<RowBlock>& blocks, const std::functio
     const std::vector<uint64_t> order =
         shuffled_order(total, mix_seed(config_.fit.seed, counters_.steps, kShuffleStream));
     // Where row `row` of the segment lies: its features and its labels.
-    const auto row_x = [&](uint64_t row) {
+    const auto row_at = [&](uint64_t row) {
         const std::size_t b = std::size_t(std::upper_bound(first.begin(), first.end(), row) - first.begin()) - 1;
         const std::size_t r = std::size_t(row - first[b]);
         return std::pair<const float*, const float*>(blocks[b].x + r * std::size_t(in_dim),
@@ -208,10 +208,10 @@ void Trainer::train_rows(const std::vector<RowBlock>& blocks, const std::functio
         const int n = int(std::min(batch, total - start));
         for (int i = 0; i < n; ++i) {
             if (i + kGatherAhead < n) {
-                const float* ahead = row_x(order[start + uint64_t(i + kGatherAhead)]).first;
+                const float* ahead = row_at(order[start + uint64_t(i + kGatherAhead)]).first;
                 for (int line = 0; line < prefetch_lines; ++line) __builtin_prefetch(ahead + line * kFloatsPerLine);
             }
-            const auto [x, y] = row_x(order[start + uint64_t(i)]);
+            const auto [x, y] = row_at(order[start + uint64_t(i)]);
             std::copy_n(x, in_dim, gathered_x_.data() + std::size_t(i) * in_dim);
             std::copy_n(y, out_dim, gathered_y_.data() + std::size_t(i) * out_dim);
         }
