@@ -23,6 +23,11 @@ namespace hopper::pg {
 
 namespace {
 
+// A packed table's columns, in kPackedColumnsDdl's order.
+constexpr const char* kPackedColumns[] = {
+    "dist_key", "buffer_id", "independent_var", "dependent_var", "independent_var_shape", "dependent_var_shape"};
+constexpr int kPackedColumnCount = int(sizeof kPackedColumns / sizeof kPackedColumns[0]);
+
 // Writes the buffers straight into heap relations -- heap_insert, then the relation's indexes -- as
 // an INSERT would, without a statement per buffer: the statement planned and executed once per
 // buffer copied each buffer once more, and a backend in parallel mode may start no statement
@@ -46,16 +51,13 @@ public:
                 Relation rel = table_open(oid, NoLock);
                 parts_[s].rel = rel;
                 const TupleDesc desc = RelationGetDescr(rel);
-                static const char* const columns[] = {
-                    "dist_key",           "buffer_id", "independent_var", "dependent_var", "independent_var_shape",
-                    "dependent_var_shape"};
                 bool as_made =
                     (OidIsValid(parent) ? rel->rd_rel->relispartition && get_partition_parent(oid, false) == parent
                                         : rel->rd_rel->relkind == RELKIND_RELATION) &&
-                    desc->natts == 6 && rel->trigdesc == nullptr;
+                    desc->natts == kPackedColumnCount && rel->trigdesc == nullptr;
                 for (int a = 0; as_made && a < desc->natts; ++a)
                     as_made = !TupleDescAttr(desc, a)->attisdropped &&
-                              std::strcmp(NameStr(TupleDescAttr(desc, a)->attname), columns[a]) == 0;
+                              std::strcmp(NameStr(TupleDescAttr(desc, a)->attname), kPackedColumns[a]) == 0;
                 if (!as_made) elog(ERROR, "table \"%s\" is not as hopper made it", relations[s].name.c_str());
                 ResultRelInfo* info = makeNode(ResultRelInfo);
                 InitResultRelInfo(info, rel, 1, nullptr, 0);
@@ -77,13 +79,14 @@ public:
             MemoryContext caller = MemoryContextSwitchTo(memory_);
             Datum x_shape[2] = {Int32GetDatum(rows), Int32GetDatum(x_dim)};
             Datum y_shape[2] = {Int32GetDatum(rows), Int32GetDatum(y_dim)};
-            Datum values[6] = {Int32GetDatum(dist_key),
-                               Int32GetDatum(buffer_id),
-                               x,
-                               y,
-                               PointerGetDatum(construct_array(x_shape, 2, INT4OID, 4, true, TYPALIGN_INT)),
-                               PointerGetDatum(construct_array(y_shape, 2, INT4OID, 4, true, TYPALIGN_INT))};
-            bool nulls[6] = {false, false, false, false, false, false};
+            Datum values[kPackedColumnCount] = {
+                Int32GetDatum(dist_key),
+                Int32GetDatum(buffer_id),
+                x,
+                y,
+                PointerGetDatum(construct_array(x_shape, 2, INT4OID, 4, true, TYPALIGN_INT)),
+                PointerGetDatum(construct_array(y_shape, 2, INT4OID, 4, true, TYPALIGN_INT))};
+            bool nulls[kPackedColumnCount] = {false, false, false, false, false, false};
             HeapTuple tuple = heap_form_tuple(RelationGetDescr(part.rel), values, nulls);
             // The table is new in this transaction: no free space to look for in it.
             heap_insert(part.rel, tuple, cid_, HEAP_INSERT_SKIP_FSM, nullptr);
@@ -145,8 +148,8 @@ public:
 
     void finish() override {
         heap_->finish();
-        const std::string columns =
-            "dist_key, buffer_id, independent_var, dependent_var, independent_var_shape, dependent_var_shape";
+        std::string columns;
+        for (const char* c : kPackedColumns) columns += std::string(columns.empty() ? "" : ", ") + c;
         spi_.execute("INSERT INTO " + table_.quoted() + " (" + columns + ") SELECT " + columns + " FROM " +
                      staging_.quoted() + " ORDER BY dist_key, buffer_id");
         spi_.execute("DROP TABLE " + staging_.quoted());
