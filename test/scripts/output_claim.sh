@@ -4,6 +4,7 @@
 # records no run; the first finishes. While a run trains, another session reads it ACTIVE in
 # hopper.runs; once its session is cancelled, INTERRUPTED -- without anyone calling
 # mark_interrupted_runs -- and the cancelled session can train into that output again at once.
+# Other calls that create tables claim their names too, and a run claims all the tables it writes.
 # Needs PGHOST/PGPORT/PGUSER of a test cluster (test/run-all.sh sets them); exits non-zero on failure.
 set -euo pipefail
 DB=hopper_output_claim
@@ -46,9 +47,9 @@ if q -c "SET client_min_messages = warning" \
      -c "CALL hopper.fit('packed', 'shared_out', '$ARCH', '', '', 1, name => 'second')" >"$TMP/b.log" 2>&1; then
   fail "the second session trained into an output table that another session is writing"
 fi
-grep -q "model output table public.shared_out is being written by another training run" "$TMP/b.log" \
+grep -q "model output table public.shared_out is being written by another session" "$TMP/b.log" \
   || { cat "$TMP/b.log" >&2; fail "unexpected error for the second session"; }
-grep -q "process id $a_pid is training into it" "$TMP/b.log" || { cat "$TMP/b.log" >&2; fail "the holder's pid is not named"; }
+grep -q "process id $a_pid is writing it" "$TMP/b.log" || { cat "$TMP/b.log" >&2; fail "the holder's pid is not named"; }
 [ "$(q -A -t -c "SELECT count(*) FROM hopper.runs WHERE name = 'second'")" = 0 ] || fail "the refused run was recorded"
 [ "$(q -A -t -c "SELECT state FROM hopper.runs WHERE name = 'first'")" = ACTIVE ] || fail "the first run does not read ACTIVE"
 
@@ -80,4 +81,52 @@ SQL
 )
 [ "$(q -A -t -c "SELECT count(*) FROM retry_out")" = 1 ] || fail "the retry in the same session failed"
 [ "$held" = 0 ] || fail "the session still holds $held advisory locks after its runs"
+# Every hopper call that creates a table claims its name until its transaction ends: a second
+# session packing into the same new name is refused at once (it used to wait for the first and then
+# fail on PostgreSQL's catalog, 23505 on pg_type_typname_nsp_index).
+psql -X -q -v ON_ERROR_STOP=1 -d "$DB" -c "SET client_min_messages = warning" -c "BEGIN" \
+  -c "SELECT hopper.preprocess('points', 'race_packed', 'label', 'x', buffer_size => 50)" \
+  -c "SELECT pg_sleep(3) AS pack_holder" -c "COMMIT" >"$TMP/pa.log" 2>&1 &
+pa=$!
+for _ in $(seq 400); do
+  [ "$(q -A -t -c "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(3) AS pack_holder%' AND pid <> pg_backend_pid()")" = 1 ] && break
+  sleep 0.05
+done
+if q -c "SET statement_timeout = '2s'" -c "SELECT hopper.preprocess('points', 'race_packed', 'label', 'x')" >"$TMP/pb.log" 2>&1; then
+  fail "a second session packed into a table another session is creating"
+fi
+grep -q "ERROR:  output table public.race_packed is being written by another session" "$TMP/pb.log" \
+  || { cat "$TMP/pb.log" >&2; fail "unexpected error for the second packing session"; }
+wait "$pa" || { cat "$TMP/pa.log" >&2; fail "the first packing session failed"; }
+
+# A run claims all the tables it writes at its end for as long as it trains: another call creating
+# one of them (predict into its output, preprocess into its _info) is refused at once, where it used
+# to succeed and make the run fail after training. A table of such a name created by plain SQL
+# meanwhile fails the run at its end with hopper's message, and the run's last checkpoints, committed
+# before its outputs are written, are kept.
+psql -X -q -v ON_ERROR_STOP=1 -d "$DB" -c "SET client_min_messages = warning" \
+  -c "CALL hopper.fit('packed', 'busy_out', '$ARCH', '', 'batch_size=4', 1500, name => 'busy')" >"$TMP/busy.log" 2>&1 &
+busy=$!
+wait_live busy
+if q -c "SELECT hopper.predict('retry_out', 'points', 'id', 'x', 'busy_out')" >"$TMP/pr.log" 2>&1; then
+  fail "predict wrote into the output table of a running run"
+fi
+grep -q "ERROR:  output table public.busy_out is being written by another session" "$TMP/pr.log" \
+  || { cat "$TMP/pr.log" >&2; fail "unexpected error for predict"; }
+if q -c "SELECT hopper.preprocess('points', 'busy_out_info', 'label', 'x')" >"$TMP/pp.log" 2>&1; then
+  fail "preprocess wrote into the info table of a running run"
+fi
+grep -q "ERROR:  output table public.busy_out_info is being written by another session" "$TMP/pp.log" \
+  || { cat "$TMP/pp.log" >&2; fail "unexpected error for preprocess"; }
+q -c "CREATE TABLE busy_out_hops (note text)"
+[ "$(q -A -t -c "SELECT state FROM hopper.runs WHERE name = 'busy'")" = ACTIVE ] \
+  || fail "the run ended before the test could create a table of its name (a machine this fast needs more iterations)"
+if wait "$busy"; then fail "the run wrote its outputs over a table created meanwhile"; fi
+grep -q "ERROR:  hops table public.busy_out_hops was created while the run trained" "$TMP/busy.log" \
+  || { cat "$TMP/busy.log" >&2; fail "unexpected error at the run's end"; }
+actual=$(q -A -t -c "SELECT r.state || '|' || pg_catalog.max(c.iteration) FROM hopper.runs r
+                     JOIN hopper.checkpoints_expanded c USING (run_id) WHERE r.name = 'busy' GROUP BY r.state")
+[ "$actual" = "INTERRUPTED|1500" ] || fail "expected the run INTERRUPTED with its checkpoint of iteration 1500, got $actual"
+[ "$(q -A -t -c "SELECT count(*) FROM pg_class WHERE relname LIKE 'busy_out%'")" = 1 ] || fail "the run left outputs"
+
 echo "output_claim: ok"

@@ -7,6 +7,8 @@
 
 extern "C" {
 #include "catalog/pg_class.h"
+#include "common/hashfn.h"
+#include "storage/lock.h"
 #include "utils/acl.h"
 #include "utils/regproc.h"
 }
@@ -91,7 +93,39 @@ Oid table_oid(const TableName& t) {
 
 bool table_exists(const TableName& t) { return OidIsValid(table_oid(t)); }
 
+int32_t output_name_key(const TableName& t) {
+    const std::string name = t.quoted();
+    return int32_t(
+        call([&] { return hash_bytes(reinterpret_cast<const unsigned char*>(name.data()), int(name.size())); }));
+}
+
+void fail_name_claimed(const TableName& t, const char* what) {
+    std::string holder;
+    {
+        Spi spi;
+        spi.execute(
+            "SELECT pg_catalog.string_agg(l.pid::pg_catalog.text, ', ') FROM pg_catalog.pg_locks l"
+            " WHERE l.locktype OPERATOR(pg_catalog.=) 'advisory' AND l.granted"
+            " AND l.objsubid OPERATOR(pg_catalog.=) 2 AND l.database OPERATOR(pg_catalog.=) $1::pg_catalog.oid"
+            " AND l.classid OPERATOR(pg_catalog.=) $2::pg_catalog.oid AND l.objid OPERATOR(pg_catalog.=) $3::pg_catalog.oid"
+            " AND l.pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid()",
+            {SqlParam::int8(int64_t(MyDatabaseId)), SqlParam::int8(int64_t(uint32_t(kOutputLockSpace))),
+             SqlParam::int8(int64_t(uint32_t(output_name_key(t))))});
+        if (spi.rows() == 1 && !spi.is_null(0, 0)) holder = spi.text(0, 0);
+    }
+    fail(ErrorKind::ObjectInUse, std::string(what) + " " + t.display() + " is being written by another session",
+         holder.empty() ? "Another session is writing it."
+                        : "The session with process id " + holder + " is writing it.",
+         "Wait for that session to finish, or choose another name.");
+}
+
 void require_absent(const TableName& t, const char* what) {
+    const bool claimed = call([&] {
+        LOCKTAG tag;
+        SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, uint32(kOutputLockSpace), uint32(output_name_key(t)), 2);
+        return LockAcquire(&tag, ExclusiveLock, false, true) != LOCKACQUIRE_NOT_AVAIL;
+    });
+    if (!claimed) fail_name_claimed(t, what);
     if (table_exists(t))
         fail(ErrorKind::DuplicateTable, std::string(what) + " " + t.display() + " already exists", "",
              "Drop it first or choose another name.");

@@ -2,6 +2,7 @@
 // 's.t', '"My Table"'), resolved to a schema once, and quoted everywhere hopper builds SQL.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "pg/common/guard.h"
@@ -26,8 +27,18 @@ TableName resolve_output_table(const std::string& text, const char* what);
 bool table_exists(const TableName& t);
 // The table's OID, or InvalidOid if it does not exist.
 Oid table_oid(const TableName& t);
-// Raises 42P07 if the table exists.
+// Raises 42P07 if the table exists. Claims its name first, until the transaction ends: a hopper call
+// about to create it in another session is refused at once (55006, require_absent there), so that
+// neither fails on PostgreSQL's catalog (23505) once the first commits.
 void require_absent(const TableName& t, const char* what);
+
+// The claim of a table name hopper is about to create: an advisory lock in key space 0x48504F31
+// ("HPO1"), keyed by a hash of the quoted name, taken without waiting. A training run holds its
+// outputs' claims for as long as it runs (run_lock.h), other calls until their transaction ends.
+constexpr int32_t kOutputLockSpace = 0x48504F31;
+int32_t output_name_key(const TableName& t);
+// Raises 55006: the name's claim is held by another session (named by its process id when found).
+[[noreturn]] void fail_name_claimed(const TableName& t, const char* what);
 // Column of an existing table: type OID, or InvalidOid if missing (no error).
 Oid column_type(const TableName& t, const std::string& column);
 // Raises 42703 naming the table if the column is missing; returns its type.

@@ -329,9 +329,6 @@ public:
     const char* method() const override { return "fit_automl"; }
     int64_t model_iterations(const RunPlan&) const override { return s_.progress->plan().model_iterations(); }
     bool finished(const TrainingRun&) const override { return s_.progress->finished(); }
-    // The rungs' decisions are committed before the outputs are written (a search killed then
-    // resumes to write them only).
-    bool commits_last_iteration() const override { return true; }
     std::string iteration_label(const TrainingRun& run) const override {
         return "ring iteration " + std::to_string(run.iteration());
     }

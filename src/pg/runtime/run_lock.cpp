@@ -7,7 +7,6 @@
 
 extern "C" {
 #include "access/xact.h"
-#include "common/hashfn.h"
 #include "storage/lock.h"
 }
 
@@ -15,13 +14,16 @@ namespace hopper::pg {
 
 namespace {
 
+constexpr int kMaxHeld = 8;
+
 struct HeldLock {
     int32_t space, key;
     int nest_level;  // transaction nesting level that took it
 };
 
-// At most one run per session at a time: two locks. Plain storage, so the C callbacks can use it.
-HeldLock held[2];
+// At most one run per session at a time: its lock and its output tables' claims. Plain storage, so
+// the C callbacks can use it.
+HeldLock held[kMaxHeld];
 int held_count = 0;
 
 LOCKTAG tag_of(int32_t space, int32_t key) {
@@ -54,7 +56,7 @@ void on_subxact(SubXactEvent event, SubTransactionId, SubTransactionId, void*) {
 }
 
 bool take(int32_t space, int32_t key) {
-    if (held_count >= 2) fail(ErrorKind::Internal, "a training run is already running in this session");
+    if (held_count >= kMaxHeld) fail(ErrorKind::Internal, "a training run is already running in this session");
     const bool got = call([&] {
         LOCKTAG tag = tag_of(space, key);
         return LockAcquire(&tag, ExclusiveLock, true, true) != LOCKACQUIRE_NOT_AVAIL;
@@ -65,27 +67,8 @@ bool take(int32_t space, int32_t key) {
 
 }  // namespace
 
-void claim_output_table(const TableName& output) {
-    const std::string name = output.quoted();
-    const int32_t key = int32_t(
-        call([&] { return hash_bytes(reinterpret_cast<const unsigned char*>(name.data()), int(name.size())); }));
-    if (take(kOutputLockSpace, key)) return;
-    std::string holder;
-    {
-        Spi spi;
-        spi.execute(
-            "SELECT pg_catalog.string_agg(l.pid::pg_catalog.text, ', ') FROM pg_catalog.pg_locks l"
-            " WHERE l.locktype OPERATOR(pg_catalog.=) 'advisory' AND l.granted"
-            " AND l.objsubid OPERATOR(pg_catalog.=) 2 AND l.database OPERATOR(pg_catalog.=) $1::pg_catalog.oid"
-            " AND l.classid OPERATOR(pg_catalog.=) $2::pg_catalog.oid AND l.objid OPERATOR(pg_catalog.=) $3::pg_catalog.oid",
-            {SqlParam::int8(int64_t(MyDatabaseId)), SqlParam::int8(int64_t(uint32_t(kOutputLockSpace))),
-             SqlParam::int8(int64_t(uint32_t(key)))});
-        if (spi.rows() == 1 && !spi.is_null(0, 0)) holder = spi.text(0, 0);
-    }
-    fail(ErrorKind::ObjectInUse, "model output table " + output.display() + " is being written by another training run",
-         holder.empty() ? "Another session is training into it."
-                        : "The session with process id " + holder + " is training into it.",
-         "Wait for that run to end, or write to another output table.");
+void claim_output_table(const TableName& output, const char* what) {
+    if (!take(kOutputLockSpace, output_name_key(output))) fail_name_claimed(output, what);
 }
 
 void hold_run_lock(int64_t run_id) {

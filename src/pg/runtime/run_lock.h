@@ -2,9 +2,10 @@
 //  * the run's lock (key space 0x48505231, key = run id mod 2^31): "this run is alive". hopper.runs
 //    reads an ACTIVE run whose lock nobody holds as INTERRUPTED (hopper.run_is_live), so its state
 //    is truthful whether the session crashed, was cancelled, or failed and went on;
-//  * the output's lock (key space 0x48504F31, key = a hash of the output table's name): a second
-//    session training into the same output table is refused at once (55006), instead of training
-//    every iteration and failing at the end.
+//  * the claims of its output tables' names (names.h: key space 0x48504F31, key = a hash of the
+//    name): another session training into the same output table, or any hopper call creating a
+//    table of that name, is refused at once (55006), instead of the run training every iteration
+//    and failing at the end.
 // Both are released when the run ends, and when the transaction or subtransaction running it
 // aborts (an error or a cancel in any iteration), by a transaction callback.
 #pragma once
@@ -15,11 +16,11 @@
 
 namespace hopper::pg {
 
-constexpr int32_t kRunLockSpace = 0x48505231;     // "HPR1"
-constexpr int32_t kOutputLockSpace = 0x48504F31;  // "HPO1"
+constexpr int32_t kRunLockSpace = 0x48505231;  // "HPR1"
 
-// Takes the output table's lock for this session, or raises 55006 if another session holds it.
-void claim_output_table(const TableName& output);
+// Claims an output table's name for this session until the run ends, or raises 55006 if another
+// session holds its claim (what: "model output table", ... for the message).
+void claim_output_table(const TableName& output, const char* what);
 // Takes the run's lock (the run row was just inserted by this session).
 void hold_run_lock(int64_t run_id);
 // Takes the lock of an existing run that this session continues; false if another session holds it.

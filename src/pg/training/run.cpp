@@ -204,11 +204,15 @@ RunTables resolve_run_tables(Spi& spi, const RunRequest& req) {
     // Output tables: new ones, or (warm start) the previous run's, replaced at the end.
     t.output = req.warm_start ? resolve_input_table(req.output_text, "model output table")
                               : resolve_output_table(req.output_text, "model output table");
-    claim_output_table(t.output);
+    // Every table the run writes at its end is claimed now, so that no other hopper call creates one
+    // meanwhile and makes the run fail after training.
+    claim_output_table(t.output, "model output table");
+    const std::pair<const char*, const char*> companions[] = {{"_info", "info table"},
+                                                              {"_summary", "summary table"},
+                                                              {"_hops", "hops table"}};
+    for (const auto& [suffix, what] : companions) claim_output_table(t.output.with_suffix(suffix), what);
     if (!req.warm_start) {
-        require_absent(t.output.with_suffix("_info"), "info table");
-        require_absent(t.output.with_suffix("_summary"), "summary table");
-        require_absent(t.output.with_suffix("_hops"), "hops table");
+        for (const auto& [suffix, what] : companions) require_absent(t.output.with_suffix(suffix), what);
     } else {
         t.replaced_token = replaceable_outputs(spi, t.output);
     }
@@ -495,7 +499,10 @@ void TrainingRun::iterate() {
                                format_number(training_cpu, 6) + " s";
     call([&] { elog(DEBUG1, "%s", timing.c_str()); });
     settings_.leave();
-    if (spi_.nonatomic() && (strategy_.commits_last_iteration() || !strategy_.finished(*this))) spi_.commit();
+    // The last iteration too: its checkpoints (and a search's decisions) are kept even when the
+    // outputs, written in a transaction of their own, cannot be (a table of their name created
+    // meanwhile); a run killed then resumes to write them only.
+    if (spi_.nonatomic()) spi_.commit();
 }
 
 // The models due and the tables they are evaluated on: the training table for exact training
@@ -617,7 +624,7 @@ void run_training(Spi& spi, RunRequest req, TrainingStrategy& strategy) {
     training.set_states(std::move(states), first_iteration, std::vector<int>(M, 0));
     training.train();
 
-    // Outputs, all in the last transaction: they appear complete or not at all.
+    // Outputs, all in one transaction: they appear complete or not at all.
     write_run_outputs(spi, training.outputs(true));
     for (RunObserver* o : req.observers) o->on_finish(spi, run, training.states());
     release_run_locks();

@@ -261,9 +261,6 @@ public:
     virtual std::string after_iteration(Spi& spi, TrainingRun& run, const IterationEvaluation& evaluation);
     // The start of the iteration's NOTICE: "iteration n/N" by default.
     virtual std::string iteration_label(const TrainingRun& run) const;
-    // Whether the last iteration commits too (its outputs then come in a transaction of their own);
-    // by default they come in the last iteration's.
-    virtual bool commits_last_iteration() const { return false; }
     // `iteration`: TrainingRun::iterations of the model.
     virtual DivergenceText divergence(int32_t mst_key, int iteration) const = 0;
 };

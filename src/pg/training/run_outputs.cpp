@@ -92,6 +92,22 @@ void write_run_outputs(Spi& spi, const RunOutputs& outputs) {
         for (const TableName& t : {info_table, summary_table, hops_table})
             if (table_exists(t)) spi.execute("DROP TABLE " + t.quoted());
         forget_output_tables(spi, outputs.replaced_token);
+    } else {
+        // Claimed against hopper's other calls when the run started (run_lock.h), but a plain CREATE
+        // TABLE may have taken a name since.
+        for (const auto& [table, what] : {std::pair<TableName, const char*>{output, "model output table"},
+                                          {info_table, "info table"},
+                                          {summary_table, "summary table"},
+                                          {hops_table, "hops table"}})
+            if (table_exists(table))
+                fail(ErrorKind::DuplicateTable,
+                     std::string(what) + " " + table.display() + " was created while the run trained",
+                     outputs.run_id ? "The checkpoints of training run " + std::to_string(outputs.run_id) + " are kept."
+                                    : "",
+                     outputs.run_id ? "Its models are in hopper.checkpoints_expanded WHERE run_id = " +
+                                          std::to_string(outputs.run_id) +
+                                          " (hopper.materialize_checkpoint writes one as a model table)."
+                                    : "Drop it, or choose another name.");
     }
     const std::string token = new_output_token(spi);
     const std::string run_text = outputs.run_id ? " of training run " + std::to_string(outputs.run_id) : "";
