@@ -255,4 +255,10 @@ ModelConfig resolve_config(Architecture arch, CompileParams compile, FitParams f
 // Parses the canonical JSON written by ModelConfig::to_json() (used by the model state format).
 ModelConfig parse_model_config(std::string_view json);
 
+// What makes `requested` another configuration than the one a state was `trained` as, for a resume
+// that continues only the same configuration: "" when nothing does, else what does ("architecture",
+// "compile parameters", "fit parameters", joined as in "compile parameters and fit parameters"). Input dimensions are
+// not compared (they come from the packed table; restoring a state checks them).
+std::string configuration_difference(const ModelConfig& trained, const ModelConfig& requested);
+
 }  // namespace hopper

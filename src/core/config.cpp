@@ -75,6 +75,22 @@ ModelConfig resolve_config(Architecture arch, CompileParams compile, FitParams f
     return ModelConfig{std::move(arch), std::move(compile), std::move(fit)};
 }
 
+std::string configuration_difference(const ModelConfig& trained, const ModelConfig& requested) {
+    Architecture arch = requested.arch;
+    arch.input_dim = trained.arch.input_dim;
+    arch.input_height = trained.arch.input_height;
+    arch.input_width = trained.arch.input_width;
+    arch.input_channels = trained.arch.input_channels;
+    std::vector<std::string> differ;
+    if (!(arch == trained.arch)) differ.push_back("architecture");
+    if (requested.compile.to_json() != trained.compile.to_json()) differ.push_back("compile parameters");
+    if (requested.fit.to_json() != trained.fit.to_json()) differ.push_back("fit parameters");
+    std::string out;
+    for (std::size_t i = 0; i < differ.size(); ++i)
+        out += (i == 0 ? "" : i + 1 == differ.size() ? " and " : ", ") + differ[i];
+    return out;
+}
+
 ModelConfig parse_model_config(std::string_view text) {
     json j = parse_json_text(text, "model configuration");
     require_object(j, "model configuration");

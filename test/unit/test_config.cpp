@@ -1296,3 +1296,32 @@ TEST(ConfigModel, SweepOfCombinationsRoundTrips) {
             ++n;
         }
 }
+
+// A resume from a run's checkpoints continues only the configuration a state was trained as
+// (warm_start_run): the same mst_key in a model selection table made again may be another one.
+TEST(ConfigDifference, NamesWhatMakesAnotherConfiguration) {
+    const auto config = [](const char* arch, const char* compile, const char* fit) {
+        return resolve_config(parse_architecture(arch), parse_compile_params(compile), parse_fit_params(fit));
+    };
+    const char* arch =
+        R"({"input_dim": 4, "layers": [{"units": 8, "activation": "relu"}, {"units": 3, "activation": "softmax"}]})";
+    const ModelConfig trained = config(arch, "optimizer='Adam(lr=0.01)'", "batch_size=16");
+    // The same configuration written another way, or without the input width the packed table gives.
+    EXPECT_EQ(configuration_difference(trained, config(arch, "optimizer = 'Adam(lr=0.01)' ", "batch_size = 16")), "");
+    EXPECT_EQ(configuration_difference(
+                  trained,
+                  config(R"({"layers": [{"units": 8, "activation": "relu"}, {"units": 3, "activation": "softmax"}]})",
+                         "optimizer='Adam(lr=0.01)'", "batch_size=16")),
+              "");
+    EXPECT_EQ(configuration_difference(trained, config(arch, "optimizer='SGD(lr=0.5)'", "batch_size=16")),
+              "compile parameters");
+    EXPECT_EQ(configuration_difference(trained, config(arch, "optimizer='SGD(lr=0.5)'", "batch_size=128")),
+              "compile parameters and fit parameters");
+    EXPECT_EQ(
+        configuration_difference(
+            trained,
+            config(
+                R"({"input_dim": 4, "layers": [{"units": 9, "activation": "relu"}, {"units": 3, "activation": "softmax"}]})",
+                "optimizer='SGD(lr=0.5)'", "batch_size=128")),
+        "architecture, compile parameters and fit parameters");
+}

@@ -291,6 +291,14 @@ void warm_start_from_run(Spi& spi, int64_t run_id, bool warm_start, std::vector<
                    "Training run " + std::to_string(run_id) + " has no completed checkpoint for it.");
             continue;
         }
+        // The same mst_key in a model selection table made again may name another configuration.
+        const std::string differs = configuration_difference(inspect_state(it->second.state).config, m.config);
+        if (!differs.empty()) {
+            notice("mst_key " + std::to_string(m.mst_key) + " starts from fresh weights",
+                   "Training run " + std::to_string(run_id) + " trained mst_key " + std::to_string(m.mst_key) +
+                       " with another configuration (different " + differs + ").");
+            continue;
+        }
         m.initial_state = std::move(it->second.state);
         m.initial_source = "checkpoint " + it->second.uuid;
         options.warm_start_checkpoints[m.mst_key] = it->second.id;

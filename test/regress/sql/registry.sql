@@ -266,6 +266,19 @@ SELECT t.mst_key, s.iteration AS from_iteration, e.steps_completed - s.steps_com
 FROM hopper.trials t JOIN hopper.checkpoints_expanded s ON s.checkpoint_id = t.warm_start_checkpoint_id
 JOIN hopper.checkpoints_expanded e ON e.trial_id = t.trial_id
 WHERE t.run_id = (SELECT run_id FROM hopper.runs WHERE name = 'reg_multi_warm') ORDER BY 1;
+-- A model selection table made again, whose mst_key 1 is now another configuration: that one starts
+-- fresh (with a notice, as a configuration the run does not have): one iteration's 10 steps; the
+-- other continues, its steps counted on from the run's.
+CREATE TABLE reg_mst_again (mst_key integer, model_id integer, compile_params text, fit_params text);
+INSERT INTO reg_mst_again VALUES
+    (1, 1, $$optimizer='Adam(lr=0.01)', metrics=['accuracy']$$, 'batch_size=20'),
+    (2, 2, $$optimizer = 'SGD(lr=0.01)', metrics = ['accuracy']$$, 'batch_size = 10');
+CREATE TABLE reg_mst_again_summary AS SELECT 'reg_arch'::text AS model_arch_table;
+CALL hopper.fit_multiple('reg_packed', 'reg_multi_again', 'reg_mst_again', 1, name => 'reg_multi_again',
+                         warm_start_run => :multi_run);
+SELECT t.mst_key, t.warm_start_checkpoint_id IS NOT NULL AS continued, e.steps_completed
+FROM hopper.trials t JOIN hopper.checkpoints_expanded e ON e.trial_id = t.trial_id
+WHERE t.run_id = (SELECT run_id FROM hopper.runs WHERE name = 'reg_multi_again') ORDER BY 1;
 
 -- ---- garbage collection ----
 -- Of reg_multi (6 checkpoints): keep the best per run, the latest per configuration, and the
