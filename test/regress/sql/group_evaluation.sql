@@ -131,4 +131,14 @@ CALL hopper.fit_multiple('ge_packed2', 'fm2_temp', 'ge_mst', 3, 'pg_temp.ge_vali
 RESET hopper.training_metrics;
 SELECT * FROM ge_same('fm2_group', 'fm2_temp');
 
+-- A temporary packed training table is trained by statements (parallel workers cannot read it), in
+-- working tables beside the output: temporary ones for an output in the session's temporary schema
+-- (they were created UNLOGGED there, which PostgreSQL refuses).
+SELECT hopper.preprocess('ge_points', 'pg_temp.ge_packed2_temp', 'label', 'x', buffer_size => 25, num_segments => 2,
+                         scale => 'standardize', seed => 3);
+SET hopper.training_metrics = exact;
+CALL hopper.fit_multiple('pg_temp.ge_packed2_temp', 'pg_temp.fm2_temp_out', 'ge_mst', 3, 'ge_valid2', 1);
+RESET hopper.training_metrics;
+SELECT * FROM ge_same('fm2_group', 'fm2_temp_out');
+
 DROP SCHEMA test_group_evaluation CASCADE;
