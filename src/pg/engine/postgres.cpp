@@ -37,8 +37,7 @@ public:
         // the caller put before pg_temp in the search_path.
         schedule_ = "pg_temp." + quote_ident(stem + "_schedule");
         // In the session's temporary schema (an output there) tables are temporary, never unlogged.
-        const bool temporary_schema =
-            call([&] { return isTempNamespace(get_namespace_oid(schema.c_str(), true)); });
+        const bool temporary_schema = call([&] { return isTempNamespace(get_namespace_oid(schema.c_str(), true)); });
         create_unlogged_ = temporary_schema ? "CREATE TABLE " : "CREATE UNLOGGED TABLE ";
     }
 
@@ -50,15 +49,15 @@ public:
                      " (mst_key pg_catalog.int4 NOT NULL, pos pg_catalog.int4 NOT NULL, dist_key pg_catalog.int4,"
                      " model_state pg_catalog.bytea NOT NULL) PARTITION BY LIST (dist_key)");
         for (int s = 0; s < S; ++s)
-            spi_.execute(create_unlogged_ + input_.with_suffix("_p" + std::to_string(s)).quoted() +
-                         " PARTITION OF " + input_.quoted() + " FOR VALUES IN (" + std::to_string(dist_keys_[s]) + ")");
+            spi_.execute(create_unlogged_ + input_.with_suffix("_p" + std::to_string(s)).quoted() + " PARTITION OF " +
+                         input_.quoted() + " FOR VALUES IN (" + std::to_string(dist_keys_[s]) + ")");
         // Waiting models (when there are more models than segments) sit in the NULL partition. It
         // always exists and takes part in the training statement, because its parallel_workers
         // setting is how the Parallel Append gets one worker per segment (set_parallel_workers:
         // the leader only gathers): PostgreSQL 15 otherwise plans at most log2(S) + 1 workers, and
         // partitioned tables cannot set parallel_workers.
-        spi_.execute(create_unlogged_ + input_.with_suffix("_waiting").quoted() + " PARTITION OF " +
-                     input_.quoted() + " FOR VALUES IN (NULL) WITH (parallel_workers = " + std::to_string(S) + ")");
+        spi_.execute(create_unlogged_ + input_.with_suffix("_waiting").quoted() + " PARTITION OF " + input_.quoted() +
+                     " FOR VALUES IN (NULL) WITH (parallel_workers = " + std::to_string(S) + ")");
         // Model states are float data: compressing them on every hop costs time and saves nothing.
         spi_.execute("ALTER TABLE " + input_.quoted() + " ALTER COLUMN model_state SET STORAGE EXTERNAL");
 
