@@ -92,6 +92,15 @@ CREATE TABLE gems_nocut AS SELECT id, carat, color, certified, sold FROM gems_ne
 SELECT hopper.predict('gems_model', 'gems_nocut', 'id', '*', 'bad_pred');
 CREATE TABLE gems_textcarat AS SELECT id, carat::text AS carat, cut, color, certified, sold FROM gems_new;
 SELECT hopper.predict('gems_model', 'gems_textcarat', 'id', '*', 'bad_pred');
+-- A date of 'infinity' is refused naming its column, at prediction and at packing, as an infinite
+-- number is (date subtraction raised a bare 22008 naming none).
+CREATE TABLE gems_forever AS SELECT id, carat, cut, color, certified,
+    CASE WHEN id % 2 = 0 THEN 'infinity'::date ELSE '-infinity'::date END AS sold FROM gems_new;
+CREATE TABLE gems_forever_price AS SELECT f.*, g.price FROM gems_forever f JOIN gems g USING (id);
+\set VERBOSITY terse
+SELECT hopper.predict('gems_model', 'gems_forever', 'id', '*', 'bad_pred');
+SELECT hopper.preprocess('gems_forever_price', 'bad_packed', 'price', '*', exclude_columns => 'id');
+\set VERBOSITY default
 
 -- Listed columns with text and NULLs; integers declared categorical; timestamps.
 CREATE TABLE mixed AS
