@@ -54,5 +54,11 @@ uint64_t packing_bytes(const PackingShape& shape);
 
 // "1.2 GB", "340 MB", "12 kB" for messages.
 std::string format_bytes(uint64_t bytes);
+// A need and a limit in the same unit, with as many more digits as it takes to tell them apart: a
+// need just above its limit reads "1.02 MB" against "1.00 MB", not "1 MB" against "1 MB".
+struct BytesApart {
+    std::string need, limit;
+};
+BytesApart format_bytes_apart(uint64_t need, uint64_t limit);
 
 }  // namespace hopper

@@ -115,4 +115,20 @@ std::string format_bytes(uint64_t bytes) {
     return buf;
 }
 
+BytesApart format_bytes_apart(uint64_t need, uint64_t limit) {
+    const uint64_t larger = std::max(need, limit);
+    const auto [unit, name] = larger >= (uint64_t(1) << 30)   ? std::pair{double(uint64_t(1) << 30), "GB"}
+                              : larger >= (uint64_t(1) << 20) ? std::pair{double(uint64_t(1) << 20), "MB"}
+                                                              : std::pair{1024.0, "kB"};
+    auto at = [&](uint64_t bytes, int digits) {
+        char buf[48];
+        std::snprintf(buf, sizeof buf, "%.*f %s", digits, double(bytes) / unit, name);
+        return std::string(buf);
+    };
+    if (need == limit || format_bytes(need) != format_bytes(limit)) return {format_bytes(need), format_bytes(limit)};
+    for (int digits = 1; digits <= 4; ++digits)
+        if (at(need, digits) != at(limit, digits)) return {at(need, digits), at(limit, digits)};
+    return {std::to_string(need) + " bytes", std::to_string(limit) + " bytes"};
+}
+
 }  // namespace hopper

@@ -69,6 +69,23 @@ TEST(Resources, PackedTableOfManyClassesIsHuge) {
     EXPECT_EQ(format_bytes(2048), "2 kB");
 }
 
+// A need just above its limit is told apart from it ("about 1 MB of memory; hopper.max_memory_mb
+// allows 1 MB" was the message), in the limit's unit.
+TEST(Resources, NeedAndLimitReadApart) {
+    const uint64_t mb = uint64_t(1) << 20;
+    const BytesApart far = format_bytes_apart(5 * mb, mb);
+    EXPECT_EQ(far.need, "5 MB");
+    EXPECT_EQ(far.limit, "1 MB");
+    // 1.02 MB against 1 MB: one digit reads 1.0 for both, two tell them apart.
+    const BytesApart near = format_bytes_apart(mb + mb / 50, mb);
+    EXPECT_EQ(near.need, "1.02 MB");
+    EXPECT_EQ(near.limit, "1.00 MB");
+    const BytesApart byte = format_bytes_apart(mb + 1, mb);
+    EXPECT_EQ(byte.need, "1048577 bytes");
+    EXPECT_EQ(byte.limit, "1048576 bytes");
+    EXPECT_EQ(format_bytes_apart(uint64_t(3) << 30, uint64_t(3) << 30).need, "3.0 GB");
+}
+
 // Packing's plan: the shuffle of every row's identifier, or the larger step of a buffer beside the
 // identifiers kept; parallel workers add their reading and the slots of shared memory.
 TEST(Resources, PackingPlan) {

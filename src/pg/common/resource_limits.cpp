@@ -31,8 +31,9 @@ uint64_t packed_table_budget_bytes() {
 void check_memory(uint64_t bytes, const std::string& what, const std::string& hint) {
     const uint64_t budget = memory_budget_bytes();
     if (bytes <= budget) return;
-    fail(ErrorKind::OutOfMemory, what + " would need about " + format_bytes(bytes) + " of memory",
-         "hopper.max_memory_mb allows " + format_bytes(budget) +
+    const BytesApart shown = format_bytes_apart(bytes, budget);
+    fail(ErrorKind::OutOfMemory, what + " would need about " + shown.need + " of memory",
+         "hopper.max_memory_mb allows " + shown.limit +
              (setting_max_memory_mb > 0 ? "." : " (a quarter of this machine's memory)."),
          hint + (hint.empty() ? "" : " ") + "Or raise hopper.max_memory_mb, if the machine has the memory.");
 }
@@ -40,8 +41,9 @@ void check_memory(uint64_t bytes, const std::string& what, const std::string& hi
 void check_packed_table_size(uint64_t bytes, const std::string& what, const std::string& hint) {
     const uint64_t budget = packed_table_budget_bytes();
     if (bytes <= budget) return;
-    fail(ErrorKind::DiskFull, what + " would take about " + format_bytes(bytes) + " of disk",
-         "hopper.max_packed_table_mb allows " + format_bytes(budget) +
+    const BytesApart shown = format_bytes_apart(bytes, budget);
+    fail(ErrorKind::DiskFull, what + " would take about " + shown.need + " of disk",
+         "hopper.max_packed_table_mb allows " + shown.limit +
              (setting_max_packed_table_mb > 0 ? "." : " (a quarter of the free space of the database's file system)."),
          hint + (hint.empty() ? "" : " ") + "Or raise hopper.max_packed_table_mb, if the disk has the room.");
 }
