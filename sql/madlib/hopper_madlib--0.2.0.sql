@@ -1841,35 +1841,43 @@ END;
 -- 'response' the first-ranked one (without rank), a number below 1 the classes above that probability,
 -- an integer from 1 up the classes ranked up to it. The table hopper.predict made (and registered) is
 -- reshaped (made anew with its mark). Regression models keep hopper's shape (MADlib predicts classes only).
+-- The rows pred_type keeps, as a condition on prob and rank; raises for a pred_type that is none of
+-- those, which the predict functions check before anything is predicted.
+CREATE FUNCTION madlib.__hopper_pred_type_rows(pred_type text) RETURNS text
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    limit_value float8;
+BEGIN
+    pred_type := lower(btrim(COALESCE(pred_type, 'prob')));
+    IF pred_type = 'response' THEN
+        RETURN 'rank = 1';
+    ELSIF pred_type = 'prob' THEN
+        RETURN 'true';
+    END IF;
+    BEGIN
+        limit_value := pred_type::float8;
+    EXCEPTION WHEN invalid_text_representation THEN
+        limit_value := NULL;
+    END;
+    IF limit_value IS NULL OR limit_value <= 0 OR (limit_value >= 1 AND limit_value <> trunc(limit_value)) THEN
+        RAISE EXCEPTION 'invalid pred_type %', pred_type USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'pred_type is ''prob'', ''response'', a probability between 0 and 1 or a rank (an integer from 1).';
+    END IF;
+    RETURN CASE WHEN limit_value < 1 THEN format('prob > %s', limit_value) ELSE format('rank <= %s', limit_value::int8) END;
+END $$;
+
 CREATE FUNCTION madlib.__hopper_predict_rows(output_table text, id_col text, pred_type text, class_name text,
                                              class_values text[])
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     out regclass := madlib.__hopper_quote_name(output_table)::regclass;
     id text := quote_ident((parse_ident(id_col))[1]);
-    keep text;
-    limit_value float8;
+    keep text := madlib.__hopper_pred_type_rows(pred_type);
     nsp name;
     rel name;
     note text;
 BEGIN
     pred_type := lower(btrim(COALESCE(pred_type, 'prob')));
-    IF pred_type = 'response' THEN
-        keep := 'rank = 1';
-    ELSIF pred_type = 'prob' THEN
-        keep := 'true';
-    ELSE
-        BEGIN
-            limit_value := pred_type::float8;
-        EXCEPTION WHEN invalid_text_representation THEN
-            limit_value := NULL;
-        END;
-        IF limit_value IS NULL OR limit_value <= 0 OR (limit_value >= 1 AND limit_value <> trunc(limit_value)) THEN
-            RAISE EXCEPTION 'invalid pred_type %', pred_type USING ERRCODE = 'invalid_parameter_value',
-                HINT = 'pred_type is ''prob'', ''response'', a probability between 0 and 1 or a rank (an integer from 1).';
-        END IF;
-        keep := CASE WHEN limit_value < 1 THEN format('prob > %s', limit_value) ELSE format('rank <= %s', limit_value::int8) END;
-    END IF;
     DROP TABLE IF EXISTS pg_temp.__hopper_predict_rows;
     EXECUTE format('CREATE TEMP TABLE __hopper_predict_rows AS SELECT %s AS id, prob FROM %s', id, out);
     -- Made anew under its name and with its comment (hopper's mark of the table it made): altered in
@@ -1965,6 +1973,7 @@ BEGIN
     PERFORM madlib.__hopper_required(independent_varname IS NOT NULL, 'independent_varname');
     PERFORM madlib.__hopper_required_table(output_table, 'output_table', 'output');
     PERFORM madlib.__hopper_no_gpus(use_gpus);
+    PERFORM madlib.__hopper_pred_type_rows(pred_type);
     PERFORM madlib.__hopper_not_packed(test_table);
     PERFORM madlib.__hopper_check_image_shape(model_table, mst_key, test_table, independent_varname);
     read_table := madlib.__hopper_flat_source(test_table, independent_varname, id_col);
@@ -2037,6 +2046,7 @@ BEGIN
     PERFORM madlib.__hopper_required(independent_varname IS NOT NULL, 'independent_varname');
     PERFORM madlib.__hopper_required_table(output_table, 'output_table', 'output');
     PERFORM madlib.__hopper_no_gpus(use_gpus);
+    PERFORM madlib.__hopper_pred_type_rows(pred_type);
     PERFORM madlib.__hopper_not_packed(test_table);
     IF COALESCE(dependent_count, 1) <> 1 THEN
         PERFORM madlib.__hopper_unsupported('dependent_count ' || dependent_count || ' (multi-output models)',
