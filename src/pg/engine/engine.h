@@ -87,6 +87,10 @@ public:
     // One buffer of `rows` rows: `x` and `y` are float4[] values of rows x x_dim and rows x y_dim,
     // stored as they are; its shapes are {rows, x_dim} and {rows, y_dim}.
     virtual void write(int32_t dist_key, int32_t buffer_id, Datum x, Datum y, int rows, int x_dim, int y_dim) = 0;
+    // Also keep each buffer it writes in the server's cache of detoasted buffers
+    // (shared_buffer_cache.h) while the buffer is at hand. Writers whose buffers end up elsewhere
+    // (another node's shards) ignore it.
+    virtual void keep_written_buffers() {}
     // After the last buffer: later statements see the rows. Nothing to undo on an error (the
     // transaction's abort closes what the writer opened).
     virtual void finish() = 0;

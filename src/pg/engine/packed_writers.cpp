@@ -8,14 +8,17 @@
 #include "hopper/error.h"
 #include "pg/common/names.h"
 #include "pg/engine/engine.h"
+#include "pg/runtime/shared_buffer_cache.h"
 
 extern "C" {
+#include "access/detoast.h"
 #include "access/heapam.h"
 #include "access/table.h"
 #include "catalog/partition.h"
 #include "executor/executor.h"
 #include "executor/tuptable.h"
 #include "nodes/makefuncs.h"
+#include "storage/bufmgr.h"
 #include "utils/rel.h"
 }
 
@@ -73,7 +76,7 @@ public:
     void write(int32_t dist_key, int32_t buffer_id, Datum x, Datum y, int rows, int x_dim, int y_dim) override {
         const auto at = std::find(dist_keys_.begin(), dist_keys_.end(), dist_key);
         if (at == dist_keys_.end()) fail(ErrorKind::Internal, "no segment has dist_key " + std::to_string(dist_key));
-        const Part& part = parts_[parts_.size() == 1 ? 0 : std::size_t(at - dist_keys_.begin())];
+        Part& part = parts_[parts_.size() == 1 ? 0 : std::size_t(at - dist_keys_.begin())];
         call([&] {
             MemoryContextReset(memory_);
             MemoryContext caller = MemoryContextSwitchTo(memory_);
@@ -90,19 +93,24 @@ public:
             HeapTuple tuple = heap_form_tuple(RelationGetDescr(part.rel), values, nulls);
             // The table is new in this transaction: no free space to look for in it.
             heap_insert(part.rel, tuple, cid_, HEAP_INSERT_SKIP_FSM, nullptr);
+            last_tid_ = tuple->t_self;
             ExecStoreHeapTuple(tuple, part.slot, false);
             ExecInsertIndexTuples(part.info, part.slot, estate_, false, false, nullptr, NIL);
             ExecClearTuple(part.slot);
             ResetPerTupleExprContext(estate_);
             MemoryContextSwitchTo(caller);
         });
+        if (keep_) keep(part, x, y);
     }
+
+    void keep_written_buffers() override { keep_ = true; }
 
     void finish() override {
         call([&] {
             for (Part& part : parts_) {
                 ExecDropSingleTupleTableSlot(part.slot);
                 ExecCloseIndices(part.info);
+                if (part.toast) table_close(part.toast, AccessShareLock);
                 table_close(part.rel, NoLock);
             }
             parts_.clear();
@@ -117,12 +125,56 @@ private:
         Relation rel = nullptr;
         ResultRelInfo* info = nullptr;
         TupleTableSlot* slot = nullptr;
+        Relation toast = nullptr;  // opened by the first buffer kept
     };
+
+    // The buffer just inserted (t_self set by heap_insert) kept in the server's cache from `x` and
+    // `y`, which TOAST now holds, so that the next call starts warm without preprocess fetching them
+    // back from TOAST afterwards (shared_buffer_keep): on Fashion-MNIST the backend's CPU time of
+    // preprocess fell from 830 to 745 ms, and its wall time from 0.85 to 0.77 s (medians of 6 runs,
+    // interleaved).
+    void keep(Part& part, Datum x, Datum y) {
+        varatt_external pointers[2];
+        bool external[2] = {false, false};
+        call([&] {
+            const ItemPointerData tid = last_tid_;
+            Buffer buffer = ReadBuffer(part.rel, ItemPointerGetBlockNumber(&tid));
+            LockBuffer(buffer, BUFFER_LOCK_SHARE);
+            const Page page = BufferGetPage(buffer);
+            const ItemId item = PageGetItemId(page, ItemPointerGetOffsetNumber(&tid));
+            HeapTupleData stored;
+            stored.t_data = reinterpret_cast<HeapTupleHeader>(PageGetItem(page, item));
+            stored.t_len = ItemIdGetLength(item);
+            stored.t_self = tid;
+            stored.t_tableOid = RelationGetRelid(part.rel);
+            for (int c = 0; c < 2; ++c) {
+                bool isnull = true;
+                const Datum d = heap_getattr(&stored, 3 + c, RelationGetDescr(part.rel), &isnull);
+                const varlena* v = reinterpret_cast<const varlena*>(DatumGetPointer(d));
+                external[c] = !isnull && VARATT_IS_EXTERNAL_ONDISK(v);
+                if (external[c]) VARATT_EXTERNAL_GET_POINTER(pointers[c], v);
+            }
+            UnlockReleaseBuffer(buffer);
+        });
+        const Datum values[2] = {x, y};
+        for (int c = 0; c < 2; ++c)
+            if (external[c] && pointers[c].va_toastrelid == part.rel->rd_rel->reltoastrelid)
+                if (!put_in_cache(part, pointers[c], reinterpret_cast<const varlena*>(DatumGetPointer(values[c]))))
+                    keep_ = false;  // no room: the rest would only push out what was kept
+    }
+
+    bool put_in_cache(Part& part, const varatt_external& pointer, const varlena* value) {
+        if (!part.toast)
+            part.toast = call([&] { return table_open(part.rel->rd_rel->reltoastrelid, AccessShareLock); });
+        return shared_buffer_put(part.toast, pointer, value);
+    }
     std::vector<int32_t> dist_keys_;
     std::vector<Part> parts_;
     MemoryContext memory_ = nullptr;
     EState* estate_ = nullptr;
     CommandId cid_ = 0;
+    ItemPointerData last_tid_{};
+    bool keep_ = false;
 };
 
 // Writes the buffers into a temporary table of this transaction (HeapPackedWriter: no statements, so

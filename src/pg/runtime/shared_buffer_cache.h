@@ -36,6 +36,7 @@
 extern "C" {
 #include "port/atomics.h"
 #include "utils/dsa.h"
+#include "utils/relcache.h"
 }
 
 namespace hopper::pg {
@@ -93,6 +94,12 @@ std::vector<bool> shared_buffer_holds(const std::vector<varatt_external>& pointe
 // stored uncompressed by one sequential scan of each TOAST relation (about three times as fast as
 // fetching them one by one through its index), others one by one. Stops at the first that finds no room.
 void shared_buffer_keep(const std::vector<varatt_external>& pointers);
+
+// Keeps `value`, the bytes this transaction just stored out of line in `toast` under `pointer`
+// (preprocess, as it writes a buffer it still holds), unpinned: what shared_buffer_keep would fetch
+// back from TOAST, without fetching it. Nothing when the cache lacks room, the relation is not a heap,
+// the value is stored compressed or its size is not the pointer's; whether it was kept.
+bool shared_buffer_put(Relation toast, const varatt_external& pointer, const varlena* value);
 
 // Keeps the values stored uncompressed among `pointers` that the cache lacks, unpinned, marked as
 // kept by `kept_by`, each TOAST relation in one sequential scan (about three times as fast as fetching

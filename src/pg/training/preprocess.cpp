@@ -27,6 +27,7 @@
 #include "pg/common/spi.h"
 #include "pg/engine/engine.h"
 #include "pg/runtime/buffer_cache.h"
+#include "pg/runtime/shared_buffer_cache.h"
 #include "pg/training/pack_buffers.h"
 #include "pg/training/tabular.h"
 
@@ -413,6 +414,13 @@ PackResult pack_rows(Spi& spi, const Source& src, const Layout& layout, const Ta
     const std::unique_ptr<Engine> out_engine = local ? postgres_engine() : detect_engine(spi);
     job.dist_keys = out_engine->create_packed_table(spi, out, num_segments, placement);
     const std::unique_ptr<PackedWriter> writer = out_engine->packed_writer(spi, out, job.dist_keys);
+    // The buffers go into the server's cache as they are written when all of them fit (more would
+    // push out the first with the last); keep_packed_buffers below then finds them there.
+    const uint64_t buffer_bytes = uint64_t(rows) * uint64_t(layout.x_dim + layout.y_dim) * sizeof(float) +
+                                  uint64_t(result.plan.rows.size()) * 2 * 64;  // headers
+    if (!local && engine->reads_buffers_locally() && shared_buffer_cache_enabled() &&
+        buffer_bytes <= shared_buffer_cache_size())
+        writer->keep_written_buffers();
     const int workers = packing_workers(spi, source_rows, *writer, shape, result.plan.rows.size());
     pack_buffers(spi, job, keys, *writer, workers);
     writer->finish();
