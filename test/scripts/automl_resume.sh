@@ -59,17 +59,32 @@ wait "$CLIENT" 2>/dev/null || true
 for _ in $(seq 1 100); do pg_isready -q && q -c "SELECT 1" >/dev/null 2>&1 && break; sleep 0.1; done
 [ "$(q -c "SELECT state FROM hopper.runs WHERE run_id = $B")" = INTERRUPTED ] || fail "a killed search does not read INTERRUPTED"
 [ "$(q -c "SELECT to_regclass('interrupted') IS NULL")" = t ] || fail "a killed search left its output table"
-DONE_BEFORE=$(completed_rungs "$B")
 
-# Continued, then cancelled after one more rung, and continued again to the end.
+# Continued, then cancelled, and continued again to the end. A session holding hopper.search_rungs
+# in SHARE mode keeps the continued search from recording its next rung, so that the cancel finds it
+# running however fast its last rungs are (waiting for it to complete a rung raced with its end).
+psql -qX -d "$DB" -c "BEGIN" -c "LOCK TABLE hopper.search_rungs IN SHARE MODE" -c "SELECT pg_sleep(120) AS rung_holder" \
+  -c "COMMIT" >/dev/null 2>&1 &
+HOLDER=$!
+for _ in $(seq 1 200); do
+  [ "$(q -c "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(120) AS rung_holder%' AND pid <> pg_backend_pid()")" = 1 ] && break
+  sleep 0.05
+done
 q -c "SET client_min_messages = warning" -c "CALL hopper.fit_automl(run_id => $B)" >/dev/null 2>&1 &
 CLIENT=$!
-wait_for_rungs "$B" $((DONE_BEFORE + 1))
+for _ in $(seq 1 600); do
+  [ "$(q -c "SELECT count(*) FROM pg_stat_activity a JOIN hopper.runs r ON r.backend_pid = a.pid
+             WHERE r.run_id = $B AND r.state = 'ACTIVE' AND a.wait_event_type = 'Lock'")" = 1 ] && break
+  sleep 0.05
+done
 # A third session may not continue a search that is running.
 OUT=$(q -c "CALL hopper.fit_automl(run_id => $B)" 2>&1 || true)
 case "$OUT" in *"is being run by another session"*) ;; *) fail "a running search was continued twice: $OUT" ;; esac
 q -c "SELECT pg_cancel_backend(backend_pid) FROM hopper.runs WHERE run_id = $B" >/dev/null
 wait "$CLIENT" 2>/dev/null || true
+q -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(120) AS rung_holder%' AND pid <> pg_backend_pid()" >/dev/null
+wait "$HOLDER" 2>/dev/null || true
+[ "$(q -c "SELECT state FROM hopper.runs WHERE run_id = $B")" = INTERRUPTED ] || fail "a cancelled search does not read INTERRUPTED"
 q -c "SET client_min_messages = warning" -c "CALL hopper.fit_automl(run_id => $B)" >/dev/null
 
 # Same decisions, curves and final states as the uninterrupted search.
