@@ -22,6 +22,12 @@
 #include "pg/common/spi.h"
 #include "pg/training/run.h"
 
+extern "C" {
+#include "catalog/pg_class.h"
+#include "storage/lmgr.h"
+#include "utils/syscache.h"
+}
+
 using namespace hopper;
 using namespace hopper::pg;
 
@@ -231,6 +237,33 @@ std::pair<TableName, TableName> selection_outputs(const std::string& text) {
 
 }  // namespace
 
+namespace {
+// An architecture table that exists is written only if the caller owns it: another role's table may
+// run that role's code as the caller (its triggers, rules, column defaults), and a superuser calling
+// load_model_arch on a name another role took first would run it as a superuser. The table is locked
+// first, so it stays the table that was checked until the transaction ends.
+void require_own_arch_table(const TableName& table, LOCKMODE lock, const char* call_name) {
+    const Oid relid = table_oid(table);
+    std::string owner;
+    const bool own = call([&] {
+        LockRelationOid(relid, lock);
+        HeapTuple tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+        if (!HeapTupleIsValid(tuple)) return true;  // dropped meanwhile: the statement says so
+        const Oid relowner = reinterpret_cast<Form_pg_class>(GETSTRUCT(tuple))->relowner;
+        ReleaseSysCache(tuple);
+        if (relowner == GetUserId()) return true;
+        const char* name = GetUserNameFromId(relowner, true);
+        owner = name ? name : std::to_string(relowner);
+        return false;
+    });
+    if (!own)
+        fail(ErrorKind::Privilege, std::string(call_name) + " changes only a " + kArchWhat + " the caller owns",
+             std::string(kArchWhat) + " " + table.display() + " belongs to role " + owner +
+                 ", whose triggers, rules and defaults would run as the caller.",
+             "Use a table of your own, or let hopper.load_model_arch create one.");
+}
+}  // namespace
+
 // load_model_arch(model_arch_table, model_arch, name, description, model_weights) -> model_id
 HOPPER_FUNCTION(load_model_arch) {
     const std::string table_text = arg_text(fcinfo, 0, "model_arch_table");
@@ -269,7 +302,8 @@ HOPPER_FUNCTION(load_model_arch) {
         record_output_table(spi, table, "model_arch", new_output_token(spi), "hopper model architecture table");
         notice("created model architecture table " + table.display());
     } else {
-        // An existing table (made here, by MADlib, or by hand): the columns this call fills.
+        // An existing table (made here, by MADlib, or by hand) of the caller's: the columns this call fills.
+        require_own_arch_table(table, RowExclusiveLock, "hopper.load_model_arch");
         require_column(table, "model_id", kArchWhat);
         const std::string table_quoted = table.quoted();
         if (!spi.scalar_bool(
@@ -315,6 +349,7 @@ HOPPER_FUNCTION(delete_model_arch) {
     const int32_t model_id = int32_t(arg_int(fcinfo, 1, "model_id"));
     Spi spi;
     const TableName table = resolve_input_table(table_text, kArchWhat);
+    require_own_arch_table(table, RowExclusiveLock, "hopper.delete_model_arch");
     require_column(table, "model_id", kArchWhat);
     if (spi.execute("DELETE FROM " + table.quoted() + " WHERE model_id OPERATOR(pg_catalog.=) $1",
                     {SqlParam::int4(model_id)}) == 0)

@@ -181,6 +181,37 @@ SELECT hopper.predict('bob_m', 'bob_src', 'id', 'x', 'bob_scored');
 SELECT count(*) FILTER (WHERE estimated_y IS NOT NULL) AS bob_rows_scored FROM bob_scored;
 RESET ROLE;
 
+-- Mallory takes the name of the architecture table Alice is about to load into, with a trigger that
+-- would run as whoever inserts (deleting Alice's model with her rights, or, for a superuser, anything).
+-- hopper.load_model_arch and delete_model_arch write only into a table of the caller's own.
+SET ROLE hopper_att_mallory;
+CREATE TABLE arch_trigger_log (who name);
+GRANT INSERT ON arch_trigger_log TO PUBLIC;
+CREATE TABLE shared_archs (model_id serial PRIMARY KEY, model_arch jsonb NOT NULL, name text, description text,
+                           model_weights bytea);
+GRANT SELECT, INSERT, DELETE ON shared_archs TO PUBLIC;
+GRANT USAGE ON SEQUENCE shared_archs_model_id_seq TO PUBLIC;
+INSERT INTO shared_archs (model_arch) VALUES ('{"input_dim": 2, "layers": [{"units": 3, "activation": "softmax"}]}');
+CREATE FUNCTION plant() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO public.arch_trigger_log VALUES (current_user);
+    PERFORM hopper.delete_model('alice-model');
+    RETURN COALESCE(NEW, OLD);
+END $$;
+CREATE TRIGGER plant BEFORE INSERT OR DELETE ON shared_archs FOR EACH ROW EXECUTE FUNCTION plant();
+RESET ROLE;
+SET ROLE hopper_att_alice;
+SELECT try($$SELECT hopper.load_model_arch('shared_archs', '{"input_dim": 2, "layers": [{"units": 3, "activation": "softmax"}]}')$$);
+SELECT try($$SELECT hopper.delete_model_arch('shared_archs', 1)$$);
+SELECT count(*) AS alice_models FROM hopper.models WHERE name = 'alice-model';
+RESET ROLE;
+SELECT count(*) AS trigger_ran FROM arch_trigger_log;
+-- Her own table she may load into again and again.
+SET ROLE hopper_att_alice;
+SELECT hopper.load_model_arch('alice_archs', '{"input_dim": 2, "layers": [{"units": 3, "activation": "softmax"}]}') AS first_id,
+       hopper.load_model_arch('alice_archs', '{"input_dim": 2, "layers": [{"units": 3, "activation": "softmax"}]}') AS second_id;
+RESET ROLE;
+
 -- A superuser may reassign rows (someone left).
 UPDATE hopper.models SET owner = 'hopper_att_bob' WHERE name = 'alice-model';
 SELECT owner FROM hopper.models WHERE name = 'alice-model';
