@@ -79,11 +79,13 @@ std::string cell_sql(const std::string& column_ref, Oid type, ColumnKind kind) {
         case ColumnKind::Date:
             // Date subtraction raises for 'infinity' (22008, naming no column); as a timestamp's epoch
             // does, it becomes an infinite float, which packing and prediction refuse naming the column.
+            // NULL stays NULL (imputed).
             if (type == DATEOID)
                 return "CASE WHEN pg_catalog.isfinite(" + column_ref + ") THEN (" + column_ref +
                        " OPERATOR(pg_catalog.-) '1970-01-01'::pg_catalog.date)::pg_catalog.float8 WHEN " + column_ref +
-                       " OPERATOR(pg_catalog.>) '1970-01-01'::pg_catalog.date THEN 'Infinity'::pg_catalog.float8"
-                       " ELSE '-Infinity'::pg_catalog.float8 END";
+                       " OPERATOR(pg_catalog.>) '1970-01-01'::pg_catalog.date THEN 'Infinity'::pg_catalog.float8 WHEN " +
+                       column_ref +
+                       " OPERATOR(pg_catalog.<) '1970-01-01'::pg_catalog.date THEN '-Infinity'::pg_catalog.float8 END";
             return "(pg_catalog.date_part('epoch', " + column_ref +
                    ") OPERATOR(pg_catalog./) 86400::pg_catalog.float8)";
         default: return column_ref + "::pg_catalog.float8";

@@ -101,6 +101,10 @@ CREATE TABLE gems_forever_price AS SELECT f.*, g.price FROM gems_forever f JOIN 
 SELECT hopper.predict('gems_model', 'gems_forever', 'id', '*', 'bad_pred');
 SELECT hopper.preprocess('gems_forever_price', 'bad_packed', 'price', '*', exclude_columns => 'id');
 \set VERBOSITY default
+-- (A NULL date is still imputed.)
+CREATE TABLE gems_undated AS SELECT id, carat, cut, color, certified, NULL::date AS sold FROM gems_new;
+SELECT hopper.predict('gems_model', 'gems_undated', 'id', '*', 'gems_undated_pred');
+SELECT count(*) FILTER (WHERE estimated_price IS NOT NULL) AS undated_rows_predicted FROM gems_undated_pred;
 
 -- Listed columns with text and NULLs; integers declared categorical; timestamps.
 CREATE TABLE mixed AS
