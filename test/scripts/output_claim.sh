@@ -129,4 +129,30 @@ actual=$(q -A -t -c "SELECT r.state || '|' || pg_catalog.max(c.iteration) FROM h
 [ "$actual" = "INTERRUPTED|1500" ] || fail "expected the run INTERRUPTED with its checkpoint of iteration 1500, got $actual"
 [ "$(q -A -t -c "SELECT count(*) FROM pg_class WHERE relname LIKE 'busy_out%'")" = 1 ] || fail "the run left outputs"
 
+# The locks of claims and runs are in a class of hopper's own, which pg_advisory_lock cannot take:
+# another role holding the advisory locks with the same keys (the output's name hashed, the next run
+# ids, the id of an interrupted run) neither blocks a run nor makes an interrupted one read ACTIVE.
+q >/dev/null <<'SQL'
+DROP ROLE IF EXISTS hopper_claim_squatter;
+CREATE ROLE hopper_claim_squatter LOGIN;
+SQL
+next_run=$(q -A -t -c "SELECT pg_catalog.max(run_id) + 1 FROM hopper.runs")
+busy_run=$(q -A -t -c "SELECT run_id FROM hopper.runs WHERE name = 'busy'")
+psql -X -q -v ON_ERROR_STOP=1 -d "$DB" -U hopper_claim_squatter \
+  -c "SELECT pg_advisory_lock(1213222705, hashtext('public.squatted_out')), pg_advisory_lock(1213223473, $busy_run)" \
+  -c "SELECT count(pg_advisory_lock(1213223473, r::int4)) FROM generate_series($next_run, $next_run + 20) r" \
+  -c "SELECT pg_sleep(60) AS squatting" >/dev/null 2>&1 &
+squatter=$!
+for _ in $(seq 400); do
+  [ "$(q -A -t -c "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(60) AS squatting%' AND pid <> pg_backend_pid()")" = 1 ] && break
+  sleep 0.05
+done
+q -c "SET client_min_messages = warning" -c "CALL hopper.fit('packed', 'squatted_out', '$ARCH', '', '', 1, name => 'squatted')" \
+  >"$TMP/sq.log" 2>&1 || { cat "$TMP/sq.log" >&2; fail "another role's advisory locks blocked a run"; }
+[ "$(q -A -t -c "SELECT state FROM hopper.runs WHERE run_id = $busy_run")" = INTERRUPTED ] \
+  || fail "another role's advisory lock made an interrupted run read ACTIVE"
+q -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(60) AS squatting%' AND pid <> pg_backend_pid()" >/dev/null
+wait "$squatter" 2>/dev/null || true
+q -c "DROP ROLE hopper_claim_squatter" >/dev/null
+
 echo "output_claim: ok"

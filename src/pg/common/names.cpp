@@ -106,9 +106,11 @@ void fail_name_claimed(const TableName& t, const char* what) {
         spi.execute(
             "SELECT pg_catalog.string_agg(l.pid::pg_catalog.text, ', ') FROM pg_catalog.pg_locks l"
             " WHERE l.locktype OPERATOR(pg_catalog.=) 'advisory' AND l.granted"
-            " AND l.objsubid OPERATOR(pg_catalog.=) 2 AND l.database OPERATOR(pg_catalog.=) $1::pg_catalog.oid"
-            " AND l.classid OPERATOR(pg_catalog.=) $2::pg_catalog.oid AND l.objid OPERATOR(pg_catalog.=) $3::pg_catalog.oid"
-            " AND l.pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid()",
+            " AND l.objsubid OPERATOR(pg_catalog.=) " +
+                std::to_string(kHopperLockClass) +
+                " AND l.database OPERATOR(pg_catalog.=) $1::pg_catalog.oid"
+                " AND l.classid OPERATOR(pg_catalog.=) $2::pg_catalog.oid AND l.objid OPERATOR(pg_catalog.=) $3::pg_catalog.oid"
+                " AND l.pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid()",
             {SqlParam::int8(int64_t(MyDatabaseId)), SqlParam::int8(int64_t(uint32_t(kOutputLockSpace))),
              SqlParam::int8(int64_t(uint32_t(output_name_key(t))))});
         if (spi.rows() == 1 && !spi.is_null(0, 0)) holder = spi.text(0, 0);
@@ -122,7 +124,7 @@ void fail_name_claimed(const TableName& t, const char* what) {
 void require_absent(const TableName& t, const char* what) {
     const bool claimed = call([&] {
         LOCKTAG tag;
-        SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, uint32(kOutputLockSpace), uint32(output_name_key(t)), 2);
+        SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, uint32(kOutputLockSpace), uint32(output_name_key(t)), kHopperLockClass);
         return LockAcquire(&tag, ExclusiveLock, false, true) != LOCKACQUIRE_NOT_AVAIL;
     });
     if (!claimed) fail_name_claimed(t, what);

@@ -36,6 +36,10 @@ void require_absent(const TableName& t, const char* what);
 // ("HPO1"), keyed by a hash of the quoted name, taken without waiting. A training run holds its
 // outputs' claims for as long as it runs (run_lock.h), other calls until their transaction ends.
 constexpr int32_t kOutputLockSpace = 0x48504F31;
+// The class (LOCKTAG field4, pg_locks.objsubid) of hopper's advisory locks: pg_advisory_lock and its
+// kin take only classes 1 (one bigint key) and 2 (two int4 keys), so no role can take, and so block
+// or fake, the locks hopper's claims and runs hold (with class 2, any role could).
+constexpr uint16_t kHopperLockClass = 0x4850;  // "HP"
 int32_t output_name_key(const TableName& t);
 // Raises 55006: the name's claim is held by another session (named by its process id when found).
 [[noreturn]] void fail_name_claimed(const TableName& t, const char* what);

@@ -28,7 +28,7 @@ int held_count = 0;
 
 LOCKTAG tag_of(int32_t space, int32_t key) {
     LOCKTAG tag;
-    SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, uint32(space), uint32(key), 2);
+    SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, uint32(space), uint32(key), kHopperLockClass);
     return tag;
 }
 

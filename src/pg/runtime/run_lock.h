@@ -1,4 +1,5 @@
-// Session-level advisory locks a training run holds while it runs:
+// Session-level advisory locks a training run holds while it runs, in hopper's own lock class
+// (names.h: kHopperLockClass, which no SQL function takes):
 //  * the run's lock (key space 0x48505231, key = run id mod 2^31): "this run is alive". hopper.runs
 //    reads an ACTIVE run whose lock nobody holds as INTERRUPTED (hopper.run_is_live), so its state
 //    is truthful whether the session crashed, was cancelled, or failed and went on;
