@@ -3,6 +3,12 @@
 #include "hopper/error.h"
 #include "pg/common/schema_version.h"
 
+extern "C" {
+#include "catalog/pg_class.h"
+#include "utils/acl.h"
+#include "utils/syscache.h"
+}
+
 namespace hopper::pg {
 
 namespace {
@@ -61,11 +67,31 @@ void forget_output_tables(Spi& spi, const std::string& token) {
                 {SqlParam::text(token)});
 }
 
+void require_droppable(const TableName& table, const char* what) {
+    const Oid relid = table_oid(table);
+    if (!OidIsValid(relid) || call([&] { return pg_class_ownercheck(relid, GetUserId()); })) return;
+    const char* owner = call([&]() -> const char* {
+        HeapTuple tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+        if (!HeapTupleIsValid(tuple)) return nullptr;
+        const char* name = GetUserNameFromId(reinterpret_cast<Form_pg_class>(GETSTRUCT(tuple))->relowner, true);
+        ReleaseSysCache(tuple);
+        return name;
+    });
+    fail(ErrorKind::Privilege,
+         std::string(what) + " " + table.display() + " would be replaced, and the caller may not drop it",
+         "It belongs to role " + std::string(owner ? owner : "?") + ".", "Write the model to another output table.");
+}
+
 void require_replaceable(Spi& spi, const TableName& table, const std::string& kind, const std::string& token,
                          const char* what) {
     if (!table_exists(table)) return;
     const std::optional<std::string> found = output_token(spi, table, kind);
-    if (found && (token.empty() || *found == token)) return;
+    if (found && (token.empty() || *found == token)) {
+        // Checked now, not when the table is dropped after training: another role's table carrying
+        // this token's mark (which any role may record for itself) would make the run fail at its end.
+        require_droppable(table, what);
+        return;
+    }
     fail(ErrorKind::DuplicateTable,
          std::string(what) + " " + table.display() + " already exists and hopper did not create it" +
              (found ? " with this model" : ""),

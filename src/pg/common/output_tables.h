@@ -26,8 +26,11 @@ std::optional<std::string> output_token(Spi& spi, const TableName& table, const 
 void forget_output_tables(Spi& spi, const std::string& token);
 
 // Before replacing `table`: nothing if it does not exist; fine if hopper created it as `kind` with
-// `token` (any token when empty); otherwise 42P07, naming what it is (`what`).
+// `token` (any token when empty) and the caller may drop it (42501 if not); otherwise 42P07, naming
+// what it is (`what`).
 void require_replaceable(Spi& spi, const TableName& table, const std::string& kind, const std::string& token,
                          const char* what);
+// 42501 if `table` exists and the caller may not drop it (does not own it).
+void require_droppable(const TableName& table, const char* what);
 
 }  // namespace hopper::pg

@@ -58,6 +58,7 @@ std::string replaceable_outputs(Spi& spi, const TableName& output) {
             "replaces only tables it created (they carry its mark in their comment and a row in hopper.output_tables).",
             "Warm start from a table written by fit, fit_multiple, fit_data_parallel or materialize_checkpoint, or "
             "start from a checkpoint with warm_start_checkpoint or warm_start_run.");
+    require_droppable(output, "model output table");
     require_replaceable(spi, output.with_suffix("_info"), "model_info", *token, "info table");
     require_replaceable(spi, output.with_suffix("_summary"), "model_summary", *token, "summary table");
     require_replaceable(spi, output.with_suffix("_hops"), "model_hops", *token, "hops table");

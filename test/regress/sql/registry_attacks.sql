@@ -212,6 +212,26 @@ SELECT hopper.load_model_arch('alice_archs', '{"input_dim": 2, "layers": [{"unit
        hopper.load_model_arch('alice_archs', '{"input_dim": 2, "layers": [{"units": 3, "activation": "softmax"}]}') AS second_id;
 RESET ROLE;
 
+-- Mallory makes a table where Alice's warm start will look for the hops table of her model, with the
+-- mark of Alice's model in its comment and a row for that mark in hopper.output_tables (any role may
+-- record one for itself). The warm start is refused before it trains (it trained every iteration
+-- and then failed to drop Mallory's table), and records no run.
+SELECT (regexp_match(obj_description('alice_m'::regclass, 'pg_class'), '\[hopper:([0-9a-f-]{36})\]'))[1] AS alice_token \gset
+SET ROLE hopper_att_mallory;
+CREATE TABLE alice_m_hops (note text);
+SELECT set_config('hopper_test.alice_token', :'alice_token', false) IS NOT NULL AS token_known;
+DO $$ BEGIN
+    EXECUTE format('COMMENT ON TABLE alice_m_hops IS %L',
+                   'looks like hopper''s [hopper:' || current_setting('hopper_test.alice_token') || ']');
+END $$;
+INSERT INTO hopper.output_tables (token, kind, schema_name, table_name) VALUES (:'alice_token', 'model_hops', 'public', 'alice_m_hops');
+RESET ROLE;
+SET ROLE hopper_att_alice;
+SELECT try($$CALL hopper.fit('alice_packed', 'alice_m', '{"input_dim": 2, "layers": [{"units": 3, "activation": "softmax"}]}',
+                             $q$optimizer='SGD(lr=0.1)', metrics=['accuracy']$q$, '', 2, name => 'alice warm', warm_start => true)$$);
+SELECT count(*) AS warm_runs_recorded FROM hopper.runs WHERE name = 'alice warm';
+RESET ROLE;
+
 -- A superuser may reassign rows (someone left).
 UPDATE hopper.models SET owner = 'hopper_att_bob' WHERE name = 'alice-model';
 SELECT owner FROM hopper.models WHERE name = 'alice-model';
