@@ -232,6 +232,19 @@ SELECT try($$CALL hopper.fit('alice_packed', 'alice_m', '{"input_dim": 2, "layer
 SELECT count(*) AS warm_runs_recorded FROM hopper.runs WHERE name = 'alice warm';
 RESET ROLE;
 
+-- The alias history: Mallory may add rows only as the triggers write them -- about her own model,
+-- under its name, now; not rows that read, in the history of Alice's model name, as a change to it,
+-- nor a change dated to come.
+SET ROLE hopper_att_mallory;
+SELECT try($$INSERT INTO hopper.model_alias_history (model_id, model_name, alias, from_version, to_version)
+             SELECT model_id, 'alice-model', 'champion', 1, 42 FROM hopper.models WHERE name = 'mallory-model'$$);
+SELECT try($$INSERT INTO hopper.model_alias_history (model_id, model_name, alias, to_version, change_time)
+             SELECT model_id, name, 'champion', 1, now() + interval '1 year' FROM hopper.models WHERE name = 'mallory-model'$$);
+SELECT try($$INSERT INTO hopper.model_alias_history (model_id, model_name, alias, to_version)
+             SELECT model_id, name, 'champion', 1 FROM hopper.models WHERE name = 'mallory-model'$$);
+RESET ROLE;
+SELECT count(*) AS history_naming_alice_model FROM hopper.model_alias_history WHERE model_name = 'alice-model';
+
 -- A superuser may reassign rows (someone left).
 UPDATE hopper.models SET owner = 'hopper_att_bob' WHERE name = 'alice-model';
 SELECT owner FROM hopper.models WHERE name = 'alice-model';
