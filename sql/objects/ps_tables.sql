@@ -11,3 +11,4 @@ SELECT t.name, t.num_keys,
 FROM hopper.ps_tables_internal() AS t;
 COMMENT ON VIEW hopper.ps_tables IS
 'parameter tables of this database: settings, slowest and fastest worker clock, shared memory used, call/key counters since creation, late_adds (SparseSSP: chunks first written after a Get too far ahead had read them), and for a part of a table split over servers its part number and the range map';
+GRANT SELECT ON hopper.ps_tables TO PUBLIC;

@@ -294,6 +294,8 @@ DROP FUNCTION hopper.ps_tables_internal();
 #include "objects/ps_tables_internal.sql"
 
 #include "objects/ps_tables.sql"
+-- The views docs/parameter_server.md tells every user to query (0.1.0 granted them to nobody).
+GRANT SELECT ON hopper.ps_workers TO PUBLIC;
 #include "objects/ps_get.sql"
 #include "objects/ps_add.sql"
 

@@ -36,6 +36,9 @@ SELECT hopper.preprocess('priv_alice.src', 'priv_alice.packed', 'y', 'x', buffer
 -- checkpoints are its own rows).
 CALL hopper.fit('priv_alice.packed', 'priv_alice.model', '{"input_dim": 2, "layers": [{"units": 3, "activation": "softmax"}]}',
                 $$optimizer='SGD(lr=0.1)', metrics=['accuracy']$$, '', 1);
+-- The parameter tables' views, which docs/parameter_server.md tells every user to query.
+SELECT count(*) >= 0 AS ps_tables_readable FROM hopper.ps_tables;
+SELECT count(*) >= 0 AS ps_workers_readable FROM hopper.ps_workers;
 RESET ROLE;
 
 -- Bob cannot read Alice's tables: every function that reads one refuses with 42501.
