@@ -7,7 +7,12 @@ DECLARE
     mid bigint := CASE TG_OP WHEN 'DELETE' THEN OLD.model_id ELSE NEW.model_id END;
 BEGIN
     -- A restored dump brings its history with it.
-    IF current_setting('hopper.restoring', true) = 'on' THEN RETURN NULL; END IF;
+    -- Only a superuser restores (a placeholder of the setting, which any role may set where hopper's
+    -- library is not loaded yet, would otherwise let a change go unrecorded).
+    IF current_setting('hopper.restoring', true) = 'on'
+       AND (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = CURRENT_USER) THEN
+        RETURN NULL;
+    END IF;
     SELECT m.name INTO model_name FROM hopper.models m WHERE m.model_id = mid;
     -- The model is being deleted, and its aliases with it.
     IF NOT FOUND THEN RETURN NULL; END IF;

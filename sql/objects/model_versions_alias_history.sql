@@ -1,7 +1,12 @@
 CREATE OR REPLACE FUNCTION hopper.model_versions_alias_history() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-    IF current_setting('hopper.restoring', true) = 'on' THEN RETURN OLD; END IF;
+    -- Only a superuser restores (a placeholder of the setting, which any role may set where hopper's
+    -- library is not loaded yet, would otherwise let a change go unrecorded).
+    IF current_setting('hopper.restoring', true) = 'on'
+       AND (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = CURRENT_USER) THEN
+        RETURN OLD;
+    END IF;
     -- Before the version goes (its aliases go with it by cascade, when its number can no longer be
     -- read); nothing when the whole model is being deleted (its row is gone already).
     INSERT INTO hopper.model_alias_history (model_id, model_name, alias, from_version, to_version)

@@ -25,6 +25,30 @@ q -d nopreload -c "SET client_min_messages = warning" -c "CALL hopper.fit('pts_p
 [ "$(q -d nopreload -c "SELECT enabled, size_bytes FROM hopper.shared_buffer_cache_stats()")" = "f|0" ] ||
   { echo "no_preload: the server's buffer cache claims to be there" >&2; exit 1; }
 [ "$(q -d nopreload -c "SELECT warm FROM hopper.buffer_cache_stats()")" = 0 ] || { echo "no_preload: a warm run" >&2; exit 1; }
+# Where the library is not loaded yet in a session, any role may set a placeholder of
+# hopper.restoring; the alias history's triggers (plain PL/pgSQL, which loads no library) take the
+# setting from a superuser only, so an owner moving an alias by plain UPDATE is still recorded.
+q -d nopreload >/dev/null <<'SQL'
+SET client_min_messages = warning;
+DROP ROLE IF EXISTS np_owner;
+CREATE ROLE np_owner LOGIN;
+GRANT USAGE ON SCHEMA hopper TO np_owner;
+SQL
+q -d nopreload -U np_owner >/dev/null <<'SQL'
+SELECT hopper.create_model('np-model');
+SELECT hopper.register_model_version('np-model', (SELECT uuid FROM hopper.latest_checkpoints LIMIT 1));
+SELECT hopper.register_model_version('np-model', (SELECT uuid FROM hopper.latest_checkpoints LIMIT 1));
+SELECT hopper.set_model_alias('np-model', 'champion', 1);
+SQL
+q -d nopreload -U np_owner >/dev/null <<'SQL'
+SET hopper.restoring = on;
+UPDATE hopper.model_aliases SET version_id = (SELECT v.version_id FROM hopper.model_versions v JOIN hopper.models m USING (model_id)
+                                              WHERE m.name = 'np-model' AND v.version = 2)
+WHERE alias = 'champion';
+SQL
+moves=$(q -d nopreload -c "SELECT string_agg(coalesce(from_version::text, '-') || '>' || to_version, ',' ORDER BY change_id)
+                           FROM hopper.model_alias_history WHERE model_name = 'np-model'")
+[ "$moves" = "->1,1>2" ] || { echo "no_preload: alias moves recorded: $moves (a role's placeholder of hopper.restoring hid one)" >&2; exit 1; }
 # Live progress needs the shared memory reserved at server start: without it the view is empty.
 [ "$(q -d nopreload -c "SELECT count(*) FROM hopper.run_progress")" = 0 ] || { echo "no_preload: run_progress not empty" >&2; exit 1; }
 if out=$(psql -X -q -d nopreload -c "SELECT hopper.ps_create('t', 10)" 2>&1); then
