@@ -117,9 +117,16 @@ std::string format_bytes(uint64_t bytes) {
 
 BytesApart format_bytes_apart(uint64_t need, uint64_t limit) {
     const uint64_t larger = std::max(need, limit);
-    const auto [unit, name] = larger >= (uint64_t(1) << 30)   ? std::pair{double(uint64_t(1) << 30), "GB"}
-                              : larger >= (uint64_t(1) << 20) ? std::pair{double(uint64_t(1) << 20), "MB"}
-                                                              : std::pair{1024.0, "kB"};
+    // Plain variables, not a structured binding: C++17 lambdas may not capture those (clang refuses).
+    double unit = 1024.0;
+    const char* name = "kB";
+    if (larger >= (uint64_t(1) << 30)) {
+        unit = double(uint64_t(1) << 30);
+        name = "GB";
+    } else if (larger >= (uint64_t(1) << 20)) {
+        unit = double(uint64_t(1) << 20);
+        name = "MB";
+    }
     auto at = [&](uint64_t bytes, int digits) {
         char buf[48];
         std::snprintf(buf, sizeof buf, "%.*f %s", digits, double(bytes) / unit, name);
