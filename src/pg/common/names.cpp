@@ -11,6 +11,7 @@ extern "C" {
 #include "storage/lock.h"
 #include "utils/acl.h"
 #include "utils/regproc.h"
+#include "utils/syscache.h"
 }
 
 namespace hopper::pg {
@@ -93,6 +94,21 @@ Oid table_oid(const TableName& t) {
 
 bool table_exists(const TableName& t) { return OidIsValid(table_oid(t)); }
 
+Oid relation_owner(Oid relid) {
+    return call([&] {
+        HeapTuple tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+        if (!HeapTupleIsValid(tuple)) return InvalidOid;
+        const Oid owner = reinterpret_cast<Form_pg_class>(GETSTRUCT(tuple))->relowner;
+        ReleaseSysCache(tuple);
+        return owner;
+    });
+}
+
+std::string role_name(Oid role) {
+    const char* name = call([&] { return GetUserNameFromId(role, true); });
+    return name ? name : std::to_string(role);
+}
+
 int32_t output_name_key(const TableName& t) {
     const std::string name = t.quoted();
     return int32_t(
@@ -121,12 +137,27 @@ void fail_name_claimed(const TableName& t, const char* what) {
          "Wait for that session to finish, or choose another name.");
 }
 
+namespace {
+LOCKTAG hopper_lock_tag(int32_t space, int32_t key) {
+    LOCKTAG tag;
+    SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, uint32(space), uint32(key), kHopperLockClass);
+    return tag;
+}
+}  // namespace
+
+bool try_hopper_lock(int32_t space, int32_t key, bool for_session) {
+    LOCKTAG tag = hopper_lock_tag(space, key);
+    return LockAcquire(&tag, ExclusiveLock, for_session, true) != LOCKACQUIRE_NOT_AVAIL;
+}
+
+void release_hopper_session_lock(int32_t space, int32_t key) {
+    LOCKTAG tag = hopper_lock_tag(space, key);
+    LockRelease(&tag, ExclusiveLock, true);
+}
+
 void require_absent(const TableName& t, const char* what) {
-    const bool claimed = call([&] {
-        LOCKTAG tag;
-        SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, uint32(kOutputLockSpace), uint32(output_name_key(t)), kHopperLockClass);
-        return LockAcquire(&tag, ExclusiveLock, false, true) != LOCKACQUIRE_NOT_AVAIL;
-    });
+    const int32_t key = output_name_key(t);
+    const bool claimed = call([&] { return try_hopper_lock(kOutputLockSpace, key, false); });
     if (!claimed) fail_name_claimed(t, what);
     if (table_exists(t))
         fail(ErrorKind::DuplicateTable, std::string(what) + " " + t.display() + " already exists", "",

@@ -27,6 +27,9 @@ TableName resolve_output_table(const std::string& text, const char* what);
 bool table_exists(const TableName& t);
 // The table's OID, or InvalidOid if it does not exist.
 Oid table_oid(const TableName& t);
+// The role that owns relation `relid` (InvalidOid if there is none), and its name for messages.
+Oid relation_owner(Oid relid);
+std::string role_name(Oid role);
 // Raises 42P07 if the table exists. Claims its name first, until the transaction ends: a hopper call
 // about to create it in another session is refused at once (55006, require_absent there), so that
 // neither fails on PostgreSQL's catalog (23505) once the first commits.
@@ -40,6 +43,11 @@ constexpr int32_t kOutputLockSpace = 0x48504F31;
 // kin take only classes 1 (one bigint key) and 2 (two int4 keys), so no role can take, and so block
 // or fake, the locks hopper's claims and runs hold (with class 2, any role could).
 constexpr uint16_t kHopperLockClass = 0x4850;  // "HP"
+// hopper's advisory lock (space, key) of this database, in kHopperLockClass, taken without waiting
+// (for the session, or until the transaction ends): whether it was got. Plain C calls: the caller
+// runs them inside call(), or from a transaction callback.
+bool try_hopper_lock(int32_t space, int32_t key, bool for_session);
+void release_hopper_session_lock(int32_t space, int32_t key);
 int32_t output_name_key(const TableName& t);
 // Raises 55006: the name's claim is held by another session (named by its process id when found).
 [[noreturn]] void fail_name_claimed(const TableName& t, const char* what);

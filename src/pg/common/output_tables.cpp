@@ -4,9 +4,7 @@
 #include "pg/common/schema_version.h"
 
 extern "C" {
-#include "catalog/pg_class.h"
 #include "utils/acl.h"
-#include "utils/syscache.h"
 }
 
 namespace hopper::pg {
@@ -70,16 +68,9 @@ void forget_output_tables(Spi& spi, const std::string& token) {
 void require_droppable(const TableName& table, const char* what) {
     const Oid relid = table_oid(table);
     if (!OidIsValid(relid) || call([&] { return pg_class_ownercheck(relid, GetUserId()); })) return;
-    const char* owner = call([&]() -> const char* {
-        HeapTuple tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
-        if (!HeapTupleIsValid(tuple)) return nullptr;
-        const char* name = GetUserNameFromId(reinterpret_cast<Form_pg_class>(GETSTRUCT(tuple))->relowner, true);
-        ReleaseSysCache(tuple);
-        return name;
-    });
     fail(ErrorKind::Privilege,
          std::string(what) + " " + table.display() + " would be replaced, and the caller may not drop it",
-         "It belongs to role " + std::string(owner ? owner : "?") + ".", "Write the model to another output table.");
+         "It belongs to role " + role_name(relation_owner(relid)) + ".", "Write the model to another output table.");
 }
 
 void require_replaceable(Spi& spi, const TableName& table, const std::string& kind, const std::string& token,

@@ -7,7 +7,6 @@
 
 extern "C" {
 #include "access/xact.h"
-#include "storage/lock.h"
 }
 
 namespace hopper::pg {
@@ -26,16 +25,7 @@ struct HeldLock {
 HeldLock held[kMaxHeld];
 int held_count = 0;
 
-LOCKTAG tag_of(int32_t space, int32_t key) {
-    LOCKTAG tag;
-    SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, uint32(space), uint32(key), kHopperLockClass);
-    return tag;
-}
-
-void release(const HeldLock& l) {
-    LOCKTAG tag = tag_of(l.space, l.key);
-    LockRelease(&tag, ExclusiveLock, true);
-}
+void release(const HeldLock& l) { release_hopper_session_lock(l.space, l.key); }
 
 // Releases the locks taken at nesting level `level` or deeper (all of them for level 1).
 void release_from(int level) {
@@ -57,10 +47,7 @@ void on_subxact(SubXactEvent event, SubTransactionId, SubTransactionId, void*) {
 
 bool take(int32_t space, int32_t key) {
     if (held_count >= kMaxHeld) fail(ErrorKind::Internal, "a training run is already running in this session");
-    const bool got = call([&] {
-        LOCKTAG tag = tag_of(space, key);
-        return LockAcquire(&tag, ExclusiveLock, true, true) != LOCKACQUIRE_NOT_AVAIL;
-    });
+    const bool got = call([&] { return try_hopper_lock(space, key, true); });
     if (got) held[held_count++] = HeldLock{space, key, call([] { return GetCurrentTransactionNestLevel(); })};
     return got;
 }

@@ -739,22 +739,22 @@ SharedAcquired shared_buffer_acquire(const varatt_external& pointer, uint64 run_
     return with_toast(pointer.va_toastrelid, [&](Relation toast) { return acquire_in(toast, pointer, run_token); });
 }
 
-bool shared_buffer_put(Relation toast, const varatt_external& pointer, const varlena* value) {
+SharedPut shared_buffer_put(Relation toast, const varatt_external& pointer, const varlena* value) {
     if (!attach() || !cacheable(toast) || stored_compressed(pointer) ||
         uint64(VARSIZE_ANY(value)) != detoasted_bytes(pointer) || VARATT_IS_EXTENDED(value))
-        return false;
+        return SharedPut::Skipped;
     const Key key = key_of(toast, pointer);
     Entry seen;
-    if (find_copy(key, seen) && same_pointer(seen, pointer)) return false;
+    if (find_copy(key, seen) && same_pointer(seen, pointer)) return SharedPut::Skipped;
     Entry probe;
-    if (!locate_first_chunk(toast, pointer.va_valueid, probe.chunk0, probe.chunk0_xmin)) return false;
+    if (!locate_first_chunk(toast, pointer.va_valueid, probe.chunk0, probe.chunk0_xmin)) return SharedPut::Skipped;
     NewValue v;
-    if (!new_value(key, pointer, 0, v)) return false;
+    if (!new_value(key, pointer, 0, v)) return SharedPut::NoRoom;
     v.entry.chunk0 = probe.chunk0;
     v.entry.chunk0_xmin = probe.chunk0_xmin;
     std::memcpy(cached_varlena(v.header), value, VARSIZE(value));
     try {
-        return publish(v, pointer, false).fetched;
+        return publish(v, pointer, false).fetched ? SharedPut::Kept : SharedPut::Skipped;
     } catch (...) {  // the table found no room for the entry
         free_value(v);
         throw;

@@ -97,9 +97,10 @@ void shared_buffer_keep(const std::vector<varatt_external>& pointers);
 
 // Keeps `value`, the bytes this transaction just stored out of line in `toast` under `pointer`
 // (preprocess, as it writes a buffer it still holds), unpinned: what shared_buffer_keep would fetch
-// back from TOAST, without fetching it. Nothing when the cache lacks room, the relation is not a heap,
-// the value is stored compressed or its size is not the pointer's; whether it was kept.
-bool shared_buffer_put(Relation toast, const varatt_external& pointer, const varlena* value);
+// back from TOAST, without fetching it. Skipped when the cache has it, the relation is not a heap,
+// the value is stored compressed or its size is not the pointer's; NoRoom when it does not fit.
+enum class SharedPut { Kept, Skipped, NoRoom };
+SharedPut shared_buffer_put(Relation toast, const varatt_external& pointer, const varlena* value);
 
 // Keeps the values stored uncompressed among `pointers` that the cache lacks, unpinned, marked as
 // kept by `kept_by`, each TOAST relation in one sequential scan (about three times as fast as fetching

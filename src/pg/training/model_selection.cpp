@@ -23,9 +23,7 @@
 #include "pg/training/run.h"
 
 extern "C" {
-#include "catalog/pg_class.h"
 #include "storage/lmgr.h"
-#include "utils/syscache.h"
 }
 
 using namespace hopper;
@@ -244,21 +242,13 @@ namespace {
 // first, so it stays the table that was checked until the transaction ends.
 void require_own_arch_table(const TableName& table, LOCKMODE lock, const char* call_name) {
     const Oid relid = table_oid(table);
-    std::string owner;
-    const bool own = call([&] {
-        LockRelationOid(relid, lock);
-        HeapTuple tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
-        if (!HeapTupleIsValid(tuple)) return true;  // dropped meanwhile: the statement says so
-        const Oid relowner = reinterpret_cast<Form_pg_class>(GETSTRUCT(tuple))->relowner;
-        ReleaseSysCache(tuple);
-        if (relowner == GetUserId()) return true;
-        const char* name = GetUserNameFromId(relowner, true);
-        owner = name ? name : std::to_string(relowner);
-        return false;
-    });
+    if (!OidIsValid(relid)) return;  // gone meanwhile: the statement says so
+    call([&] { LockRelationOid(relid, lock); });
+    const Oid owner = relation_owner(relid);
+    const bool own = !OidIsValid(owner) || owner == GetUserId();  // gone meanwhile: the statement says so
     if (!own)
         fail(ErrorKind::Privilege, std::string(call_name) + " changes only a " + kArchWhat + " the caller owns",
-             std::string(kArchWhat) + " " + table.display() + " belongs to role " + owner +
+             std::string(kArchWhat) + " " + table.display() + " belongs to role " + role_name(owner) +
                  ", whose triggers, rules and defaults would run as the caller.",
              "Use a table of your own, or let hopper.load_model_arch create one.");
 }

@@ -207,12 +207,9 @@ RunTables resolve_run_tables(Spi& spi, const RunRequest& req) {
     // Every table the run writes at its end is claimed now, so that no other hopper call creates one
     // meanwhile and makes the run fail after training.
     claim_output_table(t.output, "model output table");
-    const std::pair<const char*, const char*> companions[] = {{"_info", "info table"},
-                                                              {"_summary", "summary table"},
-                                                              {"_hops", "hops table"}};
-    for (const auto& [suffix, what] : companions) claim_output_table(t.output.with_suffix(suffix), what);
+    for (const CompanionTable& c : kCompanionTables) claim_output_table(t.output.with_suffix(c.suffix), c.what);
     if (!req.warm_start) {
-        for (const auto& [suffix, what] : companions) require_absent(t.output.with_suffix(suffix), what);
+        for (const CompanionTable& c : kCompanionTables) require_absent(t.output.with_suffix(c.suffix), c.what);
     } else {
         t.replaced_token = replaceable_outputs(spi, t.output);
     }

@@ -59,9 +59,8 @@ std::string replaceable_outputs(Spi& spi, const TableName& output) {
             "Warm start from a table written by fit, fit_multiple, fit_data_parallel or materialize_checkpoint, or "
             "start from a checkpoint with warm_start_checkpoint or warm_start_run.");
     require_droppable(output, "model output table");
-    require_replaceable(spi, output.with_suffix("_info"), "model_info", *token, "info table");
-    require_replaceable(spi, output.with_suffix("_summary"), "model_summary", *token, "summary table");
-    require_replaceable(spi, output.with_suffix("_hops"), "model_hops", *token, "hops table");
+    for (const CompanionTable& c : kCompanionTables)
+        require_replaceable(spi, output.with_suffix(c.suffix), c.kind, *token, c.what);
     return *token;
 }
 
@@ -90,16 +89,16 @@ void write_run_outputs(Spi& spi, const RunOutputs& outputs) {
                  "model output table " + output.display() + " was replaced while the warm start trained",
                  "It is not the table the run started from.", "Run the warm start again.");
         spi.execute("DROP TABLE " + output.quoted());
-        for (const TableName& t : {info_table, summary_table, hops_table})
-            if (table_exists(t)) spi.execute("DROP TABLE " + t.quoted());
+        for (const CompanionTable& c : kCompanionTables)
+            if (table_exists(output.with_suffix(c.suffix)))
+                spi.execute("DROP TABLE " + output.with_suffix(c.suffix).quoted());
         forget_output_tables(spi, outputs.replaced_token);
     } else {
         // Claimed against hopper's other calls when the run started (run_lock.h), but a plain CREATE
         // TABLE may have taken a name since.
-        for (const auto& [table, what] : {std::pair<TableName, const char*>{output, "model output table"},
-                                          {info_table, "info table"},
-                                          {summary_table, "summary table"},
-                                          {hops_table, "hops table"}})
+        std::vector<std::pair<TableName, const char*>> written = {{output, "model output table"}};
+        for (const CompanionTable& c : kCompanionTables) written.emplace_back(output.with_suffix(c.suffix), c.what);
+        for (const auto& [table, what] : written)
             if (table_exists(table))
                 fail(ErrorKind::DuplicateTable,
                      std::string(what) + " " + table.display() + " was created while the run trained",

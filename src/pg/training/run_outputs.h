@@ -36,6 +36,18 @@ struct RunOutputs {
     std::string replaced_token;                       // warm start: the token of the tables replaced
 };
 
+// The tables a run writes beside its model output table: the name's suffix, their kind in
+// hopper.output_tables, and what messages call them. One list for claiming them when the run starts,
+// checking and replacing them at its end.
+struct CompanionTable {
+    const char* suffix;
+    const char* kind;
+    const char* what;
+};
+constexpr CompanionTable kCompanionTables[] = {{"_info", "model_info", "info table"},
+                                               {"_summary", "model_summary", "summary table"},
+                                               {"_hops", "model_hops", "hops table"}};
+
 // Writes the output tables in the caller's transaction; with warm start, first drops the tables it
 // replaces.
 void write_run_outputs(Spi& spi, const RunOutputs& outputs);
