@@ -40,11 +40,10 @@ void warm_start_from_run(Spi& spi, int64_t run_id, bool warm_start, std::vector<
 
 // What the registry stores about training, shared by the run observer and adaptive searches:
 // the facts of the packed data that predict needs (hopper.runs.data), an evaluation as a JSON object
-// {"loss": ..., "<metric>": ...} (hopper.trial_metrics; non-finite values null), and the value of a
-// searcher metric ("loss" or a metric name) in an evaluation (NaN if it has none).
+// {"loss": ..., "<metric>": ...} (hopper.trial_metrics; non-finite values null). A searcher metric's
+// value in an evaluation: searcher_metric_value (training/run.h).
 std::string packed_data_facts(const PackedInfo& info);
 std::string evaluation_json(const Evaluation& e, const std::vector<Metric>& names);
-double searcher_metric_value(const Evaluation& e, const std::vector<Metric>& names, const std::string& metric);
 // One evaluation of a trial (hopper.trial_metrics). Call under SafeSearchPath.
 void record_trial_metrics(Spi& spi, int64_t trial_id, int iteration, int64_t steps, const std::string& training_json,
                           const std::optional<std::string>& validation_json, std::optional<double> searcher_value,

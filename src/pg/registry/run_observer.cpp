@@ -32,13 +32,6 @@ std::string evaluation_json(const Evaluation& e, const std::vector<Metric>& name
     return j.dump();
 }
 
-double searcher_metric_value(const Evaluation& e, const std::vector<Metric>& names, const std::string& metric) {
-    if (metric == "loss") return e.loss;
-    for (std::size_t k = 0; k < names.size() && k < e.metrics.size(); ++k)
-        if (metric == to_string(names[k])) return e.metrics[k];
-    return std::nan("");
-}
-
 std::string packed_data_facts(const PackedInfo& info) {
     json d = json::object();
     const bool classification = info.response_type == "classification";
@@ -97,6 +90,8 @@ namespace {
 class RegistryObserver : public RunObserver {
 public:
     explicit RegistryObserver(CheckpointOptions o) : opt_(std::move(o)) {}
+
+    const SearcherMetric* searcher() const override { return &searcher_; }
 
     void on_start(Spi& spi, RunContext& run) override {
         started_ = std::chrono::steady_clock::now();

@@ -177,11 +177,18 @@ struct StoredModels {
 // caller's search_path, so only the types preprocess accepts as labels are recognised.
 // An enum's classes come back as text: the stored name is matched against the enum types' names as
 // format_type spells them (no parsing, no search_path lookup), and the column is text either way.
+// A label type's SQL, without a length: format_type spells bpchar "character", which SQL reads as
+// character(1), so a char(10) target's labels came back cut to their first character.
+std::string label_type_qualified(Oid t) {
+    if (t == BPCHAROID) return "pg_catalog.bpchar";
+    return call([&] { return format_type_be_qualified(t); });
+}
+
 std::string label_type_sql(Spi& spi, const std::string& stored, const TableName& summary) {
     static const Oid label_types[] = {TEXTOID, VARCHAROID, BPCHAROID, BOOLOID,   INT2OID,   INT4OID,
                                       INT8OID, CHAROID,    NAMEOID,   FLOAT4OID, FLOAT8OID, NUMERICOID};
     for (Oid t : label_types)
-        if (stored == call([&] { return format_type_be(t); })) return call([&] { return format_type_be_qualified(t); });
+        if (stored == call([&] { return format_type_be(t); })) return label_type_qualified(t);
     spi.execute(
         "SELECT 1 FROM pg_catalog.pg_type t WHERE t.typtype OPERATOR(pg_catalog.=) 'e' AND "
         "pg_catalog.format_type(t.oid, NULL) OPERATOR(pg_catalog.=) $1 LIMIT 1",
@@ -204,7 +211,7 @@ bool placeholder_class(const std::string& name) {
 bool string_label_type(const std::string& type_sql) {
     static const Oid string_types[] = {TEXTOID, VARCHAROID, BPCHAROID, CHAROID, NAMEOID};
     for (Oid t : string_types)
-        if (type_sql == call([&] { return format_type_be_qualified(t); })) return true;
+        if (type_sql == label_type_qualified(t)) return true;
     return false;
 }
 

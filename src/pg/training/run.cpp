@@ -365,12 +365,33 @@ bool TrainingStrategy::evaluates(const TrainingRun& run, std::size_t) const {
     return run.iteration() % run.plan().req->metrics_frequency == 0 || finished(run);
 }
 
+double searcher_metric_value(const Evaluation& e, const std::vector<Metric>& names, const std::string& metric) {
+    if (metric == "loss") return e.loss;
+    for (std::size_t k = 0; k < names.size() && k < e.metrics.size(); ++k)
+        if (metric == to_string(names[k])) return e.metrics[k];
+    return std::nan("");
+}
+
 std::string TrainingStrategy::after_iteration(Spi&, TrainingRun& run, const IterationEvaluation& evaluation) {
     if (evaluation.models.empty()) return "";
-    // The best model by training loss (the only one, for a single configuration).
+    // The best model by the run's searcher metric, as hopper.best_checkpoints ranks them (without a
+    // registry: the validation loss, else the training loss). It was the training loss, which named
+    // the model with the worst validation figures as best in a fit_multiple with dropout.
+    SearcherMetric searcher;
+    searcher.validation = !evaluation.validation.empty();
+    searcher.metric = "loss";
+    for (const RunObserver* o : run.plan().req->observers)
+        if (const SearcherMetric* s = o->searcher()) searcher = *s;
+    auto value = [&](std::size_t k) {
+        const Evaluation& e =
+            searcher.validation && !evaluation.validation.empty() ? evaluation.validation[k] : evaluation.training[k];
+        return searcher_metric_value(e, run.plan().configs[evaluation.models[k]].compile.metrics, searcher.metric);
+    };
     std::size_t best = 0;
-    for (std::size_t k = 1; k < evaluation.models.size(); ++k)
-        if (evaluation.training[k].loss < evaluation.training[best].loss) best = k;
+    for (std::size_t k = 1; k < evaluation.models.size(); ++k) {
+        const double v = value(k), b = value(best);
+        if (std::isfinite(v) && (!std::isfinite(b) || (searcher.smaller_is_better ? v < b : v > b))) best = k;
+    }
     const std::size_t model = evaluation.models[best];
     std::string s = progress_text(run.plan().configs[model], evaluation.training[best],
                                   evaluation.validation.empty() ? nullptr : &evaluation.validation[best]);

@@ -18,6 +18,7 @@
 
 #include "hopper/config.h"
 #include "hopper/metrics.h"
+#include "hopper/registry.h"
 #include "pg/common/names.h"
 #include "pg/common/spi.h"
 #include "pg/runtime/progress.h"
@@ -50,6 +51,8 @@ struct Evaluation {
     double count = 0, loss = 0;
     std::vector<double> metrics;  // in the order of the model's compile metrics
 };
+// The value of a searcher metric ("loss" or a metric name) in an evaluation (NaN if it has none).
+double searcher_metric_value(const Evaluation& e, const std::vector<Metric>& names, const std::string& metric);
 
 // What a run is, for observers (checkpoints, registry, logs).
 struct RunContext {
@@ -84,6 +87,9 @@ public:
     // May fill in what it learns about the run (the registry sets run_id).
     virtual void on_start(Spi& spi, RunContext& run) = 0;
     virtual void on_iteration(Spi& spi, const RunContext& run, const IterationReport& report) = 0;
+    // The metric that ranks the run's models, once on_start resolved it (the registry's); nullptr:
+    // none.
+    virtual const SearcherMetric* searcher() const { return nullptr; }
     // After the output tables are written, in the last transaction.
     virtual void on_finish(Spi& spi, const RunContext& run, const std::vector<std::string>& states) = 0;
 };

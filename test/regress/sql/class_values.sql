@@ -60,5 +60,22 @@ SELECT hopper.materialize_checkpoint(:'three_uuid', 'from_ckpt');
 SELECT hopper.predict('from_ckpt', 'pts', 'id', 'x', 'pred_ckpt');
 SELECT count(*) AS rows, count(estimated_y) AS labelled FROM pred_ckpt;
 
+-- A char(n) target's labels come back whole, as the column's type without its length (bpchar): the
+-- summary's "character" read as SQL is character(1), which cut 'fixed' and 'freelance' to 'f'.
+CREATE TABLE jobs AS SELECT g AS id, ARRAY[g % 4]::float8[] AS x,
+    (ARRAY['fixed', 'freelance', 'others', 'partime'])[1 + g % 4]::char(10) AS job FROM generate_series(1, 400) g;
+SELECT hopper.preprocess('jobs', 'jobs_packed', 'job', 'x', buffer_size => 100, num_segments => 2, normalizing_const => 3);
+CALL hopper.fit('jobs_packed', 'jobs_model', '{"input_dim": 1, "layers": [{"units": 8, "activation": "relu"}, {"units": 4, "activation": "softmax"}]}',
+                $$optimizer='Adam(lr=0.05)', metrics=['accuracy']$$, 'batch_size=16', 20);
+SELECT hopper.predict('jobs_model', 'jobs', 'id', 'x', 'jobs_pred');
+SELECT format_type(atttypid, atttypmod) AS label_type FROM pg_attribute
+WHERE attrelid = 'jobs_pred'::regclass AND attname = 'estimated_job';
+SELECT count(DISTINCT estimated_job) >= 2 AS several_labels, bool_and(estimated_job IN ('fixed', 'freelance', 'others', 'partime')) AS whole
+FROM jobs_pred;
+SELECT hopper.predict('jobs_model', 'jobs', 'id', 'x', 'jobs_prob', 'prob');
+SELECT format_type(atttypid, atttypmod) AS prob_label_type, bool_and(estimated_job IN ('fixed', 'freelance', 'others', 'partime')) AS whole
+FROM pg_attribute, jobs_prob WHERE attrelid = 'jobs_prob'::regclass AND attname = 'estimated_job'
+GROUP BY 1;
+
 \c :regress_db
 DROP DATABASE hopper_class_values;
