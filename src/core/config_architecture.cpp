@@ -435,7 +435,9 @@ void validate_architecture(const Architecture& arch, const std::vector<std::stri
              "End the model with a Flatten or GlobalAveragePooling2D layer and a Dense layer.");
     if (arch.layers.back().activation == Activation::Softmax && shape.size() < 2)
         fail(ErrorKind::InvalidParameter, "softmax output layer (" + label(n - 1) + ") needs at least 2 units",
-             "A softmax over one unit always outputs 1.", "Use sigmoid for a single output unit.");
+             "A softmax over one unit always outputs 1.",
+             "For classification give the output layer one unit per class (2 for two classes); a single output "
+             "unit takes sigmoid or linear.");
     if (params > kMaxParams)
         fail(ErrorKind::Limit, "model has too many parameters",
              "The architecture " + arch.shape_string() + " has " + std::to_string(params) +

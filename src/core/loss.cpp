@@ -77,7 +77,9 @@ void softmax_cross_entropy_check(const OutputLayer& out) {
                  : "Use activation softmax on the output layer.");
     if (out.units < 2)
         fail(ErrorKind::InvalidParameter, "loss softmax_cross_entropy needs at least 2 output units",
-             "The output layer (" + out.label + ") has 1 unit.", "Use a sigmoid output with binary_crossentropy.");
+             "The output layer (" + out.label + ") has 1 unit.",
+             "Give the output layer one unit per class (2 for two classes). hopper's targets are one-hot, with "
+             "binary_crossentropy too: a sigmoid unit per class.");
 }
 
 void binary_cross_entropy_check(const OutputLayer& out) {

@@ -1157,6 +1157,12 @@ TEST(ConfigResolve, LossMustMatchOutput) {
                InvalidParameter, "sigmoid output layer");
     EXPECT_NO_THROW(
         resolve_config(arch_of(4, {{3, Activation::Sigmoid}}), parse_compile_params("loss='binary_crossentropy'"), {}));
+    // One softmax unit: the hint does not send the user to one sigmoid unit, which the packed
+    // one-hot targets of two classes refuse in turn (2 outputs needed).
+    e = EXPECT_ERR(resolve_config(arch_of(4, {{1, Activation::Softmax}}),
+                                  parse_compile_params("loss='categorical_crossentropy'"), {}),
+                   InvalidParameter, "needs at least 2 units");
+    EXPECT_NE(e.hint().find("one unit per class"), std::string::npos) << e.hint();
 }
 
 // As Keras and MADlib: top_k at or above the number of classes is accepted (the metric is then 1).

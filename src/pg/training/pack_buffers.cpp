@@ -10,7 +10,11 @@
 #include "pg/training/pack_buffers.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <string>
@@ -162,10 +166,18 @@ public:
                     if (append_floats(yv, values_, "dependent values", row) != p.y_dim)
                         fail(ErrorKind::Data, "dependent arrays have different lengths");
                 } else {
-                    values_.push_back(float(value_number(yv, y_type)));
+                    const double v = value_number(yv, y_type);
+                    if (std::isfinite(v) && !std::isfinite(float(v)))
+                        fail(ErrorKind::Data,
+                             "dependent column \"" + p.dependent + "\" has a value beyond float32's range",
+                             "A row's value is " + describe_double(v) + "; hopper trains in float32 (up to about 3.4e38).",
+                             "Rescale the target before packing, e.g. divide it by a constant or take its logarithm.");
+                    values_.push_back(float(v));
                 }
-                if (first_non_finite(values_.data(), p.y_dim) >= 0)
-                    fail(ErrorKind::Data, "dependent values contain NaN or infinite values");
+                if (const int bad = first_non_finite(values_.data(), p.y_dim); bad >= 0)
+                    fail(ErrorKind::Data, "dependent column \"" + p.dependent + "\" contains NaN or infinite values",
+                         "A row's value is " + describe_float(values_[std::size_t(bad)]) + ".",
+                         "Filter those rows out or replace the values before packing.");
                 std::memcpy(yrow, values_.data(), sizeof(float) * std::size_t(p.y_dim));
             }
         };
@@ -200,8 +212,27 @@ private:
             case INT2OID: return DatumGetInt16(d);
             case INT4OID: return DatumGetInt32(d);
             case INT8OID: return double(DatumGetInt64(d));
-            default: return std::stod(value_text(d, type));
+            default: {
+                // numeric (and the rest) by its text: strtod gives +-HUGE_VAL beyond double's range,
+                // where std::stod threw, and 'NaN' as NaN.
+                const std::string text = value_text(d, type);
+                errno = 0;
+                const double v = std::strtod(text.c_str(), nullptr);
+                if (errno == ERANGE && std::isinf(v))
+                    fail(ErrorKind::Data,
+                         "dependent column \"" + plan_.dependent + "\" has a value beyond float32's range",
+                         "A row's value is " + (text.size() > 40 ? text.substr(0, 40) + "..." : text) +
+                             "; hopper trains in float32 (up to about 3.4e38).",
+                         "Rescale the target before packing, e.g. divide it by a constant or take its logarithm.");
+                return v;
+            }
         }
+    }
+
+    static std::string describe_double(double v) {
+        char out[32];
+        std::snprintf(out, sizeof out, "%.6g", v);
+        return out;
     }
 
     Spi& spi_;
@@ -317,6 +348,7 @@ std::string serialize(const ReadPlan& p) {
     std::string out;
     put_text(out, p.fetch_sql);
     put_text(out, p.recipe_json);
+    put_text(out, p.dependent);
     const int32 numbers[] = {
         p.classification ? 1 : 0,      p.x_dim, p.y_dim, int32(p.class_values.size()), int32(p.scaling.center.size()),
         int32(p.scaling.spread.size())};
@@ -360,6 +392,7 @@ ReadPlan deserialize(const char* bytes) {
     ReadPlan p;
     p.fetch_sql = in.text();
     p.recipe_json = in.text();
+    p.dependent = in.text();
     p.classification = in.get<int32>() != 0;
     p.x_dim = in.get<int32>();
     p.y_dim = in.get<int32>();

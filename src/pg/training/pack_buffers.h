@@ -18,6 +18,7 @@ struct ReadPlan {
     // SELECT ctid, <features as an array>, <dependent value> FROM <source> WHERE ctid = ANY ($1)
     std::string fetch_sql;
     std::string recipe_json;  // "" or the feature recipe, parameter $2 of fetch_sql
+    std::string dependent;    // the dependent column's name, for errors
     bool classification = true;
     std::vector<std::string> class_values;  // classification: one-hot position k is class_values[k]
     int x_dim = 0;

@@ -402,6 +402,7 @@ PackResult pack_rows(Spi& spi, const Source& src, const Layout& layout, const Ta
     read.fetch_sql = "SELECT ctid, " + src.x_expr + ", " + src.y_expr + " FROM " + source_rows.quoted() +
                      " WHERE ctid OPERATOR(pg_catalog.=) ANY ($1)";
     read.recipe_json = src.recipe_json;
+    read.dependent = src.dependent;
     read.classification = layout.response == Response::Classification;
     read.class_values = layout.class_values;
     read.x_dim = layout.x_dim;

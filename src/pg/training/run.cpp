@@ -156,7 +156,11 @@ void check_packed_matches(const ModelSpec& m, const PackedInfo& info, const char
              "model configuration mst_key " + std::to_string(m.mst_key) + " has " + std::to_string(a.output_dim()) +
                  " outputs but " + what + " " + info.table.display() + " has " + std::to_string(info.dependent_dim) +
                  (info.response_type == "classification" ? " classes" : " dependent values per row"),
-             "Architecture " + a.shape_string() + ".");
+             "Architecture " + a.shape_string() + ".",
+             info.response_type == "classification"
+                 ? "Give the output layer one unit per class: the packed targets are one-hot, with "
+                   "binary_crossentropy too (a sigmoid unit per class)."
+                 : "");
 }
 
 }  // namespace

@@ -46,6 +46,10 @@ CREATE TABLE text_features AS SELECT id, x::text AS x, y FROM pts;
 CREATE TABLE json_features AS SELECT id, to_json(x) AS x, y FROM pts;
 CREATE TABLE new_class AS SELECT id, x, CASE WHEN id = 7 THEN 'unseen' ELSE y END AS y FROM pts;
 CREATE TABLE wide AS SELECT id, ARRAY[1, 2, 3]::float8[] AS x, y FROM pts;
+-- Regression targets beyond float32 (a float8 1e300; a numeric beyond even float8, which std::stod
+-- threw on): 22000 naming the column, not "NaN or infinite".
+CREATE TABLE huge_target AS SELECT id, x, CASE WHEN id = 9 THEN 1e300 ELSE r END AS r,
+       CASE WHEN id = 9 THEN 1e400 ELSE r::numeric END AS big FROM pts;
 CREATE TABLE many_classes AS SELECT g AS id, ARRAY[g % 7]::float8[] AS x, g AS y FROM generate_series(1, 100000) g;
 
 -- preprocess
@@ -94,7 +98,9 @@ SELECT n, try(s, ARRAY['out_pre']) FROM (VALUES
     (42, $$SELECT hopper.preprocess('two_d', 'out_pre', 'y', 'x')$$),
     (43, $$SELECT hopper.preprocess('many_classes', 'out_pre', 'y', 'x', buffer_size => 3000, num_segments => 1)$$),
     (44, $$SELECT hopper.preprocess('"PTS"', 'out_pre', 'y', 'x')$$),
-    (45, $$SELECT hopper.preprocess('pts', 'pg_catalog.out_pre', 'y', 'x')$$)
+    (45, $$SELECT hopper.preprocess('pts', 'pg_catalog.out_pre', 'y', 'x')$$),
+    (46, $$SELECT hopper.preprocess('huge_target', 'out_pre', 'r', 'x', response_type => 'regression')$$),
+    (47, $$SELECT hopper.preprocess('huge_target', 'out_pre', 'big', 'x', response_type => 'regression')$$)
 ) AS c(n, s) ORDER BY n;
 
 -- preprocess_validation
