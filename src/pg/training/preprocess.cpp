@@ -246,6 +246,21 @@ Counts count_and_check(Spi& spi, const Source& src, Response response, const cha
     return c;
 }
 
+// An integer target is packed for classification unless response_type says otherwise (as MADlib
+// does); one with distinct values in a large share of its rows is most likely a quantity -- a
+// price, a count, an id -- and its classes cost a one-hot output each: diamonds' price became
+// 10,758 classes in 1.8 GB of packed table, without a word.
+void warn_integer_classes(const Source& src, const std::string& requested, std::size_t classes, int64_t rows) {
+    const bool integer = src.dependent_type == INT2OID || src.dependent_type == INT4OID || src.dependent_type == INT8OID;
+    if (requested != "auto" || !integer || classes < 50 || int64_t(classes) * 20 < rows) return;
+    warning("dependent column \"" + src.dependent + "\" is packed for classification with " +
+                std::to_string(classes) + " classes",
+            "It is an integer column with " + std::to_string(classes) + " distinct values in " + std::to_string(rows) +
+                " rows; integer targets are class labels unless told otherwise.",
+            "To predict it as a number, pass response_type => 'regression'; for labels, response_type => "
+            "'classification' says so and silences this warning.");
+}
+
 std::vector<std::string> read_class_values(Spi& spi, const Source& src, int num_classes) {
     spi.execute("SELECT DISTINCT " + src.y_expr + " FROM " + src.table.quoted() + src.row_filter + " ORDER BY 1");
     if (spi.rows() > uint64_t(kMaxClasses))
@@ -704,6 +719,7 @@ PackedInfo pack_table(Spi& spi, const PackOptions& opt) {
     if (layout.response == Response::Classification) {
         layout.class_values = read_class_values(spi, src, opt.num_classes);
         layout.y_dim = int(layout.class_values.size());
+        warn_integer_classes(src, opt.response_type, layout.class_values.size(), c.rows);
     } else {
         layout.y_dim = c.y_dim;
     }
