@@ -279,7 +279,7 @@ Datum predict_by_name(FunctionCallInfo fcinfo, Answer answer) {
         if (site.resolved->feature_recipe.empty())
             fail(ErrorKind::InvalidParameter, describe(*site.resolved) + " was not trained on a table's columns",
                  "It has no feature recipe to read a row with.", "Pass the row's features as an array.");
-        const Oid row_type = row_type_of(row);
+        const RowType row_type = row_type_of(row);
         if (!site.row || site.row->row_type() != row_type)
             site.row = std::make_unique<RowFeatures>(row_type, site.resolved->feature_recipe, fcinfo->flinfo->fn_mcxt);
         const Datum features = site.row->features(row);

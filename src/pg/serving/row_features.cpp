@@ -18,56 +18,133 @@ extern "C" {
 #include "parser/parser.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/typcache.h"
+#include "access/htup_details.h"
 #include "utils/memutils.h"
 }
 
 namespace hopper::pg {
 
-Oid row_type_of(Datum row) {
-    return call([&] { return HeapTupleHeaderGetTypeId(DatumGetHeapTupleHeader(row)); });
+RowType row_type_of(Datum row) {
+    RowType t;
+    call([&] {
+        const HeapTupleHeader h = DatumGetHeapTupleHeader(row);
+        t.type = HeapTupleHeaderGetTypeId(h);
+        t.typmod = HeapTupleHeaderGetTypMod(h);
+    });
+    return t;
 }
 
-RowFeatures::RowFeatures(Oid row_type, const std::string& recipe_json, MemoryContext context) : row_type_(row_type) {
-    // Column names and types come from the relation behind the composite type; an anonymous record
-    // has none.
-    const Oid relid = call([&] { return get_typ_typrelid(row_type); });
-    if (row_type == RECORDOID || !OidIsValid(relid))
-        fail(ErrorKind::WrongType, "features must be a numeric array or a row of a table",
-             "An anonymous record (such as ROW(1, 'a')) has no column names for the model's recipe to read.",
-             "Pass the row of a table or view (SELECT hopper.predict_class('m', t) FROM t), or cast the record to "
-             "a composite type.");
+namespace {
+
+// The statement `sql` with parameters of `types` compiled into an expression over `params`, in
+// `context`.
+void compile(const std::string& sql, const std::vector<Oid>& types, MemoryContext context, ExprState*& expr_state,
+             ExprContext*& econtext, ParamListInfoData*& params) {
+    call([&] {
+        MemoryContext old = MemoryContextSwitchTo(context);
+        List* raw = raw_parser(sql.c_str(), RAW_PARSE_DEFAULT);
+        Query* query =
+            parse_analyze_fixedparams(linitial_node(RawStmt, raw), sql.c_str(), types.data(), int(types.size()), nullptr);
+        Expr* expr = expression_planner(linitial_node(TargetEntry, query->targetList)->expr);
+        params = makeParamList(int(types.size()));
+        params->numParams = int(types.size());
+        for (std::size_t k = 0; k < types.size(); ++k)
+            params->params[k] = ParamExternData{(Datum)0, true, PARAM_FLAG_CONST, types[k]};
+        expr_state = ExecInitExprWithParams(expr, params);
+        econtext = CreateStandaloneExprContext();
+        econtext->ecxt_param_list_info = params;
+        MemoryContextSwitchTo(old);
+    });
+}
+
+}  // namespace
+
+RowFeatures::RowFeatures(RowType row_type, const std::string& recipe_json, MemoryContext context)
+    : row_type_(row_type) {
+    const Recipe recipe = Recipe::from_json(recipe_json);
+    const Datum recipe_text = call([&] {
+        MemoryContext old = MemoryContextSwitchTo(context);
+        const Datum d = PointerGetDatum(cstring_to_text(recipe_json.c_str()));
+        MemoryContextSwitchTo(old);
+        return d;
+    });
+    if (row_type.type == RECORDOID) {
+        // A subquery's or CTE's row: its descriptor, registered by the executor, names its columns.
+        // Each recipe column is a parameter of its own ($2, ...), read from the row by position.
+        if (row_type.typmod < 0)
+            fail(ErrorKind::WrongType, "features must be a numeric array or a row with named columns",
+                 "This record has no column names for the model's recipe to read.",
+                 "Pass the row of a table, view, subquery or CTE (SELECT hopper.predict_class('m', t) FROM t), or "
+                 "cast the record to a composite type.");
+        record_ = call([&] {
+            MemoryContext old = MemoryContextSwitchTo(context);
+            TupleDesc d = lookup_rowtype_tupdesc_copy(RECORDOID, row_type.typmod);
+            MemoryContextSwitchTo(old);
+            return d;
+        });
+        std::vector<Oid> types = {TEXTOID};
+        const std::string sql = "SELECT " + recipe_features_sql(recipe, "$1::pg_catalog.text", [&](const std::string& name) {
+            for (int a = 0; a < record_->natts; ++a) {
+                const FormData_pg_attribute* att = TupleDescAttr(record_, a);
+                if (att->attisdropped || name != NameStr(att->attname)) continue;
+                record_columns_.push_back(a);
+                types.push_back(att->atttypid);
+                return RecipeColumn{"$" + std::to_string(types.size()), att->atttypid};
+            }
+            std::string columns;
+            for (int a = 0; a < record_->natts; ++a)
+                if (!TupleDescAttr(record_, a)->attisdropped)
+                    columns += (columns.empty() ? "" : ", ") + quote_ident(NameStr(TupleDescAttr(record_, a)->attname));
+            fail(ErrorKind::UndefinedColumn, "the row has no column \"" + name + "\", which the model's recipe reads",
+                 "The row's columns are " + (columns.empty() ? std::string("none") : columns) + ".",
+                 "Select the model's feature columns under their names in the training table.");
+        });
+        compile(sql, types, context, expr_, econtext_, params_);
+        params_->params[0].value = recipe_text;
+        params_->params[0].isnull = false;
+        values_.resize(std::size_t(record_->natts));
+        nulls_ = std::make_unique<bool[]>(std::size_t(record_->natts));
+        return;
+    }
+    // Column names and types come from the relation behind the composite type.
+    const Oid relid = call([&] { return get_typ_typrelid(row_type.type); });
+    if (!OidIsValid(relid))
+        fail(ErrorKind::WrongType, "features must be a numeric array or a row with named columns",
+             "Type " + std::string(call([&] { return format_type_be(row_type.type); })) + " is not a row type.",
+             "Pass the row of a table, view, subquery or CTE (SELECT hopper.predict_class('m', t) FROM t).");
     TableName source;
     call([&] {
         source.name = get_rel_name(relid);
         source.schema = get_namespace_name(get_rel_namespace(relid));
     });
     // $1 is the row, $2 the recipe's text; every name in the expression is schema-qualified.
-    const std::string sql =
-        "SELECT " + recipe_features_sql(source, Recipe::from_json(recipe_json), "$2::pg_catalog.text", "($1).");
-    call([&] {
-        MemoryContext old = MemoryContextSwitchTo(context);
-        List* raw = raw_parser(sql.c_str(), RAW_PARSE_DEFAULT);
-        const Oid types[2] = {row_type, TEXTOID};
-        Query* query = parse_analyze_fixedparams(linitial_node(RawStmt, raw), sql.c_str(), types, 2, nullptr);
-        Expr* expr = expression_planner(linitial_node(TargetEntry, query->targetList)->expr);
-        params_ = makeParamList(2);
-        params_->numParams = 2;
-        params_->params[0] = ParamExternData{(Datum)0, true, PARAM_FLAG_CONST, row_type};
-        params_->params[1] =
-            ParamExternData{PointerGetDatum(cstring_to_text(recipe_json.c_str())), false, PARAM_FLAG_CONST, TEXTOID};
-        expr_ = ExecInitExprWithParams(expr, params_);
-        econtext_ = CreateStandaloneExprContext();
-        econtext_->ecxt_param_list_info = params_;
-        MemoryContextSwitchTo(old);
-    });
+    const std::string sql = "SELECT " + recipe_features_sql(source, recipe, "$2::pg_catalog.text", "($1).");
+    compile(sql, {row_type.type, TEXTOID}, context, expr_, econtext_, params_);
+    params_->params[1].value = recipe_text;
+    params_->params[1].isnull = false;
 }
 
 Datum RowFeatures::features(Datum row) {
     bool isnull = false;
     const Datum out = call([&] {
         ResetExprContext(econtext_);
-        params_->params[0].value = row;
-        params_->params[0].isnull = false;
+        if (record_) {
+            const HeapTupleHeader h = DatumGetHeapTupleHeader(row);
+            HeapTupleData tuple;
+            tuple.t_len = HeapTupleHeaderGetDatumLength(h);
+            ItemPointerSetInvalid(&tuple.t_self);
+            tuple.t_tableOid = InvalidOid;
+            tuple.t_data = h;
+            heap_deform_tuple(&tuple, record_, values_.data(), nulls_.get());
+            for (std::size_t k = 0; k < record_columns_.size(); ++k) {
+                params_->params[k + 1].value = values_[std::size_t(record_columns_[k])];
+                params_->params[k + 1].isnull = nulls_[std::size_t(record_columns_[k])];
+            }
+        } else {
+            params_->params[0].value = row;
+            params_->params[0].isnull = false;
+        }
         return ExecEvalExprSwitchContext(expr_, econtext_, &isnull);
     });
     if (isnull) fail(ErrorKind::Internal, "the feature recipe gave no features for a row");

@@ -6,35 +6,54 @@
 // through SPI cost 45 us a row, ten times the scoring itself.)
 #pragma once
 
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "pg/common/pg_headers.h"
 
 struct ExprState;
 struct ExprContext;
 struct ParamListInfoData;
+struct TupleDescData;
 
 namespace hopper::pg {
 
+// A row value's type: a composite type, or RECORDOID with the typmod of the row descriptor the
+// executor registered for it (a subquery's or CTE's row; -1 for none).
+struct RowType {
+    Oid type = InvalidOid;
+    int32 typmod = -1;
+    bool operator==(const RowType& o) const { return type == o.type && typmod == o.typmod; }
+    bool operator!=(const RowType& o) const { return !(*this == o); }
+};
+
 class RowFeatures {
 public:
-    // row_type: the composite type of the rows (a table's or a CREATE TYPE's); recipe_json: the
-    // model's recipe as stored with it; context: where the compiled expression lives (the call
-    // site's, fn_mcxt). Refuses an anonymous record, and a row type lacking a recipe column or whose
-    // column cannot be read as the recipe reads it (recipe_features_sql's 42703, 42804).
-    RowFeatures(Oid row_type, const std::string& recipe_json, MemoryContext context);
-    Oid row_type() const { return row_type_; }
+    // row_type: the type of the rows (a table's or a CREATE TYPE's composite type, or a record whose
+    // descriptor names its columns: a subquery's or a CTE's row); recipe_json: the model's recipe as
+    // stored with it; context: where the compiled expression lives (the call site's, fn_mcxt).
+    // Refuses a record without column names, and rows lacking a recipe column or whose column cannot
+    // be read as the recipe reads it (recipe_features_sql's 42703, 42804).
+    RowFeatures(RowType row_type, const std::string& recipe_json, MemoryContext context);
+    RowType row_type() const { return row_type_; }
     // The features of one row (a real[], never NULL), valid until the next call.
     Datum features(Datum row);
 
 private:
-    Oid row_type_;
+    RowType row_type_;
     ExprState* expr_ = nullptr;
     ExprContext* econtext_ = nullptr;
     ParamListInfoData* params_ = nullptr;
+    // A record's row: its descriptor, and the attribute (0-based) each parameter after the recipe's
+    // ($2, $3, ...) reads. Empty for a composite type's row, which is parameter $1 whole.
+    TupleDescData* record_ = nullptr;
+    std::vector<int> record_columns_;
+    std::vector<Datum> values_;
+    std::unique_ptr<bool[]> nulls_;
 };
 
-// The composite type of a row value (RECORDOID for an anonymous record such as ROW(1, 'a')).
-Oid row_type_of(Datum row);
+// The type of a row value.
+RowType row_type_of(Datum row);
 
 }  // namespace hopper::pg

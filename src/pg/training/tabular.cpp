@@ -332,15 +332,23 @@ std::string fit_recipe(Spi& spi, const TableName& table, const TabularColumns& c
 
 std::string recipe_features_sql(const TableName& table, const Recipe& recipe, const std::string& recipe_sql,
                                 const std::string& qualifier) {
+    return recipe_features_sql(recipe, recipe_sql, [&](const std::string& name) {
+        return RecipeColumn{qualifier + quote_ident(name), require_column(table, name, "independent")};
+    });
+}
+
+std::string recipe_features_sql(const Recipe& recipe, const std::string& recipe_sql,
+                                const std::function<RecipeColumn(const std::string& name)>& column) {
     std::string numbers, texts;
     for (int c = 0; c < recipe.num_columns(); ++c) {
         const std::string& name = recipe.column_names()[std::size_t(c)];
         const ColumnKind kind = recipe.column_kind(c);
-        const Oid type = require_column(table, name, "independent");
+        const RecipeColumn found = column(name);
+        const Oid type = found.type;
         if (kind == ColumnKind::Array) refuse_type(name, type);
         check_kind(name, type, kind);
         std::string& list = kind == ColumnKind::Categorical ? texts : numbers;
-        list += (list.empty() ? "" : ", ") + cell_sql(qualifier + quote_ident(name), type, kind);
+        list += (list.empty() ? "" : ", ") + cell_sql(found.sql, type, kind);
     }
     return "hopper.recipe_features(" + recipe_sql + ", ARRAY[" + numbers + "]::pg_catalog.float8[], ARRAY[" + texts +
            "]::pg_catalog.text[])";

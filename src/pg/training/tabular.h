@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,14 @@ std::string fit_recipe(Spi& spi, const TableName& table, const TabularColumns& c
 // kind takes (42703, 42804). `qualifier` ("s." or "") prefixes column references.
 std::string recipe_features_sql(const TableName& table, const Recipe& recipe, const std::string& recipe_sql,
                                 const std::string& qualifier);
+// The same over columns `column` finds by name: the SQL that reads it and its type (raising its own
+// error for a column it lacks).
+struct RecipeColumn {
+    std::string sql;
+    Oid type = InvalidOid;
+};
+std::string recipe_features_sql(const Recipe& recipe, const std::string& recipe_sql,
+                                const std::function<RecipeColumn(const std::string& name)>& column);
 
 // The columns a validation table or a prediction names when a recipe decides them: '*' or the
 // recipe's columns in any order (22023 otherwise).

@@ -228,6 +228,14 @@ FROM moods m JOIN moods_prob p USING (id);
 -- Rows of another table with the recipe's columns (in another order, with more columns) work too.
 CREATE TABLE moods_new AS SELECT 'new' AS note, b, a FROM moods WHERE id <= 3;
 SELECT count(hopper.predict_class('moods', n)) AS scored FROM moods_new n;
+-- Rows of a subquery or a CTE (records whose descriptor names their columns) score as the table's
+-- rows do; they were refused as anonymous records.
+SELECT count(*) AS rows, count(*) FILTER (WHERE hopper.predict_class('moods', s) = p.estimated_feeling) AS subquery_same_class
+FROM (SELECT id, b, a FROM moods) s JOIN moods_pred p USING (id);
+WITH c AS (SELECT id, a, b, 'x' AS extra FROM moods)
+SELECT count(*) FILTER (WHERE hopper.predict_proba('moods', c) = p.prob) AS cte_same_probabilities FROM c JOIN moods_prob p USING (id);
+SELECT try($$SELECT hopper.predict_class('moods', s) FROM (SELECT id, a AS renamed, b FROM moods) s$$);
+SELECT try($$SELECT hopper.predict_class('moods', s) FROM (SELECT id, a::text AS a, b FROM moods) s$$);
 SELECT try($$SELECT hopper.predict_class('moods', ROW(1.0, 'x'))$$);
 SELECT try($$SELECT hopper.predict_class('moods', m) FROM moods_missing m$$);
 SELECT try($$SELECT hopper.predict_value('moods', m) FROM moods m$$);
