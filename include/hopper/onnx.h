@@ -61,6 +61,9 @@ struct OnnxExportOptions {
 
 // The ONNX ModelProto bytes of a model of `arch` with parameters `params` (arch.num_params() floats).
 std::string export_onnx(const Architecture& arch, const std::vector<float>& params, const OnnxExportOptions& options);
+// The categorical columns of a feature recipe where the empty string is a value of its own: string
+// tensors have no NULL, so the exported graph takes "" for NULL, and there it cannot tell them apart.
+std::vector<std::string> onnx_empty_string_columns(const std::string& recipe_json);
 
 struct OnnxImported {
     Architecture arch;          // validated

@@ -131,6 +131,14 @@ std::vector<int64_t> pads_of(const Layer& l, const TensorShape& in) {
 
 constexpr const char* kOnnxMl = "ai.onnx.ml";
 
+// Whether "" is a value of a categorical recipe column of its own: a kept category or an <other> one.
+bool empty_string_is_value(const cfg::json& col) {
+    for (const char* list : {"categories", "other_values"})
+        for (const std::string& v : col.at(list).get<std::vector<std::string>>())
+            if (v.empty()) return true;
+    return false;
+}
+
 // The recipe's encoders as graph nodes (onnx.h): one input per column, their features concatenated
 // in the recipe's order. Returns the name of the [N, width] features.
 std::string recipe_graph(GraphWriter& w, onnx::GraphProto* graph, const std::string& recipe_text, int width) {
@@ -183,19 +191,17 @@ std::string recipe_graph(GraphWriter& w, onnx::GraphProto* graph, const std::str
             const int64_t unknown_slot = k + (other.empty() ? 0 : 1) + (has_null ? 1 : 0);
             std::vector<std::string> keys;
             std::vector<int64_t> values;
-            bool empty_kept = false;
             for (int64_t i = 0; i < k; ++i) {
                 keys.push_back(kept[std::size_t(i)]);
                 values.push_back(i);
-                empty_kept = empty_kept || kept[std::size_t(i)].empty();
             }
             for (const std::string& o : other) {
                 keys.push_back(o);
                 values.push_back(other_slot);
-                empty_kept = empty_kept || o.empty();
             }
-            // NULL is the empty string (string tensors have no NULL), unless "" is a value of its own.
-            if (!empty_kept) {
+            // NULL is the empty string (string tensors have no NULL), unless "" is a value of its own
+            // (onnx_empty_string_columns: export_onnx warns of it).
+            if (!empty_string_is_value(col)) {
                 keys.push_back("");
                 values.push_back(has_null ? null_slot : unknown_slot);
             }
@@ -417,6 +423,16 @@ std::string export_onnx(const Architecture& arch, const std::vector<float>& para
     w.node("Identity", {cur}, &cur, "output");
     std::string out;
     if (!model.SerializeToString(&out)) fail(ErrorKind::Internal, "ONNX export: the model could not be serialized");
+    return out;
+}
+
+std::vector<std::string> onnx_empty_string_columns(const std::string& recipe_json) {
+    std::vector<std::string> out;
+    if (recipe_json.empty()) return out;
+    const cfg::json doc = cfg::parse_json_text(recipe_json, "feature recipe");
+    for (const cfg::json& col : doc.at("columns"))
+        if (col.at("kind").get<std::string>() == "categorical" && empty_string_is_value(col))
+            out.push_back(col.at("name").get<std::string>());
     return out;
 }
 

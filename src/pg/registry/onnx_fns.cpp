@@ -115,6 +115,18 @@ HOPPER_FUNCTION(export_onnx) {
     if (!facts.response_type.empty()) options.metadata.emplace_back("response_type", facts.response_type);
     options.metadata.emplace_back("hopper_source", what);
     const std::string bytes = export_onnx(arch, model.params, options);
+    const std::vector<std::string> ambiguous = onnx_empty_string_columns(options.recipe_json);
+    if (!ambiguous.empty()) {
+        std::string names;
+        for (const std::string& n : ambiguous) names += (names.empty() ? "\"" : ", \"") + n + "\"";
+        warning("in the ONNX graph of " + what + ", NULL cannot be told from the empty string in " +
+                    (ambiguous.size() == 1 ? "column " : "columns ") + names,
+                "String tensors have no NULL: the graph takes \"\" for NULL, and the empty string is a category of "
+                "its own in the model's recipe, so a NULL fed as \"\" scores as that category where hopper "
+                "scores it as NULL.",
+                "Feed rows without NULLs in those columns, or train on the column with NULLIF(column, '') or "
+                "another label for the empty string.");
+    }
     PG_RETURN_DATUM(bytes_to_bytea(bytes));
 }
 
