@@ -220,6 +220,26 @@ void apply_options(const TableName& table, const std::string& text, std::vector<
                 fail(ErrorKind::InvalidParameter, "categorical column \"" + column + "\" cannot be scaled");
             spec->scale = ScaleKind::None;
         }
+        // Options of another kind of column were accepted and did nothing ("impute" on a text
+        // column, "max_categories" on a numeric one): refused, naming the column's kind.
+        static const char* const categorical_only[] = {"encoding", "min_frequency", "max_categories"};
+        static const char* const imputed_only[] = {"impute", "impute_value", "missing_indicator"};
+        auto refuse_option = [&](const char* key, const char* hint) {
+            fail(ErrorKind::InvalidParameter,
+                 "columns option \"" + std::string(key) + "\" does not apply to " + to_string(spec->kind) +
+                     " column \"" + column + "\"",
+                 "", hint);
+        };
+        if (spec->kind != ColumnKind::Categorical)
+            for (const char* key : categorical_only)
+                if (it.value().contains(key))
+                    refuse_option(key, "It applies to categorical columns (text, or \"kind\": \"categorical\").");
+        if (spec->kind == ColumnKind::Categorical || spec->kind == ColumnKind::Array)
+            for (const char* key : imputed_only)
+                if (it.value().contains(key) && !(std::string(key) == "missing_indicator" && !spec->missing_indicator))
+                    refuse_option(key, spec->kind == ColumnKind::Categorical
+                                           ? "NULL is a category of its own in a categorical column."
+                                           : "NULL arrays are refused, not imputed.");
     }
 }
 

@@ -156,8 +156,14 @@ SELECT n, try(s) FROM (VALUES
     (17, $$SELECT hopper.preprocess('odd', 'out', 'y', 'id', columns => '[1]')$$),
     (18, $$SELECT hopper.preprocess('odd', 'out', 'y', 'id', columns => '{"id": 1}')$$),
     (19, $$SELECT hopper.preprocess('odd', 'out', 'y', '*', exclude_columns => 'doc, arr, empty')$$),
-    (20, $$SELECT hopper.preprocess_validation('odd', 'out', 'label', 'code', 'gems_packed')$$)
+    (20, $$SELECT hopper.preprocess_validation('odd', 'out', 'label', 'code', 'gems_packed')$$),
+    -- options of another kind of column (they were accepted and did nothing)
+    (21, $$SELECT hopper.preprocess('odd', 'out', 'y', 'code', columns => '{"code": {"impute": "median"}}')$$),
+    (22, $$SELECT hopper.preprocess('odd', 'out', 'y', 'id', columns => '{"id": {"max_categories": 3}}')$$)
 ) AS c(n, s) ORDER BY n;
+-- ... and where they apply, they are taken.
+SELECT hopper.preprocess('odd', 'odd_codes', 'y', 'id', columns => '{"id": {"kind": "categorical", "max_categories": 3}}');
+SELECT (feature_recipe -> 'columns' -> 0 ->> 'max_categories')::int AS max_categories FROM odd_codes_summary;
 -- recipe_features refuses a row that does not match its recipe, and a recipe that is not one.
 SELECT n, try(s) FROM (VALUES
     (1, $$SELECT hopper.recipe_features((SELECT feature_recipe::text FROM mixed_packed_summary), ARRAY[1]::float8[], ARRAY['1'])$$),
