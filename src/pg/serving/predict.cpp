@@ -315,7 +315,12 @@ std::optional<PackedInfo> pack_raw_rows(Spi& spi, const StoredModels& models, co
     if (table_exists(source.with_suffix("_summary")) || !table_exists(models.table.with_suffix("_summary")))
         return std::nullopt;
     const ModelSummary m = read_model_summary(spi, models);
-    if (m.recipe_json.empty()) return std::nullopt;
+    if (m.recipe_json.empty())
+        fail(ErrorKind::UndefinedTable, "table " + source.display() + " is not a packed table",
+             "It has no summary table beside it, and the model in " + models.table.display() +
+                 " was trained on packed arrays without a feature recipe, so its raw rows cannot be read for it.",
+             "Pack the rows with hopper.preprocess_validation(" + quote_literal(source.display()) +
+                 ", <output>, ..., <the training's packed table>) and evaluate on that.");
     PackedInfo layout;
     layout.table = models.table;
     layout.feature_recipe = m.recipe_json;
