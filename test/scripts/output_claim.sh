@@ -139,7 +139,8 @@ SQL
 next_run=$(q -A -t -c "SELECT pg_catalog.max(run_id) + 1 FROM hopper.runs")
 busy_run=$(q -A -t -c "SELECT run_id FROM hopper.runs WHERE name = 'busy'")
 psql -X -q -v ON_ERROR_STOP=1 -d "$DB" -U hopper_claim_squatter \
-  -c "SELECT pg_advisory_lock(1213222705, hashtext('public.squatted_out')), pg_advisory_lock(1213223473, $busy_run)" \
+  -c "SELECT pg_advisory_lock(1213222705, hashtext('public.squatted_out')),
+         pg_advisory_lock('public'::regnamespace::oid::int8::int4, hashtext('squatted_out')), pg_advisory_lock(1213223473, $busy_run)" \
   -c "SELECT count(pg_advisory_lock(1213223473, r::int4)) FROM generate_series($next_run, $next_run + 20) r" \
   -c "SELECT pg_sleep(60) AS squatting" >/dev/null 2>&1 &
 squatter=$!
@@ -154,5 +155,29 @@ q -c "SET client_min_messages = warning" -c "CALL hopper.fit('packed', 'squatted
 q -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(60) AS squatting%' AND pid <> pg_backend_pid()" >/dev/null
 wait "$squatter" 2>/dev/null || true
 q -c "DROP ROLE hopper_claim_squatter" >/dev/null
+
+# A claim is keyed by the schema and a hash of the table's name. Keyed by a 32-bit hash of
+# "schema.name", a role found in a minute a name of its own schema whose claim blocked another role's
+# output in a schema it cannot write to: holder.c3b620fa9 and claim.m9 have the same hashtext. Session
+# A holds the claim of holder.c3b620fa9 (preprocess in an open transaction) while B trains into
+# claim.m9.
+q >/dev/null <<'SQL'
+SET client_min_messages = warning;
+CREATE SCHEMA claim;
+CREATE SCHEMA holder;
+SQL
+[ "$(q -A -t -c "SELECT hashtext('holder.c3b620fa9') = hashtext('claim.m9')")" = t ] \
+  || fail "the names of this test no longer collide in hashtext"
+q -c "BEGIN" -c "SELECT hopper.preprocess('points', 'holder.c3b620fa9', 'label', 'x', buffer_size => 50)" \
+  -c "SELECT pg_sleep(60) AS holding_claim" >/dev/null 2>&1 &
+holder=$!
+for _ in $(seq 400); do
+  [ "$(q -A -t -c "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(60) AS holding_claim%' AND pid <> pg_backend_pid()")" = 1 ] && break
+  sleep 0.05
+done
+q -c "SET client_min_messages = warning" -c "CALL hopper.fit('packed', 'claim.m9', '$ARCH', '', '', 1)" >"$TMP/coll.log" 2>&1 \
+  || { cat "$TMP/coll.log" >&2; fail "a claim in another schema with a colliding hash blocked a run"; }
+q -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(60) AS holding_claim%' AND pid <> pg_backend_pid()" >/dev/null
+wait "$holder" 2>/dev/null || true
 
 echo "output_claim: ok"

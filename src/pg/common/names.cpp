@@ -7,6 +7,7 @@
 
 extern "C" {
 #include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
 #include "common/hashfn.h"
 #include "storage/lock.h"
 #include "utils/acl.h"
@@ -109,26 +110,29 @@ std::string role_name(Oid role) {
     return name ? name : std::to_string(role);
 }
 
-int32_t output_name_key(const TableName& t) {
-    const std::string name = t.quoted();
-    return int32_t(
-        call([&] { return hash_bytes(reinterpret_cast<const unsigned char*>(name.data()), int(name.size())); }));
+OutputNameKey output_name_key(const TableName& t) {
+    OutputNameKey k;
+    call([&] {
+        k.schema = uint32_t(get_namespace_oid(t.schema.c_str(), true));
+        k.name = hash_bytes(reinterpret_cast<const unsigned char*>(t.name.data()), int(t.name.size()));
+    });
+    return k;
 }
 
 void fail_name_claimed(const TableName& t, const char* what) {
     std::string holder;
     {
+        const OutputNameKey k = output_name_key(t);
         Spi spi;
         spi.execute(
             "SELECT pg_catalog.string_agg(l.pid::pg_catalog.text, ', ') FROM pg_catalog.pg_locks l"
             " WHERE l.locktype OPERATOR(pg_catalog.=) 'advisory' AND l.granted"
             " AND l.objsubid OPERATOR(pg_catalog.=) " +
-                std::to_string(kHopperLockClass) +
+                std::to_string(kHopperOutputClass) +
                 " AND l.database OPERATOR(pg_catalog.=) $1::pg_catalog.oid"
                 " AND l.classid OPERATOR(pg_catalog.=) $2::pg_catalog.oid AND l.objid OPERATOR(pg_catalog.=) $3::pg_catalog.oid"
                 " AND l.pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid()",
-            {SqlParam::int8(int64_t(MyDatabaseId)), SqlParam::int8(int64_t(uint32_t(kOutputLockSpace))),
-             SqlParam::int8(int64_t(uint32_t(output_name_key(t))))});
+            {SqlParam::int8(int64_t(MyDatabaseId)), SqlParam::int8(int64_t(k.schema)), SqlParam::int8(int64_t(k.name))});
         if (spi.rows() == 1 && !spi.is_null(0, 0)) holder = spi.text(0, 0);
     }
     fail(ErrorKind::ObjectInUse, std::string(what) + " " + t.display() + " is being written by another session",
@@ -138,30 +142,45 @@ void fail_name_claimed(const TableName& t, const char* what) {
 }
 
 namespace {
-LOCKTAG hopper_lock_tag(int32_t space, int32_t key) {
+LOCKTAG hopper_lock_tag(uint32_t field2, uint32_t field3, uint16_t lock_class) {
     LOCKTAG tag;
-    SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, uint32(space), uint32(key), kHopperLockClass);
+    SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, field2, field3, lock_class);
     return tag;
 }
 }  // namespace
 
-bool try_hopper_lock(int32_t space, int32_t key, bool for_session) {
-    LOCKTAG tag = hopper_lock_tag(space, key);
+bool try_hopper_lock(uint32_t field2, uint32_t field3, bool for_session, uint16_t lock_class) {
+    LOCKTAG tag = hopper_lock_tag(field2, field3, lock_class);
     return LockAcquire(&tag, ExclusiveLock, for_session, true) != LOCKACQUIRE_NOT_AVAIL;
 }
 
-void release_hopper_session_lock(int32_t space, int32_t key) {
-    LOCKTAG tag = hopper_lock_tag(space, key);
+void release_hopper_session_lock(uint32_t field2, uint32_t field3, uint16_t lock_class) {
+    LOCKTAG tag = hopper_lock_tag(field2, field3, lock_class);
     LockRelease(&tag, ExclusiveLock, true);
 }
 
 void require_absent(const TableName& t, const char* what) {
-    const int32_t key = output_name_key(t);
-    const bool claimed = call([&] { return try_hopper_lock(kOutputLockSpace, key, false); });
+    const OutputNameKey key = output_name_key(t);
+    const bool claimed = call([&] { return try_hopper_lock(key.schema, key.name, false, kHopperOutputClass); });
     if (!claimed) fail_name_claimed(t, what);
     if (table_exists(t))
         fail(ErrorKind::DuplicateTable, std::string(what) + " " + t.display() + " already exists", "",
              "Drop it first or choose another name.");
+    // CREATE TABLE also makes a row type of the table's name: a type of that name (which any role that
+    // may create in the schema can make) failed the CREATE with 42710 only after the work, e.g. a fit's
+    // every iteration.
+    if (type_exists(t))
+        fail(ErrorKind::DuplicateObject,
+             std::string(what) + " " + t.display() + " cannot be created: a type of that name exists", "",
+             "Drop the type or choose another name.");
+}
+
+bool type_exists(const TableName& t) {
+    return call([&] {
+        const Oid nsp = get_namespace_oid(t.schema.c_str(), true);
+        return OidIsValid(nsp) && OidIsValid(GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid, CStringGetDatum(t.name.c_str()),
+                                                               ObjectIdGetDatum(nsp)));
+    });
 }
 
 Oid column_type(const TableName& t, const std::string& column) {

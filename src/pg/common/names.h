@@ -25,6 +25,8 @@ TableName resolve_input_table(const std::string& text, const char* what);
 // A table to be created: the schema is the one CREATE TABLE would use; 42P07 if it exists.
 TableName resolve_output_table(const std::string& text, const char* what);
 bool table_exists(const TableName& t);
+// Whether a type of the name exists in the schema (a table's row type, or any other).
+bool type_exists(const TableName& t);
 // The table's OID, or InvalidOid if it does not exist.
 Oid table_oid(const TableName& t);
 // The role that owns relation `relid` (InvalidOid if there is none), and its name for messages.
@@ -35,20 +37,29 @@ std::string role_name(Oid role);
 // neither fails on PostgreSQL's catalog (23505) once the first commits.
 void require_absent(const TableName& t, const char* what);
 
-// The claim of a table name hopper is about to create: an advisory lock in key space 0x48504F31
-// ("HPO1"), keyed by a hash of the quoted name, taken without waiting. A training run holds its
-// outputs' claims for as long as it runs (run_lock.h), other calls until their transaction ends.
-constexpr int32_t kOutputLockSpace = 0x48504F31;
-// The class (LOCKTAG field4, pg_locks.objsubid) of hopper's advisory locks: pg_advisory_lock and its
-// kin take only classes 1 (one bigint key) and 2 (two int4 keys), so no role can take, and so block
-// or fake, the locks hopper's claims and runs hold (with class 2, any role could).
+// hopper's advisory locks are of their own classes (LOCKTAG field4, pg_locks.objsubid):
+// pg_advisory_lock and its kin take only classes 1 (one bigint key) and 2 (two int4 keys), so no
+// role can take, and so block or fake, the locks hopper's claims and runs hold (with class 2, any
+// role could). kHopperLockClass: (space, key) locks such as a run's (run_lock.h).
 constexpr uint16_t kHopperLockClass = 0x4850;  // "HP"
-// hopper's advisory lock (space, key) of this database, in kHopperLockClass, taken without waiting
-// (for the session, or until the transaction ends): whether it was got. Plain C calls: the caller
-// runs them inside call(), or from a transaction callback.
-bool try_hopper_lock(int32_t space, int32_t key, bool for_session);
-void release_hopper_session_lock(int32_t space, int32_t key);
-int32_t output_name_key(const TableName& t);
+// The claim of a table name hopper is about to create: in class kHopperOutputClass, keyed by the
+// schema's OID and a hash of the table's name, taken without waiting. A training run holds its
+// outputs' claims for as long as it runs (run_lock.h), other calls until their transaction ends.
+// The schema is part of the key, not of the hash: a 32-bit hash of "schema.name" let a role find,
+// in a minute, a name of its own schema whose claim blocked another role's table in a schema it
+// cannot write to. Within one schema a colliding name is no more than the name itself, which a role
+// that can create there could take anyway.
+constexpr uint16_t kHopperOutputClass = 0x4851;  // "HQ"
+struct OutputNameKey {
+    uint32_t schema = 0;  // the schema's OID (0 if it does not exist: nothing can be created there)
+    uint32_t name = 0;    // hash of the table's name
+};
+// hopper's advisory lock (field2, field3) of this database in class `lock_class`, taken without
+// waiting (for the session, or until the transaction ends): whether it was got. Plain C calls: the
+// caller runs them inside call(), or from a transaction callback.
+bool try_hopper_lock(uint32_t field2, uint32_t field3, bool for_session, uint16_t lock_class = kHopperLockClass);
+void release_hopper_session_lock(uint32_t field2, uint32_t field3, uint16_t lock_class = kHopperLockClass);
+OutputNameKey output_name_key(const TableName& t);
 // Raises 55006: the name's claim is held by another session (named by its process id when found).
 [[noreturn]] void fail_name_claimed(const TableName& t, const char* what);
 // Column of an existing table: type OID, or InvalidOid if missing (no error).

@@ -75,7 +75,14 @@ void require_droppable(const TableName& table, const char* what) {
 
 void require_replaceable(Spi& spi, const TableName& table, const std::string& kind, const std::string& token,
                          const char* what) {
-    if (!table_exists(table)) return;
+    if (!table_exists(table)) {
+        // Replaced by a table of its name at the end: a type of that name would fail that CREATE.
+        if (type_exists(table))
+            fail(ErrorKind::DuplicateObject,
+                 std::string(what) + " " + table.display() + " cannot be created: a type of that name exists", "",
+                 "Drop the type or choose another name.");
+        return;
+    }
     const std::optional<std::string> found = output_token(spi, table, kind);
     if (found && (token.empty() || *found == token)) {
         // Checked now, not when the table is dropped after training: another role's table carrying

@@ -1,12 +1,13 @@
-// Session-level advisory locks a training run holds while it runs, in hopper's own lock class
-// (names.h: kHopperLockClass, which no SQL function takes):
-//  * the run's lock (key space 0x48505231, key = run id mod 2^31): "this run is alive". hopper.runs
-//    reads an ACTIVE run whose lock nobody holds as INTERRUPTED (hopper.run_is_live), so its state
-//    is truthful whether the session crashed, was cancelled, or failed and went on;
-//  * the claims of its output tables' names (names.h: key space 0x48504F31, key = a hash of the
-//    name): another session training into the same output table, or any hopper call creating a
-//    table of that name, is refused at once (55006), instead of the run training every iteration
-//    and failing at the end.
+// Session-level advisory locks a training run holds while it runs, in hopper's own lock classes
+// (names.h, which no SQL function takes):
+//  * the run's lock (kHopperLockClass, key space 0x48505231, key = run id mod 2^31): "this run is
+//    alive". hopper.runs reads an ACTIVE run whose lock nobody holds as INTERRUPTED
+//    (hopper.run_is_live), so its state is truthful whether the session crashed, was cancelled, or
+//    failed and went on;
+//  * the claims of its output tables' names (kHopperOutputClass, keyed by the schema's OID and a hash
+//    of the table's name): another session training into the same output table, or any hopper call
+//    creating a table of that name, is refused at once (55006), instead of the run training every
+//    iteration and failing at the end.
 // Both are released when the run ends, and when the transaction or subtransaction running it
 // aborts (an error or a cancel in any iteration), by a transaction callback.
 #pragma once

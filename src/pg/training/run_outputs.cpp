@@ -99,7 +99,7 @@ void write_run_outputs(Spi& spi, const RunOutputs& outputs) {
         std::vector<std::pair<TableName, const char*>> written = {{output, "model output table"}};
         for (const CompanionTable& c : kCompanionTables) written.emplace_back(output.with_suffix(c.suffix), c.what);
         for (const auto& [table, what] : written)
-            if (table_exists(table))
+            if (table_exists(table) || type_exists(table))
                 fail(ErrorKind::DuplicateTable,
                      std::string(what) + " " + table.display() + " was created while the run trained",
                      outputs.run_id ? "The checkpoints of training run " + std::to_string(outputs.run_id) + " are kept."

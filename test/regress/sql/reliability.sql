@@ -214,5 +214,20 @@ SELECT hopper.load_model_selection_table('archs', 'v1_configs', ARRAY[2], ARRAY[
 CALL hopper.fit_multiple('three_packed', 'from_v1', 'v1_configs', 1);
 SELECT info ->> 'format_version' AS format_version, info ->> 'steps' AS steps, info ->> 'iterations' AS iterations
 FROM (SELECT hopper.model_state_info(model_state) AS info FROM from_v1) i;
+
+-- ==== A type named like a table hopper is about to create ===================================================
+-- CREATE TABLE makes a row type of the table's name, so a type of that name (any role that may create
+-- in the schema can make one) failed the CREATE with 42710 -- a fit after its every iteration.
+-- Refused before any work, naming the table.
+CREATE TYPE tq_summary AS ENUM ('a');
+CREATE TYPE tqp_p1 AS ENUM ('a');
+SELECT count(*) AS runs_before FROM hopper.runs \gset
+SELECT try($$CALL hopper.fit('pts_packed', 'tq', '$$ || :'arch' || $$', '', '', 3)$$) AS fit_type_summary;
+SELECT count(*) - :runs_before AS runs_recorded FROM hopper.runs;
+SELECT try($$SELECT hopper.preprocess('pts', 'tqp', 'y', 'x', buffer_size => 20, num_segments => 2)$$) AS preprocess_type_partition;
+SELECT try($$SELECT hopper.preprocess('pts', 'tq_summary', 'y', 'x')$$) AS preprocess_type_output;
+SELECT count(*) AS tables_left FROM pg_class WHERE relname LIKE 'tq%' AND relkind IN ('r', 'p');
+DROP TYPE tq_summary, tqp_p1;
+
 \c :regress_db
 DROP DATABASE hopper_reliability;
