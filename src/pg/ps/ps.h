@@ -31,6 +31,7 @@ namespace hopper::pg {
 
 extern int setting_ps_memory_mb;   // hopper.ps_memory_mb (PGC_POSTMASTER)
 extern int setting_ps_max_tables;  // hopper.ps_max_tables (PGC_POSTMASTER)
+extern int setting_ps_role_share;  // hopper.ps_role_share (PGC_SUSET): percent of the pool one role may hold
 
 // Called from _PG_init: defines the GUCs, and when preloading, requests the shared memory and locks.
 void ps_init();

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "pg/common/names.h"
 #include "pg/ps/ps.h"
 
 extern "C" {
@@ -22,6 +23,7 @@ extern "C" {
 #include "storage/lwlock.h"
 #include "storage/proc.h"
 #include "storage/shmem.h"
+#include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/timestamp.h"
 }
@@ -30,6 +32,7 @@ namespace hopper::pg {
 
 int setting_ps_memory_mb = 64;
 int setting_ps_max_tables = 32;
+int setting_ps_role_share = 50;
 
 namespace {
 
@@ -678,11 +681,18 @@ void create(const ps::TableSettings& s, const ps::SnapshotView* from) {
     if (from && from->meta.sparse_chunks != sparse_chunks)
         fail(ErrorKind::Internal, "parameter table checkpoint: SparseSSP state does not match the table");
     const Oid owner = call([] { return GetUserId(); });
+    const bool unlimited = setting_ps_role_share >= 100 || call([] { return superuser(); });
     const TimestampTz now = call([] { return GetCurrentTimestamp(); });
     std::vector<ps::Block> used;
     used.reserve(std::size_t(shared->max_tables));
-    enum { Ok, Duplicate, NoSlot, NoMemory } outcome = Ok;
+    enum { Ok, Duplicate, NoSlot, NoMemory, RoleSlots, RoleMemory } outcome = Ok;
     uint64 used_bytes = 0, largest_free = 0;
+    // What the role holds already, in all databases (roles are the cluster's), and its share: one
+    // role filled every slot and no other could create a parameter table until it dropped them.
+    int role_tables = 0;
+    uint64 role_bytes = 0;
+    const int role_max_tables = std::max(1, int(int64(shared->max_tables) * setting_ps_role_share / 100));
+    const uint64 role_max_bytes = shared->arena_bytes / 100 * uint64(setting_ps_role_share);
     call([&] {
         LWLockAcquire(shared->directory_lock, LW_EXCLUSIVE);
         int free_slot = -1;
@@ -692,10 +702,16 @@ void create(const ps::TableSettings& s, const ps::SnapshotView* from) {
                 if (t->dboid == MyDatabaseId && std::strcmp(t->name, s.name.c_str()) == 0) outcome = Duplicate;
                 used.push_back(ps::Block{t->block_offset, t->block_bytes});
                 used_bytes += t->block_bytes;
+                if (t->owner == owner) {
+                    ++role_tables;
+                    role_bytes += t->block_bytes;
+                }
             } else if (free_slot < 0) {
                 free_slot = i;
             }
         }
+        if (outcome == Ok && !unlimited && role_tables >= role_max_tables) outcome = RoleSlots;
+        if (outcome == Ok && !unlimited && role_bytes + layout.bytes > role_max_bytes) outcome = RoleMemory;
         if (outcome == Ok && free_slot < 0) outcome = NoSlot;
         std::optional<uint64_t> at;
         if (outcome == Ok) {
@@ -798,6 +814,18 @@ void create(const ps::TableSettings& s, const ps::SnapshotView* from) {
             fail(ErrorKind::Limit, "too many parameter tables",
                  "hopper.ps_max_tables is " + std::to_string(shared->max_tables) + " (for all databases together).",
                  "Drop a parameter table, or raise hopper.ps_max_tables (takes effect after a server restart).");
+        case RoleSlots:
+            fail(ErrorKind::Limit, "role " + quoted(role_name(owner)) + " holds too many parameter tables",
+                 "It holds " + std::to_string(role_tables) + " of the " + std::to_string(shared->max_tables) +
+                     " slots (in all databases); hopper.ps_role_share lets one role hold " +
+                     std::to_string(setting_ps_role_share) + "%, " + std::to_string(role_max_tables) + " tables.",
+                 "Drop one of its parameter tables, or have a superuser raise hopper.ps_role_share.");
+        case RoleMemory:
+            fail(ErrorKind::Limit, "role " + quoted(role_name(owner)) + " holds too much parameter-table memory",
+                 "Parameter table " + table + " needs " + mb(layout.bytes) + " and the role holds " + mb(role_bytes) +
+                     " (in all databases); hopper.ps_role_share lets one role hold " +
+                     std::to_string(setting_ps_role_share) + "% of hopper.ps_memory_mb, " + mb(role_max_bytes) + ".",
+                 "Drop one of its parameter tables, or have a superuser raise hopper.ps_role_share.");
         case NoMemory:
             fail(ErrorKind::Limit, "not enough shared memory for parameter table " + table,
                  "It needs " + mb(layout.bytes) + "; " + mb(shared->arena_bytes - used_bytes) + " of the " +
@@ -997,6 +1025,12 @@ void ps_init() {
                             "Most parameter tables that can exist at the same time (in all databases together).",
                             "Each slot costs a few hundred bytes of shared memory and one lock.",
                             &setting_ps_max_tables, 32, 1, 4096, context, 0, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "hopper.ps_role_share",
+        "Most of the parameter-table slots and memory, in percent, that one role other than a superuser may hold.",
+        "Counted over all databases; 100 lets one role take the whole pool, and so keep every other role from "
+        "creating parameter tables.",
+        &setting_ps_role_share, 50, 1, 100, PGC_SUSET, 0, nullptr, nullptr, nullptr);
     if (!process_shared_preload_libraries_in_progress) return;
     prev_shmem_request_hook = shmem_request_hook;
     shmem_request_hook = ps_shmem_request;

@@ -137,6 +137,31 @@ SELECT hopper.ps_drop('bob_ps');
 RESET search_path;
 RESET ROLE;
 
+-- One role other than a superuser holds at most hopper.ps_role_share (50%) of the parameter-table
+-- pool, slots and memory, over all databases: one role filled all 32 slots and no other could create
+-- a parameter table. Only a superuser may change the share.
+CREATE FUNCTION pg_temp.sqlstate_of(stmt text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE stmt;
+    RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+    RETURN SQLSTATE || ': ' || SQLERRM;
+END $$;
+SET ROLE hopper_priv_bob;
+SELECT count(hopper.ps_create('squat' || g, 1)) = current_setting('hopper.ps_max_tables')::int / 2 AS created_half
+FROM generate_series(1, current_setting('hopper.ps_max_tables')::int / 2) g;
+SELECT pg_temp.sqlstate_of($$SELECT hopper.ps_create('squat_more', 1)$$) AS one_more;
+SELECT count(hopper.ps_drop('squat' || g)) > 0 AS dropped FROM generate_series(2, current_setting('hopper.ps_max_tables')::int / 2) g;
+SELECT pg_temp.sqlstate_of(format($$SELECT hopper.ps_create('squat_big', %s)$$,
+    (SELECT setting::bigint * 1024 * 1024 / 4 * 6 / 10 FROM pg_settings WHERE name = 'hopper.ps_memory_mb'))) AS most_of_the_memory;
+SELECT pg_temp.sqlstate_of($$SET hopper.ps_role_share = 100$$) AS share_is_superuser_only;
+RESET ROLE;
+SET ROLE hopper_priv_alice;
+SELECT hopper.ps_create('alice_ps', 4) IS NOT NULL AS others_still_create;
+SELECT hopper.ps_drop('alice_ps');
+RESET ROLE;
+SELECT hopper.ps_drop('squat1');
+
 -- Clean up.
 DROP SCHEMA priv_alice, priv_bob, priv_evil CASCADE;
 DROP OWNED BY hopper_priv_alice, hopper_priv_bob, hopper_priv_mallory;
