@@ -132,7 +132,8 @@ void fail_name_claimed(const TableName& t, const char* what) {
                 " AND l.database OPERATOR(pg_catalog.=) $1::pg_catalog.oid"
                 " AND l.classid OPERATOR(pg_catalog.=) $2::pg_catalog.oid AND l.objid OPERATOR(pg_catalog.=) $3::pg_catalog.oid"
                 " AND l.pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid()",
-            {SqlParam::int8(int64_t(MyDatabaseId)), SqlParam::int8(int64_t(k.schema)), SqlParam::int8(int64_t(k.name))});
+            {SqlParam::int8(int64_t(MyDatabaseId)), SqlParam::int8(int64_t(k.schema)),
+             SqlParam::int8(int64_t(k.name))});
         if (spi.rows() == 1 && !spi.is_null(0, 0)) holder = spi.text(0, 0);
     }
     fail(ErrorKind::ObjectInUse, std::string(what) + " " + t.display() + " is being written by another session",
@@ -178,8 +179,8 @@ void require_absent(const TableName& t, const char* what) {
 bool type_exists(const TableName& t) {
     return call([&] {
         const Oid nsp = get_namespace_oid(t.schema.c_str(), true);
-        return OidIsValid(nsp) && OidIsValid(GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid, CStringGetDatum(t.name.c_str()),
-                                                               ObjectIdGetDatum(nsp)));
+        return OidIsValid(nsp) && OidIsValid(GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid,
+                                                             CStringGetDatum(t.name.c_str()), ObjectIdGetDatum(nsp)));
     });
 }
 

@@ -16,6 +16,7 @@
 #include "pg/ps/ps.h"
 
 extern "C" {
+#include "miscadmin.h"
 #include "pgstat.h"
 #include "port/atomics.h"
 #include "storage/condition_variable.h"
@@ -23,7 +24,6 @@ extern "C" {
 #include "storage/lwlock.h"
 #include "storage/proc.h"
 #include "storage/shmem.h"
-#include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/timestamp.h"
 }

@@ -50,7 +50,8 @@ bool take(uint32_t field2, uint32_t field3, uint16_t lock_class = kHopperLockCla
     if (held_count >= kMaxHeld) fail(ErrorKind::Internal, "a training run is already running in this session");
     const bool got = call([&] { return try_hopper_lock(field2, field3, true, lock_class); });
     if (got)
-        held[held_count++] = HeldLock{field2, field3, lock_class, call([] { return GetCurrentTransactionNestLevel(); })};
+        held[held_count++] =
+            HeldLock{field2, field3, lock_class, call([] { return GetCurrentTransactionNestLevel(); })};
     return got;
 }
 

@@ -11,6 +11,7 @@
 
 extern "C" {
 #include "funcapi.h"
+#include "access/htup_details.h"
 #include "executor/executor.h"
 #include "nodes/params.h"
 #include "optimizer/optimizer.h"
@@ -18,9 +19,8 @@ extern "C" {
 #include "parser/parser.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
-#include "utils/typcache.h"
-#include "access/htup_details.h"
 #include "utils/memutils.h"
+#include "utils/typcache.h"
 }
 
 namespace hopper::pg {
@@ -44,8 +44,8 @@ void compile(const std::string& sql, const std::vector<Oid>& types, MemoryContex
     call([&] {
         MemoryContext old = MemoryContextSwitchTo(context);
         List* raw = raw_parser(sql.c_str(), RAW_PARSE_DEFAULT);
-        Query* query =
-            parse_analyze_fixedparams(linitial_node(RawStmt, raw), sql.c_str(), types.data(), int(types.size()), nullptr);
+        Query* query = parse_analyze_fixedparams(linitial_node(RawStmt, raw), sql.c_str(), types.data(),
+                                                 int(types.size()), nullptr);
         Expr* expr = expression_planner(linitial_node(TargetEntry, query->targetList)->expr);
         params = makeParamList(int(types.size()));
         params->numParams = int(types.size());
@@ -84,22 +84,25 @@ RowFeatures::RowFeatures(RowType row_type, const std::string& recipe_json, Memor
             return d;
         });
         std::vector<Oid> types = {TEXTOID};
-        const std::string sql = "SELECT " + recipe_features_sql(recipe, "$1::pg_catalog.text", [&](const std::string& name) {
-            for (int a = 0; a < record_->natts; ++a) {
-                const FormData_pg_attribute* att = TupleDescAttr(record_, a);
-                if (att->attisdropped || name != NameStr(att->attname)) continue;
-                record_columns_.push_back(a);
-                types.push_back(att->atttypid);
-                return RecipeColumn{"$" + std::to_string(types.size()), att->atttypid};
-            }
-            std::string columns;
-            for (int a = 0; a < record_->natts; ++a)
-                if (!TupleDescAttr(record_, a)->attisdropped)
-                    columns += (columns.empty() ? "" : ", ") + quote_ident(NameStr(TupleDescAttr(record_, a)->attname));
-            fail(ErrorKind::UndefinedColumn, "the row has no column \"" + name + "\", which the model's recipe reads",
-                 "The row's columns are " + (columns.empty() ? std::string("none") : columns) + ".",
-                 "Select the model's feature columns under their names in the training table.");
-        });
+        const std::string sql =
+            "SELECT " + recipe_features_sql(recipe, "$1::pg_catalog.text", [&](const std::string& name) {
+                for (int a = 0; a < record_->natts; ++a) {
+                    const FormData_pg_attribute* att = TupleDescAttr(record_, a);
+                    if (att->attisdropped || name != NameStr(att->attname)) continue;
+                    record_columns_.push_back(a);
+                    types.push_back(att->atttypid);
+                    return RecipeColumn{"$" + std::to_string(types.size()), att->atttypid};
+                }
+                std::string columns;
+                for (int a = 0; a < record_->natts; ++a)
+                    if (!TupleDescAttr(record_, a)->attisdropped)
+                        columns +=
+                            (columns.empty() ? "" : ", ") + quote_ident(NameStr(TupleDescAttr(record_, a)->attname));
+                fail(ErrorKind::UndefinedColumn,
+                     "the row has no column \"" + name + "\", which the model's recipe reads",
+                     "The row's columns are " + (columns.empty() ? std::string("none") : columns) + ".",
+                     "Select the model's feature columns under their names in the training table.");
+            });
         compile(sql, types, context, expr_, econtext_, params_);
         params_->params[0].value = recipe_text;
         params_->params[0].isnull = false;

@@ -170,7 +170,8 @@ public:
                     if (std::isfinite(v) && !std::isfinite(float(v)))
                         fail(ErrorKind::Data,
                              "dependent column \"" + p.dependent + "\" has a value beyond float32's range",
-                             "A row's value is " + describe_double(v) + "; hopper trains in float32 (up to about 3.4e38).",
+                             "A row's value is " + describe_double(v) +
+                                 "; hopper trains in float32 (up to about 3.4e38).",
                              "Rescale the target before packing, e.g. divide it by a constant or take its logarithm.");
                     values_.push_back(float(v));
                 }

@@ -251,10 +251,11 @@ Counts count_and_check(Spi& spi, const Source& src, Response response, const cha
 // price, a count, an id -- and its classes cost a one-hot output each: diamonds' price became
 // 10,758 classes in 1.8 GB of packed table, without a word.
 void warn_integer_classes(const Source& src, const std::string& requested, std::size_t classes, int64_t rows) {
-    const bool integer = src.dependent_type == INT2OID || src.dependent_type == INT4OID || src.dependent_type == INT8OID;
+    const bool integer =
+        src.dependent_type == INT2OID || src.dependent_type == INT4OID || src.dependent_type == INT8OID;
     if (requested != "auto" || !integer || classes < 50 || int64_t(classes) * 20 < rows) return;
-    warning("dependent column \"" + src.dependent + "\" is packed for classification with " +
-                std::to_string(classes) + " classes",
+    warning("dependent column \"" + src.dependent + "\" is packed for classification with " + std::to_string(classes) +
+                " classes",
             "It is an integer column with " + std::to_string(classes) + " distinct values in " + std::to_string(rows) +
                 " rows; integer targets are class labels unless told otherwise.",
             "To predict it as a number, pass response_type => 'regression'; for labels, response_type => "
