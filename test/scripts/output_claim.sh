@@ -35,6 +35,16 @@ wait_live() {  # waits until a run named $1 reads ACTIVE
   done
   fail "run $1 never became ACTIVE"
 }
+sleeping() {  # the SQL that finds another session sleeping in pg_sleep(60) AS $1
+  echo "FROM pg_stat_activity WHERE query LIKE '%pg_sleep(60) AS $1%' AND pid <> pg_backend_pid()"
+}
+wait_sleeping() {  # waits until another session sleeps in pg_sleep(60) AS $1
+  for _ in $(seq 400); do
+    [ "$(q -A -t -c "SELECT count(*) $(sleeping "$1")")" = 1 ] && return 0
+    sleep 0.05
+  done
+}
+cancel_sleeping() { q -c "SELECT pg_cancel_backend(pid) $(sleeping "$1")" >/dev/null; }
 
 # Session A trains for a while (4,000 iterations: it is cancelled below); session B asks for the same
 # output table meanwhile.
@@ -144,15 +154,12 @@ psql -X -q -v ON_ERROR_STOP=1 -d "$DB" -U hopper_claim_squatter \
   -c "SELECT count(pg_advisory_lock(1213223473, r::int4)) FROM generate_series($next_run, $next_run + 20) r" \
   -c "SELECT pg_sleep(60) AS squatting" >/dev/null 2>&1 &
 squatter=$!
-for _ in $(seq 400); do
-  [ "$(q -A -t -c "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(60) AS squatting%' AND pid <> pg_backend_pid()")" = 1 ] && break
-  sleep 0.05
-done
+wait_sleeping squatting
 q -c "SET client_min_messages = warning" -c "CALL hopper.fit('packed', 'squatted_out', '$ARCH', '', '', 1, name => 'squatted')" \
   >"$TMP/sq.log" 2>&1 || { cat "$TMP/sq.log" >&2; fail "another role's advisory locks blocked a run"; }
 [ "$(q -A -t -c "SELECT state FROM hopper.runs WHERE run_id = $busy_run")" = INTERRUPTED ] \
   || fail "another role's advisory lock made an interrupted run read ACTIVE"
-q -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(60) AS squatting%' AND pid <> pg_backend_pid()" >/dev/null
+cancel_sleeping squatting
 wait "$squatter" 2>/dev/null || true
 q -c "DROP ROLE hopper_claim_squatter" >/dev/null
 
@@ -171,13 +178,10 @@ SQL
 q -c "BEGIN" -c "SELECT hopper.preprocess('points', 'holder.c3b620fa9', 'label', 'x', buffer_size => 50)" \
   -c "SELECT pg_sleep(60) AS holding_claim" >/dev/null 2>&1 &
 holder=$!
-for _ in $(seq 400); do
-  [ "$(q -A -t -c "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(60) AS holding_claim%' AND pid <> pg_backend_pid()")" = 1 ] && break
-  sleep 0.05
-done
+wait_sleeping holding_claim
 q -c "SET client_min_messages = warning" -c "CALL hopper.fit('packed', 'claim.m9', '$ARCH', '', '', 1)" >"$TMP/coll.log" 2>&1 \
   || { cat "$TMP/coll.log" >&2; fail "a claim in another schema with a colliding hash blocked a run"; }
-q -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(60) AS holding_claim%' AND pid <> pg_backend_pid()" >/dev/null
+cancel_sleeping holding_claim
 wait "$holder" 2>/dev/null || true
 
 echo "output_claim: ok"
