@@ -2,6 +2,8 @@
 #include "pg/training/tabular.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -287,6 +289,37 @@ TabularColumns describe_tabular(Spi& spi, const TableName& table, const TabularR
     return out;
 }
 
+namespace {
+
+// Numeric and date columns go into the model as they are unless scaled (scale => 'none', the
+// default, as MADlib's): a network barely trains on raw values in the thousands -- diamonds' cut
+// reached 0.406 accuracy (the majority class is 0.399) with price and the others raw, 0.712
+// standardized -- so a NOTICE names such columns.
+constexpr double kLargeUnscaled = 100.0;
+
+void notice_unscaled(const std::vector<ColumnSpec>& specs, const std::vector<double>& largest) {
+    std::string names;
+    double most = 0.0;
+    int count = 0;
+    for (std::size_t c = 0; c < specs.size(); ++c) {
+        const ColumnSpec& s = specs[c];
+        if (s.scale != ScaleKind::None || (s.kind != ColumnKind::Numeric && s.kind != ColumnKind::Date) ||
+            largest[c] <= kLargeUnscaled)
+            continue;
+        if (++count <= 5) names += (names.empty() ? "" : ", ") + quote_ident(s.name);
+        most = std::max(most, largest[c]);
+    }
+    if (count == 0) return;
+    char value[32];
+    std::snprintf(value, sizeof value, "%.6g", most);
+    notice(std::string(count == 1 ? "column " : "columns ") + names + (count > 5 ? ", ..." : "") +
+               " go into the model unscaled, with values up to " + value,
+           "Networks train poorly on large raw values: pass scale => 'standardize', or a column's \"scale\" "
+           "option in columns.");
+}
+
+}  // namespace
+
 std::string fit_recipe(Spi& spi, const TableName& table, const TabularColumns& cols, const std::string& row_filter,
                        int64_t rows) {
     FitLimits limits;
@@ -329,6 +362,7 @@ std::string fit_recipe(Spi& spi, const TableName& table, const TabularColumns& c
     for (std::size_t i = 0; i < cols.cell_sql.size(); ++i) select += (i ? ", " : "") + cols.cell_sql[i];
     std::vector<Cell> row(cols.specs.size());
     std::vector<std::string> texts(cols.specs.size());
+    std::vector<double> largest(cols.specs.size(), 0.0);  // of each column's magnitudes
     spi.open_cursor("SELECT " + select + " FROM " + table.quoted() + row_filter);
     while (spi.fetch(kFetchBatch) > 0) {
         check_for_interrupts();
@@ -341,13 +375,16 @@ std::string fit_recipe(Spi& spi, const TableName& table, const TabularColumns& c
                     row[c] = Cell(std::string_view(texts[c]));
                 } else {
                     row[c] = Cell(spi.number(r, int(c)));
+                    largest[c] = std::max(largest[c], std::fabs(row[c].number));
                 }
             }
             fitter.add(row);
         }
     }
     spi.close_cursor();
-    return fitter.finish().to_json();
+    std::string recipe = fitter.finish().to_json();
+    notice_unscaled(cols.specs, largest);
+    return recipe;
 }
 
 std::string recipe_features_sql(const TableName& table, const Recipe& recipe, const std::string& recipe_sql,

@@ -247,5 +247,15 @@ SELECT try($$SELECT hopper.predict_class('moods', m) FROM moods_missing m$$);
 SELECT try($$SELECT hopper.predict_value('moods', m) FROM moods m$$);
 SELECT hopper.delete_model('moods');
 
+-- Numeric and date columns that go in unscaled with large values are named in a NOTICE (scale =>
+-- 'none' is the default; a network barely trained on diamonds' raw price); scaled or small ones not.
+CREATE TABLE big_raw AS SELECT g AS id, g * 37.5 AS price, (g % 7)::float8 AS small, DATE '2020-01-01' + g AS day,
+       (ARRAY['a', 'b'])[1 + g % 2] AS label FROM generate_series(1, 60) g;
+SET client_min_messages = notice;
+SELECT hopper.preprocess('big_raw', 'big_raw_packed', 'label', '*', exclude_columns => 'id', num_segments => 1);
+SELECT hopper.preprocess('big_raw', 'big_raw_scaled', 'label', '*', exclude_columns => 'id', num_segments => 1, scale => 'standardize');
+SELECT hopper.preprocess('big_raw', 'big_raw_small', 'label', 'small', exclude_columns => 'id', num_segments => 1);
+SET client_min_messages = warning;
+
 RESET client_min_messages;
 DROP SCHEMA test_tabular CASCADE;
