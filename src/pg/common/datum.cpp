@@ -1,6 +1,7 @@
 #include "pg/common/datum.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -325,6 +326,14 @@ std::string describe_float(float v) {
     if (std::isnan(v)) return "NaN";
     if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
     return std::to_string(v);
+}
+
+std::string describe_double(double v) {
+    if (std::isnan(v)) return "NaN";
+    if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
+    char out[32];
+    std::snprintf(out, sizeof out, "%.6g", v);
+    return out;
 }
 
 namespace {

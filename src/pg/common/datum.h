@@ -53,6 +53,8 @@ int append_floats(Datum d, std::vector<float>& out, const char* what, int64_t ro
 int floats_into(Datum d, float* out, int expected, const char* what, int64_t row_hint);
 // "NaN", "Infinity", "-Infinity" or the number, for messages.
 std::string describe_float(float v);
+// A double for a message, in 6 significant digits (1e+300, 18823, NaN, Infinity).
+std::string describe_double(double v);
 
 // A composite result of the calling function's declared type (OUT parameters or RETURNS TABLE).
 Datum make_record(FunctionCallInfo fcinfo, std::vector<Datum> values, const std::vector<bool>& null_flags);

@@ -167,6 +167,10 @@ void require_absent(const TableName& t, const char* what) {
     if (table_exists(t))
         fail(ErrorKind::DuplicateTable, std::string(what) + " " + t.display() + " already exists", "",
              "Drop it first or choose another name.");
+    require_no_type(t, what);
+}
+
+void require_no_type(const TableName& t, const char* what) {
     // CREATE TABLE also makes a row type of the table's name: a type of that name (which any role that
     // may create in the schema can make) failed the CREATE with 42710 only after the work, e.g. a fit's
     // every iteration.

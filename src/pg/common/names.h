@@ -36,6 +36,8 @@ std::string role_name(Oid role);
 // about to create it in another session is refused at once (55006, require_absent there), so that
 // neither fails on PostgreSQL's catalog (23505) once the first commits.
 void require_absent(const TableName& t, const char* what);
+// 42710 if a type of the table's name exists (CREATE TABLE would fail on it, after the work).
+void require_no_type(const TableName& t, const char* what);
 
 // hopper's advisory locks are of their own classes (LOCKTAG field4, pg_locks.objsubid):
 // pg_advisory_lock and its kin take only classes 1 (one bigint key) and 2 (two int4 keys), so no

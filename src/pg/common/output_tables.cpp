@@ -76,11 +76,7 @@ void require_droppable(const TableName& table, const char* what) {
 void require_replaceable(Spi& spi, const TableName& table, const std::string& kind, const std::string& token,
                          const char* what) {
     if (!table_exists(table)) {
-        // Replaced by a table of its name at the end: a type of that name would fail that CREATE.
-        if (type_exists(table))
-            fail(ErrorKind::DuplicateObject,
-                 std::string(what) + " " + table.display() + " cannot be created: a type of that name exists", "",
-                 "Drop the type or choose another name.");
+        require_no_type(table, what);  // a table of its name is created at the end
         return;
     }
     const std::optional<std::string> found = output_token(spi, table, kind);

@@ -13,7 +13,6 @@
 #include <cerrno>
 #include <climits>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -228,12 +227,6 @@ private:
                 return v;
             }
         }
-    }
-
-    static std::string describe_double(double v) {
-        char out[32];
-        std::snprintf(out, sizeof out, "%.6g", v);
-        return out;
     }
 
     Spi& spi_;

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -310,10 +309,8 @@ void notice_unscaled(const std::vector<ColumnSpec>& specs, const std::vector<dou
         most = std::max(most, largest[c]);
     }
     if (count == 0) return;
-    char value[32];
-    std::snprintf(value, sizeof value, "%.6g", most);
     notice(std::string(count == 1 ? "column " : "columns ") + names + (count > 5 ? ", ..." : "") +
-               " go into the model unscaled, with values up to " + value,
+               " go into the model unscaled, with values up to " + describe_double(most),
            "Networks train poorly on large raw values: pass scale => 'standardize', or a column's \"scale\" "
            "option in columns.");
 }
