@@ -2,6 +2,7 @@
 // scaling through packing's FeatureStats / FeatureScaling (one feature).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "hopper/error.h"
 #include "hopper/interrupt.h"
@@ -20,7 +21,12 @@ float checked_value(const std::string& column, ColumnKind kind, double v) {
     const float f = float(v);
     if (!std::isfinite(f))
         fail(ErrorKind::Data, quoted_column(column) + " has a value beyond the float4 range",
-             "The value " + cfg::fmt_double(v) + " cannot be a feature.", "Scale the column first, e.g. in a view.");
+             // float8's largest stands for any value beyond it (tabular.cpp reads numeric so).
+             std::fabs(v) == std::numeric_limits<double>::max()
+                 ? std::string(v > 0 ? "A value is 1.8e308 or more" : "A value is -1.8e308 or less") +
+                       " (beyond float8's range too): it cannot be a feature."
+                 : "The value " + cfg::fmt_double(v) + " cannot be a feature.",
+             "Scale the column first, e.g. in a view.");
     return f;
 }
 

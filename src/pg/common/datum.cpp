@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <string>
 #include <utility>
@@ -134,7 +135,42 @@ std::vector<int64_t> int_array_to_vector(Datum d, const char* what) {
     return out;
 }
 
-std::vector<double> float_array_to_vector(Datum d, const char* what) {
+namespace {
+
+// Where an element is, for messages: "Element 3 of row 12" (or of the array, with no row).
+std::string element_at(int i, int64_t row_hint) {
+    return "Element " + std::to_string(i + 1) + (row_hint > 0 ? " of row " + std::to_string(row_hint) : "");
+}
+
+// [[noreturn]]: a value that float32, which hopper trains in, cannot hold.
+[[noreturn]] void beyond_float32(const char* what, int i, int64_t row_hint, const std::string& value) {
+    fail(ErrorKind::Data, std::string(what) + " have a value beyond float32's range",
+         element_at(i, row_hint) + " is " + value + "; hopper trains in float32 (up to about 3.4e38).",
+         "Scale the values first, e.g. with normalizing_const or in a view.");
+}
+
+// A value beyond float32's range, for messages: float8's largest stands for any numeric beyond float8's
+// range too (tabular.h's float8_sql reads them so).
+std::string describe_beyond(double v) {
+    if (std::fabs(v) == std::numeric_limits<double>::max())
+        return v > 0 ? "1.8e308 or more (beyond float8's range too)" : "-1.8e308 or less (beyond float8's range too)";
+    return describe_double(v);
+}
+
+// A numeric as a double. numeric's cast raises beyond float8's range (22003, naming nothing); that
+// value is refused here naming the element instead. NaN and the infinities pass as such.
+double numeric_element(Datum v, const char* what, int i, int64_t row_hint) {
+    const Numeric n = DatumGetNumeric(v);
+    if (numeric_is_nan(n) || numeric_is_inf(n))
+        return call([&] { return DatumGetFloat8(DirectFunctionCall1(numeric_float8, v)); });
+    const double x = call([&] { return DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, v)); });
+    if (!std::isinf(x)) return x;  // below float8's smallest: 0, as numeric_float8_no_overflow has it
+    beyond_float32(what, i, row_hint, call([&] { return numeric_out_sci(n, 6); }));
+}
+
+}  // namespace
+
+std::vector<double> float_array_to_vector(Datum d, const char* what, int64_t row_hint) {
     Deconstructed a = deconstruct(d);
     no_nulls(a, what);
     std::vector<double> out(a.count);
@@ -145,9 +181,7 @@ std::vector<double> float_array_to_vector(Datum d, const char* what) {
             case INT2OID: out[i] = DatumGetInt16(a.values[i]); break;
             case INT4OID: out[i] = DatumGetInt32(a.values[i]); break;
             case INT8OID: out[i] = (double)DatumGetInt64(a.values[i]); break;
-            case NUMERICOID:
-                out[i] = call([&] { return DatumGetFloat8(DirectFunctionCall1(numeric_float8, a.values[i])); });
-                break;
+            case NUMERICOID: out[i] = numeric_element(a.values[i], what, i, row_hint); break;
             default: fail(ErrorKind::WrongType, std::string(what) + " must be a numeric array");
         }
     }
@@ -360,10 +394,16 @@ int convert_floats(Datum d, const char* what, int64_t row_hint, Place&& place) {
         if (n > 0) std::memcpy(out, ARR_DATA_PTR(a), sizeof(float) * n);
     } else if (t == FLOAT8OID) {
         const double* src = (const double*)ARR_DATA_PTR(a);
-        for (int i = 0; i < n; ++i) out[i] = float(src[i]);
+        for (int i = 0; i < n; ++i) {
+            out[i] = float(src[i]);
+            if (std::isinf(out[i]) && std::isfinite(src[i])) beyond_float32(what, i, row_hint, describe_beyond(src[i]));
+        }
     } else {
-        std::vector<double> v = float_array_to_vector(d, what);
-        for (int i = 0; i < n; ++i) out[i] = float(v[i]);
+        std::vector<double> v = float_array_to_vector(d, what, row_hint);
+        for (int i = 0; i < n; ++i) {
+            out[i] = float(v[i]);
+            if (std::isinf(out[i]) && std::isfinite(v[i])) beyond_float32(what, i, row_hint, describe_beyond(v[i]));
+        }
     }
     // A detoasted (or unpacked short-header) copy: freed now, or a loop over rows (preprocess reads
     // whole tables) would keep one per row until its memory context ends.

@@ -23,8 +23,10 @@ std::string jsonb_to_string(Datum d);
 Datum string_to_jsonb(std::string_view json);
 
 std::vector<std::string> text_array_to_vector(Datum d, const char* what);
-std::vector<int64_t> int_array_to_vector(Datum d, const char* what);   // int2/int4/int8 arrays
-std::vector<double> float_array_to_vector(Datum d, const char* what);  // float4/float8/numeric arrays
+std::vector<int64_t> int_array_to_vector(Datum d, const char* what);  // int2/int4/int8 arrays
+// float4/float8/numeric/integer arrays; a numeric beyond float8's range is refused naming `what`, the
+// element and `row_hint` (when positive), where numeric's cast named nothing.
+std::vector<double> float_array_to_vector(Datum d, const char* what, int64_t row_hint = 0);
 
 Datum make_float8_array(const std::vector<double>& v);
 Datum make_int2_array(const std::vector<int16_t>& v);

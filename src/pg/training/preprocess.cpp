@@ -523,7 +523,7 @@ FeatureColumns describe_features(const TableName& table, const std::string& inde
                  types[i] == TEXTOID ? "Cast text features to a numeric type first." : "");
     f.expression = "ARRAY[";
     for (std::size_t i = 0; i < f.columns.size(); ++i)
-        f.expression += (i ? ", " : "") + quote_ident(f.columns[i]) + "::pg_catalog.float8";
+        f.expression += (i ? ", " : "") + float8_sql(quote_ident(f.columns[i]), types[i]);
     f.expression += "]";
     return f;
 }

@@ -71,6 +71,27 @@ void check_kind(const std::string& column, Oid type, ColumnKind kind) {
              (natural == ColumnKind::Categorical ? "." : "; it can also be declared categorical."));
 }
 
+// float8's largest value, as numeric compares it.
+constexpr const char* kLargestFloat8 = "1.7976931348623157e308";
+
+}  // namespace
+
+std::string float8_sql(const std::string& column_ref, Oid type) {
+    if (type != NUMERICOID) return column_ref + "::pg_catalog.float8";
+    // numeric's cast to float8 raises for a value beyond float8's range, either way (22003, naming
+    // no column): one beyond its largest becomes that largest, which packing then refuses naming the
+    // column (beyond float32); one below its smallest becomes 0, as in float32. NaN and the
+    // infinities (which compare above or below every number) pass as they are, refused as such.
+    return "CASE WHEN " + column_ref + " OPERATOR(pg_catalog.>) " + kLargestFloat8 + " AND " + column_ref +
+           " OPERATOR(pg_catalog.<) 'Infinity'::pg_catalog.numeric THEN " + kLargestFloat8 +
+           "::pg_catalog.float8 WHEN " + column_ref + " OPERATOR(pg_catalog.<) -" + kLargestFloat8 + " AND " +
+           column_ref + " OPERATOR(pg_catalog.>) '-Infinity'::pg_catalog.numeric THEN -" + kLargestFloat8 +
+           "::pg_catalog.float8 WHEN pg_catalog.abs(" + column_ref +
+           ") OPERATOR(pg_catalog.<) 1e-300 THEN 0::pg_catalog.float8 ELSE " + column_ref + "::pg_catalog.float8 END";
+}
+
+namespace {
+
 // How a column is read: numbers, booleans (0/1) and dates (days since 1970-01-01) as float8, categories
 // as text. Only pg_catalog's casts, functions and operators.
 std::string cell_sql(const std::string& column_ref, Oid type, ColumnKind kind) {
@@ -89,7 +110,7 @@ std::string cell_sql(const std::string& column_ref, Oid type, ColumnKind kind) {
                        " OPERATOR(pg_catalog.<) '1970-01-01'::pg_catalog.date THEN '-Infinity'::pg_catalog.float8 END";
             return "(pg_catalog.date_part('epoch', " + column_ref +
                    ") OPERATOR(pg_catalog./) 86400::pg_catalog.float8)";
-        default: return column_ref + "::pg_catalog.float8";
+        default: return float8_sql(column_ref, type);
     }
 }
 

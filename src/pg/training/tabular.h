@@ -29,6 +29,11 @@ struct TabularRequest {
 // another type, or a NULL in a numeric column (one query).
 bool needs_recipe(Spi& spi, const TableName& table, const TabularRequest& req);
 
+// A number column of type `type` read as float8, without numeric's error beyond float8's range (a
+// value beyond it reads as float8's largest, which packing refuses as beyond float32; one below its
+// smallest as 0).
+std::string float8_sql(const std::string& column_ref, Oid type);
+
 struct TabularColumns {
     std::vector<ColumnSpec> specs;
     std::vector<std::string> cell_sql;  // per column: a float8 (numbers, booleans, dates) or text expression

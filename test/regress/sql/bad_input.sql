@@ -50,6 +50,13 @@ CREATE TABLE wide AS SELECT id, ARRAY[1, 2, 3]::float8[] AS x, y FROM pts;
 -- threw on): 22000 naming the column, not "NaN or infinite".
 CREATE TABLE huge_target AS SELECT id, x, CASE WHEN id = 9 THEN 1e300 ELSE r END AS r,
        CASE WHEN id = 9 THEN 1e400 ELSE r::numeric END AS big FROM pts;
+-- Features beyond float32: numeric columns and numeric[] elements beyond even float8 (whose cast
+-- raised 22003 naming nothing), float8[] elements beyond float32 (reported as "Infinity"), and a
+-- numeric below float8's smallest (22003 too; 0 in float32).
+CREATE TABLE huge_features AS SELECT id, y, CASE WHEN id = 9 THEN 1e400 ELSE id END AS big,
+       CASE WHEN id = 9 THEN -1e400 ELSE id END AS small, CASE WHEN id = 9 THEN 1e-400 ELSE id END AS tiny,
+       CASE WHEN id = 9 THEN ARRAY[1, 1e400] ELSE ARRAY[1, 2]::numeric[] END AS big_array,
+       CASE WHEN id = 9 THEN ARRAY[1, 1e300] ELSE x END AS wide_array FROM pts;
 CREATE TABLE many_classes AS SELECT g AS id, ARRAY[g % 7]::float8[] AS x, g AS y FROM generate_series(1, 100000) g;
 
 -- preprocess
@@ -100,8 +107,19 @@ SELECT n, try(s, ARRAY['out_pre']) FROM (VALUES
     (44, $$SELECT hopper.preprocess('"PTS"', 'out_pre', 'y', 'x')$$),
     (45, $$SELECT hopper.preprocess('pts', 'pg_catalog.out_pre', 'y', 'x')$$),
     (46, $$SELECT hopper.preprocess('huge_target', 'out_pre', 'r', 'x', response_type => 'regression')$$),
-    (47, $$SELECT hopper.preprocess('huge_target', 'out_pre', 'big', 'x', response_type => 'regression')$$)
+    (47, $$SELECT hopper.preprocess('huge_target', 'out_pre', 'big', 'x', response_type => 'regression')$$),
+    (48, $$SELECT hopper.preprocess('huge_features', 'out_pre', 'y', 'big')$$),
+    (49, $$SELECT hopper.preprocess('huge_features', 'out_pre', 'y', 'small')$$),
+    (50, $$SELECT hopper.preprocess('huge_features', 'out_pre', 'y', 'big_array')$$),
+    (51, $$SELECT hopper.preprocess('huge_features', 'out_pre', 'y', 'wide_array')$$)
 ) AS c(n, s) ORDER BY n;
+-- What they say: the element, the row and the value; the column, through a recipe.
+SELECT hopper.preprocess('huge_features', 'out_pre', 'y', 'big_array');
+SELECT hopper.preprocess('huge_features', 'out_pre', 'y', 'big, small');
+SELECT hopper.preprocess('huge_features', 'out_pre', 'y', '*', exclude_columns => 'id, tiny, big_array, wide_array');
+-- A numeric below float8's smallest is packed as 0.
+SELECT hopper.preprocess('huge_features', 'tiny_packed', 'y', 'tiny', buffer_size => 200, num_segments => 1);
+SELECT (independent_var[1:120][1:1] @> ARRAY[0]::real[]) AS has_zero FROM tiny_packed;
 
 -- preprocess_validation
 SELECT n, try(s, ARRAY['out_val']) FROM (VALUES
