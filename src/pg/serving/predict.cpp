@@ -306,6 +306,44 @@ ModelSummary read_model_summary(Spi& spi, const StoredModels& models) {
     return m;
 }
 
+// How the model's training data was packed, as its summary says.
+PackedInfo training_layout(const ModelSummary& m, const StoredModels& models) {
+    PackedInfo layout;
+    layout.table = models.table;
+    layout.feature_recipe = m.recipe_json;
+    layout.response_type = m.response;
+    layout.class_values = m.class_values;
+    layout.dependent_varname = m.dependent;
+    layout.normalizing_const = m.normalizing_const;
+    layout.scale = m.scale;
+    for (double v : m.center) layout.feature_center.push_back(float(v));
+    for (double v : m.spread) layout.feature_spread.push_back(float(v));
+    return layout;
+}
+
+// A packed table evaluated must have been packed as the model's training data was (by
+// preprocess_validation against it): packed on its own, its rows mean other classes, categories or
+// scales, and the metrics are wrong without a sign. Model tables without hopper's summary (none, or
+// MADlib's) are not checked.
+void check_packed_like_training(Spi& spi, const StoredModels& models, const PackedInfo& packed) {
+    const TableName summary = models.table.with_suffix("_summary");
+    if (!table_exists(summary) || !OidIsValid(column_type(summary, "response_type")) ||
+        !OidIsValid(column_type(summary, "feature_spread")))
+        return;
+    const ModelSummary m = read_model_summary(spi, models);
+    const std::string difference = packing_difference(training_layout(m, models), packed);
+    if (!difference.empty())
+        fail(ErrorKind::InvalidParameter,
+             "packed table " + packed.table.display() + " was not packed like the training data of " +
+                 models.table.display(),
+             difference,
+             "Pack the rows with hopper.preprocess_validation(<source>, <output>, <dependent>, <independent>, <the "
+             "training's packed table>)" +
+                 std::string(m.recipe_json.empty() ? "."
+                                                   : ", or evaluate the raw table: hopper.evaluate packs it "
+                                                     "for the model."));
+}
+
 // hopper.evaluate on a table's raw rows, for a model trained on a table's own columns: the rows are
 // packed into a scratch table of the session (temporary, dropped after evaluating; gone with the
 // transaction if it fails) exactly as preprocess_validation would pack them for this model: the
@@ -321,16 +359,7 @@ std::optional<PackedInfo> pack_raw_rows(Spi& spi, const StoredModels& models, co
                  " was trained on packed arrays without a feature recipe, so its raw rows cannot be read for it.",
              "Pack the rows with hopper.preprocess_validation(" + quote_literal(source.display()) +
                  ", <output>, ..., <the training's packed table>) and evaluate on that.");
-    PackedInfo layout;
-    layout.table = models.table;
-    layout.feature_recipe = m.recipe_json;
-    layout.response_type = m.response;
-    layout.class_values = m.class_values;
-    layout.dependent_varname = m.dependent;
-    layout.normalizing_const = m.normalizing_const;
-    layout.scale = m.scale;
-    for (double v : m.center) layout.feature_center.push_back(float(v));
-    for (double v : m.spread) layout.feature_spread.push_back(float(v));
+    PackedInfo layout = training_layout(m, models);
     layout.num_segments = 1;  // a temporary table is read by this backend alone
     layout.buffer_size = kDefaultBufferSize;
     layout.independent_dim = models.configs[0].arch.input_dim;
@@ -368,6 +397,7 @@ HOPPER_FUNCTION(evaluate) {
         const std::optional<PackedInfo> scratch = pack_raw_rows(spi, models, packed);
         if (scratch) packed = scratch->table;
         PackedInfo info = scratch ? *scratch : read_packed_info(spi, packed);
+        if (!scratch) check_packed_like_training(spi, models, info);
         for (std::size_t i = 0; i < models.configs.size(); ++i) {
             const Architecture& a = models.configs[i].arch;
             if (a.input_dim != info.independent_dim || a.output_dim() != info.dependent_dim)

@@ -535,6 +535,31 @@ std::string summary_text_column(const TableName& summary, const char* column) {
     return column_type(summary, column) == TEXTARRAYOID ? "pg_catalog.array_to_string(" + c + ", ', ')" : c;
 }
 
+std::string packing_difference(const PackedInfo& training, const PackedInfo& other) {
+    if (other.response_type != training.response_type)
+        return "Its response type is " + other.response_type + ", the training's " + training.response_type + ".";
+    if (other.class_values != training.class_values) {
+        const auto list = [](const std::vector<std::string>& v) {
+            std::string s;
+            for (std::size_t k = 0; k < v.size() && k < 10; ++k) s += (k ? ", " : "") + v[k];
+            return (v.size() > 10 ? s + ", ..." : s);
+        };
+        return "Its class values are " + list(other.class_values) + "; the training's are " +
+               list(training.class_values) + ".";
+    }
+    if (other.feature_recipe != training.feature_recipe)
+        return training.feature_recipe.empty() || other.feature_recipe.empty()
+                   ? "One was packed from a table's own columns (a feature recipe), the other from numbers."
+                   : "Its feature recipe (categories, imputed values, scaling of each column) is another one.";
+    if (other.normalizing_const != training.normalizing_const)
+        return "Its normalizing_const is " + describe_double(other.normalizing_const) + ", the training's " +
+               describe_double(training.normalizing_const) + ".";
+    if (other.feature_center != training.feature_center || other.feature_spread != training.feature_spread)
+        return "Its features were scaled with other statistics (scale " + other.scale + "; the training's " +
+               training.scale + ").";
+    return "";
+}
+
 PackedInfo read_packed_info(Spi& spi, const TableName& packed) {
     TableName summary = packed.with_suffix("_summary");
     if (!table_exists(summary))

@@ -74,6 +74,12 @@ FeatureColumns describe_features(const TableName& table, const std::string& inde
 std::vector<std::string> parse_column_list(const std::string& text, const char* what);
 PackedInfo read_packed_info(Spi& spi, const TableName& packed);
 
+// How `other` was packed otherwise than `training` (response type, class values, feature recipe,
+// normalizing_const, scaling): a sentence for a message's detail, "" when alike. A table packed
+// on its own, or against an earlier packing of the training table, gives its rows other meanings
+// (other classes, categories or scales): metrics on it are wrong without a sign.
+std::string packing_difference(const PackedInfo& training, const PackedInfo& other);
+
 // SQL reading a summary's column of names or types as text. MADlib 2.x's summaries (hopper_madlib's
 // packed tables and models) hold dependent_varname, independent_varname and dependent_vartype as
 // text[] (one per variable), theirs to change, and hopper's reading of them as hopper_<column>:

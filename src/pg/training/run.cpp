@@ -199,11 +199,21 @@ RunTables resolve_run_tables(Spi& spi, const RunRequest& req) {
     t.packed = resolve_input_table(req.packed_text, "packed training table");
     t.info = read_packed_info(spi, t.packed);
     if (!req.validation_text.empty()) {
-        t.validation = read_packed_info(spi, resolve_input_table(req.validation_text, "packed validation table"));
-        if (t.validation->class_values != t.info.class_values || t.validation->response_type != t.info.response_type)
-            fail(ErrorKind::InvalidParameter, "validation table was not packed like the training table",
-                 "Its class values or response type differ.",
-                 "Pack it with hopper.preprocess_validation, naming the training table.");
+        const TableName validation = resolve_input_table(req.validation_text, "packed validation table");
+        const auto pack_it = [&](const std::string& source, const std::string& output) {
+            return "Pack the validation rows with hopper.preprocess_validation(" + source + ", " + output +
+                   ", <dependent>, <independent>, " + quote_literal(t.packed.display()) + ").";
+        };
+        if (!table_exists(validation.with_suffix("_summary")))
+            fail(ErrorKind::UndefinedTable, "validation table " + validation.display() + " is not a packed table",
+                 "It has no summary table beside it.", pack_it(quote_literal(validation.display()), "<output>"));
+        t.validation = read_packed_info(spi, validation);
+        const std::string difference = packing_difference(t.info, *t.validation);
+        if (!difference.empty())
+            fail(ErrorKind::InvalidParameter,
+                 "validation table " + validation.display() + " was not packed like training table " +
+                     t.packed.display(),
+                 difference, pack_it("<source>", "<output>"));
     }
     // Output tables: new ones, or (warm start) the previous run's, replaced at the end.
     t.output = req.warm_start ? resolve_input_table(req.output_text, "model output table")

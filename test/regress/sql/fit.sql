@@ -53,6 +53,26 @@ FROM (SELECT hopper.evaluate_models_sums(ARRAY[m.model_state], d.independent_var
              hopper.evaluate_models(ARRAY[m.model_state], d.independent_var, d.dependent_var) AS whole
       FROM blobs_packed d, blobs_model m) x;
 
+-- Validation and evaluation refuse a table packed otherwise than the training data: packed on its
+-- own (its own scaling, or its own classes), or against an earlier packing. Accepted before, such
+-- tables gave wrong metrics without a sign (the rows' features scaled otherwise, their classes in
+-- other output slots).
+-- blobs_unscaled: the same rows with their own (no) scaling; blobs_relabelled_own: class a renamed.
+SELECT hopper.preprocess('blobs', 'blobs_unscaled', 'label', 'x', buffer_size => 50, num_segments => 2, seed => 3);
+CREATE TABLE blobs_relabelled AS SELECT id, x, CASE label WHEN 'a' THEN 'z' ELSE label END AS label FROM blobs;
+SELECT hopper.preprocess('blobs_relabelled', 'blobs_relabelled_own', 'label', 'x', buffer_size => 50,
+                         num_segments => 2, scale => 'standardize', seed => 3);
+SELECT * FROM hopper.evaluate('blobs_model', 'blobs_unscaled');
+SELECT * FROM hopper.evaluate('blobs_model', 'blobs_relabelled_own');
+CALL hopper.fit('blobs_packed', 'm_own_valid', '{"input_dim": 2, "layers": [{"units": 6, "activation": "softmax"}]}',
+                '', '', 1, validation_table => 'blobs_unscaled');
+CALL hopper.fit('blobs_packed', 'm_own_valid', '{"input_dim": 2, "layers": [{"units": 6, "activation": "softmax"}]}',
+                '', '', 1, validation_table => 'blobs_valid');
+SELECT to_regclass('m_own_valid') IS NULL AS no_output;
+-- The training table itself, and one packed against it, are alike.
+SELECT count(*) FROM hopper.evaluate('blobs_model', 'blobs_packed');
+SELECT count(*) FROM hopper.evaluate('blobs_model', 'blobs_valid_packed');
+
 -- predict scores raw rows, scaled like the training data.
 SELECT hopper.predict('blobs_model', 'blobs', 'id', 'x', 'blobs_predicted');
 SELECT avg((p.estimated_label = b.label)::int) > 0.97 AS accurate, count(*)
