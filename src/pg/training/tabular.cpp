@@ -331,7 +331,7 @@ void notice_unscaled(const std::vector<ColumnSpec>& specs, const std::vector<dou
     }
     if (count == 0) return;
     notice(std::string(count == 1 ? "column " : "columns ") + names + (count > 5 ? ", ..." : "") +
-               " go into the model unscaled, with values up to " + describe_double(most),
+               (count == 1 ? " goes" : " go") + " into the model unscaled, with values up to " + describe_double(most),
            "Networks train poorly on large raw values: pass scale => 'standardize', or a column's \"scale\" "
            "option in columns.");
 }

@@ -255,6 +255,11 @@ SET client_min_messages = notice;
 SELECT hopper.preprocess('big_raw', 'big_raw_packed', 'label', '*', exclude_columns => 'id', num_segments => 1);
 SELECT hopper.preprocess('big_raw', 'big_raw_scaled', 'label', '*', exclude_columns => 'id', num_segments => 1, scale => 'standardize');
 SELECT hopper.preprocess('big_raw', 'big_raw_small', 'label', 'small', exclude_columns => 'id', num_segments => 1);
+SELECT hopper.preprocess('big_raw', 'big_raw_one', 'label', '*', exclude_columns => 'id, day', num_segments => 1);
+-- So is a regression target with large values (salaries in the hundred thousands trained to an RMSE
+-- worse than the mean's); a small one not.
+SELECT hopper.preprocess('big_raw', 'big_raw_target', 'price', 'small, id', num_segments => 1);
+SELECT hopper.preprocess('big_raw', 'big_raw_small_target', 'small', 'id', num_segments => 1);
 SET client_min_messages = warning;
 
 RESET client_min_messages;
