@@ -261,6 +261,15 @@ SELECT hopper.preprocess('big_raw', 'big_raw_one', 'label', '*', exclude_columns
 SELECT hopper.preprocess('big_raw', 'big_raw_target', 'price', 'small, id', num_segments => 1);
 SELECT hopper.preprocess('big_raw', 'big_raw_small_target', 'small', 'id', num_segments => 1);
 SET client_min_messages = warning;
+-- A text column with a value per row ('*' took an identifier in) becomes that many one-hot features:
+-- a WARNING names it; left out, or kept to its frequent values, none.
+CREATE TABLE coded AS SELECT g AS id, 'code-' || g AS code, g % 5 AS level, (ARRAY['a', 'b'])[1 + g % 2] AS label
+FROM generate_series(1, 240) g;
+SELECT hopper.preprocess('coded', 'coded_packed', 'label', '*', num_segments => 1);
+SELECT hopper.preprocess('coded', 'coded_without', 'label', '*', exclude_columns => 'code', num_segments => 1);
+SELECT hopper.preprocess('coded', 'coded_capped', 'label', '*', num_segments => 1,
+                         columns => '{"code": {"max_categories": 10}}');
+SELECT independent_dim FROM coded_packed_summary;
 
 RESET client_min_messages;
 DROP SCHEMA test_tabular CASCADE;
