@@ -216,6 +216,7 @@ struct CallSite {
     std::shared_ptr<RowScorer> scorer;
     std::unique_ptr<RowFeatures> row;  // when the features are a table's row: its recipe statement
     bool row_form = false;             // the call's features argument is a row (fixed per call site)
+    bool warned_not_finite = false;    // a WARNING said so once in this statement
 };
 
 std::string describe(const Resolved& r) {
@@ -261,7 +262,9 @@ CallSite& call_site(FunctionCallInfo fcinfo, const std::string& key, const std::
 
 Datum predict_by_name(FunctionCallInfo fcinfo, Answer answer) {
     const std::string model_name = arg_text(fcinfo, 0, "model_name");
-    require_not_null(fcinfo, 1, "features");
+    // No features, no prediction, as hopper.predict's table has it: the unmatched side of a LEFT
+    // JOIN passes a NULL row, which an error would turn into the whole statement's failure.
+    if (PG_ARGISNULL(1)) PG_RETURN_NULL();
     std::optional<int32_t> version;
     if (PG_NARGS() > 2 && !PG_ARGISNULL(2)) version = PG_GETARG_INT32(2);
     std::optional<std::string> alias;
@@ -287,7 +290,14 @@ Datum predict_by_name(FunctionCallInfo fcinfo, Answer answer) {
     } else {
         finite = score_row(s, PG_GETARG_DATUM(1), site.resolved->scaling, ErrorKind::InvalidParameter);
     }
-    if (!finite) PG_RETURN_NULL();
+    if (!finite) {
+        // A made-up answer never: NULL, and a WARNING once per statement (not one per row of a table).
+        if (!site.warned_not_finite)
+            warning(describe(*site.resolved) + " gave outputs that are not finite numbers",
+                    "Such rows' predictions are NULL.", "A model whose outputs overflow needs training again.");
+        site.warned_not_finite = true;
+        PG_RETURN_NULL();
+    }
     const int n = int(s.output.rows());
     if (answer == Answer::Class) {
         const int best = argmax_index(s.output.data(), n);

@@ -245,6 +245,10 @@ SELECT try($$SELECT hopper.predict_class('moods', s) FROM (SELECT id, a::text AS
 SELECT try($$SELECT hopper.predict_class('moods', ROW(1.0, 'x'))$$);
 SELECT try($$SELECT hopper.predict_class('moods', m) FROM moods_missing m$$);
 SELECT try($$SELECT hopper.predict_value('moods', m) FROM moods m$$);
+-- The unmatched side of a LEFT JOIN passes a NULL row: NULL, as for NULL features (was 22004, which
+-- failed the whole statement, matched rows included).
+SELECT v.k, hopper.predict_class('moods', m) IS NULL AS no_class FROM (VALUES (1), (-1)) v(k)
+LEFT JOIN moods m ON m.id = v.k ORDER BY v.k;
 SELECT hopper.delete_model('moods');
 
 -- Numeric and date columns that go in unscaled with large values are named in a NOTICE (scale =>
