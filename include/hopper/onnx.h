@@ -65,6 +65,10 @@ std::string export_onnx(const Architecture& arch, const std::vector<float>& para
 // tensors have no NULL, so the exported graph takes "" for NULL, and there it cannot tell them apart.
 std::vector<std::string> onnx_empty_string_columns(const std::string& recipe_json);
 
+// The name of the graph's output: "output", with underscores added while a feature column of the
+// recipe has that name (graph inputs are named by the columns, and ONNX names are unique).
+std::string onnx_output_name(const std::string& recipe_json);
+
 struct OnnxImported {
     Architecture arch;          // validated
     std::vector<float> params;  // arch.num_params() floats in hopper's layout

@@ -3,6 +3,7 @@
 // so every field is written as the ONNX specification names it.
 #include <algorithm>
 #include <limits>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -18,9 +19,16 @@ namespace {
 
 class GraphWriter {
 public:
-    explicit GraphWriter(onnx::GraphProto* g) : g_(g) {}
+    // `taken`: names the graph's inputs and output have (a recipe's column names): no node or
+    // initializer may have one (a column named "Sub_out_3" would otherwise be redefined).
+    GraphWriter(onnx::GraphProto* g, std::set<std::string> taken) : g_(g), taken_(std::move(taken)) {}
 
-    std::string fresh(const std::string& stem) { return stem + "_" + std::to_string(counter_++); }
+    std::string fresh(const std::string& stem) {
+        std::string name;
+        do name = stem + "_" + std::to_string(counter_++);
+        while (taken_.count(name));
+        return name;
+    }
 
     // An initializer of float32 values with dims.
     std::string floats(const std::string& stem, const std::vector<int64_t>& dims, const float* data, std::size_t n) {
@@ -87,8 +95,18 @@ public:
 
 private:
     onnx::GraphProto* g_;
+    std::set<std::string> taken_;
     int counter_ = 0;
 };
+
+// The recipe's column names: the graph's inputs.
+std::set<std::string> recipe_column_names(const std::string& recipe_json) {
+    std::set<std::string> names;
+    if (recipe_json.empty()) return names;
+    const cfg::json doc = cfg::parse_json_text(recipe_json, "feature recipe");
+    for (const cfg::json& col : doc.at("columns")) names.insert(col.at("name").get<std::string>());
+    return names;
+}
 
 void value_info(onnx::ValueInfoProto* v, const std::string& name, int64_t width,
                 int32_t elem_type = onnx::TensorProto::FLOAT) {
@@ -270,8 +288,12 @@ std::string export_onnx(const Architecture& arch, const std::vector<float>& para
 
     onnx::GraphProto* graph = model.mutable_graph();
     graph->set_name(options.graph_name);
-    GraphWriter w(graph);
-    value_info(graph->add_output(), "output", arch.output_dim());
+    std::set<std::string> taken = recipe_column_names(options.recipe_json);
+    const std::string output = onnx_output_name(options.recipe_json);
+    taken.insert(output);
+    taken.insert("input");
+    GraphWriter w(graph, std::move(taken));
+    value_info(graph->add_output(), output, arch.output_dim());
     std::string cur = "input";
     if (options.recipe_json.empty()) {
         value_info(graph->add_input(), "input", arch.input_dim);
@@ -420,10 +442,17 @@ std::string export_onnx(const Architecture& arch, const std::vector<float>& para
         }
     }
     // The graph's output by its documented name, whatever node computed it.
-    w.node("Identity", {cur}, &cur, "output");
+    w.node("Identity", {cur}, &cur, output);
     std::string out;
     if (!model.SerializeToString(&out)) fail(ErrorKind::Internal, "ONNX export: the model could not be serialized");
     return out;
+}
+
+std::string onnx_output_name(const std::string& recipe_json) {
+    const std::set<std::string> columns = recipe_column_names(recipe_json);
+    std::string name = "output";
+    while (columns.count(name)) name += "_";
+    return name;
 }
 
 std::vector<std::string> onnx_empty_string_columns(const std::string& recipe_json) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -298,6 +299,32 @@ TEST(Onnx, RecipeModelTakesTheRawColumnsByName) {
     const Architecture wider =
         parse_architecture(R"({"input_dim": 7, "layers": [{"units": 2, "activation": "softmax"}]})");
     EXPECT_EQ(kind_of([&] { export_onnx(wider, random_params(wider, 2), o); }), ErrorKind::Data);
+}
+
+TEST(Onnx, ColumnsNamedLikeTheGraphsOwnNamesStayUnique) {
+    // Columns named "output" (the graph's output) and "a_center_1" (what the scaling's first
+    // initializer would be named): every value of the graph still has a name of its own, or
+    // onnxruntime refuses the file ("Duplicate definition of name (output)").
+    RecipeFitter fitter(
+        {ColumnSpec{"output", ColumnKind::Numeric, Imputation::Mean, 0.0, false, ScaleKind::Standardize},
+         ColumnSpec{"a_center_1", ColumnKind::Numeric, Imputation::Mean, 0.0, false, ScaleKind::Standardize}});
+    fitter.add({Cell(1.0), Cell(2.0)});
+    fitter.add({Cell(3.0), Cell(5.0)});
+    OnnxExportOptions o;
+    o.recipe_json = fitter.finish().to_json();
+    const Architecture arch =
+        parse_architecture(R"({"input_dim": 2, "layers": [{"units": 2, "activation": "softmax"}]})");
+    onnx::ModelProto m;
+    ASSERT_TRUE(m.ParseFromString(export_onnx(arch, random_params(arch, 2), o)));
+    EXPECT_EQ(onnx_output_name(o.recipe_json), "output_");
+    ASSERT_EQ(m.graph().output_size(), 1);
+    EXPECT_EQ(m.graph().output(0).name(), "output_");
+    std::set<std::string> defined;
+    for (const auto& i : m.graph().input()) EXPECT_TRUE(defined.insert(i.name()).second) << i.name();
+    for (const auto& t : m.graph().initializer()) EXPECT_TRUE(defined.insert(t.name()).second) << t.name();
+    for (const auto& n : m.graph().node())
+        for (const auto& out : n.output()) EXPECT_TRUE(defined.insert(out).second) << out;
+    EXPECT_EQ(onnx_output_name(""), "output");
 }
 
 TEST(Onnx, NhwcInputTransposedToNchwIsHoppersLayout) {

@@ -115,6 +115,10 @@ HOPPER_FUNCTION(export_onnx) {
     if (!facts.response_type.empty()) options.metadata.emplace_back("response_type", facts.response_type);
     options.metadata.emplace_back("hopper_source", what);
     const std::string bytes = export_onnx(arch, model.params, options);
+    const std::string output = onnx_output_name(options.recipe_json);
+    if (output != "output")
+        warning("the output of the ONNX graph of " + what + " is named \"" + output + "\"",
+                "A feature column, one of the graph's inputs, is named \"output\".");
     const std::vector<std::string> ambiguous = onnx_empty_string_columns(options.recipe_json);
     if (!ambiguous.empty()) {
         std::string names;
