@@ -210,11 +210,16 @@ void flatten(const nlohmann::json& j, Path& path, std::map<Path, std::string>& o
     } else if (j.is_array() &&
                std::any_of(j.begin(), j.end(), [](const nlohmann::json& e) { return e.is_structured(); })) {
         for (std::size_t i = 0; i < j.size(); ++i) {
+            // Whether the index is an element of its own: comparing the element with the index
+            // afterwards took an empty key's element ("" + "[0]") for one, popped it, and the
+            // caller's pop_back then ran on an empty path (a SIGSEGV any role could cause with a
+            // trial's model_config of {"": [{}]}).
             const std::string index = "[" + std::to_string(i) + "]";
-            if (path.empty()) path.push_back(index);
+            const bool own_element = path.empty();
+            if (own_element) path.push_back(index);
             else path.back() += index;
             flatten(j[i], path, out);
-            if (path.back() == index) path.pop_back();
+            if (own_element) path.pop_back();
             else path.back().resize(path.back().size() - index.size());
         }
     } else if (j.is_array() && !path.empty()) {

@@ -143,6 +143,15 @@ TEST(Plot, LabelsSayWhichLayerAndKeepNamesUnique) {
                                         "a.epsilon=0.2, layers[0].epsilon=2, metrics=[accuracy,top_k_accuracy]"}));
 }
 
+TEST(Plot, LabelsOfEmptyKeysAboveArrays) {
+    // An empty key above an array of objects (a trial's model_config any role can write): its path
+    // element is "" + "[0]"; it crashed the server (an empty path popped).
+    EXPECT_EQ(distinguishing_labels({R"({"": [{}]})", R"({"": [{}]})"}), (std::vector<std::string>{"", ""}));
+    EXPECT_EQ(distinguishing_labels(
+                  {R"({"": [{"u": 1}], "x": {"": [[{"v": 1}]]}})", R"({"": [{"u": 2}], "x": {"": [[{"v": 1}]]}})"}),
+              (std::vector<std::string>{"[0].u=1", "[0].u=2"}));
+}
+
 TEST(Plot, LabelsOfSettingsSomeConfigurationsLack) {
     // Adam's betas and Momentum's momentum come with the optimizer: its name says enough.
     EXPECT_EQ(distinguishing_labels({R"({"optimizer": {"name": "SGD", "learning_rate": 0.1}})",
