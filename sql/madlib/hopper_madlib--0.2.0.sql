@@ -1762,10 +1762,14 @@ BEGIN
     -- MADlib's info names each configuration's bracket s and the last round i it trained in.
     info := madlib.__hopper_quote_name(model_output_table, '_info')::regclass;
     EXECUTE format('ALTER TABLE %s ADD COLUMN s int4, ADD COLUMN i int4', info);
+    -- The run is the one whose mark the table's comment carries (any role may add rows naming a table
+    -- to hopper.output_tables for itself: a second row by name made this subquery fail).
     EXECUTE format('UPDATE %s f SET s = t.bracket, i = t.last_rung FROM hopper.search_trials t
                     WHERE t.mst_key = f.mst_key AND t.run_id = (SELECT o.run_id FROM hopper.output_tables o
-                        WHERE o.schema_name = $1 AND o.table_name = $2)', info)
-        USING (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = info),
+                        WHERE o.kind = ''model_info'' AND o.token = pg_catalog.substring(
+                            pg_catalog.obj_description($1, ''pg_class''), ''\[hopper:([0-9a-fA-F-]+)\]'')::uuid
+                          AND o.schema_name = $2 AND o.table_name = $3)', info)
+        USING info, (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = info),
               (SELECT c.relname FROM pg_class c WHERE c.oid = info);
 END $$;
 

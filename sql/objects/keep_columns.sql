@@ -2,7 +2,9 @@
 -- checkpoint, model); these triggers keep those columns fixed afterwards, so that a role can
 -- neither give a row away (it could then no longer be repaired by anyone) nor move its own row
 -- under another role's run. Each trigger names the columns it keeps (TG_ARGV); owner changes are
--- 42501 (only a superuser may reassign rows), the others 428C9.
+-- 42501 (only a superuser may reassign rows), the others 428C9. A run's data (how its training
+-- data was packed) is kept too: another role's model version of its checkpoint predicts by it, so
+-- its owner rewriting it changed that version's classes and scaling (a hostile review).
 CREATE OR REPLACE FUNCTION hopper.keep_columns() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -20,6 +22,12 @@ BEGIN
                     DETAIL = format('It belongs to role %s.', old_row ->> 'owner'),
                     HINT = 'Rows stay with the role that created them.';
             END IF;
+            IF col = 'data' THEN
+                RAISE EXCEPTION 'column data of %.% cannot be changed', TG_TABLE_SCHEMA, TG_TABLE_NAME
+                    USING ERRCODE = 'generated_always',
+                    DETAIL = 'It records how the run''s training data was packed (classes, scaling, feature recipe): '
+                             'the model versions of its checkpoints, anyone''s, predict by it.';
+            END IF;
             RAISE EXCEPTION 'column % of %.% cannot be changed', col, TG_TABLE_SCHEMA, TG_TABLE_NAME
                 USING ERRCODE = 'generated_always',
                 DETAIL = 'It ties the row to its owner, task, run, checkpoint or model.';
@@ -33,7 +41,7 @@ COMMENT ON FUNCTION hopper.keep_columns() IS
 CREATE OR REPLACE TRIGGER tasks_keep_columns BEFORE UPDATE ON hopper.tasks
     FOR EACH ROW EXECUTE FUNCTION hopper.keep_columns('owner', 'task_id', 'task_type');
 CREATE OR REPLACE TRIGGER run_records_keep_columns BEFORE UPDATE ON hopper.run_records
-    FOR EACH ROW EXECUTE FUNCTION hopper.keep_columns('owner', 'run_id', 'method');
+    FOR EACH ROW EXECUTE FUNCTION hopper.keep_columns('owner', 'run_id', 'method', 'data');
 CREATE OR REPLACE TRIGGER trials_keep_columns BEFORE UPDATE ON hopper.trials
     FOR EACH ROW EXECUTE FUNCTION hopper.keep_columns('trial_id', 'run_id', 'mst_key');
 CREATE OR REPLACE TRIGGER trial_metrics_keep_columns BEFORE UPDATE ON hopper.trial_metrics

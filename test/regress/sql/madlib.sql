@@ -484,6 +484,10 @@ SELECT madlib.load_keras_model('model_arch_library', '{"class_name": "Model", "c
 SELECT model_arch->>'note' AS note, name FROM model_arch_library WHERE name = 'functional';
 
 -- ---- madlib_keras_automl (Hyperband) ----
+-- A row naming its future _info table in hopper.output_tables (any role may add one for itself)
+-- does not confuse it: it finds its run by the mark on the table (by name, it failed after training).
+INSERT INTO hopper.output_tables (token, kind, schema_name, table_name)
+VALUES (gen_random_uuid(), 'model_info', 'test_madlib', 'automl_output_info');
 SELECT madlib.madlib_keras_automl('iris_train_packed', 'automl_output', 'model_arch_library', 'automl_mst_table', ARRAY[1, 2],
     $${'loss': ['categorical_crossentropy'], 'optimizer_params_list': [{'optimizer': ['Adam'], 'lr': [0.001, 0.1, 'log']}], 'metrics': ['accuracy']}$$,
     $${'batch_size': [4, 8], 'epochs': [1]}$$, 'hyperband', 'R=6, eta=3, skip_last=0', 41, NULL, FALSE, 'iris_test_packed', 1,

@@ -118,6 +118,11 @@ SELECT try(format($$UPDATE hopper.checkpoints SET metadata = '{"data": {"respons
 SELECT try(format($$UPDATE hopper.checkpoints SET owner = 'hopper_att_bob' WHERE checkpoint_id = %s$$, :alice_ckpt));
 SELECT try(format($$UPDATE hopper.checkpoints SET state = 'ERROR' WHERE checkpoint_id = %s$$, :alice_ckpt));
 SELECT try(format($$DELETE FROM hopper.checkpoints WHERE checkpoint_id = %s$$, :alice_ckpt));
+-- ... nor through her run's record of how its data was packed, which Bob's version predicts by
+-- (class values, scaling: it was accepted, and swapped his version's labels), nor by dropping it.
+SELECT try(format($$UPDATE hopper.run_records SET data = data || '{"class_values": ["2", "1", "0"]}' WHERE run_id = %s$$, :alice_run));
+SELECT try(format($$UPDATE hopper.run_records SET data = NULL WHERE run_id = %s$$, :alice_run));
+SELECT try(format($$DELETE FROM hopper.run_records WHERE run_id = %s$$, :alice_run));
 -- Her own unregistered, completed checkpoint: payload facts fixed too (a checkpoint is what it was).
 SELECT try(format($$UPDATE hopper.checkpoints SET checksum = 'sha256:00' WHERE task_id = %s AND checkpoint_id <> %s$$, :alice_trial, :alice_ckpt));
 -- What she may still do with her own rows: describe them.
