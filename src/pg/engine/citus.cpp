@@ -156,8 +156,7 @@ public:
     CitusHopper(Spi& spi, const TableName& packed, const std::vector<int32_t>& dist_keys, int num_models,
                 const std::string& schema)
         : spi_(spi), packed_(packed), dist_keys_(dist_keys), models_(num_models), worker_settings_(spi) {
-        static int run_counter = 0;
-        const std::string stem = "__hopper_" + std::to_string(MyProcPid) + "_" + std::to_string(++run_counter);
+        const std::string stem = working_table_stem();
         input_ = TableName{schema, stem + "_model_input"};
         output_ = TableName{schema, stem + "_model_output"};
     }
@@ -303,8 +302,7 @@ public:
         // Where CREATE TABLE would put a table (the source's schema when the search path has none).
         const std::string schema = spi.scalar_text("SELECT COALESCE(pg_catalog.current_schema()::pg_catalog.text, $1)",
                                                    {SqlParam::text_copy(source.schema)});
-        const std::string unique =
-            "__hopper_" + std::to_string(MyProcPid) + stem.substr(std::string("__hopper").size());
+        const std::string unique = working_table_stem() + stem.substr(std::string("__hopper").size());
         partials_ = TableName{schema, unique + "_partials"};
         intermediate_ = TableName{schema, unique + "_intermediate"};
     }

@@ -2,6 +2,8 @@
 // tables that both engines' ModelHoppers share.
 #include "pg/engine/engine.h"
 
+#include <cstdio>
+
 #include "hopper/error.h"
 #include "hopper/metrics.h"
 #include "hopper/state_format.h"
@@ -14,6 +16,16 @@ std::unique_ptr<Engine> detect_engine(Spi& spi) {
             "SELECT EXISTS (SELECT FROM pg_catalog.pg_extension WHERE extname OPERATOR(pg_catalog.=) 'citus')"))
         return citus_engine();
     return postgres_engine();
+}
+
+std::string working_table_stem() {
+    static int counter = 0;
+    uint32 salt = 0;
+    if (!call([&] { return pg_strong_random(&salt, sizeof salt); }))
+        fail(ErrorKind::Internal, "could not generate a random working-table name");
+    char hex[9];
+    std::snprintf(hex, sizeof hex, "%08x", unsigned(salt));
+    return "__hopper_" + std::to_string(MyProcPid) + "_" + std::to_string(++counter) + "_" + hex;
 }
 
 void check_trained_models(uint64_t came_back, int models) {

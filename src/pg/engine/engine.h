@@ -144,6 +144,12 @@ public:
                                                            const std::string& dist_key_column) = 0;
 };
 
+// The stem of a run's working tables (model_input, model_output, ...), which live in the output's
+// schema: the backend's pid and a counter, and 8 random hex digits, so that no other role can create
+// an object of the name in advance (pid and counter are visible in pg_stat_activity; a composite type
+// of the name made the run fail with 42P07 -- a hostile review).
+std::string working_table_stem();
+
 // What every engine checks after its statements: every model came back from the training statement
 // (a segment that lost all its rows since it was packed trains nothing), and the hop moved every
 // model (anything else is a bug).

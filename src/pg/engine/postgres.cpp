@@ -29,8 +29,7 @@ public:
     PostgresHopper(Spi& spi, const TableName& packed, const std::vector<int32_t>& dist_keys, int num_models,
                    const std::string& schema)
         : spi_(spi), packed_(packed), dist_keys_(dist_keys), models_(num_models) {
-        static int run_counter = 0;
-        const std::string stem = "__hopper_" + std::to_string(MyProcPid) + "_" + std::to_string(++run_counter);
+        const std::string stem = working_table_stem();
         input_ = TableName{schema, stem + "_model_input"};
         output_ = TableName{schema, stem + "_model_output"};
         // Qualified with pg_temp: an unqualified name could resolve to a same-named table in a schema

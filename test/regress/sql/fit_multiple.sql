@@ -65,7 +65,20 @@ SELECT hopper.generate_model_configs('fm_arch', 'fm_mst4', ARRAY[1, 2],
       "optimizer_params_list": [{"optimizer": "adam", "learning_rate": 0.02}, {"optimizer": "sgd", "learning_rate": 0.3}]}',
     '{"batch_size": 10}');
 SET hopper.debug_hops = on;
+-- The working tables live in the output's schema (here, with debug_hops): another role who knows
+-- this backend's pid (pg_stat_activity) created types of their names beforehand and the run failed
+-- with 42P07. Their names now end in random digits.
+DO $$ BEGIN
+    FOR n IN 1..30 LOOP
+        EXECUTE format('CREATE TYPE test_fit_multiple.%I AS (x int)', format('__hopper_%s_%s_model_input', pg_backend_pid(), n));
+    END LOOP;
+END $$;
 CALL hopper.fit_multiple('fm_packed', 'fm_out4', 'fm_mst4', 3, 'fm_valid_packed', 2, name => 'four', description => 'M > S');
+DO $$ BEGIN
+    FOR n IN 1..30 LOOP
+        EXECUTE format('DROP TYPE test_fit_multiple.%I', format('__hopper_%s_%s_model_input', pg_backend_pid(), n));
+    END LOOP;
+END $$;
 
 -- The output table: one row per mst_key with its configuration and final state.
 SELECT o.mst_key, o.model_id, o.compile_params = m.compile_params AND o.fit_params = m.fit_params AS same_config,
