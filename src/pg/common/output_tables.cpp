@@ -73,6 +73,29 @@ void require_droppable(const TableName& table, const char* what) {
          "It belongs to role " + role_name(relation_owner(relid)) + ".", "Write the model to another output table.");
 }
 
+void require_no_dependents(Spi& spi, const TableName& table, const char* what) {
+    const Oid relid = table_oid(table);
+    if (!OidIsValid(relid)) return;
+    // Objects that depend on the table itself, not its own parts (indexes, TOAST, row type, triggers:
+    // automatic or internal dependencies): other roles' views and foreign keys among them, which any
+    // role may create without a privilege on the table.
+    spi.execute_reading(
+        "the dependencies of " + table.display(),
+        "SELECT pg_catalog.pg_describe_object(d.classid, d.objid, d.objsubid) FROM pg_catalog.pg_depend d"
+        " WHERE d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass"
+        " AND d.refobjid OPERATOR(pg_catalog.=) $1 AND d.deptype OPERATOR(pg_catalog.=) 'n'"
+        " ORDER BY 1 LIMIT 4",
+        {SqlParam::datum(ObjectIdGetDatum(relid), OIDOID)});
+    if (spi.rows() == 0) return;
+    std::string objects;
+    for (uint64_t r = 0; r < spi.rows() && r < 3; ++r) objects += (r ? ", " : "") + spi.text(r, 0);
+    fail(ErrorKind::ObjectInUse,
+         std::string(what) + " " + table.display() + " would be replaced, and other objects depend on it",
+         "They are: " + objects + (spi.rows() > 3 ? ", ..." : "") + ".",
+         "Drop them first, or write the model to another output table (warm_start_run starts from the run's "
+         "checkpoints).");
+}
+
 void require_replaceable(Spi& spi, const TableName& table, const std::string& kind, const std::string& token,
                          const char* what) {
     if (!table_exists(table)) {

@@ -32,5 +32,8 @@ void require_replaceable(Spi& spi, const TableName& table, const std::string& ki
                          const char* what);
 // 42501 if `table` exists and the caller may not drop it (does not own it).
 void require_droppable(const TableName& table, const char* what);
+// 55006 if other objects (views, foreign keys: anyone's) depend on `table`, which would be replaced:
+// its DROP would fail, after the training a warm start does first.
+void require_no_dependents(Spi& spi, const TableName& table, const char* what);
 
 }  // namespace hopper::pg

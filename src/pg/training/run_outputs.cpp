@@ -59,8 +59,11 @@ std::string replaceable_outputs(Spi& spi, const TableName& output) {
             "Warm start from a table written by fit, fit_multiple, fit_data_parallel or materialize_checkpoint, or "
             "start from a checkpoint with warm_start_checkpoint or warm_start_run.");
     require_droppable(output, "model output table");
-    for (const CompanionTable& c : kCompanionTables)
+    require_no_dependents(spi, output, "model output table");
+    for (const CompanionTable& c : kCompanionTables) {
         require_replaceable(spi, output.with_suffix(c.suffix), c.kind, *token, c.what);
+        require_no_dependents(spi, output.with_suffix(c.suffix), c.what);
+    }
     return *token;
 }
 

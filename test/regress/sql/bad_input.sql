@@ -169,6 +169,12 @@ SELECT n, try(s, ARRAY['out_fit']) FROM (VALUES
     (31, $c$CALL hopper.fit('pts_packed', 'out_fit', '{"input_dim": 2, "layers": [{"units": 30000, "activation": "relu"}, {"units": 10000, "activation": "relu"}, {"units": 3, "activation": "softmax"}]}', '', '', 1)$c$),
     (32, $c$CALL hopper.fit('pts_packed', 'out_fit', '{"class_name": "Sequential", "config": {"layers": [{"class_name": "LSTM", "config": {"units": 4}}]}}', '', '', 1)$c$)
 ) AS c(n, s) ORDER BY n;
+-- A warm start replaces the output and its companions: a view on one (anyone may create one, with no
+-- privilege on the table) is refused before training, not by the DROP after it.
+CREATE VIEW pin_info AS SELECT 1 AS x FROM pts_model_info;
+SELECT try($c$CALL hopper.fit('pts_packed', 'pts_model', '{"input_dim": 2, "layers": [{"units": 3, "activation": "softmax"}]}', '', '', 1, warm_start => true)$c$);
+SELECT count(*) AS runs_started FROM hopper.runs WHERE model_output_table LIKE '%pts_model' AND start_time > now() - interval '1 minute' AND state <> 'COMPLETED';
+DROP VIEW pin_info;
 -- A model too large for hopper.max_model_state_mb, and together too large for one value.
 SET hopper.max_model_state_mb = 1;
 SELECT try($$CALL hopper.fit('pts_packed', 'out_fit', '{"input_dim": 2, "layers": [{"units": 600, "activation": "relu"}, {"units": 600, "activation": "relu"}, {"units": 3, "activation": "softmax"}]}', '', '', 1)$$, ARRAY['out_fit']);
