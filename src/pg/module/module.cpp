@@ -5,6 +5,7 @@
 #include "hopper/matrix_products.h"
 #include "pg/common/guard.h"
 #include "pg/common/settings.h"
+#include "pg/module/lock_guard.h"
 #include "pg/ps/ps.h"
 #include "pg/runtime/progress.h"
 #include "pg/runtime/run_area.h"
@@ -49,6 +50,7 @@ void _PG_init(void) {
     using namespace hopper::pg;
     hopper::set_interrupt_check(core_interrupt_check);
     run_lock_init();
+    lock_guard_init();
     DefineCustomIntVariable(
         "hopper.parallel_segments",
         "Most segments that train at the same time in fit and fit_multiple (0: one per segment).",

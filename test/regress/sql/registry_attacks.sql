@@ -105,6 +105,17 @@ SELECT try($$UPDATE hopper.model_versions SET owner = 'hopper_att_alice'$$);
 SELECT try($$UPDATE hopper.models SET owner = 'hopper_att_alice' WHERE name = 'mallory-model'$$);
 RESET ROLE;
 
+-- ---- Mallory locks hopper's tables against every role's writes (an open transaction hung every
+-- role's hopper calls until it ended): refused above ROW EXCLUSIVE, what her own writes take ----
+SET ROLE hopper_att_mallory;
+SELECT try($$LOCK TABLE hopper.models, hopper.checkpoints IN ACCESS EXCLUSIVE MODE$$);
+SELECT try($$LOCK TABLE hopper.run_records IN SHARE MODE$$);
+SELECT try($$LOCK TABLE hopper.runs IN EXCLUSIVE MODE$$);
+SELECT try($$LOCK TABLE hopper.tasks IN ROW EXCLUSIVE MODE$$);
+RESET ROLE;
+-- Their owner may (the superuser running this test).
+SELECT try($$LOCK TABLE hopper.models IN ACCESS EXCLUSIVE MODE$$);
+
 -- ---- Alice corrupts a checkpoint of hers that Bob registered ----
 SET ROLE hopper_att_bob;
 SELECT hopper.create_model('bob-model');
