@@ -327,6 +327,7 @@ DROP FUNCTION hopper.preprocess_validation(text, text, text, text, text, integer
 #include "objects/canonical_compile_params.sql"
 #include "objects/canonical_fit_params.sql"
 #include "objects/recipe_features.sql"
+#include "objects/category_text.sql"
 -- evaluate also takes a table's raw rows for such a model (it packs them into a temporary table: VOLATILE).
 #include "objects/evaluate.sql"
 

@@ -71,6 +71,21 @@ void check_kind(const std::string& column, Oid type, ColumnKind kind) {
              (natural == ColumnKind::Categorical ? "." : "; it can also be declared categorical."));
 }
 
+// Whether a type's text output depends on the session's settings (DateStyle, TimeZone,
+// IntervalStyle, extra_float_digits, lc_monetary).
+bool session_dependent_text(Oid type) {
+    switch (type) {
+        case DATEOID:
+        case TIMESTAMPOID:
+        case TIMESTAMPTZOID:
+        case INTERVALOID:
+        case FLOAT4OID:
+        case FLOAT8OID:
+        case CASHOID: return true;
+        default: return false;
+    }
+}
+
 // float8's largest value, as numeric compares it.
 constexpr const char* kLargestFloat8 = "1.7976931348623157e308";
 
@@ -96,7 +111,10 @@ namespace {
 // as text. Only pg_catalog's casts, functions and operators.
 std::string cell_sql(const std::string& column_ref, Oid type, ColumnKind kind) {
     switch (kind) {
-        case ColumnKind::Categorical: return column_ref + "::pg_catalog.text";
+        case ColumnKind::Categorical:
+            // Types whose text follows the session's settings, named by the defaults' text.
+            return session_dependent_text(type) ? "hopper.category_text(" + column_ref + ")"
+                                                : column_ref + "::pg_catalog.text";
         case ColumnKind::Boolean: return column_ref + "::pg_catalog.int4::pg_catalog.float8";
         case ColumnKind::Date:
             // Date subtraction raises for 'infinity' (22008, naming no column); as a timestamp's epoch

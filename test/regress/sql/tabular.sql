@@ -265,6 +265,41 @@ SELECT hopper.preprocess('big_raw', 'big_raw_one', 'label', '*', exclude_columns
 SELECT hopper.preprocess('big_raw', 'big_raw_target', 'price', 'small, id', num_segments => 1);
 SELECT hopper.preprocess('big_raw', 'big_raw_small_target', 'small', 'id', num_segments => 1);
 SET client_min_messages = warning;
+-- Dates, timestamps and floats declared categorical name their categories by their text under
+-- PostgreSQL's default settings, whatever the session's (DateStyle 'SQL, DMY' flipped a class,
+-- extra_float_digits 0 sent floats to <unknown>, TimeZone moved timestamptz categories).
+CREATE TABLE dated AS SELECT g AS id, DATE '2024-01-01' + (g % 3) AS day, (g % 4) / 3.0::float8 AS ratio,
+       TIMESTAMPTZ '2024-01-01 10:00:00+00' + (g % 2) * interval '1 hour' AS at,
+       (ARRAY['a', 'b'])[1 + g % 2] AS label FROM generate_series(1, 60) g;
+-- Packed in a session with other settings, the categories are named as under the defaults.
+SET DateStyle = 'SQL, DMY';
+SET extra_float_digits = 0;
+SET TimeZone = 'Asia/Kolkata';
+SELECT hopper.preprocess('dated', 'dated_packed', 'label', 'day, ratio, at', num_segments => 1,
+    columns => '{"day": {"kind": "categorical"}, "ratio": {"kind": "categorical"}, "at": {"kind": "categorical"}}');
+SELECT c ->> 'name' AS column_name, c -> 'categories' AS categories
+FROM dated_packed_summary, jsonb_array_elements(feature_recipe -> 'columns') c ORDER BY 1;
+SELECT min(day::text) AS day_as_the_session_prints_it, min(ratio::text) AS ratio_as_the_session_prints_it FROM dated
+WHERE ratio > 0;
+RESET DateStyle;
+RESET extra_float_digits;
+RESET TimeZone;
+-- Scored in such a session, a row's features are those of the default settings.
+SELECT hopper.recipe_features(feature_recipe::text, ARRAY[]::float8[],
+                              ARRAY[hopper.category_text(DATE '2024-01-02'), hopper.category_text(1 / 3.0::float8),
+                                    hopper.category_text(TIMESTAMPTZ '2024-01-01 11:00:00+00')]) AS default_settings
+FROM dated_packed_summary;
+SET DateStyle = 'SQL, DMY';
+SET extra_float_digits = 0;
+SET TimeZone = 'Asia/Kolkata';
+SELECT hopper.recipe_features(feature_recipe::text, ARRAY[]::float8[],
+                              ARRAY[hopper.category_text(DATE '2024-01-02'), hopper.category_text(1 / 3.0::float8),
+                                    hopper.category_text(TIMESTAMPTZ '2024-01-01 11:00:00+00')]) AS other_settings
+FROM dated_packed_summary;
+RESET DateStyle;
+RESET extra_float_digits;
+RESET TimeZone;
+
 -- A text column with a value per row ('*' took an identifier in) becomes that many one-hot features:
 -- a WARNING names it; left out, or kept to its frequent values, none.
 CREATE TABLE coded AS SELECT g AS id, 'code-' || g AS code, g % 5 AS level, (ARRAY['a', 'b'])[1 + g % 2] AS label
