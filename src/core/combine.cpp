@@ -2,6 +2,8 @@
 // that decides whether the intermediate level is inserted. See hopper/combine.h for the design.
 #include "hopper/combine.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -213,6 +215,15 @@ void VectorSumState::add(const double* x, std::size_t n) {
         sum[i] = t;
     }
     ++count;
+    check_finite_sums(*this);
+}
+
+// A sum that overflowed double precision is no sum (it read Infinity, or NaN once compensated).
+void VectorSumState::check_finite_sums(const VectorSumState& s) {
+    for (std::size_t i = 0; i < s.sum.size(); ++i)
+        if (!std::isfinite(s.sum[i]) || !std::isfinite(s.compensation[i]))
+            fail(ErrorKind::Data, "vector sum overflows double precision",
+                 "Element " + std::to_string(i + 1) + " of the sum is beyond about 1.8e308.");
 }
 
 void VectorSumState::merge(const VectorSumState& other) {
@@ -225,12 +236,16 @@ void VectorSumState::merge(const VectorSumState& other) {
         fail(ErrorKind::Data, "vector sums of different lengths cannot be merged",
              "One state sums vectors of " + std::to_string(sum.size()) + " elements, the other of " +
                  std::to_string(other.sum.size()) + ".");
+    if (count > std::numeric_limits<uint64_t>::max() - other.count)
+        fail(ErrorKind::Data, "vector sum counts more vectors than it can hold",
+             "The states count " + std::to_string(count) + " and " + std::to_string(other.count) + ".");
     for (std::size_t i = 0; i < sum.size(); ++i) {
         const double s = sum[i], v = other.sum[i], t = s + v;
         compensation[i] += (std::fabs(s) >= std::fabs(v) ? (s - t) + v : (v - t) + s) + other.compensation[i];
         sum[i] = t;
     }
     count += other.count;
+    check_finite_sums(*this);
 }
 
 std::vector<double> VectorSumState::total() const {
@@ -517,6 +532,10 @@ ModelAverageState ModelAverageState::deserialize(std::string_view bytes) {
 // ------------------------------------------------------------------------------------------------
 // Metrics.
 
+// The most rows a metrics state counts: 2^53, beyond which a double skips integers (a crafted count
+// of 1e300 was reported as row_count -9223372036854775808).
+constexpr double kMaxExactCount = 9007199254740992.0;
+
 void MetricsState::start(const CompileParams& compile) {
     std::vector<std::string> names;
     for (Metric m : compile.metrics) names.push_back(to_string(m));
@@ -533,6 +552,9 @@ void MetricsState::start(const CompileParams& compile) {
 
 void MetricsState::merge(const MetricsState& other) {
     if (other.empty()) return;
+    if (totals.count + other.totals.count > kMaxExactCount)
+        fail(ErrorKind::Data, "metrics count more rows than a double counts exactly",
+             "The states count " + fmt(totals.count) + " and " + fmt(other.totals.count) + " rows.");
     if (loss_name.empty()) {
         loss_name = other.loss_name;
         metric_names = other.metric_names;
@@ -586,8 +608,19 @@ MetricsState MetricsState::deserialize(std::string_view bytes) {
     s.totals.metric_sums.resize(k2);
     for (double& v : s.totals.metric_sums) v = r.get<double>();
     r.done();
+    // No rows yet: a sum of 0 per metric, as start() makes them (a state with names and no sums
+    // raised an internal error when its metrics were read).
+    s.totals.metric_sums.resize(k, 0.0);
     if (s.loss_name.empty() && (k != 0 || s.totals.count != 0.0)) bad_state(K, "an empty state has contents");
-    if (!(s.totals.count >= 0.0) || !std::isfinite(s.totals.count) || s.totals.count != std::floor(s.totals.count))
+    // Names are hopper's vocabulary (letters, digits, underscores): anything else, which could not
+    // even be written as JSON, is no state of hopper's.
+    const auto plain_name = [](const std::string& n) {
+        return std::all_of(n.begin(), n.end(), [](char c) { return std::isalnum((unsigned char)c) || c == '_'; });
+    };
+    if (!plain_name(s.loss_name)) bad_state(K, "invalid loss name");
+    for (const std::string& n : s.metric_names)
+        if (n.empty() || !plain_name(n)) bad_state(K, "invalid metric name");
+    if (!(s.totals.count >= 0.0) || !(s.totals.count <= kMaxExactCount) || s.totals.count != std::floor(s.totals.count))
         bad_state(K, "invalid row count", fmt(s.totals.count));
     return s;
 }

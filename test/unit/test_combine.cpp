@@ -601,3 +601,41 @@ TEST(CombineKinds, NamesRoundTrip) {
         EXPECT_EQ(parse_combine_kind(to_string(k)), k);
     EXPECT_EQ(message_of([] { parse_combine_kind("median"); }), "unknown combine kind \"median\"");
 }
+
+TEST(Combine, CraftedStatesAreBadDataNotBugs) {
+    // States any role can hand to the aggregates' final functions: 22000, never an internal error
+    // or a wrong figure.
+    MetricsState names_only;
+    names_only.loss_name = "categorical_crossentropy";
+    names_only.metric_names = {"accuracy"};
+    const MetricsState read = MetricsState::deserialize(names_only.serialize());
+    EXPECT_EQ(read.totals.metric_sums.size(), 1u);
+    EXPECT_EQ(read.metrics_json(), R"({"accuracy":null})");
+
+    MetricsState odd_name = names_only;
+    odd_name.metric_names = {"acc\xffuracy"};
+    odd_name.totals.metric_sums = {0.0};
+    EXPECT_EQ(kind_of([&] { MetricsState::deserialize(odd_name.serialize()); }), ErrorKind::Data);
+
+    MetricsState huge_count = names_only;
+    huge_count.totals.count = 1e300;
+    huge_count.totals.metric_sums = {1.0};
+    EXPECT_EQ(kind_of([&] { MetricsState::deserialize(huge_count.serialize()); }), ErrorKind::Data);
+
+    VectorSumState full;
+    const double one = 1.0;
+    full.add(&one, 1);
+    full.count = std::numeric_limits<uint64_t>::max();
+    VectorSumState more;
+    more.add(&one, 1);
+    EXPECT_EQ(kind_of([&] { full.merge(more); }), ErrorKind::Data);
+
+    VectorSumState big, bigger;
+    const double x = 1e308;
+    big.add(&x, 1);
+    bigger.add(&x, 1);
+    EXPECT_EQ(kind_of([&] { big.merge(bigger); }), ErrorKind::Data);
+    VectorSumState adding;
+    adding.add(&x, 1);
+    EXPECT_EQ(kind_of([&] { adding.add(&x, 1); }), ErrorKind::Data);
+}
