@@ -565,7 +565,10 @@ HOPPER_FUNCTION(ps_save) {
         for (const ps::KeyRange& r : settings.range_map) facts["range_map"].push_back({r.lo, r.hi});
     }
     // The caller's metadata with the table's facts under "parameter_table" (replacing a key of that name).
-    nlohmann::json meta = nlohmann::json::parse(metadata);
+    nlohmann::json meta = nlohmann::json::parse(metadata, nullptr, false);
+    if (meta.is_discarded())
+        fail(ErrorKind::InvalidParameter, "metadata holds a value hopper cannot read",
+             "A number in it is beyond double precision's range.");
     meta["parameter_table"] = facts;
     const std::string resources = nlohmann::json{{"parameter_table", payload.size()}}.dump();
     std::string uuid;

@@ -228,7 +228,15 @@ void materialize_checkpoint_table(Spi& spi, int64_t checkpoint_id, const TableNa
     if (!spi.is_null(0, 7)) steps = spi.integer(0, 7);
 
     json facts;
-    if (!data.empty()) facts = json::parse(data);
+    // jsonb holds numbers beyond double's range, which the parser refuses (an internal error before).
+    if (!data.empty()) {
+        try {
+            facts = json::parse(data);
+        } catch (const json::exception&) {
+            fail(ErrorKind::Data, "checkpoint " + c.uuid + " describes its data with values hopper cannot read",
+                 "A number in its data facts is beyond double precision's range.");
+        }
+    }
     if (!facts.is_object() || !facts.contains("response_type") || !facts["response_type"].is_string() ||
         !facts.contains("dependent_varname") || !facts["dependent_varname"].is_string() ||
         !facts.contains("dependent_vartype") || !facts["dependent_vartype"].is_string())

@@ -372,11 +372,13 @@ std::map<int32_t, ModelHistory> trial_histories(Spi& spi, int64_t run_id,
         const std::vector<Metric>& names = metrics.at(key);
         h.iterations.push_back(int(spi.integer(r, 1)));
         h.elapsed.push_back(spi.is_null(r, 2) ? std::nan("") : spi.number(r, 2));
-        const json t = json::parse(spi.text(r, 3));
+        // The role's own rows, which it may have edited: what does not parse (a number beyond
+        // double's range) reads as missing values, not an internal error.
+        const json t = json::parse(spi.text(r, 3), nullptr, false);
         h.training_loss.push_back(value(t, "loss"));
         for (std::size_t i = 0; i < names.size(); ++i) h.training_metrics[i].push_back(value(t, to_string(names[i])));
         if (validation) {
-            const json v = spi.is_null(r, 4) ? json::object() : json::parse(spi.text(r, 4));
+            const json v = spi.is_null(r, 4) ? json::object() : json::parse(spi.text(r, 4), nullptr, false);
             h.validation_loss.push_back(value(v, "loss"));
             for (std::size_t i = 0; i < names.size(); ++i)
                 h.validation_metrics[i].push_back(value(v, to_string(names[i])));

@@ -169,6 +169,12 @@ SELECT n, try(s, ARRAY['out_fit']) FROM (VALUES
     (31, $c$CALL hopper.fit('pts_packed', 'out_fit', '{"input_dim": 2, "layers": [{"units": 30000, "activation": "relu"}, {"units": 10000, "activation": "relu"}, {"units": 3, "activation": "softmax"}]}', '', '', 1)$c$),
     (32, $c$CALL hopper.fit('pts_packed', 'out_fit', '{"class_name": "Sequential", "config": {"layers": [{"class_name": "LSTM", "config": {"units": 4}}]}}', '', '', 1)$c$)
 ) AS c(n, s) ORDER BY n;
+-- A checkpoint whose data facts hold a number beyond double precision (valid jsonb; anyone writes
+-- their own checkpoints' metadata): 22000, not an internal error.
+SELECT regexp_replace(try($$SELECT hopper.materialize_checkpoint(hopper.create_checkpoint((SELECT model_state FROM pts_model),
+    metadata => '{"data": {"response_type": "classification", "class_values": ["0", "1", "2"], "normalizing_const": 1,
+                           "dependent_varname": "y", "dependent_vartype": "text", "feature_center": [1e400, 1],
+                           "feature_spread": [1, 1]}}'), 'pg_temp.mat_x')$$), '[0-9a-f-]{36}', '<uuid>') AS refused;
 -- A warm start replaces the output and its companions: a view on one (anyone may create one, with no
 -- privilege on the table) is refused before training, not by the DROP after it.
 CREATE VIEW pin_info AS SELECT 1 AS x FROM pts_model_info;
