@@ -6,6 +6,7 @@
 #include <set>
 
 #include "hopper/error.h"
+#include "vocabulary.h"
 
 namespace hopper {
 
@@ -182,6 +183,10 @@ SearcherMetric resolve_searcher_metric(std::string_view requested, bool has_vali
     }
     if (!explicit_set) s.validation = has_validation;
     s.metric = std::string(rest);
+    // The names compile parameters take for a metric name it here too (mae, acc, mse, ...).
+    for (const vocab::MetricSpec& spec : vocab::metrics())
+        for (const char* written : spec.written)
+            if (s.metric == written) s.metric = spec.name;
     if (std::find(known.begin(), known.end(), s.metric) == known.end())
         fail(ErrorKind::InvalidParameter, "unknown searcher metric \"" + printable(requested) + "\"", "", hint);
     if (s.metric != "loss") {

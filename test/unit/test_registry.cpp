@@ -128,6 +128,16 @@ TEST(SearcherMetric, DirectionFollowsTheMetric) {
     EXPECT_TRUE(metric_smaller_is_better("mean_squared_error"));
 }
 
+TEST(SearcherMetric, TakesTheNamesCompileParametersTake) {
+    // metrics=['mae'] in the compile parameters, searcher_metric => 'mae': one metric (it was unknown).
+    SearcherMetric mae = resolve_searcher_metric("mae", true, {{Metric::MeanAbsoluteError}});
+    EXPECT_EQ(mae.name, "validation_mean_absolute_error");
+    EXPECT_TRUE(mae.smaller_is_better);
+    EXPECT_EQ(resolve_searcher_metric("training_acc", true, {{Metric::Accuracy}}).name, "training_accuracy");
+    EXPECT_EQ(resolve_searcher_metric("top_k_categorical_accuracy", false, {{Metric::TopKAccuracy}}).name,
+              "training_top_k_accuracy");
+}
+
 TEST(SearcherMetric, Refusals) {
     EXPECT_EQ(message_of([] { resolve_searcher_metric("f1", false, {{}}); }), "unknown searcher metric \"f1\"");
     EXPECT_EQ(message_of([] { resolve_searcher_metric("validation_loss", false, {{}}); }),
