@@ -478,6 +478,11 @@ HOPPER_FUNCTION(predict) {
     const std::vector<double>& spread = facts.spread;
     const std::string& recipe_json = facts.recipe_json;
     const Architecture& arch = models.configs[0].arch;
+    // A regression model has no class probabilities: prob silently gave the values (user sweep).
+    if (pred_type == "prob" && response != "classification")
+        fail(ErrorKind::InvalidParameter, "pred_type prob needs a classifier",
+             "The model in " + models.table.display() + " is a " + response + " model; it predicts values.",
+             "Leave out pred_type (response).");
 
     TableName source = resolve_input_table(source_text, "source table");
     std::vector<std::string> id = parse_column_list(id_text, "id_column");

@@ -126,6 +126,8 @@ CALL hopper.fit('lin_packed', 'lin_model', '{"input_dim": 2, "layers": [{"units"
     '{"loss": "mse", "optimizer": "sgd", "learning_rate": 0.05, "metrics": ["mae"]}', '{"batch_size": 10}', 20);
 SELECT loss_type, training_loss_final < 1e-4 AS fitted, metrics_type FROM lin_model_info;
 SELECT hopper.predict('lin_model', 'lin', 'id', 'x', 'lin_predicted');
+-- A regression model has no class probabilities (pred_type prob gave the values without a word).
+SELECT hopper.predict('lin_model', 'lin', 'id', 'x', 'lin_prob', pred_type => 'prob');
 SELECT max(abs(p.estimated_y - l.y)) < 0.05 AS close FROM lin_predicted p JOIN lin l USING (id);
 
 -- Errors: clear messages, no output tables left behind.
