@@ -18,6 +18,10 @@
 #include "pg/runtime/buffer_cache.h"
 #include "pg/training/buffer_eval.h"
 
+extern "C" {
+#include "access/detoast.h"
+}
+
 namespace hopper::pg {
 
 EvaluatedModel load_for_evaluation(std::string_view state) {
@@ -68,9 +72,42 @@ namespace {
 
 struct EvalAggState {
     std::vector<hopper::pg::EvaluatedModel> models;  // empty in a state rebuilt by deserialize (combine needs none)
+    std::vector<std::size_t> model_bytes;            // each state's size, beside its checksum (frozen.checksum)
     std::vector<hopper::EvalTotals> totals;
     hopper::MatrixF scratch;
 };
+
+// Every row must carry the first row's states: others would be evaluated as those (a CASE could mix
+// them without a word; hopper.metrics refuses it). Compared state by state, by size and checksum (a
+// state's last 4 bytes, read without detoasting the state), not by the array's address: a row's
+// array may take the place of the previous row's, freed.
+void check_same_states(const EvalAggState& state, Datum states) {
+    ArrayType* arr = hopper::pg::call([&] { return DatumGetArrayTypeP(states); });
+    Datum* elems;
+    bool* nulls;
+    int n;
+    hopper::pg::call([&] { deconstruct_array(arr, BYTEAOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n); });
+    bool same = std::size_t(n) == state.models.size();
+    for (int i = 0; same && i < n; ++i) {
+        if (nulls[i]) {
+            same = false;
+            break;
+        }
+        const std::size_t size =
+            hopper::pg::call([&] { return std::size_t(toast_raw_datum_size(elems[i]) - VARHDRSZ); });
+        uint32_t crc = 0;
+        if (size == state.model_bytes[std::size_t(i)] && size >= 4)
+            hopper::pg::call([&] {
+                bytea* tail = DatumGetByteaPSlice(elems[i], int32(size - 4), 4);
+                if (VARSIZE_ANY_EXHDR(tail) == 4) std::memcpy(&crc, VARDATA_ANY(tail), 4);
+            });
+        same = size == state.model_bytes[std::size_t(i)] && crc == state.models[std::size_t(i)].frozen.checksum;
+    }
+    if (!same)
+        hopper::fail(hopper::ErrorKind::InvalidParameter, "rows carry different model states",
+                     "hopper.evaluate_models evaluates the states of the first row against every row.",
+                     "Pass the same array of states on every row, e.g. from a subquery.");
+}
 
 }  // namespace
 
@@ -92,11 +129,16 @@ HOPPER_FUNCTION(evaluate_models_transition) {
         if (n == 0) fail(ErrorKind::InvalidParameter, "no model states to evaluate");
         for (int i = 0; i < n; ++i) {
             if (nulls[i]) fail(ErrorKind::NullValue, "model state " + std::to_string(i + 1) + " is NULL");
-            state->models.push_back(load_for_evaluation(bytea_to_string(elems[i])));
+            const std::string bytes = bytea_to_string(elems[i]);
+            state->models.push_back(load_for_evaluation(bytes));
+            state->model_bytes.push_back(bytes.size());
         }
         if (state->totals.empty()) state->totals.resize(n);
         for (int i = 0; i < n; ++i)
             if (state->totals[i].metric_sums.empty()) state->totals[i] = empty_totals(state->models[i]);
+    } else {
+        if (PG_ARGISNULL(1)) fail(ErrorKind::NullValue, "model states must not be NULL");
+        check_same_states(*state, PG_GETARG_DATUM(1));
     }
     if (PG_ARGISNULL(2) || PG_ARGISNULL(3)) fail(ErrorKind::NullValue, "packed buffers must not be NULL");
     evaluate_buffer(PG_GETARG_DATUM(2), PG_GETARG_DATUM(3), state->models, state->totals, state->scratch);

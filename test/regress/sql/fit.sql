@@ -103,6 +103,13 @@ CALL hopper.fit('blobs_packed', 'frozen_exact',
     '{"input_dim": 2, "layers": [{"units": 16, "activation": "relu"}, {"units": 6, "activation": "softmax"}]}',
     $$optimizer='SGD(lr=1e-30)', metrics=['accuracy', 'top_k_categorical_accuracy'], top_k=2$$, 'batch_size=25', 2);
 RESET hopper.training_metrics;
+-- Every row must carry the same states: a later row's other states were evaluated as the first's.
+SELECT hopper.evaluate_models(CASE WHEN d.buffer_id = 0 THEN ARRAY[m.model_state] ELSE ARRAY[a.model_state] END,
+                              d.independent_var, d.dependent_var ORDER BY d.buffer_id)
+FROM blobs_packed d, blobs_model m, frozen_running a;
+SELECT hopper.evaluate_models(CASE WHEN d.buffer_id = 0 THEN ARRAY[m.model_state] ELSE ARRAY[m.model_state, m.model_state] END,
+                              d.independent_var, d.dependent_var ORDER BY d.buffer_id)
+FROM blobs_packed d, blobs_model m;
 SELECT rs.training_metrics AS running, es.training_metrics AS exact,
        hopper.model_weights(r.model_state) = hopper.model_weights(e.model_state) AS same_weights,
        abs(ri.training_loss_final - ei.training_loss_final) < 1e-6 AS same_loss,
