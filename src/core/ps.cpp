@@ -632,8 +632,12 @@ SnapshotView read_snapshot(std::string_view bytes) {
     }
     v.clocks.resize(std::size_t(m.num_workers));
     for (int32_t i = 0; i < m.num_workers; ++i, at += 8) v.clocks[std::size_t(i)] = get<int64_t>(bytes, at);
-    for (int64_t c : v.clocks)
+    // Clocks count iterations: one beyond 2^53 is no count a run reaches, and near 2^63 the next
+    // clock overflowed (a crafted snapshot read min and max clock 0 after it, and could not be saved).
+    for (int64_t c : v.clocks) {
         if (c < 0) corrupt("a worker clock is negative");
+        if (c > (int64_t(1) << 53)) corrupt("a worker clock is beyond 2^53");
+    }
     v.values = bytes.data() + at;
     at += 4 * std::size_t(k);
     if (m.has_pending) {

@@ -409,4 +409,11 @@ TEST(PsSnapshot, CorruptionIsDetected) {
               "parameter table checkpoint has format version 9");
     EXPECT_EQ(error_of([&] { read_snapshot(good + "x"); }).message(),
               "parameter table checkpoint is corrupt: checksum mismatch");
+    // A worker clock near 2^63 (the next Clock overflowed): refused like a negative one.
+    SnapshotBuffer huge = sample_snapshot();
+    const int64_t clocks[2] = {4, std::numeric_limits<int64_t>::max()};
+    std::memcpy(&huge.bytes[huge.clocks_at], clocks, sizeof clocks);
+    seal_snapshot(huge);
+    EXPECT_EQ(error_of([&] { read_snapshot(huge.bytes); }).message(),
+              "parameter table checkpoint is corrupt: a worker clock is beyond 2^53");
 }
