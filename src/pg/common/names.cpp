@@ -201,10 +201,25 @@ Oid column_type(const TableName& t, const std::string& column) {
 
 Oid require_column(const TableName& t, const std::string& column, const char* what) {
     Oid type = column_type(t, column);
-    if (!OidIsValid(type))
-        fail(ErrorKind::UndefinedColumn,
-             std::string(what) + " column \"" + column + "\" does not exist in table " + t.display());
-    return type;
+    if (OidIsValid(type)) return type;
+    // A name written unquoted is folded to lower case: say so when the table has it in other case
+    // ("Type" for 'Type', which became type).
+    const char* other_case = call([&]() -> const char* {
+        Oid nsp = get_namespace_oid(t.schema.c_str(), true);
+        Oid relid = OidIsValid(nsp) ? get_relname_relid(t.name.c_str(), nsp) : InvalidOid;
+        if (!OidIsValid(relid)) return nullptr;
+        for (AttrNumber a = 1; a <= MaxHeapAttributeNumber; ++a) {
+            char* name = get_attname(relid, a, true);
+            if (!name) break;  // past the last column
+            if (pg_strcasecmp(name, column.c_str()) == 0) return name;
+        }
+        return nullptr;
+    });
+    fail(ErrorKind::UndefinedColumn,
+         std::string(what) + " column \"" + column + "\" does not exist in table " + t.display(), "",
+         other_case ? "The table has a column \"" + std::string(other_case) +
+                          "\": quote it to keep its case, e.g. '\"" + other_case + "\"'."
+                    : "");
 }
 
 PackedArrays packed_array_columns(const TableName& t) {

@@ -113,6 +113,10 @@ SELECT n, try(s, ARRAY['out_pre']) FROM (VALUES
     (50, $$SELECT hopper.preprocess('huge_features', 'out_pre', 'y', 'big_array')$$),
     (51, $$SELECT hopper.preprocess('huge_features', 'out_pre', 'y', 'wide_array')$$)
 ) AS c(n, s) ORDER BY n;
+-- An unquoted name is folded to lower case: the hint names the column as the table has it.
+CREATE TABLE "Cars" ("Type" text, "Price" float8);
+INSERT INTO "Cars" VALUES ('a', 1), ('b', 2), ('a', 3);
+SELECT hopper.preprocess('"Cars"', 'out_pre', 'Type', '*');
 -- What they say: the element, the row and the value; the column, through a recipe.
 SELECT hopper.preprocess('huge_features', 'out_pre', 'y', 'big_array');
 SELECT hopper.preprocess('huge_features', 'out_pre', 'y', 'big, small');
