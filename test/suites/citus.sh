@@ -233,11 +233,16 @@ done
 W1="$PSQL -h $DIR/citus/worker1 -p $((PORT + 1))"
 victim=$($W1 -At -c "SELECT pid FROM pg_stat_activity WHERE application_name LIKE 'citus_internal%' AND backend_type = 'client backend' AND pid <> pg_backend_pid() ORDER BY state = 'active' DESC LIMIT 1")
 [ -n "$victim" ] || fail "no backend of the run on worker1"
+restarts() { grep -c "all server processes terminated; reinitializing" "$DIR/citus/worker1/server.log" || true; }
+restarts_before=$(restarts)
 kill -9 "$victim"
 wait $runner
 grep -q 'iteration [0-9]*/1000' "$WORK/kill.out" || { cat "$WORK/kill.out"; fail "the killed run trained no iteration"; }
 if grep -q '^CALL' "$WORK/kill.out"; then fail "the run finished before the kill"; fi
-# Crash recovery restarts every backend of worker1: under load that took over 20 s.
+# Crash recovery restarts every backend of worker1. A connection tried before the postmaster has
+# noticed the kill succeeds, and the next one then fails in recovery: wait for the restart itself to
+# show in the log, then for connections (under load that took over 20 s).
+for _ in $(seq 1 300); do [ "$(restarts)" -gt "$restarts_before" ] && break; sleep 0.2; done
 for _ in $(seq 1 300); do $PSQL -h "$DIR/citus/worker1" -p $((PORT + 1)) -c "SELECT 1" >/dev/null 2>&1 && break; sleep 0.2; done
 nothing_left "worker backend killed during a run" "\_\_hopper%"
 run=$($PSQL $CITUS -At -c "SELECT run_id || ' ' || state FROM hopper.runs WHERE name = 'bw killed'")
