@@ -112,10 +112,12 @@ double loss_sum(const ConstMatrixMap&, const ConstMatrixMap&, double loss, const
 void accuracy_check(const CompileParams& c, const vocab::OutputLayer& out) {
     if (c.loss == Loss::MeanSquaredError && out.activation != Activation::Softmax &&
         out.activation != Activation::Sigmoid)
-        fail(ErrorKind::InvalidParameter, "metric accuracy is meaningless for a regression model",
+        fail(ErrorKind::InvalidParameter,
+             "metric accuracy is meaningless for an output layer without softmax or sigmoid",
              "The output layer (" + out.label + ") uses " + to_string(out.activation) +
-                 " and the loss is mean_squared_error.",
-             "Use the metrics mse or mae, or a softmax/sigmoid output for classification.");
+                 " and the loss is mean_squared_error: the model predicts values, not classes.",
+             "For classes, end with \"activation\": \"softmax\" (or sigmoid); for values, use the metrics mse or "
+             "mae.");
 }
 
 }  // namespace
