@@ -1175,9 +1175,10 @@ TEST(ConfigResolve, TopKAnyWidthAccepted) {
 }
 
 TEST(ConfigResolve, AccuracyNeedsClassificationOutput) {
-    Error e = EXPECT_ERR(resolve_config(arch_of(4, {{1, Activation::Linear}}),
-                                        parse_compile_params("metrics=['accuracy']"), {}),
-                         InvalidParameter, "metric accuracy is meaningless for an output layer without softmax or sigmoid");
+    Error e =
+        EXPECT_ERR(resolve_config(arch_of(4, {{1, Activation::Linear}}), parse_compile_params("metrics=['accuracy']"),
+                                  {}),
+                   InvalidParameter, "metric accuracy is meaningless for an output layer without softmax or sigmoid");
     EXPECT_NE(e.hint().find("mse"), std::string::npos);
     EXPECT_ERR(resolve_config(arch_of(4, {{2, Activation::Relu}}), parse_compile_params("loss='mse', metrics=['acc']"),
                               {}),
