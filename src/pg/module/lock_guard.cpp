@@ -10,16 +10,24 @@
 extern "C" {
 #include "postgres.h"
 
+#include "rewrite/rewriteSupport.h"
 #include "miscadmin.h"
+#include "access/genam.h"
+#include "access/stratnum.h"
+#include "access/table.h"
 #include "catalog/dependency.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_depend.h"
+#include "catalog/pg_rewrite.h"
 #include "commands/extension.h"
 #include "nodes/parsenodes.h"
 #include "storage/lockdefs.h"
 #include "tcop/utility.h"
 #include "utils/acl.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
+#include "utils/rel.h"
 }
 
 namespace {
@@ -34,8 +42,48 @@ const char* lock_mode_sql(LOCKMODE mode) {
     return mode >= 1 && mode <= AccessExclusiveLock ? names[mode] : "another";
 }
 
+// Views nest at most this deep here (PostgreSQL itself bounds nothing but the stack).
+constexpr int kMaxViewDepth = 32;
+
+// The relations the view `view` reads: what its query's rule depends on (LOCK TABLE on a view locks
+// those in the same mode, with the view owner's rights).
+List* relations_read_by_view(Oid view) {
+    const Oid rule = get_rewrite_oid(view, "_RETURN", true);
+    if (!OidIsValid(rule)) return NIL;
+    List* read = NIL;
+    Relation depend = table_open(DependRelationId, AccessShareLock);
+    ScanKeyData key[2];
+    ScanKeyInit(&key[0], Anum_pg_depend_classid, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(RewriteRelationId));
+    ScanKeyInit(&key[1], Anum_pg_depend_objid, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(rule));
+    SysScanDesc scan = systable_beginscan(depend, DependDependerIndexId, true, nullptr, 2, key);
+    HeapTuple tuple;
+    while (HeapTupleIsValid(tuple = systable_getnext(scan))) {
+        const Form_pg_depend d = reinterpret_cast<Form_pg_depend>(GETSTRUCT(tuple));
+        if (d->refclassid == RelationRelationId && d->refobjid != view)
+            read = list_append_unique_oid(read, d->refobjid);
+    }
+    systable_endscan(scan);
+    table_close(depend, AccessShareLock);
+    return read;
+}
+
+// The relation of the extension `extension` that locking `relid` would lock, itself or through the
+// views it reads, and that the current user does not own; InvalidOid if none.
+Oid unowned_hopper_relation(Oid relid, Oid extension, int depth) {
+    if (getExtensionOfObject(RelationRelationId, relid) == extension)
+        return pg_class_ownercheck(relid, GetUserId()) ? InvalidOid : relid;
+    if (depth >= kMaxViewDepth || get_rel_relkind(relid) != RELKIND_VIEW) return InvalidOid;
+    ListCell* cell;
+    foreach (cell, relations_read_by_view(relid)) {
+        const Oid found = unowned_hopper_relation(lfirst_oid(cell), extension, depth + 1);
+        if (OidIsValid(found)) return found;
+    }
+    return InvalidOid;
+}
+
 // Raises 42501 when `lock` asks for more than ROW EXCLUSIVE on a relation of the extension hopper
-// that the current user does not own. Only PostgreSQL calls and trivially destructible locals: an
+// that the current user does not own, named or read by a view named (a view of one's own over
+// hopper.models locked it as well). Only PostgreSQL calls and trivially destructible locals: an
 // ERROR's longjmp skips nothing.
 void refuse_strong_locks(const LockStmt* lock) {
     if (lock->mode <= RowExclusiveLock) return;
@@ -45,15 +93,19 @@ void refuse_strong_locks(const LockStmt* lock) {
     foreach (cell, lock->relations) {
         RangeVar* relation = lfirst_node(RangeVar, cell);
         const Oid relid = RangeVarGetRelid(relation, NoLock, true);
-        if (!OidIsValid(relid) || getExtensionOfObject(RelationRelationId, relid) != extension ||
-            pg_class_ownercheck(relid, GetUserId()))
-            continue;
+        if (!OidIsValid(relid)) continue;
+        const Oid locked = unowned_hopper_relation(relid, extension, 0);
+        if (!OidIsValid(locked)) continue;
         ereport(ERROR,
                 (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-                 errmsg("permission denied to lock %s.%s in %s mode", get_namespace_name(get_rel_namespace(relid)),
-                        get_rel_name(relid), lock_mode_sql(lock->mode)),
-                 errdetail("Every role writes hopper's tables; a lock stronger than ROW EXCLUSIVE would stop "
-                           "them all."),
+                 errmsg("permission denied to lock %s.%s in %s mode", get_namespace_name(get_rel_namespace(locked)),
+                        get_rel_name(locked), lock_mode_sql(lock->mode)),
+                 locked == relid ? errdetail("Every role writes hopper's tables; a lock stronger than ROW "
+                                             "EXCLUSIVE would stop them all.")
+                                 : errdetail("View %s.%s reads it, and LOCK TABLE locks what a view reads; every "
+                                             "role writes hopper's tables, and a lock stronger than ROW EXCLUSIVE "
+                                             "would stop them all.",
+                                             get_namespace_name(get_rel_namespace(relid)), get_rel_name(relid)),
                  errhint("Only the table's owner may take such a lock.")));
     }
 }

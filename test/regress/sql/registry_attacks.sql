@@ -112,6 +112,13 @@ SELECT try($$LOCK TABLE hopper.models, hopper.checkpoints IN ACCESS EXCLUSIVE MO
 SELECT try($$LOCK TABLE hopper.run_records IN SHARE MODE$$);
 SELECT try($$LOCK TABLE hopper.runs IN EXCLUSIVE MODE$$);
 SELECT try($$LOCK TABLE hopper.tasks IN ROW EXCLUSIVE MODE$$);
+-- ... nor through a view of her own (LOCK TABLE locks what a view reads, with its owner's rights),
+-- or a view over that view.
+CREATE VIEW mallory_pin AS SELECT model_id FROM hopper.models;
+CREATE VIEW mallory_pin2 AS SELECT * FROM mallory_pin;
+SELECT try($$LOCK TABLE mallory_pin IN ACCESS EXCLUSIVE MODE$$);
+SELECT try($$LOCK TABLE mallory_pin2 IN SHARE MODE$$);
+DROP VIEW mallory_pin2, mallory_pin;
 RESET ROLE;
 -- Their owner may (the superuser running this test).
 SELECT try($$LOCK TABLE hopper.models IN ACCESS EXCLUSIVE MODE$$);
