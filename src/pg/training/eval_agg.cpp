@@ -5,6 +5,7 @@
 // trains an iteration's hops uses too.
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -73,6 +74,9 @@ namespace {
 struct EvalAggState {
     std::vector<hopper::pg::EvaluatedModel> models;  // empty in a state rebuilt by deserialize (combine needs none)
     std::vector<std::size_t> model_bytes;            // each state's size, beside its checksum (frozen.checksum)
+    // The first row's array as stored, when it is a TOAST value (a column of a table): the same value
+    // on later rows is the same states, and is not fetched again.
+    std::optional<varatt_external> stored_states;
     std::vector<hopper::EvalTotals> totals;
     hopper::MatrixF scratch;
 };
@@ -81,7 +85,22 @@ struct EvalAggState {
 // them without a word; hopper.metrics refuses it). Compared state by state, by size and checksum (a
 // state's last 4 bytes, read without detoasting the state), not by the array's address: a row's
 // array may take the place of the previous row's, freed.
+// The TOAST pointer of an array stored out of line, if it is.
+std::optional<varatt_external> stored_pointer(Datum value) {
+    const varlena* v = reinterpret_cast<const varlena*>(DatumGetPointer(value));
+    if (!VARATT_IS_EXTERNAL_ONDISK(v)) return std::nullopt;
+    varatt_external p;
+    VARATT_EXTERNAL_GET_POINTER(p, v);
+    return p;
+}
+
 void check_same_states(const EvalAggState& state, Datum states) {
+    // One stored array joined to every row (hopper.evaluate_models(t.states, ...) FROM packed, t):
+    // compared by its TOAST pointer, not fetched (megabytes of states) once per row.
+    if (const std::optional<varatt_external> p = stored_pointer(states);
+        p && state.stored_states && p->va_valueid == state.stored_states->va_valueid &&
+        p->va_toastrelid == state.stored_states->va_toastrelid)
+        return;
     ArrayType* arr = hopper::pg::call([&] { return DatumGetArrayTypeP(states); });
     Datum* elems;
     bool* nulls;
@@ -133,6 +152,7 @@ HOPPER_FUNCTION(evaluate_models_transition) {
             state->models.push_back(load_for_evaluation(bytes));
             state->model_bytes.push_back(bytes.size());
         }
+        state->stored_states = stored_pointer(PG_GETARG_DATUM(1));
         if (state->totals.empty()) state->totals.resize(n);
         for (int i = 0; i < n; ++i)
             if (state->totals[i].metric_sums.empty()) state->totals[i] = empty_totals(state->models[i]);

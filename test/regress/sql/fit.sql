@@ -103,6 +103,16 @@ CALL hopper.fit('blobs_packed', 'frozen_exact',
     '{"input_dim": 2, "layers": [{"units": 16, "activation": "relu"}, {"units": 6, "activation": "softmax"}]}',
     $$optimizer='SGD(lr=1e-30)', metrics=['accuracy', 'top_k_categorical_accuracy'], top_k=2$$, 'batch_size=25', 2);
 RESET hopper.training_metrics;
+-- States stored in a table (out of line) and joined to every row are the same states on every row.
+CREATE TABLE stored_states (states bytea[]);
+ALTER TABLE stored_states ALTER states SET STORAGE EXTERNAL;
+INSERT INTO stored_states SELECT ARRAY[m.model_state, m.model_state, a.model_state, a.model_state]
+FROM blobs_model m, frozen_running a;
+SELECT pg_column_size(states) > 2000 AS out_of_line,
+       (SELECT hopper.evaluate_models(t.states, d.independent_var, d.dependent_var) FROM blobs_packed d, stored_states t)
+     = (SELECT hopper.evaluate_models((SELECT states FROM stored_states), d.independent_var, d.dependent_var)
+        FROM blobs_packed d) AS same_as_a_subquery
+FROM stored_states;
 -- Every row must carry the same states: a later row's other states were evaluated as the first's.
 SELECT hopper.evaluate_models(CASE WHEN d.buffer_id = 0 THEN ARRAY[m.model_state] ELSE ARRAY[a.model_state] END,
                               d.independent_var, d.dependent_var ORDER BY d.buffer_id)
