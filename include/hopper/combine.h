@@ -69,8 +69,6 @@ struct VectorSumState {
 
     std::string serialize() const;
     static VectorSumState deserialize(std::string_view bytes);
-    // 22000 when a sum overflowed double precision.
-    static void check_finite_sums(const VectorSumState& s);
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -49,6 +49,11 @@ const char* to_string(ColumnKind kind);
 const char* to_string(Imputation imputation);
 const char* to_string(CategoryEncoding encoding);
 
+// The PostgreSQL port reads a numeric beyond float8's range as float8's largest (or its negative),
+// not as an error naming nothing: such a value stands for that range, and messages say so instead
+// of printing the number. "1.8e308 or more (beyond float8's range too)" for those, "" for others.
+std::string beyond_float8_range(double v);
+
 // How one column is encoded. Options of other kinds are ignored, except that a categorical column
 // cannot be scaled or get a missing indicator, and an array cannot get a missing indicator.
 struct ColumnSpec {

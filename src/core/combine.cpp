@@ -196,6 +196,17 @@ CombineKind parse_combine_kind(std::string_view name) {
 // ------------------------------------------------------------------------------------------------
 // Vector sums.
 
+namespace {
+
+// A sum that overflowed double precision is no sum (it read Infinity, or NaN once compensated):
+// checked in the loops that add, not by another pass over the vector.
+[[noreturn]] void sum_overflows(std::size_t i) {
+    fail(ErrorKind::Data, "vector sum overflows double precision",
+         "Element " + std::to_string(i + 1) + " of the sum is beyond about 1.8e308.");
+}
+
+}  // namespace
+
 void VectorSumState::add(const double* x, std::size_t n) {
     if (count == 0 && sum.empty()) {
         sum.assign(n, 0.0);
@@ -211,19 +222,11 @@ void VectorSumState::add(const double* x, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i) {
         // Neumaier: the rounding error of each addition goes into the compensation.
         const double s = sum[i], v = x[i], t = s + v;
+        if (!std::isfinite(t)) sum_overflows(i);
         compensation[i] += std::fabs(s) >= std::fabs(v) ? (s - t) + v : (v - t) + s;
         sum[i] = t;
     }
     ++count;
-    check_finite_sums(*this);
-}
-
-// A sum that overflowed double precision is no sum (it read Infinity, or NaN once compensated).
-void VectorSumState::check_finite_sums(const VectorSumState& s) {
-    for (std::size_t i = 0; i < s.sum.size(); ++i)
-        if (!std::isfinite(s.sum[i]) || !std::isfinite(s.compensation[i]))
-            fail(ErrorKind::Data, "vector sum overflows double precision",
-                 "Element " + std::to_string(i + 1) + " of the sum is beyond about 1.8e308.");
 }
 
 void VectorSumState::merge(const VectorSumState& other) {
@@ -242,10 +245,10 @@ void VectorSumState::merge(const VectorSumState& other) {
     for (std::size_t i = 0; i < sum.size(); ++i) {
         const double s = sum[i], v = other.sum[i], t = s + v;
         compensation[i] += (std::fabs(s) >= std::fabs(v) ? (s - t) + v : (v - t) + s) + other.compensation[i];
+        if (!std::isfinite(t) || !std::isfinite(compensation[i])) sum_overflows(i);
         sum[i] = t;
     }
     count += other.count;
-    check_finite_sums(*this);
 }
 
 std::vector<double> VectorSumState::total() const {

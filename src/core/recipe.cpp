@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "hopper/error.h"
 #include "hopper/interrupt.h"
@@ -69,6 +70,15 @@ void wrong_cell(const std::string& column, const char* expected) {
     fail(ErrorKind::Internal, "recipe " + quoted_column(column) + " was given a value of the wrong type",
          std::string("It takes ") + expected + ".");
 }
+
+}  // namespace recipe_detail
+
+std::string beyond_float8_range(double v) {
+    if (std::fabs(v) != std::numeric_limits<double>::max()) return "";
+    return v > 0 ? "1.8e308 or more (beyond float8's range too)" : "-1.8e308 or less (beyond float8's range too)";
+}
+
+namespace recipe_detail {
 
 void check_finite(const std::string& column, double v) {
     if (!std::isfinite(v))

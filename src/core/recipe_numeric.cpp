@@ -2,7 +2,6 @@
 // scaling through packing's FeatureStats / FeatureScaling (one feature).
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include "hopper/error.h"
 #include "hopper/interrupt.h"
@@ -21,11 +20,8 @@ float checked_value(const std::string& column, ColumnKind kind, double v) {
     const float f = float(v);
     if (!std::isfinite(f))
         fail(ErrorKind::Data, quoted_column(column) + " has a value beyond the float4 range",
-             // float8's largest stands for any value beyond it (tabular.cpp reads numeric so).
-             std::fabs(v) == std::numeric_limits<double>::max()
-                 ? std::string(v > 0 ? "A value is 1.8e308 or more" : "A value is -1.8e308 or less") +
-                       " (beyond float8's range too): it cannot be a feature."
-                 : "The value " + cfg::fmt_double(v) + " cannot be a feature.",
+             beyond_float8_range(v).empty() ? "The value " + cfg::fmt_double(v) + " cannot be a feature."
+                                            : "A value is " + beyond_float8_range(v) + ": it cannot be a feature.",
              "Scale the column first, e.g. in a view.");
     return f;
 }

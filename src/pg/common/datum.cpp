@@ -3,7 +3,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <limits>
 #include <memory>
 #include <string>
 #include <utility>
@@ -11,6 +10,7 @@
 
 #include "hopper/buffer_check.h"
 #include "hopper/error.h"
+#include "hopper/recipe.h"
 
 extern "C" {
 #include "utils/numeric.h"
@@ -149,18 +149,17 @@ std::string element_at(int i, int64_t row_hint) {
          "Scale the values first, e.g. with normalizing_const or in a view.");
 }
 
-// A value beyond float32's range, for messages: float8's largest stands for any numeric beyond float8's
-// range too (tabular.h's float8_sql reads them so).
+// A value beyond float32's range, for messages (beyond_float8_range: float8's largest stands for a
+// numeric beyond float8's range too).
 std::string describe_beyond(double v) {
-    if (std::fabs(v) == std::numeric_limits<double>::max())
-        return v > 0 ? "1.8e308 or more (beyond float8's range too)" : "-1.8e308 or less (beyond float8's range too)";
-    return describe_double(v);
+    const std::string range = beyond_float8_range(v);
+    return range.empty() ? describe_double(v) : range;
 }
 
 // A numeric as a double. numeric's cast raises beyond float8's range (22003, naming nothing); that
 // value is refused here naming the element instead. NaN and the infinities pass as such.
 double numeric_element(Datum v, const char* what, int i, int64_t row_hint) {
-    const Numeric n = DatumGetNumeric(v);
+    const Numeric n = call([&] { return DatumGetNumeric(v); });  // an element with a short header is copied
     if (numeric_is_nan(n) || numeric_is_inf(n))
         return call([&] { return DatumGetFloat8(DirectFunctionCall1(numeric_float8, v)); });
     const double x = call([&] { return DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, v)); });
