@@ -29,7 +29,7 @@ for f in "${files[@]}"; do
       if (inc ~ /^</) return 3
       if (inc ~ /^"pg\//) return 5
       if (inc ~ /^"(postgres|fmgr|funcapi|miscadmin|pgstat)\.h"$/ ||
-          inc ~ /^"(access|catalog|commands|common|executor|lib|nodes|optimizer|parser|port|postmaster|storage|tcop|utils)\//) return 6
+          inc ~ /^"(access|catalog|commands|common|executor|lib|nodes|optimizer|parser|port|postmaster|rewrite|storage|tcop|utils)\//) return 6
       return 4
     }
     BEGIN { n = split(file, parts, "/"); base = parts[n]; sub(/\.[a-z]+$/, "", base); last = 0 }

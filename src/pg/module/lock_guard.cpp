@@ -10,7 +10,6 @@
 extern "C" {
 #include "postgres.h"
 
-#include "rewrite/rewriteSupport.h"
 #include "miscadmin.h"
 #include "access/genam.h"
 #include "access/stratnum.h"
@@ -22,6 +21,7 @@ extern "C" {
 #include "catalog/pg_rewrite.h"
 #include "commands/extension.h"
 #include "nodes/parsenodes.h"
+#include "rewrite/rewriteSupport.h"
 #include "storage/lockdefs.h"
 #include "tcop/utility.h"
 #include "utils/acl.h"
