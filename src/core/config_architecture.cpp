@@ -438,6 +438,12 @@ void validate_architecture(const Architecture& arch, const std::vector<std::stri
              "A softmax over one unit always outputs 1.",
              "For classification give the output layer one unit per class (2 for two classes); a single output "
              "unit takes sigmoid or linear.");
+    if (params == 0)
+        // Pooling and flattening alone: nothing to train, and a loss over the raw pixels (a fuzz
+        // finding of CI's fuzz_architecture: Input, MaxPooling2D, Flatten).
+        fail(ErrorKind::InvalidParameter, "model has no parameters to train",
+             "The architecture " + arch.shape_string() + " has only layers without weights.",
+             "End the model with a Dense layer.");
     if (params > kMaxParams)
         fail(ErrorKind::Limit, "model has too many parameters",
              "The architecture " + arch.shape_string() + " has " + std::to_string(params) +

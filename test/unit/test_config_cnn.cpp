@@ -444,12 +444,16 @@ TEST(ConfigCnnRefusals, ShapesThatDoNotWork) {
                InvalidParameter, "softmax activation in layer 1 is only allowed on the output layer");
     EXPECT_ERR(parse_architecture(R"({"input_shape": [8, 8, 3], "layers": [{"type": "flatten", "dropout": 0.5}]})"),
                InvalidParameter, "dropout is not allowed on the output layer (layer 1)");
-    // A softmax over global pooling is a valid output of 3 classes; over 1 channel it is not.
-    EXPECT_EQ(
+    // A softmax over global pooling is an output of 3 classes, but with nothing before it to train
+    // it is refused; over 1 channel it is not even an output.
+    EXPECT_EQ(parse_architecture(R"({"input_shape": [8, 8, 3], "layers": [{"type": "conv2d", "filters": 3,
+                                     "kernel_size": 1}, {"type": "global_average_pooling2d", "activation": "softmax"}]})")
+                  .output_dim(),
+              3);
+    EXPECT_ERR(
         parse_architecture(
-            R"({"input_shape": [8, 8, 3], "layers": [{"type": "global_average_pooling2d", "activation": "softmax"}]})")
-            .output_dim(),
-        3);
+            R"({"input_shape": [8, 8, 3], "layers": [{"type": "global_average_pooling2d", "activation": "softmax"}]})"),
+        InvalidParameter, "model has no parameters to train");
     EXPECT_ERR(
         parse_architecture(
             R"({"input_shape": [8, 8, 1], "layers": [{"type": "global_average_pooling2d", "activation": "softmax"}]})"),
@@ -477,6 +481,11 @@ TEST(ConfigCnnRefusals, AbsurdSizesAreLimits) {
         {"type": "conv2d", "filters": 10000, "kernel_size": 1000}, {"type": "flatten"}, {"units": 2}]})"),
                    Limit, "model has too many parameters");
     EXPECT_NE(e.detail().find("10000030002 parameters"), std::string::npos) << e.detail();  // + dense 10000*2+2
+    // No weights at all: pooling and flattening only (CI's fuzz_architecture found it accepted).
+    e = EXPECT_ERR(parse_architecture(R"({"input_shape": [28, 28, 1], "layers": [
+        {"type": "max_pooling2d", "pool_size": 2}, {"type": "flatten"}]})"),
+                   InvalidParameter, "model has no parameters to train");
+    EXPECT_NE(e.detail().find("only layers without weights"), std::string::npos) << e.detail();
     // The layer count limit holds for every kind.
     std::string many = R"({"input_shape": [2, 2, 1], "layers": [)";
     for (int i = 0; i < 64; ++i) many += R"({"type": "conv2d", "filters": 1, "kernel_size": 1},)";
@@ -688,7 +697,8 @@ TEST(ConfigCnnRefusals, HandBuiltArchitecturesAreValidatedToo) {
     EXPECT_NO_THROW(resolve_config(a, CompileParams{}, FitParams{}));
     // The loss looks at the output width, whatever the last layer is; top_k at that width is accepted.
     Architecture g = parse_architecture(
-        R"({"input_shape": [4, 4, 3], "layers": [{"type": "global_average_pooling2d", "activation": "softmax"}]})");
+        R"({"input_shape": [4, 4, 3], "layers": [{"type": "conv2d", "filters": 3, "kernel_size": 1},
+                                                  {"type": "global_average_pooling2d", "activation": "softmax"}]})");
     EXPECT_EQ(resolve_config(g, parse_compile_params("metrics=['top_k_categorical_accuracy'], top_k=3"), FitParams{})
                   .compile.top_k,
               3);
