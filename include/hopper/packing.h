@@ -90,5 +90,7 @@ struct FeatureScaling {
 
 // Checks that every value of a feature row is finite; returns the index of the first bad one or -1.
 int first_non_finite(const float* row, int n);
+// The largest magnitude in a row of finite values (0 for none).
+float largest_magnitude(const float* row, int n);
 
 }  // namespace hopper

@@ -201,4 +201,10 @@ int first_non_finite(const float* row, int n) {
     return -1;
 }
 
+float largest_magnitude(const float* row, int n) {
+    float most = 0.0f;
+    for (int j = 0; j < n; ++j) most = std::max(most, std::fabs(row[j]));
+    return most;
+}
+
 }  // namespace hopper

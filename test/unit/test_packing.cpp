@@ -112,6 +112,15 @@ TEST(Packing, MinMaxAndNormalizingConstCompose) {
     EXPECT_THROW(parse_scale_kind("zscore"), Error);
 }
 
+TEST(Packing, LargestMagnitude) {
+    const float r[] = {1.5f, -300.0f, 255.0f, 0.0f};
+    EXPECT_EQ(largest_magnitude(r, 4), 300.0f);
+    EXPECT_EQ(largest_magnitude(r, 1), 1.5f);
+    EXPECT_EQ(largest_magnitude(r, 0), 0.0f);
+    const float negatives[] = {-0.5f, -0.25f};
+    EXPECT_EQ(largest_magnitude(negatives, 2), 0.5f);
+}
+
 TEST(Packing, FindsNonFiniteValues) {
     float r[] = {1, 2, NAN, 4};
     EXPECT_EQ(first_non_finite(r, 4), 2);

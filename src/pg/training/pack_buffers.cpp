@@ -100,6 +100,10 @@ public:
     BufferReader(const BufferReader&) = delete;
     BufferReader& operator=(const BufferReader&) = delete;
 
+    // The largest magnitude of a feature this reader has packed (scaled), for preprocess's notice
+    // on unscaled features.
+    float largest() const { return largest_; }
+
     // The rows `tids` (in buffer order) into x (n x x_dim) and y (n x y_dim); `before` rows were
     // packed before them (rows are numbered from there in messages). The results are freed.
     void read(const ItemPointerData* tids, int n, int64_t before, float* x, float* y) {
@@ -135,6 +139,7 @@ public:
                      "Clean or impute the data before packing.");
             p.scaling.apply(xrow, len);
             const int overflow = first_non_finite(xrow, len);
+            if (overflow < 0) largest_ = std::max(largest_, largest_magnitude(xrow, len));
             if (overflow >= 0)
                 fail(ErrorKind::Data, "scaled features are not finite in float32",
                      "Feature " + std::to_string(overflow + 1) + " of a row becomes " + describe_float(xrow[overflow]) +
@@ -238,6 +243,7 @@ private:
     std::unordered_map<uint64_t, int> slot_;
     std::vector<float> values_;
     MemoryContext memory_ = nullptr;
+    float largest_ = 0.0f;
 };
 
 // The rows packed before each buffer.
@@ -247,7 +253,7 @@ std::vector<int64_t> first_rows(const BufferPlan& plan) {
     return first;
 }
 
-void pack_serially(Spi& spi, const PackJob& job, std::vector<uint64_t>& keys, PackedWriter& writer) {
+float pack_serially(Spi& spi, const PackJob& job, std::vector<uint64_t>& keys, PackedWriter& writer) {
     const ReadPlan& read = *job.read;
     const BufferPlan& plan = *job.plan;
     BufferReader reader(spi, read);
@@ -269,6 +275,7 @@ void pack_serially(Spi& spi, const PackJob& job, std::vector<uint64_t>& keys, Pa
         next += n;
     }
     std::vector<uint64_t>().swap(keys);
+    return reader.largest();
 }
 
 // ---- Parallel reading ------------------------------------------------------------------------
@@ -297,7 +304,8 @@ struct PackShared {
 
 struct SlotHead {
     int32 rows;
-    int64 first;  // rows packed before this buffer
+    int64 first;    // rows packed before this buffer
+    float largest;  // once read: the largest feature magnitude its worker has packed so far
 };
 
 // A slot's state: 4 b + 1 when it holds buffer b's row identifiers to read, 4 b + 2 when buffer b
@@ -455,6 +463,7 @@ void read_in_worker(const PackView& v) {
         float* y = matrix_init(at + s->y_at, head.rows, s->y_dim);
         try {
             reader.read(reinterpret_cast<const ItemPointerData*>(at + s->tids_at), head.rows, head.first, x, y);
+            reinterpret_cast<SlotHead*>(at)->largest = reader.largest();
         } catch (const Error& e) {
             // The backend raises it when it comes to this buffer: the same error, in the same
             // buffer, as reading alone would raise. Nothing of PostgreSQL's is left half done (an
@@ -488,12 +497,13 @@ void give_rows(const PackView& v, const BufferPlan& plan, const std::vector<uint
 }
 
 // The backend's part: every buffer in order, written out of its slot once a worker read it; the slot
-// then takes the rows of the buffer `slots` further on.
-void write_in_backend(const PackView& v, const PackJob& job, const std::vector<uint64_t>& keys, PackedWriter& writer,
-                      ParallelContext* pcxt) {
+// then takes the rows of the buffer `slots` further on. Returns the largest feature magnitude.
+float write_in_backend(const PackView& v, const PackJob& job, const std::vector<uint64_t>& keys, PackedWriter& writer,
+                       ParallelContext* pcxt) {
     PackShared* s = v.shared;
     const BufferPlan& plan = *job.plan;
     const std::vector<int64_t> first = first_rows(plan);
+    float largest = 0.0f;
     for (int b = 0; b < s->buffers; ++b) {
         check_for_interrupts();
         pg_atomic_uint64* state = &v.state[b % s->slots];
@@ -514,11 +524,13 @@ void write_in_backend(const PackView& v, const PackJob& job, const std::vector<u
             throw e;
         }
         char* at = v.slot(b);
+        largest = std::max(largest, reinterpret_cast<const SlotHead*>(at)->largest);
         writer.write(job.dist_keys[std::size_t(plan.segment[std::size_t(b)])], int32_t(b),
                      PointerGetDatum(at + s->x_at), PointerGetDatum(at + s->y_at), plan.rows[std::size_t(b)], s->x_dim,
                      s->y_dim);
         if (b + s->slots < s->buffers) give_rows(v, plan, keys, first, b + s->slots);
     }
+    return largest;
 }
 
 // Starts the workers with the first buffers' rows in their slots; nullptr when none could start
@@ -581,7 +593,7 @@ ParallelContext* start_workers(const PackJob& job, const std::vector<uint64_t>& 
 
 }  // namespace
 
-void pack_buffers(Spi& spi, const PackJob& job, std::vector<uint64_t>& keys, PackedWriter& writer, int workers) {
+float pack_buffers(Spi& spi, const PackJob& job, std::vector<uint64_t>& keys, PackedWriter& writer, int workers) {
     workers = std::clamp(workers, 0, kMaxPackWorkers);
     if (workers == 0 || job.plan->rows.size() < 2 || !writer.writes_without_statements() || IsInParallelMode())
         return pack_serially(spi, job, keys, writer);
@@ -597,8 +609,9 @@ void pack_buffers(Spi& spi, const PackJob& job, std::vector<uint64_t>& keys, Pac
         elog(DEBUG1, "hopper.preprocess: %d parallel workers read the rows of %d buffers", pcxt->nworkers_launched,
              v.shared->buffers);
     });
+    float largest = 0.0f;
     try {
-        write_in_backend(v, job, keys, writer, pcxt);
+        largest = write_in_backend(v, job, keys, writer, pcxt);
     } catch (...) {
         stop_workers(pcxt);
         throw;
@@ -610,6 +623,7 @@ void pack_buffers(Spi& spi, const PackJob& job, std::vector<uint64_t>& keys, Pac
         PopActiveSnapshot();
     });
     std::vector<uint64_t>().swap(keys);
+    return largest;
 }
 
 }  // namespace hopper::pg

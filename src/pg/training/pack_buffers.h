@@ -43,8 +43,8 @@ struct PackJob {
 // workers may read the source, and the memory this takes (packing_bytes with workers and
 // pack_slots(workers)). Errors are those of reading in the backend: a worker's error in buffer b is
 // raised by the backend once every buffer before b is written, as the backend alone would have.
-// Frees `keys`.
-void pack_buffers(Spi& spi, const PackJob& job, std::vector<uint64_t>& keys, PackedWriter& writer, int workers);
+// Frees `keys`. Returns the largest magnitude of a packed (scaled) feature.
+float pack_buffers(Spi& spi, const PackJob& job, std::vector<uint64_t>& keys, PackedWriter& writer, int workers);
 
 // Buffers read ahead and waiting to be written, shared by the backend and its workers.
 int pack_slots(int workers);

@@ -262,6 +262,19 @@ void notice_unscaled_target(const Source& src, double largest) {
                quote_ident(src.dependent) + " / 1000), and multiply predictions back.");
 }
 
+// Features given as numbers (an array column, or numeric columns without NULLs: no recipe) are
+// packed as they are, divided by normalizing_const: Fashion-MNIST's pixels packed without
+// normalizing_const => 255 reached 0.783 test accuracy after 5 epochs of the MLP with Adam (lr
+// 0.001) instead of 0.862, without a word. The recipe's columns have their own notice (tabular.cpp). Seen while
+// packing.
+void notice_unscaled_features(const PackOptions& opt, float largest) {
+    if (!(largest > 100.0f)) return;
+    notice("features of " + opt.independent_varname + " go into the model unscaled, with values up to " +
+               describe_double(largest),
+           "Networks train poorly on large raw values: pass normalizing_const (255 for 8-bit pixels) or scale => "
+           "'standardize'.");
+}
+
 // An integer target is packed for classification unless response_type says otherwise (as MADlib
 // does); one with distinct values in a large share of its rows is most likely a quantity -- a
 // price, a count, an id -- and its classes cost a one-hot output each: diamonds' price became
@@ -372,6 +385,7 @@ int packing_workers(Spi& spi, const TableName& source, const PackedWriter& write
 struct PackResult {
     BufferPlan plan;
     int64_t rows = 0;
+    float largest_feature = 0.0f;  // the largest magnitude packed (scaled)
 };
 
 // local: the packed table is a temporary table of this session (evaluate's scratch), one server's
@@ -455,7 +469,7 @@ PackResult pack_rows(Spi& spi, const Source& src, const Layout& layout, const Ta
         buffer_bytes <= shared_buffer_cache_size())
         writer->keep_written_buffers();
     const int workers = packing_workers(spi, source_rows, *writer, shape, result.plan.rows.size());
-    pack_buffers(spi, job, keys, *writer, workers);
+    result.largest_feature = pack_buffers(spi, job, keys, *writer, workers);
     writer->finish();
     result.rows = rows;
     if (source_rows.quoted() != src.table.quoted()) spi.execute("DROP TABLE " + source_rows.quoted());
@@ -783,6 +797,7 @@ PackedInfo pack_table(Spi& spi, const PackOptions& opt) {
     }
     PackResult packed = pack_rows(spi, src, layout, out, c.rows, buffer_size, num_segments, opt.seed,
                                   opt.segment_placement, opt.buffer_fill);
+    if (!recipe && layout.scale_kind == ScaleKind::None) notice_unscaled_features(opt, packed.largest_feature);
     if (packed.plan.adjusted_buffer_size < buffer_size && packed.plan.rows.size() == std::size_t(num_segments) &&
         c.rows < int64_t(buffer_size) * num_segments)
         notice("buffers hold " + std::to_string(packed.plan.adjusted_buffer_size) + " rows instead of " +

@@ -141,3 +141,19 @@ CREATE TABLE padding_named AS SELECT ARRAY[g]::float8[] AS x, (ARRAY['a', '<padd
 FROM generate_series(1, 10) g;
 SELECT hopper.preprocess('padding_named', 'o1', 'label', 'x', num_classes => 3);
 SELECT count(*) AS leftovers FROM pg_class WHERE relnamespace = current_schema()::regnamespace AND relname LIKE 'o1%';
+-- Features packed as numbers (an array, or numeric columns without NULLs: no recipe) that go in
+-- unscaled with large values get a NOTICE once packed, as the recipe's columns do; not when
+-- normalizing_const or scale brings them down, and whether the backend or parallel workers read.
+CREATE TABLE raw_pixels AS SELECT ARRAY[g % 256, 255 - g % 256]::real[] AS x, g % 2 AS label,
+  (g % 300)::float8 AS a, (g % 7)::float8 AS b FROM generate_series(1, 600) g;
+SET client_min_messages = notice;
+SET min_parallel_table_scan_size = 0;  -- workers read this small table
+SELECT hopper.preprocess('raw_pixels', 'raw_p1', 'label', 'x', buffer_size => 100);
+SELECT hopper.preprocess('raw_pixels', 'raw_p2', 'label', 'x', buffer_size => 100, normalizing_const => 255);
+SELECT hopper.preprocess('raw_pixels', 'raw_p3', 'label', 'x', buffer_size => 100, scale => 'standardize');
+SELECT hopper.preprocess('raw_pixels', 'raw_p4', 'label', 'a, b', buffer_size => 100);
+SET max_parallel_workers_per_gather = 0;
+SELECT hopper.preprocess('raw_pixels', 'raw_p5', 'label', 'x', buffer_size => 100);
+RESET max_parallel_workers_per_gather;
+RESET min_parallel_table_scan_size;
+RESET client_min_messages;
