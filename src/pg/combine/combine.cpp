@@ -324,7 +324,7 @@ HOPPER_FUNCTION(hierarchical_combine) {
     } result;
     {
         Spi spi;
-        const TableName source = resolve_input_table(source_text, "source table");
+        const TableName source = resolve_source_table(source_text, "source table");
         const Oid key_type = require_column(source, dist_key_column, "source table");
         if (key_type != INT2OID && key_type != INT4OID && key_type != INT8OID)
             fail(ErrorKind::WrongType,

@@ -6,12 +6,16 @@
 #include "pg/common/spi.h"
 
 extern "C" {
+#include "access/relation.h"
+#include "access/transam.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
 #include "storage/lock.h"
 #include "utils/acl.h"
+#include "utils/builtins.h"
 #include "utils/regproc.h"
+#include "utils/rel.h"
 #include "utils/syscache.h"
 }
 
@@ -59,6 +63,35 @@ RangeVar* parse_name(const std::string& text, const char* what) {
 }  // namespace
 
 TableName resolve_input_table(const std::string& text, const char* what) {
+    TableName t = resolve_source_table(text, what);
+    require_builtin_columns(t, what);
+    return t;
+}
+
+void require_builtin_columns(const TableName& t, const char* what) {
+    const Oid relid = table_oid(t);
+    if (!OidIsValid(relid)) return;
+    std::string column, type;
+    call([&] {
+        Relation rel = relation_open(relid, AccessShareLock);
+        const TupleDesc desc = RelationGetDescr(rel);
+        for (int i = 0; i < desc->natts && column.empty(); ++i) {
+            const Form_pg_attribute a = TupleDescAttr(desc, i);
+            if (a->attisdropped || a->atttypid < FirstNormalObjectId) continue;
+            column = NameStr(a->attname);
+            type = format_type_be(a->atttypid);
+        }
+        relation_close(rel, AccessShareLock);
+    });
+    if (column.empty()) return;
+    fail(ErrorKind::WrongType, std::string(what) + " " + t.display() + " has column \"" + column + "\" of type " + type,
+         "hopper reads the columns of its tables (packed, summary, model, architecture, selection and topology "
+         "tables) only as PostgreSQL's built-in types: a type some role created can carry casts and operators "
+         "that would run that role's code as the caller.",
+         "Recreate the table with built-in column types, as hopper creates them.");
+}
+
+TableName resolve_source_table(const std::string& text, const char* what) {
     RangeVar* rv = parse_name(text, what);
     Oid relid = call([&] { return RangeVarGetRelid(rv, AccessShareLock, true); });
     if (!OidIsValid(relid)) fail(ErrorKind::UndefinedTable, std::string(what) + " \"" + text + "\" does not exist");

@@ -19,9 +19,18 @@ struct TableName {
     TableName with_suffix(const std::string& suffix) const;
 };
 
-// An existing table the caller must be able to read (what: "training table", ... for messages).
-// Errors: 42602 bad syntax, 42P01 missing, 42501 no SELECT privilege.
+// An existing table of the user's data the caller must be able to read (what: "source table", ...
+// for messages). Errors: 42602 bad syntax, 42P01 missing, 42501 no SELECT privilege.
+TableName resolve_source_table(const std::string& text, const char* what);
+// An existing table shaped like one of hopper's (packed, summary, model, architecture, selection,
+// topology tables): as resolve_source_table, and every column of a built-in type
+// (require_builtin_columns).
 TableName resolve_input_table(const std::string& text, const char* what);
+// Refuses (42804) a table or view with a column of a type not built into PostgreSQL (an enum,
+// composite or domain some role created). hopper reads its own tables' columns with casts and
+// operators; on a type of its own, a role can define those (CREATE CAST needs only the type), and
+// they would run as whoever calls hopper -- a superuser included.
+void require_builtin_columns(const TableName& t, const char* what);
 // A table to be created: the schema is the one CREATE TABLE would use; 42P07 if it exists.
 TableName resolve_output_table(const std::string& text, const char* what);
 bool table_exists(const TableName& t);

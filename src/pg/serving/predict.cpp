@@ -279,6 +279,7 @@ ModelSummary read_model_summary(Spi& spi, const StoredModels& models) {
         fail(ErrorKind::UndefinedTable, what + " does not exist",
              "hopper.predict and hopper.evaluate need the summary that fit and fit_multiple write beside the "
              "model table.");
+    require_builtin_columns(m.table, "summary table");
     // Models from before recipes have no feature_recipe column.
     const bool has_recipe = OidIsValid(column_type(m.table, "feature_recipe"));
     spi.execute_reading(what,
@@ -393,7 +394,8 @@ HOPPER_FUNCTION(evaluate) {
     {
         Spi spi;
         StoredModels models = read_models(spi, model_text, mst_key, false);
-        TableName packed = resolve_input_table(packed_text, "packed table");
+        // Raw rows or a packed table: a packed one's columns are checked as it is read (read_packed_info).
+        TableName packed = resolve_source_table(packed_text, "packed table");
         const std::optional<PackedInfo> scratch = pack_raw_rows(spi, models, packed);
         if (scratch) packed = scratch->table;
         PackedInfo info = scratch ? *scratch : read_packed_info(spi, packed);
@@ -484,7 +486,7 @@ HOPPER_FUNCTION(predict) {
              "The model in " + models.table.display() + " is a " + response + " model; it predicts values.",
              "Leave out pred_type (response).");
 
-    TableName source = resolve_input_table(source_text, "source table");
+    TableName source = resolve_source_table(source_text, "source table");
     std::vector<std::string> id = parse_column_list(id_text, "id_column");
     if (id.size() != 1) fail(ErrorKind::InvalidParameter, "id_column must name exactly one column");
     require_column(source, id[0], "id");

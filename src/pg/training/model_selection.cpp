@@ -169,6 +169,7 @@ std::vector<ModelSpec> read_model_selection(Spi& spi, std::string& mst_text, std
         fail(ErrorKind::UndefinedTable, "model selection summary table " + mst_summary.display() + " does not exist",
              "It names the model architecture table.",
              "Create model selection tables with hopper.load_model_selection_table or hopper.generate_model_configs.");
+    require_builtin_columns(mst_summary, "model selection summary table");
     // hopper_madlib's summaries keep model_arch_table as the caller wrote it (MADlib's, found through
     // the caller's search_path) and the table hopper resolved then in hopper_model_arch_table.
     const char* arch_column = OidIsValid(column_type(mst_summary, "hopper_model_arch_table"))

@@ -100,7 +100,7 @@ struct Source {
 // The table and its dependent column; the features are described by the caller.
 Source describe_dependent(const std::string& table_text, const std::string& dep_text, const char* what) {
     Source s;
-    s.table = resolve_input_table(table_text, what);
+    s.table = resolve_source_table(table_text, what);
     auto dep = split_column_list(dep_text, "dependent_varname");
     if (dep.size() != 1)
         fail(ErrorKind::InvalidParameter, "dependent_varname must name exactly one column",
@@ -596,6 +596,8 @@ PackedInfo read_packed_info(Spi& spi, const TableName& packed) {
         fail(ErrorKind::UndefinedTable, "summary table " + summary.display() + " does not exist",
              "hopper needs the summary that hopper.preprocess writes beside " + packed.display() + ".",
              "Pack the data with hopper.preprocess first.");
+    require_builtin_columns(packed, "packed table");
+    require_builtin_columns(summary, "summary table");
     spi.execute_reading("summary table " + summary.display(),
                         "SELECT response_type, class_values, num_segments, normalizing_const, scale,"
                         " feature_center::pg_catalog.float8[], feature_spread::pg_catalog.float8[], num_rows,"

@@ -18,6 +18,7 @@
 #include "pg/training/preprocess.h"
 
 extern "C" {
+#include "access/transam.h"
 #include "utils/array.h"
 #include "utils/lsyscache.h"
 }
@@ -113,8 +114,12 @@ std::string cell_sql(const std::string& column_ref, Oid type, ColumnKind kind) {
     switch (kind) {
         case ColumnKind::Categorical:
             // Types whose text follows the session's settings, named by the defaults' text.
-            return session_dependent_text(type) ? "hopper.category_text(" + column_ref + ")"
-                                                : column_ref + "::pg_catalog.text";
+            if (session_dependent_text(type)) return "hopper.category_text(" + column_ref + ")";
+            // An enum's text by its output function, as ::text would without a cast: its owner may
+            // CREATE CAST (the enum AS text) WITH FUNCTION of theirs, which ::text would run as the
+            // caller (a superuser packing or scoring the table included).
+            if (type >= FirstNormalObjectId) return "pg_catalog.textin(pg_catalog.enum_out(" + column_ref + "))";
+            return column_ref + "::pg_catalog.text";
         case ColumnKind::Boolean: return column_ref + "::pg_catalog.int4::pg_catalog.float8";
         case ColumnKind::Date:
             // Date subtraction raises for 'infinity' (22008, naming no column); as a timestamp's epoch

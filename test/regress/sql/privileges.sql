@@ -162,6 +162,50 @@ SELECT hopper.ps_drop('alice_ps');
 RESET ROLE;
 SELECT hopper.ps_drop('squat1');
 
+-- A type a role creates can carry its casts (CREATE CAST needs only the type): Mallory's enum with
+-- a cast to text, and a composite with one, in tables she shares. Neither runs as Bob when he packs,
+-- trains on or scores them (a plain SELECT * runs neither); hopper refuses its own kind of table with
+-- a column of such a type (42804). Her functions record who called them.
+GRANT USAGE ON SCHEMA hopper TO hopper_priv_mallory;
+SET ROLE hopper_priv_mallory;
+CREATE TABLE priv_evil.witness (who name);
+GRANT INSERT ON priv_evil.witness TO PUBLIC;
+CREATE TYPE priv_evil.paint AS ENUM ('red', 'green', 'blue');
+CREATE FUNCTION priv_evil.paint_text(p priv_evil.paint) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN INSERT INTO priv_evil.witness VALUES (current_user); RETURN 'cast ' || p::varchar; END $$;
+CREATE CAST (priv_evil.paint AS text) WITH FUNCTION priv_evil.paint_text(priv_evil.paint);
+CREATE TABLE priv_evil.cars AS SELECT g AS id, (ARRAY['red', 'green', 'blue'])[1 + g % 3]::priv_evil.paint AS paint,
+  (g % 17)::float8 AS speed, CASE WHEN g % 17 > 8 THEN 'y' ELSE 'n' END AS fast FROM generate_series(1, 60) g;
+CREATE TYPE priv_evil.wrapped AS (j text);
+CREATE FUNCTION priv_evil.wrapped_text(r priv_evil.wrapped) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN INSERT INTO priv_evil.witness VALUES (current_user); RETURN r.j; END $$;
+CREATE CAST (priv_evil.wrapped AS text) WITH FUNCTION priv_evil.wrapped_text(priv_evil.wrapped);
+CREATE TABLE priv_evil.src AS SELECT g AS id, ARRAY[g % 7, g % 5]::float8[] AS x, (g % 2)::text AS y
+FROM generate_series(1, 100) g;
+SELECT hopper.preprocess('priv_evil.src', 'priv_evil.packed', 'y', 'x', num_segments => 1);
+ALTER TABLE priv_evil.packed_summary ALTER COLUMN feature_recipe TYPE priv_evil.wrapped
+  USING ROW(feature_recipe::text)::priv_evil.wrapped;
+GRANT SELECT ON priv_evil.cars, priv_evil.packed, priv_evil.packed_summary TO hopper_priv_bob;
+RESET ROLE;
+SET ROLE hopper_priv_bob;
+SET search_path = priv_bob, public;
+SELECT hopper.preprocess('priv_evil.cars', 'priv_bob.cars_packed', 'fast', 'paint, speed', num_segments => 1);
+SELECT feature_recipe -> 'columns' -> 0 -> 'categories' AS paint_categories FROM priv_bob.cars_packed_summary;
+CALL hopper.fit('priv_bob.cars_packed', 'priv_bob.cars_model', '{"layers": [{"units": 2, "activation": "softmax"}]}',
+                $$optimizer='SGD(lr=0.1)'$$, '', 1);
+SELECT hopper.predict('priv_bob.cars_model', 'priv_evil.cars', 'id', '*', 'priv_bob.cars_scored');
+SELECT count(*) AS scored FROM priv_bob.cars_scored;
+SELECT hopper.create_model('bob-cars') IS NOT NULL AS created;
+SELECT hopper.register_model_version('bob-cars', (SELECT e.uuid FROM hopper.checkpoints_expanded e
+  JOIN hopper.runs r USING (run_id) WHERE r.model_output_table = 'priv_bob.cars_model'
+  ORDER BY e.checkpoint_id DESC LIMIT 1)) AS version;
+SELECT count(hopper.predict_class('bob-cars', c)) AS scored_by_name FROM priv_evil.cars c;
+CALL hopper.fit('priv_evil.packed', 'priv_bob.from_evil', '{"layers": [{"units": 2, "activation": "softmax"}]}',
+                $$optimizer='SGD(lr=0.1)'$$, '', 1);
+RESET search_path;
+RESET ROLE;
+SELECT count(*) AS mallory_ran_as_bob FROM priv_evil.witness WHERE who = 'hopper_priv_bob';
+
 -- Clean up.
 DROP SCHEMA priv_alice, priv_bob, priv_evil CASCADE;
 DROP OWNED BY hopper_priv_alice, hopper_priv_bob, hopper_priv_mallory;
