@@ -1126,6 +1126,23 @@ BEGIN
     RETURN t;
 END $$;
 
+-- An object table that exists is written only by its owner: another role's table would run that
+-- role's triggers, rules and column defaults as the caller (a superuser included: hostile review).
+CREATE FUNCTION madlib.__hopper_own_object_table(t regclass) RETURNS regclass
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    owner name := (SELECT pg_get_userbyid(c.relowner) FROM pg_class c WHERE c.oid = t);
+BEGIN
+    IF owner IS DISTINCT FROM current_user THEN
+        RAISE EXCEPTION 'custom function table % belongs to role %', t, owner
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'Loading and deleting custom functions writes only a table the caller owns: another '
+                           'role''s triggers, rules and defaults would run as the caller.',
+                  HINT = 'Use an object table name of your own: one that does not exist yet is created for you.';
+    END IF;
+    RETURN t;
+END $$;
+
 -- What hopper stores for a top-k accuracy metric in place of MADlib's pickle of a Keras function.
 CREATE FUNCTION madlib.__hopper_top_k_object(k integer) RETURNS bytea
 LANGUAGE sql IMMUTABLE
@@ -1153,7 +1170,7 @@ BEGIN
     END IF;
     BEGIN
         EXECUTE format('INSERT INTO %s (name, description, object) VALUES ($1, $2, $3)',
-                       madlib.__hopper_object_table_valid(t))
+                       madlib.__hopper_own_object_table(madlib.__hopper_object_table_valid(t)))
             USING name, description, object;
     EXCEPTION WHEN unique_violation THEN
         RAISE EXCEPTION 'Function ''%'' already exists in %', name, t USING ERRCODE = 'unique_violation';
@@ -1208,7 +1225,8 @@ END;
 CREATE FUNCTION madlib.__hopper_delete_custom_function(object_table text, id integer, name text)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    t regclass := madlib.__hopper_object_table_valid(madlib.__hopper_object_table(object_table));
+    t regclass := madlib.__hopper_own_object_table(
+        madlib.__hopper_object_table_valid(madlib.__hopper_object_table(object_table)));
     deleted bigint;
 BEGIN
     PERFORM madlib.__hopper_required(id IS NOT NULL OR name IS NOT NULL, 'id/name');

@@ -184,4 +184,36 @@ q -c "SET client_min_messages = warning" -c "CALL hopper.fit('packed', 'claim.m9
 cancel_sleeping holding_claim
 wait "$holder" 2>/dev/null || true
 
+# load_model_arch writes only an architecture table the caller owns, and says so before it waits for
+# the table: another role holding a lock on its own table made the call queue behind it (the lock was
+# taken first, the owner checked after).
+q >/dev/null <<'SQL'
+SET client_min_messages = warning;
+DROP ROLE IF EXISTS hopper_claim_arch_owner;
+DROP ROLE IF EXISTS hopper_claim_arch_caller;
+CREATE ROLE hopper_claim_arch_owner;
+CREATE ROLE hopper_claim_arch_caller;
+CREATE SCHEMA arch_owner AUTHORIZATION hopper_claim_arch_owner;
+GRANT USAGE ON SCHEMA arch_owner, hopper TO hopper_claim_arch_caller;
+GRANT USAGE ON SCHEMA hopper TO hopper_claim_arch_owner;
+SET ROLE hopper_claim_arch_owner;
+SELECT hopper.load_model_arch('arch_owner.archs', '{"input_dim": 2, "layers": [{"units": 3, "activation": "softmax"}]}');
+GRANT ALL ON arch_owner.archs TO PUBLIC;
+SQL
+q -c "SET ROLE hopper_claim_arch_owner" -c "BEGIN" -c "LOCK TABLE arch_owner.archs IN ACCESS EXCLUSIVE MODE"   -c "SELECT pg_sleep(60) AS holding_archs" >/dev/null 2>&1 &
+arch_holder=$!
+wait_sleeping holding_archs
+out=$(q -c "SET ROLE hopper_claim_arch_caller" -c "SET lock_timeout = '5s'"   -c "SELECT hopper.load_model_arch('arch_owner.archs', '{\"input_dim\": 2, \"layers\": [{\"units\": 3, \"activation\": \"softmax\"}]}')" 2>&1 || true)
+cancel_sleeping holding_archs
+wait "$arch_holder" 2>/dev/null || true
+echo "$out" | grep -q "changes only a model architecture table the caller owns" \
+  || fail "load_model_arch on another role's locked table: $out"
+q >/dev/null <<'SQL'
+SET client_min_messages = warning;
+DROP SCHEMA arch_owner CASCADE;
+REVOKE USAGE ON SCHEMA hopper FROM hopper_claim_arch_caller, hopper_claim_arch_owner;
+DROP ROLE hopper_claim_arch_owner;
+DROP ROLE hopper_claim_arch_caller;
+SQL
+
 echo "output_claim: ok"

@@ -91,6 +91,11 @@ void require_builtin_columns(const TableName& t, const char* what) {
          "Recreate the table with built-in column types, as hopper creates them.");
 }
 
+Oid find_relation_unlocked(const std::string& text, const char* what) {
+    RangeVar* rv = parse_name(text, what);
+    return call([&] { return RangeVarGetRelid(rv, NoLock, true); });
+}
+
 TableName resolve_source_table(const std::string& text, const char* what) {
     RangeVar* rv = parse_name(text, what);
     Oid relid = call([&] { return RangeVarGetRelid(rv, AccessShareLock, true); });

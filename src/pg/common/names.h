@@ -26,6 +26,9 @@ TableName resolve_source_table(const std::string& text, const char* what);
 // topology tables): as resolve_source_table, and every column of a built-in type
 // (require_builtin_columns).
 TableName resolve_input_table(const std::string& text, const char* what);
+// The OID of the existing relation `text` names, found without locking it (InvalidOid if none): to
+// refuse another role's table before waiting on a lock of its owner's.
+Oid find_relation_unlocked(const std::string& text, const char* what);
 // Refuses (42804) a table or view with a column of a type not built into PostgreSQL (an enum,
 // composite or domain some role created). hopper reads its own tables' columns with casts and
 // operators; on a type of its own, a role can define those (CREATE CAST needs only the type), and

@@ -241,17 +241,30 @@ namespace {
 // run that role's code as the caller (its triggers, rules, column defaults), and a superuser calling
 // load_model_arch on a name another role took first would run it as a superuser. The table is locked
 // first, so it stays the table that was checked until the transaction ends.
+void refuse_unowned_arch_table(Oid relid, const char* call_name) {
+    const Oid owner = relation_owner(relid);
+    if (!OidIsValid(owner) || owner == GetUserId()) return;  // gone meanwhile: the statement says so
+    const std::string display = call(
+        [&] { return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)), get_rel_name(relid)); });
+    fail(ErrorKind::Privilege, std::string(call_name) + " changes only a " + kArchWhat + " the caller owns",
+         std::string(kArchWhat) + " " + display + " belongs to role " + role_name(owner) +
+             ", whose triggers, rules and defaults would run as the caller.",
+         "Use a table of your own, or let hopper.load_model_arch create one.");
+}
+
+// Checked before anything locks the table (another role's table is not even queued for: its owner
+// holding a lock made the call wait), and again once locked (ALTER TABLE ... OWNER TO waits for it).
+void require_own_arch_table_unlocked(const std::string& table_text, const char* call_name) {
+    const Oid relid = find_relation_unlocked(table_text, kArchWhat);
+    if (OidIsValid(relid)) refuse_unowned_arch_table(relid, call_name);
+}
+
 void require_own_arch_table(const TableName& table, LOCKMODE lock, const char* call_name) {
     const Oid relid = table_oid(table);
     if (!OidIsValid(relid)) return;  // gone meanwhile: the statement says so
+    refuse_unowned_arch_table(relid, call_name);
     call([&] { LockRelationOid(relid, lock); });
-    const Oid owner = relation_owner(relid);
-    const bool own = !OidIsValid(owner) || owner == GetUserId();  // gone meanwhile: the statement says so
-    if (!own)
-        fail(ErrorKind::Privilege, std::string(call_name) + " changes only a " + kArchWhat + " the caller owns",
-             std::string(kArchWhat) + " " + table.display() + " belongs to role " + role_name(owner) +
-                 ", whose triggers, rules and defaults would run as the caller.",
-             "Use a table of your own, or let hopper.load_model_arch create one.");
+    refuse_unowned_arch_table(relid, call_name);
 }
 }  // namespace
 
@@ -274,6 +287,7 @@ HOPPER_FUNCTION(load_model_arch) {
     Spi spi;
     TableName table;
     bool exists = true;
+    require_own_arch_table_unlocked(table_text, "hopper.load_model_arch");
     try {
         table = resolve_input_table(table_text, kArchWhat);
     } catch (const Error& e) {
@@ -339,6 +353,7 @@ HOPPER_FUNCTION(delete_model_arch) {
     const std::string table_text = arg_text(fcinfo, 0, "model_arch_table");
     const int32_t model_id = int32_t(arg_int(fcinfo, 1, "model_id"));
     Spi spi;
+    require_own_arch_table_unlocked(table_text, "hopper.delete_model_arch");
     const TableName table = resolve_input_table(table_text, kArchWhat);
     require_own_arch_table(table, RowExclusiveLock, "hopper.delete_model_arch");
     require_column(table, "model_id", kArchWhat);

@@ -135,5 +135,30 @@ SELECT madlib.delete_custom_function('regress_own_functions', 'top_2_accuracy');
 SELECT to_regclass('madlib.regress_own_functions') IS NOT NULL AS kept, count(*) AS functions
 FROM madlib.regress_own_functions;
 DROP TABLE madlib.regress_own_functions;
+-- Another role's table of the same columns is never written: its trigger would run as the caller (a
+-- superuser here). 42501 for adding and deleting, and the trigger never fires.
+DROP ROLE IF EXISTS regress_cf_mallory;
+CREATE ROLE regress_cf_mallory;
+GRANT CREATE, USAGE ON SCHEMA madlib TO regress_cf_mallory;
+SET ROLE regress_cf_mallory;
+CREATE TABLE madlib.regress_trap_functions (id serial, name text PRIMARY KEY, description text, object bytea);
+GRANT ALL ON madlib.regress_trap_functions TO PUBLIC;
+GRANT ALL ON SEQUENCE madlib.regress_trap_functions_id_seq TO PUBLIC;
+CREATE TABLE madlib.regress_trap_witness (who name);
+GRANT INSERT ON madlib.regress_trap_witness TO PUBLIC;
+CREATE FUNCTION madlib.regress_trap() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN INSERT INTO madlib.regress_trap_witness VALUES (current_user); RETURN COALESCE(NEW, OLD); END $$;
+CREATE TRIGGER trap BEFORE INSERT OR DELETE ON madlib.regress_trap_functions
+  FOR EACH ROW EXECUTE FUNCTION madlib.regress_trap();
+INSERT INTO madlib.regress_trap_functions (name, object) VALUES ('top_5_accuracy', 'x');
+RESET ROLE;
+SELECT refusal($$SELECT madlib.load_top_k_accuracy_function('regress_trap_functions', 2)$$);
+SELECT refusal($$SELECT madlib.load_custom_function('regress_trap_functions', '\x80042e'::bytea, 'f')$$);
+SELECT refusal($$SELECT madlib.delete_custom_function('regress_trap_functions', 'top_5_accuracy')$$);
+SELECT who, count(*) FROM madlib.regress_trap_witness GROUP BY who;
+DROP TABLE madlib.regress_trap_functions, madlib.regress_trap_witness;
+DROP FUNCTION madlib.regress_trap();
+REVOKE ALL ON SCHEMA madlib FROM regress_cf_mallory;
+DROP ROLE regress_cf_mallory;
 
 DROP SCHEMA test_madlib_custom_functions CASCADE;

@@ -118,6 +118,20 @@ CREATE VIEW mallory_pin AS SELECT model_id FROM hopper.models;
 CREATE VIEW mallory_pin2 AS SELECT * FROM mallory_pin;
 SELECT try($$LOCK TABLE mallory_pin IN ACCESS EXCLUSIVE MODE$$);
 SELECT try($$LOCK TABLE mallory_pin2 IN SHARE MODE$$);
+-- However deep the views stack (the check stopped at 32 levels; 33 locked hopper.models).
+DO $$
+BEGIN
+    FOR i IN 3..40 LOOP
+        EXECUTE format('CREATE VIEW mallory_pin%s AS SELECT * FROM mallory_pin%s', i, i - 1);
+    END LOOP;
+END $$;
+SELECT try($$LOCK TABLE mallory_pin40 IN ACCESS EXCLUSIVE MODE$$);
+DO $$
+BEGIN
+    FOR i IN REVERSE 40..3 LOOP
+        EXECUTE format('DROP VIEW mallory_pin%s', i);
+    END LOOP;
+END $$;
 DROP VIEW mallory_pin2, mallory_pin;
 RESET ROLE;
 -- Their owner may (the superuser running this test).
