@@ -214,7 +214,7 @@ struct CallSite {
     std::string key;
     std::shared_ptr<const Resolved> resolved;
     std::shared_ptr<RowScorer> scorer;
-    std::unique_ptr<RowFeatures> row;  // when the features are a table's row: its recipe statement
+    std::shared_ptr<RowFeatures> row;  // when the features are a table's row: its recipe statement
     bool row_form = false;             // the call's features argument is a row (fixed per call site)
     bool warned_not_finite = false;    // a WARNING said so once in this statement
 };
@@ -284,7 +284,7 @@ Datum predict_by_name(FunctionCallInfo fcinfo, Answer answer) {
                  "It has no feature recipe to read a row with.", "Pass the row's features as an array.");
         const RowType row_type = row_type_of(row);
         if (!site.row || site.row->row_type() != row_type)
-            site.row = std::make_unique<RowFeatures>(row_type, site.resolved->feature_recipe, fcinfo->flinfo->fn_mcxt);
+            site.row = row_features_for(row_type, site.resolved->feature_recipe);
         const Datum features = site.row->features(row);
         finite = score_row(s, features, site.resolved->scaling, ErrorKind::InvalidParameter);
     } else {

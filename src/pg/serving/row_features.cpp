@@ -1,6 +1,8 @@
 // Features of a table's row by a model's recipe (row_features.h).
 #include "pg/serving/row_features.h"
 
+#include <list>
+#include <memory>
 #include <string>
 
 #include "hopper/error.h"
@@ -18,8 +20,10 @@ extern "C" {
 #include "parser/analyze.h"
 #include "parser/parser.h"
 #include "utils/builtins.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/syscache.h"
 #include "utils/typcache.h"
 }
 
@@ -60,8 +64,26 @@ void compile(const std::string& sql, const std::vector<Oid>& types, MemoryContex
 
 }  // namespace
 
-RowFeatures::RowFeatures(RowType row_type, const std::string& recipe_json, MemoryContext context)
-    : row_type_(row_type) {
+RowFeatures::RowFeatures(RowType row_type, const std::string& recipe_json) : row_type_(row_type) {
+    context_ = call([&] {
+        return AllocSetContextCreate(TopMemoryContext, "hopper row features", ALLOCSET_SMALL_SIZES);
+    });
+    try {
+        compile_for(recipe_json);
+    } catch (...) {
+        call([&] { MemoryContextDelete(context_); });
+        throw;
+    }
+}
+
+RowFeatures::~RowFeatures() {
+    // Never raises (a destructor, also run from an invalidation callback).
+    MemoryContextDelete(context_);
+}
+
+void RowFeatures::compile_for(const std::string& recipe_json) {
+    const RowType row_type = row_type_;
+    const MemoryContext context = context_;
     const Recipe recipe = Recipe::from_json(recipe_json);
     const Datum recipe_text = call([&] {
         MemoryContext old = MemoryContextSwitchTo(context);
@@ -152,6 +174,55 @@ Datum RowFeatures::features(Datum row) {
     });
     if (isnull) fail(ErrorKind::Internal, "the feature recipe gave no features for a row");
     return out;
+}
+
+namespace {
+
+struct KeptRowFeatures {
+    RowType row_type;
+    Oid relid;  // the composite type's relation (InvalidOid for a record's row)
+    std::string recipe_json;
+    std::shared_ptr<RowFeatures> features;
+};
+
+constexpr std::size_t kKeptRowFeatures = 64;
+
+// Most recently used first. A call site holding an entry dropped here keeps it until it ends.
+std::list<KeptRowFeatures>& kept_row_features() {
+    static std::list<KeptRowFeatures> kept;
+    return kept;
+}
+
+// Invalidation callbacks: PostgreSQL calls them while processing invalidations; they only drop
+// entries (a destructor that deletes a memory context), never raise.
+void forget_relation(Datum, Oid relid) {
+    kept_row_features().remove_if(
+        [&](const KeptRowFeatures& k) { return !OidIsValid(relid) || (OidIsValid(k.relid) && k.relid == relid); });
+}
+void forget_all(Datum, int, uint32) { kept_row_features().clear(); }
+
+}  // namespace
+
+std::shared_ptr<RowFeatures> row_features_for(RowType row_type, const std::string& recipe_json) {
+    static bool registered = false;
+    if (!registered) {
+        call([] {
+            CacheRegisterRelcacheCallback(forget_relation, (Datum)0);
+            CacheRegisterSyscacheCallback(PROCOID, forget_all, (Datum)0);
+        });
+        registered = true;
+    }
+    std::list<KeptRowFeatures>& kept = kept_row_features();
+    for (auto it = kept.begin(); it != kept.end(); ++it)
+        if (it->row_type == row_type && it->recipe_json == recipe_json) {
+            kept.splice(kept.begin(), kept, it);
+            return it->features;
+        }
+    const Oid relid = row_type.type == RECORDOID ? InvalidOid : call([&] { return get_typ_typrelid(row_type.type); });
+    auto features = std::make_shared<RowFeatures>(row_type, recipe_json);
+    kept.push_front(KeptRowFeatures{row_type, relid, recipe_json, features});
+    if (kept.size() > kKeptRowFeatures) kept.pop_back();
+    return features;
 }
 
 }  // namespace hopper::pg

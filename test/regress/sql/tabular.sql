@@ -249,6 +249,20 @@ SELECT try($$SELECT hopper.predict_value('moods', m) FROM moods m$$);
 -- failed the whole statement, matched rows included).
 SELECT v.k, hopper.predict_class('moods', m) IS NULL AS no_class FROM (VALUES (1), (-1)) v(k)
 LEFT JOIN moods m ON m.id = v.k ORDER BY v.k;
+-- The compiled row expression is kept from one statement to the next (row_features_for), and
+-- forgotten when the table changes: a column retyped, dropped or added is read as it now is.
+CREATE TABLE moods_alter AS SELECT id, a, b FROM moods;
+SELECT count(*) FILTER (WHERE hopper.predict_class('moods', m) = p.estimated_feeling) AS before_alter
+FROM moods_alter m JOIN moods_pred p USING (id);
+ALTER TABLE moods_alter ALTER COLUMN a TYPE text;
+SELECT try($$SELECT hopper.predict_class('moods', m) FROM moods_alter m$$) AS retyped;
+ALTER TABLE moods_alter DROP COLUMN a;
+SELECT try($$SELECT hopper.predict_class('moods', m) FROM moods_alter m$$) AS dropped;
+ALTER TABLE moods_alter ADD COLUMN a float8;
+UPDATE moods_alter m SET a = o.a FROM moods o WHERE o.id = m.id;
+SELECT count(*) FILTER (WHERE hopper.predict_class('moods', m) = p.estimated_feeling) AS added_back
+FROM moods_alter m JOIN moods_pred p USING (id);
+DROP TABLE moods_alter;
 SELECT hopper.delete_model('moods');
 
 -- Numeric and date columns that go in unscaled with large values are named in a NOTICE (scale =>
