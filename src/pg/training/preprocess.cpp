@@ -256,10 +256,15 @@ Counts count_and_check(Spi& spi, const Source& src, Response response, const cha
 // 1000 24,852 (x 1000). So a NOTICE says so, as for unscaled features.
 void notice_unscaled_target(const Source& src, double largest) {
     if (!(largest > 100.0)) return;
+    // The power of ten at or above the largest value brings the target within [-1, 1]: a fixed 1000
+    // left ames' sale_price (up to 755,000) at 755, and the NOTICE named / 1000 again for that.
+    const double divisor = std::isfinite(largest) ? std::pow(10.0, std::ceil(std::log10(largest))) : 1000.0;
     notice("dependent column \"" + src.dependent + "\" is packed for regression unscaled, with values up to " +
                describe_double(largest),
            "Networks fit large raw targets poorly: pack a view that divides the target by a constant (e.g. " +
-               quote_ident(src.dependent) + " / 1000), and multiply predictions back.");
+               quote_ident(src.dependent) + " / " +
+               (divisor <= 1e15 ? std::to_string(int64_t(divisor)) : describe_double(divisor)) +
+               "), and multiply predictions back.");
 }
 
 // Features given as numbers (an array column, or numeric columns without NULLs: no recipe) are

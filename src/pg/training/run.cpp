@@ -454,7 +454,18 @@ void TrainingRun::train() {
         if (setting_parallel_segments > 0) at_once = std::min(at_once, setting_parallel_segments);
         read_ahead_->start(spi_, tables, at_once);
     }
-    while (!strategy_.finished(*this)) iterate();
+    while (!ended()) iterate();
+    if (!strategy_.finished(*this))
+        notice("every model diverged: the run ends after iteration " + std::to_string(iteration_) + " of " +
+               std::to_string(plan_.req->num_iterations));
+}
+
+// Keras' TerminateOnNaN: once every model's loss became NaN or infinite, nothing trains any more,
+// and going on printed "training loss nan" for each of the remaining iterations (49 of 50 on
+// modeldata's ames with fit's defaults: user sweep).
+bool TrainingRun::ended() const {
+    if (strategy_.finished(*this)) return true;
+    return !diverged_.empty() && std::all_of(diverged_.begin(), diverged_.end(), [](bool d) { return d; });
 }
 
 void TrainingRun::iterate() {
@@ -497,7 +508,13 @@ void TrainingRun::iterate() {
             diverged_[i] = true;
             history_[i].status = "diverged";
             const DivergenceText text = strategy_.divergence(plan_.mst_keys[i], iterations_[i]);
-            warning(text.message, text.detail, text.hint);
+            // A regression target of large values diverges too, whatever the learning rate (preprocess
+            // named it in a NOTICE).
+            const bool regression = plan_.tables->info.response_type == "regression";
+            warning(text.message, text.detail,
+                    text.hint + (regression ? " A regression target of large values needs packing in smaller units "
+                                              "(a view dividing it by a constant)."
+                                            : ""));
         }
     }
     const IterationEvaluation evaluation = evaluate(ring, running);
@@ -511,7 +528,7 @@ void TrainingRun::iterate() {
     for (const ModelHistory& h : history_) statuses.push_back(h.status);
     IterationReport report;
     report.iteration = iteration_;
-    report.last = strategy_.finished(*this);
+    report.last = ended();
     report.states = &states_;
     report.evaluated = !evaluation.models.empty();
     report.training = report.evaluated ? &evaluation.training : nullptr;

@@ -308,6 +308,8 @@ public:
 
 private:
     void iterate();
+    // The strategy finished, or every model diverged.
+    bool ended() const;
     RingEvaluation evaluation_due(const Ring& ring) const;
     IterationEvaluation evaluate(const Ring& ring, const std::vector<Evaluation>& running);
 
