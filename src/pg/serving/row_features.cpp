@@ -65,9 +65,8 @@ void compile(const std::string& sql, const std::vector<Oid>& types, MemoryContex
 }  // namespace
 
 RowFeatures::RowFeatures(RowType row_type, const std::string& recipe_json) : row_type_(row_type) {
-    context_ = call([&] {
-        return AllocSetContextCreate(TopMemoryContext, "hopper row features", ALLOCSET_SMALL_SIZES);
-    });
+    context_ =
+        call([&] { return AllocSetContextCreate(TopMemoryContext, "hopper row features", ALLOCSET_SMALL_SIZES); });
     try {
         compile_for(recipe_json);
     } catch (...) {
