@@ -18,6 +18,16 @@
 -- An existing table as the caller names it (through the caller's search_path): "schema"."table".
 -- A name that finds no table is returned as given, for hopper's own error naming it; NULL and ''
 -- are returned as they are, for the implementation's argument checks.
+-- Drops this session's temporary table `name` if it is there: DROP TABLE IF EXISTS pg_temp.<name>
+-- raised a NOTICE (schema "pg_temp" does not exist) in a session without temporary tables yet.
+CREATE FUNCTION madlib.__hopper_drop_temp_table(name text) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF to_regclass('pg_temp.' || quote_ident(name)) IS NOT NULL THEN
+        EXECUTE format('DROP TABLE pg_temp.%I', name);
+    END IF;
+END $$;
+
 CREATE FUNCTION madlib.__hopper_input_name(name text) RETURNS text
 LANGUAGE sql STABLE
 BEGIN ATOMIC
@@ -555,7 +565,7 @@ BEGIN
                                     AND (a.attname = x OR a.attname = other OR other IS NULL
                                          OR NOT EXISTS (SELECT 1 FROM pg_attribute o WHERE o.attrelid = src
                                                         AND o.attname = other AND NOT o.attisdropped));
-    DROP TABLE IF EXISTS pg_temp.__hopper_flat_source;
+    PERFORM madlib.__hopper_drop_temp_table('__hopper_flat_source');
     EXECUTE format('CREATE TEMP TABLE __hopper_flat_source AS SELECT %s FROM %s t', cols, src);
     RETURN 'pg_temp.__hopper_flat_source';
 END $$;
@@ -595,7 +605,7 @@ BEGIN
         END IF;
     END IF;
     IF read_table <> 'pg_temp.__hopper_flat_source' THEN
-        DROP TABLE IF EXISTS pg_temp.__hopper_flat_source;
+        PERFORM madlib.__hopper_drop_temp_table('__hopper_flat_source');
         EXECUTE format('CREATE TEMP TABLE __hopper_flat_source AS SELECT * FROM %s', read_table::regclass);
     END IF;
     IF as_text THEN
@@ -794,7 +804,7 @@ BEGIN
                   OR (attname IN (x || '_shape', y || '_shape', 'buffer_id')))) <> 5 THEN
         RETURN packed;
     END IF;
-    DROP TABLE IF EXISTS pg_temp.__hopper_madlib_rows;
+    PERFORM madlib.__hopper_drop_temp_table('__hopper_madlib_rows');
     -- Each buffer's bytes are decoded once (OFFSET 0 keeps the planner from pulling the decoding
     -- up into the select list, where it ran once per row: quadratic in the buffer's rows).
     EXECUTE format('CREATE TEMP TABLE __hopper_madlib_rows AS
@@ -1900,7 +1910,7 @@ DECLARE
     note text;
 BEGIN
     pred_type := lower(btrim(COALESCE(pred_type, 'prob')));
-    DROP TABLE IF EXISTS pg_temp.__hopper_predict_rows;
+    PERFORM madlib.__hopper_drop_temp_table('__hopper_predict_rows');
     EXECUTE format('CREATE TEMP TABLE __hopper_predict_rows AS SELECT %s AS id, prob FROM %s', id, out);
     -- Made anew under its name and with its comment (hopper's mark of the table it made): altered in
     -- place, its dropped columns would stay in pg_attribute, where MADlib's tests count columns.
@@ -2167,7 +2177,7 @@ BEGIN
                  ELSE (SELECT string_agg('t.' || c, ', ') FROM regexp_split_to_table(madlib.__hopper_columns(target_cols, 'target_cols'), ', ') c) END;
     groups := CASE WHEN NULLIF(btrim(grouping_cols), '') IS NULL THEN ''
                    ELSE 'PARTITION BY ' || madlib.__hopper_columns(grouping_cols, 'grouping_cols') END;
-    DROP TABLE IF EXISTS pg_temp.__hopper_split;
+    PERFORM madlib.__hopper_drop_temp_table('__hopper_split');
     -- n: the group's rows; r: a random order within the group.
     EXECUTE format('CREATE TEMP TABLE __hopper_split AS SELECT %s, count(*) OVER (%s) AS __hopper_n,
                         row_number() OVER (%s ORDER BY random()) AS __hopper_r FROM %s t', cols, groups, groups, src);

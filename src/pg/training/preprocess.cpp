@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <thread>
@@ -49,6 +50,17 @@ namespace {
 constexpr int kMaxClasses = 100000;
 
 std::vector<std::string> split_column_list(const std::string& text, const char* what) {
+    // An expression (MADlib users write ARRAY[a, b]) split at its commas named columns "array[a" and
+    // "b]" that did not exist: say what is taken instead.
+    bool quoted = false;
+    for (char c : text) {
+        if (c == '"') quoted = !quoted;
+        if (!quoted && std::strchr("()[]+-*/:'|<>=", c))
+            fail(ErrorKind::FeatureNotSupported, std::string(what) + " takes column names, not an expression",
+                 "It is \"" + text + "\".",
+                 "Name the columns (a, b; double-quote a name with other characters), or pack a view that has the "
+                 "expression as a column.");
+    }
     std::vector<std::string> out;
     bool ok = call([&] {
         char* raw = pstrdup(text.c_str());

@@ -111,8 +111,11 @@ SELECT n, try(s, ARRAY['out_pre']) FROM (VALUES
     (48, $$SELECT hopper.preprocess('huge_features', 'out_pre', 'y', 'big')$$),
     (49, $$SELECT hopper.preprocess('huge_features', 'out_pre', 'y', 'small')$$),
     (50, $$SELECT hopper.preprocess('huge_features', 'out_pre', 'y', 'big_array')$$),
-    (51, $$SELECT hopper.preprocess('huge_features', 'out_pre', 'y', 'wide_array')$$)
+    (51, $$SELECT hopper.preprocess('huge_features', 'out_pre', 'y', 'wide_array')$$),
+    (52, $$SELECT hopper.preprocess('pts', 'out_pre', 'y', 'ARRAY[a, b]')$$)
 ) AS c(n, s) ORDER BY n;
+-- An expression: what is taken instead, in full.
+SELECT hopper.preprocess('pts', 'out_pre', 'y', 'ARRAY[a, b]');
 -- An unquoted name is folded to lower case: the hint names the column as the table has it.
 CREATE TABLE "Cars" ("Type" text, "Price" float8);
 INSERT INTO "Cars" VALUES ('a', 1), ('b', 2), ('a', 3);

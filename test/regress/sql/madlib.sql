@@ -165,8 +165,12 @@ CREATE TABLE iris_test AS SELECT * FROM iris_data WHERE id % 5 = 0;
 
 -- ---- train_test_split (MADlib's sampling module) ----
 -- Separate tables, as every example of MADlib's docs: exactly 80 % of the rows, disjoint.
+-- In a session without temporary tables yet, no NOTICE that schema pg_temp does not exist.
 SELECT setseed(0);
+SELECT count(*) AS temp_schema_yet FROM pg_namespace WHERE oid = pg_my_temp_schema();
+SET client_min_messages = notice;
 SELECT madlib.train_test_split('iris_data', 'iris_split', 0.8, NULL, NULL, NULL, NULL, TRUE);
+SET client_min_messages = warning;
 SELECT (SELECT count(*) FROM iris_split_train) AS train, (SELECT count(*) FROM iris_split_test) AS test,
        (SELECT count(*) FROM (SELECT id FROM iris_split_train INTERSECT SELECT id FROM iris_split_test) b) AS in_both,
        (SELECT count(DISTINCT id) FROM (SELECT id FROM iris_split_train UNION ALL SELECT id FROM iris_split_test) a) AS distinct_ids;
