@@ -451,18 +451,42 @@ std::string fit_recipe(Spi& spi, const TableName& table, const TabularColumns& c
 
 std::string recipe_features_sql(const TableName& table, const Recipe& recipe, const std::string& recipe_sql,
                                 const std::string& qualifier) {
-    return recipe_features_sql(recipe, recipe_sql, [&](const std::string& name) {
-        return RecipeColumn{qualifier + quote_ident(name), require_column(table, name, "independent")};
-    });
+    return recipe_features_sql(
+        recipe, recipe_sql,
+        [&](const std::string& name) -> std::optional<RecipeColumn> {
+            const Oid type = column_type(table, name);
+            if (!OidIsValid(type)) return std::nullopt;
+            return RecipeColumn{qualifier + quote_ident(name), type};
+        },
+        [&](const std::vector<std::string>& names) {
+            if (names.size() == 1) require_column(table, names[0], "independent");  // with its case hint
+            std::string list;
+            for (const std::string& n : names) list += (list.empty() ? "\"" : ", \"") + n + "\"";
+            fail(ErrorKind::UndefinedColumn,
+                 "independent columns " + list + " do not exist in table " + table.display(),
+                 "The model's recipe reads " + std::to_string(recipe.num_columns()) + " columns; " +
+                     std::to_string(names.size()) + " of them are missing.");
+        });
 }
 
 std::string recipe_features_sql(const Recipe& recipe, const std::string& recipe_sql,
-                                const std::function<RecipeColumn(const std::string& name)>& column) {
+                                const std::function<std::optional<RecipeColumn>(const std::string& name)>& column,
+                                const std::function<void(const std::vector<std::string>& names)>& missing) {
+    std::vector<std::optional<RecipeColumn>> found_columns;
+    std::vector<std::string> lacking;
+    for (const std::string& name : recipe.column_names()) {
+        found_columns.push_back(column(name));
+        if (!found_columns.back()) lacking.push_back(name);
+    }
+    if (!lacking.empty()) {
+        missing(lacking);
+        fail(ErrorKind::Internal, "recipe columns are missing and nothing said so");
+    }
     std::string numbers, texts;
     for (int c = 0; c < recipe.num_columns(); ++c) {
         const std::string& name = recipe.column_names()[std::size_t(c)];
         const ColumnKind kind = recipe.column_kind(c);
-        const RecipeColumn found = column(name);
+        const RecipeColumn& found = *found_columns[std::size_t(c)];
         const Oid type = found.type;
         if (kind == ColumnKind::Array) refuse_type(name, type);
         check_kind(name, type, kind);

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,14 +56,16 @@ std::string fit_recipe(Spi& spi, const TableName& table, const TabularColumns& c
 // kind takes (42703, 42804). `qualifier` ("s." or "") prefixes column references.
 std::string recipe_features_sql(const TableName& table, const Recipe& recipe, const std::string& recipe_sql,
                                 const std::string& qualifier);
-// The same over columns `column` finds by name: the SQL that reads it and its type (raising its own
-// error for a column it lacks).
+// The same over columns `column` finds by name: the SQL that reads it and its type, or nothing for a
+// column it lacks; `missing` raises the caller's error naming every column lacking (a row missing 28
+// of a recipe's columns was told of one at a time).
 struct RecipeColumn {
     std::string sql;
     Oid type = InvalidOid;
 };
 std::string recipe_features_sql(const Recipe& recipe, const std::string& recipe_sql,
-                                const std::function<RecipeColumn(const std::string& name)>& column);
+                                const std::function<std::optional<RecipeColumn>(const std::string& name)>& column,
+                                const std::function<void(const std::vector<std::string>& names)>& missing);
 
 // The columns a validation table or a prediction names when a recipe decides them: '*' or the
 // recipe's columns in any order (22023 otherwise).

@@ -244,6 +244,12 @@ SELECT try($$SELECT hopper.predict_class('moods', s) FROM (SELECT id, a AS renam
 SELECT try($$SELECT hopper.predict_class('moods', s) FROM (SELECT id, a::text AS a, b FROM moods) s$$);
 SELECT try($$SELECT hopper.predict_class('moods', ROW(1.0, 'x'))$$);
 SELECT try($$SELECT hopper.predict_class('moods', m) FROM moods_missing m$$);
+-- Every missing column is named at once.
+SELECT try($$SELECT hopper.predict_class('moods', s) FROM (SELECT id, feeling FROM moods) s$$);
+CREATE TABLE moods_bare AS SELECT id, feeling FROM moods;
+SELECT try($$SELECT hopper.predict('moods_model', 'moods_bare', 'id', '*', 'no_out')$$);
+SELECT try($$SELECT hopper.predict_class('moods', m) FROM moods_bare m$$);
+DROP TABLE moods_bare;
 SELECT try($$SELECT hopper.predict_value('moods', m) FROM moods m$$);
 -- The unmatched side of a LEFT JOIN passes a NULL row: NULL, as for NULL features (was 22004, which
 -- failed the whole statement, matched rows included).
