@@ -139,12 +139,20 @@ Search start_search(Spi& spi, const SearchRequest& req) {
     st.packed = required(req.packed_text, "packed_table");
     st.output = required(req.output_text, "model_output_table");
     st.arch_table = required(req.arch_table_text, "model_arch_table");
-    if (!req.model_ids) fail(ErrorKind::NullValue, "model_id_list must not be NULL");
-    st.model_ids = *req.model_ids;
-    st.compile_space = required(req.compile_space, "compile_params_grid");
+    if (req.model_ids) st.model_ids = *req.model_ids;  // else every architecture of the table, below
+    st.search_type = parse_search_type(req.search_type.value_or("random"));
+    // Without a space, the learning rate of Adam is what a search most often has to find (fit's
+    // default optimizer is SGD(lr=0.01): it diverged on regression targets a user sweep packed).
+    st.compile_space =
+        req.compile_space.value_or(st.search_type == SearchType::Grid
+                                       ? R"({"optimizer": ["adam"], "learning_rate": [0.0001, 0.001, 0.01, 0.1]})"
+                                       : R"({"optimizer": ["adam"], "learning_rate": {"log_uniform": [0.0001, 0.1]}})");
+    if (!req.compile_space)
+        notice("compile_params_grid defaults to " + st.compile_space,
+               "Each architecture's loss follows its output layer: categorical cross-entropy after softmax, binary "
+               "after sigmoid, mean squared error otherwise.");
     st.fit_space = req.fit_space.value_or("{}");
     st.validation = req.validation_text.value_or("");
-    st.search_type = parse_search_type(req.search_type.value_or("random"));
     st.random_state = req.random_state;
     st.pack_brackets = req.pack_brackets.value_or(true);
     st.name = req.name.value_or("");
@@ -171,6 +179,14 @@ Search start_search(Spi& spi, const SearchRequest& req) {
     if (s.tables.validation) st.validation = s.tables.validation->table.display();
     const TableName arch = resolve_input_table(st.arch_table, "model architecture table");
     st.arch_table = arch.display();
+    if (!req.model_ids) {
+        spi.execute("SELECT model_id FROM " + arch.quoted() + " WHERE model_id IS NOT NULL ORDER BY 1");
+        for (uint64_t r = 0; r < spi.rows(); ++r) st.model_ids.push_back(int32_t(spi.integer(r, 0)));
+        if (st.model_ids.empty())
+            fail(ErrorKind::InvalidParameter, "model architecture table " + arch.display() + " is empty",
+                 "Without model_id_list every architecture of the table is searched.",
+                 "Load architectures with hopper.load_model_arch.");
+    }
     const TableName mst =
         resolve_output_table(req.mst_table_text.value_or(s.tables.output.with_suffix("_mst").display()),
                              "model selection table");

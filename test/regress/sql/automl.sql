@@ -144,6 +144,15 @@ CALL hopper.fit_automl('am_packed', 'am_tx', 'am_arch', model_id_list => '{2}',
 SELECT count(*) AS trained FROM am_tx;
 ROLLBACK;
 SELECT to_regclass('am_tx') IS NULL AS rolled_back, (SELECT count(*) FROM hopper.runs WHERE name = 'tx') AS runs;
+-- With its defaults: every architecture of the table, and a space of Adam's learning rate (random
+-- search: log-uniform over [1e-4, 0.1]; grid: four values), said in a NOTICE.
+CALL hopper.fit_automl('am_packed', 'am_defaults', 'am_arch', automl_method => 'successive_halving',
+    max_iterations => 2, eta => 2, random_state => 3, name => 'defaults');
+SELECT s.model_id_list, s.compile_params_grid FROM hopper.searches s JOIN hopper.runs r USING (run_id)
+WHERE r.name = 'defaults';
+SELECT bool_and(compile_params::jsonb ->> 'optimizer' = 'adam') AS adam,
+       bool_and((compile_params::jsonb ->> 'learning_rate')::float8 BETWEEN 0.0001 AND 0.1) AS learning_rates_in_range
+FROM am_defaults_mst;
 \set VERBOSITY terse
 CALL hopper.fit_automl('am_packed', 'am_bad', 'am_arch', model_id_list => '{1}', compile_params_grid => '{}', eta => 1);
 CALL hopper.fit_automl('am_packed', 'am_bad', 'am_arch', model_id_list => '{1}', compile_params_grid => '{}', max_iterations => 2);
@@ -177,8 +186,8 @@ CALL hopper.fit_automl('am_packed', 'am_bad', 'am_arch', model_id_list => '{1}',
 -- Missing arguments, tables that do not exist or already do.
 CALL hopper.fit_automl(NULL, 'am_bad', 'am_arch', model_id_list => '{1}', compile_params_grid => '{}');
 CALL hopper.fit_automl('am_packed', NULL, 'am_arch', model_id_list => '{1}', compile_params_grid => '{}');
-CALL hopper.fit_automl('am_packed', 'am_bad', 'am_arch', compile_params_grid => '{}');
-CALL hopper.fit_automl('am_packed', 'am_bad', 'am_arch', model_id_list => '{1}');
+CREATE TABLE am_no_archs (model_id serial, model_arch jsonb);
+CALL hopper.fit_automl('am_packed', 'am_bad', 'am_no_archs', compile_params_grid => '{}');
 CALL hopper.fit_automl('am_nowhere', 'am_bad', 'am_arch', model_id_list => '{1}', compile_params_grid => '{}');
 CALL hopper.fit_automl('am_packed', 'am_hb', 'am_arch', model_id_list => '{1}', compile_params_grid => '{}');
 CALL hopper.fit_automl('am_packed', 'am_bad', 'am_arch', 'am_hb_mst', model_id_list => '{1}', compile_params_grid => '{}');
