@@ -66,10 +66,18 @@ ColumnKind default_kind(const std::string& column, Oid type) {
 void check_kind(const std::string& column, Oid type, ColumnKind kind) {
     const ColumnKind natural = default_kind(column, type);
     if (kind == natural || kind == ColumnKind::Categorical) return;
+    // At prediction the kind is the recipe's, fixed when the model was trained: a cast is the way out.
+    const char* cast = kind == ColumnKind::Numeric   ? "::float8"
+                       : kind == ColumnKind::Boolean ? "::boolean"
+                       : kind == ColumnKind::Date    ? "::date (or ::timestamp)"
+                                                     : "";
     fail(ErrorKind::WrongType,
          "column \"" + column + "\" of type " + type_name(type) + " cannot be read as " + to_string(kind),
          std::string("Its type makes it ") + to_string(natural) +
-             (natural == ColumnKind::Categorical ? "." : "; it can also be declared categorical."));
+             (natural == ColumnKind::Categorical ? "." : "; it can also be declared categorical."),
+         *cast
+             ? "Cast it in a view or subquery, e.g. " + quote_ident(column) + cast + " AS " + quote_ident(column) + "."
+             : "");
 }
 
 // Whether a type's text output depends on the session's settings (DateStyle, TimeZone,
