@@ -18,6 +18,30 @@
 -- An existing table as the caller names it (through the caller's search_path): "schema"."table".
 -- A name that finds no table is returned as given, for hopper's own error naming it; NULL and ''
 -- are returned as they are, for the implementation's argument checks.
+-- Refuses (42804) a column of `tbl` among `cols` whose type PostgreSQL does not build in (nor a domain
+-- over one): the casts and operators this extension's SQL applies to the columns it reads would run
+-- functions of a role who created the type -- CREATE CAST needs only the type -- as the caller, a
+-- superuser included (hostile review: an enum with a cast to text).
+CREATE FUNCTION madlib.__hopper_require_builtin_columns(tbl regclass, cols text[], what text) RETURNS void
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    bad_column name;
+    bad_type text;
+BEGIN
+    SELECT a.attname, format_type(a.atttypid, a.atttypmod) INTO bad_column, bad_type
+    FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+    WHERE a.attrelid = tbl AND a.attname = ANY (cols) AND a.attnum > 0 AND NOT a.attisdropped
+      AND NOT (t.oid < 16384 OR (t.typtype = 'd' AND t.typbasetype < 16384))
+    ORDER BY a.attnum LIMIT 1;
+    IF bad_column IS NOT NULL THEN
+        RAISE EXCEPTION '% column "%" of % has type %', what, bad_column, tbl, bad_type
+            USING ERRCODE = 'datatype_mismatch',
+                  DETAIL = 'hopper_madlib reads columns of PostgreSQL''s built-in types (or domains over them): a type '
+                           'some role created can carry casts that would run as the caller.',
+                  HINT = 'Cast the column to a built-in type (text, a number, a numeric array) in a view.';
+    END IF;
+END $$;
+
 -- Drops this session's temporary table `name` if it is there: DROP TABLE IF EXISTS pg_temp.<name>
 -- raised a NOTICE (schema "pg_temp" does not exist) in a session without temporary tables yet.
 CREATE FUNCTION madlib.__hopper_drop_temp_table(name text) RETURNS void
@@ -590,6 +614,7 @@ BEGIN
     IF c.category IS NULL OR c.category NOT IN ('S', 'B', 'N') THEN
         RETURN read_table;
     END IF;
+    PERFORM madlib.__hopper_require_builtin_columns(read_table::regclass, ARRAY[col], 'dependent');
     EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE %I IS NULL)', read_table::regclass, col) INTO has_null;
     IF NOT has_null THEN
         RETURN read_table;
@@ -706,6 +731,8 @@ BEGIN
         RAISE EXCEPTION 'dependent_varname % names a column that % does not have', dependent_varname, source_table
             USING ERRCODE = 'undefined_column';
     END IF;
+    PERFORM madlib.__hopper_require_builtin_columns(src, ys, 'dependent');
+    PERFORM madlib.__hopper_require_builtin_columns(src, xs, 'independent');
     IF num_classes IS NOT NULL AND cardinality(num_classes) <> cardinality(ys) THEN
         RAISE EXCEPTION 'num_classes % must have one value per dependent variable (%)', num_classes, cardinality(ys)
             USING ERRCODE = 'invalid_parameter_value';
@@ -1954,7 +1981,7 @@ DECLARE
 BEGIN
     IF EXISTS (SELECT 1 FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
                WHERE a.attrelid = summary AND a.attname = y || '_class_values' AND NOT a.attisdropped
-                 AND t.typcategory = 'A') THEN
+                 AND t.typcategory = 'A' AND t.oid < 16384) THEN
         EXECUTE format('SELECT %I::text[] FROM %s', y || '_class_values', summary) INTO madlib_classes;
         IF cardinality(madlib_classes) = cardinality(class_values) THEN
             RETURN madlib_classes;
@@ -2084,6 +2111,8 @@ BEGIN
         PERFORM madlib.__hopper_unsupported('dependent_count ' || dependent_count || ' (multi-output models)',
                                             'hopper''s models have one output.', 'Leave out dependent_count.');
     END IF;
+    PERFORM madlib.__hopper_require_builtin_columns(madlib.__hopper_quote_name(model_arch_table)::regclass,
+                                                    ARRAY['model_id', 'model_weights'], 'model architecture table');
     EXECUTE format('SELECT true, model_weights FROM %s WHERE model_id = $1', madlib.__hopper_quote_name(model_arch_table)::regclass)
         INTO found, weights USING model_id;
     IF found IS NULL THEN
@@ -2095,6 +2124,8 @@ BEGIN
     END IF;
     classes := CASE WHEN array_ndims(class_values) > 1 THEN ARRAY(SELECT unnest(class_values[1:1])) ELSE class_values END;
     read_table := madlib.__hopper_flat_source(test_table, independent_varname, id_col);
+    PERFORM madlib.__hopper_require_builtin_columns(madlib.__hopper_quote_name(read_table)::regclass,
+                                                    ARRAY[(parse_ident(independent_varname))[1]], 'independent');
     EXECUTE format('CREATE TABLE %s AS SELECT t.%s, NULL::text AS estimated_dependent_var,
                         hopper.model_forward($1, t.%s::pg_catalog.float8[], $2) AS prob FROM %s t',
                    madlib.__hopper_quote_name(output_table), quote_ident((parse_ident(id_col))[1]),

@@ -109,6 +109,21 @@ SELECT refusal($$SELECT madlib.madlib_keras_predict('"Mad Model"', 'pts', 'id', 
 SELECT c.relname AS written_by_a_refusal FROM pg_class c
 WHERE c.relnamespace = 'test_madlib_refusals'::regnamespace AND c.relname IN ('o', 'm', 'e', 'p', 's') ORDER BY 1;
 
+-- A column of a type some role created (here an enum whose cast to text records its calls) is
+-- refused before any cast reads it (42804): its owner's function would run as the caller.
+CREATE TABLE cast_calls (n int);
+CREATE TYPE paint AS ENUM ('red', 'green');
+CREATE FUNCTION paint_text(p paint) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN INSERT INTO cast_calls VALUES (1); RETURN p::varchar; END $$;
+CREATE CAST (paint AS text) WITH FUNCTION paint_text(paint);
+CREATE TABLE painted AS SELECT g AS id, ARRAY[g % 3, g % 5]::float8[] AS x,
+  (ARRAY['red', 'green'])[1 + g % 2]::paint AS y FROM generate_series(1, 40) g;
+SELECT refusal($$SELECT madlib.training_preprocessor_dl('painted', 'painted_multi', 'y, id', 'x')$$);
+SELECT count(*) AS cast_calls FROM cast_calls;
+-- One enum label is read by hopper.preprocess, by the type's output function: packed, no cast called.
+SELECT madlib.training_preprocessor_dl('painted', 'painted_packed', 'y', 'x');
+SELECT class_values, (SELECT count(*) FROM cast_calls) AS cast_calls FROM painted_packed_summary;
+
 RESET search_path;
 DROP SCHEMA test_madlib_refusals, "Other Schema" CASCADE;
 DROP EXTENSION hopper_madlib;
