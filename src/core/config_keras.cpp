@@ -911,6 +911,11 @@ public:
         std::vector<const Node*> stack;
         const Node* n = &node(out, "output_layers");
         while (n->cls != "Concatenate" && n->cls != "InputLayer" && n->cls != "Embedding") {
+            // A path longer than the model has layers goes round a cycle (a layer among its own
+            // inputs: CI's fuzz_architecture found one that looped until the stack filled memory).
+            if (stack.size() > nodes_.size())
+                refuse_node(*n, "leads back to itself: the layers form a cycle",
+                            "Expected the output of model.to_json(), whose layers take earlier ones only.");
             if (n->cls == "Reshape" && only_input(*n).cls == "Embedding") {
                 stack.push_back(n);  // the embedding's, read with it
                 n = &only_input(*n);

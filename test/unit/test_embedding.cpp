@@ -413,6 +413,13 @@ TEST(EmbeddingKeras, OtherGraphsRefusedNamingTheNode) {
                         k2("Dense", "out", R"("units": 2)", {"flat"})}),
             "reshapes to [1,2]");
     refused(functional({kCut, kEmb, kFlat}, R"([["flat", 0, 0]])"), "no layers after its inputs");
+    // A cycle: a layer that is its own input, or two that take each other (CI's fuzz_architecture:
+    // the walk back from the output looped until memory ran out).
+    refused(functional({kNumeric, k2("Dense", "out", R"("units": 2)", {"out"})}),
+            "unsupported node \"out\" (Dense, Keras layer 2): it leads back to itself");
+    refused(functional(
+                {kNumeric, k2("Dense", "a", R"("units": 2)", {"out"}), k2("Dense", "out", R"("units": 2)", {"a"})}),
+            "leads back to itself");
 }
 
 TEST(Embedding, AnInputDimOtherThanThePackedWidthIsRefused) {

@@ -81,7 +81,10 @@ void require_builtin_columns(const TableName& t, const char* what) {
             column = NameStr(a->attname);
             type = format_type_be(a->atttypid);
         }
-        relation_close(rel, AccessShareLock);
+        // The lock is kept to the end of the transaction: released here, an ALTER TABLE queued
+        // behind it retyped a column between this check and the statement reading it (hostile
+        // review: a summary's feature_recipe retyped to a composite with a cast, in that window).
+        relation_close(rel, NoLock);
     });
     if (column.empty()) return;
     fail(ErrorKind::WrongType, std::string(what) + " " + t.display() + " has column \"" + column + "\" of type " + type,
