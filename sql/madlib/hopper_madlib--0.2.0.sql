@@ -22,22 +22,26 @@
 -- over one): the casts and operators this extension's SQL applies to the columns it reads would run
 -- functions of a role who created the type -- CREATE CAST needs only the type -- as the caller, a
 -- superuser included (hostile review: an enum with a cast to text).
+-- A domain is refused too: a value assigned to it runs its CHECK. The table is locked first (ACCESS
+-- SHARE, to the end of the transaction), so that no ALTER TABLE retypes a column between this check
+-- and the statements reading it. cols NULL: every column (hopper's kinds of tables).
 CREATE FUNCTION madlib.__hopper_require_builtin_columns(tbl regclass, cols text[], what text) RETURNS void
-LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     bad_column name;
     bad_type text;
 BEGIN
+    EXECUTE format('SELECT FROM %s LIMIT 0', tbl);
     SELECT a.attname, format_type(a.atttypid, a.atttypmod) INTO bad_column, bad_type
-    FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
-    WHERE a.attrelid = tbl AND a.attname = ANY (cols) AND a.attnum > 0 AND NOT a.attisdropped
-      AND NOT (t.oid < 16384 OR (t.typtype = 'd' AND t.typbasetype < 16384))
+    FROM pg_attribute a
+    WHERE a.attrelid = tbl AND (cols IS NULL OR a.attname = ANY (cols)) AND a.attnum > 0 AND NOT a.attisdropped
+      AND a.atttypid >= 16384
     ORDER BY a.attnum LIMIT 1;
     IF bad_column IS NOT NULL THEN
         RAISE EXCEPTION '% column "%" of % has type %', what, bad_column, tbl, bad_type
             USING ERRCODE = 'datatype_mismatch',
-                  DETAIL = 'hopper_madlib reads columns of PostgreSQL''s built-in types (or domains over them): a type '
-                           'some role created can carry casts that would run as the caller.',
+                  DETAIL = 'hopper_madlib reads columns of PostgreSQL''s built-in types: a type or domain some role '
+                           'created can carry casts and checks that would run as the caller.',
                   HINT = 'Cast the column to a built-in type (text, a number, a numeric array) in a view.';
     END IF;
 END $$;
@@ -233,8 +237,10 @@ BEGIN
         -- Of the dependent variable's type, as MADlib's ({4.0,4.2,5.0} for double precision); text
         -- where hopper's class names do not read as that type.
         BEGIN
+            -- A type some role created (named by a summary's text) would run its casts or a domain's
+            -- CHECK as the caller: text.
             EXECUTE format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS %I %s', summary, y,
-                           CASE WHEN vartype IS NULL OR vartype = 'unknown'::regtype THEN 'text[]'
+                           CASE WHEN vartype IS NULL OR vartype = 'unknown'::regtype OR vartype::oid >= 16384 THEN 'text[]'
                                 ELSE format_type(vartype, NULL) || '[]' END);
             EXECUTE format('UPDATE %1$s SET %2$I = madlib.__hopper_madlib_classes(class_values)::%3$s', summary, y,
                            format_type((SELECT atttypid FROM pg_attribute WHERE attrelid = summary AND attname = y), NULL));
@@ -738,6 +744,7 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF training_summary IS NOT NULL THEN
+        PERFORM madlib.__hopper_require_builtin_columns(training_summary, NULL, 'summary table');
         EXECUTE format('SELECT normalizing_const FROM %s', training_summary) INTO normalizing_const;
     END IF;
     not_null := (SELECT string_agg(format('%I IS NOT NULL', n), ' AND ') FROM unnest(ys || xs) n);
@@ -822,6 +829,7 @@ BEGIN
              AND attname IN ('dependent_varname', 'independent_varname') AND atttypid = 'text[]'::regtype) <> 2 THEN
         RETURN packed;
     END IF;
+    PERFORM madlib.__hopper_require_builtin_columns(summary, NULL, 'summary table');
     EXECUTE format('SELECT to_jsonb(s) FROM %s s LIMIT 1', summary) INTO s;
     y := s->'dependent_varname'->>0;
     x := s->'independent_varname'->>0;
@@ -1311,6 +1319,7 @@ BEGIN
         RETURN;
     END IF;
     t := madlib.__hopper_object_table_valid(madlib.__hopper_object_table(object_table));
+    PERFORM madlib.__hopper_require_builtin_columns(t, NULL, 'custom function table');
     FOR n IN SELECT DISTINCT u FROM unnest(names || loss) u WHERE u IS NOT NULL LOOP
         EXECUTE format('SELECT object FROM %s WHERE name = $1', t) INTO obj USING n;
         GET DIAGNOSTICS rows = ROW_COUNT;
@@ -1475,6 +1484,17 @@ BEGIN
     PERFORM madlib.__hopper_required(model_id_list IS NOT NULL, 'model_id_list');
     PERFORM madlib.__hopper_required(compile_params_grid IS NOT NULL, 'compile_params_grid');
     existing := to_regclass(model_selection_table);
+    -- Appended to only when the caller owns it: another role's table would run that role's triggers,
+    -- rules and defaults as the caller (hostile review).
+    IF existing IS NOT NULL AND (SELECT pg_get_userbyid(c.relowner) FROM pg_class c WHERE c.oid = existing)
+                                IS DISTINCT FROM current_user THEN
+        RAISE EXCEPTION 'model selection table % belongs to role %', existing,
+                        (SELECT pg_get_userbyid(c.relowner) FROM pg_class c WHERE c.oid = existing)
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'generate_model_configs appends only to a table the caller owns: another role''s triggers, '
+                           'rules and defaults would run as the caller.',
+                  HINT = 'Generate into a new table of your own.';
+    END IF;
     -- MADlib appends to an existing model selection table, mst_key going on where it stopped (its
     -- summary stays): hopper generates into a table of its own, whose rows move over.
     staging := CASE WHEN existing IS NULL THEN model_selection_table
@@ -1549,6 +1569,8 @@ BEGIN
     PERFORM madlib.__hopper_required(num_iterations IS NOT NULL, 'num_iterations');
     PERFORM madlib.__hopper_no_gpus(use_gpus);
     PERFORM madlib.__hopper_input_exists(validation_table, 'validation_table');
+    PERFORM madlib.__hopper_require_builtin_columns(madlib.__hopper_quote_name(model_arch_table)::regclass, NULL,
+                                                    'model architecture table');
     EXECUTE format('SELECT model_arch::jsonb, model_weights FROM %s WHERE model_id = $1',
                    madlib.__hopper_quote_name(model_arch_table)::regclass)
         INTO arch, weights USING model_id;
@@ -1862,6 +1884,8 @@ BEGIN
     -- AS claims the output's name before hopper.evaluate runs. loss_type: from the _info of several
     -- models (fit_multiple_model, automl), else from the summary of one (madlib_keras_fit).
     info := to_regclass(madlib.__hopper_quote_name(model_table, '_info'));
+    PERFORM madlib.__hopper_require_builtin_columns(COALESCE(info, madlib.__hopper_quote_name(model_table, '_summary')::regclass),
+                                                    NULL, 'model info table');
     -- As MADlib: mst_key picks one of several models (fit_multiple_model, automl) only.
     IF mst_key IS NOT NULL AND info IS NULL THEN
         RAISE EXCEPTION 'mst_key % is given for %, a table of one model', mst_key, model_table
@@ -2005,6 +2029,7 @@ BEGIN
     EXECUTE format('SELECT ARRAY(SELECT array_length(v, d) FROM generate_series(1, array_ndims(v)) d ORDER BY d)
                     FROM (SELECT %I AS v FROM %s WHERE %I IS NOT NULL LIMIT 1) s', c.col, test_table::regclass, c.col)
         INTO dims;
+    PERFORM madlib.__hopper_require_builtin_columns(madlib.__hopper_quote_name(model_table)::regclass, NULL, 'model table');
     EXECUTE format('SELECT ARRAY(SELECT jsonb_array_elements_text(hopper.model_state_info(model_weights)
                                         -> ''config'' -> ''architecture'' -> ''input_shape'')::int)
                     FROM %s WHERE $1 IS NULL OR mst_key = $1 ORDER BY mst_key LIMIT 1',

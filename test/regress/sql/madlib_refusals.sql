@@ -120,6 +120,28 @@ CREATE TABLE painted AS SELECT g AS id, ARRAY[g % 3, g % 5]::float8[] AS x,
   (ARRAY['red', 'green'])[1 + g % 2]::paint AS y FROM generate_series(1, 40) g;
 SELECT refusal($$SELECT madlib.training_preprocessor_dl('painted', 'painted_multi', 'y, id', 'x')$$);
 SELECT count(*) AS cast_calls FROM cast_calls;
+-- The same for hopper's kinds of tables the facade reads itself, and for domains (a value assigned to
+-- one runs its CHECK): an architecture table whose model_arch has a cast to jsonb, a model whose
+-- _info has a type of its own, a label that is a domain with a CHECK.
+CREATE TYPE wrapped AS (j text);
+CREATE FUNCTION wrapped_jsonb(w wrapped) RETURNS jsonb LANGUAGE plpgsql AS $$
+BEGIN INSERT INTO cast_calls VALUES (2); RETURN w.j::jsonb; END $$;
+CREATE CAST (wrapped AS jsonb) WITH FUNCTION wrapped_jsonb(wrapped);
+CREATE TABLE wrapped_arch AS SELECT model_id, ROW(model_arch::text)::wrapped AS model_arch, model_weights
+FROM "Arch Table";
+CREATE TABLE "Mad Model Copy" AS SELECT * FROM "Mad Model";
+CREATE TABLE "Mad Model Copy_summary" AS SELECT * FROM "Mad Model_summary";
+CREATE TABLE "Mad Model Copy_info" AS SELECT 1 AS mst_key, ROW('x')::wrapped AS loss_type;
+CREATE FUNCTION stars_ok(v int) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN INSERT INTO cast_calls VALUES (3); RETURN true; END $$;
+CREATE DOMAIN stars AS int CHECK (stars_ok(VALUE));
+CREATE TABLE starred AS SELECT g AS id, ARRAY[g % 3, g % 5]::float8[] AS x,
+  CASE WHEN g % 10 = 0 THEN NULL ELSE g % 3 END::stars AS y FROM generate_series(1, 40) g;
+TRUNCATE cast_calls;
+SELECT refusal($$SELECT madlib.madlib_keras_fit('"Packed Points"', 'wrapped_model', 'wrapped_arch', 1, $$ || quote_literal(:compile) || $$, '', 1)$$);
+SELECT refusal($$SELECT madlib.madlib_keras_evaluate('"Mad Model Copy"', '"Other Schema"."Packed Val"', 'wrapped_eval')$$);
+SELECT refusal($$SELECT madlib.training_preprocessor_dl('starred', 'starred_packed', 'y', 'x')$$);
+SELECT count(*) AS calls_of_casts_and_checks FROM cast_calls;
 -- One enum label is read by hopper.preprocess, by the type's output function: packed, no cast called.
 SELECT madlib.training_preprocessor_dl('painted', 'painted_packed', 'y', 'x');
 SELECT class_values, (SELECT count(*) FROM cast_calls) AS cast_calls FROM painted_packed_summary;
