@@ -1171,19 +1171,20 @@ BEGIN
     RETURN t;
 END $$;
 
--- An object table that exists is written only by its owner: another role's table would run that
--- role's triggers, rules and column defaults as the caller (a superuser included: hostile review).
-CREATE FUNCTION madlib.__hopper_own_object_table(t regclass) RETURNS regclass
+-- A table that exists is written only by its owner: another role's table would run that role's
+-- triggers, rules and column defaults as the caller (a superuser included: hostile review). `what`
+-- names the table and `writes` what writes it, for the message.
+CREATE FUNCTION madlib.__hopper_own_table(t regclass, what text, writes text) RETURNS regclass
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     owner name := (SELECT pg_get_userbyid(c.relowner) FROM pg_class c WHERE c.oid = t);
 BEGIN
     IF owner IS DISTINCT FROM current_user THEN
-        RAISE EXCEPTION 'custom function table % belongs to role %', t, owner
+        RAISE EXCEPTION '% % belongs to role %', what, t, owner
             USING ERRCODE = 'insufficient_privilege',
-                  DETAIL = 'Loading and deleting custom functions writes only a table the caller owns: another '
-                           'role''s triggers, rules and defaults would run as the caller.',
-                  HINT = 'Use an object table name of your own: one that does not exist yet is created for you.';
+                  DETAIL = format('%s writes only a table the caller owns: another role''s triggers, rules and '
+                                  'defaults would run as the caller.', writes),
+                  HINT = 'Use a table name of your own: one that does not exist yet is created for you.';
     END IF;
     RETURN t;
 END $$;
@@ -1215,7 +1216,8 @@ BEGIN
     END IF;
     BEGIN
         EXECUTE format('INSERT INTO %s (name, description, object) VALUES ($1, $2, $3)',
-                       madlib.__hopper_own_object_table(madlib.__hopper_object_table_valid(t)))
+                       madlib.__hopper_own_table(madlib.__hopper_object_table_valid(t), 'custom function table',
+                                                  'Loading a custom function'))
             USING name, description, object;
     EXCEPTION WHEN unique_violation THEN
         RAISE EXCEPTION 'Function ''%'' already exists in %', name, t USING ERRCODE = 'unique_violation';
@@ -1270,8 +1272,9 @@ END;
 CREATE FUNCTION madlib.__hopper_delete_custom_function(object_table text, id integer, name text)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    t regclass := madlib.__hopper_own_object_table(
-        madlib.__hopper_object_table_valid(madlib.__hopper_object_table(object_table)));
+    t regclass := madlib.__hopper_own_table(
+        madlib.__hopper_object_table_valid(madlib.__hopper_object_table(object_table)), 'custom function table',
+        'Deleting a custom function');
     deleted bigint;
 BEGIN
     PERFORM madlib.__hopper_required(id IS NOT NULL OR name IS NOT NULL, 'id/name');
@@ -1484,16 +1487,8 @@ BEGIN
     PERFORM madlib.__hopper_required(model_id_list IS NOT NULL, 'model_id_list');
     PERFORM madlib.__hopper_required(compile_params_grid IS NOT NULL, 'compile_params_grid');
     existing := to_regclass(model_selection_table);
-    -- Appended to only when the caller owns it: another role's table would run that role's triggers,
-    -- rules and defaults as the caller (hostile review).
-    IF existing IS NOT NULL AND (SELECT pg_get_userbyid(c.relowner) FROM pg_class c WHERE c.oid = existing)
-                                IS DISTINCT FROM current_user THEN
-        RAISE EXCEPTION 'model selection table % belongs to role %', existing,
-                        (SELECT pg_get_userbyid(c.relowner) FROM pg_class c WHERE c.oid = existing)
-            USING ERRCODE = 'insufficient_privilege',
-                  DETAIL = 'generate_model_configs appends only to a table the caller owns: another role''s triggers, '
-                           'rules and defaults would run as the caller.',
-                  HINT = 'Generate into a new table of your own.';
+    IF existing IS NOT NULL THEN
+        PERFORM madlib.__hopper_own_table(existing, 'model selection table', 'generate_model_configs');
     END IF;
     -- MADlib appends to an existing model selection table, mst_key going on where it stopped (its
     -- summary stays): hopper generates into a table of its own, whose rows move over.

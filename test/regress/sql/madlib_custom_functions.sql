@@ -151,12 +151,20 @@ BEGIN INSERT INTO madlib.regress_trap_witness VALUES (current_user); RETURN COAL
 CREATE TRIGGER trap BEFORE INSERT OR DELETE ON madlib.regress_trap_functions
   FOR EACH ROW EXECUTE FUNCTION madlib.regress_trap();
 INSERT INTO madlib.regress_trap_functions (name, object) VALUES ('top_5_accuracy', 'x');
+-- ... nor is another role's model selection table appended to by generate_model_configs.
+CREATE TABLE madlib.regress_trap_mst (mst_key serial, model_id int, compile_params text, fit_params text);
+GRANT ALL ON madlib.regress_trap_mst TO PUBLIC;
+GRANT ALL ON SEQUENCE madlib.regress_trap_mst_mst_key_seq TO PUBLIC;
+CREATE TRIGGER trap BEFORE INSERT ON madlib.regress_trap_mst FOR EACH ROW EXECUTE FUNCTION madlib.regress_trap();
 RESET ROLE;
+SELECT refusal($$SELECT madlib.generate_model_configs('arch', 'madlib.regress_trap_mst', ARRAY[1],
+    $g$ {'loss': ['categorical_crossentropy'], 'optimizer_params_list': [{'optimizer': ['SGD'], 'lr': [0.1]}]} $g$,
+    $g$ {'batch_size': [8]} $g$)$$);
 SELECT refusal($$SELECT madlib.load_top_k_accuracy_function('regress_trap_functions', 2)$$);
 SELECT refusal($$SELECT madlib.load_custom_function('regress_trap_functions', '\x80042e'::bytea, 'f')$$);
 SELECT refusal($$SELECT madlib.delete_custom_function('regress_trap_functions', 'top_5_accuracy')$$);
 SELECT who, count(*) FROM madlib.regress_trap_witness GROUP BY who;
-DROP TABLE madlib.regress_trap_functions, madlib.regress_trap_witness;
+DROP TABLE madlib.regress_trap_functions, madlib.regress_trap_mst, madlib.regress_trap_witness;
 DROP FUNCTION madlib.regress_trap();
 REVOKE ALL ON SCHEMA madlib FROM regress_cf_mallory;
 DROP ROLE regress_cf_mallory;
