@@ -345,6 +345,7 @@ public:
     const char* method() const override { return "fit_automl"; }
     int64_t model_iterations(const RunPlan&) const override { return s_.progress->plan().model_iterations(); }
     bool finished(const TrainingRun&) const override { return s_.progress->finished(); }
+    bool ends_when_all_diverged() const override { return false; }
     std::string iteration_label(const TrainingRun& run) const override {
         return "ring iteration " + std::to_string(run.iteration());
     }

@@ -465,7 +465,8 @@ void TrainingRun::train() {
 // modeldata's ames with fit's defaults: user sweep).
 bool TrainingRun::ended() const {
     if (strategy_.finished(*this)) return true;
-    return !diverged_.empty() && std::all_of(diverged_.begin(), diverged_.end(), [](bool d) { return d; });
+    return strategy_.ends_when_all_diverged() && !diverged_.empty() &&
+           std::all_of(diverged_.begin(), diverged_.end(), [](bool d) { return d; });
 }
 
 void TrainingRun::iterate() {

@@ -254,6 +254,9 @@ public:
 
     // The schedule. Whether the run is done (checked before each iteration and after the last).
     virtual bool finished(const TrainingRun& run) const;
+    // Whether the run ends once every model diverged (Keras' TerminateOnNaN). A search keeps its
+    // own schedule: its rungs rank diverged trials last and skip what follows.
+    virtual bool ends_when_all_diverged() const { return true; }
     // At the start of an iteration, in its transaction: the models that train in it (indices, in
     // ring order). By default all of them.
     virtual std::vector<std::size_t> before_iteration(Spi& spi, TrainingRun& run);

@@ -132,6 +132,14 @@ FROM hopper.search_brackets b JOIN hopper.runs r USING (run_id) WHERE r.name = '
 SELECT t.status, count(*), count(t.searcher_value) AS with_value FROM hopper.search_trials t JOIN hopper.runs r USING (run_id)
 WHERE r.name = 'div' GROUP BY 1;
 SELECT s.best_mst_key, s.best_checkpoint_id IS NULL AS no_best_checkpoint, r.state FROM hopper.searches s JOIN hopper.runs r USING (run_id) WHERE r.name = 'div';
+-- Trials that all diverge inside a rung of several iterations: the search keeps its own schedule
+-- (fit and fit_multiple end once every model diverged; a search completes its rungs).
+CALL hopper.fit_automl('am_packed', 'am_div2', 'am_arch', model_id_list => '{1}',
+    compile_params_grid => '{"loss": "categorical_crossentropy", "optimizer": "sgd", "learning_rate": {"uniform": [1000000, 10000000]}}',
+    automl_method => 'successive_halving', num_configs => 2, max_iterations => 4, eta => 2, random_state => 1, name => 'div2');
+SELECT b.rung, b.state, b.iterations_in_rung, cardinality(b.mst_keys) AS trials FROM hopper.search_brackets b
+JOIN hopper.runs r USING (run_id) WHERE r.name = 'div2' ORDER BY b.rung;
+SELECT r.state, s.best_mst_key FROM hopper.searches s JOIN hopper.runs r USING (run_id) WHERE r.name = 'div2';
 
 -- ---- bad input: refused before anything is created or trained ----
 
