@@ -147,11 +147,13 @@ void RowFeatures::compile_for(const std::string& recipe_json) {
         fail(ErrorKind::WrongType, "features must be a numeric array or a row with named columns",
              "Type " + std::string(call([&] { return format_type_be(row_type.type); })) + " is not a row type.",
              "Pass the row of a table, view, subquery or CTE (SELECT hopper.predict_class('m', t) FROM t).");
+    // A standalone composite type is not locked by the query: dropped meanwhile, both lookups give NULL.
+    const char* name = call([&] { return get_rel_name(relid); });
+    const char* schema = call([&] { return get_namespace_name(get_rel_namespace(relid)); });
+    if (!name || !schema) fail(ErrorKind::UndefinedTable, "the row type of features was dropped during the statement");
     TableName source;
-    call([&] {
-        source.name = get_rel_name(relid);
-        source.schema = get_namespace_name(get_rel_namespace(relid));
-    });
+    source.name = name;
+    source.schema = schema;
     // $1 is the row, $2 the recipe's text; every name in the expression is schema-qualified.
     const std::string sql = "SELECT " + recipe_features_sql(source, recipe, "$2::pg_catalog.text", "($1).");
     compile(sql, {row_type.type, TEXTOID}, context, expr_, econtext_, params_);

@@ -244,8 +244,14 @@ namespace {
 void refuse_unowned_arch_table(Oid relid, const char* call_name) {
     const Oid owner = relation_owner(relid);
     if (!OidIsValid(owner) || owner == GetUserId()) return;  // gone meanwhile: the statement says so
-    const std::string display = call(
-        [&] { return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)), get_rel_name(relid)); });
+    // Unlocked, the table may be dropped between these lookups: both then give NULL, which
+    // quote_identifier would dereference.
+    const char* display = call([&]() -> const char* {
+        const char* schema = get_namespace_name(get_rel_namespace(relid));
+        const char* name = get_rel_name(relid);
+        return schema && name ? quote_qualified_identifier(schema, name) : nullptr;
+    });
+    if (!display) return;  // gone meanwhile: the statement says so
     fail(ErrorKind::Privilege, std::string(call_name) + " changes only a " + kArchWhat + " the caller owns",
          std::string(kArchWhat) + " " + display + " belongs to role " + role_name(owner) +
              ", whose triggers, rules and defaults would run as the caller.",
