@@ -3,3 +3,13 @@ RETURNS real[]
 AS 'MODULE_PATHNAME', 'recipe_features' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 COMMENT ON FUNCTION hopper.recipe_features(text, double precision[], text[]) IS
 'the features of a raw row by a feature recipe (a packed table''s or model''s feature_recipe): numbers are its numeric, boolean and date columns (dates as days since 1970-01-01) in recipe order, texts its categorical ones; preprocess and predict encode rows through it';
+-- The recipe as the summaries and model tables keep it (jsonb), so that the README's one-liner
+-- SELECT hopper.recipe_features(s.feature_recipe, ...) FROM ..._summary s needs no cast.
+CREATE OR REPLACE FUNCTION hopper.recipe_features(recipe jsonb, numbers double precision[], texts text[])
+RETURNS real[]
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+BEGIN ATOMIC
+    SELECT hopper.recipe_features(recipe::pg_catalog.text, numbers, texts);
+END;
+COMMENT ON FUNCTION hopper.recipe_features(jsonb, double precision[], text[]) IS
+'hopper.recipe_features(text, double precision[], text[]) with the recipe as summaries keep it (jsonb)';

@@ -1142,7 +1142,7 @@ TEST(ConfigResolve, LossFromOutputActivation) {
 TEST(ConfigResolve, LossMustMatchOutput) {
     Error e = EXPECT_ERR(resolve_config(arch_of(4, {{3, Activation::Linear}}),
                                         parse_compile_params("loss='categorical_crossentropy'"), {}),
-                         InvalidParameter, "softmax_cross_entropy needs a softmax output layer");
+                         InvalidParameter, "loss categorical_crossentropy (softmax_cross_entropy) needs a softmax output layer");
     EXPECT_NE(e.hint().find("softmax"), std::string::npos);
     e = EXPECT_ERR(resolve_config(arch_of(4, {{3, Activation::Sigmoid}}),
                                   parse_compile_params("loss='categorical_crossentropy'"), {}),
@@ -1150,7 +1150,7 @@ TEST(ConfigResolve, LossMustMatchOutput) {
     EXPECT_NE(e.hint().find("binary_crossentropy"), std::string::npos);
     e = EXPECT_ERR(resolve_config(arch_of(4, {{3, Activation::Softmax}}),
                                   parse_compile_params("loss='binary_crossentropy'"), {}),
-                   InvalidParameter, "binary_cross_entropy needs a sigmoid output layer");
+                   InvalidParameter, "loss binary_crossentropy needs a sigmoid output layer");
     EXPECT_NE(e.hint().find("categorical_crossentropy"), std::string::npos);
     EXPECT_ERR(resolve_config(arch_of(4, {{1, Activation::Relu}}), parse_compile_params("loss='binary_crossentropy'"),
                               {}),

@@ -424,7 +424,7 @@ TEST(SearchCheckArchitectures, LossMustFitTheOutputLayer) {
     EXPECT_NO_THROW(check_against_architectures(rows, archs));
     rows = selection_cross_product({1, 2}, {"", "loss='categorical_crossentropy'"}, {"batch_size=4"});
     auto e = EXPECT_ERR(check_against_architectures(rows, archs), InvalidParameter,
-                        "loss softmax_cross_entropy needs a softmax output layer");
+                        "loss categorical_crossentropy (softmax_cross_entropy) needs a softmax output layer");
     EXPECT_NE(e.detail().find("In configuration 4 (model_id 2, architecture 4-1, compile_params "
                               "loss='categorical_crossentropy', fit_params batch_size=4)."),
               std::string::npos)

@@ -288,8 +288,8 @@ void notice_unscaled_features(const PackOptions& opt, float largest) {
     if (!(largest > 100.0f)) return;
     notice("features of " + opt.independent_varname + " go into the model unscaled, with values up to " +
                describe_double(largest),
-           "Networks train poorly on large raw values: pass normalizing_const (255 for 8-bit pixels) or scale => "
-           "'standardize'.");
+           "Networks train poorly on large raw values: pass normalizing_const (255 for 8-bit pixels), or "
+           "standardize the features (hopper.preprocess: scale => 'standardize'; elsewhere, in a view).");
 }
 
 // An integer target is packed for classification unless response_type says otherwise (as MADlib

@@ -36,6 +36,9 @@ FROM gems_packed_summary, LATERAL jsonb_array_elements(feature_recipe -> 'column
 -- A row, encoded: carat 1.5, not missing; cut Good; color light; not certified; day 18264.
 SELECT hopper.recipe_features(feature_recipe::text, ARRAY[1.5, 0, 18263 + 1]::float8[], ARRAY['Good', 'light'])
 FROM gems_packed_summary;
+-- The same row with the recipe as the summary keeps it (jsonb), as the README writes the call.
+SELECT hopper.recipe_features(feature_recipe, ARRAY[1.5, 0, 18263 + 1]::float8[], ARRAY['Good', 'light'])
+FROM gems_packed_summary;
 
 CALL hopper.fit('gems_packed', 'gems_model',
     '{"input_dim": 12, "layers": [{"units": 16, "activation": "relu"}, {"units": 2, "activation": "softmax"}]}',
