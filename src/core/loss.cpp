@@ -70,13 +70,15 @@ void binary_cross_entropy_fused(MatrixMap& p, const ConstMatrixMap& y, float inv
 // a proper loss, so refuse instead of training nonsense.
 void softmax_cross_entropy_check(const OutputLayer& out) {
     if (out.activation != Activation::Softmax)
-        fail(ErrorKind::InvalidParameter, "loss categorical_crossentropy (softmax_cross_entropy) needs a softmax output layer",
+        fail(ErrorKind::InvalidParameter,
+             "loss categorical_crossentropy (softmax_cross_entropy) needs a softmax output layer",
              "The output layer (" + out.label + ") uses " + to_string(out.activation) + ".",
              out.activation == Activation::Sigmoid
                  ? "Use binary_crossentropy with a sigmoid output, or softmax on the output layer."
                  : "Use activation softmax on the output layer.");
     if (out.units < 2)
-        fail(ErrorKind::InvalidParameter, "loss categorical_crossentropy (softmax_cross_entropy) needs at least 2 output units",
+        fail(ErrorKind::InvalidParameter,
+             "loss categorical_crossentropy (softmax_cross_entropy) needs at least 2 output units",
              "The output layer (" + out.label + ") has 1 unit.",
              "Give the output layer one unit per class (2 for two classes). hopper's targets are one-hot, with "
              "binary_crossentropy too: a sigmoid unit per class.");

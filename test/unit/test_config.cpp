@@ -1142,7 +1142,8 @@ TEST(ConfigResolve, LossFromOutputActivation) {
 TEST(ConfigResolve, LossMustMatchOutput) {
     Error e = EXPECT_ERR(resolve_config(arch_of(4, {{3, Activation::Linear}}),
                                         parse_compile_params("loss='categorical_crossentropy'"), {}),
-                         InvalidParameter, "loss categorical_crossentropy (softmax_cross_entropy) needs a softmax output layer");
+                         InvalidParameter,
+                         "loss categorical_crossentropy (softmax_cross_entropy) needs a softmax output layer");
     EXPECT_NE(e.hint().find("softmax"), std::string::npos);
     e = EXPECT_ERR(resolve_config(arch_of(4, {{3, Activation::Sigmoid}}),
                                   parse_compile_params("loss='categorical_crossentropy'"), {}),
