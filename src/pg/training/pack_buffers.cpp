@@ -162,7 +162,9 @@ public:
                                     s += (k ? ", " : "") + p.class_values[k];
                                 return s + (p.class_values.size() > 20 ? ", ..." : "");
                             }() +
-                            ".");
+                            ".",
+                        "Leave its rows out, or pack the training table with num_classes for classes still to "
+                        "come; a quantity (a count, an amount) is packed with response_type => 'regression'.");
                 yrow[it->second] = 1.0f;
             } else {
                 values_.clear();

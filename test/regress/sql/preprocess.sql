@@ -157,3 +157,14 @@ SELECT hopper.preprocess('raw_pixels', 'raw_p5', 'label', 'x', buffer_size => 10
 RESET max_parallel_workers_per_gather;
 RESET min_parallel_table_scan_size;
 RESET client_min_messages;
+
+-- An integer target of many classes, some of them rare, is most likely a count (calls per day:
+-- 60 values, 6 of them in one row each, 1,626 rows): a WARNING, though classes are few per row. The
+-- same 60 values as labels of 30 rows each pack silently, as does response_type => 'classification'.
+CREATE TABLE calls AS
+  SELECT g % 54 AS calls, ARRAY[g % 7, g % 5]::real[] AS x FROM generate_series(1, 1620) g
+  UNION ALL SELECT 54 + g, ARRAY[1, 2]::real[] FROM generate_series(0, 5) g;
+CREATE TABLE labels AS SELECT g % 60 AS label, ARRAY[g % 7, g % 5]::real[] AS x FROM generate_series(1, 1800) g;
+SELECT hopper.preprocess('calls', 'calls_packed', 'calls', 'x');
+SELECT hopper.preprocess('calls', 'calls_labels', 'calls', 'x', response_type => 'classification');
+SELECT hopper.preprocess('labels', 'labels_packed', 'label', 'x');
