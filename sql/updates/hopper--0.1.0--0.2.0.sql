@@ -333,6 +333,8 @@ DROP FUNCTION hopper.preprocess_validation(text, text, text, text, text, integer
 
 -- load_model_arch: model_weights may be Keras' flat weights (issue 30); its comment says so.
 #include "objects/load_model_arch.sql"
+-- fit: compile_params, fit_params and num_iterations have defaults (the shortest call).
+#include "objects/fit.sql"
 
 -- ONNX export and import (issue 28).
 #include "objects/export_onnx.sql"

@@ -62,6 +62,24 @@ HOPPER_FUNCTION(fit_data_parallel) {
 
 namespace hopper::pg {
 
+namespace {
+// compile_params left out (or NULL): Keras' Adam, which trains what a user first tries -- the
+// parser's own default, SGD(lr=0.01) without momentum, diverged on regression targets a user sweep
+// packed and crawled on the rest -- with accuracy for a classifier's output. The loss follows the
+// output layer as always. Said in a NOTICE, and kept as written in the model's summary and runs.
+std::string default_compile_params(const std::string& arch_json) {
+    const Architecture arch = parse_architecture(arch_json);
+    const Activation out = arch.layers.empty() ? Activation::Linear : arch.layers.back().activation;
+    const bool classifier = out == Activation::Softmax || out == Activation::Sigmoid;
+    std::string text = "optimizer='Adam(lr=0.001)'";
+    if (classifier) text += ", metrics=['accuracy']";
+    notice("compile_params defaults to " + text,
+           "The loss follows the output layer: categorical cross-entropy after softmax, binary after sigmoid, "
+           "mean squared error otherwise.");
+    return text;
+}
+}  // namespace
+
 RunRequest single_model_request(FunctionCallInfo fcinfo, int checkpoint_arg, int levels_arg, RunSettings& settings) {
     RunRequest req;
     req.multiple = false;
@@ -71,7 +89,7 @@ RunRequest single_model_request(FunctionCallInfo fcinfo, int checkpoint_arg, int
     ModelSpec m;
     m.mst_key = 1;
     m.arch_json = jsonb_to_string(PG_GETARG_DATUM(2));
-    m.compile_text = arg_text_or(fcinfo, 3, "");
+    m.compile_text = PG_ARGISNULL(3) ? default_compile_params(m.arch_json) : text_to_string(PG_GETARG_DATUM(3));
     m.fit_text = arg_text_or(fcinfo, 4, "");
     settings = make_run_settings(arg_int(fcinfo, 5, "num_iterations"), arg_int_opt(fcinfo, 7),
                                  arg_int_opt(fcinfo, checkpoint_arg),

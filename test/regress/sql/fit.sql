@@ -36,6 +36,18 @@ SELECT (hopper.model_state_info(model_state) ->> 'num_params')::int AS params,
        array_length(hopper.model_weights(model_state), 1) AS weights
 FROM blobs_model;
 
+-- The call a user first makes: packed table, output, architecture. compile_params defaults to
+-- Adam (with accuracy for a softmax output; said in a NOTICE), fit_params to batch_size=32,
+-- num_iterations to 10; the model learns. A linear output gets Adam without metrics (the loss is
+-- the mean squared error).
+CALL hopper.fit('blobs_packed', 'blobs_defaults',
+    '{"input_dim": 2, "layers": [{"units": 16, "activation": "relu"}, {"units": 6, "activation": "softmax"}]}');
+SELECT m.compile_params, m.fit_params, s.num_iterations, i.metrics_type, i.loss_type,
+       i.training_metrics_final > 0.9 AS learned
+FROM blobs_defaults m, blobs_defaults_summary s, blobs_defaults_info i;
+CALL hopper.fit('blobs_packed', 'blobs_linear', '{"input_dim": 2, "layers": [{"units": 6}]}', num_iterations => 1);
+SELECT m.compile_params, i.metrics_type, i.loss_type FROM blobs_linear m, blobs_linear_info i;
+
 -- evaluate agrees with the info table's last validation figures.
 SELECT e.mst_key, abs(e.loss - i.validation_loss_final) < 1e-9 AS same_loss,
        abs((e.metrics ->> 'accuracy')::float8 - i.validation_metrics_final) < 1e-9 AS same_accuracy, e.row_count
