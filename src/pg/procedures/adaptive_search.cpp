@@ -512,10 +512,13 @@ void finish_search(Spi& spi, Search& s, const TrainingRun& run) {
         states.push_back(std::move(f->second));
         history.push_back(std::move(curves[m.mst_key]));
     }
-    // The states and curves of every call, as recorded (the run's own are this call's only).
-    RunOutputs out = run.outputs(false);
+    // The states and curves of every call, as recorded (the run's own are this call's only); the
+    // seconds and hops of this call (outputs(false) left them 0: a search of 3.5 s read 0 s).
+    RunOutputs out = run.outputs(true);
     out.states = &states;
     out.history = &history;
+    out.hop_log = nullptr;
+    out.recorded_metrics_frequency = s.settings.metrics_frequency;
     write_run_outputs(spi, out);
     release_run_locks();
     if (best)

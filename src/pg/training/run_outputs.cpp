@@ -1,6 +1,7 @@
 #include "pg/training/run_outputs.h"
 
 #include <cmath>
+#include <set>
 
 #include "hopper/error.h"
 #include "hopper/state_format.h"
@@ -38,6 +39,15 @@ const char* model_type(const Architecture& arch) { return arch.image_input() ? "
 
 SqlParam final_or_null(const std::vector<double>& v) {
     return v.empty() || !std::isfinite(v.back()) ? SqlParam::null(FLOAT8OID) : SqlParam::float8(v.back());
+}
+
+// The summary's metrics_iters: the iterations at which any model was evaluated. fit's models share
+// theirs, but fit_automl's trials stop at different rungs (the first trial's alone left out the
+// longest trials' last iteration).
+std::vector<int> evaluated_iterations(const std::vector<ModelHistory>& history) {
+    std::set<int> all;
+    for (const ModelHistory& h : history) all.insert(h.iterations.begin(), h.iterations.end());
+    return {all.begin(), all.end()};
 }
 
 }  // namespace
@@ -229,33 +239,23 @@ void write_run_outputs(Spi& spi, const RunOutputs& outputs) {
              SqlParam::text_copy(output.display()),
              req.mst_table_text.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(req.mst_table_text),
              req.arch_table_text.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(req.arch_table_text),
-             SqlParam::text(outputs.method),
-             SqlParam::int4(req.num_iterations),
-             SqlParam::int4(req.metrics_frequency),
-             SqlParam::text(req.exact_training_metrics ? "exact" : "running"),
-             SqlParam::boolean(req.warm_start),
+             SqlParam::text(outputs.method), SqlParam::int4(req.num_iterations),
+             SqlParam::int4(outputs.recorded_metrics_frequency.value_or(req.metrics_frequency)),
+             SqlParam::text(req.exact_training_metrics ? "exact" : "running"), SqlParam::boolean(req.warm_start),
              req.name.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(req.name),
-             req.description.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(req.description),
-             SqlParam::int4(M),
-             SqlParam::int4(S),
-             SqlParam::int4_array(dist_keys),
-             SqlParam::int4(outputs.hops_per_iteration),
-             SqlParam::text(info.dependent_varname),
-             SqlParam::text(info.independent_varname),
-             SqlParam::text(info.dependent_vartype),
-             SqlParam::text(info.response_type),
+             req.description.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(req.description), SqlParam::int4(M),
+             SqlParam::int4(S), SqlParam::int4_array(dist_keys),
+             // 0: no fixed number (fit_automl's ring iterations train as many trials as are in a rung).
+             outputs.hops_per_iteration > 0 ? SqlParam::int4(outputs.hops_per_iteration) : SqlParam::null(INT4OID),
+             SqlParam::text(info.dependent_varname), SqlParam::text(info.independent_varname),
+             SqlParam::text(info.dependent_vartype), SqlParam::text(info.response_type),
              classification ? SqlParam::text_array(info.class_values) : SqlParam::null(TEXTARRAYOID),
-             SqlParam::float8(info.normalizing_const),
-             SqlParam::text(info.scale),
+             SqlParam::float8(info.normalizing_const), SqlParam::text(info.scale),
              center.empty() ? SqlParam::null(FLOAT8ARRAYOID) : SqlParam::float8_array(center),
              spread.empty() ? SqlParam::null(FLOAT8ARRAYOID) : SqlParam::float8_array(spread),
-             SqlParam::int8(info.num_rows),
-             SqlParam::int4_array(history[0].iterations),
-             SqlParam::float8(train_seconds),
-             SqlParam::float8(hop_seconds),
-             SqlParam::float8(eval_seconds),
-             SqlParam::text(started_at),
-             SqlParam::text(HOPPER_VERSION),
+             SqlParam::int8(info.num_rows), SqlParam::int4_array(evaluated_iterations(history)),
+             SqlParam::float8(train_seconds), SqlParam::float8(hop_seconds), SqlParam::float8(eval_seconds),
+             SqlParam::text(started_at), SqlParam::text(HOPPER_VERSION),
              info.feature_recipe.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(info.feature_recipe)});
     }
 

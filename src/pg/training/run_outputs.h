@@ -30,6 +30,9 @@ struct RunOutputs {
     const std::vector<ModelHistory>* history = nullptr;
     int hops_per_iteration = 0;
     double train_seconds = 0, hop_seconds = 0, eval_seconds = 0;
+    // The summary's metrics_compute_frequency where it is not the request's: fit_automl's 0 (trials
+    // evaluated at their rungs' ends only), which its request spells as every max_iterations.
+    std::optional<int> recorded_metrics_frequency;
     std::string started_at;
     const std::vector<HopLogRow>* hop_log = nullptr;  // the _hops table, when hopper.debug_hops is on
     int64_t run_id = 0;                               // recorded with the output tables (0: none)

@@ -73,6 +73,15 @@ FROM hopper.trial_metrics m JOIN hopper.trials t USING (trial_id) WHERE t.run_id
 SELECT count(*) AS models, count(DISTINCT mst_key) AS keys FROM am_hb;
 SELECT status, count(*) FROM am_hb_info GROUP BY 1 ORDER BY 1;
 SELECT method, num_models, num_segments, num_iterations, validation_table FROM am_hb_summary;
+-- The summary's figures are the search's: metrics_iters every iteration any trial was evaluated at
+-- (the union of the info table's), the call's metrics_compute_frequency (left out: 0), its training
+-- and evaluation seconds (they read 0, taken from no trained run), and no hops_per_iteration (a
+-- ring iteration hops as many times as there are trials in training; it read 0).
+SELECT s.metrics_iters = (SELECT array_agg(DISTINCT it ORDER BY it) FROM am_hb_info, unnest(metrics_iters) it)
+         AS every_evaluated_iteration,
+       s.metrics_compute_frequency, s.training_seconds > 0 AS trained_seconds,
+       s.evaluation_seconds > 0 AS evaluated_seconds, s.hops_per_iteration IS NULL AS hops_vary
+FROM am_hb_summary s;
 SELECT count(*) AS configurations, (SELECT search_type FROM am_hb_mst_summary) FROM am_hb_mst;
 -- The best trial is ready to register and to predict with.
 SELECT (SELECT mst_key FROM hopper.search_trials WHERE run_id = :hb_run ORDER BY searcher_value DESC, iterations DESC, mst_key LIMIT 1)
