@@ -2,7 +2,9 @@
 #include "pg/training/tabular.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -477,6 +479,33 @@ std::string recipe_features_sql(const TableName& table, const Recipe& recipe, co
         });
 }
 
+namespace {
+// A categorical column read from a number or boolean column (the text '408', 'true') where the
+// recipe learned its categories from text ('area_code_408', 'yes'): every value goes to the unknown
+// category, and accuracy fell from 0.918 to 0.814 without a word (a user sweep's scoring table).
+// Warned when no category of the recipe reads as a value of the column's type.
+void warn_unmatchable_categories(const std::string& column, Oid type, const std::vector<std::string>& categories) {
+    const bool boolean = type == BOOLOID;
+    if ((!boolean && !is_numeric_type(type)) || categories.empty()) return;
+    auto readable = [&](const std::string& c) {
+        if (boolean) return c == "true" || c == "false";
+        char* end = nullptr;
+        (void)std::strtod(c.c_str(), &end);
+        return !c.empty() && end == c.c_str() + c.size() && !std::isspace(static_cast<unsigned char>(c[0]));
+    };
+    if (std::any_of(categories.begin(), categories.end(), readable)) return;
+    std::string examples;
+    for (std::size_t k = 0; k < categories.size() && k < 3; ++k)
+        examples += std::string(k ? ", " : "") + "\"" + categories[k] + "\"";
+    if (categories.size() > 3) examples += ", ...";
+    warning("column \"" + column + "\" of type " + type_name(type) + " matches none of its " +
+                std::to_string(categories.size()) + " categories",
+            "The recipe learned the categories from text (" + examples + "); read as " +
+                (boolean ? "true or false" : "a number") + ", every value of the column is an unknown category.",
+            "Give the column as it was when the model was trained, e.g. in a view.");
+}
+}  // namespace
+
 std::string recipe_features_sql(const Recipe& recipe, const std::string& recipe_sql,
                                 const std::function<std::optional<RecipeColumn>(const std::string& name)>& column,
                                 const std::function<void(const std::vector<std::string>& names)>& missing) {
@@ -498,6 +527,7 @@ std::string recipe_features_sql(const Recipe& recipe, const std::string& recipe_
         const Oid type = found.type;
         if (kind == ColumnKind::Array) refuse_type(name, type);
         check_kind(name, type, kind);
+        if (kind == ColumnKind::Categorical) warn_unmatchable_categories(name, type, recipe.categories(name));
         std::string& list = kind == ColumnKind::Categorical ? texts : numbers;
         list += (list.empty() ? "" : ", ") + cell_sql(found.sql, type, kind);
     }

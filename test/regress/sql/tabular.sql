@@ -95,6 +95,14 @@ CREATE TABLE gems_nocut AS SELECT id, carat, color, certified, sold FROM gems_ne
 SELECT hopper.predict('gems_model', 'gems_nocut', 'id', '*', 'bad_pred');
 CREATE TABLE gems_textcarat AS SELECT id, carat::text AS carat, cut, color, certified, sold FROM gems_new;
 SELECT hopper.predict('gems_model', 'gems_textcarat', 'id', '*', 'bad_pred');
+-- A categorical column that arrives as numbers (cut as 1, 2, 3) or booleans where the recipe learned
+-- text ('Fair', 'Good', 'Ideal'): every value would be an unknown category -- a WARNING says so, once
+-- per call; a scoring table as it was trained on says nothing.
+CREATE TABLE gems_numbered_cut AS SELECT id, carat, (id % 3 + 1) AS cut, color, certified, sold FROM gems_new;
+CREATE TABLE gems_boolean_cut AS SELECT id, carat, (id % 2 = 0) AS cut, color, certified, sold FROM gems_new;
+SELECT hopper.predict('gems_model', 'gems_numbered_cut', 'id', '*', 'numbered_pred');
+SELECT hopper.predict('gems_model', 'gems_boolean_cut', 'id', '*', 'boolean_pred');
+SELECT count(*) AS rows FROM numbered_pred;
 -- A date of 'infinity' is refused naming its column, at prediction and at packing, as an infinite
 -- number is (date subtraction raised a bare 22008 naming none).
 CREATE TABLE gems_forever AS SELECT id, carat, cut, color, certified,
