@@ -192,7 +192,8 @@ public:
 
 private:
     std::vector<SegmentPlacement> segments_;
-    std::vector<LinkCost> links_;  // group_a <= group_b
+    std::vector<std::string> groups_;  // sorted, distinct
+    std::vector<LinkCost> links_;      // group_a <= group_b, sorted by (group_a, group_b)
 };
 
 // The insertion rule's parameters.

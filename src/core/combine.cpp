@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hopper/error.h"
+#include "hopper/interrupt.h"
 #include "hopper/optimizer.h"
 #include "hopper/state_format.h"
 #include "hopper/trainer.h"
@@ -666,10 +667,17 @@ Topology Topology::build(std::vector<SegmentPlacement> segments, std::vector<Lin
         }
         t.segments_.push_back(s);
     }
+    // Lookups by binary search: scanning every segment per link and every link per pair of groups
+    // took 38 s, deaf to cancel, on 5,000 groups and 4,999 links (a hostile review).
+    for (const SegmentPlacement& s : t.segments_) t.groups_.push_back(s.group);
+    std::sort(t.groups_.begin(), t.groups_.end());
+    t.groups_.erase(std::unique(t.groups_.begin(), t.groups_.end()), t.groups_.end());
     if (t.segments_.empty() && !links.empty())
         fail(ErrorKind::InvalidParameter, "link costs are given but the topology is empty",
              "Link costs are between groups of the topology.");
+    InterruptTicker ticker;
     for (LinkCost& l : links) {
+        ticker.tick();
         if (l.group_b < l.group_a) std::swap(l.group_a, l.group_b);
         for (const std::string* g : {&l.group_a, &l.group_b})
             if (!t.has_group(*g))
@@ -708,23 +716,18 @@ const SegmentPlacement* Topology::find(int32_t dist_key) const {
     return it != segments_.end() && it->dist_key == dist_key ? &*it : nullptr;
 }
 
-std::vector<std::string> Topology::groups() const {
-    std::set<std::string> g;
-    for (const SegmentPlacement& s : segments_) g.insert(s.group);
-    return {g.begin(), g.end()};
-}
+std::vector<std::string> Topology::groups() const { return groups_; }
 
 bool Topology::has_group(const std::string& group) const {
-    for (const SegmentPlacement& s : segments_)
-        if (s.group == group) return true;
-    return false;
+    return std::binary_search(groups_.begin(), groups_.end(), group);
 }
 
 std::optional<double> Topology::cost(const std::string& a, const std::string& b) const {
     const std::string& x = std::min(a, b);
     const std::string& y = std::max(a, b);
-    for (const LinkCost& l : links_)
-        if (l.group_a == x && l.group_b == y) return l.cost;
+    auto it = std::lower_bound(links_.begin(), links_.end(), std::tie(x, y),
+                               [](const LinkCost& l, const auto& key) { return std::tie(l.group_a, l.group_b) < key; });
+    if (it != links_.end() && it->group_a == x && it->group_b == y) return it->cost;
     return std::nullopt;
 }
 
@@ -805,11 +808,20 @@ CombineDecision plan_combine(const Topology& topology, const std::vector<int32_t
     for (const auto& [g, n] : per_group) involved.push_back(g);
     if (policy.coordinator_group && !per_group.count(coord)) involved.push_back(coord);
     std::optional<double> within, between;
-    for (const std::string& g : involved)
+    InterruptTicker ticker;
+    for (const std::string& g : involved) {
+        ticker.tick();
         if (auto c = topology.cost(g, g)) within = std::max(within.value_or(0.0), *c);
-    for (std::size_t i = 0; i < involved.size(); ++i)
-        for (std::size_t j = i + 1; j < involved.size(); ++j)
-            if (auto c = topology.cost(involved[i], involved[j])) between = std::min(between.value_or(*c), *c);
+    }
+    // Every measured link between two involved groups (each pair is given once): the links, not
+    // the pairs of groups, which are quadratic in the groups.
+    std::sort(involved.begin(), involved.end());
+    for (const LinkCost& l : topology.links()) {
+        ticker.tick();
+        if (l.group_a != l.group_b && std::binary_search(involved.begin(), involved.end(), l.group_a) &&
+            std::binary_search(involved.begin(), involved.end(), l.group_b))
+            between = std::min(between.value_or(l.cost), l.cost);
+    }
     d.within_cost = within.value_or(1.0);
     d.between_cost = between;
     d.costs_measured = between.has_value();

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "config_json.h"
 #include "hopper/error.h"
 #include "hopper/network.h"
 #include "hopper/onnx.h"
@@ -251,6 +252,7 @@ private:
         }
         cur_.name = in->name();
         if (dims.size() == 1) {
+            check_row_size(uint64_t(dims[0]), "input");
             arch_.input_dim = int(dims[0]);
             cur_.c = int(dims[0]);
         } else if (dims.size() == 3 && first_node_transposes_to_nchw(in->name())) {
@@ -277,9 +279,18 @@ private:
         return false;
     }
 
+    // A row of more values than hopper reads (kMaxDim, as an architecture's input_shape) is refused
+    // before anything is sized by it: a 156-byte file of a 16384 x 16384 input grew the backend to
+    // 2.1 GB flattening it before the architecture's own check refused it.
+    static void check_row_size(uint64_t values, const std::string& what) {
+        if (values > uint64_t(cfg::kMaxDim))
+            fail(ErrorKind::Limit, "the ONNX graph's " + what + " is too large",
+                 "It has " + std::to_string(values) + " values a row; hopper reads at most " +
+                     std::to_string(cfg::kMaxDim) + ".");
+    }
+
     void set_image_input(int h, int w, int c) {
-        if (uint64_t(h) * uint64_t(w) * uint64_t(c) > uint64_t(1) << 31)
-            fail(ErrorKind::Limit, "the ONNX graph's input image is too large");
+        check_row_size(uint64_t(h) * uint64_t(w) * uint64_t(c), "input image");
         arch_.input_height = h;
         arch_.input_width = w;
         arch_.input_channels = c;
@@ -302,6 +313,19 @@ private:
         if (auto it = constant_nodes_.find(name); it != constant_nodes_.end()) return read_tensor(it->second, what);
         unsupported(n, index, "its input \"" + name + "\" is not a constant (an initializer)",
                     "hopper imports weights stored in the graph.");
+    }
+
+    // A weight, bias or statistic: float32. An int64 tensor read as weights (its floats empty) made
+    // the kernel loops read through a null pointer (a hostile review's 125-byte file crashed the
+    // server).
+    Tensor weights(const onnx::NodeProto& n, int index, int input, bool required = true) {
+        Tensor t = constant(n, index, input, required);
+        if (!t.i.empty())
+            fail(ErrorKind::FeatureNotSupported,
+                 "ONNX tensor \"" + n.input(input) + "\" of " + node_label(n, index) + " (" + n.op_type() +
+                     ") holds int64 values",
+                 "", "hopper imports float32 weights.");
+        return t;
     }
 
     void reads_current(const onnx::NodeProto& n, int index) {
@@ -463,20 +487,20 @@ private:
         reads_current(n, index);
         if (op == "Gemm") {
             if (attr_int(n, "transA", 0) != 0) unsupported(n, index, "transA 1");
-            const Tensor b = constant(n, index, 1);
-            const Tensor c = constant(n, index, 2, false);
+            const Tensor b = weights(n, index, 1);
+            const Tensor c = weights(n, index, 2, false);
             dense(n, index, b, attr_int(n, "transB", 0) != 0, attr_float(n, "alpha", 1.0f), c.f.empty() ? nullptr : &c,
                   attr_float(n, "beta", 1.0f));
             produce(n, true);
         } else if (op == "MatMul") {
-            dense(n, index, constant(n, index, 1), false, 1.0f, nullptr, 1.0f);
+            dense(n, index, weights(n, index, 1), false, 1.0f, nullptr, 1.0f);
             produce(n, true);
         } else if (op == "Add") {
             // The bias of a MatMul just before.
             if (arch_.layers.empty() || !cur_.fresh_layer || arch_.layers.back().kind != LayerKind::Dense ||
                 arch_.layers.back().use_bias)
                 unsupported(n, index, "hopper reads Add only as the bias of the MatMul before it", kVocabulary);
-            const Tensor b = constant(n, index, 1);
+            const Tensor b = weights(n, index, 1);
             const int units = arch_.layers.back().units;
             if (int64_t(b.f.size()) != units)
                 corrupt(node_label(n, index) + " adds " + std::to_string(b.f.size()) + " values to " +
@@ -487,8 +511,8 @@ private:
         } else if (op == "Conv") {
             need_nchw(n, index);
             if (attr_int(n, "group", 1) != 1) unsupported(n, index, "grouped convolution");
-            const Tensor k = constant(n, index, 1);
-            const Tensor b = constant(n, index, 2, false);
+            const Tensor k = weights(n, index, 1);
+            const Tensor b = weights(n, index, 2, false);
             if (k.dims.size() != 4 || k.dims[1] != cur_.c || k.dims[0] < 1)
                 corrupt(node_label(n, index) + " (Conv) has a kernel that does not fit its " + std::to_string(cur_.c) +
                         " input channels");
@@ -546,7 +570,7 @@ private:
                 unsupported(n, index, "it needs an NCHW image or a flat tensor");
             std::vector<Tensor> t;
             for (int i = 1; i <= 4; ++i) {
-                t.push_back(constant(n, index, i));
+                t.push_back(weights(n, index, i));
                 if (int64_t(t.back().f.size()) != cur_.c)
                     corrupt(node_label(n, index) + " (BatchNormalization) has " + std::to_string(t.back().f.size()) +
                             " values for " + std::to_string(cur_.c) + " channels");
@@ -607,6 +631,7 @@ private:
         }
         if (op == "Squeeze") unsupported(n, index, "hopper reads Squeeze only after a GlobalAveragePool");
         if (to_flat && image()) {
+            check_row_size(uint64_t(cur_.h) * uint64_t(cur_.w) * uint64_t(cur_.c), "flattened image");
             const int h = cur_.h, w = cur_.w, c = cur_.c;
             const bool nchw = cur_.form == Current::Form::Nchw;
             Layer& l = add_layer(LayerKind::Flatten);

@@ -139,6 +139,13 @@ struct TorchLike {
         n->add_output(out);
         return n;
     }
+    void init_int64(const std::string& name, const std::vector<int64_t>& dims, const std::vector<int64_t>& v) {
+        auto* t = g->add_initializer();
+        t->set_name(name);
+        t->set_data_type(onnx::TensorProto::INT64);
+        for (int64_t d : dims) t->add_dims(d);
+        for (int64_t x : v) t->add_int64_data(x);
+    }
     void output(const std::string& name) { g->add_output()->set_name(name); }
     std::string bytes() const { return m.SerializeAsString(); }
 };
@@ -258,6 +265,78 @@ TEST(Onnx, ModelsBeyondTheLimitsAreRefused) {
     int_attr(t.node("Flatten", {"p"}, "f"), "axis", 1);
     t.output("f");
     EXPECT_EQ(kind_of([&] { import_onnx(t.bytes()); }), ErrorKind::Limit);
+}
+
+TEST(Onnx, Int64WeightsAreRefusedNamingTheTensor) {
+    // Read as weights, an int64 tensor left the floats empty and the kernel loops read through a
+    // null pointer: a Gemm, a MatMul, a Conv, a bias and a normalization's statistics.
+    auto refused = [](TorchLike& t) {
+        EXPECT_EQ(kind_of([&] { import_onnx(t.bytes()); }), ErrorKind::FeatureNotSupported);
+        EXPECT_NE(message_of([&] { import_onnx(t.bytes()); }).find("holds int64 values"), std::string::npos);
+    };
+    {
+        TorchLike t;
+        t.input({3});
+        t.init_int64("w", {2, 3}, {1, 2, 3, 4, 5, 6});
+        int_attr(t.node("Gemm", {"x", "w"}, "y"), "transB", 1);
+        t.output("y");
+        refused(t);
+    }
+    {
+        TorchLike t;
+        t.input({3});
+        t.init("w", {2, 3}, ramp(6, 1));
+        t.init_int64("b", {2}, {1, 2});
+        int_attr(t.node("Gemm", {"x", "w", "b"}, "y"), "transB", 1);
+        t.output("y");
+        refused(t);
+    }
+    {
+        TorchLike t;
+        t.input({3});
+        t.init_int64("w", {3, 2}, {1, 2, 3, 4, 5, 6});
+        t.node("MatMul", {"x", "w"}, "y");
+        t.output("y");
+        refused(t);
+    }
+    {
+        TorchLike t;
+        t.input({1, 4, 4});
+        t.init_int64("k", {2, 1, 1, 1}, {1, 2});
+        t.node("Conv", {"x", "k"}, "y");
+        t.output("y");
+        refused(t);
+    }
+    {
+        TorchLike t;
+        t.input({2});
+        for (const char* n : {"g", "be", "mu"}) t.init(n, {2}, {1.5f, 0.25f});
+        t.init_int64("var", {2}, {1, 1});
+        t.node("BatchNormalization", {"x", "g", "be", "mu", "var"}, "y");
+        t.output("y");
+        refused(t);
+    }
+}
+
+TEST(Onnx, AFlattenBeyondTheRowLimitIsRefusedBeforeItIsSized) {
+    // A 1x1 convolution of 2 filters over a 1000 x 1000 image, flattened: 2,000,000 values a row.
+    // The flatten's reordering was sized (8 bytes a value) before the architecture's check refused
+    // it: a 16384 x 16384 input took 2.1 GB from a 156-byte file.
+    TorchLike t;
+    t.input({1, 1000, 1000});
+    t.init("k", {2, 1, 1, 1}, {1, 2});
+    t.node("Conv", {"x", "k"}, "c");
+    int_attr(t.node("Flatten", {"c"}, "f"), "axis", 1);
+    t.output("f");
+    EXPECT_EQ(kind_of([&] { import_onnx(t.bytes()); }), ErrorKind::Limit);
+    EXPECT_NE(message_of([&] { import_onnx(t.bytes()); }).find("flattened image is too large"), std::string::npos);
+    // A flat input beyond the limit too.
+    TorchLike flat;
+    flat.input({2000000});
+    flat.init("w", {2000000, 1}, std::vector<float>(1, 0.0f));
+    flat.node("MatMul", {"x", "w"}, "y");
+    flat.output("y");
+    EXPECT_EQ(kind_of([&] { import_onnx(flat.bytes()); }), ErrorKind::Limit);
 }
 
 TEST(Onnx, WeightsThatDoNotFitTheirShapeAreCorrupt) {
