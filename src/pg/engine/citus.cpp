@@ -167,7 +167,7 @@ public:
         // Distributed by dist_key like the packed table and colocated with it: the training join and
         // the aggregate run inside each shard.
         for (const TableName* t : {&input_, &output_}) {
-            spi_.execute("CREATE UNLOGGED TABLE " + t->quoted() +
+            spi_.execute(kCreateWorkingTable + t->quoted() +
                          " (mst_key pg_catalog.int4 NOT NULL, pos pg_catalog.int4 NOT NULL,"
                          " dist_key pg_catalog.int4 NOT NULL, waiting pg_catalog.bool NOT NULL,"
                          " model_state pg_catalog.bytea NOT NULL)");
@@ -308,7 +308,7 @@ public:
     }
 
     std::string create(const std::string& partial_sql, const std::vector<SqlParam>& params) override {
-        spi_.execute("CREATE UNLOGGED TABLE " + partials_.quoted() +
+        spi_.execute(kCreateWorkingTable + partials_.quoted() +
                      " (dist_key pg_catalog.int4 NOT NULL, state pg_catalog.bytea)");
         distribute(partials_);
         created_partials_ = true;
@@ -334,7 +334,7 @@ public:
                      std::to_string(representative.at(groups[i])) + ")";
         moves += ") AS r(dist_key, grp, rep)";
         spi_.execute(
-            "CREATE UNLOGGED TABLE " + intermediate_.quoted() +
+            kCreateWorkingTable + intermediate_.quoted() +
             " (dist_key pg_catalog.int4 NOT NULL, grp pg_catalog.int4 NOT NULL, member pg_catalog.int4 NOT NULL,"
             " state pg_catalog.bytea)");
         distribute(intermediate_);

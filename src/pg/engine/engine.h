@@ -172,6 +172,13 @@ std::map<int32_t, std::string> read_model_states(Spi& spi, const TableName& mode
 // but an INSERT of the 235 buffers took 0.63 s against 0.53 s uncompressed, and reading them back
 // 140 ms against 97 ms (2026-11-29, AMD EPYC family 25).
 extern const char* const kPackedColumnsDdl;
+
+// How every working table (model_input/model_output and their partitions or shards, combine's
+// partials) is created: logged. PostgreSQL 15's crash recovery can fail to start the server after a
+// crash while unlogged relations are created or truncated (BUG #17731: "could not create file ...:
+// File exists"), and working tables were created every iteration and truncated every hop: a kill -9
+// of a Citus worker's backend during fit_multiple left that worker down in 2 kills of 4.
+inline const std::string kCreateWorkingTable = "CREATE TABLE ";
 std::string store_arrays_uncompressed(const TableName& table);
 
 // Writes a packed table's buffers straight into its partitions, one per dist_key (packed_writers.cpp).

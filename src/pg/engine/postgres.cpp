@@ -35,9 +35,6 @@ public:
         // Qualified with pg_temp: an unqualified name could resolve to a same-named table in a schema
         // the caller put before pg_temp in the search_path.
         schedule_ = "pg_temp." + quote_ident(stem + "_schedule");
-        // In the session's temporary schema (an output there) tables are temporary, never unlogged.
-        const bool temporary_schema = call([&] { return isTempNamespace(get_namespace_oid(schema.c_str(), true)); });
-        create_unlogged_ = temporary_schema ? "CREATE TABLE " : "CREATE UNLOGGED TABLE ";
     }
 
     // Creates the working tables for one iteration and places the models.
@@ -48,15 +45,15 @@ public:
                      " (mst_key pg_catalog.int4 NOT NULL, pos pg_catalog.int4 NOT NULL, dist_key pg_catalog.int4,"
                      " model_state pg_catalog.bytea NOT NULL) PARTITION BY LIST (dist_key)");
         for (int s = 0; s < S; ++s)
-            spi_.execute(create_unlogged_ + input_.with_suffix("_p" + std::to_string(s)).quoted() + " PARTITION OF " +
-                         input_.quoted() + " FOR VALUES IN (" + std::to_string(dist_keys_[s]) + ")");
+            spi_.execute(kCreateWorkingTable + input_.with_suffix("_p" + std::to_string(s)).quoted() +
+                         " PARTITION OF " + input_.quoted() + " FOR VALUES IN (" + std::to_string(dist_keys_[s]) + ")");
         // Waiting models (when there are more models than segments) sit in the NULL partition. It
         // always exists and takes part in the training statement, because its parallel_workers
         // setting is how the Parallel Append gets one worker per segment (set_parallel_workers:
         // the leader only gathers): PostgreSQL 15 otherwise plans at most log2(S) + 1 workers, and
         // partitioned tables cannot set parallel_workers.
-        spi_.execute(create_unlogged_ + input_.with_suffix("_waiting").quoted() + " PARTITION OF " + input_.quoted() +
-                     " FOR VALUES IN (NULL) WITH (parallel_workers = " + std::to_string(S) + ")");
+        spi_.execute(kCreateWorkingTable + input_.with_suffix("_waiting").quoted() + " PARTITION OF " +
+                     input_.quoted() + " FOR VALUES IN (NULL) WITH (parallel_workers = " + std::to_string(S) + ")");
         // Model states are float data: compressing them on every hop costs time and saves nothing.
         spi_.execute("ALTER TABLE " + input_.quoted() + " ALTER COLUMN model_state SET STORAGE EXTERNAL");
 
@@ -108,7 +105,7 @@ public:
         }
         const PackedArrays arrays = packed_array_columns(packed_);
         std::string sql =
-            create_unlogged_ + output_.quoted() +
+            kCreateWorkingTable + output_.quoted() +
             " AS SELECT mi.mst_key, mi.pos, d.dist_key, hopper.train_segment(mi.model_state, d." + arrays.x + ", d." +
             arrays.y + ", mi.mst_key, d.dist_key ORDER BY d.buffer_id) AS model_state FROM " + packed_.quoted() +
             " AS d JOIN " + input_.quoted() +
@@ -188,7 +185,6 @@ private:
     int models_;
     TableName input_, output_;
     std::string schedule_;
-    std::string create_unlogged_;  // how a working table is created in its schema
     bool output_exists_ = false;
     bool prepared_ = false;
     std::string truncate_;

@@ -5,7 +5,7 @@
 //      put at their ring positions (a model whose position is not a segment waits in the NULL
 //      partition);
 //   2. K hops of exactly two statements: the *training* statement
-//        CREATE UNLOGGED TABLE model_output AS SELECT ..., hopper.train_segment(...)
+//        CREATE TABLE model_output AS SELECT ..., hopper.train_segment(...)
 //        FROM packed JOIN model_input ... GROUP BY dist_key, mst_key
 //      -- CREATE TABLE AS, because PostgreSQL 15 runs it in parallel (one worker per segment via
 //      partitionwise join and aggregation) while INSERT ... SELECT always runs serially -- and the

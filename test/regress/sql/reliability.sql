@@ -241,5 +241,29 @@ SELECT try($$SELECT hopper.preprocess('pts', 'tq_summary', 'y', 'x')$$) AS prepr
 SELECT count(*) AS tables_left FROM pg_class WHERE relname LIKE 'tq%' AND relkind IN ('r', 'p');
 DROP TYPE tq_summary, tqp_p1;
 
+-- ==== No unlogged relations =================================================================================
+-- PostgreSQL 15's crash recovery can fail to start the server after a crash while unlogged relations are
+-- created or truncated (BUG #17731, "could not create file ...: File exists"): a kill -9 of a Citus worker's
+-- backend during fit_multiple left the worker down. hopper's working tables (created every iteration,
+-- truncated every hop on the statement path, which debug_hops takes) and combine's partials are logged.
+CREATE TABLE created_relations (relname text, relpersistence "char");
+CREATE FUNCTION note_created() RETURNS event_trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO created_relations
+    SELECT c.relname, c.relpersistence FROM pg_event_trigger_ddl_commands() d
+    JOIN pg_class c ON c.oid = d.objid WHERE d.classid = 'pg_class'::regclass AND c.relkind IN ('r', 'p');
+END $$;
+CREATE EVENT TRIGGER note_created ON ddl_command_end WHEN TAG IN ('CREATE TABLE', 'CREATE TABLE AS')
+    EXECUTE FUNCTION note_created();
+SET hopper.debug_hops = on;
+SELECT hopper.load_model_selection_table('archs', 'logged_configs', ARRAY[2],
+    ARRAY[$$optimizer='Adam(lr=0.05)'$$, $$optimizer='SGD(lr=0.1)'$$, $$optimizer='SGD(lr=0.01)'$$], ARRAY['batch_size=2']);
+CALL hopper.fit_multiple('three_packed', 'logged_run', 'logged_configs', 2);
+RESET hopper.debug_hops;
+SELECT count(*) FILTER (WHERE relname LIKE '\_\_hopper%') > 0 AS working_tables_made,
+       count(*) FILTER (WHERE relpersistence = 'u') AS unlogged
+FROM created_relations;
+DROP EVENT TRIGGER note_created;
+
 \c :regress_db
 DROP DATABASE hopper_reliability;
