@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "hopper/interrupt.h"
+
 namespace hopper {
 
 namespace {
@@ -241,6 +243,9 @@ bool ends_with(const Path& p, const Path& q, std::size_t last) {
     return p.size() >= last && q.size() >= last && std::equal(p.end() - last, p.end(), q.end() - last);
 }
 
+constexpr std::size_t kMaxShortenedSettings = 64;
+constexpr std::size_t kMaxLabelBytes = 400;  // then ", ..." (a legend line, not a dump)
+
 // "name=value, ..." of the given settings, for each configuration; each setting is named by the
 // shortest end of its path that no other of them shares.
 std::vector<std::string> labels_of(const std::vector<std::map<Path, std::string>>& settings,
@@ -251,7 +256,17 @@ std::vector<std::string> labels_of(const std::vector<std::map<Path, std::string>
         if (r.back() == "learning_rate") r.back() = "lr";
     }
     std::vector<std::string> names(differing.size());
+    // Shortening compares each setting's path with every other's: beyond a legend's worth of
+    // settings, full paths (120,000 differing keys a trial owner planted stalled whoever rendered the
+    // run for 33 s, deaf to cancel).
+    const bool shorten = differing.size() <= kMaxShortenedSettings;
+    InterruptTicker ticker;
     for (std::size_t i = 0; i < differing.size(); ++i) {
+        ticker.tick();
+        if (!shorten) {
+            names[i] = joined(differing[i], differing[i].size());
+            continue;
+        }
         // From the innermost array element on, so that a layer's setting says which layer it is.
         const Path& r = readable[i];
         std::size_t last = 1;
@@ -275,7 +290,14 @@ std::vector<std::string> labels_of(const std::vector<std::map<Path, std::string>
             if (const auto it = s.find(differing[k]); it != s.end()) pairs.emplace_back(names[k], it->second);
         std::sort(pairs.begin(), pairs.end());
         std::string label;
-        for (const auto& [name, value] : pairs) label += (label.empty() ? "" : ", ") + name + "=" + value;
+        for (const auto& [name, value] : pairs) {
+            ticker.tick();
+            if (label.size() > kMaxLabelBytes) {
+                label += ", ...";
+                break;
+            }
+            label += (label.empty() ? "" : ", ") + name + "=" + value;
+        }
         labels.push_back(label);
     }
     return labels;

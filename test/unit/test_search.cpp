@@ -251,6 +251,32 @@ TEST(GridSearch, HugeGridsAreRefusedBeforeTheyAreBuilt) {
     EXPECT_NE(e.detail().find("10000"), std::string::npos);
 }
 
+TEST(GridSearch, LongListsAndCopiesAreBoundedBeforeTheyAreHeld) {
+    // Repetitions in a long list are found at once (comparing every pair of 100,000 values took 46 s),
+    // naming both elements.
+    std::string list;
+    for (int k = 0; k < 50000; ++k) list += std::string(k ? "," : "") + std::to_string(k);
+    auto e = EXPECT_ERR(generate_model_configs(grid({1}, "{\"seed\": [" + list + ", 49999]}", "{}")), InvalidParameter,
+                        "lists 49999 twice");
+    EXPECT_NE(e.detail().find("Elements 50000 and 50001"), std::string::npos);
+    // More values than a list may hold, and a text beyond 8 MB: Limit before anything is held.
+    std::string longer;
+    for (int k = 0; k < 100001; ++k) longer += std::string(k ? "," : "") + std::to_string(k);
+    EXPECT_ERR(generate_model_configs(grid({1}, "{}", "{\"seed\": [" + longer + "]}")), Limit,
+               "\"seed\" in fit_params_grid lists too many values");
+    EXPECT_ERR(generate_model_configs(grid({1}, "{\"x\": \"" + std::string(9u << 20, 'a') + "\"}")), Limit,
+               "compile_params_grid is too large");
+    // optimizer_params_list elements each copy the parameters beside them: 1,001 keys x 1,000
+    // elements (3,000 x 3,000, an 86 KB text, took 1.3 GB).
+    std::string space = "{";
+    for (int k = 0; k < 1001; ++k) space += "\"k" + std::to_string(k) + "\": 1,";
+    space += "\"optimizer_params_list\": [";
+    for (int k = 0; k < 1000; ++k) space += std::string(k ? "," : "") + "{}";
+    space += "]}";
+    EXPECT_ERR(generate_model_configs(grid({1}, space)), Limit,
+               "optimizer_params_list of compile_params_grid is too large");
+}
+
 // --- random search ---------------------------------------------------------------------------
 
 TEST(RandomSearch, SeededAndReproducible) {
