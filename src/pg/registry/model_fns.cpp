@@ -18,14 +18,35 @@
 
 namespace hopper::pg {
 
+namespace {
+// The registry lives on the coordinator. Citus runs a query over a distributed table on its shards,
+// function calls in the select list included, so SELECT hopper.predict_class('m', t) FROM t looked
+// the model up on a worker and said it did not exist (a Citus user sweep): say where it ran and how
+// to score the rows instead.
+void refuse_on_citus_worker(Spi& spi, const std::string& name) {
+    const bool on_worker = spi.scalar_bool(
+        "SELECT EXISTS (SELECT FROM pg_catalog.pg_extension WHERE extname OPERATOR(pg_catalog.=) 'citus')"
+        " AND pg_catalog.to_regclass('pg_catalog.pg_dist_local_group') IS NOT NULL");
+    if (!on_worker) return;
+    if (!spi.scalar_bool("SELECT groupid OPERATOR(pg_catalog.>) 0 FROM pg_catalog.pg_dist_local_group")) return;
+    fail(ErrorKind::FeatureNotSupported, "model \"" + name + "\" is not known on this Citus worker",
+         "Citus ran the call on a shard of a distributed table; hopper's registry is on the coordinator.",
+         "Score the rows on the coordinator: WITH r AS MATERIALIZED (SELECT * FROM the_table) SELECT "
+         "hopper.predict_class(" +
+             quote_literal(name) + ", r) FROM r; or hopper.predict into a table.");
+}
+}  // namespace
+
 ModelRow find_model(Spi& spi, const std::string& name, bool for_change) {
     spi.execute(
         "SELECT model_id, name, archived, owner::pg_catalog.text, hopper.may_modify(owner) FROM hopper.models"
         " WHERE pg_catalog.lower(name) = pg_catalog.lower($1)",
         {SqlParam::text(name)});
-    if (spi.rows() == 0)
+    if (spi.rows() == 0) {
+        refuse_on_citus_worker(spi, name);
         fail(ErrorKind::UndefinedObject, "model \"" + name + "\" does not exist", "",
              "Create it with hopper.create_model.");
+    }
     ModelRow m{spi.integer(0, 0), spi.text(0, 1), spi.text(0, 3), spi.boolean(0, 2), spi.boolean(0, 4)};
     if (for_change && !m.may_modify)
         fail(ErrorKind::Privilege, "permission denied for model \"" + m.name + "\"",

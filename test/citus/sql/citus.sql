@@ -86,6 +86,17 @@ SELECT e.mst_key, abs(e.loss - i.validation_loss_final) < 1e-9 AS same_loss, e.r
 FROM hopper.evaluate('cz_out', 'cz_valid_packed') e JOIN cz_out_info i USING (mst_key) ORDER BY mst_key;
 SELECT hopper.predict('cz_out', 'cz_valid', 'id', 'x', 'cz_predicted', mst_key => 1);
 SELECT count(*) AS rows, avg((p.estimated_label = v.label)::int) > 0.9 AS accurate FROM cz_predicted p JOIN cz_valid v USING (id);
+-- Scoring rows by a registered model's name: the registry is on the coordinator, and Citus runs a
+-- select list over a distributed table on its shards, where the model is not known -- said so with
+-- the way out; the rows of a MATERIALIZED CTE are scored on the coordinator, as hopper.predict does.
+SELECT hopper.create_model('cz-model') > 0 AS created;
+SELECT hopper.register_model_version('cz-model',
+    (SELECT c.uuid FROM hopper.latest_checkpoints c JOIN hopper.runs r USING (run_id)
+     WHERE r.model_output_table ~ '(^|[.])cz_out$' AND c.mst_key = 1)) AS version;
+SELECT hopper.predict_class('cz-model', d.x) FROM cz_points_distributed d WHERE d.id = 4;
+WITH r AS MATERIALIZED (SELECT * FROM cz_points_distributed)
+SELECT count(*) AS scored, count(*) FILTER (WHERE hopper.predict_class('cz-model', r.x) = p.estimated_label::text) AS as_predict
+FROM r JOIN cz_predicted p USING (id);
 
 -- The hierarchical combine: without a topology table, the shards' placement is the topology (group =
 -- node: 2 groups of 2 segments); the intermediate level runs once per worker, and only its states
