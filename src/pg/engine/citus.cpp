@@ -221,16 +221,19 @@ public:
 
     // The training statement, pushed down to every shard: the join and the aggregate run where the
     // segment's buffers are, ORDER BY buffer_id fixing the order in which they are trained.
+    // Emptying the working tables deletes from the occupied shards only (a TRUNCATE goes to all 32 of
+    // the default shards every hop).
     void train() override {
-        if (output_filled_) spi_.execute("TRUNCATE " + output_.quoted());
+        if (output_filled_) spi_.execute("DELETE FROM " + output_.quoted() + " WHERE dist_key " + output_shards_);
         uint64_t rows = spi_.execute(training_sql());
         output_filled_ = true;
+        output_shards_ = occupied_shards();
         check_trained_models(rows, models_);
     }
 
     // The hop: a repartitioned INSERT ... SELECT (workers exchange the model rows directly).
     void hop() override {
-        spi_.execute("TRUNCATE " + input_.quoted());
+        spi_.execute("DELETE FROM " + input_.quoted() + " WHERE dist_key " + occupied_shards());
         uint64_t moved = spi_.execute(hop_sql());
         check_hopped_models(moved, models_);
         for (int& p : positions_) p = next_position_[std::size_t(p)];
@@ -309,6 +312,7 @@ private:
     std::vector<int> next_position_;          // ring position -> the next (the schedule's rotation)
     std::vector<int32_t> position_dist_key_;  // ring position -> the dist_key of its shard
     std::vector<int> positions_;              // each model's ring position in the hop under way
+    std::string output_shards_;               // occupied_shards() of the rows in output_
     bool tables_exist_ = false;
     bool output_filled_ = false;
     bool waiting_models_ = false;

@@ -35,6 +35,8 @@
 #include "pg/training/run_outputs.h"
 
 extern "C" {
+#include "catalog/namespace.h"
+#include "nodes/makefuncs.h"
 #include "nodes/nodes.h"
 #include "utils/guc.h"
 }
@@ -445,6 +447,10 @@ void TrainingRun::set_states(std::vector<std::string> states, uint32_t base, std
 }
 
 void TrainingRun::train() {
+    read_tables_.push_back({plan_.tables->packed, table_oid(plan_.tables->packed), "packed table"});
+    if (plan_.tables->validation)
+        read_tables_.push_back(
+            {plan_.tables->validation->table, table_oid(plan_.tables->validation->table), "validation table"});
     progress_.begin(context_.run_id, context_.method, plan_.req->num_iterations, strategy_.model_iterations(plan_),
                     segment_buffers(spi_, plan_.tables->packed));
     if (detect_engine(spi_)->reads_buffers_locally()) {
@@ -469,11 +475,32 @@ bool TrainingRun::ended() const {
            std::all_of(diverged_.begin(), diverged_.end(), [](bool d) { return d; });
 }
 
+// A call that commits after every iteration holds no lock on the tables it reads in between: a DROP
+// (or a replacement) of the packed or validation table went through, and the next statement failed
+// with hopper's own SQL in its context (a Citus user sweep). Each iteration locks them again, as the
+// first did, and says plainly which one went away.
+void TrainingRun::relock_read_tables() {
+    for (const ReadTable& t : read_tables_) {
+        const Oid now = call([&] {
+            RangeVar* rv = makeRangeVar(pstrdup(t.name.schema.c_str()), pstrdup(t.name.name.c_str()), -1);
+            return RangeVarGetRelid(rv, AccessShareLock, true);
+        });
+        if (now != t.oid)
+            fail(OidIsValid(now) ? ErrorKind::ObjectNotInPrerequisiteState : ErrorKind::UndefinedTable,
+                 std::string(t.what) + " " + t.name.display() + " was " + (OidIsValid(now) ? "replaced" : "dropped") +
+                     " during the run",
+                 "The run stops before iteration " + std::to_string(iteration_ + 1) +
+                     "; the checkpoints of the iterations before are kept.",
+                 "Leave the tables a run reads alone until it ends.");
+    }
+}
+
 void TrainingRun::iterate() {
     const auto started = Clock::now();
     const double cpu_started = process_cpu_seconds();
     const double eval_before = eval_seconds_;
     check_for_interrupts();
+    if (spi_.nonatomic()) relock_read_tables();
     progress_iteration(++iteration_);
     settings_.enter();
     Ring ring;

@@ -311,6 +311,7 @@ public:
 
 private:
     void iterate();
+    void relock_read_tables();
     // The strategy finished, or every model diverged.
     bool ended() const;
     RingEvaluation evaluation_due(const Ring& ring) const;
@@ -333,6 +334,12 @@ private:
     RunProgress progress_;
     std::unique_ptr<RunAreaScope> area_;     // buffers detoasted and states trained in this run are shared through it
     std::unique_ptr<ReadAhead> read_ahead_;  // filling area_'s buffer cache ahead (stopped before area_ goes)
+    struct ReadTable {
+        TableName name;
+        Oid oid;
+        const char* what;
+    };
+    std::vector<ReadTable> read_tables_;  // the packed and validation tables, locked again every iteration
     StatementSettings settings_;
 };
 
