@@ -53,8 +53,8 @@ private:
     ExprState* expr_ = nullptr;
     ExprContext* econtext_ = nullptr;
     ParamListInfoData* params_ = nullptr;
-    // A record's row: its descriptor, and the attribute (0-based) each parameter after the recipe's
-    // ($2, $3, ...) reads. Empty for a composite type's row, which is parameter $1 whole.
+    // The row's descriptor (a record's or a composite type's), and the attribute (0-based) each
+    // parameter after the recipe's ($2, $3, ...) reads.
     TupleDescData* record_ = nullptr;
     std::vector<int> record_columns_;
     std::vector<Datum> values_;
