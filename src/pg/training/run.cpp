@@ -248,6 +248,23 @@ void check_model_sizes(std::vector<ModelSpec>& models, const PackedInfo& info, c
     }
     const std::size_t limit =
         std::min<std::size_t>(std::size_t(setting_max_state_mb) * 1024 * 1024, MaxAllocSize - VARHDRSZ);
+    // A linear (or relu, tanh) output on class labels gets the mean squared error on the one-hot
+    // targets when no loss is given: it trains, but predict_proba's "probabilities" are not (-0.06,
+    // 1.055 in a user sweep of a PyTorch habit: logits out of the last layer). Said once a call.
+    std::vector<int32_t> regressing;
+    for (const ModelSpec& m : models)
+        if (info.response_type == "classification" && !m.config.compile.loss_given &&
+            m.config.compile.loss == Loss::MeanSquaredError)
+            regressing.push_back(m.mst_key);
+    if (!regressing.empty())
+        warning(std::to_string(regressing.size()) + " of " + std::to_string(models.size()) +
+                    " model configurations fit class labels with the mean squared error",
+                "Their output layer is not softmax or sigmoid (mst_key " + std::to_string(regressing.front()) +
+                    (regressing.size() > 1 ? ", ..." : "") +
+                    "), so the loss follows it: the mean squared error on "
+                    "one-hot targets, and predicted probabilities are not probabilities.",
+                "Give the output layer activation softmax (categorical cross-entropy follows), or pass loss in "
+                "compile_params to keep this one.");
     std::size_t all_states = 0;
     for (const ModelSpec& m : models) {
         check_packed_matches(m, info, "packed table");

@@ -39,7 +39,7 @@ FROM blobs_model;
 -- The call a user first makes: packed table, output, architecture. compile_params defaults to
 -- Adam (with accuracy for a softmax output; said in a NOTICE), fit_params to batch_size=32,
 -- num_iterations to 10; the model learns. A linear output gets Adam without metrics (the loss is
--- the mean squared error).
+-- the mean squared error), and a WARNING: on class labels that is seldom meant.
 CALL hopper.fit('blobs_packed', 'blobs_defaults',
     '{"input_dim": 2, "layers": [{"units": 16, "activation": "relu"}, {"units": 6, "activation": "softmax"}]}');
 SELECT m.compile_params, m.fit_params, s.num_iterations, i.metrics_type, i.loss_type,
