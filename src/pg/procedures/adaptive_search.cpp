@@ -141,16 +141,13 @@ Search start_search(Spi& spi, const SearchRequest& req) {
     st.arch_table = required(req.arch_table_text, "model_arch_table");
     if (req.model_ids) st.model_ids = *req.model_ids;  // else every architecture of the table, below
     st.search_type = parse_search_type(req.search_type.value_or("random"));
-    // Without a space, the learning rate of Adam is what a search most often has to find (fit's
-    // default optimizer is SGD(lr=0.01): it diverged on regression targets a user sweep packed).
+    // Without a space, the learning rate of Adam is what a search most often has to find (the
+    // compile parser's own default optimizer, SGD(lr=0.01), diverged on regression targets a user
+    // sweep packed); for class labels, accuracy too (below, once the packed table is known).
     st.compile_space =
         req.compile_space.value_or(st.search_type == SearchType::Grid
                                        ? R"({"optimizer": ["adam"], "learning_rate": [0.0001, 0.001, 0.01, 0.1]})"
                                        : R"({"optimizer": ["adam"], "learning_rate": {"log_uniform": [0.0001, 0.1]}})");
-    if (!req.compile_space)
-        notice("compile_params_grid defaults to " + st.compile_space,
-               "Each architecture's loss follows its output layer: categorical cross-entropy after softmax, binary "
-               "after sigmoid, mean squared error otherwise.");
     st.fit_space = req.fit_space.value_or("{}");
     st.validation = req.validation_text.value_or("");
     st.random_state = req.random_state;
@@ -174,6 +171,15 @@ Search start_search(Spi& spi, const SearchRequest& req) {
     if (st.search_type == SearchType::Random || budget.num_configs) plan_search(budget);
 
     s.tables = resolve_run_tables(spi, tables_request(st));
+    if (!req.compile_space) {
+        // As fit's defaults: accuracy for class labels (without it the info table's metric columns
+        // stayed empty and evaluate gave {}: a user sweep).
+        if (s.tables.info.response_type == "classification")
+            st.compile_space.insert(st.compile_space.size() - 1, R"(, "metrics": ["accuracy"])");
+        notice("compile_params_grid defaults to " + st.compile_space,
+               "Each architecture's loss follows its output layer: categorical cross-entropy after softmax, binary "
+               "after sigmoid, mean squared error otherwise.");
+    }
     st.packed = s.tables.packed.display();
     st.output = s.tables.output.display();
     if (s.tables.validation) st.validation = s.tables.validation->table.display();
@@ -209,6 +215,11 @@ Search start_search(Spi& spi, const SearchRequest& req) {
     s.searcher = resolve_searcher_metric(req.searcher_metric.value_or(""), s.tables.validation.has_value(),
                                          metrics_of(s.models));
     st.searcher_metric = s.searcher.name;
+    if (!s.tables.validation && !req.searcher_metric)
+        notice("trials are ranked by " + s.searcher.name + ", on the training rows",
+               "Without validation_table the search keeps the configurations that fit the training rows best, not "
+               "those that predict new rows best: pass validation_table (packed by preprocess_validation) to rank "
+               "them on held-out rows.");
     check_limits(s);
 
     std::map<int32_t, int64_t> trial_ids;
