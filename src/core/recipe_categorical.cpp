@@ -125,8 +125,9 @@ public:
 
     std::shared_ptr<const ColumnEncoder> finish() const override {
         if (counts_.empty())
-            fail(ErrorKind::Data, quoted_column(spec_.name) + " is NULL in every row", "",
-                 "A column without values carries no information: leave it out.");
+            fail(ErrorKind::Data, quoted_column(spec_.name) + " is NULL in every row packed",
+                 "Rows whose dependent value is NULL are not packed.",
+                 "A column without values carries no information: leave it out (with '*', exclude_columns).");
         // Most frequent first; equal counts by value, so the choice never depends on row order.
         std::vector<std::pair<const std::string*, int64_t>> byfreq;
         byfreq.reserve(counts_.size());

@@ -95,8 +95,9 @@ public:
 
     std::shared_ptr<const ColumnEncoder> finish() const override {
         if (stats_.count() == 0)
-            fail(ErrorKind::Data, quoted_column(spec_.name) + " is NULL in every row", "",
-                 "A column without values carries no information: leave it out.");
+            fail(ErrorKind::Data, quoted_column(spec_.name) + " is NULL in every row packed",
+                 "Rows whose dependent value is NULL are not packed.",
+                 "A column without values carries no information: leave it out (with '*', exclude_columns).");
         const float fill = this->fill();
         // Scaling sees the column as the model does, NULLs imputed (as an imputer-then-scaler
         // pipeline would). Fill values are added one at a time so the statistics stay Welford's.

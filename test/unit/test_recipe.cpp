@@ -247,11 +247,11 @@ TEST(Recipe, NonFiniteValuesAreRefusedNamingTheColumn) {
 }
 
 TEST(Recipe, AllNullColumnIsRefused) {
-    EXPECT_EQ(message_of([&] { fit1(numeric("depth"), {Cell(), Cell()}); }), "column \"depth\" is NULL in every row");
+    EXPECT_EQ(message_of([&] { fit1(numeric("depth"), {Cell(), Cell()}); }), "column \"depth\" is NULL in every row packed");
     EXPECT_EQ(message_of([&] {
                   fit1(categorical("color"), {Cell(), Cell()});
               }),
-              "column \"color\" is NULL in every row");
+              "column \"color\" is NULL in every row packed");
     ColumnSpec c = numeric("depth", Imputation::Constant);
     EXPECT_EQ(kind_of([&] { fit1(c, {Cell()}); }), ErrorKind::Data);
 }
