@@ -333,8 +333,10 @@ DROP FUNCTION hopper.preprocess_validation(text, text, text, text, text, integer
 
 -- load_model_arch: model_weights may be Keras' flat weights (issue 30); its comment says so.
 #include "objects/load_model_arch.sql"
--- fit: compile_params, fit_params and num_iterations have defaults (the shortest call).
+-- fit: compile_params, fit_params and num_iterations have defaults (the shortest call); fit_multiple's
+-- num_iterations too.
 #include "objects/fit.sql"
+#include "objects/fit_multiple.sql"
 
 -- ONNX export and import (issue 28).
 #include "objects/export_onnx.sql"

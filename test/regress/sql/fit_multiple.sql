@@ -142,6 +142,9 @@ SELECT * FROM fm_hops_ok('fm_out2_hops', 2, 3, 2);
 SELECT mst_key, metrics_iters FROM fm_out2_info ORDER BY mst_key;
 SELECT num_models, hops_per_iteration, metrics_compute_frequency FROM fm_out2_summary;
 RESET hopper.debug_hops;
+-- The shortest call: num_iterations defaults to 10, as fit's.
+CALL hopper.fit_multiple('fm_packed', 'fm_out_short', 'fm_mst2');
+SELECT num_iterations, metrics_iters FROM fm_out_short_summary;
 
 -- One configuration: fit_multiple is fit, bit for bit (same driver, same visiting order).
 SELECT hopper.load_model_selection_table('fm_arch', 'fm_mst1', ARRAY[1],
