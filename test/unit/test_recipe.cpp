@@ -247,7 +247,10 @@ TEST(Recipe, NonFiniteValuesAreRefusedNamingTheColumn) {
 }
 
 TEST(Recipe, AllNullColumnIsRefused) {
-    EXPECT_EQ(message_of([&] { fit1(numeric("depth"), {Cell(), Cell()}); }), "column \"depth\" is NULL in every row packed");
+    EXPECT_EQ(message_of([&] {
+                  fit1(numeric("depth"), {Cell(), Cell()});
+              }),
+              "column \"depth\" is NULL in every row packed");
     EXPECT_EQ(message_of([&] {
                   fit1(categorical("color"), {Cell(), Cell()});
               }),
