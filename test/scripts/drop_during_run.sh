@@ -44,4 +44,27 @@ left=$(q -c "SELECT count(*) FROM pg_class WHERE relname LIKE '\_\_hopper%'")
 [ "$left" = 0 ] || fail "$left working tables left"
 status=$(q -c "SELECT state FROM hopper.runs ORDER BY run_id DESC LIMIT 1")
 echo "ok: the run stopped naming the dropped validation table ($(grep -c 'iteration [0-9]*/200' "$WORK/fit.out" || true) iterations done, $kept checkpoints kept, run $status, no working table)"
+
+# The same table changed under the same OID: a column retyped between iterations (a table emptied
+# and turned into a view kept its OID too, and its functions then ran as the caller). The run stops
+# naming the table instead of reading the column as real[] (XX000 "cache lookup failed").
+q >/dev/null <<'SQL'
+SET client_min_messages = warning;
+SELECT hopper.preprocess_validation('pts', 'pts_valid2', 'y', 'x', 'pts_packed');
+SQL
+( q -c "CALL hopper.fit('pts_packed', 'm2', '{\"layers\": [{\"units\": 256, \"activation\": \"relu\"}, {\"units\": 4, \"activation\": \"softmax\"}]}', num_iterations => 200, validation_table => 'pts_valid2')" \
+    >"$WORK/fit2.out" 2>&1 || true ) &
+runner=$!
+before=$(q -c "SELECT count(*) FROM hopper.checkpoints_expanded")
+for _ in $(seq 1 300); do
+  now=$(q -c "SELECT count(*) FROM hopper.checkpoints_expanded" 2>/dev/null || echo "$before")
+  [ "$now" -gt "$before" ] && break
+  sleep 0.1
+done
+[ "$now" -gt "$before" ] || fail "no iteration of the second run committed in 30 s"
+q -c "ALTER TABLE pts_valid2 ALTER COLUMN independent_var TYPE float8[]"
+wait $runner
+grep -q 'ERROR:  validation table public.pts_valid2 was changed during the run' "$WORK/fit2.out" ||
+  { cat "$WORK/fit2.out"; fail "the run did not stop naming the changed table"; }
+echo "ok: the run stopped naming the retyped validation table ($(grep -c 'iteration [0-9]*/200' "$WORK/fit2.out" || true) iterations done)"
 psql -qX -d postgres -c "DROP DATABASE $DB" >/dev/null

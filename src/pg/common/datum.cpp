@@ -262,7 +262,10 @@ Float4Matrix float4_matrix(Datum d, const char* what) {
     ArrayType* a = call([&] { return DatumGetArrayTypeP(d); });
     if (ARR_ELEMTYPE(a) != FLOAT4OID)
         fail(ErrorKind::WrongType, std::string(what) + " must be a real[] array",
-             std::string("It has element type ") + call([&] { return format_type_be(ARR_ELEMTYPE(a)); }) + ".");
+             // A value of another type read as an array has no type OID there: named "???" then,
+             // never a cache lookup failure (XX000).
+             std::string("It has element type ") +
+                 call([&] { return format_type_extended(ARR_ELEMTYPE(a), -1, FORMAT_TYPE_ALLOW_INVALID); }) + ".");
     if (ARR_HASNULL(a) && call([&] { return array_contains_nulls(a); }))
         fail(ErrorKind::NullValue, std::string(what) + " must not contain NULL elements");
     // The shape checks are the core's (hopper/buffer_check.h); the data size is what the varlena

@@ -35,10 +35,13 @@
 #include "pg/training/run_outputs.h"
 
 extern "C" {
+#include "access/relation.h"
 #include "catalog/namespace.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodes.h"
 #include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
 }
 
 namespace hopper::pg {
@@ -463,11 +466,36 @@ void TrainingRun::set_states(std::vector<std::string> states, uint32_t base, std
     }
 }
 
+// The same relation can also change under the same OID: a table emptied and turned into a view
+// (CREATE RULE "_RETURN"), whose functions then ran as the caller in every later iteration (a
+// hostile review), or a column retyped (read as real[] anyway: XX000). Its kind and columns are
+// compared with the run's start too.
+namespace {
+std::string relation_shape(Oid relid) {
+    return std::string(call([&]() -> const char* {
+        std::string shape(1, get_rel_relkind(relid));
+        Relation rel = relation_open(relid, NoLock);
+        const TupleDesc desc = RelationGetDescr(rel);
+        for (int a = 0; a < desc->natts; ++a) {
+            const FormData_pg_attribute* att = TupleDescAttr(desc, a);
+            if (att->attisdropped) continue;
+            shape += std::string(";") + NameStr(att->attname) + ":" + std::to_string(att->atttypid) + ":" +
+                     std::to_string(att->atttypmod);
+        }
+        relation_close(rel, NoLock);
+        return pstrdup(shape.c_str());
+    }));
+}
+}  // namespace
+
 void TrainingRun::train() {
-    read_tables_.push_back({plan_.tables->packed, table_oid(plan_.tables->packed), "packed table"});
-    if (plan_.tables->validation)
+    for (const TableName* t :
+         {&plan_.tables->packed, plan_.tables->validation ? &plan_.tables->validation->table : nullptr}) {
+        if (!t) continue;
+        const Oid oid = table_oid(*t);
         read_tables_.push_back(
-            {plan_.tables->validation->table, table_oid(plan_.tables->validation->table), "validation table"});
+            {*t, oid, relation_shape(oid), t == &plan_.tables->packed ? "packed table" : "validation table"});
+    }
     progress_.begin(context_.run_id, context_.method, plan_.req->num_iterations, strategy_.model_iterations(plan_),
                     segment_buffers(spi_, plan_.tables->packed));
     if (detect_engine(spi_)->reads_buffers_locally()) {
@@ -502,11 +530,16 @@ void TrainingRun::relock_read_tables() {
             RangeVar* rv = makeRangeVar(pstrdup(t.name.schema.c_str()), pstrdup(t.name.name.c_str()), -1);
             return RangeVarGetRelid(rv, AccessShareLock, true);
         });
-        if (now != t.oid)
+        const bool changed = now == t.oid && relation_shape(now) != t.shape;
+        if (now != t.oid || changed)
             fail(OidIsValid(now) ? ErrorKind::ObjectNotInPrerequisiteState : ErrorKind::UndefinedTable,
-                 std::string(t.what) + " " + t.name.display() + " was " + (OidIsValid(now) ? "replaced" : "dropped") +
+                 std::string(t.what) + " " + t.name.display() + " was " +
+                     (changed           ? "changed"
+                      : OidIsValid(now) ? "replaced"
+                                        : "dropped") +
                      " during the run",
-                 "The run stops before iteration " + std::to_string(iteration_ + 1) +
+                 std::string(changed ? "Its kind or columns are not those the run started with. " : "") +
+                     "The run stops before iteration " + std::to_string(iteration_ + 1) +
                      "; the checkpoints of the iterations before are kept.",
                  "Leave the tables a run reads alone until it ends.");
     }

@@ -337,6 +337,7 @@ private:
     struct ReadTable {
         TableName name;
         Oid oid;
+        std::string shape;  // relation_shape: kind, column names and types
         const char* what;
     };
     std::vector<ReadTable> read_tables_;  // the packed and validation tables, locked again every iteration
