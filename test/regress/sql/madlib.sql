@@ -707,6 +707,20 @@ SELECT madlib.madlib_keras_fit('mad17_by_hand', 'mad17_hand_model', 'mad17_arch'
 SELECT source_table, validation_table, class_values, y_class_values, dependent_vartype, hopper_dependent_vartype,
        normalizing_const, cardinality(validation_loss) AS validated FROM mad17_hand_model_summary;
 SELECT count(*) AS copies_left FROM pg_class WHERE relname LIKE '\_\_hopper\_repacked%';
+-- Such a table's shape columns of a type some role made (here a composite with an implicit cast to
+-- integer that records its calls) are refused before anything reads them: generate_series ran the
+-- cast as the caller, a superuser training on another role's table included (a hostile review).
+CREATE TABLE shape_cast_calls (n int);
+CREATE TYPE shape_word AS (n int);
+CREATE FUNCTION shape_word_int(w shape_word) RETURNS int LANGUAGE plpgsql AS $$
+BEGIN INSERT INTO shape_cast_calls VALUES (1); RETURN w.n; END $$;
+CREATE CAST (shape_word AS int) WITH FUNCTION shape_word_int(shape_word) AS IMPLICIT;
+CREATE TABLE mad17_shaped AS SELECT buffer_id, x, y, ARRAY[ROW(x_shape[1])::shape_word, ROW(x_shape[2])::shape_word] AS x_shape,
+    y_shape FROM mad17_packed;
+CREATE TABLE mad17_shaped_summary AS SELECT * FROM mad17_by_hand_summary;
+SELECT refusal($q$SELECT madlib.madlib_keras_fit('mad17_shaped', 'mad17_shaped_model', 'mad17_arch', 1,
+    $$ loss='categorical_crossentropy', optimizer='adam' $$, 'batch_size=5', 1)$q$);
+SELECT count(*) AS shape_cast_calls FROM shape_cast_calls;
 -- MADlib's predict names the classes by the model summary's <y>_class_values, which scripts change.
 UPDATE mad17_hand_model_summary SET y_class_values = ARRAY[NULL, 7, 8, 9]::int[], dependent_vartype = ARRAY['integer'];
 SELECT madlib.madlib_keras_predict('mad17_hand_model', 'mad17', 'id', 'x', 'mad17_hand_pred', 'prob');
