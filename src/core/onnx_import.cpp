@@ -37,8 +37,8 @@ std::string node_label(const onnx::NodeProto& n, int index) {
 
 constexpr const char* kVocabulary =
     "hopper imports Gemm, MatMul (with Add), Conv, MaxPool, AveragePool, GlobalAveragePool, Flatten, Reshape, "
-    "Transpose (to and from channels-last), BatchNormalization, Relu, Tanh, Sigmoid, Softmax, Dropout and "
-    "Identity in a sequential graph.";
+    "Squeeze, Transpose (to and from channels-last), Pad (of nothing), BatchNormalization, Relu, Tanh, Sigmoid, "
+    "Softmax, Dropout and Identity in a sequential graph.";
 
 // A tensor's float32 values (or int64 values) with its dimensions, checked.
 struct Tensor {
@@ -47,6 +47,16 @@ struct Tensor {
     std::vector<int64_t> i;
     std::size_t count() const { return f.empty() ? i.size() : f.size(); }
 };
+
+// An element type as ONNX names it (DOUBLE, FLOAT16, ...), not its enum number.
+std::string element_type_name(int type) {
+    return onnx::TensorProto_DataType_IsValid(type)
+               ? onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(type))
+               : "number " + std::to_string(type);
+}
+
+const char* const kFloat32Hint =
+    "Export a float32 model: in PyTorch, model.float() (and float32 inputs) before torch.onnx.export.";
 
 Tensor read_tensor(const onnx::TensorProto& t, const std::string& what) {
     Tensor out;
@@ -94,8 +104,10 @@ Tensor read_tensor(const onnx::TensorProto& t, const std::string& what) {
             }
             break;
         default:
-            fail(ErrorKind::FeatureNotSupported, "ONNX " + what + " has element type " + std::to_string(t.data_type()) +
-                                                     "; hopper imports float32 weights (and int64 shapes)");
+            fail(ErrorKind::FeatureNotSupported,
+                 "ONNX " + what + " has element type " + element_type_name(t.data_type()) +
+                     "; hopper imports float32 weights (and int64 shapes)",
+                 "", t.data_type() == onnx::TensorProto::DOUBLE ? kFloat32Hint : "");
     }
     return out;
 }
@@ -158,8 +170,17 @@ public:
         read_input();
         for (int i = 0; i < g_.node_size(); ++i) convert(g_.node(i), i);
         if (g_.output_size() != 1)
-            fail(ErrorKind::FeatureNotSupported,
-                 "the ONNX graph has " + std::to_string(g_.output_size()) + " outputs; hopper imports graphs of one");
+            fail(
+                ErrorKind::FeatureNotSupported,
+                "the ONNX graph has " + std::to_string(g_.output_size()) + " outputs; hopper imports graphs of one",
+                "Its outputs are " +
+                    [&] {
+                        std::string names;
+                        for (const auto& o : g_.output()) names += (names.empty() ? "\"" : ", \"") + o.name() + "\"";
+                        return names;
+                    }() +
+                    ".",
+                "Export the model with one output (the class scores or the prediction).");
         if (g_.output(0).name() != cur_.name)
             fail(ErrorKind::FeatureNotSupported,
                  "the ONNX graph's output \"" + g_.output(0).name() + "\" is not the end of its chain of layers",
@@ -239,7 +260,10 @@ private:
         const onnx::TypeProto& type = in->type();
         if (!type.has_tensor_type() || type.tensor_type().elem_type() != onnx::TensorProto::FLOAT)
             fail(ErrorKind::FeatureNotSupported,
-                 "the ONNX graph's input \"" + in->name() + "\" is not a float32 tensor");
+                 "the ONNX graph's input \"" + in->name() + "\" is not a float32 tensor",
+                 type.has_tensor_type() ? "It is a tensor of " + element_type_name(type.tensor_type().elem_type()) + "."
+                                        : "It is not a tensor.",
+                 kFloat32Hint);
         const onnx::TensorShapeProto& shape = type.tensor_type().shape();
         std::vector<int64_t> dims;
         for (int i = 1; i < shape.dim_size(); ++i) {
@@ -555,6 +579,20 @@ private:
             produce(n, true);
         } else if (op == "Flatten" || op == "Reshape" || op == "Squeeze") {
             reshape(n, index);
+        } else if (op == "Pad") {
+            // torch.onnx writes AvgPool2d(k) (count_include_pad, no padding) as a Pad of zeros before
+            // its AveragePool: nothing to do. Padding of its own hopper has only inside a layer.
+            std::vector<int64_t> pads = attr_ints(n, "pads");  // opset < 11
+            if (n.input_size() > 1 && !n.input(1).empty()) pads = constant(n, index, 1).i;
+            if (std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p != 0; }))
+                unsupported(n, index, "it pads by more than nothing",
+                            "hopper pads only within a convolution or pooling layer (padding \"same\"): give the "
+                            "padding to the Conv or pooling layer instead.");
+            produce(n, cur_.fresh_layer);
+        } else if (op == "Shape") {
+            unsupported(n, index, "it reads a shape while the graph runs (PyTorch's x.view(x.size(0), -1))",
+                        "Flatten with nn.Flatten() or torch.flatten(x, 1), or reshape to (-1, n) with n fixed, and "
+                        "export again.");
         } else if (op == "Transpose") {
             const std::vector<int64_t> perm = attr_ints(n, "perm");
             if (cur_.form == Current::Form::Nhwc && perm == std::vector<int64_t>{0, 3, 1, 2})

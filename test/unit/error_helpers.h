@@ -1,5 +1,5 @@
 // What a call throws, for tests of error branches: its kind (a test failure if it throws nothing)
-// and its message ("" if nothing).
+// and its message, hint and detail ("" if nothing).
 #pragma once
 
 #include <string>
@@ -24,6 +24,22 @@ std::string message_of(F&& f) {
     try {
         f();
     } catch (const Error& e) { return e.message(); }
+    return "";
+}
+
+template <typename F>
+std::string hint_of(F&& f) {
+    try {
+        f();
+    } catch (const Error& e) { return e.hint(); }
+    return "";
+}
+
+template <typename F>
+std::string detail_of(F&& f) {
+    try {
+        f();
+    } catch (const Error& e) { return e.detail(); }
     return "";
 }
 

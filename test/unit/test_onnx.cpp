@@ -20,6 +20,8 @@
 #include "onnx_proto.h"
 
 using namespace hopper;
+using hopper::test::detail_of;
+using hopper::test::hint_of;
 using hopper::test::kind_of;
 using hopper::test::message_of;
 
@@ -337,6 +339,68 @@ TEST(Onnx, AFlattenBeyondTheRowLimitIsRefusedBeforeItIsSized) {
     flat.node("MatMul", {"x", "w"}, "y");
     flat.output("y");
     EXPECT_EQ(kind_of([&] { import_onnx(flat.bytes()); }), ErrorKind::Limit);
+}
+
+// torch.onnx writes nn.AvgPool2d(2) as a Pad of zeros before its AveragePool (every opset torch 1.13
+// writes): a no-op, read through. Padding of its own, and a shape read while the graph runs (the
+// x.view(x.size(0), -1) idiom), are refused saying what to change; a float64 tensor or input is
+// named as DOUBLE (it read "element type 11"), and a graph's outputs are named.
+TEST(Onnx, ZeroPadsPassAndUnsupportedExportsSayWhatToChange) {
+    auto pooled = [](const std::vector<int64_t>& pads) {
+        TorchLike t;
+        t.input({1, 4, 4});
+        t.init_int64("pads", {8}, pads);
+        t.node("Pad", {"x", "pads"}, "p");
+        auto* pool = t.node("AveragePool", {"p"}, "a");
+        auto* k = pool->add_attribute();
+        k->set_name("kernel_shape");
+        k->set_type(onnx::AttributeProto::INTS);
+        k->add_ints(2);
+        k->add_ints(2);
+        auto* st = pool->add_attribute();
+        st->set_name("strides");
+        st->set_type(onnx::AttributeProto::INTS);
+        st->add_ints(2);
+        st->add_ints(2);
+        int_attr(t.node("Flatten", {"a"}, "f"), "axis", 1);
+        t.init("w", {4, 2}, ramp(8, 1));
+        t.node("MatMul", {"f", "w"}, "y");
+        t.output("y");
+        return t;
+    };
+    const OnnxImported im = import_onnx(pooled({0, 0, 0, 0, 0, 0, 0, 0}).bytes());
+    EXPECT_EQ(im.arch.layers[0].kind, LayerKind::AveragePooling2D);
+    EXPECT_EQ(im.arch.input_dim, 16);
+    TorchLike padded = pooled({0, 0, 1, 1, 0, 0, 1, 1});
+    EXPECT_EQ(kind_of([&] { import_onnx(padded.bytes()); }), ErrorKind::FeatureNotSupported);
+    EXPECT_NE(hint_of([&] { import_onnx(padded.bytes()); }).find("padding \"same\""), std::string::npos);
+
+    TorchLike viewed;
+    viewed.input({1, 2, 2});
+    viewed.node("Shape", {"x"}, "s");
+    viewed.output("s");
+    EXPECT_NE(hint_of([&] { import_onnx(viewed.bytes()); }).find("torch.flatten(x, 1)"), std::string::npos);
+
+    TorchLike doubles;
+    doubles.input({3});
+    auto* w = doubles.g->add_initializer();
+    w->set_name("w");
+    w->set_data_type(onnx::TensorProto::DOUBLE);
+    w->add_dims(3);
+    w->add_dims(2);
+    for (int i = 0; i < 6; ++i) w->add_double_data(i);
+    doubles.node("MatMul", {"x", "w"}, "y");
+    doubles.output("y");
+    EXPECT_NE(message_of([&] { import_onnx(doubles.bytes()); }).find("element type DOUBLE"), std::string::npos);
+    EXPECT_NE(hint_of([&] { import_onnx(doubles.bytes()); }).find("model.float()"), std::string::npos);
+
+    TorchLike two;
+    two.input({3});
+    two.init("w", {3, 2}, ramp(6, 1));
+    two.node("MatMul", {"x", "w"}, "y");
+    two.output("y");
+    two.output("z");
+    EXPECT_NE(detail_of([&] { import_onnx(two.bytes()); }).find("\"y\", \"z\""), std::string::npos);
 }
 
 TEST(Onnx, WeightsThatDoNotFitTheirShapeAreCorrupt) {
