@@ -1,6 +1,6 @@
 -- The training statement of fit/fit_multiple runs the segments in parallel: under the settings
 -- hopper applies to its statements (src/pg/runtime/scoped_settings.cpp) the plan of
---   CREATE UNLOGGED TABLE model_output AS SELECT ... hopper.train_segment(...)
+--   CREATE TABLE model_output AS SELECT ... hopper.train_segment(...)
 --   FROM packed JOIN model_input ON dist_key GROUP BY dist_key, mst_key, pos
 -- is Gather -> Parallel Append -> one aggregate per segment, each over its own partitions. This
 -- file builds the working tables the way the run driver (src/pg/training/run.cpp, src/pg/engine/postgres.cpp) does and checks that plan shape, so it
@@ -23,7 +23,7 @@ DO $$
 DECLARE d int;
 BEGIN
     FOR d IN SELECT DISTINCT dist_key FROM public.tap_fmp_packed ORDER BY 1 LOOP
-        EXECUTE format('CREATE UNLOGGED TABLE public.tap_fmp_input_p%s PARTITION OF public.tap_fmp_input FOR VALUES IN (%s)', d, d);
+        EXECUTE format('CREATE TABLE public.tap_fmp_input_p%s PARTITION OF public.tap_fmp_input FOR VALUES IN (%s)', d, d);
     END LOOP;
 END $$;
 ALTER TABLE public.tap_fmp_input ALTER COLUMN model_state SET STORAGE EXTERNAL;
@@ -42,7 +42,7 @@ CREATE FUNCTION pg_temp.node_types(plan jsonb) RETURNS text[] LANGUAGE sql AS $$
 $$;
 
 CREATE TEMP TABLE training_statement AS SELECT
-    'CREATE UNLOGGED TABLE public.tap_fmp_output AS SELECT mi.mst_key, mi.pos, d.dist_key,'
+    'CREATE TABLE public.tap_fmp_output AS SELECT mi.mst_key, mi.pos, d.dist_key,'
     ' hopper.train_segment(mi.model_state, d.independent_var, d.dependent_var, mi.mst_key, d.dist_key) AS model_state'
     ' FROM public.tap_fmp_packed AS d JOIN public.tap_fmp_input AS mi ON d.dist_key OPERATOR(pg_catalog.=) mi.dist_key'
     ' GROUP BY d.dist_key, mi.mst_key, mi.pos'::text AS sql;
@@ -104,7 +104,7 @@ SET LOCAL max_parallel_workers_per_gather = 2;
 
 -- Why CREATE TABLE AS: PostgreSQL 15 runs INSERT ... SELECT of the same query serially.
 SELECT ok((SELECT NOT ('Gather' = ANY (pg_temp.node_types(
-              pg_temp.plan_of(replace(sql, 'CREATE UNLOGGED TABLE public.tap_fmp_output AS', 'INSERT INTO public.tap_fmp_input')))))
+              pg_temp.plan_of(replace(sql, 'CREATE TABLE public.tap_fmp_output AS', 'INSERT INTO public.tap_fmp_input')))))
              FROM training_statement),
           'INSERT ... SELECT would be serial');
 -- Why the settings: without partitionwise aggregation there is no per-segment aggregate under a Parallel Append.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The training statements a real fit_multiple runs are parallel, and hopper.parallel_segments sets
 # how parallel. auto_explain (at NOTICE level, so to this client) prints the JSON plan of every
-# statement hopper runs; the plans of the training statements (CREATE UNLOGGED TABLE ... AS SELECT
+# statement hopper runs; the plans of the training statements (CREATE TABLE ... AS SELECT
 # ... hopper.train_segment ...) are loaded back into the database and checked:
 #   3 models on 3 segments: Gather (3 workers; the leader only gathers) -> Parallel Append -> 3
 #   per-segment aggregates; hopper.parallel_segments = 2: 2 workers; = 1: a serial plan, no Gather;
@@ -44,7 +44,7 @@ SQL
 # the statements planned here are those of the debug record and of Citus.
 capture() {
   local name=$1 mst=$2 setting=$3 packed=${4:-packed} table=${5:-plans}
-  local statement=${6:-'CREATE UNLOGGED TABLE %hopper.train_segment('}
+  local statement=${6:-'CREATE TABLE %hopper.train_segment('}
   q >/dev/null 2>"$TMP/$name.log" <<SQL
 \set SHOW_CONTEXT never
 LOAD 'auto_explain';
