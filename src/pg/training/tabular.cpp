@@ -40,6 +40,9 @@ bool is_text_type(Oid t) {
            call([&] { return get_typtype(t) == TYPTYPE_ENUM; });
 }
 bool is_date_type(Oid t) { return t == DATEOID || t == TIMESTAMPOID || t == TIMESTAMPTZOID; }
+// Read as numbers of seconds: a time of day since midnight, an interval in all (a month as 30 days,
+// as PostgreSQL's epoch of an interval counts it). Time series tables have them.
+bool is_seconds_type(Oid t) { return t == TIMEOID || t == INTERVALOID; }
 bool is_array_type(Oid t) {
     return call([&] { return OidIsValid(get_element_type(t)); });
 }
@@ -51,13 +54,14 @@ std::string type_name(Oid t) {
 [[noreturn]] void refuse_type(const std::string& column, Oid type) {
     fail(ErrorKind::WrongType, "independent column \"" + column + "\" has type " + type_name(type),
          is_array_type(type) ? "An array column must be the only feature (independent_varname names it alone)."
-                             : "Features are numbers, booleans, text, enums, dates and timestamps.",
+                             : "Features are numbers, booleans, text, enums, dates, timestamps, times of day and "
+                               "intervals.",
          is_array_type(type) ? "" : "Cast the column to one of these types in a view, or exclude it.");
 }
 
 // The kind a column's type gets unless the user says otherwise.
 ColumnKind default_kind(const std::string& column, Oid type) {
-    if (is_numeric_type(type)) return ColumnKind::Numeric;
+    if (is_numeric_type(type) || is_seconds_type(type)) return ColumnKind::Numeric;
     if (type == BOOLOID) return ColumnKind::Boolean;
     if (is_date_type(type)) return ColumnKind::Date;
     if (is_text_type(type)) return ColumnKind::Categorical;
@@ -103,6 +107,7 @@ constexpr const char* kLargestFloat8 = "1.7976931348623157e308";
 }  // namespace
 
 std::string float8_sql(const std::string& column_ref, Oid type) {
+    if (is_seconds_type(type)) return "pg_catalog.date_part('epoch', " + column_ref + ")";
     if (type != NUMERICOID) return column_ref + "::pg_catalog.float8";
     // numeric's cast to float8 raises for a value beyond float8's range, either way (22003, naming
     // no column): one beyond its largest becomes that largest, which packing then refuses naming the

@@ -128,6 +128,33 @@ SELECT c ->> 'name' AS name, c ->> 'kind' AS kind, c ->> 'impute' AS impute, c -
 FROM mixed_packed_summary, LATERAL jsonb_array_elements(feature_recipe -> 'columns') AS c;
 -- A timestamp is fractional days since 1970: 2024-01-01 06:00 UTC is day 19723.25.
 SELECT hopper.recipe_features(feature_recipe::text, ARRAY[3, 19723.25]::float8[], ARRAY['1']) FROM mixed_packed_summary;
+-- Times of day and intervals are numbers of seconds (since midnight; in all): a time series' hour
+-- and a duration, NULLs imputed, scaled like any number; raw rows score the same.
+CREATE TABLE timed AS
+SELECT g AS id, TIME '00:00' + g * INTERVAL '37 minutes' AS at, g * INTERVAL '1 hour 30 minutes' AS took,
+       CASE WHEN g % 9 = 0 THEN NULL ELSE INTERVAL '2 days' - g * INTERVAL '1 minute' END AS left_over,
+       (g % 3)::text AS y
+FROM generate_series(1, 60) g;
+SELECT hopper.preprocess('timed', 'timed_packed', 'y', 'at, took, left_over', num_segments => 1,
+                         scale => 'standardize');
+SELECT c ->> 'name' AS name, c ->> 'kind' AS kind, c ->> 'impute' AS impute
+FROM timed_packed_summary, LATERAL jsonb_array_elements(feature_recipe -> 'columns') AS c;
+-- Each is standardized by its seconds: the recipe's centers are the columns' mean seconds (NULLs
+-- imputed by the mean leave it), and row 2 (01:14 is 4,440 s, 3 hours 10,800 s, 2 days - 2 minutes
+-- 172,680 s) encodes from those seconds.
+SELECT c ->> 'name' AS name, round((c -> 'center' ->> 0)::numeric) AS center_seconds,
+       round(t.mean) AS mean_seconds
+FROM timed_packed_summary, LATERAL jsonb_array_elements(feature_recipe -> 'columns') AS c,
+     LATERAL (SELECT avg(date_part('epoch', CASE c ->> 'name' WHEN 'at' THEN at::interval WHEN 'took' THEN took
+                                                               ELSE left_over END))::numeric AS mean FROM timed) t;
+SELECT (hopper.recipe_features(feature_recipe, ARRAY[4440, 10800, 172680]::float8[], ARRAY[]::text[]))[1:3]
+       = (SELECT hopper.recipe_features(s.feature_recipe, ARRAY[date_part('epoch', at), date_part('epoch', took),
+                                        date_part('epoch', left_over)], ARRAY[]::text[]) FROM timed WHERE id = 2)
+       AS row_two_from_seconds
+FROM timed_packed_summary s;
+CALL hopper.fit('timed_packed', 'timed_model', '{"layers": [{"units": 3, "activation": "softmax"}]}', num_iterations => 1);
+SELECT hopper.predict('timed_model', 'timed', 'id', '*', 'timed_pred');
+SELECT count(*) AS rows, count(estimated_y) AS predicted FROM timed_pred;
 
 -- Bad input: each a clear error naming the column, nothing written.
 CREATE FUNCTION try(stmt text) RETURNS text LANGUAGE plpgsql AS $$
