@@ -835,18 +835,16 @@ BEGIN
     x := s->'independent_varname'->>0;
     -- The columns read, by name and by their exact built-in types: a shape column of another role's
     -- type ran that role's implicit cast (to integer, in generate_series) as the caller, a superuser
-    -- training on the table included (a hostile review).
+    -- training on the table included (a hostile review). Another role's type is refused by name.
+    PERFORM madlib.__hopper_require_builtin_columns(t, ARRAY[x, y, x || '_shape', y || '_shape', 'buffer_id'],
+                                                    'packed table');
     IF jsonb_array_length(s->'dependent_varname') <> 1 OR jsonb_array_length(s->'independent_varname') <> 1
        OR (SELECT count(*) FROM pg_attribute WHERE attrelid = t AND NOT attisdropped
              AND ((attname IN (x, y) AND atttypid = 'bytea'::regtype)
                   OR (attname IN (x || '_shape', y || '_shape') AND atttypid = 'int4[]'::regtype)
                   OR (attname = 'buffer_id' AND atttypid IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype)))) <> 5 THEN
-        PERFORM madlib.__hopper_require_builtin_columns(t, ARRAY[x, y, x || '_shape', y || '_shape', 'buffer_id'],
-                                                        'packed table');
         RETURN packed;
     END IF;
-    PERFORM madlib.__hopper_require_builtin_columns(t, ARRAY[x, y, x || '_shape', y || '_shape', 'buffer_id'],
-                                                    'packed table');
     PERFORM madlib.__hopper_drop_temp_table('__hopper_madlib_rows');
     -- Each buffer's bytes are decoded once (OFFSET 0 keeps the planner from pulling the decoding
     -- up into the select list, where it ran once per row: quadratic in the buffer's rows).

@@ -19,28 +19,26 @@ ErrorKind kind_of(F&& f) {
     return ErrorKind::Internal;
 }
 
+// The part `get` takes of the Error `f` throws ("" if it throws none).
+template <typename F, typename Get>
+std::string error_part(F&& f, Get get) {
+    try {
+        f();
+    } catch (const Error& e) { return get(e); }
+    return "";
+}
+
 template <typename F>
 std::string message_of(F&& f) {
-    try {
-        f();
-    } catch (const Error& e) { return e.message(); }
-    return "";
+    return error_part(f, [](const Error& e) { return e.message(); });
 }
-
 template <typename F>
 std::string hint_of(F&& f) {
-    try {
-        f();
-    } catch (const Error& e) { return e.hint(); }
-    return "";
+    return error_part(f, [](const Error& e) { return e.hint(); });
 }
-
 template <typename F>
 std::string detail_of(F&& f) {
-    try {
-        f();
-    } catch (const Error& e) { return e.detail(); }
-    return "";
+    return error_part(f, [](const Error& e) { return e.detail(); });
 }
 
 }  // namespace hopper::test

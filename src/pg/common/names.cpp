@@ -11,6 +11,7 @@ extern "C" {
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
+#include "nodes/makefuncs.h"
 #include "storage/lock.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
@@ -131,6 +132,13 @@ Oid table_oid(const TableName& t) {
     return call([&] {
         Oid nsp = get_namespace_oid(t.schema.c_str(), true);
         return OidIsValid(nsp) ? get_relname_relid(t.name.c_str(), nsp) : InvalidOid;
+    });
+}
+
+Oid lock_table_for_reading(const TableName& t) {
+    return call([&] {
+        RangeVar* rv = makeRangeVar(pstrdup(t.schema.c_str()), pstrdup(t.name.c_str()), -1);
+        return RangeVarGetRelid(rv, AccessShareLock, true);
     });
 }
 

@@ -41,6 +41,9 @@ bool table_exists(const TableName& t);
 bool type_exists(const TableName& t);
 // The table's OID, or InvalidOid if it does not exist.
 Oid table_oid(const TableName& t);
+// The same, locked ACCESS SHARE until the transaction ends (as reading it would), so that it stays
+// the table found.
+Oid lock_table_for_reading(const TableName& t);
 // The role that owns relation `relid` (InvalidOid if there is none), and its name for messages.
 Oid relation_owner(Oid relid);
 std::string role_name(Oid role);

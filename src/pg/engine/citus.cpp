@@ -398,6 +398,10 @@ class CitusEngine final : public Engine {
 public:
     const char* name() const override { return "citus"; }
     bool reads_buffers_locally() const override { return false; }
+    bool is_worker_node(Spi& spi) const override {
+        return spi.scalar_bool(
+            "SELECT COALESCE((SELECT groupid OPERATOR(pg_catalog.>) 0 FROM pg_catalog.pg_dist_local_group), false)");
+    }
 
     // One segment per shard: Citus's shard count (citus.shard_count); one per worker node: the
     // number of nodes that hold shards.

@@ -104,6 +104,9 @@ public:
     // PostgreSQL's partitions), so that the run may read them ahead into its cache (read_ahead.h);
     // not where segments are shards read on other nodes.
     virtual bool reads_buffers_locally() const = 0;
+    // Whether this server runs parts of queries a coordinator sent (a Citus worker): hopper's
+    // registry, on the coordinator, is not here.
+    virtual bool is_worker_node(Spi&) const { return false; }
     // Segments of a new packed table when hopper.preprocess is not told how many. `placement` is
     // preprocess's segment_placement: "" (the engine's default), "shard" or "worker".
     virtual int default_num_segments(Spi& spi, const std::string& placement) = 0;

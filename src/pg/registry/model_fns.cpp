@@ -12,6 +12,7 @@
 #include "hopper/error.h"
 #include "hopper/registry.h"
 #include "pg/common/datum.h"
+#include "pg/engine/engine.h"
 #include "pg/registry/checkpoint_store.h"
 #include "pg/registry/listing.h"
 #include "pg/registry/model_versions.h"
@@ -24,11 +25,7 @@ namespace {
 // the model up on a worker and said it did not exist (a Citus user sweep): say where it ran and how
 // to score the rows instead.
 void refuse_on_citus_worker(Spi& spi, const std::string& name) {
-    const bool on_worker = spi.scalar_bool(
-        "SELECT EXISTS (SELECT FROM pg_catalog.pg_extension WHERE extname OPERATOR(pg_catalog.=) 'citus')"
-        " AND pg_catalog.to_regclass('pg_catalog.pg_dist_local_group') IS NOT NULL");
-    if (!on_worker) return;
-    if (!spi.scalar_bool("SELECT groupid OPERATOR(pg_catalog.>) 0 FROM pg_catalog.pg_dist_local_group")) return;
+    if (!detect_engine(spi)->is_worker_node(spi)) return;
     fail(ErrorKind::FeatureNotSupported, "model \"" + name + "\" is not known on this Citus worker",
          "Citus ran the call on a shard of a distributed table; hopper's registry is on the coordinator.",
          "Score the rows on the coordinator: WITH r AS MATERIALIZED (SELECT * FROM the_table) SELECT "

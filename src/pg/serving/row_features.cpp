@@ -140,7 +140,7 @@ void RowFeatures::compile_for(const std::string& recipe_json) {
                         },
                         [&](const std::vector<std::string>& names) {
                             // A table's row: the message that names the table (and a column's case).
-                            if (composite) (void)recipe_features_sql(source, recipe, "NULL", "");
+                            if (composite) refuse_missing_recipe_columns(source, recipe, names);
                             std::string columns, lacking;
                             for (int a = 0; a < record_->natts; ++a)
                                 if (!TupleDescAttr(record_, a)->attisdropped)

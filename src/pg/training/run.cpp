@@ -36,11 +36,9 @@
 
 extern "C" {
 #include "access/relation.h"
-#include "catalog/namespace.h"
-#include "nodes/makefuncs.h"
+#include "lib/stringinfo.h"
 #include "nodes/nodes.h"
 #include "utils/guc.h"
-#include "utils/lsyscache.h"
 #include "utils/rel.h"
 }
 
@@ -139,6 +137,26 @@ ModelConfig resolve_model_spec(const std::string& arch_json, const std::string& 
 namespace {
 
 // Refuses a model whose input and output widths do not fit a packed table (`what` names it).
+// A linear (or relu, tanh) output on class labels gets the mean squared error on the one-hot
+// targets when no loss is given: it trains, but predict_proba's "probabilities" are not (-0.06,
+// 1.055 in a user sweep of a PyTorch habit: logits out of the last layer). Said once a call.
+void warn_labels_fit_by_squared_error(const std::vector<ModelSpec>& models, const PackedInfo& info) {
+    if (info.response_type != "classification") return;
+    std::vector<int32_t> regressing;
+    for (const ModelSpec& m : models)
+        if (!m.config.compile.loss_given && m.config.compile.loss == Loss::MeanSquaredError)
+            regressing.push_back(m.mst_key);
+    if (regressing.empty()) return;
+    warning(std::to_string(regressing.size()) + " of " + std::to_string(models.size()) +
+                " model configurations fit class labels with the mean squared error",
+            "Their output layer is not softmax or sigmoid (mst_key " + std::to_string(regressing.front()) +
+                (regressing.size() > 1 ? ", ..." : "") +
+                "), so the loss follows it: the mean squared error on "
+                "one-hot targets, and predicted probabilities are not probabilities.",
+            "Give the output layer activation softmax (categorical cross-entropy follows), or pass loss in "
+            "compile_params to keep this one.");
+}
+
 void check_packed_matches(const ModelSpec& m, const PackedInfo& info, const char* what) {
     const Architecture& a = m.config.arch;
     if (a.input_dim != info.independent_dim) {
@@ -251,23 +269,7 @@ void check_model_sizes(std::vector<ModelSpec>& models, const PackedInfo& info, c
     }
     const std::size_t limit =
         std::min<std::size_t>(std::size_t(setting_max_state_mb) * 1024 * 1024, MaxAllocSize - VARHDRSZ);
-    // A linear (or relu, tanh) output on class labels gets the mean squared error on the one-hot
-    // targets when no loss is given: it trains, but predict_proba's "probabilities" are not (-0.06,
-    // 1.055 in a user sweep of a PyTorch habit: logits out of the last layer). Said once a call.
-    std::vector<int32_t> regressing;
-    for (const ModelSpec& m : models)
-        if (info.response_type == "classification" && !m.config.compile.loss_given &&
-            m.config.compile.loss == Loss::MeanSquaredError)
-            regressing.push_back(m.mst_key);
-    if (!regressing.empty())
-        warning(std::to_string(regressing.size()) + " of " + std::to_string(models.size()) +
-                    " model configurations fit class labels with the mean squared error",
-                "Their output layer is not softmax or sigmoid (mst_key " + std::to_string(regressing.front()) +
-                    (regressing.size() > 1 ? ", ..." : "") +
-                    "), so the loss follows it: the mean squared error on "
-                    "one-hot targets, and predicted probabilities are not probabilities.",
-                "Give the output layer activation softmax (categorical cross-entropy follows), or pass loss in "
-                "compile_params to keep this one.");
+    warn_labels_fit_by_squared_error(models, info);
     std::size_t all_states = 0;
     for (const ModelSpec& m : models) {
         check_packed_matches(m, info, "packed table");
@@ -471,19 +473,22 @@ void TrainingRun::set_states(std::vector<std::string> states, uint32_t base, std
 // hostile review), or a column retyped (read as real[] anyway: XX000). Its kind and columns are
 // compared with the run's start too.
 namespace {
+// Only PostgreSQL calls between opening and closing the relation: nothing C++ can throw while it is
+// open.
 std::string relation_shape(Oid relid) {
     return std::string(call([&]() -> const char* {
-        std::string shape(1, get_rel_relkind(relid));
         Relation rel = relation_open(relid, NoLock);
         const TupleDesc desc = RelationGetDescr(rel);
+        StringInfoData shape;
+        initStringInfo(&shape);
+        appendStringInfoChar(&shape, rel->rd_rel->relkind);
         for (int a = 0; a < desc->natts; ++a) {
             const FormData_pg_attribute* att = TupleDescAttr(desc, a);
-            if (att->attisdropped) continue;
-            shape += std::string(";") + NameStr(att->attname) + ":" + std::to_string(att->atttypid) + ":" +
-                     std::to_string(att->atttypmod);
+            if (!att->attisdropped)
+                appendStringInfo(&shape, ";%s:%u:%d", NameStr(att->attname), att->atttypid, att->atttypmod);
         }
         relation_close(rel, NoLock);
-        return pstrdup(shape.c_str());
+        return shape.data;
     }));
 }
 }  // namespace
@@ -526,10 +531,7 @@ bool TrainingRun::ended() const {
 // first did, and says plainly which one went away.
 void TrainingRun::relock_read_tables() {
     for (const ReadTable& t : read_tables_) {
-        const Oid now = call([&] {
-            RangeVar* rv = makeRangeVar(pstrdup(t.name.schema.c_str()), pstrdup(t.name.name.c_str()), -1);
-            return RangeVarGetRelid(rv, AccessShareLock, true);
-        });
+        const Oid now = lock_table_for_reading(t.name);
         const bool changed = now == t.oid && relation_shape(now) != t.shape;
         if (now != t.oid || changed)
             fail(OidIsValid(now) ? ErrorKind::ObjectNotInPrerequisiteState : ErrorKind::UndefinedTable,

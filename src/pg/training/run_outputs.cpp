@@ -229,6 +229,9 @@ void write_run_outputs(Spi& spi, const RunOutputs& outputs) {
         std::vector<double> spread(info.feature_spread.begin(), info.feature_spread.end());
         std::vector<int32_t> dist_keys(info.dist_keys.begin(), info.dist_keys.end());
         const bool classification = info.response_type == "classification";
+        // 0: no fixed number (fit_automl's ring iterations train as many trials as are in a rung).
+        const SqlParam hops =
+            outputs.hops_per_iteration > 0 ? SqlParam::int4(outputs.hops_per_iteration) : SqlParam::null(INT4OID);
         spi.execute(
             "INSERT INTO " + summary_table.quoted() +
                 " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,"
@@ -239,23 +242,33 @@ void write_run_outputs(Spi& spi, const RunOutputs& outputs) {
              SqlParam::text_copy(output.display()),
              req.mst_table_text.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(req.mst_table_text),
              req.arch_table_text.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(req.arch_table_text),
-             SqlParam::text(outputs.method), SqlParam::int4(req.num_iterations),
+             SqlParam::text(outputs.method),
+             SqlParam::int4(req.num_iterations),
              SqlParam::int4(outputs.recorded_metrics_frequency.value_or(req.metrics_frequency)),
-             SqlParam::text(req.exact_training_metrics ? "exact" : "running"), SqlParam::boolean(req.warm_start),
+             SqlParam::text(req.exact_training_metrics ? "exact" : "running"),
+             SqlParam::boolean(req.warm_start),
              req.name.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(req.name),
-             req.description.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(req.description), SqlParam::int4(M),
-             SqlParam::int4(S), SqlParam::int4_array(dist_keys),
-             // 0: no fixed number (fit_automl's ring iterations train as many trials as are in a rung).
-             outputs.hops_per_iteration > 0 ? SqlParam::int4(outputs.hops_per_iteration) : SqlParam::null(INT4OID),
-             SqlParam::text(info.dependent_varname), SqlParam::text(info.independent_varname),
-             SqlParam::text(info.dependent_vartype), SqlParam::text(info.response_type),
+             req.description.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(req.description),
+             SqlParam::int4(M),
+             SqlParam::int4(S),
+             SqlParam::int4_array(dist_keys),
+             hops,
+             SqlParam::text(info.dependent_varname),
+             SqlParam::text(info.independent_varname),
+             SqlParam::text(info.dependent_vartype),
+             SqlParam::text(info.response_type),
              classification ? SqlParam::text_array(info.class_values) : SqlParam::null(TEXTARRAYOID),
-             SqlParam::float8(info.normalizing_const), SqlParam::text(info.scale),
+             SqlParam::float8(info.normalizing_const),
+             SqlParam::text(info.scale),
              center.empty() ? SqlParam::null(FLOAT8ARRAYOID) : SqlParam::float8_array(center),
              spread.empty() ? SqlParam::null(FLOAT8ARRAYOID) : SqlParam::float8_array(spread),
-             SqlParam::int8(info.num_rows), SqlParam::int4_array(evaluated_iterations(history)),
-             SqlParam::float8(train_seconds), SqlParam::float8(hop_seconds), SqlParam::float8(eval_seconds),
-             SqlParam::text(started_at), SqlParam::text(HOPPER_VERSION),
+             SqlParam::int8(info.num_rows),
+             SqlParam::int4_array(evaluated_iterations(history)),
+             SqlParam::float8(train_seconds),
+             SqlParam::float8(hop_seconds),
+             SqlParam::float8(eval_seconds),
+             SqlParam::text(started_at),
+             SqlParam::text(HOPPER_VERSION),
              info.feature_recipe.empty() ? SqlParam::null(TEXTOID) : SqlParam::text(info.feature_recipe)});
     }
 

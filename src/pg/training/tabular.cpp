@@ -473,15 +473,17 @@ std::string recipe_features_sql(const TableName& table, const Recipe& recipe, co
             if (!OidIsValid(type)) return std::nullopt;
             return RecipeColumn{qualifier + quote_ident(name), type};
         },
-        [&](const std::vector<std::string>& names) {
-            if (names.size() == 1) require_column(table, names[0], "independent");  // with its case hint
-            std::string list;
-            for (const std::string& n : names) list += (list.empty() ? "\"" : ", \"") + n + "\"";
-            fail(ErrorKind::UndefinedColumn,
-                 "independent columns " + list + " do not exist in table " + table.display(),
-                 "The model's recipe reads " + std::to_string(recipe.num_columns()) + " columns; " +
-                     std::to_string(names.size()) + " of them are missing.");
-        });
+        [&](const std::vector<std::string>& names) { refuse_missing_recipe_columns(table, recipe, names); });
+}
+
+void refuse_missing_recipe_columns(const TableName& table, const Recipe& recipe,
+                                   const std::vector<std::string>& names) {
+    if (names.size() == 1) require_column(table, names[0], "independent");  // with its case hint
+    std::string list;
+    for (const std::string& n : names) list += (list.empty() ? "\"" : ", \"") + n + "\"";
+    fail(ErrorKind::UndefinedColumn, "independent columns " + list + " do not exist in table " + table.display(),
+         "The model's recipe reads " + std::to_string(recipe.num_columns()) + " columns; " +
+             std::to_string(names.size()) + " of them are missing.");
 }
 
 namespace {

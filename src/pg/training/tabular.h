@@ -66,6 +66,9 @@ struct RecipeColumn {
 std::string recipe_features_sql(const Recipe& recipe, const std::string& recipe_sql,
                                 const std::function<std::optional<RecipeColumn>(const std::string& name)>& column,
                                 const std::function<void(const std::vector<std::string>& names)>& missing);
+// The error of recipe columns `names` lacking in `table` (42703): with one, its case hint.
+[[noreturn]] void refuse_missing_recipe_columns(const TableName& table, const Recipe& recipe,
+                                                const std::vector<std::string>& names);
 
 // The columns a validation table or a prediction names when a recipe decides them: '*' or the
 // recipe's columns in any order (22023 otherwise).

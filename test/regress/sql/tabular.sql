@@ -140,21 +140,24 @@ SELECT hopper.preprocess('timed', 'timed_packed', 'y', 'at, took, left_over', nu
 SELECT c ->> 'name' AS name, c ->> 'kind' AS kind, c ->> 'impute' AS impute
 FROM timed_packed_summary, LATERAL jsonb_array_elements(feature_recipe -> 'columns') AS c;
 -- Each is standardized by its seconds: the recipe's centers are the columns' mean seconds (NULLs
--- imputed by the mean leave it), and row 2 (01:14 is 4,440 s, 3 hours 10,800 s, 2 days - 2 minutes
--- 172,680 s) encodes from those seconds.
+-- imputed by the mean leave it).
 SELECT c ->> 'name' AS name, round((c -> 'center' ->> 0)::numeric) AS center_seconds,
        round(t.mean) AS mean_seconds
 FROM timed_packed_summary, LATERAL jsonb_array_elements(feature_recipe -> 'columns') AS c,
      LATERAL (SELECT avg(date_part('epoch', CASE c ->> 'name' WHEN 'at' THEN at::interval WHEN 'took' THEN took
                                                                ELSE left_over END))::numeric AS mean FROM timed) t;
-SELECT (hopper.recipe_features(feature_recipe, ARRAY[4440, 10800, 172680]::float8[], ARRAY[]::text[]))[1:3]
-       = (SELECT hopper.recipe_features(s.feature_recipe, ARRAY[date_part('epoch', at), date_part('epoch', took),
-                                        date_part('epoch', left_over)], ARRAY[]::text[]) FROM timed WHERE id = 2)
-       AS row_two_from_seconds
-FROM timed_packed_summary s;
 CALL hopper.fit('timed_packed', 'timed_model', '{"layers": [{"units": 3, "activation": "softmax"}]}', num_iterations => 1);
 SELECT hopper.predict('timed_model', 'timed', 'id', '*', 'timed_pred');
 SELECT count(*) AS rows, count(estimated_y) AS predicted FROM timed_pred;
+-- Scoring raw rows reads each as its seconds: predict's probabilities are the model's
+-- forward pass on the recipe applied to the seconds, bit for bit.
+SELECT hopper.predict('timed_model', 'timed', 'id', '*', 'timed_prob', pred_type => 'prob');
+SELECT count(*) AS rows_compared,
+       bool_and(p.prob = hopper.model_forward(m.model_state,
+                   hopper.recipe_features(s.feature_recipe, ARRAY[date_part('epoch', t.at), date_part('epoch', t.took),
+                                          date_part('epoch', t.left_over)], ARRAY[]::text[])::float8[], 1.0, NULL, NULL))
+         AS same_probabilities
+FROM timed_prob p JOIN timed t USING (id), timed_model m, timed_packed_summary s;
 
 -- Bad input: each a clear error naming the column, nothing written.
 CREATE FUNCTION try(stmt text) RETURNS text LANGUAGE plpgsql AS $$
