@@ -1,9 +1,15 @@
 """What every anchor (PyTorch, scikit-learn, numpy) in bench/ runs under, so it runs at its best.
 
-anchor_env(threads): the environment for an anchor's command alone. These machines set
-OPENBLAS_CORETYPE=Haswell and OPENBLAS_L2_SIZE, which force OpenBLAS's older AVX2 kernel: PyTorch's
-MLP epoch took 0.28 s with them and 0.18 s without (issue 29), so they are removed here and only
-here (tests and hopper keep the environment they were given). Thread counts are pinned.
+anchor_env(threads): the environment for an anchor's command alone. Thread counts are pinned, and
+OpenBLAS runs the best kernel this CPU's flags allow (openblas_kernel()):
+- Some machines set OPENBLAS_CORETYPE=Haswell and OPENBLAS_L2_SIZE, forcing the older AVX2 kernel:
+  PyTorch's MLP epoch took 0.28 s with them and 0.18 s without (issue 29, AMD EPYC family 25).
+- OpenBLAS's own detection goes by the CPU model, and on a VM that reports only "Intel(R) Xeon(R)
+  Processor" (family 6, AVX-512 with BF16) OpenBLAS 0.3.21 fell back to its SSE3 kernel (Prescott):
+  float32 GEMM of the MLP's shapes at 30 GFLOP/s against 137 with SkylakeX or Cooperlake, and
+  PyTorch's 5 epochs took 5.98 s (2026-11-29).
+So the kernel is named from the flags in /proc/cpuinfo, here and only here (tests and hopper keep the
+environment they were given). Shell scripts use `python3 bench/anchor.py env THREADS`.
 
 blas_in_use(): inside the anchor, after numpy/torch loaded: the BLAS threadpoolctl sees, as
 "openblas 0.3.21 SkylakeX pthreads". A machine with only Debian's reference BLAS (libblas3) runs
@@ -12,14 +18,36 @@ than report a handicapped figure.
 """
 import os
 
+import sys
+
 FORCED_KERNEL_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+# OpenBLAS 0.3.21's x86-64 kernels, best first, with the CPU flags each needs.
+OPENBLAS_KERNELS = (
+    ("Cooperlake", {"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl", "avx512_bf16"}),
+    ("SkylakeX", {"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"}),
+    ("Haswell", {"avx2", "fma"}),
+    ("Sandybridge", {"avx"}),
+)
+
+
+def openblas_kernel():
+    """The best OpenBLAS kernel this CPU's flags allow, or None (then OpenBLAS detects it itself)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((set(line.split(":", 1)[1].split()) for line in f if line.startswith("flags")), set())
+    except OSError:
+        return None
+    return next((name for name, needs in OPENBLAS_KERNELS if needs <= flags), None)
 
 
 def anchor_env(threads, base=None):
     env = dict(os.environ if base is None else base)
     for var in FORCED_KERNEL_VARS:
         env.pop(var, None)
+    kernel = openblas_kernel()
+    if kernel:
+        env["OPENBLAS_CORETYPE"] = kernel
     for var in THREAD_VARS:
         env[var] = str(threads)
     return env
@@ -32,10 +60,10 @@ def blas_in_use():
     if not blas:
         raise SystemExit("no optimized BLAS is loaded (Debian's reference libblas3?): install "
                          "libopenblas0-pthread, an anchor on the reference BLAS is about 20x slower")
-    forced = [v for v in FORCED_KERNEL_VARS if v in os.environ]
-    if forced:
-        raise SystemExit(f"{', '.join(forced)} set: OpenBLAS would run a forced kernel; run the anchor under "
-                         "bench/anchor.py's anchor_env")
+    kernel = openblas_kernel()
+    if "OPENBLAS_L2_SIZE" in os.environ or os.environ.get("OPENBLAS_CORETYPE") != kernel:
+        raise SystemExit("OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE differ from bench/anchor.py's anchor_env "
+                         f"(kernel {kernel}): OpenBLAS would run another kernel than this CPU's best")
     return "; ".join(f"{i['internal_api']} {i.get('version')} {i.get('architecture')} {i.get('threading_layer')}"
                      for i in blas)
 
@@ -122,3 +150,10 @@ def _parse_text(out, np):
             columns.append(values[:, at].astype(np.int64))
         at += max(w, 1)
     return columns
+
+
+if __name__ == "__main__" and len(sys.argv) == 3 and sys.argv[1] == "env":
+    # `env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(python3 bench/anchor.py env 1) COMMAND` in shell
+    # scripts: the variables anchor_env sets, as VAR=value words.
+    base = {k: v for k, v in os.environ.items() if k not in FORCED_KERNEL_VARS}
+    print(" ".join(f"{k}={v}" for k, v in anchor_env(int(sys.argv[2]), base).items() if base.get(k) != v))

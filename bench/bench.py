@@ -945,8 +945,8 @@ w("`bench/run.sh` (see bench/README.md): a private PostgreSQL tree with this bui
   " samples /proc/PID/status of the backend and its parallel workers every 50 ms. The core alone"
   " (bench/core_alone.cpp) packs the images as preprocess does and calls the same Trainer::train_rows (rows"
   " reshuffled every pass, as fit does by default). PyTorch and scikit-learn (bench/python_mlp.py) reshuffle every epoch, as hopper's fit does by default"
-  " (fit_params shuffle), and run under OMP/OPENBLAS/MKL_NUM_THREADS and torch.set_num_threads, without"
-  " OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE (bench/anchor.py).")
+  " (fit_params shuffle), and run under OMP/OPENBLAS/MKL_NUM_THREADS and torch.set_num_threads, with OpenBLAS's"
+  " best kernel for the CPU's flags (bench/anchor.py).")
 w("")
 
 report = "\n".join(L)

@@ -49,7 +49,7 @@ SQL
   done
   for precision in float32 bfloat16; do
     flag=$([ "$precision" = bfloat16 ] && echo --bf16 || true)
-    r=$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \
+    r=$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(/usr/bin/python3 bench/anchor.py env 1) \
         /usr/bin/python3 bench/python_mlp.py torch --optimizer adam --hidden "$hidden" --epochs "$EPOCHS" --data "$DATA" $flag |
         /usr/bin/python3 -c 'import json, sys; d = json.load(sys.stdin)
 print("%.3f %.4f %s" % (sum(d["epoch_seconds"]) / len(d["epoch_seconds"]), d["test_accuracy"], d["versions"]["blas"]))')

@@ -198,8 +198,8 @@ def report(results, args, loads):
     torch_rows = [c for c in by if not c.startswith("hopper")]
     if torch_rows:
         any_torch = by[torch_rows[0]][0]
-        lines += [f"- PyTorch {any_torch['torch']} on {any_torch['blas']} (threadpoolctl; run without"
-                  " OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE)", ""]
+        lines += [f"- PyTorch {any_torch['torch']} on {any_torch['blas']} (threadpoolctl; the kernel named by"
+                  " bench/anchor.py from the CPU's flags)", ""]
     hopper_rows = [c for c in by if c.startswith("hopper")]
     if hopper_rows:
         lines += ["| hopper | preprocess | preprocess_validation | fit | whole path | CPU s | segments |"

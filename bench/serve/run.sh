@@ -9,8 +9,8 @@
 #  * a batch: every row of t through SELECT (CREATE TABLE AS, as the planner chooses: in parallel;
 #    and in one backend) against hopper.predict into a table, and against PyTorch's forward pass over
 #    the same rows in one thread (the whole path, COPY out of PostgreSQL + forward, and the forward
-#    pass alone), run with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset so that OpenBLAS picks its
-#    kernel itself (reported).
+#    pass alone), run under bench/anchor.py's environment so that OpenBLAS runs this CPU's best
+#    kernel (reported).
 # The model is a Fashion-MNIST-sized MLP (784-128-10) trained one iteration on generated data (the
 # latency does not depend on what it learned).
 # One command: bash bench/serve/run.sh   (needs PGHOST/PGPORT of a cluster with hopper installed, and
@@ -76,7 +76,7 @@ predict=$(percentiles 2)
 
 # The HTTP model service, one keep-alive client.
 port=$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$PYTHON" "$HERE/anchor.py" serve "$WORK/model.json" "$port" >"$WORK/server.log" 2>&1 &
+env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $("$PYTHON" "$HERE/../anchor.py" env 1) "$PYTHON" "$HERE/anchor.py" serve "$WORK/model.json" "$port" >"$WORK/server.log" 2>&1 &
 SERVER_PID=$!
 for _ in $(seq 100); do
   "$PYTHON" -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])))' "$port" 2>/dev/null && break
@@ -137,7 +137,7 @@ read_workers=$(psql -X -At -c "SET parallel_setup_cost = 0" -c "SET parallel_tup
 psql -X -q -At -c "COPY (SELECT label FROM by_select ORDER BY id) TO STDOUT" >"$WORK/labels.txt"
 
 # PyTorch: one thread, OpenBLAS choosing its kernel itself.
-env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$PYTHON" "$HERE/anchor.py" torch "$WORK/model.json" "$WORK/labels.txt" >"$WORK/torch.txt"
+env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $("$PYTHON" "$HERE/../anchor.py" env 1) "$PYTHON" "$HERE/anchor.py" torch "$WORK/model.json" "$WORK/labels.txt" >"$WORK/torch.txt"
 torch_info=$(head -1 "$WORK/torch.txt")
 whole_ms=$(sed -n 's/^whole_ms //p' "$WORK/torch.txt")
 forward_ms=$(sed -n 's/^forward_ms //p' "$WORK/torch.txt")

@@ -56,7 +56,7 @@ SQL
       rows+=("hopper, $segments segment(s), shuffle=$shuffle|$seed|$acc")
     done
   done
-  acc=$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \
+  acc=$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(/usr/bin/python3 bench/anchor.py env 1) \
         /usr/bin/python3 bench/python_mlp.py torch --optimizer adam --epochs "$EPOCHS" --seed "$seed" --data "$DATA" \
         --batch-size 256 | /usr/bin/python3 -c 'import json, sys; d = json.load(sys.stdin); print("%.4f" % d["test_accuracy"], d["versions"]["blas"])')
   echo "PyTorch seed $seed: $acc" >&2
@@ -84,7 +84,7 @@ CALL hopper.fit('shuffle_packed_2', 'shuffle_model',
 SELECT round(validation_metrics_final::numeric, 4) FROM shuffle_model_info;
 SQL
 )
-    t=$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \
+    t=$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(/usr/bin/python3 bench/anchor.py env 1) \
         /usr/bin/python3 bench/python_mlp.py torch --optimizer "$opt" --lr "$lr" --momentum 0 --hidden "$units" \
         --batch-size "$batch" --epochs "$CONFIG_EPOCHS" --seed 1 --data "$DATA" |
         /usr/bin/python3 -c 'import json, sys; print("%.4f" % json.load(sys.stdin)["test_accuracy"])')

@@ -28,6 +28,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from anchor import anchor_env  # noqa: E402
+
 # Each data set: its table, target, task, the columns no tool may read, and the training settings
 # all three tools share. Epochs are what the smallest data sets need to converge with Adam.
 DATASETS = [
@@ -41,8 +44,7 @@ DATASETS = [
          epochs=15, source='vega-datasets flights-20k.json (npm)'),
 ]
 EXCLUDED = ['id', 'is_test']
-ANCHOR_ENV = {k: v for k, v in os.environ.items() if k not in ('OPENBLAS_CORETYPE', 'OPENBLAS_L2_SIZE')}
-ANCHOR_ENV.update(OMP_NUM_THREADS='1', OPENBLAS_NUM_THREADS='1', MKL_NUM_THREADS='1')
+ANCHOR_ENV = anchor_env(1)
 
 
 def psql(sql, *extra):
