@@ -245,6 +245,7 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON hopper.checkpoint_training TO PUBLIC;
 GRANT SELECT, INSERT, UPDATE, DELETE ON hopper.models TO PUBLIC;
 GRANT SELECT, INSERT, UPDATE, DELETE ON hopper.model_versions TO PUBLIC;
 GRANT SELECT, INSERT, UPDATE, DELETE ON hopper.model_aliases TO PUBLIC;
+#include "objects/identity_columns_privileges.sql"
 
 #include "objects/tasks_policies.sql"
 

@@ -349,3 +349,4 @@ DROP FUNCTION hopper.buffer_cache_stats();
 #include "objects/buffer_cache_stats.sql"
 #include "objects/shared_buffer_cache_stats.sql"
 #include "objects/shared_buffer_cache_reset.sql"
+#include "objects/identity_columns_privileges.sql"

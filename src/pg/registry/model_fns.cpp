@@ -117,10 +117,12 @@ HOPPER_FUNCTION(create_model) {
     Spi spi;
     SafeSearchPath path;
     path.enter();
-    // ON CONFLICT waits for a concurrent creator of the same name and then reports it cleanly.
+    // ON CONFLICT waits for a concurrent creator of the same name and then reports it cleanly; only
+    // the name's conflict (any other is an error of its own, not "already exists").
     spi.execute(
         "INSERT INTO hopper.models (name, description, metadata, labels, notes)"
-        " VALUES ($1, $2, $3::pg_catalog.jsonb, $4, $5) ON CONFLICT DO NOTHING RETURNING model_id",
+        " VALUES ($1, $2, $3::pg_catalog.jsonb, $4, $5) ON CONFLICT ((pg_catalog.lower(name))) DO NOTHING"
+        " RETURNING model_id",
         {SqlParam::text(name), nullable(description), SqlParam::text(metadata), SqlParam::text_array(labels),
          nullable(notes)});
     if (spi.rows() == 0) {

@@ -282,6 +282,34 @@ SELECT try($$INSERT INTO hopper.model_alias_history (model_id, model_name, alias
 RESET ROLE;
 SELECT count(*) AS history_naming_alice_model FROM hopper.model_alias_history WHERE model_name = 'alice-model';
 
+-- Mallory claims the ids the registry hands out next (INSERT ... OVERRIDING SYSTEM VALUE): with
+-- INSERT on the whole tables, every later run, task, checkpoint and model of every other role failed
+-- with 23505 until she deleted them. PUBLIC may not insert into an identity column.
+SET ROLE hopper_att_mallory;
+SELECT try($$INSERT INTO hopper.tasks (task_id, task_type) OVERRIDING SYSTEM VALUE
+             SELECT g, 'SQUAT' FROM generate_series((SELECT max(task_id) + 1 FROM hopper.tasks), (SELECT max(task_id) + 50 FROM hopper.tasks)) g$$);
+SELECT try($$INSERT INTO hopper.models (model_id, name) OVERRIDING SYSTEM VALUE
+             SELECT g, 'squat' || g FROM generate_series((SELECT max(model_id) + 1 FROM hopper.models), (SELECT max(model_id) + 50 FROM hopper.models)) g$$);
+SELECT try($$INSERT INTO hopper.runs (run_id) OVERRIDING SYSTEM VALUE VALUES (1000)$$);
+SELECT try($$INSERT INTO hopper.run_records (run_id) OVERRIDING SYSTEM VALUE VALUES (1000)$$);
+SELECT try($$INSERT INTO hopper.checkpoints (checkpoint_id) OVERRIDING SYSTEM VALUE VALUES (1000)$$);
+SELECT try($$INSERT INTO hopper.model_versions (version_id) OVERRIDING SYSTEM VALUE VALUES (1000)$$);
+SELECT try($$INSERT INTO hopper.model_alias_history (change_id) OVERRIDING SYSTEM VALUE VALUES (1000)$$);
+-- Her own rows still take their ids from the sequences.
+SELECT try($$INSERT INTO hopper.tasks (task_type) VALUES ('SQUAT')$$);
+RESET ROLE;
+SELECT table_name, column_name FROM information_schema.column_privileges
+WHERE table_schema = 'hopper' AND grantee = 'PUBLIC' AND privilege_type = 'INSERT'
+  AND (table_name, column_name) IN (SELECT c.relname::text, a.attname::text FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+                                    WHERE c.relnamespace = 'hopper'::regnamespace AND a.attidentity <> '');
+-- Alice's next run, task and model take the next ids as before.
+SET ROLE hopper_att_alice;
+CALL hopper.fit('alice_packed', 'alice_m2', '{"input_dim": 2, "layers": [{"units": 3, "activation": "softmax"}]}',
+                $$optimizer='SGD(lr=0.1)', metrics=['accuracy']$$, '', 1);
+SELECT hopper.create_model('alice-model-2') > 0 AS created;
+SELECT hopper.create_task('IMPORT', 'after the squat') > 0 AS created;
+RESET ROLE;
+
 -- A superuser may reassign rows (someone left).
 UPDATE hopper.models SET owner = 'hopper_att_bob' WHERE name = 'alice-model';
 SELECT owner FROM hopper.models WHERE name = 'alice-model';
