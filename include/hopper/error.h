@@ -18,6 +18,7 @@ enum class ErrorKind {
     NullValue,                     // 22004: a required argument is NULL
     UndefinedTable,                // 42P01
     UndefinedColumn,               // 42703
+    AmbiguousColumn,               // 42702: e.g. a row with two columns of a name the recipe reads
     DuplicateTable,                // 42P07
     WrongType,                     // 42804: a column or argument has an unusable type
     InvalidName,                   // 42602: a table name that cannot be parsed

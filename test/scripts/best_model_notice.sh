@@ -47,4 +47,14 @@ got=$(best_in_notice out_default "")
   fail "the data do not set training loss against validation loss as this test needs"
 got=$(best_in_notice out_training ", searcher_metric => 'training_loss'")
 [ "$got" = "$learner" ] || fail "by training loss (searcher_metric) the best is mst_key $learner, the NOTICE said '$got'"
-echo "best_model_notice: ok (validation loss: mst_key $still; training loss: mst_key $learner)"
+# fit_automl without a validation table ranks trials on the training rows, and says so also when
+# searcher_metric names the metric: training accuracy rewarded an overfit configuration (two trials
+# tied at 1.0 on 93 rows, a user sweep) as silently as the loss would.
+for metric in "" ", searcher_metric => 'accuracy'"; do
+  out=$(q -c "SET client_min_messages = notice" -c "CALL hopper.fit_automl('pts_packed', 'out_automl$([ -n "$metric" ] && echo _m)',
+          'arch', automl_method => 'successive_halving', num_configs => 2, max_iterations => 2, eta => 2,
+          random_state => 3 $metric)" 2>&1)
+  grep -q 'NOTICE:  trials are ranked by .*, on the training rows' <<<"$out" ||
+    fail "fit_automl without validation_table (searcher_metric: '${metric:-default}') did not say it ranks on the training rows: $out"
+done
+echo "best_model_notice: ok (validation loss: mst_key $still; training loss: mst_key $learner; fit_automl on training rows said so)"

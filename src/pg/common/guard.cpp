@@ -59,6 +59,7 @@ static int sqlstate_for(ErrorKind kind) {
         case ErrorKind::ObjectNotInPrerequisiteState: return ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE;
         case ErrorKind::SerializationFailure: return ERRCODE_T_R_SERIALIZATION_FAILURE;
         case ErrorKind::DiskFull: return ERRCODE_DISK_FULL;
+        case ErrorKind::AmbiguousColumn: return ERRCODE_AMBIGUOUS_COLUMN;
         case ErrorKind::FeatureNotSupported: return ERRCODE_FEATURE_NOT_SUPPORTED;
     }
     return ERRCODE_INTERNAL_ERROR;

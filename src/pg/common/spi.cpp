@@ -652,12 +652,12 @@ std::string Spi::bytes(uint64_t row, int col) const {
     return bytea_to_string(d);
 }
 
-std::vector<double> Spi::float8_array(uint64_t row, int col) const {
+std::vector<double> Spi::float8_array(uint64_t row, int col, const std::string& what) const {
     bool isnull;
     Datum d = datum(row, col, &isnull);
     if (isnull) return {};
     ensure_snapshot();
-    return float_array_to_vector(d, "array");
+    return float_array_to_vector(d, what.c_str());
 }
 
 std::vector<int64_t> Spi::int_array(uint64_t row, int col) const {

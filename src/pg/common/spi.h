@@ -138,7 +138,8 @@ public:
     double number(uint64_t row, int col) const;     // float4/float8/numeric/ints
     bool boolean(uint64_t row, int col) const;
     std::string bytes(uint64_t row, int col) const;  // bytea
-    std::vector<double> float8_array(uint64_t row, int col) const;
+    // `what` names the array in errors (a NULL element).
+    std::vector<double> float8_array(uint64_t row, int col, const std::string& what = "array") const;
     std::vector<int64_t> int_array(uint64_t row, int col) const;
     std::vector<std::string> text_array(uint64_t row, int col) const;
     // The raw value (valid until the next execute) and its type.

@@ -126,33 +126,42 @@ void RowFeatures::compile_for(const std::string& recipe_json) {
     });
     std::vector<Oid> types = {TEXTOID};
     const std::string sql =
-        "SELECT " + recipe_features_sql(
-                        recipe, "$1::pg_catalog.text",
-                        [&](const std::string& name) -> std::optional<RecipeColumn> {
-                            for (int a = 0; a < record_->natts; ++a) {
-                                const FormData_pg_attribute* att = TupleDescAttr(record_, a);
-                                if (att->attisdropped || name != NameStr(att->attname)) continue;
-                                record_columns_.push_back(a);
-                                types.push_back(att->atttypid);
-                                return RecipeColumn{"$" + std::to_string(types.size()), att->atttypid};
-                            }
-                            return std::nullopt;
-                        },
-                        [&](const std::vector<std::string>& names) {
-                            // A table's row: the message that names the table (and a column's case).
-                            if (composite) refuse_missing_recipe_columns(source, recipe, names);
-                            std::string columns, lacking;
-                            for (int a = 0; a < record_->natts; ++a)
-                                if (!TupleDescAttr(record_, a)->attisdropped)
-                                    columns += (columns.empty() ? "" : ", ") +
-                                               quote_ident(NameStr(TupleDescAttr(record_, a)->attname));
-                            for (const std::string& n : names) lacking += (lacking.empty() ? "\"" : ", \"") + n + "\"";
-                            fail(ErrorKind::UndefinedColumn,
-                                 std::string(names.size() == 1 ? "the row has no column " : "the row has no columns ") +
-                                     lacking + ", which the model's recipe reads",
-                                 "The row's columns are " + (columns.empty() ? std::string("none") : columns) + ".",
-                                 "Select the model's feature columns under their names in the training table.");
-                        });
+        "SELECT " +
+        recipe_features_sql(
+            recipe, "$1::pg_catalog.text",
+            [&](const std::string& name) -> std::optional<RecipeColumn> {
+                int found = -1;
+                for (int a = 0; a < record_->natts; ++a) {
+                    const FormData_pg_attribute* att = TupleDescAttr(record_, a);
+                    if (att->attisdropped || name != NameStr(att->attname)) continue;
+                    // A join's row (SELECT ... FROM a JOIN b) can name a column twice: the
+                    // first one was scored without a word (a user sweep).
+                    if (found >= 0)
+                        fail(ErrorKind::AmbiguousColumn,
+                             "the row has two columns named \"" + name + "\", which the model's recipe reads", "",
+                             "Select the model's feature columns once each, under their names.");
+                    found = a;
+                }
+                if (found < 0) return std::nullopt;
+                record_columns_.push_back(found);
+                types.push_back(TupleDescAttr(record_, found)->atttypid);
+                return RecipeColumn{"$" + std::to_string(types.size()), TupleDescAttr(record_, found)->atttypid};
+            },
+            [&](const std::vector<std::string>& names) {
+                // A table's row: the message that names the table (and a column's case).
+                if (composite) refuse_missing_recipe_columns(source, recipe, names);
+                std::string columns, lacking;
+                for (int a = 0; a < record_->natts; ++a)
+                    if (!TupleDescAttr(record_, a)->attisdropped)
+                        columns +=
+                            (columns.empty() ? "" : ", ") + quote_ident(NameStr(TupleDescAttr(record_, a)->attname));
+                for (const std::string& n : names) lacking += (lacking.empty() ? "\"" : ", \"") + n + "\"";
+                fail(ErrorKind::UndefinedColumn,
+                     std::string(names.size() == 1 ? "the row has no column " : "the row has no columns ") + lacking +
+                         ", which the model's recipe reads",
+                     "The row's columns are " + (columns.empty() ? std::string("none") : columns) + ".",
+                     "Select the model's feature columns under their names in the training table.");
+            });
     compile(sql, types, context, expr_, econtext_, params_);
     params_->params[0].value = recipe_text;
     params_->params[0].isnull = false;

@@ -163,8 +163,11 @@ public:
                                 return s + (p.class_values.size() > 20 ? ", ..." : "");
                             }() +
                             ".",
-                        "Leave its rows out, or pack the training table with num_classes for classes still to "
-                        "come; a quantity (a count, an amount) is packed with response_type => 'regression'.");
+                        // num_classes pads the training's classes with "<padding k>" slots that no label
+                        // fills, so it is no way out here (a user sweep followed that hint in vain).
+                        "Leave its rows out (e.g. in a view), or pack the training table from rows that include "
+                        "that class; a quantity (a count, an amount) is packed with response_type => "
+                        "'regression'.");
                 yrow[it->second] = 1.0f;
             } else {
                 values_.clear();

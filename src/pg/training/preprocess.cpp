@@ -720,10 +720,26 @@ void check_recipe_columns(const Recipe& recipe, const std::string& independent_v
             "Pass '*' to read them.");
 }
 
+// The dependent column named among the features: a recipe dropped it without a word while the
+// summary kept listing it, and numbers would have packed the answer into every row (a user sweep).
+void refuse_dependent_as_feature(const std::string& independent_varname, const std::string& dependent) {
+    if (independent_varname == "*") return;
+    std::vector<std::string> columns;
+    try {
+        columns = split_column_list(independent_varname, "independent_varname");
+    } catch (const Error&) {
+        return;  // described, and refused, with the features
+    }
+    if (std::find(columns.begin(), columns.end(), dependent) != columns.end())
+        fail(ErrorKind::InvalidParameter, "independent_varname names the dependent column \"" + dependent + "\"", "",
+             "Leave it out of the features: a model that reads its answer learns nothing.");
+}
+
 PackedInfo pack_table(Spi& spi, const PackOptions& opt) {
     const bool validation = !opt.training_packed_table.empty() || opt.training_layout;
     Source src = describe_dependent(opt.source_table, opt.dependent_varname,
                                     validation ? "validation source table" : "source table");
+    refuse_dependent_as_feature(opt.independent_varname, src.dependent);
     // Features as numbers are described first, as they always were (their errors come first); a
     // recipe's columns once the recipe (validation) or the options (training) are known.
     const ScaleKind scale = parse_scale_kind(opt.scale);

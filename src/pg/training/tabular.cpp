@@ -46,6 +46,11 @@ bool is_seconds_type(Oid t) { return t == TIMEOID || t == INTERVALOID; }
 bool is_array_type(Oid t) {
     return call([&] { return OidIsValid(get_element_type(t)); });
 }
+// An array of numbers (PostgreSQL's built-in numeric types): a recipe's array column, read as real[].
+bool is_numeric_array_type(Oid t) {
+    return t == INT2ARRAYOID || t == INT4ARRAYOID || t == INT8ARRAYOID || t == FLOAT4ARRAYOID || t == FLOAT8ARRAYOID ||
+           t == NUMERICARRAYOID;
+}
 
 std::string type_name(Oid t) {
     return call([&] { return format_type_be(t); });
@@ -53,10 +58,9 @@ std::string type_name(Oid t) {
 
 [[noreturn]] void refuse_type(const std::string& column, Oid type) {
     fail(ErrorKind::WrongType, "independent column \"" + column + "\" has type " + type_name(type),
-         is_array_type(type) ? "An array column must be the only feature (independent_varname names it alone)."
-                             : "Features are numbers, booleans, text, enums, dates, timestamps, times of day and "
-                               "intervals.",
-         is_array_type(type) ? "" : "Cast the column to one of these types in a view, or exclude it.");
+         "Features are numbers, booleans, text, enums, dates, timestamps, times of day, intervals and arrays of "
+         "numbers.",
+         "Cast the column to one of these types in a view, or exclude it.");
 }
 
 // The kind a column's type gets unless the user says otherwise.
@@ -65,13 +69,21 @@ ColumnKind default_kind(const std::string& column, Oid type) {
     if (type == BOOLOID) return ColumnKind::Boolean;
     if (is_date_type(type)) return ColumnKind::Date;
     if (is_text_type(type)) return ColumnKind::Categorical;
+    if (is_numeric_array_type(type)) return ColumnKind::Array;
     refuse_type(column, type);
 }
 
 // A kind the user asks for must be one the type can be read as.
 void check_kind(const std::string& column, Oid type, ColumnKind kind) {
     const ColumnKind natural = default_kind(column, type);
-    if (kind == natural || kind == ColumnKind::Categorical) return;
+    if (kind == natural) return;
+    // An array is one: its elements are not categories, and no other column is an array.
+    if (natural == ColumnKind::Array || kind == ColumnKind::Array)
+        fail(ErrorKind::WrongType,
+             "column \"" + column + "\" of type " + type_name(type) + " cannot be read as " + to_string(kind),
+             natural == ColumnKind::Array ? "An array of numbers is read as an array of features."
+                                          : "Only arrays of numbers are read as arrays of features.");
+    if (kind == ColumnKind::Categorical) return;
     // At prediction the kind is the recipe's, fixed when the model was trained: a cast is the way out.
     const char* cast = kind == ColumnKind::Numeric   ? "::float8"
                        : kind == ColumnKind::Boolean ? "::boolean"
@@ -124,9 +136,11 @@ std::string float8_sql(const std::string& column_ref, Oid type) {
 namespace {
 
 // How a column is read: numbers, booleans (0/1) and dates (days since 1970-01-01) as float8, categories
-// as text. Only pg_catalog's casts, functions and operators.
+// as text, arrays of numbers as real[] (fitting and encoding read the same floats). Only pg_catalog's
+// casts, functions and operators.
 std::string cell_sql(const std::string& column_ref, Oid type, ColumnKind kind) {
     switch (kind) {
+        case ColumnKind::Array: return column_ref + "::pg_catalog.float4[]";
         case ColumnKind::Categorical:
             // Types whose text follows the session's settings, named by the defaults' text.
             if (session_dependent_text(type)) return "hopper.category_text(" + column_ref + ")";
@@ -232,7 +246,6 @@ void apply_options(const TableName& table, const std::string& text, std::vector<
         auto apply_option = [&](const std::string& key, const json& v) {
             if (key == "kind") {
                 spec->kind = parse_column_kind(as_text(key, v));
-                if (spec->kind == ColumnKind::Array) refuse_type(column, type);
                 check_kind(column, type, spec->kind);
             } else if (key == "impute") {
                 spec->impute = parse_imputation(as_text(key, v));
@@ -308,6 +321,7 @@ struct CachedRecipe {
     std::string text;
     std::optional<Recipe> recipe;
     std::vector<Cell> cells;
+    std::vector<float> floats;  // the array columns' values
     std::vector<float> out;
 };
 
@@ -319,9 +333,13 @@ bool needs_recipe(Spi& spi, const TableName& table, const TabularRequest& req) {
     std::string any_null;
     for (const auto& c : columns) {
         const Oid t = column_type(table, c);
-        // Missing columns and single arrays are today's path (and its errors); an array among other
-        // columns is refused by describe_features as before.
-        if (!OidIsValid(t) || is_array_type(t)) return false;
+        // Missing columns and a single array are packed as numbers (and their errors); an array among
+        // other columns is an array column of a recipe.
+        if (!OidIsValid(t)) return false;
+        if (is_array_type(t)) {
+            if (columns.size() == 1) return false;
+            return true;
+        }
         if (!is_numeric_type(t)) return true;
         any_null += (any_null.empty() ? "" : " OR ") + quote_ident(c) + " IS NULL";
     }
@@ -337,7 +355,7 @@ TabularColumns describe_tabular(Spi& spi, const TableName& table, const TabularR
         ColumnSpec spec;
         spec.name = c;
         spec.kind = default_kind(c, t);
-        if (spec.kind == ColumnKind::Numeric || spec.kind == ColumnKind::Date) spec.scale = req.default_scale;
+        if (spec.kind != ColumnKind::Categorical && spec.kind != ColumnKind::Boolean) spec.scale = req.default_scale;
         out.specs.push_back(spec);
         types.push_back(t);
     }
@@ -361,7 +379,8 @@ void notice_unscaled(const std::vector<ColumnSpec>& specs, const std::vector<dou
     int count = 0;
     for (std::size_t c = 0; c < specs.size(); ++c) {
         const ColumnSpec& s = specs[c];
-        if (s.scale != ScaleKind::None || (s.kind != ColumnKind::Numeric && s.kind != ColumnKind::Date) ||
+        if (s.scale != ScaleKind::None ||
+            (s.kind != ColumnKind::Numeric && s.kind != ColumnKind::Date && s.kind != ColumnKind::Array) ||
             largest[c] <= kLargeUnscaled)
             continue;
         if (++count <= 5) names += (names.empty() ? "" : ", ") + quote_ident(s.name);
@@ -439,6 +458,7 @@ std::string fit_recipe(Spi& spi, const TableName& table, const TabularColumns& c
     for (std::size_t i = 0; i < cols.cell_sql.size(); ++i) select += (i ? ", " : "") + cols.cell_sql[i];
     std::vector<Cell> row(cols.specs.size());
     std::vector<std::string> texts(cols.specs.size());
+    std::vector<std::vector<float>> arrays(cols.specs.size());
     std::vector<double> largest(cols.specs.size(), 0.0);  // of each column's magnitudes
     spi.open_cursor("SELECT " + select + " FROM " + table.quoted() + row_filter);
     while (spi.fetch(kFetchBatch) > 0) {
@@ -450,6 +470,12 @@ std::string fit_recipe(Spi& spi, const TableName& table, const TabularColumns& c
                 } else if (cols.specs[c].kind == ColumnKind::Categorical) {
                     texts[c] = spi.text(r, int(c));
                     row[c] = Cell(std::string_view(texts[c]));
+                } else if (cols.specs[c].kind == ColumnKind::Array) {
+                    // real[] (cell_sql): the doubles are floats, exactly.
+                    const std::vector<double> v = spi.float8_array(r, int(c), "array \"" + cols.specs[c].name + "\"");
+                    arrays[c].assign(v.begin(), v.end());
+                    for (float x : arrays[c]) largest[c] = std::max(largest[c], double(std::fabs(x)));
+                    row[c] = Cell(arrays[c].data(), int(arrays[c].size()));
                 } else {
                     row[c] = Cell(spi.number(r, int(c)));
                     largest[c] = std::max(largest[c], std::fabs(row[c].number));
@@ -526,20 +552,30 @@ std::string recipe_features_sql(const Recipe& recipe, const std::string& recipe_
         missing(lacking);
         fail(ErrorKind::Internal, "recipe columns are missing and nothing said so");
     }
-    std::string numbers, texts;
+    std::string numbers, texts, arrays = "'{}'::pg_catalog.float4[]", lengths;
+    bool any_array = false;
     for (int c = 0; c < recipe.num_columns(); ++c) {
         const std::string& name = recipe.column_names()[std::size_t(c)];
         const ColumnKind kind = recipe.column_kind(c);
         const RecipeColumn& found = *found_columns[std::size_t(c)];
         const Oid type = found.type;
-        if (kind == ColumnKind::Array) refuse_type(name, type);
         check_kind(name, type, kind);
         if (kind == ColumnKind::Categorical) warn_unmatchable_categories(name, type, recipe.categories(name));
+        const std::string cell = cell_sql(found.sql, type, kind);
+        if (kind == ColumnKind::Array) {
+            // The arrays end to end, and each one's length (NULL for a NULL array, which
+            // array_cat skips) to tell them apart.
+            any_array = true;
+            arrays = "pg_catalog.array_cat(" + arrays + ", " + cell + ")";
+            lengths += (lengths.empty() ? "" : ", ") + std::string("pg_catalog.cardinality(") + cell + ")";
+            continue;
+        }
         std::string& list = kind == ColumnKind::Categorical ? texts : numbers;
-        list += (list.empty() ? "" : ", ") + cell_sql(found.sql, type, kind);
+        list += (list.empty() ? "" : ", ") + cell;
     }
     return "hopper.recipe_features(" + recipe_sql + ", ARRAY[" + numbers + "]::pg_catalog.float8[], ARRAY[" + texts +
-           "]::pg_catalog.text[])";
+           "]::pg_catalog.text[]" +
+           (any_array ? ", " + arrays + ", ARRAY[" + lengths + "]::pg_catalog.int4[]" : std::string()) + ")";
 }
 
 }  // namespace hopper::pg
@@ -547,10 +583,11 @@ std::string recipe_features_sql(const Recipe& recipe, const std::string& recipe_
 using namespace hopper;
 using namespace hopper::pg;
 
-// recipe_features(recipe text, numbers float8[], texts text[]) -> real[]: a raw row's features by a
-// recipe; numbers are the row's numeric, boolean and date columns in recipe order, texts its
-// categorical ones (NULLs allowed). Packing and prediction both go through it, so a row encodes bit
-// for bit the same.
+// recipe_features(recipe text, numbers float8[], texts text[] [, arrays real[], array_lengths int4[]])
+// -> real[]: a raw row's features by a recipe; numbers are the row's numeric, boolean and date columns
+// in recipe order, texts its categorical ones (NULLs allowed), arrays its array columns end to end
+// with their lengths (NULL for a NULL array). Packing and prediction both go through it, so a row
+// encodes bit for bit the same.
 HOPPER_FUNCTION(recipe_features) {
     require_not_null(fcinfo, 0, "recipe");
     require_not_null(fcinfo, 1, "numbers");
@@ -579,6 +616,17 @@ HOPPER_FUNCTION(recipe_features) {
     Datum* text_values = nullptr;
     bool* text_nulls = nullptr;
     int text_count = 0;
+    Datum* array_values = nullptr;
+    bool* array_nulls = nullptr;
+    int array_count = 0;
+    Datum* length_values = nullptr;
+    bool* length_nulls = nullptr;
+    int length_count = 0;
+    const bool with_arrays = PG_NARGS() == 5;
+    if (with_arrays) {
+        require_not_null(fcinfo, 3, "arrays");
+        require_not_null(fcinfo, 4, "array_lengths");
+    }
     call([&] {
         ArrayType* a = PG_GETARG_ARRAYTYPE_P(1);
         if (ARR_ELEMTYPE(a) != FLOAT8OID) elog(ERROR, "recipe_features: numbers must be float8[]");
@@ -586,12 +634,47 @@ HOPPER_FUNCTION(recipe_features) {
         ArrayType* b = PG_GETARG_ARRAYTYPE_P(2);
         if (ARR_ELEMTYPE(b) != TEXTOID) elog(ERROR, "recipe_features: texts must be text[]");
         deconstruct_array(b, TEXTOID, -1, false, TYPALIGN_INT, &text_values, &text_nulls, &text_count);
+        if (!with_arrays) return;
+        ArrayType* c = PG_GETARG_ARRAYTYPE_P(3);
+        if (ARR_ELEMTYPE(c) != FLOAT4OID) elog(ERROR, "recipe_features: arrays must be real[]");
+        deconstruct_array(c, FLOAT4OID, 4, true, TYPALIGN_INT, &array_values, &array_nulls, &array_count);
+        ArrayType* d = PG_GETARG_ARRAYTYPE_P(4);
+        if (ARR_ELEMTYPE(d) != INT4OID) elog(ERROR, "recipe_features: array_lengths must be integer[]");
+        deconstruct_array(d, INT4OID, 4, true, TYPALIGN_INT, &length_values, &length_nulls, &length_count);
     });
+    // The array columns' floats, split by their lengths below.
+    std::vector<float>& floats = cache->floats;
+    floats.resize(std::size_t(array_count));
+    for (int i = 0; i < array_count; ++i)
+        floats[std::size_t(i)] = array_nulls[i] ? 0.0f : DatumGetFloat4(array_values[i]);
     std::vector<Cell>& cells = cache->cells;
     cells.assign(std::size_t(recipe.num_columns()), Cell());
-    int n = 0, t = 0;
+    int n = 0, t = 0, a = 0;
+    int64_t used = 0;  // of the arrays' floats
     for (int c = 0; c < recipe.num_columns(); ++c) {
-        if (recipe.column_kind(c) == ColumnKind::Categorical) {
+        if (recipe.column_kind(c) == ColumnKind::Array) {
+            if (a >= length_count) {
+                ++a;  // counted as missing below
+                continue;
+            }
+            if (!length_nulls[a]) {
+                const int32 length = DatumGetInt32(length_values[a]);
+                if (length < 0 || used + length > array_count)
+                    fail(ErrorKind::Data, "array_lengths do not match arrays",
+                         length < 0
+                             ? "A length is negative."
+                             : "The lengths add up to more than the " + std::to_string(array_count) + " floats given.");
+                for (int i = 0; i < length; ++i)
+                    if (array_nulls[used + i])
+                        fail(ErrorKind::NullValue,
+                             "array column \"" + recipe.column_names()[std::size_t(c)] + "\" contains NULL elements",
+                             "Element " + std::to_string(i + 1) + " is NULL.",
+                             "Arrays are not imputed: filter such rows out, e.g. with a view.");
+                cells[std::size_t(c)] = Cell(floats.data() + used, length);
+                used += length;
+            }
+            ++a;
+        } else if (recipe.column_kind(c) == ColumnKind::Categorical) {
             if (t >= text_count) break;
             if (!text_nulls[t]) {
                 text* v = (text*)DatumGetPointer(text_values[t]);
@@ -604,10 +687,16 @@ HOPPER_FUNCTION(recipe_features) {
             ++n;
         }
     }
-    if (n != num_count || t != text_count || n + t != recipe.num_columns())
+    if (n != num_count || t != text_count || a != length_count || n + t + a != recipe.num_columns())
         fail(ErrorKind::Data, "the row does not match the recipe",
              "The recipe has " + std::to_string(recipe.num_columns()) + " columns; the row gives " +
-                 std::to_string(num_count) + " numbers and " + std::to_string(text_count) + " texts.");
+                 std::to_string(num_count) + " numbers, " + std::to_string(text_count) + " texts and " +
+                 std::to_string(length_count) + " arrays.",
+             a > length_count ? "The recipe reads array columns: pass them as arrays and array_lengths." : "");
+    if (used != array_count)
+        fail(ErrorKind::Data, "array_lengths do not match arrays",
+             "The lengths add up to " + std::to_string(used) + " of the " + std::to_string(array_count) +
+                 " floats given.");
     cache->out.resize(std::size_t(recipe.width()));
     recipe.apply(cells.data(), cells.size(), cache->out.data());
     PG_RETURN_DATUM(make_float4_array(cache->out.data(), {recipe.width()}));

@@ -76,7 +76,7 @@ SELECT n, try(s, ARRAY['out_pre']) FROM (VALUES
     (13, $$SELECT hopper.preprocess('pts', 'out_pre', 'no_col', 'x')$$),
     (14, $$SELECT hopper.preprocess('pts', 'out_pre', 'y', 'no_col')$$),
     (15, $$SELECT hopper.preprocess('pts', 'out_pre', 'y, id', 'x')$$),
-    (16, $$SELECT hopper.preprocess('pts', 'out_pre', 'y', 'x, a')$$),
+    (16, $$SELECT hopper.preprocess('pts', 'out_pre', 'y', 'x, a', columns => '{"x": {"kind": "numeric"}}')$$),
     (17, $$SELECT hopper.preprocess('pts', 'out_pre', 'y', '')$$),
     (18, $$SELECT hopper.preprocess('pts', 'out_pre', 'y', 'x"; DROP TABLE pts; --')$$),
     (19, $$SELECT hopper.preprocess('json_features', 'out_pre', 'y', 'x')$$),

@@ -182,7 +182,7 @@ SELECT n, try(s) FROM (VALUES
     (2, $$SELECT hopper.preprocess('gems', 'out', 'price', '*', exclude_columns => 'nope')$$),
     (3, $$SELECT hopper.preprocess('odd', 'out', 'y', 'id, doc')$$),
     (4, $$SELECT hopper.preprocess('odd', 'out', 'y', '*')$$),
-    (5, $$SELECT hopper.preprocess('odd', 'out', 'y', 'id, arr')$$),
+    (5, $$SELECT hopper.preprocess('odd', 'out', 'y', 'id, arr', columns => '{"arr": {"kind": "categorical"}}')$$),
     (6, $$SELECT hopper.preprocess('odd', 'out', 'y', 'id, empty')$$),
     (7, $$SELECT hopper.preprocess('odd', 'out', 'one', 'id, code')$$),
     (8, $$SELECT hopper.preprocess('odd', 'out', 'y', '*', exclude_columns => 'id, doc, arr, empty, code, one, label, nolabel')$$),
@@ -370,6 +370,71 @@ SELECT hopper.preprocess('coded', 'coded_without', 'label', '*', exclude_columns
 SELECT hopper.preprocess('coded', 'coded_capped', 'label', '*', num_segments => 1,
                          columns => '{"code": {"max_categories": 10}}');
 SELECT independent_dim FROM coded_packed_summary;
+
+
+-- An array of numbers beside other columns (an embedding, readings) is an array column of the
+-- recipe: its elements are features, scaled per element, never imputed. It was refused ("an array
+-- column must be the only feature").
+CREATE TABLE readings AS SELECT g AS id, (ARRAY['north', 'south', 'east'])[1 + g % 3] AS site,
+       ARRAY[g % 7, (g % 5) * 10, g % 2]::float8[] AS sensor, ARRAY[g % 4, g % 3]::int[] AS codes,
+       (g % 11)::numeric AS load, CASE WHEN g % 7 > 3 THEN 'high' ELSE 'low' END AS level
+FROM generate_series(1, 240) g;
+SELECT hopper.preprocess('readings', 'readings_packed', 'level', '*', exclude_columns => 'id', num_segments => 2,
+                         scale => 'standardize', columns => '{"codes": {"scale": "none"}}');
+SELECT c ->> 'name' AS name, c ->> 'kind' AS kind, c ->> 'width' AS width, c ->> 'scale' AS scale
+FROM readings_packed_summary, LATERAL jsonb_array_elements(feature_recipe -> 'columns') AS c;
+SELECT independent_dim FROM readings_packed_summary;
+-- The same columns named, in another order: the recipe follows the list.
+SELECT hopper.preprocess('readings', 'readings_listed', 'level', 'codes, load, sensor', num_segments => 1);
+SELECT (SELECT array_agg(c ->> 'name') FROM jsonb_array_elements(feature_recipe -> 'columns') c) AS columns
+FROM readings_listed_summary;
+-- A row's features: the arrays end to end with their lengths.
+SELECT hopper.recipe_features(feature_recipe, ARRAY[3]::float8[], ARRAY['north'], ARRAY[1, 20, 1, 2, 0]::real[],
+                              ARRAY[3, 2]) AS features
+FROM readings_packed_summary;
+CALL hopper.fit('readings_packed', 'readings_model',
+                '{"layers": [{"units": 16, "activation": "relu"}, {"units": 2, "activation": "softmax"}]}',
+                $$optimizer='Adam(lr=0.01)', metrics=['accuracy']$$, 'batch_size=16', 30, name => 'tabular_readings');
+SELECT (training_metrics_final > 0.9) AS learned FROM readings_model_info;
+SELECT hopper.create_model('readings') > 0 AS created;
+SELECT hopper.register_model_version('readings', (SELECT uuid FROM hopper.best_checkpoints b JOIN hopper.runs r USING (run_id)
+                                                  WHERE r.name = 'tabular_readings' LIMIT 1)) AS version;
+-- Scored one row at a time, the table's rows give the forward pass on the recipe's features.
+SELECT count(*) AS rows_compared,
+       bool_and(hopper.predict_proba('readings', r) = hopper.model_forward(m.model_state,
+                   hopper.recipe_features(s.feature_recipe, ARRAY[r.load]::float8[], ARRAY[r.site],
+                       pg_catalog.array_cat(r.sensor::real[], r.codes::real[]), ARRAY[3, 2])::float8[], 1.0, NULL, NULL))
+           AS same_probabilities
+FROM readings r, readings_model m, readings_packed_summary s;
+SELECT avg((hopper.predict_class('readings', r) = r.level)::int) > 0.9 AS accurate FROM readings r;
+-- What a row's arrays can be wrong with, and a hand-made call's.
+SELECT n, try(s) FROM (VALUES
+    (1, $$SELECT hopper.predict_class('readings', r) FROM (SELECT id, site, NULL::float8[] AS sensor, codes, load FROM readings LIMIT 1) r$$),
+    (2, $$SELECT hopper.predict_class('readings', r) FROM (SELECT id, site, ARRAY[1, 2]::float8[] AS sensor, codes, load FROM readings LIMIT 1) r$$),
+    (3, $$SELECT hopper.predict_class('readings', r) FROM (SELECT id, site, ARRAY[1, NULL, 2]::float8[] AS sensor, codes, load FROM readings LIMIT 1) r$$),
+    (4, $$SELECT hopper.predict_class('readings', r) FROM (SELECT id, site, ARRAY[1, 'NaN', 2]::float8[] AS sensor, codes, load FROM readings LIMIT 1) r$$),
+    (5, $$SELECT hopper.predict_class('readings', r) FROM (SELECT id, site, ARRAY['1', '2', '3']::text[] AS sensor, codes, load FROM readings LIMIT 1) r$$),
+    (6, $$SELECT hopper.recipe_features((SELECT feature_recipe FROM readings_packed_summary), ARRAY[3]::float8[], ARRAY['north'])$$),
+    (7, $$SELECT hopper.recipe_features((SELECT feature_recipe FROM readings_packed_summary), ARRAY[3]::float8[], ARRAY['north'], ARRAY[1, 2, 3, 4, 5]::real[], ARRAY[3, 3])$$),
+    (8, $$SELECT hopper.recipe_features((SELECT feature_recipe FROM readings_packed_summary), ARRAY[3]::float8[], ARRAY['north'], ARRAY[1, 2, 3, 4, 5, 6]::real[], ARRAY[3, 2])$$),
+    (9, $$SELECT hopper.recipe_features((SELECT feature_recipe FROM readings_packed_summary), ARRAY[3]::float8[], ARRAY['north'], ARRAY[1, 2, 3, 4, 5]::real[], ARRAY[-1, 6])$$),
+    (10, $$SELECT hopper.recipe_features((SELECT feature_recipe FROM readings_packed_summary), ARRAY[3]::float8[], ARRAY['north'], ARRAY[1, NULL, 3, 4, 5]::real[], ARRAY[3, 2])$$),
+    (11, $$SELECT hopper.preprocess('readings', 'out', 'level', 'site, sensor', columns => '{"sensor": {"kind": "categorical"}}')$$),
+    (12, $$SELECT hopper.preprocess('readings', 'out', 'level', 'site, load', columns => '{"load": {"kind": "array"}}')$$),
+    (13, $$SELECT hopper.preprocess('readings', 'out', 'level', 'site, sensor', columns => '{"sensor": {"impute": "mean"}}')$$),
+    -- a join's row naming a recipe's column twice was scored by the first one, without a word
+    (14, $$SELECT hopper.predict_class('readings', r) FROM (SELECT a.site, a.sensor, a.codes, a.load, b.load FROM readings a JOIN readings b USING (id) LIMIT 1) r$$),
+    -- the target among its own features was dropped from the recipe while the summary listed it
+    (15, $$SELECT hopper.preprocess('readings', 'out', 'level', 'site, level')$$),
+    (16, $$SELECT hopper.preprocess('pts', 'out', 'y', 'a, y')$$)
+) AS t(n, s) ORDER BY n;
+CREATE TABLE ragged AS SELECT g AS id, 'a' || g % 2 AS site, CASE WHEN g = 7 THEN ARRAY[1]::float8[] ELSE ARRAY[g, g]::float8[] END AS v,
+       CASE WHEN g = 9 THEN NULL ELSE ARRAY[1, 2]::int[] END AS w, (g % 2)::text AS y
+FROM generate_series(1, 20) g;
+SELECT n, try(s) FROM (VALUES
+    (1, $$SELECT hopper.preprocess('ragged', 'out', 'y', 'site, v')$$),
+    (2, $$SELECT hopper.preprocess('ragged', 'out', 'y', 'site, w')$$)
+) AS t(n, s) ORDER BY n;
 
 RESET client_min_messages;
 DROP SCHEMA test_tabular CASCADE;
