@@ -471,11 +471,15 @@ public:
     // from shard to shard. (Packing reads every row on the coordinator anyway.) Other tables as on
     // plain PostgreSQL.
     TableName packing_source(Spi& spi, const TableName& table, const std::vector<std::string>& columns) override {
-        if (spi.scalar_int("SELECT pg_catalog.count(*) FROM pg_catalog.pg_dist_partition"
-                           " WHERE logicalrelid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
-                           {SqlParam::text_copy(table.quoted())}) == 0)
-            return postgres_engine()->packing_source(spi, table, columns);
+        if (!spreads_table(spi, table)) return postgres_engine()->packing_source(spi, table, columns);
         return packing_copy(spi, table, columns);
+    }
+
+    bool spreads_table(Spi& spi, const TableName& table) const override {
+        return spi.scalar_int(
+                   "SELECT pg_catalog.count(*) FROM pg_catalog.pg_dist_partition"
+                   " WHERE logicalrelid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
+                   {SqlParam::text_copy(table.quoted())}) > 0;
     }
 
     std::unique_ptr<ModelHopper> model_hopper(Spi& spi, const TableName& packed, const std::vector<int32_t>& dist_keys,

@@ -107,6 +107,10 @@ public:
     // Whether this server runs parts of queries a coordinator sent (a Citus worker): hopper's
     // registry, on the coordinator, is not here.
     virtual bool is_worker_node(Spi&) const { return false; }
+    // Whether the engine spreads `table` over other nodes (a Citus distributed or reference table):
+    // parallel workers cannot read it (Citus refuses them), so a group of processes training a
+    // local table leaves its evaluation to statements.
+    virtual bool spreads_table(Spi&, const TableName&) const { return false; }
     // Segments of a new packed table when hopper.preprocess is not told how many. `placement` is
     // preprocess's segment_placement: "" (the engine's default), "shard" or "worker".
     virtual int default_num_segments(Spi& spi, const std::string& placement) = 0;

@@ -92,7 +92,8 @@ struct Resolved {
     std::vector<std::string> class_values;
     bool class_values_null = true;
     FeatureScaling scaling;
-    std::string feature_recipe;  // JSON, for a model trained on a table's own columns; else ""
+    std::string feature_recipe;       // JSON, for a model trained on a table's own columns; else ""
+    std::string independent_varname;  // as packed: an array column, or numeric columns packed as numbers
 };
 
 struct ResolutionEntry {
@@ -115,8 +116,9 @@ std::shared_ptr<const Resolved> read_resolution(const std::string& model_name, s
     spi.execute(
         "SELECT e.checkpoint_uuid::pg_catalog.text, c.checksum, e.response_type, e.class_values,"
         " e.normalizing_const, e.feature_center::pg_catalog.float8[], e.feature_spread::pg_catalog.float8[],"
-        " e.feature_recipe::pg_catalog.text FROM hopper.model_versions_expanded e JOIN hopper.checkpoints c ON c.checkpoint_id = e.checkpoint_id"
-        " WHERE e.version_id = $1",
+        " e.feature_recipe::pg_catalog.text, x.data OPERATOR(pg_catalog.->>) 'independent_varname'"
+        " FROM hopper.model_versions_expanded e JOIN hopper.checkpoints c ON c.checkpoint_id = e.checkpoint_id"
+        " JOIN hopper.checkpoints_expanded x ON x.checkpoint_id = e.checkpoint_id WHERE e.version_id = $1",
         {SqlParam::int8(v.version_id)});
     if (spi.rows() != 1)
         fail(ErrorKind::UndefinedObject,
@@ -133,6 +135,7 @@ std::shared_ptr<const Resolved> read_resolution(const std::string& model_name, s
     for (double c : spi.float8_array(0, 5)) r->scaling.center.push_back(float(c));
     for (double s : spi.float8_array(0, 6)) r->scaling.spread.push_back(float(s));
     if (!spi.is_null(0, 7)) r->feature_recipe = spi.text(0, 7);
+    if (!spi.is_null(0, 8)) r->independent_varname = spi.text(0, 8);
     path.leave();
     return r;
 }
@@ -260,6 +263,29 @@ CallSite& call_site(FunctionCallInfo fcinfo, const std::string& key, const std::
     return *site;
 }
 
+// A row given to a model packed from numbers (an array column, or numeric columns without NULLs):
+// there is no recipe to read the row with, and the way out names the model's own columns (the
+// message said "not trained on a table's columns" of a model trained on a table's columns, and the
+// Citus hint's `predict_class('m', r)` failed so for an array model: two sweeps).
+[[noreturn]] void refuse_row_without_recipe(const Resolved& r, Answer answer) {
+    const std::string& columns = r.independent_varname;
+    const bool list = columns.find(',') != std::string::npos;
+    const char* fn = answer == Answer::Class   ? "predict_class"
+                     : answer == Answer::Proba ? "predict_proba"
+                                               : "predict_value";
+    const std::string call = "hopper." + std::string(fn) + "(" + quote_literal(r.model_name) + ", " +
+                             (list ? "ARRAY[" + columns + "]" : "t." + columns) + ")";
+    fail(ErrorKind::InvalidParameter, describe(r) + " has no feature recipe to read a row with",
+         columns.empty() ? "It was packed from numbers, not from a table's columns by a recipe."
+         : list          ? "It was packed from the numbers of columns " + columns +
+                      ", not by a recipe (numeric columns without NULLs or per-column options are packed as numbers)."
+                : "It was packed from the numbers of array column " + columns + ", not by a recipe.",
+         columns.empty() ? "Pass the row's features as an array."
+                         : "Pass " + std::string(list ? "them as an array" : "that column") + ", e.g. " + call +
+                               " FROM t; or pack the table with independent_varname => '*' (and exclude_columns), "
+                               "which gives a recipe that reads rows.");
+}
+
 Datum predict_by_name(FunctionCallInfo fcinfo, Answer answer) {
     const std::string model_name = arg_text(fcinfo, 0, "model_name");
     // No features, no prediction, as hopper.predict's table has it: the unmatched side of a LEFT
@@ -279,9 +305,7 @@ Datum predict_by_name(FunctionCallInfo fcinfo, Answer answer) {
     if (site.row_form) {
         // A table's row (the record form): its features by the model's recipe, as predict reads them.
         const Datum row = PG_GETARG_DATUM(1);
-        if (site.resolved->feature_recipe.empty())
-            fail(ErrorKind::InvalidParameter, describe(*site.resolved) + " was not trained on a table's columns",
-                 "It has no feature recipe to read a row with.", "Pass the row's features as an array.");
+        if (site.resolved->feature_recipe.empty()) refuse_row_without_recipe(*site.resolved, answer);
         const RowType row_type = row_type_of(row);
         if (!site.row || site.row->row_type() != row_type)
             site.row = row_features_for(row_type, site.resolved->feature_recipe);

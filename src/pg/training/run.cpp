@@ -643,8 +643,14 @@ RingEvaluation TrainingRun::evaluation_due(const Ring& ring) const {
         if (strategy_.evaluates(*this, ring.models[k])) due.due.push_back(k);
     if (due.due.empty() || !setting_overlap_evaluation) return due;
     if (plan_.req->exact_training_metrics) due.tables.push_back({plan_.tables->packed, plan_.tables->info.dist_keys});
-    if (const std::optional<PackedInfo>& vinfo = plan_.tables->validation)
-        due.tables.push_back({vinfo->table, vinfo->dist_keys});
+    if (const std::optional<PackedInfo>& vinfo = plan_.tables->validation) {
+        // A local packed table trains in a group of processes on a Citus coordinator too; a
+        // validation table Citus distributes (preprocess_validation distributes it there) is not
+        // theirs to read: fit_multiple failed with "cannot use 2PC in transactions involving
+        // multiple servers" (a Citus sweep).
+        if (!validation_spread_) validation_spread_ = detect_engine(spi_)->spreads_table(spi_, vinfo->table);
+        if (!*validation_spread_) due.tables.push_back({vinfo->table, vinfo->dist_keys});
+    }
     return due;
 }
 

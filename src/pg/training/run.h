@@ -334,6 +334,8 @@ private:
     RunProgress progress_;
     std::unique_ptr<RunAreaScope> area_;     // buffers detoasted and states trained in this run are shared through it
     std::unique_ptr<ReadAhead> read_ahead_;  // filling area_'s buffer cache ahead (stopped before area_ goes)
+    // Whether the engine spreads the validation table over other nodes (evaluation_due), once.
+    mutable std::optional<bool> validation_spread_;
     struct ReadTable {
         TableName name;
         Oid oid;

@@ -86,6 +86,17 @@ SELECT e.mst_key, abs(e.loss - i.validation_loss_final) < 1e-9 AS same_loss, e.r
 FROM hopper.evaluate('cz_out', 'cz_valid_packed') e JOIN cz_out_info i USING (mst_key) ORDER BY mst_key;
 SELECT hopper.predict('cz_out', 'cz_valid', 'id', 'x', 'cz_predicted', mst_key => 1);
 SELECT count(*) AS rows, avg((p.estimated_label = v.label)::int) > 0.9 AS accurate FROM cz_predicted p JOIN cz_valid v USING (id);
+-- A packed table left on the coordinator (undistributed) trains as on one server, in one group of
+-- processes; its validation table, which preprocess_validation distributes, is evaluated by
+-- statements: the group's parallel workers cannot read a Citus table ("cannot use 2PC in
+-- transactions involving multiple servers", a Citus sweep). The same models as the distributed run.
+SELECT hopper.preprocess('cz_points', 'cz_local_packed', 'label', 'x', buffer_size => 20, num_segments => 4, seed => 5);
+SELECT undistribute_table('cz_local_packed');
+CALL hopper.fit_multiple('cz_local_packed', 'cz_local_out', 'cz_mst', 2, 'cz_valid_packed', 1);
+SELECT count(*) AS models,
+       bool_and(hopper.model_weights(l.model_state) = hopper.model_weights(d.model_state)) AS same_models,
+       bool_and(abs(li.validation_loss_final - di.validation_loss_final) < 1e-9) AS same_validation_loss
+FROM cz_local_out l JOIN cz_out d USING (mst_key) JOIN cz_local_out_info li USING (mst_key) JOIN cz_out_info di USING (mst_key);
 -- Scoring rows by a registered model's name: the registry is on the coordinator, and Citus runs a
 -- select list over a distributed table on its shards, where the model is not known -- said so with
 -- the way out; the rows of a MATERIALIZED CTE are scored on the coordinator, as hopper.predict does.

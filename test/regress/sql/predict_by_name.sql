@@ -107,8 +107,19 @@ SELECT hopper.predict_value('pbn-lin', ARRAY[3, 4]) = hopper.predict_value('pbn-
 -- hopper.predict's table warns), not a silent NULL per row.
 SELECT count(*) AS rows, count(hopper.predict_value('pbn-lin', ARRAY[3e38 + g * 0, 3e38]::float8[])) AS answered
 FROM generate_series(1, 3) g;
--- A model trained on an array column has no recipe to read a table's row with.
+-- A model trained on an array column has no recipe to read a table's row with; the way out names
+-- the column. So has a model packed from numeric columns without NULLs (packed as numbers): the
+-- way out is their array (the message said "not trained on a table's columns" of such a model).
 SELECT pg_temp.try($$SELECT hopper.predict_value('pbn-lin', l) FROM pbn_lin l LIMIT 1$$) AS row_without_recipe;
+CREATE TABLE pbn_cols AS SELECT id, x[1] AS a, x[2] AS b, y FROM pbn_lin;
+SELECT hopper.preprocess('pbn_cols', 'pbn_cols_packed', 'y', 'a, b', buffer_size => 50, num_segments => 1);
+CALL hopper.fit('pbn_cols_packed', 'pbn_cols_m', '{"input_dim": 2, "layers": [{"units": 1, "activation": "linear"}]}',
+    '{"loss": "mse", "optimizer": "sgd", "learning_rate": 0.01}', '{"batch_size": 10}', 1, name => 'pbn_cols_fit');
+SELECT hopper.create_model('pbn-cols') > 0 AS created;
+SELECT hopper.register_model_version('pbn-cols', (SELECT uuid FROM hopper.latest_checkpoints WHERE run_name = 'pbn_cols_fit')) AS v1;
+SELECT pg_temp.try($$SELECT hopper.predict_value('pbn-cols', c) FROM pbn_cols c LIMIT 1$$) AS columns_without_recipe;
+SELECT count(*) AS rows, bool_and(hopper.predict_value('pbn-cols', ARRAY[c.a, c.b]) IS NOT NULL) AS scored_as_hinted
+FROM pbn_cols c;
 
 -- ---- this session's registry changes take effect at once, and are undone with a rollback ----
 CREATE TABLE pbn_one AS SELECT x FROM pbn_points WHERE id = 7;
