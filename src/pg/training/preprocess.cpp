@@ -742,9 +742,15 @@ PackedInfo pack_table(Spi& spi, const PackOptions& opt) {
     refuse_dependent_as_feature(opt.independent_varname, src.dependent);
     // Features as numbers are described first, as they always were (their errors come first); a
     // recipe's columns once the recipe (validation) or the options (training) are known.
-    const ScaleKind scale = parse_scale_kind(opt.scale);
+    const bool auto_scale = opt.scale == "auto";
+    const ScaleKind scale = auto_scale ? ScaleKind::None : parse_scale_kind(opt.scale);
     TabularRequest tabular{opt.independent_varname, src.dependent, opt.exclude_columns, opt.columns_json, scale};
     const bool recipe = needs_recipe(spi, src.table, tabular);
+    // A table's own columns are standardized unless told otherwise: left raw, as numbers are, a
+    // model on survival's lung table reached 0.627 training accuracy where the majority class has
+    // 0.724, on attrition 0.750 against 0.839, with the defaults (0.741 and 0.870 standardized; a
+    // user sweep of 12 new tables).
+    if (auto_scale && recipe) tabular.default_scale = ScaleKind::Standardize;
     if (!recipe) src = describe_source(std::move(src), opt.independent_varname);
     TableName out = resolve_output_table(opt.output_table, "output table");
     TableName summary = out.with_suffix("_summary");
@@ -881,7 +887,7 @@ HOPPER_FUNCTION(preprocess) {
     opt.buffer_size = layout.buffer_size;
     opt.num_segments = layout.num_segments;
     opt.normalizing_const = arg_float8_or(fcinfo, 6, 1.0);
-    opt.scale = arg_text_or(fcinfo, 7, "none");
+    opt.scale = arg_text_or(fcinfo, 7, "auto");
     opt.seed = uint64_t(arg_int_or(fcinfo, 8, 0));
     opt.response_type = arg_text_or(fcinfo, 9, "auto");
     opt.segment_placement = arg_text_or(fcinfo, 10, "");

@@ -22,6 +22,8 @@ struct PackOptions {
     int num_segments = 0;                       // 0: default
     BufferFill buffer_fill = BufferFill::Even;  // how rows fill the buffers (MADlib's: Full)
     double normalizing_const = 1.0;
+    // none, standardize, minmax, or auto: standardize a table's own columns (a recipe), none for
+    // numbers (an array column, numeric columns without NULLs: MADlib's way).
     std::string scale = "none";
     uint64_t seed = 0;
     std::string response_type = "auto";

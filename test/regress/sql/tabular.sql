@@ -122,7 +122,7 @@ CREATE TABLE mixed AS
 SELECT g AS id, g % 4 AS zip, CASE WHEN g % 5 = 0 THEN NULL ELSE g % 7 END AS n,
        TIMESTAMPTZ '2024-01-01 00:00+00' + g * INTERVAL '6 hours' AS at, (g % 2)::text AS y
 FROM generate_series(1, 40) g;
-SELECT hopper.preprocess('mixed', 'mixed_packed', 'y', 'zip, n, at', num_segments => 1,
+SELECT hopper.preprocess('mixed', 'mixed_packed', 'y', 'zip, n, at', num_segments => 1, scale => 'none',
                          columns => '{"zip": {"kind": "categorical"}, "n": {"impute": "constant", "impute_value": -1}}');
 SELECT c ->> 'name' AS name, c ->> 'kind' AS kind, c ->> 'impute' AS impute, c -> 'fill' AS fill, c -> 'categories' AS categories
 FROM mixed_packed_summary, LATERAL jsonb_array_elements(feature_recipe -> 'columns') AS c;
@@ -312,15 +312,20 @@ FROM moods_alter m JOIN moods_pred p USING (id);
 DROP TABLE moods_alter;
 SELECT hopper.delete_model('moods');
 
--- Numeric and date columns that go in unscaled with large values are named in a NOTICE (scale =>
--- 'none' is the default; a network barely trained on diamonds' raw price); scaled or small ones not.
+-- A table's own columns are standardized by default (scale => 'auto'); asked to go in unscaled
+-- (scale => 'none', MADlib's default), numeric and date columns with large values are named in a
+-- NOTICE (a network barely trained on diamonds' raw price); scaled or small ones not.
 CREATE TABLE big_raw AS SELECT g AS id, g * 37.5 AS price, (g % 7)::float8 AS small, DATE '2020-01-01' + g AS day,
        (ARRAY['a', 'b'])[1 + g % 2] AS label FROM generate_series(1, 60) g;
 SET client_min_messages = notice;
-SELECT hopper.preprocess('big_raw', 'big_raw_packed', 'label', '*', exclude_columns => 'id', num_segments => 1);
+SELECT hopper.preprocess('big_raw', 'big_raw_packed', 'label', '*', exclude_columns => 'id', num_segments => 1, scale => 'none');
 SELECT hopper.preprocess('big_raw', 'big_raw_scaled', 'label', '*', exclude_columns => 'id', num_segments => 1, scale => 'standardize');
 SELECT hopper.preprocess('big_raw', 'big_raw_small', 'label', 'small', exclude_columns => 'id', num_segments => 1);
-SELECT hopper.preprocess('big_raw', 'big_raw_one', 'label', '*', exclude_columns => 'id, day', num_segments => 1);
+SELECT hopper.preprocess('big_raw', 'big_raw_one', 'label', '*', exclude_columns => 'id, day', num_segments => 1, scale => 'none');
+SELECT hopper.preprocess('big_raw', 'big_raw_auto', 'label', '*', exclude_columns => 'id', num_segments => 1);
+SELECT (SELECT array_agg(DISTINCT c ->> 'scale') FROM jsonb_array_elements(feature_recipe -> 'columns') c
+        WHERE c ->> 'kind' <> 'categorical') AS scale_by_default, scale AS summary_scale
+FROM big_raw_auto_summary;
 -- So is a regression target with large values (salaries in the hundred thousands trained to an RMSE
 -- worse than the mean's); a small one not.
 SELECT hopper.preprocess('big_raw', 'big_raw_target', 'price', 'small, id', num_segments => 1);
