@@ -168,3 +168,7 @@ CREATE TABLE labels AS SELECT g % 60 AS label, ARRAY[g % 7, g % 5]::real[] AS x 
 SELECT hopper.preprocess('calls', 'calls_packed', 'calls', 'x');
 SELECT hopper.preprocess('calls', 'calls_labels', 'calls', 'x', response_type => 'classification');
 SELECT hopper.preprocess('labels', 'labels_packed', 'label', 'x');
+-- Test scores: 61 values from 400 to 700, none rare, 40 rows each -- neither dense nor thin, but
+-- spread over a range twice as wide as their number, as codes of classes are not: a WARNING.
+CREATE TABLE scores AS SELECT 400 + (g % 61) * 5 AS score, ARRAY[g % 7, g % 5]::real[] AS x FROM generate_series(1, 2440) g;
+SELECT hopper.preprocess('scores', 'scores_packed', 'score', 'x', num_segments => 1);
