@@ -336,6 +336,7 @@ DROP FUNCTION hopper.preprocess_validation(text, text, text, text, text, integer
 -- fit: compile_params, fit_params and num_iterations have defaults (the shortest call); fit_multiple's
 -- num_iterations too.
 #include "objects/fit.sql"
+#include "objects/fit_data_parallel.sql"
 #include "objects/fit_multiple.sql"
 
 -- ONNX export and import (issue 28).

@@ -186,6 +186,11 @@ CALL hopper.fit_data_parallel('hc_packed', 'hc_dp_diverged',
     '{"input_dim": 2, "layers": [{"units": 16, "activation": "relu"}, {"units": 6, "activation": "softmax"}]}',
     $$optimizer='SGD(lr=1e30)'$$, 'batch_size=25', 2);
 SELECT status FROM hc_dp_diverged_info;
+-- With fit's defaults (compile_params, fit_params, num_iterations): the call a user makes after fit's
+-- was refused ("procedure ... does not exist", a Citus sweep).
+CALL hopper.fit_data_parallel('hc_packed', 'hc_dp_defaults',
+    '{"input_dim": 2, "layers": [{"units": 16, "activation": "relu"}, {"units": 6, "activation": "softmax"}]}');
+SELECT s.num_iterations, i.compile_params, i.fit_params, i.metrics_type FROM hc_dp_defaults_summary s, hc_dp_defaults_info i;
 RESET client_min_messages;
 SET client_min_messages = warning;
 
