@@ -69,7 +69,11 @@ citus.enable_statistics_collection = off"
     for i in $(seq 1 "$WORKERS"); do names+=("worker$i"); done
     i=0
     for name in "${names[@]}"; do
-      HOPPER_TEST_PORT=$((PORT + i)) HOPPER_PRELOAD='citus,hopper' HOPPER_EXTRA_CONF="$conf" \
+      # citus.local_hostname: how a node reaches itself (its own socket), e.g. when a node added later
+      # makes Citus copy reference tables: over 'localhost' (TCP, which these nodes do not listen on)
+      # every hopper run failed after citus_add_node (a Citus sweep).
+      HOPPER_TEST_PORT=$((PORT + i)) HOPPER_PRELOAD='citus,hopper' HOPPER_EXTRA_CONF="$conf
+citus.local_hostname = '$dir/$name'" \
         "$ROOT/test/cluster.sh" start "$dir/$name" >/dev/null \
         || { echo "could not start the Citus node $name (see $dir/$name/server.log)" >&2; exit 1; }
       psql_on "$dir/$name" $((PORT + i)) -c "SET client_min_messages = warning" \
