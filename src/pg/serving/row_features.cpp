@@ -43,6 +43,12 @@ RowType row_type_of(Datum row) {
 
 namespace {
 
+// The identity of a composite type's current columns (the type cache gives a new one whenever they
+// change).
+uint64 current_layout_id(Oid type) {
+    return call([&] { return lookup_type_cache(type, TYPECACHE_TUPDESC)->tupDesc_identifier; });
+}
+
 // The statement `sql` with parameters of `types` compiled into an expression over `params`, in
 // `context`.
 void compile(const std::string& sql, const std::vector<Oid>& types, MemoryContext context, ExprState*& expr_state,
@@ -124,6 +130,7 @@ void RowFeatures::compile_for(const std::string& recipe_json) {
         MemoryContextSwitchTo(old);
         return d;
     });
+    if (composite) layout_id_ = current_layout_id(row_type.type);
     std::vector<Oid> types = {TEXTOID};
     const std::string sql =
         "SELECT " +
@@ -170,6 +177,31 @@ void RowFeatures::compile_for(const std::string& recipe_json) {
 }
 
 Datum RowFeatures::features(Datum row) {
+    // A composite type's columns can change between two rows of one statement (a function that
+    // returns the rows runs ALTER TYPE): rows of the new layout read with the old one made a varlena
+    // of an int8 and crashed the server (a hostile review). Its layout is checked at every row.
+    // (The identifier also changes when the type cache merely reloads the same columns, e.g. after
+    // an ANALYZE of the table: then the columns are compared.)
+    if (row_type_.type != RECORDOID && current_layout_id(row_type_.type) != layout_id_) {
+        const bool same = call([&] {
+            const TupleDesc now = lookup_type_cache(row_type_.type, TYPECACHE_TUPDESC)->tupDesc;
+            if (!now || now->natts != record_->natts) return false;
+            for (int a = 0; a < now->natts; ++a) {
+                const FormData_pg_attribute* x = TupleDescAttr(now, a);
+                const FormData_pg_attribute* y = TupleDescAttr(record_, a);
+                if (x->atttypid != y->atttypid || x->atttypmod != y->atttypmod || x->attlen != y->attlen ||
+                    x->attbyval != y->attbyval || x->attalign != y->attalign || x->attisdropped != y->attisdropped)
+                    return false;
+            }
+            return true;
+        });
+        if (!same)
+            fail(ErrorKind::ObjectNotInPrerequisiteState, "the row type of features changed during the statement",
+                 "Type " + std::string(call([&] { return format_type_be(row_type_.type); })) +
+                     " was altered after the statement read its first row.",
+                 "Run the statement again.");
+        layout_id_ = current_layout_id(row_type_.type);
+    }
     bool isnull = false;
     const Datum out = call([&] {
         ResetExprContext(econtext_);

@@ -57,6 +57,7 @@ private:
     // parameter after the recipe's ($2, $3, ...) reads.
     TupleDescData* record_ = nullptr;
     std::vector<int> record_columns_;
+    uint64 layout_id_ = 0;  // a composite type's columns when compiled (the type cache's identifier)
     std::vector<Datum> values_;
     std::unique_ptr<bool[]> nulls_;
 };

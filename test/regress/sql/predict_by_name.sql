@@ -213,3 +213,45 @@ SELECT hopper.delete_model('pbn');
 SELECT count(*) AS history_kept FROM hopper.model_alias_history WHERE model_name = 'pbn';
 DROP OWNED BY pbn_other;
 DROP ROLE pbn_other;
+
+-- A composite type altered between two rows of one statement (a function returning the rows runs
+-- ALTER TYPE / ALTER TABLE): its rows of the new layout were read with the first row's, an int8 read
+-- as a ~1 GB varlena, and the server crashed (a hostile review). Refused; rows of an unchanged
+-- layout score as before.
+CREATE TABLE pbn_rows AS SELECT ARRAY[g % 3, g % 5]::float8[] AS emb, (g % 7)::float8 AS r, (g % 4)::text AS cat,
+       (g % 3)::text AS y FROM generate_series(1, 60) g;
+SELECT hopper.preprocess('pbn_rows', 'pbn_rows_packed', 'y', '*', buffer_size => 20, num_segments => 1);
+CALL hopper.fit('pbn_rows_packed', 'pbn_rows_m', '{"layers": [{"units": 3, "activation": "softmax"}]}', NULL, NULL, 1,
+                name => 'pbn_rows_fit');
+SELECT hopper.create_model('pbn-rows') > 0 AS created;
+SELECT hopper.register_model_version('pbn-rows', (SELECT uuid FROM hopper.latest_checkpoints WHERE run_name = 'pbn_rows_fit')) AS v1;
+CREATE TYPE pbn_ct AS (emb float8[], r float8, cat text);
+CREATE TABLE pbn_ct_table (emb float8[], r float8, cat text);
+CREATE FUNCTION pbn_type_row(i int) RETURNS pbn_ct LANGUAGE plpgsql VOLATILE AS $$
+DECLARE res record;
+BEGIN
+    IF i = 2 THEN
+        ALTER TYPE pbn_ct ALTER ATTRIBUTE emb TYPE int8;
+        EXECUTE 'SELECT 4294967292::int8, 1::float8, ''1''::text' INTO res;
+        RETURN res;
+    END IF;
+    EXECUTE 'SELECT ARRAY[1, 2]::float8[], 1::float8, ''1''::text' INTO res;
+    RETURN res;
+END $$;
+CREATE FUNCTION pbn_table_row(i int) RETURNS pbn_ct_table LANGUAGE plpgsql VOLATILE AS $$
+DECLARE res record;
+BEGIN
+    IF i = 2 THEN
+        ALTER TABLE pbn_ct_table ALTER COLUMN emb TYPE int8 USING 0;
+        EXECUTE 'SELECT 4294967292::int8, 1::float8, ''1''::text' INTO res;
+        RETURN res;
+    END IF;
+    EXECUTE 'SELECT ARRAY[1, 2]::float8[], 1::float8, ''1''::text' INTO res;
+    RETURN res;
+END $$;
+SELECT pg_temp.try($$SELECT count(hopper.predict_class('pbn-rows', pbn_type_row(g))) FROM generate_series(1, 3) g$$) AS type_altered;
+SELECT pg_temp.try($$SELECT count(hopper.predict_class('pbn-rows', pbn_table_row(g))) FROM generate_series(1, 3) g$$) AS table_altered;
+-- The same rows with nothing altered (and an ANALYZE of the table between statements) score.
+SELECT count(hopper.predict_class('pbn-rows', x)) AS scored FROM pbn_rows x;
+ANALYZE pbn_rows;
+SELECT count(hopper.predict_class('pbn-rows', x)) AS scored_after_analyze FROM pbn_rows x;
