@@ -186,6 +186,11 @@ struct FitParams {
     // epochs x steps_per_epoch optimizer steps on the whole buffer before the next buffer, so
     // batch_size and shuffle have no effect. 0: not given (minibatches of batch_size, epochs passes).
     int steps_per_epoch = 0;
+    // Keras' class_weight ({0: 10, 1: 1}): a training row's loss, and so its gradient, is multiplied
+    // by the weight of its class (the index of its one-hot target, in class_values order), as
+    // Keras weights samples by class; evaluation stays unweighted. Empty: every weight 1. Only with
+    // categorical cross-entropy (a softmax output), where weighting the loss is weighting the target.
+    std::vector<float> class_weight;
 
     // Rows of one optimizer step on a buffer of `buffer_rows` rows (at least 1).
     int step_rows(int buffer_rows) const;

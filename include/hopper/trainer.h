@@ -90,6 +90,7 @@ private:
     std::unique_ptr<GradientWorkspace> workspace_;  // created on first use
     std::vector<float> checkpoint_;                 // params at the start of train_buffer / train_rows
     std::vector<float> gathered_x_, gathered_y_;    // a shuffled minibatch's rows
+    std::vector<float> weighted_y_;                 // a minibatch's targets times their class weights
 };
 
 }  // namespace hopper

@@ -72,6 +72,20 @@ ModelConfig resolve_config(Architecture arch, CompileParams compile, FitParams f
         if (!metric) fail(ErrorKind::Internal, "unknown metric");
         if (metric->check) metric->check(compile, output);
     }
+    if (!fit.class_weight.empty()) {
+        // Weighting a row's categorical cross-entropy by its class is weighting its one-hot target
+        // (the loss and its gradient are linear in the target); other losses are not.
+        if (compile.loss != Loss::SoftmaxCrossEntropy)
+            fail(ErrorKind::InvalidParameter, "class_weight needs categorical cross-entropy",
+                 std::string("The loss is ") + to_string(compile.loss) + ".",
+                 "Give the model a softmax output with one unit per class (the loss follows it), or leave out "
+                 "class_weight.");
+        if (int(fit.class_weight.size()) != out_units)
+            fail(ErrorKind::InvalidParameter,
+                 "class_weight has " + std::to_string(fit.class_weight.size()) + " weights but " + out_label + " has " +
+                     std::to_string(out_units) + " units",
+                 "", "Give a weight for each class index 0 to " + std::to_string(out_units - 1) + ".");
+    }
     return ModelConfig{std::move(arch), std::move(compile), std::move(fit)};
 }
 

@@ -1,5 +1,7 @@
 // Fit parameters: JSON objects or MADlib's text (config_text.h), e.g. batch_size=256, epochs=1.
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 
 #include "config_params.h"
 #include "config_text.h"
@@ -9,13 +11,50 @@ namespace hopper {
 
 namespace cfg {
 
+namespace {
+constexpr int64_t kMaxClassWeights = 1000000;
+
+void check_class_weight(double w, const json& shown) {
+    if (!std::isfinite(w) || w < 0)
+        bad_value("class_weight", "", shown, "Each class weight must be a finite number >= 0.",
+                  "Write e.g. class_weight={0: 1, 1: 10}.");
+}
+
+// Keras' form: class indices 0..K-1 (in class_values order) to weights, every index once.
+std::vector<float> class_weight_from_object(const json& j) {
+    const std::string hint =
+        "Write e.g. class_weight={0: 1, 1: 10}: a weight for each class index 0, 1, ... in the "
+        "packed table's class_values order.";
+    if (!j.is_object() || j.empty())
+        bad_value("class_weight", "", j, "class_weight must map class indices to weights.", hint);
+    if (int64_t(j.size()) > kMaxClassWeights)
+        bad_value("class_weight", "", int64_t(j.size()), "class_weight has more entries than classes can be.", hint);
+    std::vector<float> out(j.size(), -1.0f);
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        const std::string& k = it.key();
+        int64_t index = -1;
+        const auto r = std::from_chars(k.data(), k.data() + k.size(), index);
+        if (r.ec != std::errc() || r.ptr != k.data() + k.size() || index < 0 || index >= int64_t(j.size()))
+            bad_value("class_weight", "", k,
+                      "The keys of class_weight must be the class indices 0 to " + std::to_string(j.size() - 1) +
+                          ", each once.",
+                      hint);
+        if (!it->is_number()) bad_value("class_weight", "", *it, "Each class weight must be a number.", hint);
+        const double w = it->get<double>();
+        check_class_weight(w, *it);
+        out[std::size_t(index)] = float(w);
+    }
+    return out;
+}
+}  // namespace
+
 FitParams fit_from_object(const json& obj) {
-    static const std::vector<std::string> valid = {"batch_size", "epochs",  "initial_epoch",   "precision",
-                                                   "seed",       "shuffle", "steps_per_epoch", "verbose"};
+    static const std::vector<std::string> valid = {"batch_size",    "class_weight",    "epochs",
+                                                   "initial_epoch", "precision",       "seed",
+                                                   "shuffle",       "steps_per_epoch", "verbose"};
     static const std::vector<std::string> unsupported = {"validation_split",
                                                          "validation_data",
                                                          "callbacks",
-                                                         "class_weight",
                                                          "sample_weight",
                                                          "validation_steps",
                                                          "validation_batch_size",
@@ -70,6 +109,8 @@ FitParams fit_from_object(const json& obj) {
                           "): Keras trains epochs - initial_epoch epochs.");
         f.epochs -= static_cast<int>(v);
     }
+    if (auto it = obj.find("class_weight"); it != obj.end() && !it->is_null())
+        f.class_weight = class_weight_from_object(*it);
     // verbose: accepted and ignored, because MADlib users pass Keras's verbose=0 out of habit
     // and hopper reports progress through PostgreSQL instead. Only its type is checked.
     if (auto it = obj.find("verbose"); it != obj.end())
@@ -87,6 +128,7 @@ void validate_fit(const FitParams& f) {
         bad_value("seed", "", f.seed, "seed must be an integer between 0 and 9223372036854775807.");
     if (f.steps_per_epoch < 0 || f.steps_per_epoch > 10000)
         bad_value("steps_per_epoch", "", f.steps_per_epoch, "steps_per_epoch must be an integer between 1 and 10000.");
+    for (float w : f.class_weight) check_class_weight(w, w);
 }
 
 ojson fit_to_ojson(const FitParams& f) {
@@ -99,6 +141,11 @@ ojson fit_to_ojson(const FitParams& f) {
     if (!f.shuffle) j["shuffle"] = false;
     if (f.precision == FitParams::Precision::BFloat16) j["precision"] = "bfloat16";  // likewise
     if (f.steps_per_epoch > 0) j["steps_per_epoch"] = f.steps_per_epoch;             // likewise
+    if (!f.class_weight.empty()) {                                                   // likewise
+        ojson w;
+        for (std::size_t k = 0; k < f.class_weight.size(); ++k) w[std::to_string(k)] = f.class_weight[k];
+        j["class_weight"] = w;
+    }
     return j;
 }
 

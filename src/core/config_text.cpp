@@ -93,6 +93,9 @@ std::vector<Token> tokenize(std::string_view s, const std::string& what) {
                 case ')': k = Tk::RParen; break;
                 case ',': k = Tk::Comma; break;
                 case '=': k = Tk::Equals; break;
+                case '{': k = Tk::LBrace; break;
+                case '}': k = Tk::RBrace; break;
+                case ':': k = Tk::Colon; break;
                 default: {
                     std::string shown = std::isprint(static_cast<unsigned char>(c))
                                             ? "\"" + std::string(1, c) + "\""
@@ -169,6 +172,33 @@ json parse_value(Cursor& c, const std::string& what, const std::string& key, boo
             }
             c.take();
             return arr;
+        }
+        case Tk::LBrace: {
+            // A Python dict of numbers or strings to plain values (Keras' class_weight={0: 10, 1: 1}),
+            // as a JSON object whose keys are the keys' text.
+            if (!allow_list) syntax(what, tok.pos, "unexpected dict for \"" + key + "\"");
+            json obj = json::object();
+            while (c.peek().kind != Tk::RBrace) {
+                const Token& k = c.take();
+                if (k.kind != Tk::Number && k.kind != Tk::String)
+                    syntax(what, k.pos,
+                           "expected a number or a string as a key of \"" + key + "\" but found " + describe(k));
+                if (c.peek().kind != Tk::Colon)
+                    syntax(what, c.peek().pos, "expected \":\" but found " + describe(c.peek()));
+                c.take();
+                if (obj.contains(k.text))
+                    fail(ErrorKind::InvalidParameter,
+                         "duplicate key " + describe(k) + " in \"" + key + "\" of " + what);
+                obj[k.text] = parse_value(c, what, key, false);
+                const Token& sep = c.peek();
+                if (sep.kind == Tk::Comma) {
+                    c.take();
+                    continue;
+                }  // Python allows {a: b,}
+                if (sep.kind != Tk::RBrace) syntax(what, sep.pos, "expected \",\" or \"}\" but found " + describe(sep));
+            }
+            c.take();
+            return obj;
         }
         default: syntax(what, tok.pos, "expected a value for \"" + key + "\" but found " + describe(tok));
     }

@@ -13,7 +13,7 @@
 
 namespace hopper::cfg {
 
-enum class Tk { End, Ident, String, Number, LBrack, RBrack, LParen, RParen, Comma, Equals };
+enum class Tk { End, Ident, String, Number, LBrack, RBrack, LParen, RParen, Comma, Equals, LBrace, RBrace, Colon };
 
 struct Token {
     Tk kind;

@@ -104,7 +104,21 @@ bool Trainer::train_minibatch(const float* x, const float* y, int n) {
     float* params = params_.data();
     float* grad = aligned64(grad_.data());
     ConstMatrixMap xb(x, config_.arch.input_dim, n);
-    ConstMatrixMap yb(y, config_.arch.output_dim(), n);
+    const int out_dim = config_.arch.output_dim();
+    if (!config_.fit.class_weight.empty()) {
+        // class_weight: each row's one-hot target times its class's weight (resolve_config: with
+        // categorical cross-entropy, that is the row's loss and gradient times it).
+        const std::vector<float>& w = config_.fit.class_weight;
+        weighted_y_.resize(std::size_t(out_dim) * std::size_t(n));
+        for (int j = 0; j < n; ++j) {
+            const float* row = y + std::size_t(j) * std::size_t(out_dim);
+            const int c = int(std::max_element(row, row + out_dim) - row);
+            float* out = weighted_y_.data() + std::size_t(j) * std::size_t(out_dim);
+            for (int i = 0; i < out_dim; ++i) out[i] = row[i] * w[std::size_t(c)];
+        }
+        y = weighted_y_.data();
+    }
+    ConstMatrixMap yb(y, out_dim, n);
     const double batch_loss = workspace_->loss_and_gradient(params, xb, yb, config_.compile.loss, grad,
                                                             mix_seed(config_.fit.seed, counters_.steps),
                                                             &config_.compile, &counters_.iteration_totals);

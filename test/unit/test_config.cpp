@@ -1065,11 +1065,45 @@ TEST(ConfigCompile, LossWeights) {
 
 // An unsupported Keras option given as None (its default) asks for nothing.
 TEST(ConfigParams, UnsupportedOptionsAsNoneAreAccepted) {
-    EXPECT_EQ(parse_fit_params("class_weight=None, batch_size=8").batch_size, 8);
     EXPECT_EQ(parse_compile_params("sample_weight_mode=None, loss='mse'").loss, Loss::MeanSquaredError);
     EXPECT_ERR(parse_compile_params("sample_weight_mode='temporal'"), FeatureNotSupported,
                "unsupported key \"sample_weight_mode\"");
     EXPECT_ERR(parse_compile_params("nonsense=None"), InvalidParameter, "unknown key \"nonsense\"");
+}
+
+// Keras' class_weight: class indices 0..K-1 to weights >= 0, as a Python dict or a JSON object;
+// kept in canonical JSON only when given; only with categorical cross-entropy, one weight a class.
+TEST(ConfigFit, ClassWeight) {
+    FitParams f = parse_fit_params("batch_size=8, class_weight={0: 1, 1: 10.5}");
+    EXPECT_EQ(f.class_weight, (std::vector<float>{1.0f, 10.5f}));
+    EXPECT_NE(f.to_json().find("\"class_weight\":{\"0\":1.0,\"1\":10.5}"), std::string::npos) << f.to_json();
+    EXPECT_EQ(parse_fit_params(f.to_json()).class_weight, f.class_weight);
+    EXPECT_EQ(parse_fit_params(R"({"class_weight": {"1": 2, "0": 0.5}})").class_weight,
+              (std::vector<float>{0.5f, 2.0f}));
+    EXPECT_EQ(parse_fit_params("class_weight={'0': 1, '1': 2,}").class_weight, (std::vector<float>{1.0f, 2.0f}));
+    EXPECT_TRUE(parse_fit_params("class_weight=None").class_weight.empty());
+    EXPECT_EQ(parse_fit_params("batch_size=8").to_json().find("class_weight"), std::string::npos);
+    EXPECT_ERR(parse_fit_params("class_weight={0: 1, 2: 1}"), InvalidParameter, "\"class_weight\"");
+    EXPECT_ERR(parse_fit_params("class_weight={0: -1, 1: 1}"), InvalidParameter, "\"class_weight\"");
+    EXPECT_ERR(parse_fit_params("class_weight={0: 'a'}"), InvalidParameter, "\"class_weight\"");
+    EXPECT_ERR(parse_fit_params("class_weight={}"), InvalidParameter, "\"class_weight\"");
+    EXPECT_ERR(parse_fit_params("class_weight=3"), InvalidParameter, "\"class_weight\"");
+    EXPECT_ERR(parse_fit_params("class_weight={0: 1, 0: 2}"), InvalidParameter, "duplicate key");
+    EXPECT_ERR(parse_fit_params("class_weight={0: [1]}"), Syntax, "syntax error");
+    EXPECT_ERR(parse_fit_params("class_weight={0 1}"), Syntax, "syntax error");
+    EXPECT_ERR(parse_fit_params("class_weight={x: 1}"), Syntax, "syntax error");
+    EXPECT_ERR(parse_fit_params("class_weight={0: 1e400}"), InvalidParameter, "\"class_weight\"");
+
+    const Architecture softmax =
+        parse_architecture(R"({"input_dim": 2, "layers": [{"units": 3, "activation": "softmax"}]})");
+    EXPECT_EQ(resolve_config(softmax, parse_compile_params(""), parse_fit_params("class_weight={0: 1, 1: 2, 2: 3}"))
+                  .fit.class_weight.size(),
+              3u);
+    EXPECT_ERR(resolve_config(softmax, parse_compile_params(""), parse_fit_params("class_weight={0: 1, 1: 2}")),
+               InvalidParameter, "class_weight has 2 weights but layer 1 has 3 units");
+    const Architecture linear = parse_architecture(R"({"input_dim": 2, "layers": [{"units": 2}]})");
+    EXPECT_ERR(resolve_config(linear, parse_compile_params(""), parse_fit_params("class_weight={0: 1, 1: 2}")),
+               InvalidParameter, "class_weight needs categorical cross-entropy");
 }
 
 TEST(ConfigFit, StepsPerEpoch) {

@@ -352,3 +352,47 @@ TEST(Trainer, DivergenceStopsTrainingAndKeepsFiniteParameters) {
     EXPECT_EQ(t.counters().steps, before.steps);
     EXPECT_EQ(t.counters().samples_seen, before.samples_seen);
 }
+
+// Keras' class_weight: a row's categorical cross-entropy, and its gradient, times its class's
+// weight. Every weight 2 is loss_weights=[2], bit for bit; weights that differ move the model as
+// that class's rows repeated would (here: one step on rows of one class each).
+TEST(Trainer, ClassWeightScalesEachRowsLossByItsClass) {
+    Circle data(8, 5);
+    ModelConfig plain = small_classifier(optimizer(OptimizerKind::SGD, 0.5));
+    plain.fit.batch_size = 8;
+    ModelConfig doubled = plain, weighted = plain;
+    doubled.compile.loss_weight = 2.0;
+    weighted.fit.class_weight = {2.0f, 2.0f};
+    Trainer a(doubled), b(weighted);
+    a.train_buffer(data.x.data(), data.y.data(), 8);
+    b.train_buffer(data.x.data(), data.y.data(), 8);
+    EXPECT_EQ(a.params(), b.params());
+    EXPECT_EQ(a.counters().last_visit_loss_sum, b.counters().last_visit_loss_sum);
+
+    // One row of class 1, weight 4: the step of that row with loss_weights=[4] (a power of two: the
+    // same floats either way); a row of class 0 (weight 1) the plain step.
+    std::vector<float> x1, y1, x0, y0;
+    for (int i = 0; i < data.rows; ++i) {
+        const bool class1 = data.y[std::size_t(2 * i + 1)] == 1.0f;
+        std::vector<float>& x = class1 ? x1 : x0;
+        std::vector<float>& y = class1 ? y1 : y0;
+        if (!x.empty()) continue;
+        x.assign(data.x.begin() + 2 * i, data.x.begin() + 2 * i + 2);
+        y.assign(data.y.begin() + 2 * i, data.y.begin() + 2 * i + 2);
+    }
+    ASSERT_FALSE(x1.empty());
+    ASSERT_FALSE(x0.empty());
+    ModelConfig quadrupled = plain;
+    quadrupled.compile.loss_weight = 4.0;
+    ModelConfig by_class = plain;
+    by_class.fit.class_weight = {1.0f, 4.0f};
+    Trainer c(quadrupled), d(by_class), e(plain), f(by_class);
+    c.train_buffer(x1.data(), y1.data(), 1);
+    d.train_buffer(x1.data(), y1.data(), 1);
+    EXPECT_EQ(c.params(), d.params());
+    e.train_buffer(x0.data(), y0.data(), 1);
+    f.train_buffer(x0.data(), y0.data(), 1);
+    EXPECT_EQ(e.params(), f.params());
+    // The data's own targets are left as they were.
+    EXPECT_EQ(y1[1], 1.0f);
+}
