@@ -862,7 +862,7 @@ BEGIN
                           (SELECT count(*) FROM pg_class WHERE relname LIKE '\_\_hopper\_repacked\_%')));
     EXECUTE format('SELECT max(%I[1]) FROM %s', x || '_shape', t) INTO width;
     PERFORM hopper.preprocess('pg_temp.__hopper_madlib_rows', copy, 'y', 'x', buffer_size => width,
-                              response_type => 'regression', buffer_fill => 'full');
+                              scale => 'none', response_type => 'regression', buffer_fill => 'full');
     DROP TABLE pg_temp.__hopper_madlib_rows;
     -- The classes, as <y>_class_values names them (when it names one per one-hot column).
     classes := ARRAY(SELECT jsonb_array_elements_text(s->(y || '_class_values')));
@@ -951,6 +951,7 @@ BEGIN
                       dependent_varname, NULL);
     PERFORM hopper.preprocess(read_table, output_table, dependent_varname, independent_varname,
                               buffer_size => buffer_size, normalizing_const => COALESCE(normalizing_const, 1.0),
+                              scale => 'none',  -- MADlib divides by normalizing_const only
                               num_classes => num_classes[1],
                               response_type => madlib.__hopper_response_type(source_table, dependent_varname),
                               buffer_fill => 'full');

@@ -833,7 +833,12 @@ PackedInfo pack_table(Spi& spi, const PackOptions& opt) {
     }
     // With a recipe, the columns scale themselves (the recipe's per-column scale); packing then only
     // divides by normalizing_const.
-    layout.scale_kind = recipe ? ScaleKind::None : scale;
+    // auto: columns named one by one are a table's own columns even when packed as numbers (no
+    // NULLs, no options): standardized too, as '*' would have them -- named, HousePrices' five
+    // columns went in raw where '*' standardized them (a user sweep). An array column stays as it is.
+    layout.scale_kind = recipe                                    ? ScaleKind::None
+                        : auto_scale && !src.independent_is_array ? ScaleKind::Standardize
+                                                                  : scale;
     layout.response = choose_response(opt.response_type, src);
     if (opt.num_classes > 0 && layout.response != Response::Classification)
         fail(ErrorKind::InvalidParameter, "num_classes applies to classification only",

@@ -122,10 +122,10 @@ INSERT INTO "Cars" VALUES ('a', 1), ('b', 2), ('a', 3);
 SELECT hopper.preprocess('"Cars"', 'out_pre', 'Type', '*');
 -- What they say: the element, the row and the value; the column, through a recipe.
 SELECT hopper.preprocess('huge_features', 'out_pre', 'y', 'big_array');
-SELECT hopper.preprocess('huge_features', 'out_pre', 'y', 'big, small');
+SELECT hopper.preprocess('huge_features', 'out_pre', 'y', 'big, small', scale => 'none');
 SELECT hopper.preprocess('huge_features', 'out_pre', 'y', '*', exclude_columns => 'id, tiny, big_array, wide_array');
 -- A numeric below float8's smallest is packed as 0.
-SELECT hopper.preprocess('huge_features', 'tiny_packed', 'y', 'tiny', buffer_size => 200, num_segments => 1);
+SELECT hopper.preprocess('huge_features', 'tiny_packed', 'y', 'tiny', buffer_size => 200, num_segments => 1, scale => 'none');
 SELECT (independent_var[1:120][1:1] @> ARRAY[0]::real[]) AS has_zero FROM tiny_packed;
 
 -- preprocess_validation

@@ -71,7 +71,7 @@ INSERT INTO packings VALUES
   ('wide_val',   $$SELECT hopper.preprocess_validation('wide', 'wide_val_packed', 'y', 'x', 'wide_packed')$$),
   ('columns',    $$SELECT hopper.preprocess('columns', 'columns_packed', 'target', 'a, b, c, d, e, f', buffer_size => 128, num_segments => 2, scale => 'minmax', seed => 5)$$),
   ('arrays',     $$SELECT hopper.preprocess('columns', 'arrays_packed', 'nums', 'ints', buffer_size => 300, num_segments => 2)$$),
-  ('classes',    $$SELECT hopper.preprocess('columns', 'classes_packed', 'b', 'f', buffer_size => 256, num_segments => 2, response_type => 'classification')$$),
+  ('classes',    $$SELECT hopper.preprocess('columns', 'classes_packed', 'b', 'f', buffer_size => 256, num_segments => 2, response_type => 'classification', scale => 'none')$$),
   ('gems',       $$SELECT hopper.preprocess('gems', 'gems_packed', 'price', '*', exclude_columns => 'id', buffer_size => 50, num_segments => 2, seed => 1, scale => 'standardize', columns => '{"carat": {"impute": "median", "missing_indicator": true}}')$$),
   ('gems_val',   $$SELECT hopper.preprocess_validation('gems', 'gems_val_packed', 'price', '*', 'gems_packed')$$);
 CREATE FUNCTION pack_all() RETURNS TABLE (name text, packed text, summary text) LANGUAGE plpgsql AS $$

@@ -15,7 +15,7 @@ CREATE VIEW parts_view AS SELECT * FROM parts WHERE id <= 60;
 CREATE TABLE parts_plain AS SELECT * FROM parts;
 
 -- A row's feature and its class, as packed (buffers hold rows x features and rows x classes):
--- (x, class index) pairs, counted.
+-- (x, class index) pairs, counted (packed with scale => 'none': the features as the source has them).
 CREATE FUNCTION packed_pairs(packed regclass) RETURNS TABLE (x real, y int, n bigint) LANGUAGE plpgsql AS $$
 BEGIN
     RETURN QUERY EXECUTE format(
@@ -23,12 +23,12 @@ BEGIN
          FROM %s, generate_series(1, independent_var_shape[1]) j GROUP BY 1, 2', packed);
 END $$;
 
-SELECT hopper.preprocess('parts', 'parts_packed', 'y', 'x', num_segments => 2, buffer_size => 10, seed => 1);
+SELECT hopper.preprocess('parts', 'parts_packed', 'y', 'x', num_segments => 2, buffer_size => 10, seed => 1, scale => 'none');
 -- One segment: before, this packed without an error, wrong rows (a partition's row for another's).
-SELECT hopper.preprocess('parts', 'parts_packed_1', 'y', 'x', num_segments => 1, seed => 1);
-SELECT hopper.preprocess('parts_view', 'view_packed', 'y', 'x', num_segments => 2, buffer_size => 10, seed => 1);
+SELECT hopper.preprocess('parts', 'parts_packed_1', 'y', 'x', num_segments => 1, seed => 1, scale => 'none');
+SELECT hopper.preprocess('parts_view', 'view_packed', 'y', 'x', num_segments => 2, buffer_size => 10, seed => 1, scale => 'none');
 SELECT hopper.preprocess('parts_view', 'view_recipe_packed', 'y', '*', exclude_columns => 'id', num_segments => 1, seed => 1);
-SELECT hopper.preprocess('parts_plain', 'plain_packed', 'y', 'x', num_segments => 2, buffer_size => 10, seed => 1);
+SELECT hopper.preprocess('parts_plain', 'plain_packed', 'y', 'x', num_segments => 2, buffer_size => 10, seed => 1, scale => 'none');
 SELECT output_table, num_rows FROM (SELECT * FROM parts_packed_summary UNION ALL SELECT * FROM view_packed_summary
     UNION ALL SELECT * FROM view_recipe_packed_summary) s ORDER BY 1;
 -- Exactly the source's rows.
@@ -51,12 +51,12 @@ CREATE TABLE heirs (id int, x float8, y text);
 CREATE TABLE heirs_child () INHERITS (heirs);
 INSERT INTO heirs SELECT id, x, y FROM parts WHERE id <= 50;
 INSERT INTO heirs_child SELECT id, x, y FROM parts WHERE id > 50;
-SELECT hopper.preprocess('heirs', 'heirs_packed', 'y', 'x', num_segments => 1, seed => 1);
+SELECT hopper.preprocess('heirs', 'heirs_packed', 'y', 'x', num_segments => 1, seed => 1, scale => 'none');
 SELECT count(*) AS pairs, bool_and(p.n IS NOT DISTINCT FROM s.n) AS inherited_packs_its_rows
 FROM (SELECT x::real, y::int, count(*) AS n FROM heirs GROUP BY 1, 2) s
 FULL JOIN packed_pairs('heirs_packed') p USING (x, y);
 -- The same seed packs the same buffers again (the copy's order does not depend on where rows sit).
-SELECT hopper.preprocess('parts', 'parts_packed_again', 'y', 'x', num_segments => 2, buffer_size => 10, seed => 1);
+SELECT hopper.preprocess('parts', 'parts_packed_again', 'y', 'x', num_segments => 2, buffer_size => 10, seed => 1, scale => 'none');
 SELECT (SELECT array_agg(independent_var ORDER BY dist_key, buffer_id) FROM parts_packed)
      = (SELECT array_agg(independent_var ORDER BY dist_key, buffer_id) FROM parts_packed_again) AS repeatable;
 

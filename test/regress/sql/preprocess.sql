@@ -151,7 +151,7 @@ SET min_parallel_table_scan_size = 0;  -- workers read this small table
 SELECT hopper.preprocess('raw_pixels', 'raw_p1', 'label', 'x', buffer_size => 100);
 SELECT hopper.preprocess('raw_pixels', 'raw_p2', 'label', 'x', buffer_size => 100, normalizing_const => 255);
 SELECT hopper.preprocess('raw_pixels', 'raw_p3', 'label', 'x', buffer_size => 100, scale => 'standardize');
-SELECT hopper.preprocess('raw_pixels', 'raw_p4', 'label', 'a, b', buffer_size => 100);
+SELECT hopper.preprocess('raw_pixels', 'raw_p4', 'label', 'a, b', buffer_size => 100, scale => 'none');
 SET max_parallel_workers_per_gather = 0;
 SELECT hopper.preprocess('raw_pixels', 'raw_p5', 'label', 'x', buffer_size => 100);
 RESET max_parallel_workers_per_gather;

@@ -320,9 +320,15 @@ CREATE TABLE big_raw AS SELECT g AS id, g * 37.5 AS price, (g % 7)::float8 AS sm
 SET client_min_messages = notice;
 SELECT hopper.preprocess('big_raw', 'big_raw_packed', 'label', '*', exclude_columns => 'id', num_segments => 1, scale => 'none');
 SELECT hopper.preprocess('big_raw', 'big_raw_scaled', 'label', '*', exclude_columns => 'id', num_segments => 1, scale => 'standardize');
-SELECT hopper.preprocess('big_raw', 'big_raw_small', 'label', 'small', exclude_columns => 'id', num_segments => 1);
+SELECT hopper.preprocess('big_raw', 'big_raw_small', 'label', 'small', exclude_columns => 'id', num_segments => 1, scale => 'none');
 SELECT hopper.preprocess('big_raw', 'big_raw_one', 'label', '*', exclude_columns => 'id, day', num_segments => 1, scale => 'none');
 SELECT hopper.preprocess('big_raw', 'big_raw_auto', 'label', '*', exclude_columns => 'id', num_segments => 1);
+-- The same numeric columns named one by one (packed as numbers: no NULLs) are standardized too, as
+-- '*' has them; a numeric array column alone is not.
+SELECT hopper.preprocess('big_raw', 'big_raw_named', 'label', 'price, small', num_segments => 1);
+SELECT scale, feature_center IS NOT NULL AS centered FROM big_raw_named_summary;
+SELECT hopper.preprocess('pts', 'pts_auto_array', 'y', 'x', num_segments => 1);
+SELECT scale FROM pts_auto_array_summary;
 SELECT (SELECT array_agg(DISTINCT c ->> 'scale') FROM jsonb_array_elements(feature_recipe -> 'columns') c
         WHERE c ->> 'kind' <> 'categorical') AS scale_by_default, scale AS summary_scale
 FROM big_raw_auto_summary;
