@@ -534,13 +534,29 @@ void finish_search(Spi& spi, Search& s, const TrainingRun& run) {
     out.recorded_metrics_frequency = s.settings.metrics_frequency;
     write_run_outputs(spi, out);
     release_run_locks();
-    if (best)
-        notice("adaptive search done: best mst_key " + std::to_string(best->first) + " (checkpoint " + best->second +
+    if (best) {
+        // The best checkpoint can be a trial's state of an earlier iteration than its last, which the
+        // output table and search_trials show: said so (a user sweep registered "the best" and got
+        // another model than the output table's).
+        spi.execute(
+            "SELECT c.iteration, (SELECT pg_catalog.max(x.iteration) FROM hopper.checkpoints_expanded x"
+            " WHERE x.run_id OPERATOR(pg_catalog.=) c.run_id AND x.mst_key OPERATOR(pg_catalog.=) c.mst_key)"
+            " FROM hopper.checkpoints_expanded c WHERE c.uuid OPERATOR(pg_catalog.=) $1::pg_catalog.uuid",
+            {SqlParam::text(best->second)});
+        const int64_t at = spi.rows() && !spi.is_null(0, 0) ? spi.integer(0, 0) : 0;
+        const int64_t last = spi.rows() && !spi.is_null(0, 1) ? spi.integer(0, 1) : 0;
+        notice("adaptive search done: best mst_key " + std::to_string(best->first) +
+                   (at > 0 ? " at iteration " + std::to_string(at) : std::string()) + " (checkpoint " + best->second +
                    ")",
-               "Every trial and its decisions: SELECT * FROM hopper.search_trials WHERE run_id = " +
+               (at > 0 && last > at ? "The output table holds mst_key " + std::to_string(best->first) +
+                                          " as it was at its last iteration, " + std::to_string(last) +
+                                          "; this checkpoint is its state at iteration " + std::to_string(at) +
+                                          ", where it scored best. "
+                                    : std::string()) +
+                   "Every trial and its decisions: SELECT * FROM hopper.search_trials WHERE run_id = " +
                    std::to_string(s.run_id) + "; register the best with hopper.register_model_version(<model>, '" +
                    best->second + "').");
-    else notice("adaptive search done: no trial has a finite " + s.searcher.name);
+    } else notice("adaptive search done: no trial has a finite " + s.searcher.name);
 }
 
 }  // namespace
