@@ -56,5 +56,8 @@ for metric in "" ", searcher_metric => 'accuracy'"; do
           random_state => 3 $metric)" 2>&1)
   grep -q 'NOTICE:  trials are ranked by .*, on the training rows' <<<"$out" ||
     fail "fit_automl without validation_table (searcher_metric: '${metric:-default}') did not say it ranks on the training rows: $out"
+  # The best checkpoint's iteration: it can be earlier than the output table's state of that trial.
+  grep -Eq 'NOTICE:  adaptive search done: best mst_key [0-9]+ at iteration [0-9]+ \(checkpoint ' <<<"$out" ||
+    fail "fit_automl's closing NOTICE does not name the best checkpoint's iteration: $out"
 done
 echo "best_model_notice: ok (validation loss: mst_key $still; training loss: mst_key $learner; fit_automl on training rows said so)"
