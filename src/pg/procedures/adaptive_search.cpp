@@ -185,6 +185,10 @@ Search start_search(Spi& spi, const SearchRequest& req) {
     if (s.tables.validation) st.validation = s.tables.validation->table.display();
     const TableName arch = resolve_input_table(st.arch_table, "model architecture table");
     st.arch_table = arch.display();
+    // Its columns before any statement reads them: a packed table passed as the architecture table
+    // failed with the internal statement's 42703 (a user sweep).
+    require_column(arch, "model_id", "model architecture table");
+    require_column(arch, "model_arch", "model architecture table");
     if (!req.model_ids) {
         spi.execute("SELECT model_id FROM " + arch.quoted() + " WHERE model_id IS NOT NULL ORDER BY 1");
         for (uint64_t r = 0; r < spi.rows(); ++r) st.model_ids.push_back(int32_t(spi.integer(r, 0)));

@@ -172,6 +172,7 @@ SELECT bool_and(compile_params::jsonb ->> 'optimizer' = 'adam') AS adam,
 FROM am_defaults_mst;
 \set VERBOSITY terse
 CALL hopper.fit_automl('am_packed', 'am_bad', 'am_arch', model_id_list => '{1}', compile_params_grid => '{}', eta => 1);
+CALL hopper.fit_automl('am_packed', 'am_bad', 'am_packed');
 CALL hopper.fit_automl('am_packed', 'am_bad', 'am_arch', model_id_list => '{1}', compile_params_grid => '{}', max_iterations => 2);
 CALL hopper.fit_automl('am_packed', 'am_bad', 'am_arch', model_id_list => '{1}', compile_params_grid => '{}', max_iterations => 0);
 CALL hopper.fit_automl('am_packed', 'am_bad', 'am_arch', model_id_list => '{1}', compile_params_grid => '{}', max_iterations => 2000000);
