@@ -637,6 +637,12 @@ HOPPER_FUNCTION(recipe_features) {
         if (!with_arrays) return;
         ArrayType* c = PG_GETARG_ARRAYTYPE_P(3);
         if (ARR_ELEMTYPE(c) != FLOAT4OID) elog(ERROR, "recipe_features: arrays must be real[]");
+        // A row's arrays end to end: a multidimensional one stays so (an array of arrays of
+        // another shape cannot be put after it), and was read as its elements in a row.
+        if (ARR_NDIM(c) > 1)
+            ereport(ERROR, (errcode(ERRCODE_DATA_EXCEPTION), errmsg("array features must be one-dimensional"),
+                            errdetail("An array column of the row has %d dimensions.", ARR_NDIM(c)),
+                            errhint("Flatten it in a view.")));
         deconstruct_array(c, FLOAT4OID, 4, true, TYPALIGN_INT, &array_values, &array_nulls, &array_count);
         ArrayType* d = PG_GETARG_ARRAYTYPE_P(4);
         if (ARR_ELEMTYPE(d) != INT4OID) elog(ERROR, "recipe_features: array_lengths must be integer[]");
@@ -664,7 +670,9 @@ HOPPER_FUNCTION(recipe_features) {
                          length < 0
                              ? "A length is negative."
                              : "The lengths add up to more than the " + std::to_string(array_count) + " floats given.");
-                for (int i = 0; i < length; ++i)
+                // A NULL element is named only in an array of the recipe's length (another length is
+                // the error the encoder gives).
+                for (int i = 0; i < length && length == recipe.column_width(c); ++i)
                     if (array_nulls[used + i])
                         fail(ErrorKind::NullValue,
                              "array column \"" + recipe.column_names()[std::size_t(c)] + "\" contains NULL elements",

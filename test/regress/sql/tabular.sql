@@ -441,7 +441,10 @@ SELECT n, try(s) FROM (VALUES
     (14, $$SELECT hopper.predict_class('readings', r) FROM (SELECT a.site, a.sensor, a.codes, a.load, b.load FROM readings a JOIN readings b USING (id) LIMIT 1) r$$),
     -- the target among its own features was dropped from the recipe while the summary listed it
     (15, $$SELECT hopper.preprocess('readings', 'out', 'level', 'site, level')$$),
-    (16, $$SELECT hopper.preprocess('pts', 'out', 'y', 'a, y')$$)
+    (16, $$SELECT hopper.preprocess('pts', 'out', 'y', 'a, y')$$),
+    -- a 2-D array was read as its elements in a row; a longer one ending in NULL named the NULL
+    (17, $$SELECT hopper.predict_class('readings', r) FROM (SELECT id, site, ARRAY[[1, 2, 3]]::float8[] AS sensor, codes, load FROM readings LIMIT 1) r$$),
+    (18, $$SELECT hopper.predict_class('readings', r) FROM (SELECT id, site, ARRAY[1, 2, 3, NULL]::float8[] AS sensor, codes, load FROM readings LIMIT 1) r$$)
 ) AS t(n, s) ORDER BY n;
 CREATE TABLE ragged AS SELECT g AS id, 'a' || g % 2 AS site, CASE WHEN g = 7 THEN ARRAY[1]::float8[] ELSE ARRAY[g, g]::float8[] END AS v,
        CASE WHEN g = 9 THEN NULL ELSE ARRAY[1, 2]::int[] END AS w, (g % 2)::text AS y
