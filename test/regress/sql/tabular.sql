@@ -444,7 +444,8 @@ SELECT n, try(s) FROM (VALUES
     (16, $$SELECT hopper.preprocess('pts', 'out', 'y', 'a, y')$$),
     -- a 2-D array was read as its elements in a row; a longer one ending in NULL named the NULL
     (17, $$SELECT hopper.predict_class('readings', r) FROM (SELECT id, site, ARRAY[[1, 2, 3]]::float8[] AS sensor, codes, load FROM readings LIMIT 1) r$$),
-    (18, $$SELECT hopper.predict_class('readings', r) FROM (SELECT id, site, ARRAY[1, 2, 3, NULL]::float8[] AS sensor, codes, load FROM readings LIMIT 1) r$$)
+    (18, $$SELECT hopper.predict_class('readings', r) FROM (SELECT id, site, ARRAY[1, 2, 3, NULL]::float8[] AS sensor, codes, load FROM readings LIMIT 1) r$$),
+    (19, $$SELECT hopper.recipe_features((SELECT feature_recipe FROM readings_packed_summary), ARRAY[3]::float8[], ARRAY['north'], ARRAY[[1, 2, 3, 4, 5]]::real[], ARRAY[3, 2])$$)
 ) AS t(n, s) ORDER BY n;
 CREATE TABLE ragged AS SELECT g AS id, 'a' || g % 2 AS site, CASE WHEN g = 7 THEN ARRAY[1]::float8[] ELSE ARRAY[g, g]::float8[] END AS v,
        CASE WHEN g = 9 THEN NULL ELSE ARRAY[1, 2]::int[] END AS w, (g % 2)::text AS y
