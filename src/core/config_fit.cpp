@@ -15,7 +15,8 @@ namespace {
 constexpr int64_t kMaxClassWeights = 1000000;
 
 void check_class_weight(double w, const json& shown) {
-    if (!std::isfinite(w) || w < 0)
+    // Kept as float32: a double beyond its range became an infinite weight.
+    if (!std::isfinite(w) || w < 0 || !std::isfinite(float(w)))
         bad_value("class_weight", "", shown, "Each class weight must be a finite number >= 0.",
                   "Write e.g. class_weight={0: 1, 1: 10}.");
 }
@@ -42,6 +43,9 @@ std::vector<float> class_weight_from_object(const json& j) {
         if (!it->is_number()) bad_value("class_weight", "", *it, "Each class weight must be a number.", hint);
         const double w = it->get<double>();
         check_class_weight(w, *it);
+        // "0" and "00" are one index (a hostile review: index 1 was left at -1).
+        if (out[std::size_t(index)] >= 0.0f)
+            bad_value("class_weight", "", k, "Class index " + std::to_string(index) + " is given twice.", hint);
         out[std::size_t(index)] = float(w);
     }
     return out;

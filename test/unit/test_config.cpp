@@ -1093,6 +1093,9 @@ TEST(ConfigFit, ClassWeight) {
     EXPECT_ERR(parse_fit_params("class_weight={0 1}"), Syntax, "syntax error");
     EXPECT_ERR(parse_fit_params("class_weight={x: 1}"), Syntax, "syntax error");
     EXPECT_ERR(parse_fit_params("class_weight={0: 1e400}"), InvalidParameter, "\"class_weight\"");
+    EXPECT_ERR(parse_fit_params("class_weight={0: 1, 1: 1e39}"), InvalidParameter, "\"class_weight\"");
+    Error twice = EXPECT_ERR(parse_fit_params("class_weight={0: 1, 00: 2}"), InvalidParameter, "\"class_weight\"");
+    EXPECT_NE(twice.detail().find("given twice"), std::string::npos) << twice.detail();
 
     const Architecture softmax =
         parse_architecture(R"({"input_dim": 2, "layers": [{"units": 3, "activation": "softmax"}]})");

@@ -225,8 +225,10 @@ Counts count_and_check(Spi& spi, const Source& src, Response response, const cha
     // Mean and spread in numeric: float8's stddev overflows (22003) on values beyond 1e154, which
     // packing refuses naming the column.
     const std::string exact = "(" + target + ")::pg_catalog.numeric";
-    sql += scalar_target ? ", pg_catalog.max(pg_catalog.abs(" + target + ")), pg_catalog.avg(" + exact +
-                               ")::pg_catalog.float8, pg_catalog.stddev_pop(" + exact + ")::pg_catalog.float8"
+    // Rounded to 300 decimals first: a mean of 1e-325 is beyond float8 too (22003, a hostile review).
+    sql += scalar_target ? ", pg_catalog.max(pg_catalog.abs(" + target + ")), pg_catalog.round(pg_catalog.avg(" +
+                               exact + "), 300)::pg_catalog.float8, pg_catalog.round(pg_catalog.stddev_pop(" + exact +
+                               "), 300)::pg_catalog.float8"
                          : std::string(", 0, 0, 0");
     spi.execute(sql + from);
     Counts c;

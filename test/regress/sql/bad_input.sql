@@ -126,6 +126,10 @@ SELECT hopper.preprocess('huge_features', 'out_pre', 'y', 'big, small', scale =>
 SELECT hopper.preprocess('huge_features', 'out_pre', 'y', '*', exclude_columns => 'id, tiny, big_array, wide_array');
 -- A numeric below float8's smallest is packed as 0.
 SELECT hopper.preprocess('huge_features', 'tiny_packed', 'y', 'tiny', buffer_size => 200, num_segments => 1, scale => 'none');
+-- So is a regression target that small (its mean of 1e-325 failed the target's statistics, 22003).
+CREATE TABLE tiny_target AS SELECT g::float8 AS x, (CASE WHEN g = 3 THEN 5e-324 ELSE 0 END)::float8 AS y FROM generate_series(1, 50) g;
+SELECT hopper.preprocess('tiny_target', 'tiny_target_packed', 'y', 'x', num_segments => 1);
+SELECT num_rows FROM tiny_target_packed_summary;
 SELECT (independent_var[1:120][1:1] @> ARRAY[0]::real[]) AS has_zero FROM tiny_packed;
 
 -- preprocess_validation
