@@ -48,6 +48,9 @@ std::vector<float> class_weight_from_object(const json& j) {
             bad_value("class_weight", "", k, "Class index " + std::to_string(index) + " is given twice.", hint);
         out[std::size_t(index)] = float(w);
     }
+    // All zero trains nothing (every step's gradient is 0), without a word.
+    if (std::all_of(out.begin(), out.end(), [](float w) { return w == 0.0f; }))
+        bad_value("class_weight", "", j, "At least one class weight must be above 0.", hint);
     return out;
 }
 }  // namespace

@@ -1094,6 +1094,8 @@ TEST(ConfigFit, ClassWeight) {
     EXPECT_ERR(parse_fit_params("class_weight={x: 1}"), Syntax, "syntax error");
     EXPECT_ERR(parse_fit_params("class_weight={0: 1e400}"), InvalidParameter, "\"class_weight\"");
     EXPECT_ERR(parse_fit_params("class_weight={0: 1, 1: 1e39}"), InvalidParameter, "\"class_weight\"");
+    EXPECT_ERR(parse_fit_params("class_weight={0: 0, 1: 0}"), InvalidParameter, "\"class_weight\"");
+    EXPECT_EQ(parse_fit_params("class_weight={0: 0, 1: 1}").class_weight, (std::vector<float>{0.0f, 1.0f}));
     Error twice = EXPECT_ERR(parse_fit_params("class_weight={0: 1, 00: 2}"), InvalidParameter, "\"class_weight\"");
     EXPECT_NE(twice.detail().find("given twice"), std::string::npos) << twice.detail();
 

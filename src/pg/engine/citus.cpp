@@ -484,8 +484,15 @@ public:
 
     std::unique_ptr<ModelHopper> model_hopper(Spi& spi, const TableName& packed, const std::vector<int32_t>& dist_keys,
                                               int num_models, const std::string& schema) override {
-        if (!distributed_by_dist_key(spi, packed))
-            return postgres_engine()->model_hopper(spi, packed, dist_keys, num_models, schema);
+        if (!distributed_by_dist_key(spi, packed)) {
+            // A coordinator table trains as on one server; one Citus manages otherwise (a reference
+            // table, one distributed by another column) in the backend alone: its parallel workers
+            // cannot read it. The same models either way.
+            std::unique_ptr<ModelHopper> local =
+                postgres_engine()->model_hopper(spi, packed, dist_keys, num_models, schema);
+            if (spreads_table(spi, packed)) local->train_in_backend_only();
+            return local;
+        }
         return std::make_unique<CitusHopper>(spi, packed, dist_keys, num_models, schema);
     }
 

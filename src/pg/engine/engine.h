@@ -30,6 +30,10 @@ struct LocalSegments {
     TableName packed;
     std::vector<int32_t> dist_keys;
     StateStore* store = nullptr;  // one slot per model, in the order of the run's states
+    // The backend trains every segment itself: parallel workers cannot read the packed table (a
+    // table Citus manages but does not distribute by dist_key: "cannot use 2PC in transactions
+    // involving multiple servers", a Citus sweep).
+    bool backend_only = false;
 };
 
 // The working tables (model_input, model_output) and the two statements per hop of one run.
@@ -53,6 +57,8 @@ public:
     // The segments and state store for training an iteration without the statements (`states`: the
     // iteration's, to size the store), or nullopt: on Citus, where a hop crosses machines, and where
     // the run's area has no room for the states.
+    // Segments that only the backend can read (LocalSegments::backend_only).
+    virtual void train_in_backend_only() {}
     virtual std::optional<LocalSegments> local_segments(const std::vector<std::string>& states) {
         (void)states;
         return std::nullopt;

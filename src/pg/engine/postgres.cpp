@@ -158,8 +158,10 @@ public:
         if (!temporary_) temporary_ = is_temporary_table(spi_, packed_);
         open_store(states);
         if (!store_ || *temporary_) return std::nullopt;
-        return LocalSegments{&spi_, packed_, dist_keys_, store_.get()};
+        return LocalSegments{&spi_, packed_, dist_keys_, store_.get(), backend_only_};
     }
+
+    void train_in_backend_only() override { backend_only_ = true; }
 
     void end_iteration() override {
         if (output_exists_) spi_.execute("DROP TABLE " + output_.quoted());
@@ -179,6 +181,7 @@ private:
         store_tried_ = true;
     }
 
+    bool backend_only_ = false;
     Spi& spi_;
     TableName packed_;
     std::vector<int32_t> dist_keys_;

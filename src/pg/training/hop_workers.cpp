@@ -386,7 +386,7 @@ std::optional<IterationOutcome> train_ring_locally(const LocalSegments& local, c
     // trains too.
     const int wanted = std::min(M, S);
     const int processes = setting_parallel_segments > 0 ? std::min(wanted, setting_parallel_segments) : wanted;
-    const int workers = IsInParallelMode() ? 0 : std::clamp(processes - 1, 0, kMaxWorkers);
+    const int workers = IsInParallelMode() || local.backend_only ? 0 : std::clamp(processes - 1, 0, kMaxWorkers);
     if (workers > 0) set_parallel_workers(wanted);  // max_parallel_workers: room for them
 
     // The tables the group evaluates the models due on (by their index in evaluation.tables), and

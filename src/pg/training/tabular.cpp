@@ -343,7 +343,9 @@ bool needs_recipe(Spi& spi, const TableName& table, const TabularRequest& req) {
         if (!is_numeric_type(t)) return true;
         any_null += (any_null.empty() ? "" : " OR ") + quote_ident(c) + " IS NULL";
     }
-    return spi.scalar_int("SELECT pg_catalog.count(*) FROM (SELECT FROM " + table.quoted() + " WHERE " + any_null +
+    // SELECT 1, not an empty target list: Citus cannot plan that over a distributed table ("a column
+    // definition list is required", a Citus sweep).
+    return spi.scalar_int("SELECT pg_catalog.count(*) FROM (SELECT 1 FROM " + table.quoted() + " WHERE " + any_null +
                           " LIMIT 1) AS n") > 0;
 }
 

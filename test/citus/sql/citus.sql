@@ -97,6 +97,21 @@ SELECT count(*) AS models,
        bool_and(hopper.model_weights(l.model_state) = hopper.model_weights(d.model_state)) AS same_models,
        bool_and(abs(li.validation_loss_final - di.validation_loss_final) < 1e-9) AS same_validation_loss
 FROM cz_local_out l JOIN cz_out d USING (mst_key) JOIN cz_local_out_info li USING (mst_key) JOIN cz_out_info di USING (mst_key);
+-- A packed table Citus manages without distributing it by dist_key (here a reference table) trains
+-- in the backend alone: its parallel workers cannot read it ("cannot use 2PC ...", a Citus sweep).
+-- The same models as the distributed run.
+SELECT hopper.preprocess('cz_points', 'cz_ref_packed', 'label', 'x', buffer_size => 20, num_segments => 4, seed => 5);
+SELECT undistribute_table('cz_ref_packed');
+SELECT create_reference_table('cz_ref_packed');
+CALL hopper.fit_multiple('cz_ref_packed', 'cz_ref_out', 'cz_mst', 2, 'cz_valid_packed', 1);
+SELECT count(*) AS models, bool_and(hopper.model_weights(r.model_state) = hopper.model_weights(d.model_state)) AS same_models
+FROM cz_ref_out r JOIN cz_out d USING (mst_key);
+-- Numeric columns named one by one in a distributed source (no NULLs: packed as numbers). Checking
+-- for NULLs failed there ("a column definition list is required", a Citus sweep).
+CREATE TABLE cz_cols AS SELECT id, x[1] AS a, x[2] AS b, label FROM cz_points;
+SELECT create_distributed_table('cz_cols', 'id');
+SELECT hopper.preprocess('cz_cols', 'cz_cols_packed', 'label', 'a, b', num_segments => 2, seed => 5);
+SELECT num_rows, scale, feature_recipe IS NULL AS as_numbers FROM cz_cols_packed_summary;
 -- Scoring rows by a registered model's name: the registry is on the coordinator, and Citus runs a
 -- select list over a distributed table on its shards, where the model is not known -- said so with
 -- the way out; the rows of a MATERIALIZED CTE are scored on the coordinator, as hopper.predict does.
