@@ -612,70 +612,62 @@ HOPPER_FUNCTION(recipe_features) {
         }
     }
     const Recipe& recipe = *cache->recipe;
-    Datum* num_values = nullptr;
-    bool* num_nulls = nullptr;
-    int num_count = 0;
-    Datum* text_values = nullptr;
-    bool* text_nulls = nullptr;
-    int text_count = 0;
-    Datum* array_values = nullptr;
-    bool* array_nulls = nullptr;
-    int array_count = 0;
-    Datum* length_values = nullptr;
-    bool* length_nulls = nullptr;
-    int length_count = 0;
+    // An argument's elements (deconstruct_array's three outputs).
+    struct Elements {
+        Datum* values = nullptr;
+        bool* nulls = nullptr;
+        int count = 0;
+    };
+    Elements numbers, texts, arrays, lengths;
     const bool with_arrays = PG_NARGS() == 5;
     if (with_arrays) {
         require_not_null(fcinfo, 3, "arrays");
         require_not_null(fcinfo, 4, "array_lengths");
     }
     call([&] {
-        ArrayType* a = PG_GETARG_ARRAYTYPE_P(1);
-        if (ARR_ELEMTYPE(a) != FLOAT8OID) elog(ERROR, "recipe_features: numbers must be float8[]");
-        deconstruct_array(a, FLOAT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &num_values, &num_nulls, &num_count);
-        ArrayType* b = PG_GETARG_ARRAYTYPE_P(2);
-        if (ARR_ELEMTYPE(b) != TEXTOID) elog(ERROR, "recipe_features: texts must be text[]");
-        deconstruct_array(b, TEXTOID, -1, false, TYPALIGN_INT, &text_values, &text_nulls, &text_count);
+        auto elements = [&](int arg, Oid type, int16 len, bool byval, char align, const char* what, Elements& out) {
+            ArrayType* v = PG_GETARG_ARRAYTYPE_P(arg);
+            if (ARR_ELEMTYPE(v) != type) elog(ERROR, "recipe_features: %s has the wrong element type", what);
+            // A row's arrays end to end: a multidimensional one stays so (an array of arrays of
+            // another shape cannot be put after it), and was read as its elements in a row.
+            if (arg == 3 && ARR_NDIM(v) > 1)
+                ereport(ERROR, (errcode(ERRCODE_DATA_EXCEPTION), errmsg("array features must be one-dimensional"),
+                                errdetail("An array column of the row has %d dimensions.", ARR_NDIM(v)),
+                                errhint("Flatten it in a view.")));
+            deconstruct_array(v, type, len, byval, align, &out.values, &out.nulls, &out.count);
+        };
+        elements(1, FLOAT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, "numbers", numbers);
+        elements(2, TEXTOID, -1, false, TYPALIGN_INT, "texts", texts);
         if (!with_arrays) return;
-        ArrayType* c = PG_GETARG_ARRAYTYPE_P(3);
-        if (ARR_ELEMTYPE(c) != FLOAT4OID) elog(ERROR, "recipe_features: arrays must be real[]");
-        // A row's arrays end to end: a multidimensional one stays so (an array of arrays of
-        // another shape cannot be put after it), and was read as its elements in a row.
-        if (ARR_NDIM(c) > 1)
-            ereport(ERROR, (errcode(ERRCODE_DATA_EXCEPTION), errmsg("array features must be one-dimensional"),
-                            errdetail("An array column of the row has %d dimensions.", ARR_NDIM(c)),
-                            errhint("Flatten it in a view.")));
-        deconstruct_array(c, FLOAT4OID, 4, true, TYPALIGN_INT, &array_values, &array_nulls, &array_count);
-        ArrayType* d = PG_GETARG_ARRAYTYPE_P(4);
-        if (ARR_ELEMTYPE(d) != INT4OID) elog(ERROR, "recipe_features: array_lengths must be integer[]");
-        deconstruct_array(d, INT4OID, 4, true, TYPALIGN_INT, &length_values, &length_nulls, &length_count);
+        elements(3, FLOAT4OID, 4, true, TYPALIGN_INT, "arrays", arrays);
+        elements(4, INT4OID, 4, true, TYPALIGN_INT, "array_lengths", lengths);
     });
     // The array columns' floats, split by their lengths below.
     std::vector<float>& floats = cache->floats;
-    floats.resize(std::size_t(array_count));
-    for (int i = 0; i < array_count; ++i)
-        floats[std::size_t(i)] = array_nulls[i] ? 0.0f : DatumGetFloat4(array_values[i]);
+    floats.resize(std::size_t(arrays.count));
+    for (int i = 0; i < arrays.count; ++i)
+        floats[std::size_t(i)] = arrays.nulls[i] ? 0.0f : DatumGetFloat4(arrays.values[i]);
     std::vector<Cell>& cells = cache->cells;
     cells.assign(std::size_t(recipe.num_columns()), Cell());
     int n = 0, t = 0, a = 0;
     int64_t used = 0;  // of the arrays' floats
     for (int c = 0; c < recipe.num_columns(); ++c) {
         if (recipe.column_kind(c) == ColumnKind::Array) {
-            if (a >= length_count) {
+            if (a >= lengths.count) {
                 ++a;  // counted as missing below
                 continue;
             }
-            if (!length_nulls[a]) {
-                const int32 length = DatumGetInt32(length_values[a]);
-                if (length < 0 || used + length > array_count)
+            if (!lengths.nulls[a]) {
+                const int32 length = DatumGetInt32(lengths.values[a]);
+                if (length < 0 || used + length > arrays.count)
                     fail(ErrorKind::Data, "array_lengths do not match arrays",
-                         length < 0
-                             ? "A length is negative."
-                             : "The lengths add up to more than the " + std::to_string(array_count) + " floats given.");
+                         length < 0 ? "A length is negative."
+                                    : "The lengths add up to more than the " + std::to_string(arrays.count) +
+                                          " floats given.");
                 // A NULL element is named only in an array of the recipe's length (another length is
                 // the error the encoder gives).
                 for (int i = 0; i < length && length == recipe.column_width(c); ++i)
-                    if (array_nulls[used + i])
+                    if (arrays.nulls[used + i])
                         fail(ErrorKind::NullValue,
                              "array column \"" + recipe.column_names()[std::size_t(c)] + "\" contains NULL elements",
                              "Element " + std::to_string(i + 1) + " is NULL.",
@@ -685,27 +677,27 @@ HOPPER_FUNCTION(recipe_features) {
             }
             ++a;
         } else if (recipe.column_kind(c) == ColumnKind::Categorical) {
-            if (t >= text_count) break;
-            if (!text_nulls[t]) {
-                text* v = (text*)DatumGetPointer(text_values[t]);
+            if (t >= texts.count) break;
+            if (!texts.nulls[t]) {
+                text* v = (text*)DatumGetPointer(texts.values[t]);
                 cells[std::size_t(c)] = Cell(std::string_view(VARDATA_ANY(v), VARSIZE_ANY_EXHDR(v)));
             }
             ++t;
         } else {
-            if (n >= num_count) break;
-            if (!num_nulls[n]) cells[std::size_t(c)] = Cell(DatumGetFloat8(num_values[n]));
+            if (n >= numbers.count) break;
+            if (!numbers.nulls[n]) cells[std::size_t(c)] = Cell(DatumGetFloat8(numbers.values[n]));
             ++n;
         }
     }
-    if (n != num_count || t != text_count || a != length_count || n + t + a != recipe.num_columns())
+    if (n != numbers.count || t != texts.count || a != lengths.count || n + t + a != recipe.num_columns())
         fail(ErrorKind::Data, "the row does not match the recipe",
              "The recipe has " + std::to_string(recipe.num_columns()) + " columns; the row gives " +
-                 std::to_string(num_count) + " numbers, " + std::to_string(text_count) + " texts and " +
-                 std::to_string(length_count) + " arrays.",
-             a > length_count ? "The recipe reads array columns: pass them as arrays and array_lengths." : "");
-    if (used != array_count)
+                 std::to_string(numbers.count) + " numbers, " + std::to_string(texts.count) + " texts and " +
+                 std::to_string(lengths.count) + " arrays.",
+             a > lengths.count ? "The recipe reads array columns: pass them as arrays and array_lengths." : "");
+    if (used != arrays.count)
         fail(ErrorKind::Data, "array_lengths do not match arrays",
-             "The lengths add up to " + std::to_string(used) + " of the " + std::to_string(array_count) +
+             "The lengths add up to " + std::to_string(used) + " of the " + std::to_string(arrays.count) +
                  " floats given.");
     cache->out.resize(std::size_t(recipe.width()));
     recipe.apply(cells.data(), cells.size(), cache->out.data());
