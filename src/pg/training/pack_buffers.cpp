@@ -24,6 +24,7 @@
 #include "pg/common/datum.h"
 #include "pg/common/guard.h"
 #include "pg/runtime/worker_group.h"
+#include "pg/training/tabular.h"
 
 extern "C" {
 #include "access/parallel.h"
@@ -50,11 +51,6 @@ ItemPointerData row_tid(uint64_t key) {
     ItemPointerData tid;
     ItemPointerSet(&tid, BlockNumber(key >> 16), OffsetNumber(key & 0xffff));
     return tid;
-}
-
-bool is_numeric_array(Oid t) {
-    return t == INT2ARRAYOID || t == INT4ARRAYOID || t == INT8ARRAYOID || t == FLOAT4ARRAYOID || t == FLOAT8ARRAYOID ||
-           t == NUMERICARRAYOID;
 }
 
 // A float4[] value of rows x cols laid out in place: the bytes construct_md_array gives (and an
@@ -171,7 +167,7 @@ public:
                 yrow[it->second] = 1.0f;
             } else {
                 values_.clear();
-                if (is_numeric_array(y_type)) {
+                if (is_numeric_array_type(y_type)) {
                     if (append_floats(yv, values_, "dependent values", row) != p.y_dim)
                         fail(ErrorKind::Data, "dependent arrays have different lengths");
                 } else {

@@ -80,11 +80,6 @@ bool is_numeric_scalar(Oid t) {
     return t == INT2OID || t == INT4OID || t == INT8OID || t == FLOAT4OID || t == FLOAT8OID || t == NUMERICOID;
 }
 
-bool is_numeric_array(Oid t) {
-    return t == INT2ARRAYOID || t == INT4ARRAYOID || t == INT8ARRAYOID || t == FLOAT4ARRAYOID || t == FLOAT8ARRAYOID ||
-           t == NUMERICARRAYOID;
-}
-
 // Class labels are read as their text (and an enum's classes sorted in the enum's order).
 bool is_label_type(Oid t) {
     return t == TEXTOID || t == VARCHAROID || t == BPCHAROID || t == BOOLOID || t == INT2OID || t == INT4OID ||
@@ -145,7 +140,7 @@ enum class Response { Classification, Regression };
 
 Response choose_response(const std::string& requested, const Source& src) {
     const bool label = is_label_type(src.dependent_type);
-    const bool numeric = is_numeric_scalar(src.dependent_type) || is_numeric_array(src.dependent_type);
+    const bool numeric = is_numeric_scalar(src.dependent_type) || is_numeric_array_type(src.dependent_type);
     if (requested == "auto") {
         if (label) return Response::Classification;
         if (numeric) return Response::Regression;
@@ -262,7 +257,7 @@ Counts count_and_check(Spi& spi, const Source& src, Response response, const cha
     if (xmin <= 0) fail(ErrorKind::Data, "feature arrays are empty");
     c.x_dim = int(xmin);
     WidthRange y{1, 1};
-    if (is_numeric_array(src.dependent_type)) y = array_width_range(spi, src.table, src.y_expr);
+    if (is_numeric_array_type(src.dependent_type)) y = array_width_range(spi, src.table, src.y_expr);
     const int64_t ymin = y.min, ymax = y.max;
     if (ymin != ymax)
         fail(ErrorKind::Data, "dependent arrays have different lengths",
@@ -602,7 +597,7 @@ FeatureColumns describe_features(const TableName& table, const std::string& inde
     f.columns = split_column_list(independent_varname, "independent_varname");
     std::vector<Oid> types;
     for (const auto& c : f.columns) types.push_back(require_column(table, c, "independent"));
-    if (f.columns.size() == 1 && is_numeric_array(types[0])) {
+    if (f.columns.size() == 1 && is_numeric_array_type(types[0])) {
         f.is_array = true;
         f.expression = quote_ident(f.columns[0]);
         return f;

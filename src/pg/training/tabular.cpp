@@ -26,6 +26,12 @@ extern "C" {
 }
 
 namespace hopper::pg {
+
+bool is_numeric_array_type(Oid t) {
+    return t == INT2ARRAYOID || t == INT4ARRAYOID || t == INT8ARRAYOID || t == FLOAT4ARRAYOID || t == FLOAT8ARRAYOID ||
+           t == NUMERICARRAYOID;
+}
+
 namespace {
 
 using json = nlohmann::json;
@@ -45,11 +51,6 @@ bool is_date_type(Oid t) { return t == DATEOID || t == TIMESTAMPOID || t == TIME
 bool is_seconds_type(Oid t) { return t == TIMEOID || t == INTERVALOID; }
 bool is_array_type(Oid t) {
     return call([&] { return OidIsValid(get_element_type(t)); });
-}
-// An array of numbers (PostgreSQL's built-in numeric types): a recipe's array column, read as real[].
-bool is_numeric_array_type(Oid t) {
-    return t == INT2ARRAYOID || t == INT4ARRAYOID || t == INT8ARRAYOID || t == FLOAT4ARRAYOID || t == FLOAT8ARRAYOID ||
-           t == NUMERICARRAYOID;
 }
 
 std::string type_name(Oid t) {

@@ -25,6 +25,10 @@ struct TabularRequest {
     ScaleKind default_scale = ScaleKind::None;  // preprocess's scale, for numeric and date columns
 };
 
+// An array of PostgreSQL's built-in numbers: packed as numbers alone, a recipe's array column beside
+// other columns (read as real[]).
+bool is_numeric_array_type(Oid t);
+
 // Whether a request needs a recipe rather than today's packing of one numeric array column or a
 // list of numeric columns (kept bit for bit): '*', exclude_columns, per-column options, a column of
 // another type, or a NULL in a numeric column (one query).
