@@ -223,7 +223,9 @@ SELECT o FROM (
   SELECT 'column ' || c.relname || '.' || a.attname || ' ' ||
          (SELECT count(*) FROM pg_attribute b WHERE b.attrelid = a.attrelid AND b.attnum BETWEEN 1 AND a.attnum
                                                 AND NOT b.attisdropped) || ' ' || format_type(a.atttypid, a.atttypmod) || ' ' ||
-         a.attnotnull || ' ' || a.attstorage::text || ' ' || coalesce(pg_get_expr(d.adbin, d.adrelid), '-') || ' ' || a.attidentity::text
+         a.attnotnull || ' ' || a.attstorage::text || ' ' || coalesce(pg_get_expr(d.adbin, d.adrelid), '-') || ' ' || a.attidentity::text ||
+         -- column grants: PUBLIC inserts into every column but the identity ones (registry ids)
+         ' ' || coalesce(a.attacl::text, '-')
   FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
   WHERE c.relnamespace = 'hopper'::regnamespace AND a.attnum > 0 AND NOT a.attisdropped
   UNION ALL
