@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "denormals.h"
 #include "gemm.h"
 #include "hopper/error.h"
 #include "hopper/interrupt.h"
@@ -99,6 +100,7 @@ void Trainer::diverge() {
 
 bool Trainer::train_minibatch(const float* x, const float* y, int n) {
     const detail::BFloat16Products precision(config_.fit.precision == FitParams::Precision::BFloat16);
+    const detail::FlushDenormals flush_denormals;
     const double weight_decay = config_.compile.optimizer.weight_decay;
     const auto& slices = net_.slices();
     float* params = params_.data();
