@@ -76,6 +76,10 @@ public:
         float* t = params + a.slice.weight_offset;
         const std::size_t count = std::size_t(a.layer.vocabulary) * std::size_t(a.layer.units);
         for (std::size_t i = 0; i < count; ++i) t[i] = float((2.0 * rng.uniform() - 1.0) * 0.05);
+        // The last code of a recipe column is "<unknown>" (recipe.h), which no training row has: its
+        // row would stay random and score unseen values arbitrarily. Zeros, as a one-hot "<unknown>"
+        // sets no slot. Drawn first, so the other rows are what they always were.
+        if (a.layer.vocabulary > 0) std::fill(t + count - std::size_t(a.layer.units), t + count, 0.0f);
     }
     void forward(const LayerArgs& a, const float* params, const float* x, float* z, Index n, bool,
                  LayerScratch&) const override {

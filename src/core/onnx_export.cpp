@@ -233,8 +233,11 @@ std::string recipe_graph(GraphWriter& w, onnx::GraphProto* graph, const std::str
                 GraphWriter::attr(w.node("Cast", {code}, &code), "to", int64_t(onnx::TensorProto::FLOAT));
                 parts.push_back(code);
             } else {
+                // "<unknown>" sets no slot (recipe_categorical.cpp): its column is a category no code
+                // takes (-1), and the unknown code matches none (zeros = 1).
                 std::vector<int64_t> cats;
-                for (int64_t i = 0; i <= unknown_slot; ++i) cats.push_back(i);
+                for (int64_t i = 0; i < unknown_slot; ++i) cats.push_back(i);
+                cats.push_back(-1);
                 std::string hot;
                 onnx::NodeProto* oh = w.node("OneHotEncoder", {code}, &hot);
                 oh->set_domain(kOnnxMl);

@@ -61,7 +61,11 @@ public:
             return;
         }
         std::fill(out, out + unknown_slot_ + 1, 0.0f);
-        out[code] = 1.0f;
+        // A value never seen while fitting sets no slot, as scikit-learn's handle_unknown='ignore':
+        // training never sets "<unknown>", so its weights stayed as initialised, and such rows were
+        // scored by random weights (P(survived) 0.18 to 0.73 over four seeds of one model, a user
+        // sweep). The slot stays, always 0, so the layout of older recipes and models holds.
+        if (code != unknown_slot_) out[code] = 1.0f;
     }
 
     ojson to_json() const override {

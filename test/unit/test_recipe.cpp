@@ -272,15 +272,16 @@ TEST(Recipe, OneHotWithOtherNullAndUnknown) {
     EXPECT_EQ(apply1(r, Cell("blue")), (std::vector<float>{1, 0, 0, 0, 0}));
     EXPECT_EQ(apply1(r, Cell("green")), (std::vector<float>{0, 0, 1, 0, 0}));   // rare: other
     EXPECT_EQ(apply1(r, Cell()), (std::vector<float>{0, 0, 0, 1, 0}));          // NULL
-    EXPECT_EQ(apply1(r, Cell("violet")), (std::vector<float>{0, 0, 0, 0, 1}));  // never seen
-    EXPECT_EQ(apply1(r, Cell("Red")), (std::vector<float>{0, 0, 0, 0, 1}));     // bytes, not case
+    // Never seen: no slot (handle_unknown='ignore'); "<unknown>" stays 0.
+    EXPECT_EQ(apply1(r, Cell("violet")), (std::vector<float>{0, 0, 0, 0, 0}));
+    EXPECT_EQ(apply1(r, Cell("Red")), (std::vector<float>{0, 0, 0, 0, 0}));  // bytes, not case
     EXPECT_EQ(apply1(r, Cell(std::optional<std::string>("red"))), (std::vector<float>{0, 1, 0, 0, 0}));
 }
 
 TEST(Recipe, WithoutNullsOrRareValuesThoseSlotsAreAbsent) {
     Recipe r = fit1(categorical("c"), {Cell("a"), Cell("b")});
     EXPECT_EQ(r.feature_names(), (std::vector<std::string>{"c=a", "c=b", "c=<unknown>"}));
-    EXPECT_EQ(apply1(r, Cell()), (std::vector<float>{0, 0, 1}));  // NULL never seen: unknown
+    EXPECT_EQ(apply1(r, Cell()), (std::vector<float>{0, 0, 0}));  // NULL never seen: unknown, no slot
 }
 
 TEST(Recipe, MaxCategoriesBreaksTiesByValue) {

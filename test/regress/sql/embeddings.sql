@@ -35,6 +35,10 @@ SELECT model_arch ? 'input_dim' AS as_given FROM shop_model;
 -- Parameters: region's 5x2 (4 values and "<unknown>", one-hot) and brand's 7x3 (6 codes and "<unknown>")
 -- embeddings; weight and the two vectors (1 + 2 + 3) into 8 units; 8 into 2.
 SELECT hopper.model_state_info(model_state) ->> 'num_params' AS num_params FROM shop_model;
+-- The last row of each table, "<unknown>", which no training row has, starts as zeros and stays so:
+-- an unseen value adds nothing instead of a random vector.
+SELECT w[9:10] AS region_unknown, w[29:31] AS brand_unknown, w[7:8] <> '{0,0}' AS region_trained
+FROM (SELECT hopper.model_weights(model_state) AS w FROM shop_model) s;
 
 -- Predict on raw rows with unseen values (an unknown region and brand).
 CREATE TABLE shop_new AS

@@ -75,6 +75,20 @@ SELECT count(*) AS rows_compared,
                        ARRAY[g.carat, g.certified::int, g.sold - DATE '1970-01-01']::float8[],
                        ARRAY[g.cut, g.color::text])::float8[], 1.0, NULL, NULL)) AS same_probabilities
 FROM gems_prob p JOIN gems_new g USING (id), gems_model m, gems_model_summary s;
+-- A cut never seen in training ('Excellent') sets no slot of its column, as scikit-learn's
+-- handle_unknown='ignore': the "<unknown>" slot never trains, so setting it scored such rows by the
+-- random weights it was initialised with (a user sweep). One hot slot fewer than as 'Fair'.
+SELECT count(*) AS rows,
+       bool_and((SELECT count(*) FROM unnest(fair) v WHERE v = 1) - (SELECT count(*) FROM unnest(unseen) v WHERE v = 1) = 1)
+           AS no_cut_slot
+FROM gems_new g, gems_model_summary s,
+     LATERAL hopper.recipe_features(s.feature_recipe::text,
+                 ARRAY[g.carat, g.certified::int, g.sold - DATE '1970-01-01']::float8[],
+                 ARRAY[g.cut, g.color::text]) AS unseen,
+     LATERAL hopper.recipe_features(s.feature_recipe::text,
+                 ARRAY[g.carat, g.certified::int, g.sold - DATE '1970-01-01']::float8[],
+                 ARRAY['Fair', g.color::text]) AS fair
+WHERE g.cut = 'Excellent';
 
 -- The run's data carries the recipe, and so does a registered version: materialized, it predicts raw
 -- rows as the model table does.
