@@ -18,6 +18,14 @@ std::unique_ptr<Engine> detect_engine(Spi& spi) {
     return postgres_engine();
 }
 
+void refuse_on_worker_node(Spi& spi, const std::string& call) {
+    if (!detect_engine(spi)->is_worker_node(spi)) return;
+    fail(ErrorKind::FeatureNotSupported, call + " cannot run on a Citus worker node",
+         "This session is connected to a worker of a Citus cluster; hopper packs, trains and keeps its registry "
+         "on the coordinator.",
+         "Connect to the coordinator and call it there.");
+}
+
 std::string working_table_stem() {
     static int counter = 0;
     uint32 salt = 0;
@@ -93,9 +101,13 @@ std::vector<double> evaluate_by_segment(Spi& spi, const TableName& packed, const
 }
 
 bool rows_have_ctids(Spi& spi, const TableName& table) {
+    // Heap storage only: another table access method (Citus's columnar) has no TID scans, and
+    // SELECT ctid failed with "UPDATE and CTID scans not supported for ColumnarScan" (a Citus sweep).
     return spi.scalar_bool(
-        "SELECT relkind OPERATOR(pg_catalog.=) ANY ('{r,m}'::pg_catalog.\"char\"[]) AND NOT relhassubclass"
-        " FROM pg_catalog.pg_class WHERE oid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
+        "SELECT c.relkind OPERATOR(pg_catalog.=) ANY ('{r,m}'::pg_catalog.\"char\"[]) AND NOT c.relhassubclass"
+        " AND COALESCE(a.amname OPERATOR(pg_catalog.=) 'heap', false)"
+        " FROM pg_catalog.pg_class c LEFT JOIN pg_catalog.pg_am a ON a.oid OPERATOR(pg_catalog.=) c.relam"
+        " WHERE c.oid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
         {SqlParam::text_copy(table.quoted())});
 }
 

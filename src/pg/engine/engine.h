@@ -203,8 +203,8 @@ std::unique_ptr<PackedWriter> staged_packed_writer(Spi& spi, const TableName& ta
                                                    const std::vector<int32_t>& dist_keys);
 
 // Whether ctids identify a table's rows, so that hopper.preprocess can read them by ctid: a plain
-// table or materialized view; not a partitioned table (its partitions repeat ctids), a view or a
-// foreign table (no ctids).
+// table or materialized view stored as heap; not a partitioned table (its partitions repeat ctids), a
+// view, a foreign table or another table access method (no TID scans).
 bool rows_have_ctids(Spi& spi, const TableName& table);
 // Whether a table is temporary: its pages sit in the session's own buffers, which parallel workers
 // cannot read.
@@ -216,6 +216,11 @@ TableName packing_copy(Spi& spi, const TableName& table, const std::vector<std::
 // The engine of the current database: Citus when the citus extension is installed in it, else plain
 // PostgreSQL.
 std::unique_ptr<Engine> detect_engine(Spi& spi);
+// Refuses (0A000) packing or training in a session on a Citus worker node (Citus MX): hopper creates
+// its distributed tables and keeps its summaries and registry on the coordinator, and a worker
+// refused them halfway with Citus's own XX000 or looked for a summary it cannot see (a Citus sweep).
+// `call` names the function, e.g. "hopper.fit".
+void refuse_on_worker_node(Spi& spi, const std::string& call);
 // The engines themselves (postgres.cpp, citus.cpp). Citus uses plain PostgreSQL's for
 // packed tables it does not distribute (tables packed before Citus was installed).
 std::unique_ptr<Engine> postgres_engine();

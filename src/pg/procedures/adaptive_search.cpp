@@ -567,6 +567,7 @@ void finish_search(Spi& spi, Search& s, const TrainingRun& run) {
 
 void run_adaptive_search(Spi& spi, const SearchRequest& req) {
     const auto started = Clock::now();
+    refuse_on_worker_node(spi, "hopper.fit_automl");
     Search s = req.run_id ? resume_search(spi, req) : start_search(spi, req);
     if (spi.nonatomic()) {
         spi.commit();  // the search and its plan are recorded before anything trains

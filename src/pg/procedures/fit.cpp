@@ -6,6 +6,7 @@
 #include "hopper/error.h"
 #include "hopper/run_settings.h"
 #include "pg/common/datum.h"
+#include "pg/engine/engine.h"
 #include "pg/registry/registry.h"
 #include "pg/training/model_selection.h"
 #include "pg/training/run.h"
@@ -30,6 +31,7 @@ HOPPER_FUNCTION(fit) {
     RunRequest req = single_model_request(fcinfo, 11, -1, settings);
     CheckpointOptions checkpoints = checkpoint_options(fcinfo, settings, 13);
     Spi spi(call_is_nonatomic(fcinfo));
+    refuse_on_worker_node(spi, "hopper.fit");
     if (PG_NARGS() > 12 && !PG_ARGISNULL(12))
         warm_start_from_checkpoint(spi, uuid_arg(fcinfo, 12, "warm_start_checkpoint"), req.warm_start, req.models[0],
                                    checkpoints);
@@ -54,6 +56,7 @@ HOPPER_FUNCTION(fit_data_parallel) {
     std::unique_ptr<TrainingStrategy> averaging = data_parallel_strategy(std::move(settings));
     CheckpointOptions checkpoints = checkpoint_options(fcinfo, run_settings, 15);
     Spi spi(call_is_nonatomic(fcinfo));
+    refuse_on_worker_node(spi, "hopper.fit_data_parallel");
     std::unique_ptr<RunObserver> registry = make_registry_observer(std::move(checkpoints));
     req.observers.push_back(registry.get());
     run_training(spi, std::move(req), *averaging);
@@ -127,6 +130,7 @@ HOPPER_FUNCTION(fit_multiple) {
     req.name = arg_text_or(fcinfo, 7, "");
     req.description = arg_text_or(fcinfo, 8, "");
     Spi spi(call_is_nonatomic(fcinfo));
+    refuse_on_worker_node(spi, "hopper.fit_multiple");
     req.models = read_model_selection(spi, req.mst_table_text, req.arch_table_text);
     CheckpointOptions checkpoints = checkpoint_options(fcinfo, settings, 11);
     checkpoints.mst_table_text = req.mst_table_text;

@@ -757,6 +757,7 @@ void refuse_dependent_as_feature(const std::string& independent_varname, const s
 
 PackedInfo pack_table(Spi& spi, const PackOptions& opt) {
     const bool validation = !opt.training_packed_table.empty() || opt.training_layout;
+    refuse_on_worker_node(spi, validation ? "hopper.preprocess_validation" : "hopper.preprocess");
     Source src = describe_dependent(opt.source_table, opt.dependent_varname,
                                     validation ? "validation source table" : "source table");
     refuse_dependent_as_feature(opt.independent_varname, src.dependent);

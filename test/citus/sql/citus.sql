@@ -112,6 +112,25 @@ CREATE TABLE cz_cols AS SELECT id, x[1] AS a, x[2] AS b, label FROM cz_points;
 SELECT create_distributed_table('cz_cols', 'id');
 SELECT hopper.preprocess('cz_cols', 'cz_cols_packed', 'label', 'a, b', num_segments => 2, seed => 5);
 SELECT num_rows, scale, feature_recipe IS NULL AS as_numbers FROM cz_cols_packed_summary;
+-- A coordinator table stored by Citus's columnar access method has no TID scans: preprocess packs
+-- it through an ordered copy ("UPDATE and CTID scans not supported for ColumnarScan", a Citus
+-- sweep), as a distributed table: the buffers of the same rows ordered.
+CREATE EXTENSION IF NOT EXISTS citus_columnar;
+SET search_path = test_citus, public;  -- the extension's script leaves the session's changed
+CREATE TABLE cz_columnar (LIKE cz_points) USING columnar;
+INSERT INTO cz_columnar SELECT * FROM cz_points;
+SELECT hopper.preprocess('cz_columnar', 'cz_columnar_packed', 'label', 'x', buffer_size => 20, num_segments => 4, seed => 5);
+SELECT count(*) AS buffers, count(*) FILTER (WHERE c.independent_var = h.independent_var
+                                              AND c.dependent_var = h.dependent_var) AS same
+FROM cz_columnar_packed c JOIN cz_from_ordered h USING (dist_key, buffer_id);
+-- Packing and training are the coordinator's: called on a worker (Citus MX), they say so up front
+-- instead of Citus's XX000 "operation is not allowed on this node" halfway, or a summary table
+-- that "does not exist" (a Citus sweep).
+SELECT success, result FROM run_command_on_workers(
+    $$SELECT hopper.preprocess('cz_points_distributed', 'cz_on_worker', 'label', 'x')$$) ORDER BY nodeport;
+SELECT success, result FROM run_command_on_workers(
+    $$CALL hopper.fit('cz_cols_packed', 'cz_on_worker', '{"layers": [{"units": 2, "activation": "softmax"}]}')$$)
+ORDER BY nodeport;
 -- Scoring rows by a registered model's name: the registry is on the coordinator, and Citus runs a
 -- select list over a distributed table on its shards, where the model is not known -- said so with
 -- the way out; the rows of a MATERIALIZED CTE are scored on the coordinator, as hopper.predict does.
@@ -120,6 +139,13 @@ SELECT hopper.register_model_version('cz-model',
     (SELECT c.uuid FROM hopper.latest_checkpoints c JOIN hopper.runs r USING (run_id)
      WHERE r.model_output_table ~ '(^|[.])cz_out$' AND c.mst_key = 1)) AS version;
 SELECT hopper.predict_class('cz-model', d.x) FROM cz_points_distributed d WHERE d.id = 4;
+-- A worker's own registry tables are never read: a role that can log in on a worker could create a
+-- model of the name there, and the coordinator's rows were then scored by it (a hostile review).
+-- hopper refuses to create one there, and a row put there by hand changes nothing.
+SELECT success, result FROM run_command_on_workers($$SELECT hopper.create_model('cz-model')$$) ORDER BY nodeport;
+SELECT success FROM run_command_on_workers($$INSERT INTO hopper.models (name) VALUES ('cz-model')$$);
+SELECT hopper.predict_class('cz-model', d.x) FROM cz_points_distributed d WHERE d.id = 4;
+SELECT success FROM run_command_on_workers($$DELETE FROM hopper.models WHERE name = 'cz-model'$$);
 WITH r AS MATERIALIZED (SELECT * FROM cz_points_distributed)
 SELECT count(*) AS scored, count(*) FILTER (WHERE hopper.predict_class('cz-model', r.x) = p.estimated_label::text) AS as_predict
 FROM r JOIN cz_predicted p USING (id);
