@@ -77,3 +77,40 @@ if [ $grow_rss -gt "$RSS_BOUND" ] || [ $grow_ctx -gt "$CTX_BOUND" ]; then
   exit 1
 fi
 echo "memory.sh: ok (second block: RSS $grow_rss kB, contexts $grow_ctx kB)"
+
+# Within one CALL: a fit of many short iterations, sampled from another session at iterations 300
+# and 2300 (hopper.run_progress), may not grow its backend either. Before, each iteration left ~2 kB
+# in the procedure's context (search_path's check hook, the tables' relock), which lives as long as
+# the CALL: 1 MB a second on tiny data (a hostile review), unbounded in a long run.
+CALL_BOUND=${MEMORY_CALL_KB:-1024}
+PGOPTIONS="-c client_min_messages=warning" psql -qX -v ON_ERROR_STOP=1 -d postgres -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB" >/dev/null
+psql -qX -v ON_ERROR_STOP=1 -d "$DB" >/dev/null <<'SQL'
+SET client_min_messages = warning;
+CREATE EXTENSION hopper;
+CREATE TABLE tiny AS SELECT g AS id, ARRAY[sin(g), cos(g)]::float8[] AS x, (g % 3)::text AS y FROM generate_series(1, 60) g;
+SELECT hopper.preprocess('tiny', 'tiny_packed', 'y', 'x', num_segments => 1);
+SQL
+PGAPPNAME=hopper_memory_call psql -qX -d "$DB" -c "SET max_parallel_workers = 0" \
+  -c "CALL hopper.fit('tiny_packed', 'long_fit', '{\"layers\": [{\"units\": 3, \"activation\": \"softmax\"}]}', num_iterations => 1000000, metrics_compute_frequency => 1000000, checkpoint_frequency => 1000000)" \
+  >/dev/null 2>&1 &
+call_psql=$!
+rss_at() {  # RssAnon of the fit's backend once it has done $1 iterations
+  local pid=""
+  for _ in $(seq 1 1200); do
+    pid=$(psql -qAtX -d "$DB" -c "SELECT pid FROM hopper.run_progress WHERE iteration >= $1 LIMIT 1")
+    [ -n "$pid" ] && break
+    sleep 0.05
+  done
+  [ -n "$pid" ] || { echo "memory.sh: FAILED: the long fit never reached iteration $1" >&2; return 1; }
+  awk '/^RssAnon:/ {print $2}' "/proc/$pid/status"
+}
+rss_a=$(rss_at 300) && rss_b=$(rss_at 2300) || { kill "$call_psql" 2>/dev/null; exit 1; }
+psql -qAtX -d "$DB" -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = 'hopper_memory_call'" >/dev/null
+wait "$call_psql" || true
+psql -qX -d postgres -c "DROP DATABASE $DB"
+grow_call=$((rss_b - rss_a))
+if [ $grow_call -gt "$CALL_BOUND" ]; then
+  echo "memory.sh: FAILED: one CALL grew its backend by $grow_call kB over 2,000 iterations ($rss_a -> $rss_b kB; bound $CALL_BOUND)"
+  exit 1
+fi
+echo "memory.sh: ok (one CALL over 2,000 iterations: RSS $grow_call kB)"

@@ -270,8 +270,8 @@ TEST(Recipe, OneHotWithOtherNullAndUnknown) {
     EXPECT_EQ(r.categories("color"), (std::vector<std::string>{"blue", "red"}));
     EXPECT_EQ(apply1(r, Cell("red")), (std::vector<float>{0, 1, 0, 0, 0}));
     EXPECT_EQ(apply1(r, Cell("blue")), (std::vector<float>{1, 0, 0, 0, 0}));
-    EXPECT_EQ(apply1(r, Cell("green")), (std::vector<float>{0, 0, 1, 0, 0}));   // rare: other
-    EXPECT_EQ(apply1(r, Cell()), (std::vector<float>{0, 0, 0, 1, 0}));          // NULL
+    EXPECT_EQ(apply1(r, Cell("green")), (std::vector<float>{0, 0, 1, 0, 0}));  // rare: other
+    EXPECT_EQ(apply1(r, Cell()), (std::vector<float>{0, 0, 0, 1, 0}));         // NULL
     // Never seen: no slot (handle_unknown='ignore'); "<unknown>" stays 0.
     EXPECT_EQ(apply1(r, Cell("violet")), (std::vector<float>{0, 0, 0, 0, 0}));
     EXPECT_EQ(apply1(r, Cell("Red")), (std::vector<float>{0, 0, 0, 0, 0}));  // bytes, not case

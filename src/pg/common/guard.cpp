@@ -20,6 +20,16 @@ MemoryContext exchange_value_context(MemoryContext context) noexcept {
 
 const char* PgError::what() const noexcept { return edata_ && edata_->message ? edata_->message : "PostgreSQL error"; }
 
+TransientMemory::TransientMemory()
+    : context_(
+          call([] { return AllocSetContextCreate(CurrentMemoryContext, "hopper transient", ALLOCSET_SMALL_SIZES); })),
+      outer_(MemoryContextSwitchTo(context_)) {}
+
+TransientMemory::~TransientMemory() {
+    MemoryContextSwitchTo(outer_);
+    MemoryContextDelete(context_);
+}
+
 void check_for_interrupts() {
     call([] { CHECK_FOR_INTERRUPTS(); });
 }

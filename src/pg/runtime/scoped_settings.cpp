@@ -16,6 +16,7 @@ extern "C" {
 namespace hopper::pg {
 
 void set_in_scope(const char* name, const std::string& value) {
+    const TransientMemory transient;  // check hooks (search_path's) palloc a copy and a list
     call([&] {
         (void)set_config_option(name, value.c_str(), PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
     });
@@ -84,11 +85,13 @@ void apply_statement_settings() {
     if (const int64_t run = progress_run_id(); run > 0) set_in_scope("hopper.progress_run", std::to_string(run));
     // The run's buffer cache, for the parallel workers of these statements (buffer_cache.h).
     const std::string cache = run_area_setting();
-    if (!cache.empty())
+    if (!cache.empty()) {
+        const TransientMemory transient;
         call([&] {
             (void)set_config_option(run_area_setting_name, cache.c_str(), PGC_SUSET, PGC_S_SESSION, GUC_ACTION_SAVE,
                                     true, 0, false);
         });
+    }
 }
 
 void set_parallel_workers(int wanted) {

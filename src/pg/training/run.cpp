@@ -531,8 +531,13 @@ bool TrainingRun::ended() const {
 // first did, and says plainly which one went away.
 void TrainingRun::relock_read_tables() {
     for (const ReadTable& t : read_tables_) {
-        const Oid now = lock_table_for_reading(t.name);
-        const bool changed = now == t.oid && relation_shape(now) != t.shape;
+        Oid now;
+        bool changed;
+        {
+            const TransientMemory transient;  // a name list and the shape's text, every iteration
+            now = lock_table_for_reading(t.name);
+            changed = now == t.oid && relation_shape(now) != t.shape;
+        }
         if (now != t.oid || changed)
             fail(OidIsValid(now) ? ErrorKind::ObjectNotInPrerequisiteState : ErrorKind::UndefinedTable,
                  std::string(t.what) + " " + t.name.display() + " was " +
