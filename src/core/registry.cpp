@@ -14,9 +14,23 @@ namespace {
 
 bool is_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
 
+// Bytes of the character starting at s[i]: a whole UTF-8 sequence when one starts there, else 1 (a
+// message naming one byte of a 3-byte character was not valid UTF-8, and clients decoding strictly
+// failed on it instead of showing the error: a hostile review).
+std::size_t character_bytes(std::string_view s, std::size_t i) {
+    const unsigned char lead = static_cast<unsigned char>(s[i]);
+    const std::size_t n = lead >= 0xf0 && lead <= 0xf4 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc2 && lead < 0xe0 ? 2 : 1;
+    if (n == 1 || lead > 0xf4 || i + n > s.size()) return 1;
+    for (std::size_t k = 1; k < n; ++k)
+        if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return 1;
+    return n;
+}
+
 std::string printable(std::string_view s) {
     std::string out;
-    for (char c : s.substr(0, 64)) {
+    std::size_t shown = 0;  // whole characters only
+    while (shown < s.size() && shown + character_bytes(s, shown) <= 64) shown += character_bytes(s, shown);
+    for (char c : s.substr(0, shown)) {
         unsigned char u = static_cast<unsigned char>(c);
         if (u < 0x20 || u == 0x7f) {
             static const char* hex = "0123456789abcdef";
@@ -27,7 +41,7 @@ std::string printable(std::string_view s) {
             out += c;
         }
     }
-    if (s.size() > 64) out += "...";
+    if (shown < s.size()) out += "...";
     return out;
 }
 
@@ -56,12 +70,15 @@ void check_registry_name(std::string_view name, const char* what) {
     if (!is_alnum(name[0]))
         fail(ErrorKind::InvalidParameter,
              std::string(what) + " \"" + printable(name) + "\" must start with a letter or digit", rule);
-    for (std::size_t i = 0; i < name.size(); ++i) {
+    std::size_t position = 0;  // in characters, as PostgreSQL counts them
+    for (std::size_t i = 0; i < name.size(); i += character_bytes(name, i)) {
+        ++position;
         char c = name[i];
         if (!is_alnum(c) && c != '_' && c != '-' && c != '.')
             fail(ErrorKind::InvalidParameter,
                  std::string(what) + " \"" + printable(name) + "\" contains the character \"" +
-                     printable(name.substr(i, 1)) + "\" at position " + std::to_string(i + 1),
+                     printable(name.substr(i, character_bytes(name, i))) + "\" at position " +
+                     std::to_string(position),
                  rule);
     }
     if (std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; }))

@@ -59,6 +59,11 @@ wait "$CLIENT" 2>/dev/null || true
 for _ in $(seq 1 100); do pg_isready -q && q -c "SELECT 1" >/dev/null 2>&1 && break; sleep 0.1; done
 [ "$(q -c "SELECT state FROM hopper.runs WHERE run_id = $B")" = INTERRUPTED ] || fail "a killed search does not read INTERRUPTED"
 [ "$(q -c "SELECT to_regclass('interrupted') IS NULL")" = t ] || fail "a killed search left its output table"
+# The same call again finds the search's model selection table: it says how to continue the search
+# (it said only "Drop it first or choose another name", a hostile review).
+OUT=$(search interrupted 2>&1 || true)
+case "$OUT" in *"already exists"*"CALL hopper.fit_automl(run_id => $B)"*) ;;
+  *) fail "the same call after a killed search does not point to continuing it: $OUT" ;; esac
 
 # Continued, then cancelled, and continued again to the end. A session holding hopper.search_rungs
 # in SHARE mode keeps the continued search from recording its next rung, so that the cancel finds it

@@ -34,6 +34,16 @@ TEST(RegistryNames, RefusesWithAMessageThatSaysWhy) {
     } catch (const Error& e) { EXPECT_EQ(e.detail().substr(0, 9), "An alias "); }
     EXPECT_EQ(message_of([] { check_registry_name("a\nb", "model name"); }),
               "model name \"a\\x0ab\" contains the character \"\\x0a\" at position 2");
+    // A character of several UTF-8 bytes is named whole, at its position in characters, and a long
+    // name is cut between characters: the message stays valid UTF-8 (a zero-width space was named
+    // by its first byte, "\xE2", a hostile review).
+    EXPECT_EQ(message_of([] { check_registry_name("churn\u200b", "model name"); }),
+              "model name \"churn\u200b\" contains the character \"\u200b\" at position 6");
+    EXPECT_EQ(message_of([] { check_registry_name("caf\u00e9s\u00e9", "model name"); }),
+              "model name \"caf\u00e9s\u00e9\" contains the character \"\u00e9\" at position 4");
+    const std::string long_name = std::string(63, 'a') + "\u00e9b";
+    EXPECT_EQ(message_of([&] { check_registry_name(long_name, "model name"); }),
+              "model name \"" + std::string(63, 'a') + "...\" contains the character \"\u00e9\" at position 64");
     for (const char* bad : {"x;drop", "é", "a/b", "a'b", "\"q\"", ".x", "_x"})
         EXPECT_EQ(kind_of([&] { check_registry_name(bad, "model name"); }), ErrorKind::InvalidParameter) << bad;
 }

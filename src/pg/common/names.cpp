@@ -118,12 +118,17 @@ TableName resolve_source_table(const std::string& text, const char* what) {
     return t;
 }
 
-TableName resolve_output_table(const std::string& text, const char* what) {
+TableName output_table_name(const std::string& text, const char* what) {
     RangeVar* rv = parse_name(text, what);
     Oid nsp = call([&] { return RangeVarGetCreationNamespace(rv); });
     TableName t;
     t.name = rv->relname;
     t.schema = call([&] { return get_namespace_name(nsp); });
+    return t;
+}
+
+TableName resolve_output_table(const std::string& text, const char* what) {
+    TableName t = output_table_name(text, what);
     require_absent(t, what);
     return t;
 }

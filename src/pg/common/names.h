@@ -36,6 +36,8 @@ Oid find_relation_unlocked(const std::string& text, const char* what);
 void require_builtin_columns(const TableName& t, const char* what);
 // A table to be created: the schema is the one CREATE TABLE would use; 42P07 if it exists.
 TableName resolve_output_table(const std::string& text, const char* what);
+// The same name, whether or not the table exists.
+TableName output_table_name(const std::string& text, const char* what);
 bool table_exists(const TableName& t);
 // Whether a type of the name exists in the schema (a table's row type, or any other).
 bool type_exists(const TableName& t);

@@ -129,6 +129,24 @@ std::vector<SelectionEntry> draw_configurations(Spi& spi, SearchSettings& s, Aut
     return generate_model_configs(spec);
 }
 
+// A search whose session was killed leaves its model selection table behind; the same call again
+// said only "already exists ... Drop it first", when what the user wants is to continue that search
+// (a hostile review). Only a search the caller may continue is named.
+void refuse_interrupted_search_table(Spi& spi, const TableName& mst) {
+    if (!table_exists(mst)) return;
+    spi.execute(
+        "SELECT run_id FROM hopper.run_records WHERE method = 'fit_automl' AND state <> 'COMPLETED'"
+        " AND model_selection_table = $1 AND hopper.may_modify(owner) AND NOT hopper.run_is_live(run_id)"
+        " ORDER BY run_id DESC LIMIT 1",
+        {SqlParam::text(mst.display())});
+    if (spi.rows() == 0) return;
+    const std::string run = std::to_string(spi.integer(0, 0));
+    fail(ErrorKind::DuplicateTable, "model selection table " + mst.display() + " already exists",
+         "It is the model selection table of the adaptive search of run " + run + ", which did not finish.",
+         "Continue that search with CALL hopper.fit_automl(run_id => " + run + "), or drop " + mst.display() +
+             " and " + mst.with_suffix("_summary").display() + " to start a new one.");
+}
+
 Search start_search(Spi& spi, const SearchRequest& req) {
     Search s;
     SearchSettings& st = s.settings;
@@ -197,9 +215,9 @@ Search start_search(Spi& spi, const SearchRequest& req) {
                  "Without model_id_list every architecture of the table is searched.",
                  "Load architectures with hopper.load_model_arch.");
     }
-    const TableName mst =
-        resolve_output_table(req.mst_table_text.value_or(s.tables.output.with_suffix("_mst").display()),
-                             "model selection table");
+    const std::string mst_text = req.mst_table_text.value_or(s.tables.output.with_suffix("_mst").display());
+    refuse_interrupted_search_table(spi, output_table_name(mst_text, "model selection table"));
+    const TableName mst = resolve_output_table(mst_text, "model selection table");
     require_absent(mst.with_suffix("_summary"), "model selection summary table");
 
     const std::map<int32_t, Architecture> archs = read_architectures(spi, arch, st.model_ids);
