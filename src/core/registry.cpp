@@ -77,8 +77,7 @@ void check_registry_name(std::string_view name, const char* what) {
         if (!is_alnum(c) && c != '_' && c != '-' && c != '.')
             fail(ErrorKind::InvalidParameter,
                  std::string(what) + " \"" + printable(name) + "\" contains the character \"" +
-                     printable(name.substr(i, character_bytes(name, i))) + "\" at position " +
-                     std::to_string(position),
+                     printable(name.substr(i, character_bytes(name, i))) + "\" at position " + std::to_string(position),
                  rule);
     }
     if (std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; }))

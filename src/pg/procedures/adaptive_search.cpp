@@ -143,8 +143,8 @@ void refuse_interrupted_search_table(Spi& spi, const TableName& mst) {
     const std::string run = std::to_string(spi.integer(0, 0));
     fail(ErrorKind::DuplicateTable, "model selection table " + mst.display() + " already exists",
          "It is the model selection table of the adaptive search of run " + run + ", which did not finish.",
-         "Continue that search with CALL hopper.fit_automl(run_id => " + run + "), or drop " + mst.display() +
-             " and " + mst.with_suffix("_summary").display() + " to start a new one.");
+         "Continue that search with CALL hopper.fit_automl(run_id => " + run + "), or drop " + mst.display() + " and " +
+             mst.with_suffix("_summary").display() + " to start a new one.");
 }
 
 Search start_search(Spi& spi, const SearchRequest& req) {
