@@ -2320,3 +2320,22 @@ RETURNS void LANGUAGE sql
 BEGIN ATOMIC
     SELECT madlib.__hopper_gpu_configuration(madlib.__hopper_output_name(output_table), source);
 END;
+
+-- MADlib's build information, the first cell of MADlib's notebooks: 'MADlib version: X, git revision:
+-- ..., C++ compiler: ...'. MADlib's own code reads the version as the last word before the first
+-- comma (utilities.py_in madlib_version); X is the MADlib release whose deep-learning SQL this
+-- extension follows, and the other fields say what answers: hopper_madlib and hopper, their versions.
+CREATE FUNCTION madlib.version() RETURNS text
+LANGUAGE sql STABLE
+BEGIN ATOMIC
+    SELECT pg_catalog.format('MADlib version: 1.21.0, git revision: none (hopper_madlib %s: MADlib''s deep-learning SQL '
+                             'over hopper %s, no MADlib code), cmake configuration time: none, build type: hopper_madlib %s, '
+                             'build system: PostgreSQL %s, C compiler: none, C++ compiler: none',
+                             (SELECT e.extversion FROM pg_catalog.pg_extension e
+                              WHERE e.extname OPERATOR(pg_catalog.=) 'hopper_madlib'),
+                             (SELECT e.extversion FROM pg_catalog.pg_extension e
+                              WHERE e.extname OPERATOR(pg_catalog.=) 'hopper'),
+                             (SELECT e.extversion FROM pg_catalog.pg_extension e
+                              WHERE e.extname OPERATOR(pg_catalog.=) 'hopper_madlib'),
+                             pg_catalog.current_setting('server_version'));
+END;

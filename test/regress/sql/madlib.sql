@@ -7,6 +7,12 @@ CREATE EXTENSION hopper_madlib;
 CREATE SCHEMA test_madlib;
 SET search_path = test_madlib, public;
 SET client_min_messages = warning;
+-- The first cell of MADlib's notebooks: MADlib's build string, its version where MADlib's code reads
+-- it (the last word before the first comma), naming hopper_madlib and its version.
+SELECT split_part(split_part(madlib.version(), ',', 1), ' ', -1) AS madlib_version,
+       madlib.version() ~ '^MADlib version: [0-9.]+, git revision: ' AS madlib_shape,
+       strpos(madlib.version(), 'hopper_madlib ' || (SELECT extversion FROM pg_extension WHERE extname = 'hopper_madlib')) > 0
+           AS names_hopper_madlib;
 
 CREATE TABLE iris_data(id serial, attributes numeric[], class_text varchar);
 INSERT INTO iris_data(id, attributes, class_text) VALUES
