@@ -1877,6 +1877,7 @@ CREATE FUNCTION madlib.__hopper_keras_evaluate(model_table text, test_table text
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     info regclass;
+    method text;
 BEGIN
     PERFORM madlib.__hopper_required_table(model_table, 'model_table', 'input');
     PERFORM madlib.__hopper_required_table(test_table, 'test_table', 'input');
@@ -1888,10 +1889,23 @@ BEGIN
     info := to_regclass(madlib.__hopper_quote_name(model_table, '_info'));
     PERFORM madlib.__hopper_require_builtin_columns(COALESCE(info, madlib.__hopper_quote_name(model_table, '_summary')::regclass),
                                                     NULL, 'model info table');
-    -- As MADlib: mst_key picks one of several models (fit_multiple_model, automl) only.
+    -- As MADlib: mst_key picks one of several models (fit_multiple_model, automl) only, and a table of
+    -- several models needs it (MADlib: "Multi-model needs to pass mst_key"; without it every model's
+    -- rows were written, without their mst_key).
     IF mst_key IS NOT NULL AND info IS NULL THEN
         RAISE EXCEPTION 'mst_key % is given for %, a table of one model', mst_key, model_table
             USING ERRCODE = 'invalid_parameter_value', HINT = 'Leave out mst_key: it picks one of the models of fit_multiple_model.';
+    END IF;
+    IF mst_key IS NULL AND info IS NOT NULL THEN
+        PERFORM madlib.__hopper_require_builtin_columns(madlib.__hopper_quote_name(model_table, '_summary')::regclass,
+                                                        ARRAY['method'], 'model summary table');
+        EXECUTE format('SELECT method FROM %s', madlib.__hopper_quote_name(model_table, '_summary')::regclass) INTO method;
+        IF method IN ('fit_multiple', 'fit_automl') THEN
+            RAISE EXCEPTION 'mst_key is needed for %, a table of several models', model_table
+                USING ERRCODE = 'invalid_parameter_value',
+                      DETAIL = 'MADlib refuses it too: "Multi-model needs to pass mst_key".',
+                      HINT = 'Pass the mst_key of the model to evaluate (its _info table lists them).';
+        END IF;
     END IF;
     -- A model table in MADlib's shape (model_weights) keeps its model_arch, as MADlib requires.
     IF EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = madlib.__hopper_quote_name(model_table)::regclass

@@ -454,6 +454,12 @@ FROM iris_multi_model_summary;
 SELECT count(*) AS infos, max(validation_metrics_final) > 0.8 AS best_accurate FROM iris_multi_model_info;
 SELECT madlib.madlib_keras_evaluate('iris_multi_model', 'iris_test_packed', 'iris_multi_validate', FALSE, 1);
 SELECT metric IS NOT NULL AS evaluated FROM iris_multi_validate;
+-- As MADlib ("Multi-model needs to pass mst_key"): a table of several models is evaluated one model
+-- at a time (without mst_key every model's rows were written, without their mst_key).
+\set VERBOSITY terse
+SELECT madlib.madlib_keras_evaluate('iris_multi_model', 'iris_test_packed', 'iris_multi_validate_all');
+\set VERBOSITY default
+SELECT to_regclass('iris_multi_validate_all') IS NULL AS nothing_written;
 SELECT madlib.madlib_keras_predict('iris_multi_model', 'iris_test', 'id', 'attributes', 'iris_multi_predict',
                                    'response', FALSE, 1);
 SELECT count(*) AS predicted FROM iris_multi_predict;
