@@ -2138,6 +2138,7 @@ DECLARE
     found boolean;
     classes text[];
     read_table text;
+    outputs integer;
 BEGIN
     PERFORM madlib.__hopper_required_table(model_arch_table, 'model_arch_table', 'input');
     PERFORM madlib.__hopper_required(model_id IS NOT NULL, 'model_id');
@@ -2167,6 +2168,19 @@ BEGIN
     read_table := madlib.__hopper_flat_source(test_table, independent_varname, id_col);
     PERFORM madlib.__hopper_require_builtin_columns(madlib.__hopper_quote_name(read_table)::regclass,
                                                     ARRAY[(parse_ident(independent_varname))[1]], 'independent');
+    -- As MADlib: class_values name every output of the model (as many as its output units), else
+    -- refused before anything is written (fewer left rows with a NULL class_value).
+    IF classes IS NOT NULL THEN
+        EXECUTE format('SELECT cardinality(hopper.model_forward($1, t.%s::pg_catalog.float8[], $2)) FROM %s t LIMIT 1',
+                       quote_ident((parse_ident(independent_varname))[1]), madlib.__hopper_quote_name(read_table)::regclass)
+            INTO outputs USING weights, COALESCE(normalizing_const, 1.0);
+        IF outputs <> cardinality(classes) THEN
+            RAISE EXCEPTION 'class_values name % classes, but model_id % has % outputs', cardinality(classes), model_id, outputs
+                USING ERRCODE = 'invalid_parameter_value',
+                      DETAIL = 'MADlib refuses it too: "The number of class values do not match the provided architecture."',
+                      HINT = 'Give one class value per output unit of the model, in the order of its outputs.';
+        END IF;
+    END IF;
     EXECUTE format('CREATE TABLE %s AS SELECT t.%s, NULL::text AS estimated_dependent_var,
                         hopper.model_forward($1, t.%s::pg_catalog.float8[], $2) AS prob FROM %s t',
                    madlib.__hopper_quote_name(output_table), quote_ident((parse_ident(id_col))[1]),

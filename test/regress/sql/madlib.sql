@@ -403,6 +403,12 @@ SELECT count(*) AS predicted, count(*) FILTER (WHERE b.class_value = r.class_val
 FROM iris_predict_byom b JOIN iris_predict r USING (id);
 SELECT madlib.madlib_keras_predict_byom('model_arch_library', 1, 'iris_test', 'id', 'attributes', 'iris_predict_byom_prob');
 SELECT count(*) AS rows, array_agg(DISTINCT class_value ORDER BY class_value) AS default_classes FROM iris_predict_byom_prob;
+-- As MADlib: class_values name every output (2 for a model of 3 outputs left rows without a class_value).
+\set VERBOSITY terse
+SELECT madlib.madlib_keras_predict_byom('model_arch_library', 1, 'iris_test', 'id', 'attributes', 'iris_predict_byom_two',
+    'response', FALSE, ARRAY[ARRAY['a', 'b']]);
+\set VERBOSITY default
+SELECT to_regclass('iris_predict_byom_two') IS NULL AS nothing_written;
 UPDATE model_arch_library SET model_weights = NULL WHERE model_id = 1;
 
 -- With a validation table, metrics every 3 iterations, name and description (use_gpus positional).
