@@ -1958,12 +1958,28 @@ BEGIN
     EXCEPTION WHEN invalid_text_representation THEN
         limit_value := NULL;
     END;
-    IF limit_value IS NULL OR limit_value <= 0 OR (limit_value >= 1 AND limit_value <> trunc(limit_value)) THEN
+    -- MADlib's rule (madlib_keras_validator.py_in validate_pred_type): an integer > 0 is a rank, a
+    -- double in [0.0, 1.0) a probability (0.0: every class of positive probability). A number written
+    -- with a point or an exponent is a double (the double precision overloads pass 0.0 as '0.0'), so
+    -- integer 0 is refused and 0.0 is not, 1.0 is refused and 1 is not, as in MADlib.
+    IF limit_value IS NULL
+       OR (pred_type ~ '^[+-]?[0-9]+$' AND limit_value <= 0)
+       OR (pred_type !~ '^[+-]?[0-9]+$' AND NOT (limit_value >= 0 AND limit_value < 1)) THEN
         RAISE EXCEPTION 'invalid pred_type %', pred_type USING ERRCODE = 'invalid_parameter_value',
-            HINT = 'pred_type is ''prob'', ''response'', a probability between 0 and 1 or a rank (an integer from 1).';
+            HINT = 'pred_type is ''prob'', ''response'', a probability limit in [0.0, 1.0) or a rank (an integer from 1).';
     END IF;
-    RETURN CASE WHEN limit_value < 1 THEN format('prob > %s', limit_value) ELSE format('rank <= %s', limit_value::int8) END;
+    RETURN CASE WHEN pred_type ~ '^[+-]?[0-9]+$' THEN format('rank <= %s', limit_value::int8)
+                ELSE format('prob > %s', limit_value) END;
 END $$;
+
+-- A double precision pred_type as text that reads as a double (0.0 -> '0.0', not '0', which is
+-- MADlib's integer 0: refused where the double 0.0 is not).
+CREATE FUNCTION madlib.__hopper_double_text(pred_type float8) RETURNS text
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT CASE WHEN pred_type::pg_catalog.text OPERATOR(pg_catalog.~) '^[+-]?[0-9]+$'
+                THEN pred_type::pg_catalog.text OPERATOR(pg_catalog.||) '.0' ELSE pred_type::pg_catalog.text END;
+END;
 
 CREATE FUNCTION madlib.__hopper_predict_rows(output_table text, id_col text, pred_type text, class_name text,
                                              class_values text[])
@@ -2121,7 +2137,8 @@ CREATE FUNCTION madlib.madlib_keras_predict(model_table varchar, test_table varc
 RETURNS void LANGUAGE sql
 BEGIN ATOMIC
     SELECT madlib.__hopper_keras_predict(madlib.__hopper_input_name(model_table), madlib.__hopper_input_name(test_table),
-               id_col, independent_varname, madlib.__hopper_output_name(output_table), pred_type::text, use_gpus, mst_key);
+               id_col, independent_varname, madlib.__hopper_output_name(output_table),
+               madlib.__hopper_double_text(pred_type), use_gpus, mst_key);
 END;
 
 -- Bring your own model: the weights of a row of the architecture table (a hopper model state, e.g.

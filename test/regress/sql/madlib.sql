@@ -389,6 +389,11 @@ FROM iris_predict_prob p JOIN iris_test t USING (id) WHERE p.rank = 1;
 SELECT madlib.madlib_keras_predict('iris_model', 'iris_test', 'id', 'attributes', 'iris_predict_top2', 2);
 SELECT count(*) AS rows, max(rank) AS worst FROM iris_predict_top2;
 SELECT madlib.madlib_keras_predict('iris_model', 'iris_test', 'id', 'attributes', 'iris_predict_likely', 0.5);
+-- As MADlib: a double in [0.0, 1.0) is a probability limit, 0.0 included (every class of positive
+-- probability); integer 0 and the double 1.0 are refused (below).
+SELECT madlib.madlib_keras_predict('iris_model', 'iris_test', 'id', 'attributes', 'iris_predict_positive', 0.0);
+SELECT count(DISTINCT id) AS ids, bool_and(prob > 0) AS positive, count(*) >= count(DISTINCT id) AS rows_per_id
+FROM iris_predict_positive;
 -- MADlib's tests count a prediction table's columns in pg_attribute (dropped ones too: issue 30);
 -- the table keeps hopper's mark of the predictions it made.
 SELECT t, count(*) AS columns, madlib.__hopper_made(t, 'predictions') AS hoppers
@@ -554,6 +559,8 @@ SET client_min_messages = notice;
 SELECT madlib.madlib_keras_predict('iris_model', 'iris_test', 'id', 'attributes', 'iris_x', 'most_likely');
 SET client_min_messages = warning;
 SELECT madlib.madlib_keras_predict('iris_model', 'iris_test', 'id', 'attributes', 'iris_x', 2.5);
+SELECT madlib.madlib_keras_predict('iris_model', 'iris_test', 'id', 'attributes', 'iris_x', 0);
+SELECT madlib.madlib_keras_predict('iris_model', 'iris_test', 'id', 'attributes', 'iris_x', 1.0);
 SELECT madlib.madlib_keras_predict_byom('model_arch_library', 1, 'iris_test', 'id', 'attributes', 'iris_x');
 SELECT madlib.madlib_keras_predict_byom('model_arch_library', 3, 'iris_test', 'id', 'attributes', 'iris_x', 'prob', FALSE, NULL, NULL, 2);
 SELECT madlib.train_test_split('iris_data', 'iris_x', 0.8, NULL, NULL, NULL, TRUE);
