@@ -1488,6 +1488,9 @@ RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     existing regclass;
     staging text;
+    level text;
+    added bigint;
+    drawn bigint;
 BEGIN
     PERFORM madlib.__hopper_required_table(model_arch_table, 'model_arch_table', 'input');
     PERFORM madlib.__hopper_required_table(model_selection_table, 'model_selection_table', 'output');
@@ -1501,12 +1504,21 @@ BEGIN
     -- summary stays): hopper generates into a table of its own, whose rows move over.
     staging := CASE WHEN existing IS NULL THEN model_selection_table
                     ELSE madlib.__hopper_quote_name(model_selection_table, '__hopper_appended') END;
+    -- hopper's NOTICEs would name the staging table: quiet while it generates, said below of the
+    -- caller's table (the function's own setting of client_min_messages, restored after).
+    IF existing IS NOT NULL AND current_setting('client_min_messages') NOT IN ('warning', 'error') THEN
+        level := current_setting('client_min_messages');
+        PERFORM set_config('client_min_messages', 'warning', true);
+    END IF;
     PERFORM hopper.generate_model_configs(model_arch_table, staging, model_id_list,
                                           madlib.__hopper_custom_space(madlib.__hopper_space(compile_params_grid, 'compile_params_grid',
                                                                 lower(COALESCE(search_type, 'grid')) = 'grid'), object_table),
                                           madlib.__hopper_space(fit_params_grid, 'fit_params_grid',
                                                                 lower(COALESCE(search_type, 'grid')) = 'grid'),
                                           COALESCE(search_type, 'grid'), num_configs, random_state);
+    IF level IS NOT NULL THEN
+        PERFORM set_config('client_min_messages', level, true);
+    END IF;
     IF existing IS NULL THEN
         PERFORM madlib.__hopper_mst_summary(model_selection_table, object_table, arch_given);
     ELSE
@@ -1514,6 +1526,14 @@ BEGIN
                         SELECT (SELECT COALESCE(max(mst_key), 0) FROM %1$s) + row_number() OVER (ORDER BY n.mst_key),
                                n.model_id, n.compile_params, n.fit_params FROM %2$s n ORDER BY n.mst_key',
                        existing, madlib.__hopper_quote_name(staging)::regclass);
+        GET DIAGNOSTICS added = ROW_COUNT;
+        IF random_state IS NULL AND lower(COALESCE(search_type, 'grid')) = 'random' THEN
+            EXECUTE format('SELECT random_state FROM %s', madlib.__hopper_quote_name(staging, '_summary')::regclass)
+                INTO drawn;
+            RAISE NOTICE 'random search with random_state %', drawn
+                USING HINT = format('Pass random_state => %s to draw the same configurations again.', drawn);
+        END IF;
+        RAISE NOTICE 'appended % model configurations to %', added, existing;
         -- A summary dropped since is made again, as MADlib makes it (the new configurations').
         IF to_regclass(madlib.__hopper_quote_name(model_selection_table, '_summary')) IS NULL THEN
             EXECUTE format('CREATE TABLE %s AS SELECT * FROM %s', madlib.__hopper_quote_name(model_selection_table, '_summary'),

@@ -491,9 +491,12 @@ SELECT madlib.generate_model_configs('model_arch_library', 'mst_near_one', ARRAY
 SELECT count(*) AS configurations, min(m) >= 0.9 AND max(m) <= 0.999 AS in_range,
        percentile_cont(0.5) WITHIN GROUP (ORDER BY m) > 0.96 AS towards_one
 FROM (SELECT (compile_params::jsonb->>'momentum')::float8 AS m FROM mst_near_one) c;
--- An existing model selection table is appended to, mst_key going on (MADlib's docs do so).
+-- An existing model selection table is appended to, mst_key going on (MADlib's docs do so); its
+-- NOTICE names that table (it named hopper_madlib's staging table, mst_grid__hopper_appended).
+SET client_min_messages = notice;
 SELECT madlib.generate_model_configs('model_arch_library', 'mst_grid', ARRAY[1],
     $${'loss': ['categorical_crossentropy'], 'optimizer': ['Adam'], 'metrics': ['accuracy']}$$, $${'batch_size': [16]}$$);
+SET client_min_messages = warning;
 SELECT mst_key, model_id, fit_params FROM mst_grid WHERE mst_key > 14 ORDER BY mst_key;
 SELECT count(*) AS tables_left FROM pg_class WHERE relname LIKE 'mst_grid%hopper%';
 SELECT object_table FROM mst_grid_summary;
