@@ -1678,6 +1678,52 @@ BEGIN ATOMIC
                name, description, object_table, model, source_table, model_arch_table, validation_table);
 END;
 
+-- MADlib's _info names each model's loss and metrics as its compile_params do (loss_type
+-- categorical_crossentropy, metrics_type {top_3_accuracy}), as madlib_keras_fit's summary does;
+-- hopper's _info names them canonically (softmax_cross_entropy, top_k_accuracy). The compile_params
+-- of the selection table (MADlib's Keras string, or hopper's JSON of a drawn configuration, both as
+-- written) say the names; a top_k_accuracy there is the object table's top_<k>_accuracy (the facade
+-- wrote it so) when the configurations came with one.
+CREATE FUNCTION madlib.__hopper_written_names(compile_params text, custom boolean, OUT metrics text[], OUT loss text)
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    j jsonb;
+    top_k text;
+BEGIN
+    IF compile_params ~ '^\s*\{' THEN
+        BEGIN
+            j := compile_params::jsonb;
+        EXCEPTION WHEN invalid_text_representation THEN
+            RETURN;
+        END;
+        loss := CASE WHEN jsonb_typeof(j->'loss') = 'string' THEN j->>'loss' END;
+        metrics := CASE jsonb_typeof(j->'metrics')
+                       WHEN 'array' THEN ARRAY(SELECT jsonb_array_elements_text(j->'metrics'))
+                       WHEN 'string' THEN ARRAY[j->>'metrics'] END;
+        top_k := j->>'top_k';
+    ELSE
+        SELECT n.metrics, n.loss INTO metrics, loss FROM madlib.__hopper_compile_names(compile_params) n;
+        top_k := substring(compile_params FROM '\mtop_k\s*=\s*([0-9]+)');
+    END IF;
+    IF custom AND top_k ~ '^[0-9]+$' THEN
+        metrics := ARRAY(SELECT CASE WHEN m = 'top_k_accuracy' THEN format('top_%s_accuracy', top_k) ELSE m END
+                         FROM unnest(metrics) WITH ORDINALITY AS u(m, k) ORDER BY k);
+    END IF;
+END $$;
+
+CREATE FUNCTION madlib.__hopper_info_names(model_output_table text, object_table text) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    info regclass := madlib.__hopper_quote_name(model_output_table, '_info')::regclass;
+BEGIN
+    PERFORM madlib.__hopper_require_builtin_columns(info, ARRAY['mst_key', 'compile_params', 'loss_type', 'metrics_type'],
+                                                    'model info table');
+    EXECUTE format('UPDATE %s i SET (loss_type, metrics_type) =
+                        (SELECT COALESCE(n.loss, i.loss_type), COALESCE(NULLIF(n.metrics, ''{}''), i.metrics_type)
+                         FROM madlib.__hopper_written_names(i.compile_params::text, $1) n)', info)
+        USING object_table IS NOT NULL;
+END $$;
+
 -- The summary columns MADlib's fit_multiple_model and automl add to hopper's: model and model_info
 -- (the output's name and its _info's as the caller wrote it: model_name), object_table, use_gpus,
 -- madlib_version, num_classes and <dependent>_class_values.
@@ -1724,6 +1770,7 @@ BEGIN
             INTO object_table;
     END IF;
     PERFORM madlib.__hopper_multi_summary(model_output_table, model_name, object_table);
+    PERFORM madlib.__hopper_info_names(model_output_table, object_table);
 END $$;
 
 CREATE FUNCTION madlib.madlib_keras_fit_multiple_model(source_table varchar, model_output_table varchar,
@@ -1792,6 +1839,7 @@ BEGIN
                              metrics_compute_frequency, false, name, description);
     PERFORM madlib.__hopper_madlib_shape(model_output_table);
     PERFORM madlib.__hopper_multi_summary(model_output_table, model_name, object_table);
+    PERFORM madlib.__hopper_info_names(model_output_table, object_table);
     summary := madlib.__hopper_quote_name(model_output_table, '_summary')::regclass;
     EXECUTE format('ALTER TABLE %s ADD COLUMN automl_method text, ADD COLUMN automl_params text, ADD COLUMN random_state int4',
                    summary);
@@ -1852,6 +1900,7 @@ BEGIN
                            metrics_compute_frequency => metrics_compute_frequency, name => name, description => description);
     PERFORM madlib.__hopper_madlib_shape(model_output_table);
     PERFORM madlib.__hopper_multi_summary(model_output_table, model_name, object_table);
+    PERFORM madlib.__hopper_info_names(model_output_table, object_table);
     PERFORM madlib.__hopper_mst_summary(model_selection_table, object_table, NULL);
     EXECUTE format('ALTER TABLE %s ADD COLUMN automl_method text, ADD COLUMN automl_params text, ADD COLUMN random_state int4',
                    madlib.__hopper_quote_name(model_output_table, '_summary')::regclass);

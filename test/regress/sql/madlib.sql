@@ -464,7 +464,10 @@ SELECT model, model_info, num_classes, metrics_iters, object_table, use_gpus, cl
 FROM iris_multi_model_summary;
 SELECT count(*) AS infos, max(validation_metrics_final) > 0.8 AS best_accurate FROM iris_multi_model_info;
 SELECT madlib.madlib_keras_evaluate('iris_multi_model', 'iris_test_packed', 'iris_multi_validate', FALSE, 1);
-SELECT metric IS NOT NULL AS evaluated FROM iris_multi_validate;
+SELECT metric IS NOT NULL AS evaluated, metrics_type, loss_type FROM iris_multi_validate;
+-- The loss as compile_params names it (MADlib's categorical_crossentropy, not hopper's
+-- softmax_cross_entropy), as in madlib_keras_fit's summary.
+SELECT DISTINCT metrics_type, loss_type FROM iris_multi_model_info;
 -- As MADlib ("Multi-model needs to pass mst_key"): a table of several models is evaluated one model
 -- at a time (without mst_key every model's rows were written, without their mst_key).
 \set VERBOSITY terse
