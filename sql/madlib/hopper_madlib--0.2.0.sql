@@ -1896,6 +1896,7 @@ BEGIN
                                                         object_table),
                            madlib.__hopper_space(fit_params_grid, 'fit_params_grid'),
                            automl_method => automl_method, max_iterations => r, eta => e, skip_last => skip,
+                           bracket_rule => 'madlib',
                            search_type => 'random', random_state => random_state, validation_table => validation_table,
                            metrics_compute_frequency => metrics_compute_frequency, name => name, description => description);
     PERFORM madlib.__hopper_madlib_shape(model_output_table);

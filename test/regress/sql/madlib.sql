@@ -533,6 +533,20 @@ SELECT model, model_info, automl_method, automl_params, random_state, num_classe
 -- Each configuration's bracket s and last round i, as in hopper.search_trials.
 SELECT count(*) AS trials, count(*) FILTER (WHERE s IS NOT NULL AND i IS NOT NULL) AS placed, max(s) AS brackets_from
 FROM automl_output_info;
+-- MADlib's community notebook case, R=9, eta=3: MADlib's brackets of 9, 3 and 3 configurations (its
+-- n = floor((s_max + 1) / (s + 1)) * eta^s; Li et al.'s 9, 5 and 3 trained 17), each round training
+-- r_i iterations more, as madlib.hyperband_schedule lists them.
+SELECT madlib.madlib_keras_automl('iris_train_packed', 'automl_nb', 'model_arch_library', 'automl_nb_mst', ARRAY[1],
+    $${'loss': ['categorical_crossentropy'], 'optimizer_params_list': [{'optimizer': ['Adam'], 'lr': [0.001, 0.1, 'log']}], 'metrics': ['accuracy']}$$,
+    $${'batch_size': [8], 'epochs': [1]}$$, 'hyperband', 'R=9, eta=3, skip_last=0', 5, NULL, FALSE, NULL, NULL,
+    'automl notebook');
+SELECT count(*) AS info_rows FROM automl_nb_info;
+SELECT s, count(*) AS configurations FROM automl_nb_info GROUP BY s ORDER BY s DESC;
+SELECT madlib.hyperband_schedule('automl_nb_schedule', 9, 3, 0);
+SELECT h.s, h.i, h.n_i, h.r_i, b.num_configs, b.iterations_in_rung, b.budget
+FROM automl_nb_schedule h FULL JOIN (SELECT b.* FROM hopper.search_brackets b JOIN hopper.runs r USING (run_id)
+                                     WHERE r.name = 'automl notebook') b ON b.bracket = h.s AND b.rung = h.i
+ORDER BY h.s DESC, h.i;
 -- Hyperopt: num_configs configurations drawn at random (as TPE draws its first 20, and 'rand' all),
 -- each trained num_iterations iterations.
 SELECT madlib.madlib_keras_automl('iris_train_packed', 'hyperopt_output', 'model_arch_library', 'hyperopt_mst_table', ARRAY[1, 2],
