@@ -2454,3 +2454,312 @@ BEGIN ATOMIC
                               WHERE e.extname OPERATOR(pg_catalog.=) 'hopper_madlib'),
                              pg_catalog.current_setting('server_version'));
 END;
+
+-- ---- help -------------------------------------------------------------------------------------
+-- MADlib's help forms: madlib.<function>() and madlib.<function>('usage' | 'help' | ...) return a
+-- text about the function, as MADlib's do; here what hopper_madlib does, its signature and what it
+-- maps onto (docs/madlib.md says the rest).
+CREATE FUNCTION madlib.__hopper_help(fn text, message text) RETURNS varchar
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    what text;
+    usage text;
+    maps text;
+BEGIN
+    SELECT h.what, h.usage, h.maps INTO what, usage, maps FROM (VALUES
+        ('training_preprocessor_dl',
+         'packs a table of features and labels into MADlib 2.x''s packed table (buffers of rows) and hopper''s, for training',
+         'training_preprocessor_dl(source_table, output_table, dependent_varname, independent_varname, buffer_size, normalizing_const, num_classes, distribution_rules)',
+         'hopper.preprocess'),
+        ('validation_preprocessor_dl',
+         'packs a validation or test table as the training table it names was packed (its classes and normalizing_const)',
+         'validation_preprocessor_dl(source_table, output_table, dependent_varname, independent_varname, training_preprocessor_table, buffer_size, distribution_rules)',
+         'hopper.preprocess_validation'),
+        ('load_keras_model',
+         'adds a Keras architecture (model.to_json()) and optional weights to a model architecture table, made if absent',
+         'load_keras_model(keras_model_arch_table, model_arch, model_weights, name, description, model_id)',
+         'hopper.load_model_arch'),
+        ('delete_keras_model',
+         'deletes an architecture from a model architecture table (the table is dropped with its last one)',
+         'delete_keras_model(keras_model_arch_table, model_id)',
+         'hopper.delete_model_arch'),
+        ('load_model_selection_table',
+         'makes a model selection table: every combination of the architectures, compile_params and fit_params given',
+         'load_model_selection_table(model_arch_table, model_selection_table, model_id_list, compile_params_list, fit_params_list, object_table)',
+         'hopper.load_model_selection_table'),
+        ('generate_model_configs',
+         'makes (or appends to) a model selection table from grids of compile and fit parameters, by grid or random search',
+         'generate_model_configs(model_arch_table, model_selection_table, model_id_list, compile_params_grid, fit_params_grid, search_type, num_configs, random_state, object_table)',
+         'hopper.generate_model_configs'),
+        ('madlib_keras_fit',
+         'trains one model of an architecture on a packed table; writes the model table and its _summary',
+         'madlib_keras_fit(source_table, model, model_arch_table, model_id, compile_params, fit_params, num_iterations, use_gpus, validation_table, metrics_compute_frequency, warm_start, name, description, object_table)',
+         'CALL hopper.fit'),
+        ('madlib_keras_fit_multiple_model',
+         'trains every configuration of a model selection table together by model hopping; writes the model table, _summary and _info',
+         'madlib_keras_fit_multiple_model(source_table, model_output_table, model_selection_table, num_iterations, use_gpus, validation_table, metrics_compute_frequency, warm_start, name, description, use_caching)',
+         'CALL hopper.fit_multiple'),
+        ('madlib_keras_automl',
+         'searches a space of configurations with Hyperband or Hyperopt''s random draws; writes the model table, _summary and _info',
+         'madlib_keras_automl(source_table, model_output_table, model_arch_table, model_selection_table, model_id_list, compile_params_grid, fit_params_grid, automl_method, automl_params, random_state, object_table, use_gpus, validation_table, metrics_compute_frequency, name, description, use_caching)',
+         'CALL hopper.fit_automl'),
+        ('madlib_keras_evaluate',
+         'evaluates a trained model (mst_key: one model of a multi-model table) on a packed table; writes loss, metric, metrics_type, loss_type',
+         'madlib_keras_evaluate(model_table, test_table, output_table, use_gpus, mst_key)',
+         'hopper.evaluate'),
+        ('madlib_keras_predict',
+         'predicts the rows of a table with a trained model; writes MADlib 2.x''s rows (id, class_name, class_value, prob, rank)',
+         'madlib_keras_predict(model_table, test_table, id_col, independent_varname, output_table, pred_type, use_gpus, mst_key); pred_type ''prob'', ''response'', an integer rank or a probability limit in [0.0, 1.0)',
+         'hopper.predict'),
+        ('madlib_keras_predict_byom',
+         'predicts with the weights of an architecture table''s row (bring your own model)',
+         'madlib_keras_predict_byom(model_arch_table, model_id, test_table, id_col, independent_varname, output_table, pred_type, use_gpus, class_values, normalizing_const, dependent_count)',
+         'hopper.model_forward'),
+        ('load_custom_function',
+         'stores a custom Keras function (a dill pickle) in an object table of schema madlib; hopper refuses to train with it (it runs no Python)',
+         'load_custom_function(object_table, object, name, description)',
+         'a table of schema madlib'),
+        ('load_top_k_accuracy_function',
+         'adds top_<k>_accuracy to an object table: hopper''s metric top_k_accuracy with top_k = k',
+         'load_top_k_accuracy_function(object_table, k)',
+         'a table of schema madlib'),
+        ('delete_custom_function',
+         'deletes a function from an object table, by id or name (the table is dropped with its last one)',
+         'delete_custom_function(object_table, id | name)',
+         'a table of schema madlib'),
+        ('train_test_split',
+         'splits a table at random into training and test rows, per group',
+         'train_test_split(source_table, output_table, train_proportion, test_proportion, grouping_cols, target_cols, with_replacement, separate_output_tables)',
+         'SQL'),
+        ('hyperband_schedule',
+         'writes the brackets and rounds of a Hyperband search (s, i, n_i configurations, r_i iterations), as madlib_keras_automl trains them',
+         'hyperband_schedule(schedule_table, r, eta, skip_last)',
+         'SQL'),
+        ('gpu_configuration',
+         'writes the GPUs of each host (hostname, gpu_descr): none, hopper trains on CPUs',
+         'gpu_configuration(output_table, source)',
+         'SQL')
+    ) h(fn, what, usage, maps) WHERE h.fn = $1;
+    message := lower(btrim(COALESCE(message, '')));
+    IF message IN ('', 'help', '?', 'summary') THEN
+        RETURN format(E'%s (hopper_madlib %s)\n%s: %s.\n%s\nFor the arguments: SELECT madlib.%s(''usage'');\n'
+                      'hopper_madlib maps it onto %s; what differs from MADlib: docs/madlib.md of hopper.',
+                      fn, (SELECT e.extversion FROM pg_extension e WHERE e.extname = 'hopper_madlib'), fn, what,
+                      usage, fn, maps);
+    ELSIF message IN ('usage', 'example', 'examples') THEN
+        RETURN format(E'SELECT madlib.%s;\n%s: %s.\nMaps onto %s; every argument and how it differs from MADlib: '
+                      'docs/madlib.md of hopper (MADlib''s user documentation has the examples).',
+                      usage, fn, what, maps);
+    END IF;
+    RETURN format('No such option. Use "SELECT madlib.%s()" for help.', fn);
+END $$;
+
+CREATE FUNCTION madlib.training_preprocessor_dl(message varchar) RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('training_preprocessor_dl', message);
+END;
+
+CREATE FUNCTION madlib.training_preprocessor_dl() RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('training_preprocessor_dl', '');
+END;
+
+CREATE FUNCTION madlib.validation_preprocessor_dl(message varchar) RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('validation_preprocessor_dl', message);
+END;
+
+CREATE FUNCTION madlib.validation_preprocessor_dl() RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('validation_preprocessor_dl', '');
+END;
+
+CREATE FUNCTION madlib.load_keras_model(message varchar) RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('load_keras_model', message);
+END;
+
+CREATE FUNCTION madlib.load_keras_model() RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('load_keras_model', '');
+END;
+
+CREATE FUNCTION madlib.delete_keras_model(message varchar) RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('delete_keras_model', message);
+END;
+
+CREATE FUNCTION madlib.delete_keras_model() RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('delete_keras_model', '');
+END;
+
+CREATE FUNCTION madlib.load_model_selection_table(message varchar) RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('load_model_selection_table', message);
+END;
+
+CREATE FUNCTION madlib.load_model_selection_table() RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('load_model_selection_table', '');
+END;
+
+CREATE FUNCTION madlib.generate_model_configs(message varchar) RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('generate_model_configs', message);
+END;
+
+CREATE FUNCTION madlib.generate_model_configs() RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('generate_model_configs', '');
+END;
+
+CREATE FUNCTION madlib.madlib_keras_fit(message varchar) RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('madlib_keras_fit', message);
+END;
+
+CREATE FUNCTION madlib.madlib_keras_fit() RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('madlib_keras_fit', '');
+END;
+
+CREATE FUNCTION madlib.madlib_keras_fit_multiple_model(message varchar) RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('madlib_keras_fit_multiple_model', message);
+END;
+
+CREATE FUNCTION madlib.madlib_keras_fit_multiple_model() RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('madlib_keras_fit_multiple_model', '');
+END;
+
+CREATE FUNCTION madlib.madlib_keras_automl(message varchar) RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('madlib_keras_automl', message);
+END;
+
+CREATE FUNCTION madlib.madlib_keras_automl() RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('madlib_keras_automl', '');
+END;
+
+CREATE FUNCTION madlib.madlib_keras_evaluate(message varchar) RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('madlib_keras_evaluate', message);
+END;
+
+CREATE FUNCTION madlib.madlib_keras_evaluate() RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('madlib_keras_evaluate', '');
+END;
+
+CREATE FUNCTION madlib.madlib_keras_predict(message varchar) RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('madlib_keras_predict', message);
+END;
+
+CREATE FUNCTION madlib.madlib_keras_predict() RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('madlib_keras_predict', '');
+END;
+
+CREATE FUNCTION madlib.madlib_keras_predict_byom(message varchar) RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('madlib_keras_predict_byom', message);
+END;
+
+CREATE FUNCTION madlib.madlib_keras_predict_byom() RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('madlib_keras_predict_byom', '');
+END;
+
+CREATE FUNCTION madlib.load_custom_function(message varchar) RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('load_custom_function', message);
+END;
+
+CREATE FUNCTION madlib.load_custom_function() RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('load_custom_function', '');
+END;
+
+CREATE FUNCTION madlib.load_top_k_accuracy_function(message varchar) RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('load_top_k_accuracy_function', message);
+END;
+
+CREATE FUNCTION madlib.load_top_k_accuracy_function() RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('load_top_k_accuracy_function', '');
+END;
+
+CREATE FUNCTION madlib.delete_custom_function(message varchar) RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('delete_custom_function', message);
+END;
+
+CREATE FUNCTION madlib.delete_custom_function() RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('delete_custom_function', '');
+END;
+
+CREATE FUNCTION madlib.train_test_split(message varchar) RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('train_test_split', message);
+END;
+
+CREATE FUNCTION madlib.train_test_split() RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('train_test_split', '');
+END;
+
+CREATE FUNCTION madlib.hyperband_schedule(message varchar) RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('hyperband_schedule', message);
+END;
+
+CREATE FUNCTION madlib.hyperband_schedule() RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('hyperband_schedule', '');
+END;
+
+CREATE FUNCTION madlib.gpu_configuration() RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('gpu_configuration', '');
+END;

@@ -7,6 +7,33 @@ CREATE EXTENSION hopper_madlib;
 CREATE SCHEMA test_madlib;
 SET search_path = test_madlib, public;
 SET client_min_messages = warning;
+-- MADlib's help forms: madlib.<function>() and madlib.<function>('usage').
+SELECT madlib.madlib_keras_fit();
+SELECT madlib.madlib_keras_predict('usage');
+SELECT madlib.madlib_keras_evaluate('no such option');
+SELECT f, strpos(h, f) > 0 AS names_it, strpos(h, 'docs/madlib.md') > 0 AS points_to_docs
+FROM (VALUES
+    ('training_preprocessor_dl', madlib.training_preprocessor_dl()),
+    ('validation_preprocessor_dl', madlib.validation_preprocessor_dl()),
+    ('load_keras_model', madlib.load_keras_model()),
+    ('delete_keras_model', madlib.delete_keras_model()),
+    ('load_model_selection_table', madlib.load_model_selection_table()),
+    ('generate_model_configs', madlib.generate_model_configs()),
+    ('madlib_keras_fit', madlib.madlib_keras_fit()),
+    ('madlib_keras_fit_multiple_model', madlib.madlib_keras_fit_multiple_model()),
+    ('madlib_keras_automl', madlib.madlib_keras_automl()),
+    ('madlib_keras_evaluate', madlib.madlib_keras_evaluate()),
+    ('madlib_keras_predict', madlib.madlib_keras_predict()),
+    ('madlib_keras_predict_byom', madlib.madlib_keras_predict_byom()),
+    ('load_custom_function', madlib.load_custom_function()),
+    ('load_top_k_accuracy_function', madlib.load_top_k_accuracy_function()),
+    ('delete_custom_function', madlib.delete_custom_function()),
+    ('train_test_split', madlib.train_test_split()),
+    ('hyperband_schedule', madlib.hyperband_schedule()),
+    ('gpu_configuration', madlib.gpu_configuration())) v(f, h)
+ORDER BY f;
+SELECT madlib.load_keras_model('usage') = madlib.load_keras_model('USAGE') AS case_blind,
+       madlib.madlib_keras_automl('help') = madlib.madlib_keras_automl() AS help_is_summary;
 -- The first cell of MADlib's notebooks: MADlib's build string, its version where MADlib's code reads
 -- it (the last word before the first comma), naming hopper_madlib and its version.
 SELECT split_part(split_part(madlib.version(), ',', 1), ' ', -1) AS madlib_version,
