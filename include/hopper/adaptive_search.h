@@ -16,6 +16,16 @@
 // eta^s_max) with s = min(s_max, floor(log_eta num_configs)) halvings. skip_last drops the last
 // skip_last rungs of every bracket (a bracket left without rungs is dropped), as in MADlib.
 //
+// Bracket rules. The above is Li et al.'s (Algorithm 1; BracketRule::LiEtAl, the default). MADlib's
+// madlib_keras_automl (madlib_keras_automl_hyperband.py_in, find_hyperband_config) computes other
+// brackets, and hopper_madlib follows it (BracketRule::Madlib, Hyperband only): bracket s starts
+// n = floor((s_max + 1) / (s + 1)) * eta^s configurations (an integer division where the paper
+// divides exactly: R = 9, eta = 3 gives brackets of 9, 3 and 3, the paper's 9, 5 and 3), and each
+// round i trains its survivors r_i = round(R * eta^(i - s)) iterations more (MADlib's
+// fit_multiple_model with warm start for r_i iterations), so that rung i ends at r_0 + ... + r_i
+// iterations in all (1, 4 and 13 for bracket 2 of R = 9, eta = 3; the paper's 1, 3 and 9).
+// n_i = n / eta^i and the promotions are the same (MADlib rounds n * eta^-i, an integer here).
+//
 // Trials are numbered 1..N (mst_key) bracket after bracket, s_max's first, as MADlib numbers them.
 //
 // Ranking. A rung ranks its trials by the searcher metric (smaller or larger first), ties to the
@@ -44,8 +54,14 @@ const char* to_string(AutomlMethod m);
 // Largest max_iterations a search accepts (Error(Limit) beyond it).
 constexpr int64_t kMaxSearchIterations = 1000000;
 
+enum class BracketRule { LiEtAl, Madlib };
+// "li" (Li et al.'s, any case; "li_et_al" too) or "madlib".
+BracketRule parse_bracket_rule(std::string_view text);
+const char* to_string(BracketRule r);
+
 struct AutomlBudget {
     AutomlMethod method = AutomlMethod::Hyperband;
+    BracketRule rule = BracketRule::LiEtAl;
     int64_t max_iterations = 0;  // R
     int64_t eta = 3;
     int64_t skip_last = 0;
@@ -72,6 +88,8 @@ struct SearchPlan {
     std::vector<BracketPlan> brackets;  // in mst_key order (s descending)
 
     int num_trials() const;
+    // The most iterations a trial trains in all (the last rung's budget of the longest bracket).
+    int max_trial_iterations() const;
     // Iterations trained in all when nothing diverges (what a search costs in model-epochs).
     int64_t model_iterations() const;
     // Index into `brackets` of the bracket holding mst_key (Error(InvalidParameter) if none).

@@ -1488,6 +1488,9 @@ RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     existing regclass;
     staging text;
+    level text;
+    added bigint;
+    drawn bigint;
 BEGIN
     PERFORM madlib.__hopper_required_table(model_arch_table, 'model_arch_table', 'input');
     PERFORM madlib.__hopper_required_table(model_selection_table, 'model_selection_table', 'output');
@@ -1501,12 +1504,21 @@ BEGIN
     -- summary stays): hopper generates into a table of its own, whose rows move over.
     staging := CASE WHEN existing IS NULL THEN model_selection_table
                     ELSE madlib.__hopper_quote_name(model_selection_table, '__hopper_appended') END;
+    -- hopper's NOTICEs would name the staging table: quiet while it generates, said below of the
+    -- caller's table (the function's own setting of client_min_messages, restored after).
+    IF existing IS NOT NULL AND current_setting('client_min_messages') NOT IN ('warning', 'error') THEN
+        level := current_setting('client_min_messages');
+        PERFORM set_config('client_min_messages', 'warning', true);
+    END IF;
     PERFORM hopper.generate_model_configs(model_arch_table, staging, model_id_list,
                                           madlib.__hopper_custom_space(madlib.__hopper_space(compile_params_grid, 'compile_params_grid',
                                                                 lower(COALESCE(search_type, 'grid')) = 'grid'), object_table),
                                           madlib.__hopper_space(fit_params_grid, 'fit_params_grid',
                                                                 lower(COALESCE(search_type, 'grid')) = 'grid'),
                                           COALESCE(search_type, 'grid'), num_configs, random_state);
+    IF level IS NOT NULL THEN
+        PERFORM set_config('client_min_messages', level, true);
+    END IF;
     IF existing IS NULL THEN
         PERFORM madlib.__hopper_mst_summary(model_selection_table, object_table, arch_given);
     ELSE
@@ -1514,6 +1526,14 @@ BEGIN
                         SELECT (SELECT COALESCE(max(mst_key), 0) FROM %1$s) + row_number() OVER (ORDER BY n.mst_key),
                                n.model_id, n.compile_params, n.fit_params FROM %2$s n ORDER BY n.mst_key',
                        existing, madlib.__hopper_quote_name(staging)::regclass);
+        GET DIAGNOSTICS added = ROW_COUNT;
+        IF random_state IS NULL AND lower(COALESCE(search_type, 'grid')) = 'random' THEN
+            EXECUTE format('SELECT random_state FROM %s', madlib.__hopper_quote_name(staging, '_summary')::regclass)
+                INTO drawn;
+            RAISE NOTICE 'random search with random_state %', drawn
+                USING HINT = format('Pass random_state => %s to draw the same configurations again.', drawn);
+        END IF;
+        RAISE NOTICE 'appended % model configurations to %', added, existing;
         -- A summary dropped since is made again, as MADlib makes it (the new configurations').
         IF to_regclass(madlib.__hopper_quote_name(model_selection_table, '_summary')) IS NULL THEN
             EXECUTE format('CREATE TABLE %s AS SELECT * FROM %s', madlib.__hopper_quote_name(model_selection_table, '_summary'),
@@ -1658,6 +1678,52 @@ BEGIN ATOMIC
                name, description, object_table, model, source_table, model_arch_table, validation_table);
 END;
 
+-- MADlib's _info names each model's loss and metrics as its compile_params do (loss_type
+-- categorical_crossentropy, metrics_type {top_3_accuracy}), as madlib_keras_fit's summary does;
+-- hopper's _info names them canonically (softmax_cross_entropy, top_k_accuracy). The compile_params
+-- of the selection table (MADlib's Keras string, or hopper's JSON of a drawn configuration, both as
+-- written) say the names; a top_k_accuracy there is the object table's top_<k>_accuracy (the facade
+-- wrote it so) when the configurations came with one.
+CREATE FUNCTION madlib.__hopper_written_names(compile_params text, custom boolean, OUT metrics text[], OUT loss text)
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    j jsonb;
+    top_k text;
+BEGIN
+    IF compile_params ~ '^\s*\{' THEN
+        BEGIN
+            j := compile_params::jsonb;
+        EXCEPTION WHEN invalid_text_representation THEN
+            RETURN;
+        END;
+        loss := CASE WHEN jsonb_typeof(j->'loss') = 'string' THEN j->>'loss' END;
+        metrics := CASE jsonb_typeof(j->'metrics')
+                       WHEN 'array' THEN ARRAY(SELECT jsonb_array_elements_text(j->'metrics'))
+                       WHEN 'string' THEN ARRAY[j->>'metrics'] END;
+        top_k := j->>'top_k';
+    ELSE
+        SELECT n.metrics, n.loss INTO metrics, loss FROM madlib.__hopper_compile_names(compile_params) n;
+        top_k := substring(compile_params FROM '\mtop_k\s*=\s*([0-9]+)');
+    END IF;
+    IF custom AND top_k ~ '^[0-9]+$' THEN
+        metrics := ARRAY(SELECT CASE WHEN m = 'top_k_accuracy' THEN format('top_%s_accuracy', top_k) ELSE m END
+                         FROM unnest(metrics) WITH ORDINALITY AS u(m, k) ORDER BY k);
+    END IF;
+END $$;
+
+CREATE FUNCTION madlib.__hopper_info_names(model_output_table text, object_table text) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    info regclass := madlib.__hopper_quote_name(model_output_table, '_info')::regclass;
+BEGIN
+    PERFORM madlib.__hopper_require_builtin_columns(info, ARRAY['mst_key', 'compile_params', 'loss_type', 'metrics_type'],
+                                                    'model info table');
+    EXECUTE format('UPDATE %s i SET (loss_type, metrics_type) =
+                        (SELECT COALESCE(n.loss, i.loss_type), COALESCE(NULLIF(n.metrics, ''{}''), i.metrics_type)
+                         FROM madlib.__hopper_written_names(i.compile_params::text, $1) n)', info)
+        USING object_table IS NOT NULL;
+END $$;
+
 -- The summary columns MADlib's fit_multiple_model and automl add to hopper's: model and model_info
 -- (the output's name and its _info's as the caller wrote it: model_name), object_table, use_gpus,
 -- madlib_version, num_classes and <dependent>_class_values.
@@ -1704,6 +1770,7 @@ BEGIN
             INTO object_table;
     END IF;
     PERFORM madlib.__hopper_multi_summary(model_output_table, model_name, object_table);
+    PERFORM madlib.__hopper_info_names(model_output_table, object_table);
 END $$;
 
 CREATE FUNCTION madlib.madlib_keras_fit_multiple_model(source_table varchar, model_output_table varchar,
@@ -1772,6 +1839,7 @@ BEGIN
                              metrics_compute_frequency, false, name, description);
     PERFORM madlib.__hopper_madlib_shape(model_output_table);
     PERFORM madlib.__hopper_multi_summary(model_output_table, model_name, object_table);
+    PERFORM madlib.__hopper_info_names(model_output_table, object_table);
     summary := madlib.__hopper_quote_name(model_output_table, '_summary')::regclass;
     EXECUTE format('ALTER TABLE %s ADD COLUMN automl_method text, ADD COLUMN automl_params text, ADD COLUMN random_state int4',
                    summary);
@@ -1828,10 +1896,12 @@ BEGIN
                                                         object_table),
                            madlib.__hopper_space(fit_params_grid, 'fit_params_grid'),
                            automl_method => automl_method, max_iterations => r, eta => e, skip_last => skip,
+                           bracket_rule => 'madlib',
                            search_type => 'random', random_state => random_state, validation_table => validation_table,
                            metrics_compute_frequency => metrics_compute_frequency, name => name, description => description);
     PERFORM madlib.__hopper_madlib_shape(model_output_table);
     PERFORM madlib.__hopper_multi_summary(model_output_table, model_name, object_table);
+    PERFORM madlib.__hopper_info_names(model_output_table, object_table);
     PERFORM madlib.__hopper_mst_summary(model_selection_table, object_table, NULL);
     EXECUTE format('ALTER TABLE %s ADD COLUMN automl_method text, ADD COLUMN automl_params text, ADD COLUMN random_state int4',
                    madlib.__hopper_quote_name(model_output_table, '_summary')::regclass);
@@ -1877,6 +1947,7 @@ CREATE FUNCTION madlib.__hopper_keras_evaluate(model_table text, test_table text
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     info regclass;
+    method text;
 BEGIN
     PERFORM madlib.__hopper_required_table(model_table, 'model_table', 'input');
     PERFORM madlib.__hopper_required_table(test_table, 'test_table', 'input');
@@ -1888,10 +1959,23 @@ BEGIN
     info := to_regclass(madlib.__hopper_quote_name(model_table, '_info'));
     PERFORM madlib.__hopper_require_builtin_columns(COALESCE(info, madlib.__hopper_quote_name(model_table, '_summary')::regclass),
                                                     NULL, 'model info table');
-    -- As MADlib: mst_key picks one of several models (fit_multiple_model, automl) only.
+    -- As MADlib: mst_key picks one of several models (fit_multiple_model, automl) only, and a table of
+    -- several models needs it (MADlib: "Multi-model needs to pass mst_key"; without it every model's
+    -- rows were written, without their mst_key).
     IF mst_key IS NOT NULL AND info IS NULL THEN
         RAISE EXCEPTION 'mst_key % is given for %, a table of one model', mst_key, model_table
             USING ERRCODE = 'invalid_parameter_value', HINT = 'Leave out mst_key: it picks one of the models of fit_multiple_model.';
+    END IF;
+    IF mst_key IS NULL AND info IS NOT NULL THEN
+        PERFORM madlib.__hopper_require_builtin_columns(madlib.__hopper_quote_name(model_table, '_summary')::regclass,
+                                                        ARRAY['method'], 'model summary table');
+        EXECUTE format('SELECT method FROM %s', madlib.__hopper_quote_name(model_table, '_summary')::regclass) INTO method;
+        IF method IN ('fit_multiple', 'fit_automl') THEN
+            RAISE EXCEPTION 'mst_key is needed for %, a table of several models', model_table
+                USING ERRCODE = 'invalid_parameter_value',
+                      DETAIL = 'MADlib refuses it too: "Multi-model needs to pass mst_key".',
+                      HINT = 'Pass the mst_key of the model to evaluate (its _info table lists them).';
+        END IF;
     END IF;
     -- A model table in MADlib's shape (model_weights) keeps its model_arch, as MADlib requires.
     IF EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = madlib.__hopper_quote_name(model_table)::regclass
@@ -1944,12 +2028,28 @@ BEGIN
     EXCEPTION WHEN invalid_text_representation THEN
         limit_value := NULL;
     END;
-    IF limit_value IS NULL OR limit_value <= 0 OR (limit_value >= 1 AND limit_value <> trunc(limit_value)) THEN
+    -- MADlib's rule (madlib_keras_validator.py_in validate_pred_type): an integer > 0 is a rank, a
+    -- double in [0.0, 1.0) a probability (0.0: every class of positive probability). A number written
+    -- with a point or an exponent is a double (the double precision overloads pass 0.0 as '0.0'), so
+    -- integer 0 is refused and 0.0 is not, 1.0 is refused and 1 is not, as in MADlib.
+    IF limit_value IS NULL
+       OR (pred_type ~ '^[+-]?[0-9]+$' AND limit_value <= 0)
+       OR (pred_type !~ '^[+-]?[0-9]+$' AND NOT (limit_value >= 0 AND limit_value < 1)) THEN
         RAISE EXCEPTION 'invalid pred_type %', pred_type USING ERRCODE = 'invalid_parameter_value',
-            HINT = 'pred_type is ''prob'', ''response'', a probability between 0 and 1 or a rank (an integer from 1).';
+            HINT = 'pred_type is ''prob'', ''response'', a probability limit in [0.0, 1.0) or a rank (an integer from 1).';
     END IF;
-    RETURN CASE WHEN limit_value < 1 THEN format('prob > %s', limit_value) ELSE format('rank <= %s', limit_value::int8) END;
+    RETURN CASE WHEN pred_type ~ '^[+-]?[0-9]+$' THEN format('rank <= %s', limit_value::int8)
+                ELSE format('prob > %s', limit_value) END;
 END $$;
+
+-- A double precision pred_type as text that reads as a double (0.0 -> '0.0', not '0', which is
+-- MADlib's integer 0: refused where the double 0.0 is not).
+CREATE FUNCTION madlib.__hopper_double_text(pred_type float8) RETURNS text
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT CASE WHEN pred_type::pg_catalog.text OPERATOR(pg_catalog.~) '^[+-]?[0-9]+$'
+                THEN pred_type::pg_catalog.text OPERATOR(pg_catalog.||) '.0' ELSE pred_type::pg_catalog.text END;
+END;
 
 CREATE FUNCTION madlib.__hopper_predict_rows(output_table text, id_col text, pred_type text, class_name text,
                                              class_values text[])
@@ -2107,7 +2207,8 @@ CREATE FUNCTION madlib.madlib_keras_predict(model_table varchar, test_table varc
 RETURNS void LANGUAGE sql
 BEGIN ATOMIC
     SELECT madlib.__hopper_keras_predict(madlib.__hopper_input_name(model_table), madlib.__hopper_input_name(test_table),
-               id_col, independent_varname, madlib.__hopper_output_name(output_table), pred_type::text, use_gpus, mst_key);
+               id_col, independent_varname, madlib.__hopper_output_name(output_table),
+               madlib.__hopper_double_text(pred_type), use_gpus, mst_key);
 END;
 
 -- Bring your own model: the weights of a row of the architecture table (a hopper model state, e.g.
@@ -2124,6 +2225,7 @@ DECLARE
     found boolean;
     classes text[];
     read_table text;
+    outputs integer;
 BEGIN
     PERFORM madlib.__hopper_required_table(model_arch_table, 'model_arch_table', 'input');
     PERFORM madlib.__hopper_required(model_id IS NOT NULL, 'model_id');
@@ -2153,6 +2255,19 @@ BEGIN
     read_table := madlib.__hopper_flat_source(test_table, independent_varname, id_col);
     PERFORM madlib.__hopper_require_builtin_columns(madlib.__hopper_quote_name(read_table)::regclass,
                                                     ARRAY[(parse_ident(independent_varname))[1]], 'independent');
+    -- As MADlib: class_values name every output of the model (as many as its output units), else
+    -- refused before anything is written (fewer left rows with a NULL class_value).
+    IF classes IS NOT NULL THEN
+        EXECUTE format('SELECT cardinality(hopper.model_forward($1, t.%s::pg_catalog.float8[], $2)) FROM %s t LIMIT 1',
+                       quote_ident((parse_ident(independent_varname))[1]), madlib.__hopper_quote_name(read_table)::regclass)
+            INTO outputs USING weights, COALESCE(normalizing_const, 1.0);
+        IF outputs <> cardinality(classes) THEN
+            RAISE EXCEPTION 'class_values name % classes, but model_id % has % outputs', cardinality(classes), model_id, outputs
+                USING ERRCODE = 'invalid_parameter_value',
+                      DETAIL = 'MADlib refuses it too: "The number of class values do not match the provided architecture."',
+                      HINT = 'Give one class value per output unit of the model, in the order of its outputs.';
+        END IF;
+    END IF;
     EXECUTE format('CREATE TABLE %s AS SELECT t.%s, NULL::text AS estimated_dependent_var,
                         hopper.model_forward($1, t.%s::pg_catalog.float8[], $2) AS prob FROM %s t',
                    madlib.__hopper_quote_name(output_table), quote_ident((parse_ident(id_col))[1]),
@@ -2319,4 +2434,332 @@ CREATE FUNCTION madlib.gpu_configuration(output_table text, source text DEFAULT 
 RETURNS void LANGUAGE sql
 BEGIN ATOMIC
     SELECT madlib.__hopper_gpu_configuration(madlib.__hopper_output_name(output_table), source);
+END;
+
+-- MADlib's build information, the first cell of MADlib's notebooks: 'MADlib version: X, git revision:
+-- ..., C++ compiler: ...'. MADlib's own code reads the version as the last word before the first
+-- comma (utilities.py_in madlib_version); X is the MADlib release whose deep-learning SQL this
+-- extension follows, and the other fields say what answers: hopper_madlib and hopper, their versions.
+CREATE FUNCTION madlib.version() RETURNS text
+LANGUAGE sql STABLE
+BEGIN ATOMIC
+    SELECT pg_catalog.format('MADlib version: 1.21.0, git revision: none (hopper_madlib %s: MADlib''s deep-learning SQL '
+                             'over hopper %s, no MADlib code), cmake configuration time: none, build type: hopper_madlib %s, '
+                             'build system: PostgreSQL %s, C compiler: none, C++ compiler: none',
+                             (SELECT e.extversion FROM pg_catalog.pg_extension e
+                              WHERE e.extname OPERATOR(pg_catalog.=) 'hopper_madlib'),
+                             (SELECT e.extversion FROM pg_catalog.pg_extension e
+                              WHERE e.extname OPERATOR(pg_catalog.=) 'hopper'),
+                             (SELECT e.extversion FROM pg_catalog.pg_extension e
+                              WHERE e.extname OPERATOR(pg_catalog.=) 'hopper_madlib'),
+                             pg_catalog.current_setting('server_version'));
+END;
+
+-- ---- help -------------------------------------------------------------------------------------
+-- MADlib's help forms: madlib.<function>() and madlib.<function>('usage' | 'help' | ...) return a
+-- text about the function, as MADlib's do; here what hopper_madlib does, its signature and what it
+-- maps onto (docs/madlib.md says the rest).
+CREATE FUNCTION madlib.__hopper_help(fn text, message text) RETURNS varchar
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    what text;
+    usage text;
+    maps text;
+BEGIN
+    SELECT h.what, h.usage, h.maps INTO what, usage, maps FROM (VALUES
+        ('training_preprocessor_dl',
+         'packs a table of features and labels into MADlib 2.x''s packed table (buffers of rows) and hopper''s, for training',
+         'training_preprocessor_dl(source_table, output_table, dependent_varname, independent_varname, buffer_size, normalizing_const, num_classes, distribution_rules)',
+         'hopper.preprocess'),
+        ('validation_preprocessor_dl',
+         'packs a validation or test table as the training table it names was packed (its classes and normalizing_const)',
+         'validation_preprocessor_dl(source_table, output_table, dependent_varname, independent_varname, training_preprocessor_table, buffer_size, distribution_rules)',
+         'hopper.preprocess_validation'),
+        ('load_keras_model',
+         'adds a Keras architecture (model.to_json()) and optional weights to a model architecture table, made if absent',
+         'load_keras_model(keras_model_arch_table, model_arch, model_weights, name, description, model_id)',
+         'hopper.load_model_arch'),
+        ('delete_keras_model',
+         'deletes an architecture from a model architecture table (the table is dropped with its last one)',
+         'delete_keras_model(keras_model_arch_table, model_id)',
+         'hopper.delete_model_arch'),
+        ('load_model_selection_table',
+         'makes a model selection table: every combination of the architectures, compile_params and fit_params given',
+         'load_model_selection_table(model_arch_table, model_selection_table, model_id_list, compile_params_list, fit_params_list, object_table)',
+         'hopper.load_model_selection_table'),
+        ('generate_model_configs',
+         'makes (or appends to) a model selection table from grids of compile and fit parameters, by grid or random search',
+         'generate_model_configs(model_arch_table, model_selection_table, model_id_list, compile_params_grid, fit_params_grid, search_type, num_configs, random_state, object_table)',
+         'hopper.generate_model_configs'),
+        ('madlib_keras_fit',
+         'trains one model of an architecture on a packed table; writes the model table and its _summary',
+         'madlib_keras_fit(source_table, model, model_arch_table, model_id, compile_params, fit_params, num_iterations, use_gpus, validation_table, metrics_compute_frequency, warm_start, name, description, object_table)',
+         'CALL hopper.fit'),
+        ('madlib_keras_fit_multiple_model',
+         'trains every configuration of a model selection table together by model hopping; writes the model table, _summary and _info',
+         'madlib_keras_fit_multiple_model(source_table, model_output_table, model_selection_table, num_iterations, use_gpus, validation_table, metrics_compute_frequency, warm_start, name, description, use_caching)',
+         'CALL hopper.fit_multiple'),
+        ('madlib_keras_automl',
+         'searches a space of configurations with Hyperband or Hyperopt''s random draws; writes the model table, _summary and _info',
+         'madlib_keras_automl(source_table, model_output_table, model_arch_table, model_selection_table, model_id_list, compile_params_grid, fit_params_grid, automl_method, automl_params, random_state, object_table, use_gpus, validation_table, metrics_compute_frequency, name, description, use_caching)',
+         'CALL hopper.fit_automl'),
+        ('madlib_keras_evaluate',
+         'evaluates a trained model (mst_key: one model of a multi-model table) on a packed table; writes loss, metric, metrics_type, loss_type',
+         'madlib_keras_evaluate(model_table, test_table, output_table, use_gpus, mst_key)',
+         'hopper.evaluate'),
+        ('madlib_keras_predict',
+         'predicts the rows of a table with a trained model; writes MADlib 2.x''s rows (id, class_name, class_value, prob, rank)',
+         'madlib_keras_predict(model_table, test_table, id_col, independent_varname, output_table, pred_type, use_gpus, mst_key); pred_type ''prob'', ''response'', an integer rank or a probability limit in [0.0, 1.0)',
+         'hopper.predict'),
+        ('madlib_keras_predict_byom',
+         'predicts with the weights of an architecture table''s row (bring your own model)',
+         'madlib_keras_predict_byom(model_arch_table, model_id, test_table, id_col, independent_varname, output_table, pred_type, use_gpus, class_values, normalizing_const, dependent_count)',
+         'hopper.model_forward'),
+        ('load_custom_function',
+         'stores a custom Keras function (a dill pickle) in an object table of schema madlib; hopper refuses to train with it (it runs no Python)',
+         'load_custom_function(object_table, object, name, description)',
+         'a table of schema madlib'),
+        ('load_top_k_accuracy_function',
+         'adds top_<k>_accuracy to an object table: hopper''s metric top_k_accuracy with top_k = k',
+         'load_top_k_accuracy_function(object_table, k)',
+         'a table of schema madlib'),
+        ('delete_custom_function',
+         'deletes a function from an object table, by id or name (the table is dropped with its last one)',
+         'delete_custom_function(object_table, id | name)',
+         'a table of schema madlib'),
+        ('train_test_split',
+         'splits a table at random into training and test rows, per group',
+         'train_test_split(source_table, output_table, train_proportion, test_proportion, grouping_cols, target_cols, with_replacement, separate_output_tables)',
+         'SQL'),
+        ('hyperband_schedule',
+         'writes the brackets and rounds of a Hyperband search (s, i, n_i configurations, r_i iterations), as madlib_keras_automl trains them',
+         'hyperband_schedule(schedule_table, r, eta, skip_last)',
+         'SQL'),
+        ('gpu_configuration',
+         'writes the GPUs of each host (hostname, gpu_descr): none, hopper trains on CPUs',
+         'gpu_configuration(output_table, source)',
+         'SQL')
+    ) h(fn, what, usage, maps) WHERE h.fn = $1;
+    message := lower(btrim(COALESCE(message, '')));
+    IF message IN ('', 'help', '?', 'summary') THEN
+        RETURN format(E'%s (hopper_madlib %s)\n%s: %s.\n%s\nFor the arguments: SELECT madlib.%s(''usage'');\n'
+                      'hopper_madlib maps it onto %s; what differs from MADlib: docs/madlib.md of hopper.',
+                      fn, (SELECT e.extversion FROM pg_extension e WHERE e.extname = 'hopper_madlib'), fn, what,
+                      usage, fn, maps);
+    ELSIF message IN ('usage', 'example', 'examples') THEN
+        RETURN format(E'SELECT madlib.%s;\n%s: %s.\nMaps onto %s; every argument and how it differs from MADlib: '
+                      'docs/madlib.md of hopper (MADlib''s user documentation has the examples).',
+                      usage, fn, what, maps);
+    END IF;
+    RETURN format('No such option. Use "SELECT madlib.%s()" for help.', fn);
+END $$;
+
+CREATE FUNCTION madlib.training_preprocessor_dl(message varchar) RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('training_preprocessor_dl', message);
+END;
+
+CREATE FUNCTION madlib.training_preprocessor_dl() RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('training_preprocessor_dl', '');
+END;
+
+CREATE FUNCTION madlib.validation_preprocessor_dl(message varchar) RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('validation_preprocessor_dl', message);
+END;
+
+CREATE FUNCTION madlib.validation_preprocessor_dl() RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('validation_preprocessor_dl', '');
+END;
+
+CREATE FUNCTION madlib.load_keras_model(message varchar) RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('load_keras_model', message);
+END;
+
+CREATE FUNCTION madlib.load_keras_model() RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('load_keras_model', '');
+END;
+
+CREATE FUNCTION madlib.delete_keras_model(message varchar) RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('delete_keras_model', message);
+END;
+
+CREATE FUNCTION madlib.delete_keras_model() RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('delete_keras_model', '');
+END;
+
+CREATE FUNCTION madlib.load_model_selection_table(message varchar) RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('load_model_selection_table', message);
+END;
+
+CREATE FUNCTION madlib.load_model_selection_table() RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('load_model_selection_table', '');
+END;
+
+CREATE FUNCTION madlib.generate_model_configs(message varchar) RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('generate_model_configs', message);
+END;
+
+CREATE FUNCTION madlib.generate_model_configs() RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('generate_model_configs', '');
+END;
+
+CREATE FUNCTION madlib.madlib_keras_fit(message varchar) RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('madlib_keras_fit', message);
+END;
+
+CREATE FUNCTION madlib.madlib_keras_fit() RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('madlib_keras_fit', '');
+END;
+
+CREATE FUNCTION madlib.madlib_keras_fit_multiple_model(message varchar) RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('madlib_keras_fit_multiple_model', message);
+END;
+
+CREATE FUNCTION madlib.madlib_keras_fit_multiple_model() RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('madlib_keras_fit_multiple_model', '');
+END;
+
+CREATE FUNCTION madlib.madlib_keras_automl(message varchar) RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('madlib_keras_automl', message);
+END;
+
+CREATE FUNCTION madlib.madlib_keras_automl() RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('madlib_keras_automl', '');
+END;
+
+CREATE FUNCTION madlib.madlib_keras_evaluate(message varchar) RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('madlib_keras_evaluate', message);
+END;
+
+CREATE FUNCTION madlib.madlib_keras_evaluate() RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('madlib_keras_evaluate', '');
+END;
+
+CREATE FUNCTION madlib.madlib_keras_predict(message varchar) RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('madlib_keras_predict', message);
+END;
+
+CREATE FUNCTION madlib.madlib_keras_predict() RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('madlib_keras_predict', '');
+END;
+
+CREATE FUNCTION madlib.madlib_keras_predict_byom(message varchar) RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('madlib_keras_predict_byom', message);
+END;
+
+CREATE FUNCTION madlib.madlib_keras_predict_byom() RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('madlib_keras_predict_byom', '');
+END;
+
+CREATE FUNCTION madlib.load_custom_function(message varchar) RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('load_custom_function', message);
+END;
+
+CREATE FUNCTION madlib.load_custom_function() RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('load_custom_function', '');
+END;
+
+CREATE FUNCTION madlib.load_top_k_accuracy_function(message varchar) RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('load_top_k_accuracy_function', message);
+END;
+
+CREATE FUNCTION madlib.load_top_k_accuracy_function() RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('load_top_k_accuracy_function', '');
+END;
+
+CREATE FUNCTION madlib.delete_custom_function(message varchar) RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('delete_custom_function', message);
+END;
+
+CREATE FUNCTION madlib.delete_custom_function() RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('delete_custom_function', '');
+END;
+
+CREATE FUNCTION madlib.train_test_split(message varchar) RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('train_test_split', message);
+END;
+
+CREATE FUNCTION madlib.train_test_split() RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('train_test_split', '');
+END;
+
+CREATE FUNCTION madlib.hyperband_schedule(message varchar) RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('hyperband_schedule', message);
+END;
+
+CREATE FUNCTION madlib.hyperband_schedule() RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('hyperband_schedule', '');
+END;
+
+CREATE FUNCTION madlib.gpu_configuration() RETURNS varchar
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT madlib.__hopper_help('gpu_configuration', '');
 END;

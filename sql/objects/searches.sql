@@ -16,12 +16,14 @@ CREATE TABLE hopper.searches (
     search_type text NOT NULL CHECK (search_type IN ('grid', 'random')),
     random_state bigint,
     pack_brackets boolean NOT NULL,
+    -- Li et al.'s brackets (li) or MADlib's madlib_keras_automl's (madlib: hopper_madlib's).
+    bracket_rule text NOT NULL DEFAULT 'li' CHECK (bracket_rule IN ('li', 'madlib')),
     -- Set when the search completes: the trial and checkpoint with the best searcher value.
     best_mst_key integer,
     best_checkpoint_id bigint REFERENCES hopper.checkpoints
 );
 COMMENT ON TABLE hopper.searches IS
-'one row per adaptive search (hopper.fit_automl; the run is in hopper.runs): method, budget (max_iterations, eta, skip_last), brackets, search space and random_state, and, once it completed, its best trial and checkpoint';
+'one row per adaptive search (hopper.fit_automl; the run is in hopper.runs): method, budget (max_iterations, eta, skip_last), bracket rule, brackets, search space and random_state, and, once it completed, its best trial and checkpoint';
 
 CREATE OR REPLACE TRIGGER searches_keep_columns BEFORE UPDATE ON hopper.searches
     FOR EACH ROW EXECUTE FUNCTION hopper.keep_columns('run_id');

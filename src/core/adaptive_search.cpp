@@ -23,6 +23,18 @@ AutomlMethod parse_automl_method(std::string_view text) {
          "Use 'hyperband' or 'successive_halving'.");
 }
 
+BracketRule parse_bracket_rule(std::string_view text) {
+    std::string t;
+    for (char c : text) t += char(std::tolower(static_cast<unsigned char>(c)));
+    if (t == "li" || t == "li_et_al") return BracketRule::LiEtAl;
+    if (t == "madlib") return BracketRule::Madlib;
+    fail(ErrorKind::InvalidParameter, "unknown bracket_rule \"" + std::string(text) + "\"",
+         "li is Li et al.'s Hyperband, madlib the brackets and rounds of MADlib's madlib_keras_automl.",
+         "Use 'li' or 'madlib'.");
+}
+
+const char* to_string(BracketRule r) { return r == BracketRule::Madlib ? "madlib" : "li"; }
+
 const char* to_string(AutomlMethod m) { return m == AutomlMethod::Hyperband ? "hyperband" : "successive_halving"; }
 
 const char* to_string(TrialStatus s) {
@@ -51,13 +63,16 @@ int rung_iterations(int64_t R, int64_t eta, int i, int s) {
     return int((2 * num + den) / (2 * den));
 }
 
-BracketPlan plan_bracket(int s, int64_t n, int64_t R, int64_t eta, int num_rungs) {
+// rule Madlib: each rung trains r_i more, so it ends at r_0 + ... + r_i.
+BracketPlan plan_bracket(int s, int64_t n, int64_t R, int64_t eta, int num_rungs, BracketRule rule) {
     BracketPlan b;
     b.s = s;
     b.num_trials = int(n);
+    int in_all = 0;
     for (int i = 0; i < num_rungs; ++i) {
         RungPlan r;
-        r.iterations = rung_iterations(R, eta, i, s);
+        in_all = rule == BracketRule::Madlib ? in_all + rung_iterations(R, eta, i, s) : rung_iterations(R, eta, i, s);
+        r.iterations = in_all;
         r.num_configs = int(n / power(eta, i));
         r.num_promoted = i + 1 < num_rungs ? int(n / power(eta, i + 1)) : 0;
         b.rungs.push_back(r);
@@ -71,6 +86,13 @@ int SearchPlan::num_trials() const {
     int n = 0;
     for (const BracketPlan& b : brackets) n += b.num_trials;
     return n;
+}
+
+int SearchPlan::max_trial_iterations() const {
+    int most = 0;
+    for (const BracketPlan& b : brackets)
+        if (!b.rungs.empty()) most = std::max(most, b.rungs.back().iterations);
+    return most;
 }
 
 int64_t SearchPlan::model_iterations() const {
@@ -122,6 +144,10 @@ SearchPlan plan_search(const AutomlBudget& budget) {
     if (hyperband && budget.num_configs)
         fail(ErrorKind::InvalidParameter, "num_configs applies only to successive_halving",
              "Hyperband draws the configurations its brackets need.", "Use num_brackets to make a search smaller.");
+    if (!hyperband && budget.rule == BracketRule::Madlib)
+        fail(ErrorKind::InvalidParameter, "bracket_rule madlib applies only to hyperband",
+             "It is the brackets and rounds of MADlib's Hyperband; successive halving runs one bracket of num_configs.",
+             "Leave out bracket_rule.");
     if (!hyperband && budget.num_brackets)
         fail(ErrorKind::InvalidParameter, "num_brackets applies only to hyperband",
              "Successive halving runs one bracket.", "Use num_configs to choose its size.");
@@ -148,8 +174,10 @@ SearchPlan plan_search(const AutomlBudget& budget) {
             count = int(*budget.num_brackets);
         }
         for (int s = plan.s_max; s > plan.s_max - count; --s) {
-            const int64_t n = ((plan.s_max + 1) * power(eta, s) + s) / (s + 1);
-            plan.brackets.push_back(plan_bracket(s, n, R, eta, s - int(budget.skip_last) + 1));
+            // Li et al.: ceil((s_max + 1) eta^s / (s + 1)); MADlib: floor((s_max + 1) / (s + 1)) eta^s.
+            const int64_t n = budget.rule == BracketRule::Madlib ? (plan.s_max + 1) / (s + 1) * power(eta, s)
+                                                                 : ((plan.s_max + 1) * power(eta, s) + s) / (s + 1);
+            plan.brackets.push_back(plan_bracket(s, n, R, eta, s - int(budget.skip_last) + 1, budget.rule));
         }
     } else {
         const int64_t n = budget.num_configs.value_or(power(eta, plan.s_max));
@@ -168,7 +196,7 @@ SearchPlan plan_search(const AutomlBudget& budget) {
             fail(ErrorKind::InvalidParameter, "skip_last must be at most " + std::to_string(s - 1),
                  "This search halves " + std::to_string(s) + " time" + (s == 1 ? "" : "s") + "; skip_last " +
                      std::to_string(budget.skip_last) + " would leave fewer than two rungs.");
-        plan.brackets.push_back(plan_bracket(s, n, R, eta, s - int(budget.skip_last) + 1));
+        plan.brackets.push_back(plan_bracket(s, n, R, eta, s - int(budget.skip_last) + 1, budget.rule));
     }
     int32_t key = 1;
     for (BracketPlan& b : plan.brackets) {

@@ -176,6 +176,47 @@ TEST(PlanSearch, RefusesBadBudgets) {
     EXPECT_EQ(kind_of([] { plan_search(hyperband(1000000, 2)); }), ErrorKind::Limit);
 }
 
+TEST(PlanSearch, MadlibBracketRuleIsMadlibsHyperband) {
+    // MADlib's madlib_keras_automl: n = floor((s_max + 1) / (s + 1)) * eta^s, and every round trains
+    // r_i = round(R * eta^(i - s)) iterations more (warm start), so rung i ends at r_0 + ... + r_i.
+    AutomlBudget b = hyperband(9, 3);
+    const SearchPlan li = plan_search(b);
+    ASSERT_EQ(li.brackets.size(), 3u);  // Li et al.: 9, 5 and 3 configurations, rungs ending at r_i
+    EXPECT_EQ(rungs(li.brackets[1]), (Pairs{{5, 3}, {1, 9}}));
+    EXPECT_EQ(li.num_trials(), 17);
+    b.rule = BracketRule::Madlib;
+    const SearchPlan p = plan_search(b);
+    ASSERT_EQ(p.brackets.size(), 3u);
+    EXPECT_EQ(rungs(p.brackets[0]), (Pairs{{9, 1}, {3, 4}, {1, 13}}));
+    EXPECT_EQ(rungs(p.brackets[1]), (Pairs{{3, 3}, {1, 12}}));
+    EXPECT_EQ(rungs(p.brackets[2]), (Pairs{{3, 9}}));
+    EXPECT_EQ(p.num_trials(), 15);
+    EXPECT_EQ(p.brackets[1].first_key, 10);
+    EXPECT_EQ(p.brackets[0].rungs[0].num_promoted, 3);
+    EXPECT_EQ(p.max_trial_iterations(), 13);
+    EXPECT_EQ(li.max_trial_iterations(), 9);
+    // R = 81, eta = 3 (MADlib's docs' schedule): n = 81, 27, 9, 6, 5.
+    b.max_iterations = 81;
+    const SearchPlan q = plan_search(b);
+    std::vector<int> n;
+    for (const BracketPlan& x : q.brackets) n.push_back(x.num_trials);
+    EXPECT_EQ(n, (std::vector<int>{81, 27, 9, 6, 5}));
+    EXPECT_EQ(rungs(q.brackets[3]), (Pairs{{6, 27}, {2, 108}}));
+    // skip_last drops the last rounds as with Li et al.'s rule.
+    b.max_iterations = 9;
+    b.skip_last = 1;
+    EXPECT_EQ(rungs(plan_search(b).brackets[0]), (Pairs{{9, 1}, {3, 4}}));
+    EXPECT_EQ(plan_search(b).brackets.size(), 2u);
+    // Hyperband's only.
+    AutomlBudget h = halving(9, 3);
+    h.rule = BracketRule::Madlib;
+    EXPECT_EQ(message_of([&] { plan_search(h); }), "bracket_rule madlib applies only to hyperband");
+    EXPECT_EQ(parse_bracket_rule("MADlib"), BracketRule::Madlib);
+    EXPECT_EQ(parse_bracket_rule("li"), BracketRule::LiEtAl);
+    EXPECT_EQ(std::string(to_string(BracketRule::Madlib)), "madlib");
+    EXPECT_EQ(kind_of([] { parse_bracket_rule("paper"); }), ErrorKind::InvalidParameter);
+}
+
 TEST(AutomlMethodNames, ParseAndPrint) {
     EXPECT_EQ(parse_automl_method("Hyperband"), AutomlMethod::Hyperband);
     EXPECT_EQ(parse_automl_method("successive_halving"), AutomlMethod::SuccessiveHalving);

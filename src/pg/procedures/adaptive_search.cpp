@@ -181,6 +181,7 @@ Search start_search(Spi& spi, const SearchRequest& req) {
     // The budget first: a bad one is refused before any table is touched.
     AutomlBudget& budget = st.budget;
     budget.method = parse_automl_method(req.method.value_or("hyperband"));
+    budget.rule = parse_bracket_rule(req.bracket_rule.value_or("li"));
     budget.max_iterations = req.max_iterations.value_or(kDefaultMaxIterations);
     budget.eta = req.eta.value_or(kDefaultEta);
     budget.skip_last = req.skip_last.value_or(0);
@@ -265,7 +266,7 @@ Search resume_search(Spi& spi, const SearchRequest& req) {
     if (req.packed_text || req.output_text || req.arch_table_text || req.mst_table_text || req.validation_text ||
         req.model_ids || req.compile_space || req.fit_space || req.method || req.search_type || req.max_iterations ||
         req.eta || req.skip_last || req.num_brackets || req.num_configs || req.random_state || req.metrics_frequency ||
-        req.searcher_metric || req.pack_brackets || req.name || req.description)
+        req.searcher_metric || req.pack_brackets || req.name || req.description || req.bracket_rule)
         fail(ErrorKind::InvalidParameter, "a search continued by run_id takes no other arguments",
              "It continues with the tables, search space and budget it was started with.",
              "CALL hopper.fit_automl(run_id => " + std::to_string(*req.run_id) + ").");
@@ -597,7 +598,7 @@ void run_adaptive_search(Spi& spi, const SearchRequest& req) {
         const SearchPlan& plan = s.progress->plan();
         const int S = int(s.tables.info.dist_keys.size());
         const int64_t rings =
-            s.settings.budget.max_iterations * (s.settings.pack_brackets ? 1 : int64_t(plan.brackets.size()));
+            int64_t(plan.max_trial_iterations()) * (s.settings.pack_brackets ? 1 : int64_t(plan.brackets.size()));
         check_lock_budget(int64_t(plan.num_trials()) + S - 1, S, rings);
     }
 
@@ -626,7 +627,8 @@ void run_adaptive_search(Spi& spi, const SearchRequest& req) {
 // fit_automl(packed_table, model_output_table, model_arch_table, model_selection_table, model_id_list,
 //            compile_params_grid, fit_params_grid, automl_method, max_iterations, eta, skip_last,
 //            num_brackets, num_configs, search_type, random_state, validation_table,
-//            metrics_compute_frequency, searcher_metric, pack_brackets, name, description, run_id)
+//            metrics_compute_frequency, searcher_metric, pack_brackets, name, description, run_id,
+//            bracket_rule)
 HOPPER_FUNCTION(fit_automl) {
     using namespace hopper::pg;
     SearchRequest req;
@@ -664,6 +666,7 @@ HOPPER_FUNCTION(fit_automl) {
     req.name = text(19);
     req.description = text(20);
     req.run_id = arg_int_opt(fcinfo, 21);
+    req.bracket_rule = text(22);
     Spi spi(call_is_nonatomic(fcinfo));
     run_adaptive_search(spi, req);
     PG_RETURN_VOID();

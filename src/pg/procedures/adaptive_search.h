@@ -23,7 +23,7 @@ struct SearchRequest {
     std::optional<std::string> packed_text, output_text, arch_table_text, mst_table_text, validation_text;
     std::optional<std::vector<int32_t>> model_ids;
     std::optional<std::string> compile_space, fit_space;  // JSON objects
-    std::optional<std::string> method, search_type;
+    std::optional<std::string> method, search_type, bracket_rule;
     std::optional<int64_t> max_iterations, eta, skip_last, num_brackets, num_configs, random_state;
     std::optional<int64_t> metrics_frequency;
     std::optional<std::string> searcher_metric;

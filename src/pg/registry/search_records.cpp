@@ -52,16 +52,17 @@ int64_t record_new_search(Spi& spi, const SearchSettings& s, const SearchPlan& p
     spi.execute(
         "INSERT INTO hopper.searches (run_id, automl_method, max_iterations, eta, skip_last, num_brackets,"
         " num_configs, model_iterations, model_arch_table, model_id_list, compile_params_grid, fit_params_grid,"
-        " search_type, random_state, pack_brackets)"
-        " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::pg_catalog.jsonb, $12::pg_catalog.jsonb, $13, $14, $15)",
+        " search_type, random_state, pack_brackets, bracket_rule)"
+        " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::pg_catalog.jsonb, $12::pg_catalog.jsonb, $13, $14, $15,"
+        " $16)",
         {SqlParam::int8(run_id), SqlParam::text(to_string(s.budget.method)),
          SqlParam::int4(int32_t(s.budget.max_iterations)), SqlParam::int4(int32_t(s.budget.eta)),
          SqlParam::int4(int32_t(s.budget.skip_last)), SqlParam::int4(int32_t(plan.brackets.size())),
          SqlParam::int4(plan.num_trials()), SqlParam::int8(plan.model_iterations()), SqlParam::text(s.arch_table),
          SqlParam::int4_array(s.model_ids), SqlParam::text(s.compile_space), SqlParam::text(s.fit_space),
          SqlParam::text(to_string(s.search_type)),
-         s.random_state ? SqlParam::int8(*s.random_state) : SqlParam::null(INT8OID),
-         SqlParam::boolean(s.pack_brackets)});
+         s.random_state ? SqlParam::int8(*s.random_state) : SqlParam::null(INT8OID), SqlParam::boolean(s.pack_brackets),
+         SqlParam::text(to_string(s.budget.rule))});
     std::vector<int32_t> brackets, rungs, configs, iterations, promoted;
     for (const BracketPlan& b : plan.brackets)
         for (std::size_t i = 0; i < b.rungs.size(); ++i) {
@@ -144,7 +145,7 @@ RecordedSearch read_search(Spi& spi, int64_t run_id) {
     spi.execute(
         "SELECT automl_method, max_iterations, eta, skip_last, num_brackets, num_configs, model_arch_table,"
         " model_id_list, compile_params_grid::pg_catalog.text, fit_params_grid::pg_catalog.text, search_type,"
-        " random_state, pack_brackets FROM hopper.searches WHERE run_id = $1",
+        " random_state, pack_brackets, bracket_rule FROM hopper.searches WHERE run_id = $1",
         {SqlParam::int8(run_id)});
     if (spi.rows() == 0)
         fail(ErrorKind::Data, run_text(run_id) + " has no row in hopper.searches", "Its search settings were deleted.");
@@ -161,6 +162,7 @@ RecordedSearch read_search(Spi& spi, int64_t run_id) {
     s.search_type = parse_search_type(spi.text(0, 10));
     if (!spi.is_null(0, 11)) s.random_state = spi.integer(0, 11);
     s.pack_brackets = spi.boolean(0, 12);
+    s.budget.rule = parse_bracket_rule(spi.text(0, 13));
 
     spi.execute(
         "SELECT bracket, rung, num_configs, iterations, num_promoted FROM hopper.search_rungs WHERE run_id = $1"

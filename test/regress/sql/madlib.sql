@@ -7,6 +7,39 @@ CREATE EXTENSION hopper_madlib;
 CREATE SCHEMA test_madlib;
 SET search_path = test_madlib, public;
 SET client_min_messages = warning;
+-- MADlib's help forms: madlib.<function>() and madlib.<function>('usage').
+SELECT madlib.madlib_keras_fit();
+SELECT madlib.madlib_keras_predict('usage');
+SELECT madlib.madlib_keras_evaluate('no such option');
+SELECT f, strpos(h, f) > 0 AS names_it, strpos(h, 'docs/madlib.md') > 0 AS points_to_docs
+FROM (VALUES
+    ('training_preprocessor_dl', madlib.training_preprocessor_dl()),
+    ('validation_preprocessor_dl', madlib.validation_preprocessor_dl()),
+    ('load_keras_model', madlib.load_keras_model()),
+    ('delete_keras_model', madlib.delete_keras_model()),
+    ('load_model_selection_table', madlib.load_model_selection_table()),
+    ('generate_model_configs', madlib.generate_model_configs()),
+    ('madlib_keras_fit', madlib.madlib_keras_fit()),
+    ('madlib_keras_fit_multiple_model', madlib.madlib_keras_fit_multiple_model()),
+    ('madlib_keras_automl', madlib.madlib_keras_automl()),
+    ('madlib_keras_evaluate', madlib.madlib_keras_evaluate()),
+    ('madlib_keras_predict', madlib.madlib_keras_predict()),
+    ('madlib_keras_predict_byom', madlib.madlib_keras_predict_byom()),
+    ('load_custom_function', madlib.load_custom_function()),
+    ('load_top_k_accuracy_function', madlib.load_top_k_accuracy_function()),
+    ('delete_custom_function', madlib.delete_custom_function()),
+    ('train_test_split', madlib.train_test_split()),
+    ('hyperband_schedule', madlib.hyperband_schedule()),
+    ('gpu_configuration', madlib.gpu_configuration())) v(f, h)
+ORDER BY f;
+SELECT madlib.load_keras_model('usage') = madlib.load_keras_model('USAGE') AS case_blind,
+       madlib.madlib_keras_automl('help') = madlib.madlib_keras_automl() AS help_is_summary;
+-- The first cell of MADlib's notebooks: MADlib's build string, its version where MADlib's code reads
+-- it (the last word before the first comma), naming hopper_madlib and its version.
+SELECT split_part(split_part(madlib.version(), ',', 1), ' ', -1) AS madlib_version,
+       madlib.version() ~ '^MADlib version: [0-9.]+, git revision: ' AS madlib_shape,
+       strpos(madlib.version(), 'hopper_madlib ' || (SELECT extversion FROM pg_extension WHERE extname = 'hopper_madlib')) > 0
+           AS names_hopper_madlib;
 
 CREATE TABLE iris_data(id serial, attributes numeric[], class_text varchar);
 INSERT INTO iris_data(id, attributes, class_text) VALUES
@@ -383,6 +416,11 @@ FROM iris_predict_prob p JOIN iris_test t USING (id) WHERE p.rank = 1;
 SELECT madlib.madlib_keras_predict('iris_model', 'iris_test', 'id', 'attributes', 'iris_predict_top2', 2);
 SELECT count(*) AS rows, max(rank) AS worst FROM iris_predict_top2;
 SELECT madlib.madlib_keras_predict('iris_model', 'iris_test', 'id', 'attributes', 'iris_predict_likely', 0.5);
+-- As MADlib: a double in [0.0, 1.0) is a probability limit, 0.0 included (every class of positive
+-- probability); integer 0 and the double 1.0 are refused (below).
+SELECT madlib.madlib_keras_predict('iris_model', 'iris_test', 'id', 'attributes', 'iris_predict_positive', 0.0);
+SELECT count(DISTINCT id) AS ids, bool_and(prob > 0) AS positive, count(*) >= count(DISTINCT id) AS rows_per_id
+FROM iris_predict_positive;
 -- MADlib's tests count a prediction table's columns in pg_attribute (dropped ones too: issue 30);
 -- the table keeps hopper's mark of the predictions it made.
 SELECT t, count(*) AS columns, madlib.__hopper_made(t, 'predictions') AS hoppers
@@ -397,6 +435,12 @@ SELECT count(*) AS predicted, count(*) FILTER (WHERE b.class_value = r.class_val
 FROM iris_predict_byom b JOIN iris_predict r USING (id);
 SELECT madlib.madlib_keras_predict_byom('model_arch_library', 1, 'iris_test', 'id', 'attributes', 'iris_predict_byom_prob');
 SELECT count(*) AS rows, array_agg(DISTINCT class_value ORDER BY class_value) AS default_classes FROM iris_predict_byom_prob;
+-- As MADlib: class_values name every output (2 for a model of 3 outputs left rows without a class_value).
+\set VERBOSITY terse
+SELECT madlib.madlib_keras_predict_byom('model_arch_library', 1, 'iris_test', 'id', 'attributes', 'iris_predict_byom_two',
+    'response', FALSE, ARRAY[ARRAY['a', 'b']]);
+\set VERBOSITY default
+SELECT to_regclass('iris_predict_byom_two') IS NULL AS nothing_written;
 UPDATE model_arch_library SET model_weights = NULL WHERE model_id = 1;
 
 -- With a validation table, metrics every 3 iterations, name and description (use_gpus positional).
@@ -447,7 +491,16 @@ SELECT model, model_info, num_classes, metrics_iters, object_table, use_gpus, cl
 FROM iris_multi_model_summary;
 SELECT count(*) AS infos, max(validation_metrics_final) > 0.8 AS best_accurate FROM iris_multi_model_info;
 SELECT madlib.madlib_keras_evaluate('iris_multi_model', 'iris_test_packed', 'iris_multi_validate', FALSE, 1);
-SELECT metric IS NOT NULL AS evaluated FROM iris_multi_validate;
+SELECT metric IS NOT NULL AS evaluated, metrics_type, loss_type FROM iris_multi_validate;
+-- The loss as compile_params names it (MADlib's categorical_crossentropy, not hopper's
+-- softmax_cross_entropy), as in madlib_keras_fit's summary.
+SELECT DISTINCT metrics_type, loss_type FROM iris_multi_model_info;
+-- As MADlib ("Multi-model needs to pass mst_key"): a table of several models is evaluated one model
+-- at a time (without mst_key every model's rows were written, without their mst_key).
+\set VERBOSITY terse
+SELECT madlib.madlib_keras_evaluate('iris_multi_model', 'iris_test_packed', 'iris_multi_validate_all');
+\set VERBOSITY default
+SELECT to_regclass('iris_multi_validate_all') IS NULL AS nothing_written;
 SELECT madlib.madlib_keras_predict('iris_multi_model', 'iris_test', 'id', 'attributes', 'iris_multi_predict',
                                    'response', FALSE, 1);
 SELECT count(*) AS predicted FROM iris_multi_predict;
@@ -468,9 +521,12 @@ SELECT madlib.generate_model_configs('model_arch_library', 'mst_near_one', ARRAY
 SELECT count(*) AS configurations, min(m) >= 0.9 AND max(m) <= 0.999 AS in_range,
        percentile_cont(0.5) WITHIN GROUP (ORDER BY m) > 0.96 AS towards_one
 FROM (SELECT (compile_params::jsonb->>'momentum')::float8 AS m FROM mst_near_one) c;
--- An existing model selection table is appended to, mst_key going on (MADlib's docs do so).
+-- An existing model selection table is appended to, mst_key going on (MADlib's docs do so); its
+-- NOTICE names that table (it named hopper_madlib's staging table, mst_grid__hopper_appended).
+SET client_min_messages = notice;
 SELECT madlib.generate_model_configs('model_arch_library', 'mst_grid', ARRAY[1],
     $${'loss': ['categorical_crossentropy'], 'optimizer': ['Adam'], 'metrics': ['accuracy']}$$, $${'batch_size': [16]}$$);
+SET client_min_messages = warning;
 SELECT mst_key, model_id, fit_params FROM mst_grid WHERE mst_key > 14 ORDER BY mst_key;
 SELECT count(*) AS tables_left FROM pg_class WHERE relname LIKE 'mst_grid%hopper%';
 SELECT object_table FROM mst_grid_summary;
@@ -504,6 +560,20 @@ SELECT model, model_info, automl_method, automl_params, random_state, num_classe
 -- Each configuration's bracket s and last round i, as in hopper.search_trials.
 SELECT count(*) AS trials, count(*) FILTER (WHERE s IS NOT NULL AND i IS NOT NULL) AS placed, max(s) AS brackets_from
 FROM automl_output_info;
+-- MADlib's community notebook case, R=9, eta=3: MADlib's brackets of 9, 3 and 3 configurations (its
+-- n = floor((s_max + 1) / (s + 1)) * eta^s; Li et al.'s 9, 5 and 3 trained 17), each round training
+-- r_i iterations more, as madlib.hyperband_schedule lists them.
+SELECT madlib.madlib_keras_automl('iris_train_packed', 'automl_nb', 'model_arch_library', 'automl_nb_mst', ARRAY[1],
+    $${'loss': ['categorical_crossentropy'], 'optimizer_params_list': [{'optimizer': ['Adam'], 'lr': [0.001, 0.1, 'log']}], 'metrics': ['accuracy']}$$,
+    $${'batch_size': [8], 'epochs': [1]}$$, 'hyperband', 'R=9, eta=3, skip_last=0', 5, NULL, FALSE, NULL, NULL,
+    'automl notebook');
+SELECT count(*) AS info_rows FROM automl_nb_info;
+SELECT s, count(*) AS configurations FROM automl_nb_info GROUP BY s ORDER BY s DESC;
+SELECT madlib.hyperband_schedule('automl_nb_schedule', 9, 3, 0);
+SELECT h.s, h.i, h.n_i, h.r_i, b.num_configs, b.iterations_in_rung, b.budget
+FROM automl_nb_schedule h FULL JOIN (SELECT b.* FROM hopper.search_brackets b JOIN hopper.runs r USING (run_id)
+                                     WHERE r.name = 'automl notebook') b ON b.bracket = h.s AND b.rung = h.i
+ORDER BY h.s DESC, h.i;
 -- Hyperopt: num_configs configurations drawn at random (as TPE draws its first 20, and 'rand' all),
 -- each trained num_iterations iterations.
 SELECT madlib.madlib_keras_automl('iris_train_packed', 'hyperopt_output', 'model_arch_library', 'hyperopt_mst_table', ARRAY[1, 2],
@@ -536,6 +606,8 @@ SET client_min_messages = notice;
 SELECT madlib.madlib_keras_predict('iris_model', 'iris_test', 'id', 'attributes', 'iris_x', 'most_likely');
 SET client_min_messages = warning;
 SELECT madlib.madlib_keras_predict('iris_model', 'iris_test', 'id', 'attributes', 'iris_x', 2.5);
+SELECT madlib.madlib_keras_predict('iris_model', 'iris_test', 'id', 'attributes', 'iris_x', 0);
+SELECT madlib.madlib_keras_predict('iris_model', 'iris_test', 'id', 'attributes', 'iris_x', 1.0);
 SELECT madlib.madlib_keras_predict_byom('model_arch_library', 1, 'iris_test', 'id', 'attributes', 'iris_x');
 SELECT madlib.madlib_keras_predict_byom('model_arch_library', 3, 'iris_test', 'id', 'attributes', 'iris_x', 'prob', FALSE, NULL, NULL, 2);
 SELECT madlib.train_test_split('iris_data', 'iris_x', 0.8, NULL, NULL, NULL, TRUE);

@@ -54,6 +54,11 @@ SELECT object_table FROM mst_topk_grid_summary;
 SELECT madlib.madlib_keras_fit_multiple_model('pts_packed', 'topk_multi', 'mst_topk_grid', 1);
 SELECT count(*) AS models, bool_and(training_metrics_final BETWEEN 0 AND 1) AS in_range FROM topk_multi_info;
 SELECT object_table FROM topk_multi_summary;
+-- The loss and metrics as compile_params name them, as madlib_keras_fit's summary (not hopper's
+-- softmax_cross_entropy and top_k_accuracy), in _info and in evaluate's output.
+SELECT DISTINCT metrics_type, loss_type FROM topk_multi_info;
+SELECT madlib.madlib_keras_evaluate('topk_multi', 'pts_packed', 'topk_multi_eval', FALSE, 1);
+SELECT metrics_type, loss_type FROM topk_multi_eval;
 -- automl: Hyperband and Hyperopt draw from a grid naming top_2_accuracy.
 SELECT madlib.madlib_keras_automl('pts_packed', 'topk_automl', 'arch', 'topk_automl_mst', ARRAY[1],
     $${'loss': ['categorical_crossentropy'], 'optimizer_params_list': [{'optimizer': ['SGD'], 'lr': [0.01, 0.1, 'log']}],
@@ -61,6 +66,7 @@ SELECT madlib.madlib_keras_automl('pts_packed', 'topk_automl', 'arch', 'topk_aut
     'regress_custom_functions');
 SELECT bool_and(compile_params LIKE '%top_k_accuracy%top_k%2%') AS top_k_2, count(*) > 0 AS trained FROM topk_automl_info;
 SELECT object_table FROM topk_automl_summary;
+SELECT DISTINCT metrics_type, loss_type FROM topk_automl_info;
 SELECT object_table FROM topk_automl_mst_summary;
 SELECT madlib.madlib_keras_automl('pts_packed', 'topk_hyperopt', 'arch', 'topk_hyperopt_mst', ARRAY[1],
     $${'loss': ['categorical_crossentropy'], 'optimizer_params_list': [{'optimizer': ['SGD'], 'lr': [0.01, 0.1]}],
@@ -68,6 +74,7 @@ SELECT madlib.madlib_keras_automl('pts_packed', 'topk_hyperopt', 'arch', 'topk_h
     'regress_custom_functions');
 SELECT bool_and(compile_params LIKE '%top_k_accuracy%top_k%2%') AS top_k_2, count(*) AS trained FROM topk_hyperopt_info;
 SELECT object_table FROM topk_hyperopt_summary;
+SELECT DISTINCT metrics_type, loss_type FROM topk_hyperopt_info;
 
 -- ---- refusals ----
 SELECT refusal($$SELECT madlib.madlib_keras_fit('pts_packed', 'x_model', 'arch', 1,
