@@ -17,7 +17,7 @@ namespace hopper {
 enum class Activation { Linear, Relu, Tanh, Sigmoid, Softmax };
 enum class Initializer { GlorotUniform, GlorotNormal, HeUniform, HeNormal, Zeros };
 enum class Loss { SoftmaxCrossEntropy, BinaryCrossEntropy, MeanSquaredError };
-enum class OptimizerKind { SGD, Momentum, Nesterov, Adam, RMSprop };
+enum class OptimizerKind { SGD, Momentum, Nesterov, Adam, RMSprop, Adagrad, Adadelta, Adamax, Nadam };
 enum class Metric { Accuracy, TopKAccuracy, MeanSquaredError, MeanAbsoluteError, Loss };
 
 // Canonical lowercase names used in canonical JSON, SQL output and messages.
@@ -145,13 +145,15 @@ struct Architecture {
 struct OptimizerConfig {
     OptimizerKind kind = OptimizerKind::SGD;
     double learning_rate = 0.01;
-    double momentum = 0.0;      // Momentum and Nesterov
-    double beta1 = 0.9;         // Adam
-    double beta2 = 0.999;       // Adam
-    double epsilon = 1e-7;      // Adam, RMSprop (Keras default)
-    double rho = 0.9;           // RMSprop
-    double decay = 0.0;         // Keras time-based learning-rate decay: lr / (1 + decay * step)
-    double weight_decay = 0.0;  // L2 penalty on weights (not biases): grad += weight_decay * w
+    double momentum = 0.0;                   // Momentum and Nesterov
+    double beta1 = 0.9;                      // Adam, Adamax, Nadam
+    double beta2 = 0.999;                    // Adam, Adamax, Nadam
+    double epsilon = 1e-7;                   // Adam, RMSprop, Adagrad, Adadelta, Adamax, Nadam (Keras default)
+    double rho = 0.9;                        // RMSprop; Adadelta's default is 0.95 (its configure sets it)
+    double initial_accumulator_value = 0.1;  // Adagrad: where its accumulator starts
+    double schedule_decay = 0.004;           // Nadam: its momentum schedule (Keras' schedule_decay)
+    double decay = 0.0;                      // Keras time-based learning-rate decay: lr / (1 + decay * step)
+    double weight_decay = 0.0;               // L2 penalty on weights (not biases): grad += weight_decay * w
 };
 
 struct CompileParams {

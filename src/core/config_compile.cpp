@@ -175,7 +175,13 @@ private:
 OptimizerConfig build_optimizer(std::string name, const std::map<std::string, OptArg>& args) {
     const std::string n = lower(name);
     const vocab::OptimizerSpec* spec = vocab::optimizer_named(n);
-    if (!spec) fail(ErrorKind::InvalidParameter, "unsupported optimizer \"" + name + "\"", {}, optimizer_hint());
+    if (!spec) {
+        for (const vocab::RefusedName& r : vocab::refused_optimizers())
+            if (n == r.written)
+                fail(ErrorKind::FeatureNotSupported, "optimizer \"" + name + "\" is not supported by hopper", r.detail,
+                     r.hint ? std::string(r.hint) : optimizer_hint());
+        fail(ErrorKind::InvalidParameter, "unsupported optimizer \"" + name + "\"", {}, optimizer_hint());
+    }
     const std::string family = spec->name;
     std::vector<std::string> allowed(spec->args.begin(), spec->args.end());
     for (const auto& [k, a] : args)

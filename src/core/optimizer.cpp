@@ -1,7 +1,8 @@
 // The optimizer vocabulary (vocabulary.h): the table of optimizer arguments and the table of
 // optimizers, one entry each with its names, arguments, state slots and update rule; and the
 // Optimizer that applies them over the flat parameter vector. Step-dependent scalars (decayed
-// learning rate, Adam's bias corrections) are computed in double; the per-parameter work is float32.
+// learning rate, bias corrections, Nadam's momentum schedule) are computed in double; the per-parameter work is
+// float32.
 #include "hopper/optimizer.h"
 
 #include <algorithm>
@@ -99,6 +100,101 @@ void rmsprop_update(const OptimizerConfig& c, const vocab::UpdateStep& s) {
     });
 }
 
+// Adagrad, Adadelta, Adamax and Nadam follow tf.keras 2.x (OptimizerV2, tf.keras.optimizers.legacy
+// from 2.11 on: the optimizers MADlib runs), with hopper's own arithmetic as for Adam: the moments
+// written b m + (1-b) g, step-dependent scalars in double.
+//   Adagrad:  acc (starts at initial_accumulator_value) += g^2;  p -= lr_t * g / (sqrt(acc) + eps)
+void adagrad_update(const OptimizerConfig& c, const vocab::UpdateStep& s) {
+    const float lr = float(s.lr_t);
+    const float eps = float(c.epsilon);
+    for_each_chunk(s.n, s.p, s.g, s.s1, s.s2, [&](ChunkMap p, ConstChunkMap g, ChunkMap acc, ChunkMap) {
+        acc += g.square();
+        p -= lr * g / (acc.sqrt() + eps);
+    });
+}
+
+//   Adadelta: a = rho a + (1-rho) g^2;  d = sqrt(u + eps) / sqrt(a + eps) * g;  p -= lr_t * d;
+//             u = rho u + (1-rho) d^2   (slots a then u; TensorFlow's ApplyAdadelta)
+void adadelta_update(const OptimizerConfig& c, const vocab::UpdateStep& s) {
+    const float lr = float(s.lr_t);
+    const float rho = float(c.rho);
+    const float one_minus_rho = float(1.0 - c.rho);
+    const float eps = float(c.epsilon);
+    for_each_chunk(s.n, s.p, s.g, s.s1, s.s2, [&](ChunkMap p, ConstChunkMap g, ChunkMap a, ChunkMap u) {
+        a = rho * a + one_minus_rho * g.square();
+        const Chunk d = (u + eps).sqrt() / (a + eps).sqrt() * g;
+        p -= lr * d;
+        u = rho * u + one_minus_rho * d.square();
+    });
+}
+
+//   Adamax:   m = b1 m + (1-b1) g;  u = max(b2 u, |g|);  p -= lr_t / (1-b1^(t+1)) * m / (u + eps)
+//             (slots m then u; TensorFlow's ApplyAdaMax)
+void adamax_update(const OptimizerConfig& c, const vocab::UpdateStep& s) {
+    const float fb1 = float(c.beta1), fb2 = float(c.beta2);
+    const float cb1 = float(1.0 - c.beta1);
+    const float step = float(s.lr_t / (1.0 - std::pow(c.beta1, double(s.t) + 1.0)));
+    const float eps = float(c.epsilon);
+    for_each_chunk(s.n, s.p, s.g, s.s1, s.s2, [&](ChunkMap p, ConstChunkMap g, ChunkMap m, ChunkMap u) {
+        m = fb1 * m + cb1 * g;
+        u = (fb2 * u).max(g.abs());
+        p -= step * m / (u + eps);
+    });
+}
+
+// Nadam's momentum schedule (Dozat; Keras' Nadam): mu_i = b1 (1 - 0.5 * 0.96^(schedule_decay * i))
+// for the step i = 1, 2, ..., and the product of mu_1..mu_k. Keras keeps the product in a float32
+// variable (momentum_cache) that it multiplies by each step's mu; hopper has no such state and
+// recomputes it from the step count in double, always as the same sequence of products from mu_1
+// (so its value does not depend on what was cached). The product shrinks at least as fast as
+// b1^k: once it is below 2^-60 (1 minus it, or minus anything smaller, is 1 in double) it is 0.
+double nadam_mu(const OptimizerConfig& c, double i) {
+    return c.beta1 * (1.0 - 0.5 * std::pow(0.96, c.schedule_decay * i));
+}
+
+double nadam_schedule_product(const OptimizerConfig& c, uint64_t k) {
+    // The last product computed on this thread, continued when the same schedule asks for a later step.
+    thread_local struct {
+        double beta1 = -1, decay = -1, prod = 1;
+        uint64_t k = 0;
+    } cache;
+    if (cache.beta1 != c.beta1 || cache.decay != c.schedule_decay || cache.k > k) {
+        cache.beta1 = c.beta1;
+        cache.decay = c.schedule_decay;
+        cache.prod = 1.0;
+        cache.k = 0;
+    }
+    for (; cache.k < k && cache.prod != 0.0; ++cache.k) {
+        cache.prod *= nadam_mu(c, double(cache.k + 1));
+        if (cache.prod < 0x1p-60) cache.prod = 0.0;
+    }
+    return cache.prod;
+}
+
+//   Nadam:    with i = t+1, mu_i and mu_(i+1) as above, P = mu_1 ... mu_i, P' = P mu_(i+1):
+//             m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;
+//             mbar = (1-mu_i) g / (1-P) + mu_(i+1) m / (1-P');
+//             p -= lr * mbar / (sqrt(v / (1-b2^i)) + eps)   (slots m then v)
+//   Keras' Nadam takes no learning-rate decay (its decay argument is the schedule's decay).
+void nadam_update(const OptimizerConfig& c, const vocab::UpdateStep& s) {
+    const double i = double(s.t) + 1.0;
+    const double mu = nadam_mu(c, i), mu_next = nadam_mu(c, i + 1.0);
+    const double prod = nadam_schedule_product(c, s.t + 1);
+    const double prod_next = prod * mu_next;
+    const float fb1 = float(c.beta1), fb2 = float(c.beta2);
+    const float cb1 = float(1.0 - c.beta1), cb2 = float(1.0 - c.beta2);
+    const float gcoef = float((1.0 - mu) / (1.0 - prod));
+    const float mcoef = float(mu_next / (1.0 - prod_next));
+    const float inv_bc2 = float(1.0 / (1.0 - std::pow(c.beta2, i)));
+    const float lr = float(s.lr_t);
+    const float eps = float(c.epsilon);
+    for_each_chunk(s.n, s.p, s.g, s.s1, s.s2, [&](ChunkMap p, ConstChunkMap g, ChunkMap m, ChunkMap v) {
+        m = fb1 * m + cb1 * g;
+        v = fb2 * v + cb2 * g.square();
+        p -= lr * (gcoef * g + mcoef * m) / ((v * inv_bc2).sqrt() + eps);
+    });
+}
+
 // Keras' SGD takes momentum and nesterov: the names "momentum" and "nesterov" ask for momentum,
 // 0.9 unless given (SGD's Keras default stays 0).
 void sgd_configure(const std::string& n, const vocab::GivenOptimizerArgs& given, OptimizerConfig& o) {
@@ -130,6 +226,19 @@ void rmsprop_configure(const std::string&, const vocab::GivenOptimizerArgs& give
              "Use centered=False or leave it out.");
 }
 
+// Keras' Adadelta defaults rho to 0.95 (RMSprop's is 0.9).
+void adadelta_configure(const std::string&, const vocab::GivenOptimizerArgs& given, OptimizerConfig& o) {
+    if (!given.has("rho")) o.rho = 0.95;
+}
+
+void nadam_configure(const std::string&, const vocab::GivenOptimizerArgs& given, OptimizerConfig&) {
+    if (given.has("decay") && given.number("decay") != 0.0)
+        fail(ErrorKind::InvalidParameter, "decay is not supported with nadam",
+             "Keras's Nadam does not decay its learning rate: it replaces decay by schedule_decay, the decay of "
+             "its momentum schedule.",
+             "Use schedule_decay (0.004 unless given) for the momentum schedule, or leave decay out.");
+}
+
 }  // namespace
 
 namespace vocab {
@@ -146,6 +255,9 @@ const std::vector<OptimizerArg>& optimizer_args() {
         {"epsilon", nullptr, R::Positive, W::Everywhere, &OptimizerConfig::epsilon},
         {"rho", nullptr, R::Fraction, W::Everywhere, &OptimizerConfig::rho},
         {"decay", nullptr, R::NonNegative, W::Everywhere, &OptimizerConfig::decay},
+        {"initial_accumulator_value", nullptr, R::NonNegative, W::Everywhere,
+         &OptimizerConfig::initial_accumulator_value},
+        {"schedule_decay", nullptr, R::NonNegative, W::Everywhere, &OptimizerConfig::schedule_decay},
         {"amsgrad", nullptr, R::Flag, W::OptimizerOnly, nullptr},
         {"centered", nullptr, R::Flag, W::OptimizerOnly, nullptr},
         {"weight_decay", nullptr, R::NonNegative, W::CompileOnly, &OptimizerConfig::weight_decay},
@@ -211,8 +323,61 @@ const std::vector<OptimizerSpec>& optimizers() {
          1,
          rmsprop_configure,
          rmsprop_update},
+        {OptimizerKind::Adagrad,
+         "adagrad",
+         {"adagrad"},
+         "Adagrad",
+         {"learning_rate", "initial_accumulator_value", "epsilon", "decay"},
+         0.001,
+         {"initial_accumulator_value", "epsilon"},
+         1,
+         nullptr,
+         adagrad_update,
+         &OptimizerConfig::initial_accumulator_value},
+        {OptimizerKind::Adadelta,
+         "adadelta",
+         {"adadelta"},
+         "Adadelta",
+         {"learning_rate", "rho", "epsilon", "decay"},
+         0.001,
+         {"rho", "epsilon"},
+         2,
+         adadelta_configure,
+         adadelta_update},
+        {OptimizerKind::Adamax,
+         "adamax",
+         {"adamax"},
+         "Adamax",
+         {"learning_rate", "beta_1", "beta_2", "epsilon", "decay"},
+         0.001,
+         {"beta_1", "beta_2", "epsilon"},
+         2,
+         nullptr,
+         adamax_update},
+        {OptimizerKind::Nadam,
+         "nadam",
+         {"nadam"},
+         "Nadam",
+         {"learning_rate", "beta_1", "beta_2", "epsilon", "schedule_decay", "decay"},
+         0.001,
+         {"beta_1", "beta_2", "epsilon", "schedule_decay"},
+         2,
+         nadam_configure,
+         nadam_update},
     };
     return specs;
+}
+
+const std::vector<RefusedName>& refused_optimizers() {
+    static const std::vector<RefusedName> names = {
+        {"ftrl", "hopper does not implement the FTRL-Proximal optimizer.", nullptr},
+        {"adamw", "hopper does not implement decoupled weight decay (AdamW).",
+         "Use Adam with weight_decay as a compile parameter of its own for an L2 penalty on weights."},
+        {"adafactor", "hopper does not implement the Adafactor optimizer.", nullptr},
+        {"lion", "hopper does not implement the Lion optimizer.", nullptr},
+        {"lossscaleoptimizer", "hopper trains in float32 and does not scale losses.", nullptr},
+    };
+    return names;
 }
 
 const OptimizerSpec* optimizer(OptimizerKind kind) {
@@ -247,7 +412,13 @@ Optimizer::Optimizer(const OptimizerConfig& config, std::size_t num_params, std:
         slot_size_ += r.end - r.begin;
         at = r.end;
     }
-    slots_.assign(std::size_t(slots_for(config.kind)) * slot_size_, 0.0f);
+    slots_ = initial_slots(config, slot_size_);
+}
+
+std::vector<float> Optimizer::initial_slots(const OptimizerConfig& config, std::size_t slot_size) {
+    const vocab::OptimizerSpec* s = vocab::optimizer(config.kind);
+    if (!s) fail(ErrorKind::Internal, "unknown optimizer kind");
+    return std::vector<float>(std::size_t(s->slots) * slot_size, s->slot_start ? float(config.*(s->slot_start)) : 0.0f);
 }
 
 void Optimizer::apply(float* params, const float* grad, uint64_t t) {

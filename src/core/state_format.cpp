@@ -250,10 +250,9 @@ Trainer restore_for_config(std::string_view bytes, const ModelConfig& config, bo
     // Slots are kept for the same optimizer over the same trainable parameters; freezing other
     // layers (transfer learning) starts the optimizer afresh, as a new optimizer does.
     const bool keep = p.config.compile.optimizer.kind == config.compile.optimizer.kind && p.config.arch == config.arch;
-    std::vector<float> slots(keep ? p.slot_floats
-                                  : config.arch.num_trainable_params() *
-                                        Optimizer::slots_for(config.compile.optimizer.kind),
-                             0.0f);
+    std::vector<float> slots =
+        keep ? std::vector<float>(p.slot_floats)
+             : Optimizer::initial_slots(config.compile.optimizer, config.arch.num_trainable_params());
     TrainCounters counters;
     if (keep) {
         if (!slots.empty())

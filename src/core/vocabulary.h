@@ -73,6 +73,8 @@ struct OptimizerSpec {
     // may choose another kind (SGD's momentum and nesterov); null when there is nothing.
     void (*configure)(const std::string& written_name, const GivenOptimizerArgs& given, OptimizerConfig& o);
     void (*update)(const OptimizerConfig& c, const UpdateStep& s);
+    // The value every slot starts at (Adagrad's initial_accumulator_value), or null: 0.
+    double OptimizerConfig::*slot_start = nullptr;
 };
 const std::vector<OptimizerSpec>& optimizers();
 const OptimizerSpec* optimizer(OptimizerKind kind);  // null for a value outside the enum
@@ -111,6 +113,9 @@ struct LossSpec {
     Activation fused_with;
     void (*fused_gradient)(MatrixMap& p, const ConstMatrixMap& y, float inv_n);
 };
+// Optimizers of Keras that hopper knows but does not implement (lowercase), refused with 0A000.
+const std::vector<RefusedName>& refused_optimizers();
+
 const std::vector<LossSpec>& losses();
 const std::vector<RefusedName>& refused_losses();
 const LossSpec* loss(Loss kind);  // null for a value outside the enum

@@ -1,6 +1,6 @@
 -- SQLSTATEs of the foundation's error branches, and numeric tolerances of what it computes.
 BEGIN;
-SELECT plan(26);
+SELECT plan(27);
 SET LOCAL client_min_messages = warning;
 
 CREATE TEMP TABLE tap_points AS
@@ -19,8 +19,10 @@ SELECT throws_ok($$CALL hopper.fit('tap_packed', 'tap_m', '{"input_dim": 2, "lay
                  '22P02', NULL, 'unparseable compile parameters');
 SELECT throws_ok($$CALL hopper.fit('tap_packed', 'tap_m', '{"input_dim": 2, "layers": [{"units": 2, "activation": "elu"}]}', '', '', 1)$$,
                  '22023', NULL, 'unknown activation');
-SELECT throws_ok($$CALL hopper.fit('tap_packed', 'tap_m', '{"input_dim": 2, "layers": [{"units": 2, "activation": "softmax"}]}', $m$optimizer='Adamax()'$m$, '', 1)$$,
+SELECT throws_ok($$CALL hopper.fit('tap_packed', 'tap_m', '{"input_dim": 2, "layers": [{"units": 2, "activation": "softmax"}]}', $m$optimizer='Adamaxx()'$m$, '', 1)$$,
                  '22023', NULL, 'unknown optimizer');
+SELECT throws_ok($$CALL hopper.fit('tap_packed', 'tap_m', '{"input_dim": 2, "layers": [{"units": 2, "activation": "softmax"}]}', $m$optimizer='Ftrl()'$m$, '', 1)$$,
+                 '0A000', 'optimizer "Ftrl" is not supported by hopper', 'Keras optimizer hopper does not implement');
 SELECT throws_ok($$SELECT hopper.model_state_info('\xdeadbeef'::bytea)$$, '22000', NULL, 'corrupt model state');
 -- Convolutional networks: refused before training, with the option or the shapes named.
 SELECT throws_ok($$CALL hopper.fit('tap_packed', 'tap_m', '{"input_shape": [2, 2, 1], "layers": [{"type": "flatten"}, {"units": 2, "activation": "softmax"}]}', '', '', 1)$$,

@@ -45,6 +45,7 @@ bool same(const CompileParams& a, const CompileParams& b) {
     return a.loss == b.loss && a.loss_given == b.loss_given && a.metrics == b.metrics && a.top_k == b.top_k &&
            x.kind == y.kind && x.learning_rate == y.learning_rate && x.momentum == y.momentum && x.beta1 == y.beta1 &&
            x.beta2 == y.beta2 && x.epsilon == y.epsilon && x.rho == y.rho && x.decay == y.decay &&
+           x.initial_accumulator_value == y.initial_accumulator_value && x.schedule_decay == y.schedule_decay &&
            x.weight_decay == y.weight_decay;
 }
 
@@ -820,9 +821,112 @@ TEST(ConfigCompile, OptimizerArgumentsThatDoNotBelongAreRefused) {
     EXPECT_ERR(parse_compile_params("optimizer='SGD(foo=1)'"), InvalidParameter, "unknown optimizer argument \"foo\"");
     EXPECT_ERR(parse_compile_params("optimizer='SGD(nesterov=1)'"), InvalidParameter, "\"nesterov\"");
     EXPECT_ERR(parse_compile_params("optimizer='nesterov(nesterov=False)'"), InvalidParameter, "contradicts");
-    e = EXPECT_ERR(parse_compile_params("optimizer='Adagrad(lr=0.1)'"), InvalidParameter,
-                   "unsupported optimizer \"Adagrad\"");
-    EXPECT_NE(e.hint().find("Adam"), std::string::npos);
+    e = EXPECT_ERR(parse_compile_params("optimizer='Adagrad2(lr=0.1)'"), InvalidParameter,
+                   "unsupported optimizer \"Adagrad2\"");
+    EXPECT_EQ(e.hint(),
+              "Supported optimizers are: SGD (with momentum or nesterov), Adam, RMSprop, Adagrad, "
+              "Adadelta, Adamax, Nadam.");
+    EXPECT_ERR(parse_compile_params("optimizer='Adagrad(rho=0.9)'"), InvalidParameter,
+               "\"rho\" does not apply to adagrad");
+    EXPECT_ERR(parse_compile_params("optimizer='Adadelta(beta_1=0.9)'"), InvalidParameter,
+               "\"beta_1\" does not apply to adadelta");
+    EXPECT_ERR(parse_compile_params("optimizer='Adamax(schedule_decay=0.004)'"), InvalidParameter,
+               "\"schedule_decay\" does not apply to adamax");
+    EXPECT_ERR(parse_compile_params("optimizer='Adam(initial_accumulator_value=0.1)'"), InvalidParameter,
+               "\"initial_accumulator_value\" does not apply to adam");
+    EXPECT_ERR(parse_compile_params("optimizer='Nadam(amsgrad=False)'"), InvalidParameter,
+               "\"amsgrad\" does not apply to nadam");
+    e = EXPECT_ERR(parse_compile_params("optimizer='Nadam(decay=0.01)'"), InvalidParameter,
+                   "decay is not supported with nadam");
+    EXPECT_NE(e.hint().find("schedule_decay"), std::string::npos);
+    EXPECT_ERR(parse_compile_params("optimizer='Adagrad(initial_accumulator_value=-0.1)'"), InvalidParameter,
+               "invalid value for \"initial_accumulator_value\": -0.1");
+    EXPECT_ERR(parse_compile_params("optimizer='Adadelta(rho=1.0)'"), InvalidParameter, "invalid value for \"rho\"");
+    EXPECT_ERR(parse_compile_params("optimizer='Adadelta(clipnorm=1.0)'"), InvalidParameter, "\"clipnorm\"");
+}
+
+// Optimizers of Keras that hopper knows but does not implement: 0A000 with the reason.
+TEST(ConfigCompile, KnownUnimplementedOptimizersAreNotSupported) {
+    Error e = EXPECT_ERR(parse_compile_params("optimizer='Ftrl(lr=0.1)'"), FeatureNotSupported,
+                         "optimizer \"Ftrl\" is not supported by hopper");
+    EXPECT_EQ(e.message(), "optimizer \"Ftrl\" is not supported by hopper");
+    EXPECT_NE(e.detail().find("FTRL"), std::string::npos);
+    EXPECT_NE(e.hint().find("Supported optimizers are:"), std::string::npos);
+    EXPECT_ERR(parse_compile_params(R"({"optimizer": {"name": "ftrl"}})"), FeatureNotSupported,
+               "optimizer \"ftrl\" is not supported by hopper");
+    e = EXPECT_ERR(parse_compile_params("optimizer='keras.optimizers.AdamW'"), FeatureNotSupported,
+                   "optimizer \"AdamW\" is not supported by hopper");
+    EXPECT_NE(e.hint().find("weight_decay"), std::string::npos);
+    EXPECT_ERR(parse_compile_params("optimizer='Adafactor'"), FeatureNotSupported, "not supported by hopper");
+    EXPECT_ERR(parse_compile_params("optimizer='Lion'"), FeatureNotSupported, "not supported by hopper");
+}
+
+TEST(ConfigCompile, AdagradAdadeltaAdamaxNadamAsKerasWritesThem) {
+    // tf.keras 2.x defaults.
+    CompileParams c = parse_compile_params("optimizer='adagrad'");
+    EXPECT_EQ(c.optimizer.kind, OptimizerKind::Adagrad);
+    EXPECT_DOUBLE_EQ(c.optimizer.learning_rate, 0.001);
+    EXPECT_DOUBLE_EQ(c.optimizer.initial_accumulator_value, 0.1);
+    EXPECT_DOUBLE_EQ(c.optimizer.epsilon, 1e-7);
+    c = parse_compile_params("optimizer='Adagrad(lr=0.01)'");
+    EXPECT_EQ(c.optimizer.kind, OptimizerKind::Adagrad);
+    EXPECT_DOUBLE_EQ(c.optimizer.learning_rate, 0.01);
+    c = parse_compile_params(
+        "optimizer='Adagrad(learning_rate=0.05, initial_accumulator_value=0.0, epsilon=1e-6, "
+        "decay=0.01)'");
+    EXPECT_DOUBLE_EQ(c.optimizer.initial_accumulator_value, 0.0);
+    EXPECT_DOUBLE_EQ(c.optimizer.epsilon, 1e-6);
+    EXPECT_DOUBLE_EQ(c.optimizer.decay, 0.01);
+    c = parse_compile_params("optimizer='adadelta'");
+    EXPECT_EQ(c.optimizer.kind, OptimizerKind::Adadelta);
+    EXPECT_DOUBLE_EQ(c.optimizer.learning_rate, 0.001);
+    EXPECT_DOUBLE_EQ(c.optimizer.rho, 0.95);
+    EXPECT_DOUBLE_EQ(c.optimizer.epsilon, 1e-7);
+    c = parse_compile_params("optimizer='Adadelta(lr=1.0, rho=0.9)'");
+    EXPECT_DOUBLE_EQ(c.optimizer.learning_rate, 1.0);
+    EXPECT_DOUBLE_EQ(c.optimizer.rho, 0.9);
+    c = parse_compile_params(R"({"optimizer": "adadelta", "rho": 0.8})");  // a compile parameter of its own
+    EXPECT_DOUBLE_EQ(c.optimizer.rho, 0.8);
+    c = parse_compile_params("optimizer='Adamax(learning_rate=0.002, beta_1=0.8, beta_2=0.99)'");
+    EXPECT_EQ(c.optimizer.kind, OptimizerKind::Adamax);
+    EXPECT_DOUBLE_EQ(c.optimizer.learning_rate, 0.002);
+    EXPECT_DOUBLE_EQ(c.optimizer.beta1, 0.8);
+    EXPECT_DOUBLE_EQ(c.optimizer.beta2, 0.99);
+    EXPECT_DOUBLE_EQ(parse_compile_params("optimizer='Adamax'").optimizer.learning_rate, 0.001);
+    c = parse_compile_params("optimizer='Nadam'");
+    EXPECT_EQ(c.optimizer.kind, OptimizerKind::Nadam);
+    EXPECT_DOUBLE_EQ(c.optimizer.learning_rate, 0.001);
+    EXPECT_DOUBLE_EQ(c.optimizer.beta1, 0.9);
+    EXPECT_DOUBLE_EQ(c.optimizer.beta2, 0.999);
+    EXPECT_DOUBLE_EQ(c.optimizer.epsilon, 1e-7);
+    EXPECT_DOUBLE_EQ(c.optimizer.schedule_decay, 0.004);
+    c = parse_compile_params(
+        "optimizer='Nadam(lr=0.002, beta_1=0.95, beta_2=0.9, epsilon=None, schedule_decay=0.01, "
+        "decay=0)'");
+    EXPECT_DOUBLE_EQ(c.optimizer.learning_rate, 0.002);
+    EXPECT_DOUBLE_EQ(c.optimizer.schedule_decay, 0.01);
+    EXPECT_DOUBLE_EQ(c.optimizer.epsilon, 1e-7);
+    EXPECT_EQ(parse_compile_params("optimizer='NADAM'").optimizer.kind, OptimizerKind::Nadam);
+    EXPECT_EQ(parse_compile_params("optimizer='tf.keras.optimizers.Adamax'").optimizer.kind, OptimizerKind::Adamax);
+    // Canonical JSON: the name and this optimizer's own hyperparameters, in the table's order.
+    EXPECT_NE(
+        parse_compile_params("optimizer='adadelta'")
+            .to_json()
+            .find(R"("optimizer":{"name":"adadelta","learning_rate":0.001,"rho":0.95,"epsilon":1e-07,"decay":0.0})"),
+        std::string::npos)
+        << parse_compile_params("optimizer='adadelta'").to_json();
+    EXPECT_NE(
+        parse_compile_params("optimizer='Adagrad'")
+            .to_json()
+            .find(
+                R"({"name":"adagrad","learning_rate":0.001,"initial_accumulator_value":0.1,"epsilon":1e-07,"decay":0.0})"),
+        std::string::npos);
+    EXPECT_NE(
+        parse_compile_params("optimizer='Nadam'")
+            .to_json()
+            .find(
+                R"({"name":"nadam","learning_rate":0.001,"beta_1":0.9,"beta_2":0.999,"epsilon":1e-07,"schedule_decay":0.004,"decay":0.0})"),
+        std::string::npos);
 }
 
 TEST(ConfigCompile, DuplicateParametersRefused) {
@@ -965,6 +1069,12 @@ TEST(ConfigCompile, RoundTripsForEveryOptimizerAndLoss) {
         "optimizer='nesterov(momentum=0.0)'",
         "loss='mse', optimizer='Adam(lr=0.0003, beta_1=0.5, beta_2=0.95, epsilon=1e-9, decay=0.1)', metrics=['mse','mae','loss']",
         "optimizer='RMSprop(lr=0.1, rho=0.0, epsilon=0.3)'",
+        "optimizer='Adagrad(lr=0.25, initial_accumulator_value=0.0, epsilon=1e-9, decay=0.5)'",
+        "optimizer='adadelta'",
+        "optimizer='Adadelta(lr=1.0, rho=0.123456789, epsilon=1e-6, decay=0.01)'",
+        "loss='mse', optimizer='Adamax(learning_rate=0.002, beta_1=0.5, beta_2=0.95, decay=0.1)'",
+        "optimizer='Nadam(lr=0.002, beta_1=0.99, beta_2=0.9, epsilon=3e-8, schedule_decay=0.0)'",
+        R"({"optimizer": {"name": "nadam", "schedule_decay": 0.1}, "beta_1": 0.3})",
         R"({"loss": "mse", "loss_given": false, "optimizer": "sgd"})",
     };
     for (const char* s : inputs) {
@@ -1321,15 +1431,21 @@ TEST(ConfigModel, SweepOfCombinationsRoundTrips) {
     // Small deterministic sweep over kinds and awkward numbers; each must survive a round trip.
     const Activation acts[] = {Activation::Linear, Activation::Relu, Activation::Tanh, Activation::Sigmoid,
                                Activation::Softmax};
-    const char* opts[] = {"sgd", "SGD(lr=0.0123456789, momentum=0.1)", "nesterov(momentum=0.999)",
+    const char* opts[] = {"sgd",
+                          "SGD(lr=0.0123456789, momentum=0.1)",
+                          "nesterov(momentum=0.999)",
                           "Adam(lr=1e-5, beta_1=0.0, beta_2=0.123456789012345, epsilon=3e-12)",
-                          "RMSprop(lr=7, rho=0.5, decay=2.5)"};
+                          "RMSprop(lr=7, rho=0.5, decay=2.5)",
+                          "Adagrad(initial_accumulator_value=0.7)",
+                          "Adadelta(rho=0.3)",
+                          "Adamax(lr=0.3, beta_2=0.5)",
+                          "Nadam(schedule_decay=0.123456789)"};
     int n = 0;
     for (Activation out : acts)
         for (const char* opt : opts) {
             Architecture a =
                 arch_of(3 + n, {{4 + n, Activation::Relu}, {out == Activation::Softmax ? 3 : 1 + n % 3, out}});
-            a.layers[0].dropout = static_cast<float>(n) / 37.0f;
+            a.layers[0].dropout = static_cast<float>(n) / 61.0f;  // below 1 for all 45
             a.layers[0].initializer = static_cast<Initializer>(n % 5);
             CompileParams c =
                 parse_compile_params(std::string("optimizer='") + opt + "', weight_decay=" + std::to_string(n * 0.001));

@@ -17,8 +17,9 @@ using namespace hopper;
 
 namespace {
 
-const OptimizerKind kOptimizerKinds[] = {OptimizerKind::SGD, OptimizerKind::Momentum, OptimizerKind::Nesterov,
-                                         OptimizerKind::Adam, OptimizerKind::RMSprop};
+const OptimizerKind kOptimizerKinds[] = {OptimizerKind::SGD,      OptimizerKind::Momentum, OptimizerKind::Nesterov,
+                                         OptimizerKind::Adam,     OptimizerKind::RMSprop,  OptimizerKind::Adagrad,
+                                         OptimizerKind::Adadelta, OptimizerKind::Adamax,   OptimizerKind::Nadam};
 const Loss kLosses[] = {Loss::SoftmaxCrossEntropy, Loss::BinaryCrossEntropy, Loss::MeanSquaredError};
 const Metric kMetrics[] = {Metric::Accuracy, Metric::TopKAccuracy, Metric::MeanSquaredError, Metric::MeanAbsoluteError,
                            Metric::Loss};
@@ -56,6 +57,9 @@ TEST(Vocabulary, EveryOptimizerKindHasOneEntryAndItsCanonicalFormReadsBack) {
     // Every name users write selects an entry.
     for (const vocab::OptimizerSpec& s : vocab::optimizers())
         for (const char* w : s.written) EXPECT_EQ(vocab::optimizer_named(w), &s) << w;
+    // A name hopper refuses as not implemented is no name of an entry.
+    for (const vocab::RefusedName& r : vocab::refused_optimizers())
+        EXPECT_EQ(vocab::optimizer_named(r.written), nullptr);
 }
 
 TEST(Vocabulary, EveryLossAndMetricHasOneEntryAndItsCanonicalNameReadsBack) {

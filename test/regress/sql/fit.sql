@@ -166,7 +166,7 @@ CALL hopper.fit('blobs_packed', 'm1', '{"input_dim": 3, "layers": [{"units": 6, 
 CALL hopper.fit('blobs_packed', 'm1', '{"input_dim": 2, "layers": [{"units": 5, "activation": "softmax"}]}', '', '', 1);
 CALL hopper.fit('blobs_packed', 'm1', '{"input_dim": 2, "layers": [{"units": 6, "activation": "swish"}]}', '', '', 1);
 CALL hopper.fit('blobs_packed', 'm1', '{"input_dim": 2, "layers": [{"units": 6, "activation": "softmax"}]}',
-                $$optimizer='Adagrad(lr=0.1)'$$, '', 1);
+                $$optimizer='Adagradd(lr=0.1)'$$, '', 1);
 CALL hopper.fit('blobs_packed', 'm1', '{"input_dim": 2, "layers": [{"units": 6, "activation": "softmax"}]}',
                 '{"learnin_rate": 0.1}', '', 1);
 CALL hopper.fit('blobs_packed', 'm1', '{"input_dim": 2, "layers": [{"units": 6, "activation": "softmax"}]}',

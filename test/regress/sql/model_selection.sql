@@ -126,7 +126,7 @@ SELECT hopper.load_model_selection_table('ms_arch', 'ms_e', ARRAY[1],
     ARRAY[$$optimizer='SGD(lr=0.1)'$$, '{"optimizer": "sgd", "learning_rate": 0.1}'], ARRAY['']);
 SELECT hopper.load_model_selection_table('ms_arch', 'ms_e', ARRAY[1], ARRAY[''], ARRAY['batch_size=32', '']);
 SELECT hopper.load_model_selection_table('ms_arch', 'ms_e', ARRAY[1], ARRAY['', '{"learnin_rate": 0.1}'], ARRAY['']);
-SELECT hopper.load_model_selection_table('ms_arch', 'ms_e', ARRAY[1], ARRAY[$$optimizer='Adagrad'$$], ARRAY['']);
+SELECT hopper.load_model_selection_table('ms_arch', 'ms_e', ARRAY[1], ARRAY[$$optimizer='Ftrl'$$], ARRAY['']);
 SELECT hopper.load_model_selection_table('ms_arch', 'ms_e', ARRAY[1], ARRAY['loss='], ARRAY['']);
 SELECT hopper.load_model_selection_table('ms_arch', 'ms_e', ARRAY[1], ARRAY[''], ARRAY['validation_split=0.1']);
 SELECT hopper.load_model_selection_table('ms_arch', 'ms_e', ARRAY[1, 7], ARRAY[''], ARRAY['']);
