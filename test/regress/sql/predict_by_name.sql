@@ -109,6 +109,18 @@ SELECT count(*) FILTER (WHERE hopper.predict_class('pbn', p.x) IS DISTINCT FROM 
 FROM pbn_points p JOIN pbn_out2 o USING (id);
 RESET hopper.model_cache_mb;
 
+-- hopper.evaluate and hopper.predict read model tables: a registered model's name there is refused
+-- saying so, with materialize_model_version in the HINT -- where no table has the name, and where a
+-- data table does (a model named as its table).
+SELECT pg_temp.try($$SELECT * FROM hopper.evaluate('pbn', 'pbn_packed')$$) AS evaluate_by_name;
+SELECT pg_temp.try($$SELECT hopper.predict('PBN', 'pbn_points', 'id', 'x', 'pbn_by_name_out')$$) AS predict_by_name;
+SELECT hopper.create_model('pbn_points') > 0 AS created;
+SELECT pg_temp.try($$SELECT * FROM hopper.evaluate('pbn_points', 'pbn_packed')$$) AS evaluate_data_table_name;
+SELECT hopper.delete_model('pbn_points');
+SELECT pg_temp.try($$SELECT * FROM hopper.evaluate('pbn_points', 'pbn_packed')$$) AS evaluate_data_table;
+SELECT hopper.materialize_model_version('pbn', 'pbn_model', alias => 'champion');
+SELECT count(*) AS evaluated FROM hopper.evaluate('pbn_model', 'pbn_packed');
+
 -- A regressor: predict_value is hopper.predict's estimate.
 CREATE TABLE pbn_lin AS SELECT g AS id, ARRAY[g % 7, g % 5]::float8[] AS x, 3.0 * (g % 7) - 2.0 * (g % 5) + 1.0 AS y
 FROM generate_series(1, 200) g;
