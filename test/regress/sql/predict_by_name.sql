@@ -103,6 +103,17 @@ FROM pbn_small s JOIN pbn_small_out o USING (id);
 -- predict_value resolves them too (it refuses a classifier, after choosing its overload).
 SELECT pg_temp.try($$SELECT hopper.predict_value('pbn-small', '{1,2,3}'::smallint[])$$) AS smallint_value,
        pg_temp.try($$SELECT hopper.predict_value('pbn-small', '{1,2,3}'::bigint[])$$) AS bigint_value;
+-- A new version trained on other data (other inputs, classes) becomes the latest all the same (a
+-- model's inputs may change on purpose), with a WARNING saying what differs; one of the same data
+-- registers silently; a checkpoint that is a version of the model already registers with a WARNING
+-- naming that version (an identical version).
+SELECT hopper.create_model('pbn-succ') > 0 AS created;
+SELECT hopper.register_model_version('pbn-succ', (SELECT uuid FROM hopper.latest_checkpoints WHERE run_name = 'pbn_fit1')) AS v1;
+SELECT hopper.register_model_version('pbn-succ', (SELECT uuid FROM hopper.latest_checkpoints WHERE run_name = 'pbn_fit2')) AS v2_same_data;
+SELECT hopper.register_model_version('pbn-succ', (SELECT uuid FROM hopper.latest_checkpoints WHERE run_name = 'pbn_fit2')) AS v3_again;
+SELECT hopper.register_model_version('pbn-succ', (SELECT uuid FROM hopper.latest_checkpoints WHERE run_name = 'pbn_small_fit')) AS v4_other_data;
+SELECT version, name FROM hopper.list_model_versions('pbn-succ') ORDER BY version;
+SELECT hopper.delete_model('pbn-succ');
 -- Without a model cache the model is loaded once per statement, same answers.
 SET hopper.model_cache_mb = 0;
 SELECT count(*) FILTER (WHERE hopper.predict_class('pbn', p.x) IS DISTINCT FROM o.estimated_label::text) AS uncached_differs
