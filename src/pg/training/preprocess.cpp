@@ -310,13 +310,15 @@ void notice_unscaled_features(const PackOptions& opt, float largest) {
 // count the training rows lacked. Labels of many classes are seldom that thin (CIFAR-100's have 500
 // rows each).
 constexpr int64_t kRareClassRows = 3;
+// More classes than this, from a value other than 0 or 1 (or spread), are a quantity's values.
+constexpr std::size_t kOffsetClasses = 20;
 
 void warn_integer_classes(const Source& src, const std::string& requested, const std::vector<std::string>& values,
                           int64_t rows, int64_t rare_classes) {
     const bool integer =
         src.dependent_type == INT2OID || src.dependent_type == INT4OID || src.dependent_type == INT8OID;
     const std::size_t classes = values.size();
-    if (requested != "auto" || !integer || classes < 50) return;
+    if (requested != "auto" || !integer || classes <= kOffsetClasses) return;
     // Codes of many classes run 0..K-1 or so (CIFAR-100's 0..99); a quantity's values are spread
     // over a wider range: STAR's first-grade math scores, 67 values between 404 and 676 in 6,600
     // rows, went to 67 classes without a word (a user sweep; training accuracy 0.033).
@@ -327,15 +329,21 @@ void warn_integer_classes(const Source& src, const std::string& requested, const
         highest = std::max(highest, n);
     }
     const bool spread = double(highest) - double(lowest) + 1 >= 2.0 * double(classes);
+    // Codes of classes start at 0 or 1; a quantity's values start where the quantity does: a table's
+    // ages, 53 values, went to 53 classes without a word (a user trying hopper). So from more than
+    // kOffsetClasses classes, a range that starts elsewhere (or spreads) warns too.
+    const bool offset = lowest < 0 || lowest > 1;
     const bool dense = int64_t(classes) * 20 >= rows, thin = rare_classes * 10 >= int64_t(classes);
-    if (!dense && !thin && !spread) return;
+    if (classes < 50 ? !offset && !spread : !dense && !thin && !spread && !offset) return;
     warning("dependent column \"" + src.dependent + "\" is packed for classification with " + std::to_string(classes) +
                 " classes",
             "It is an integer column with " + std::to_string(classes) + " distinct values in " + std::to_string(rows) +
-                " rows" + (spread ? " (from " + std::to_string(lowest) + " to " + std::to_string(highest) + ")" : "") +
-                (dense || spread ? std::string()
-                                 : ", " + std::to_string(rare_classes) + " of them in fewer than " +
-                                       std::to_string(kRareClassRows) + " rows") +
+                " rows" +
+                (spread || offset ? " (from " + std::to_string(lowest) + " to " + std::to_string(highest) + ")" : "") +
+                (classes < 50 || dense || spread || offset
+                     ? std::string()
+                     : ", " + std::to_string(rare_classes) + " of them in fewer than " +
+                           std::to_string(kRareClassRows) + " rows") +
                 "; integer targets are class labels unless told otherwise.",
             "To predict it as a number, pass response_type => 'regression'; for labels, response_type => "
             "'classification' says so and silences this warning.");
