@@ -32,6 +32,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -57,6 +58,10 @@ struct OnnxExportOptions {
     // A feature recipe (recipe.h, its JSON): the graph then takes the raw columns as named inputs
     // and encodes them as the recipe does (see export_onnx).
     std::string recipe_json;
+    // Categorical columns read from a char(n) column: n. The recipe's categories are trimmed, as
+    // ::text gives them, but drivers and to_jsonb hand char(n) values blank-padded to n characters:
+    // the graph maps each category padded so as it maps the category (both forms score alike).
+    std::map<std::string, int> char_widths;
 };
 
 // The ONNX ModelProto bytes of a model of `arch` with parameters `params` (arch.num_params() floats).

@@ -1,5 +1,6 @@
--- One overload per array type a call naturally passes (a real[] or float8[] column, ARRAY[1, 2, 3],
--- ARRAY[5.1, 3.5]): with only some, PostgreSQL cannot choose between them ("is not unique"). An
+-- One overload per numeric array type preprocess packs (is_numeric_array_type: a real[], float8[],
+-- smallint[] or bigint[] column, integer[] as ARRAY[1, 2, 3] writes it, numeric[] as ARRAY[5.1, 3.5]):
+-- with only some, PostgreSQL cannot choose between them ("is not unique"). An
 -- untyped literal ('{1,2,3}') still needs a cast, as for any overloaded function. COST: a forward
 -- pass costs about a thousand simple operators, so the planner scores large scans in parallel workers.
 CREATE OR REPLACE FUNCTION hopper.predict_class(model_name text, features real[], version integer DEFAULT NULL, alias text DEFAULT NULL)
@@ -17,6 +18,16 @@ RETURNS text
 AS 'MODULE_PATHNAME', 'predict_class' LANGUAGE C STABLE PARALLEL SAFE COST 1000;
 COMMENT ON FUNCTION hopper.predict_class(text, integer[], integer, text) IS
 'the predicted class (as text) of one row of raw features with a registered model version (by number, by alias, or the latest), scaled as its training data was (integer features, as ARRAY[1, 2, 3] writes them)';
+CREATE OR REPLACE FUNCTION hopper.predict_class(model_name text, features smallint[], version integer DEFAULT NULL, alias text DEFAULT NULL)
+RETURNS text
+AS 'MODULE_PATHNAME', 'predict_class' LANGUAGE C STABLE PARALLEL SAFE COST 1000;
+COMMENT ON FUNCTION hopper.predict_class(text, smallint[], integer, text) IS
+'the predicted class (as text) of one row of raw features with a registered model version (by number, by alias, or the latest), scaled as its training data was (smallint features, as a smallint[] column holds them)';
+CREATE OR REPLACE FUNCTION hopper.predict_class(model_name text, features bigint[], version integer DEFAULT NULL, alias text DEFAULT NULL)
+RETURNS text
+AS 'MODULE_PATHNAME', 'predict_class' LANGUAGE C STABLE PARALLEL SAFE COST 1000;
+COMMENT ON FUNCTION hopper.predict_class(text, bigint[], integer, text) IS
+'the predicted class (as text) of one row of raw features with a registered model version (by number, by alias, or the latest), scaled as its training data was (bigint features, as a bigint[] column holds them)';
 CREATE OR REPLACE FUNCTION hopper.predict_class(model_name text, features numeric[], version integer DEFAULT NULL, alias text DEFAULT NULL)
 RETURNS text
 AS 'MODULE_PATHNAME', 'predict_class' LANGUAGE C STABLE PARALLEL SAFE COST 1000;

@@ -159,7 +159,17 @@ bool empty_string_is_value(const cfg::json& col) {
 
 // The recipe's encoders as graph nodes (onnx.h): one input per column, their features concatenated
 // in the recipe's order. Returns the name of the [N, width] features.
-std::string recipe_graph(GraphWriter& w, onnx::GraphProto* graph, const std::string& recipe_text, int width) {
+// `v` blank-padded to n characters (UTF-8), as PostgreSQL stores a char(n) value; as it is when
+// it has n or more.
+std::string blank_padded(const std::string& v, int n) {
+    int chars = 0;
+    for (unsigned char c : v)
+        if ((c & 0xC0) != 0x80) ++chars;
+    return chars >= n ? v : v + std::string(std::size_t(n - chars), ' ');
+}
+
+std::string recipe_graph(GraphWriter& w, onnx::GraphProto* graph, const std::string& recipe_text, int width,
+                         const std::map<std::string, int>& char_widths) {
     const Recipe recipe = Recipe::from_json(recipe_text);  // validates it
     if (recipe.width() != width)
         fail(ErrorKind::Data, "the model's feature recipe gives " + std::to_string(recipe.width()) +
@@ -222,6 +232,18 @@ std::string recipe_graph(GraphWriter& w, onnx::GraphProto* graph, const std::str
             if (!empty_string_is_value(col)) {
                 keys.push_back("");
                 values.push_back(has_null ? null_slot : unknown_slot);
+            }
+            // A char(n) column's values as drivers hand them, blank-padded, map as the trimmed ones.
+            const auto width_it = char_widths.find(name);
+            if (width_it != char_widths.end()) {
+                const std::set<std::string> known(keys.begin(), keys.end());
+                const std::size_t trimmed = keys.size();
+                for (std::size_t i = 0; i < trimmed; ++i) {
+                    std::string padded = blank_padded(keys[i], width_it->second);
+                    if (known.count(padded)) continue;
+                    keys.push_back(std::move(padded));
+                    values.push_back(values[i]);
+                }
             }
             std::string code;
             onnx::NodeProto* le = w.node("LabelEncoder", {name}, &code);
@@ -304,7 +326,7 @@ std::string export_onnx(const Architecture& arch, const std::vector<float>& para
         onnx::OperatorSetIdProto* ml = model.add_opset_import();
         ml->set_domain(kOnnxMl);
         ml->set_version(2);
-        cur = recipe_graph(w, graph, options.recipe_json, arch.input_dim);
+        cur = recipe_graph(w, graph, options.recipe_json, arch.input_dim, options.char_widths);
     }
     // The scaling as FeatureScaling::apply computes it, in float32: x * float(1 / c), then
     // (x - center) / spread.

@@ -157,6 +157,27 @@ psql_q -c "SELECT json_agg(prob ORDER BY id) FROM tab_pred" >"$WORK/tab.hopper.j
 node test/onnx/run_onnx.js "$WORK/tab.onnx" "$WORK/tab.columns.json" >"$WORK/tab.ort.json"
 compare "export of a recipe model (raw columns): ONNX Runtime vs hopper.predict" "$WORK/tab.ort.json" "$WORK/tab.hopper.json" 1e-5
 
+# A char(n) category: the recipe's categories are trimmed (::text), to_jsonb and drivers hand the values
+# blank-padded; the graph scores both forms as hopper.predict does (padded, they were <unknown>).
+psql_q >/dev/null <<'SQL'
+CREATE TABLE chars AS
+SELECT g AS id, (ARRAY['ab', 'abcd', 'é', 'x y'])[g % 4 + 1]::char(5) AS k, sin(g) AS v,
+       CASE WHEN g % 4 < 2 THEN 'low' ELSE 'high' END AS label
+FROM generate_series(1, 120) g;
+SELECT hopper.preprocess('chars', 'chars_packed', 'label', '*', exclude_columns => 'id', buffer_size => 30, seed => 1);
+CALL hopper.fit('chars_packed', 'chars_out', '{"layers": [{"units": 2, "activation": "softmax"}]}',
+                $$optimizer='Adam(lr=0.1)'$$, 'batch_size=10', 3, name => 'onnx chars');
+SELECT hopper.predict('chars_out', 'chars', 'id', '*', 'chars_pred', 'prob');
+SQL
+bytea_to_file "hopper.export_onnx((SELECT uuid FROM hopper.latest_checkpoints WHERE run_name = 'onnx chars'))" "$WORK/chars.onnx"
+psql_q -c "SELECT json_agg(prob ORDER BY id) FROM chars_pred" >"$WORK/chars.hopper.json"
+for form in padded trimmed; do
+  k=$([ $form = padded ] && echo 'to_jsonb(k)' || echo 'k::text')
+  psql_q -c "SELECT json_build_object('k', json_agg($k ORDER BY id), 'v', json_agg(v ORDER BY id)) FROM chars" >"$WORK/chars.$form.json"
+  node test/onnx/run_onnx.js "$WORK/chars.onnx" "$WORK/chars.$form.json" >"$WORK/chars.$form.ort.json"
+  compare "export of a char(5) category fed $form: ONNX Runtime vs hopper.predict" "$WORK/chars.$form.ort.json" "$WORK/chars.hopper.json" 1e-5
+done
+
 # Embeddings of a categorical column packed as one code (Gather) and packed one-hot (MatMul), with
 # input_dim and the vocabulary left out: the same rows, ONNX Runtime against hopper.predict.
 psql_q >/dev/null <<'SQL'

@@ -4,6 +4,7 @@
 // exported graphs is tested against hopper.predict in test/scripts/onnx_roundtrip.sh.
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -442,6 +443,46 @@ TEST(Onnx, RecipeModelTakesTheRawColumnsByName) {
     const Architecture wider =
         parse_architecture(R"({"input_dim": 7, "layers": [{"units": 2, "activation": "softmax"}]})");
     EXPECT_EQ(kind_of([&] { export_onnx(wider, random_params(wider, 2), o); }), ErrorKind::Data);
+}
+
+TEST(Onnx, CharColumnsMapTheirBlankPaddedValuesAsTheTrimmedOnes) {
+    // A categorical column read from char(4): its categories are trimmed ("ab", "é"), drivers hand
+    // the values padded to 4 characters ("ab  ", "é   ": two bytes, three blanks); both map to one
+    // slot. A column without a width gets no padded keys.
+    RecipeFitter fitter({ColumnSpec{"k", ColumnKind::Categorical}, ColumnSpec{"j", ColumnKind::Categorical}});
+    fitter.add({Cell("ab"), Cell("ab")});
+    fitter.add({Cell("\xc3\xa9"), Cell("cd")});
+    const Recipe recipe = fitter.finish();
+    const Architecture arch = parse_architecture("{\"input_dim\": " + std::to_string(recipe.width()) +
+                                                 ", \"layers\": [{\"units\": 2, \"activation\": \"softmax\"}]}");
+    OnnxExportOptions o;
+    o.recipe_json = recipe.to_json();
+    o.char_widths = {{"k", 4}};
+    onnx::ModelProto m;
+    ASSERT_TRUE(m.ParseFromString(export_onnx(arch, random_params(arch, 2), o)));
+    std::vector<std::map<std::string, int64_t>> encoders;
+    for (const auto& n : m.graph().node()) {
+        if (n.op_type() != "LabelEncoder") continue;
+        std::vector<std::string> keys;
+        std::vector<int64_t> values;
+        for (const auto& a : n.attribute()) {
+            if (a.name() == "keys_strings") keys.assign(a.strings().begin(), a.strings().end());
+            if (a.name() == "values_int64s") values.assign(a.ints().begin(), a.ints().end());
+        }
+        ASSERT_EQ(keys.size(), values.size());
+        std::map<std::string, int64_t> map;
+        for (std::size_t i = 0; i < keys.size(); ++i) EXPECT_TRUE(map.emplace(keys[i], values[i]).second) << keys[i];
+        encoders.push_back(map);
+    }
+    ASSERT_EQ(encoders.size(), 2u);
+    const auto& k = encoders[0];
+    ASSERT_TRUE(k.count("ab") && k.count("ab  ") && k.count("\xc3\xa9") && k.count("\xc3\xa9   "));
+    EXPECT_EQ(k.at("ab"), k.at("ab  "));
+    EXPECT_EQ(k.at("\xc3\xa9"), k.at("\xc3\xa9   "));
+    EXPECT_NE(k.at("ab"), k.at("\xc3\xa9"));
+    EXPECT_EQ(k.at(""), k.at("    "));
+    EXPECT_EQ(encoders[1].count("ab  "), 0u);
+    EXPECT_EQ(encoders[1].size(), 3u);  // ab, cd and "" (NULL)
 }
 
 TEST(Onnx, ColumnsNamedLikeTheGraphsOwnNamesStayUnique) {

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "hopper/error.h"
 #include "hopper/registry.h"
 #include "pg/common/datum.h"
@@ -34,6 +36,103 @@ void refuse_on_citus_worker(Spi& spi, const std::string& name) {
          "Score the rows on the coordinator: WITH r AS MATERIALIZED (SELECT * FROM the_table) SELECT "
          "hopper.predict_class(" +
              quote_literal(name) + ", r) FROM r; or hopper.predict into a table.");
+}
+
+// What a checkpoint's data facts (checkpoints_expanded.data) say a model reads and answers, as
+// register_model_version compares a new version with the latest one.
+struct VersionInputs {
+    std::string inputs;        // the recipe's columns (name and kind) and width, or independent_varname
+    std::string target;        // dependent_varname
+    std::string response;      // response_type
+    std::string class_values;  // as JSON ("null" for a regressor)
+};
+
+VersionInputs version_inputs(const std::string& data_text) {
+    using json = nlohmann::json;
+    VersionInputs v;
+    const json d = json::parse(data_text, nullptr, false);
+    if (!d.is_object()) return v;
+    auto text = [&](const char* key) {
+        auto it = d.find(key);
+        return it != d.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    auto recipe = d.find("feature_recipe");
+    if (recipe != d.end() && recipe->is_object() && recipe->contains("columns") && (*recipe)["columns"].is_array()) {
+        for (const json& c : (*recipe)["columns"]) {
+            if (!v.inputs.empty()) v.inputs += ", ";
+            v.inputs += (c.contains("name") && c["name"].is_string() ? c["name"].get<std::string>() : "?") + " (" +
+                        (c.contains("kind") && c["kind"].is_string() ? c["kind"].get<std::string>() : "?") + ")";
+        }
+        v.inputs = "columns " + v.inputs;
+        if (recipe->contains("width") && (*recipe)["width"].is_number_integer())
+            v.inputs += ", " + std::to_string((*recipe)["width"].get<long long>()) + " features";
+    } else if (!text("independent_varname").empty()) {
+        v.inputs = "independent_varname " + text("independent_varname");
+    }
+    v.target = text("dependent_varname");
+    v.response = text("response_type");
+    auto cv = d.find("class_values");
+    v.class_values = cv == d.end() ? "null" : cv->dump();
+    return v;
+}
+
+std::string shortened(const std::string& s) { return s.size() <= 200 ? s : s.substr(0, 197) + "..."; }
+
+// A checkpoint registered again as a version of the same model makes an identical version: a
+// WARNING names the version it already is (registered all the same, as concurrent registrations and
+// scripts that register a run's checkpoint once per step rely on numbering).
+bool warn_registered_again(Spi& spi, const ModelRow& m, int64_t version, int64_t checkpoint_id) {
+    spi.execute(
+        "SELECT version FROM hopper.model_versions WHERE model_id = $1 AND checkpoint_id = $2"
+        " AND version < $3 ORDER BY version LIMIT 1",
+        {SqlParam::int8(m.id), SqlParam::int8(checkpoint_id), SqlParam::int4(int32_t(version))});
+    if (spi.rows() == 0) return false;
+    const std::string v = std::to_string(spi.integer(0, 0)), n = std::to_string(version);
+    warning("version " + n + " of model \"" + m.name + "\" is the checkpoint of version " + v + " again",
+            "The two versions are identical.",
+            "To make version " + v + " the one an alias names, use hopper.set_model_alias(" + quote_literal(m.name) +
+                ", 'name', " + v + "); delete version " + n + " with hopper.delete_model_version(" +
+                quote_literal(m.name) + ", " + n + ") if it was not meant.");
+    return true;
+}
+
+// A new version whose data differs from the version before it (another table's checkpoint, other
+// columns, classes or kind of answer) is what every call without version or alias now scores with:
+// registered all the same (a model's inputs may change on purpose), with a WARNING saying what differs.
+void warn_unlike_previous(Spi& spi, const ModelRow& m, int64_t version, int64_t checkpoint_id) {
+    spi.execute(
+        "SELECT v.version, p.data::pg_catalog.text, n.data::pg_catalog.text"
+        " FROM hopper.model_versions v JOIN hopper.checkpoints_expanded p ON p.checkpoint_id = v.checkpoint_id,"
+        " hopper.checkpoints_expanded n WHERE v.model_id = $1 AND v.version < $2 AND n.checkpoint_id = $3"
+        " ORDER BY v.version DESC LIMIT 1",
+        {SqlParam::int8(m.id), SqlParam::int4(int32_t(version)), SqlParam::int8(checkpoint_id)});
+    if (spi.rows() == 0 || spi.is_null(0, 1) || spi.is_null(0, 2)) return;
+    const std::string previous = "version " + spi.text(0, 0);
+    const VersionInputs old_v = version_inputs(spi.text(0, 1)), new_v = version_inputs(spi.text(0, 2));
+    std::vector<std::string> what;
+    std::string details;
+    // A fact one of them lacks (a checkpoint imported from ONNX or made by hand has none or some) is
+    // no difference to speak of: only facts both have are compared.
+    auto compare = [&](const std::string& a, const std::string& b, const char* name) {
+        if (a == b || a.empty() || b.empty() || a == "null" || b == "null") return;
+        what.push_back(name);
+        details += std::string(details.empty() ? "" : " ") + "Its " + name + ": " + shortened(b) + "; " + previous +
+                   "'s: " + shortened(a) + ".";
+    };
+    compare(old_v.inputs, new_v.inputs, "input columns");
+    compare(old_v.target, new_v.target, "target column");
+    compare(old_v.response, new_v.response, "response_type");
+    compare(old_v.class_values, new_v.class_values, "class_values");
+    if (what.empty()) return;
+    std::string list;
+    for (std::size_t i = 0; i < what.size(); ++i)
+        list += (i == 0 ? "" : i + 1 == what.size() ? " and " : ", ") + what[i];
+    warning("version " + std::to_string(version) + " of model \"" + m.name + "\" differs from " + previous +
+                " in its " + list,
+            details,
+            "It is now the latest version, which calls without version or alias score with (hopper.predict_class(" +
+                quote_literal(m.name) + ", ...)); if it is no successor of " + previous +
+                ", delete it with hopper.delete_model_version and register it under a model of its own.");
 }
 }  // namespace
 
@@ -215,6 +314,7 @@ HOPPER_FUNCTION(register_model_version) {
             {SqlParam::int8(m.id), SqlParam::int8(checkpoint_id), nullable(name), nullable(comment),
              SqlParam::text(metadata), SqlParam::text_array(labels), nullable(notes)});
     });
+    if (!warn_registered_again(spi, m, version, checkpoint_id)) warn_unlike_previous(spi, m, version, checkpoint_id);
     path.leave();
     PG_RETURN_INT32(int32_t(version));
 }

@@ -1,5 +1,6 @@
 // ONNX export of registered models and checkpoints, and import of ONNX files as architectures
 // (issue 28; the conversion is the core's, hopper/onnx.h).
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,7 +28,8 @@ struct DataFacts {
     std::vector<std::string> class_values;
     bool class_values_null = true;
     FeatureScaling scaling;
-    std::string recipe;  // the feature recipe's JSON, empty without one
+    std::string recipe;        // the feature recipe's JSON, empty without one
+    std::string source_table;  // the packed table it was trained on
 };
 
 DataFacts read_facts(Spi& spi, int64_t checkpoint_id) {
@@ -44,7 +46,8 @@ DataFacts read_facts(Spi& spi, int64_t checkpoint_id) {
         "  THEN ARRAY(SELECT hopper.json_float4(pg_catalog.jsonb_array_elements(e.data -> 'feature_spread'))) END"
         "  ::pg_catalog.float8[],"
         " CASE WHEN pg_catalog.jsonb_typeof(e.data -> 'feature_recipe') = 'object'"
-        "  THEN (e.data -> 'feature_recipe')::pg_catalog.text END"
+        "  THEN (e.data -> 'feature_recipe')::pg_catalog.text END,"
+        " e.data ->> 'source_table'"
         " FROM hopper.checkpoints_expanded e WHERE e.checkpoint_id = $1",
         {SqlParam::int8(checkpoint_id)});
     if (spi.rows() != 1) return f;
@@ -56,7 +59,51 @@ DataFacts read_facts(Spi& spi, int64_t checkpoint_id) {
     for (double c : spi.float8_array(0, 3)) f.scaling.center.push_back(float(c));
     for (double s : spi.float8_array(0, 4)) f.scaling.spread.push_back(float(s));
     if (!spi.is_null(0, 5)) f.recipe = spi.text(0, 5);
+    if (!spi.is_null(0, 6)) f.source_table = spi.text(0, 6);
     return f;
+}
+
+// The table a packed table was packed from, as its summary names it ("" when the packed table, its
+// summary (with a text column source_table) or the caller's right to read it is gone).
+std::string packed_from(Spi& spi, const std::string& packed) {
+    spi.execute(
+        "SELECT pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) '.' OPERATOR(pg_catalog.||)"
+        " pg_catalog.quote_ident(s.relname) FROM pg_catalog.pg_class p"
+        " JOIN pg_catalog.pg_class s ON s.relnamespace OPERATOR(pg_catalog.=) p.relnamespace"
+        "  AND s.relname OPERATOR(pg_catalog.=) (p.relname OPERATOR(pg_catalog.||) '_summary')"
+        " JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) s.relnamespace"
+        " JOIN pg_catalog.pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) s.oid"
+        "  AND a.attname OPERATOR(pg_catalog.=) 'source_table' AND NOT a.attisdropped"
+        "  AND a.atttypid OPERATOR(pg_catalog.=) 'pg_catalog.text'::pg_catalog.regtype"
+        " WHERE p.oid OPERATOR(pg_catalog.=) pg_catalog.to_regclass($1)"
+        " AND pg_catalog.has_table_privilege(s.oid, 'SELECT')",
+        {SqlParam::text_copy(packed)});
+    if (spi.rows() != 1) return "";
+    const std::string summary = spi.text(0, 0);
+    spi.execute("SELECT source_table FROM " + summary + " LIMIT 1");
+    return spi.rows() == 1 && !spi.is_null(0, 0) ? spi.text(0, 0) : "";
+}
+
+// The char(n) columns, with their n, that the recipe reads as categories: of the table the training
+// data was packed from (while it exists). Their values come blank-padded from drivers and to_jsonb,
+// the recipe's categories trimmed.
+std::map<std::string, int> char_widths(Spi& spi, const DataFacts& f) {
+    std::map<std::string, int> widths;
+    if (f.recipe.empty() || f.source_table.empty()) return widths;
+    const std::string source = packed_from(spi, f.source_table);
+    if (source.empty()) return widths;
+    spi.execute(
+        "SELECT a.attname::pg_catalog.text, a.atttypmod OPERATOR(pg_catalog.-) 4 FROM pg_catalog.pg_attribute a"
+        " JOIN pg_catalog.jsonb_array_elements($2::pg_catalog.jsonb -> 'columns') c"
+        "  ON c OPERATOR(pg_catalog.->>) 'name' OPERATOR(pg_catalog.=) a.attname::pg_catalog.text"
+        "  AND c OPERATOR(pg_catalog.->>) 'kind' OPERATOR(pg_catalog.=) 'categorical'"
+        " WHERE a.attrelid OPERATOR(pg_catalog.=) pg_catalog.to_regclass($1)"
+        " AND a.atttypid OPERATOR(pg_catalog.=) 'pg_catalog.bpchar'::pg_catalog.regtype"
+        " AND a.atttypmod OPERATOR(pg_catalog.>) 4 AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped"
+        " ORDER BY a.attnum",
+        {SqlParam::text_copy(source), SqlParam::text_copy(f.recipe)});
+    for (uint64_t r = 0; r < spi.rows(); ++r) widths[spi.text(r, 0)] = int(spi.integer(r, 1));
+    return widths;
 }
 
 }  // namespace
@@ -71,6 +118,7 @@ HOPPER_FUNCTION(export_onnx) {
     const bool by_uuid = PG_NARGS() == 1;
     std::string what, state;
     DataFacts facts;
+    std::map<std::string, int> widths;
     {
         Spi spi;
         std::string uuid;
@@ -97,6 +145,7 @@ HOPPER_FUNCTION(export_onnx) {
         SafeSearchPath path;
         path.enter();
         facts = read_facts(spi, c.id);
+        widths = char_widths(spi, facts);
         path.leave();
     }
     // The parameters, the graph holding them and its bytes are alive at once, beside the state.
@@ -106,6 +155,7 @@ HOPPER_FUNCTION(export_onnx) {
     OnnxExportOptions options;
     options.scaling = facts.scaling;
     options.recipe_json = facts.recipe;
+    options.char_widths = widths;
     if (facts.response_type == "classification") {
         check_class_values(facts.class_values, facts.class_values_null, arch.output_dim(), what);
         options.class_values = facts.class_values;
@@ -130,6 +180,16 @@ HOPPER_FUNCTION(export_onnx) {
                 "scores it as NULL.",
                 "Feed rows without NULLs in those columns, or train on the column with NULLIF(column, '') or "
                 "another label for the empty string.");
+    }
+    if (!widths.empty()) {
+        std::string names;
+        for (const auto& [name, n] : widths)
+            names += (names.empty() ? "\"" : ", \"") + name + "\" (char(" + std::to_string(n) + "))";
+        notice("the ONNX graph of " + what + " reads " + (widths.size() == 1 ? "column " : "columns ") + names +
+                   " trimmed or blank-padded to that width",
+               "The recipe's categories are those values trimmed, as ::text gives them; drivers and to_jsonb hand "
+               "char(n) values blank-padded, so the graph maps both forms. Other trailing blanks are other values: "
+               "feed such columns trimmed or padded to their width.");
     }
     PG_RETURN_DATUM(bytes_to_bytea(bytes));
 }

@@ -337,7 +337,8 @@ Datum predict_by_name(FunctionCallInfo fcinfo, Answer answer) {
 using namespace hopper;
 using namespace hopper::pg;
 
-// predict_class(model_name, features real[] | float8[], version, alias) -> text
+// predict_class(model_name, features real[] | float8[] | integer[] | numeric[] | smallint[] | bigint[]
+//               | a table's row, version, alias) -> text
 HOPPER_FUNCTION(predict_class) { return predict_by_name(fcinfo, Answer::Class); }
 
 // predict_proba(model_name, features, version, alias) -> real[]: class probabilities, class_values order

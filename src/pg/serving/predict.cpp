@@ -28,6 +28,7 @@
 
 extern "C" {
 #include "access/detoast.h"
+#include "utils/lsyscache.h"
 }
 
 namespace hopper::pg {
@@ -215,9 +216,46 @@ bool string_label_type(const std::string& type_sql) {
     return false;
 }
 
+// hopper.evaluate and hopper.predict read a model table, not the registry: a registered model's name
+// where no model table of that name is (none, or a data table of the same name) is refused saying
+// so, with the call that writes one of its versions as a model table.
+void refuse_registered_model_name(Spi& spi, const std::string& table_text) {
+    const Oid relid = find_relation_unlocked(table_text, "model table");
+    if (OidIsValid(relid) && call([&] { return get_attnum(relid, "mst_key"); }) != InvalidAttrNumber) return;
+    // Names are unique without case, as create_model has them; the registry's policies show the
+    // models the caller may read.
+    spi.execute(
+        "SELECT m.name, (SELECT pg_catalog.max(v.version) FROM hopper.model_versions v"
+        " WHERE v.model_id OPERATOR(pg_catalog.=) m.model_id) FROM hopper.models m"
+        " WHERE pg_catalog.lower(m.name) OPERATOR(pg_catalog.=) pg_catalog.lower($1)",
+        {SqlParam::text_copy(table_text)});
+    if (spi.rows() == 0) return;
+    const std::string name = spi.text(0, 0);
+    const std::string versions = spi.is_null(0, 1) ? "no versions yet" : "latest version " + spi.text(0, 1);
+    std::string table = name;
+    for (char& c : table)
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'))
+            c = (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : '_';
+    table += "_model";
+    fail(OidIsValid(relid) ? ErrorKind::WrongType : ErrorKind::UndefinedTable,
+         OidIsValid(relid)
+             ? "table \"" + table_text + "\" is not a model table, and \"" + name + "\" is a registered model"
+             : "model table \"" + table_text + "\" does not exist, but \"" + name + "\" is a registered model",
+         "hopper.evaluate and hopper.predict read a model table (what fit writes), not a model of the registry; "
+         "model \"" +
+             name + "\" has " + versions + ".",
+         "Write a version as a model table and pass that table, e.g. SELECT hopper.materialize_model_version(" +
+             quote_literal(name) + ", " + quote_literal(table) +
+             ") (its latest version; version => n or alias => 'name' for another), or score rows by the model's "
+             "name with "
+             "hopper.predict_class(" +
+             quote_literal(name) + ", t) FROM t.");
+}
+
 // Models of an output table written by fit or fit_multiple (one, or the one with mst_key).
 StoredModels read_models(Spi& spi, const std::string& table_text, std::optional<int32_t> mst_key, bool only_one) {
     StoredModels s;
+    refuse_registered_model_name(spi, table_text);
     s.table = resolve_input_table(table_text, "model table");
     require_column(s.table, "mst_key", "model table");
     const std::string state = model_state_column(s.table, "model table");

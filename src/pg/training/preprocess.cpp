@@ -18,6 +18,8 @@
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "hopper/error.h"
 #include "hopper/packing.h"
 #include "hopper/resources.h"
@@ -166,6 +168,8 @@ struct Layout {
     int y_dim = 0;
     FeatureScaling scaling;
     ScaleKind scale_kind = ScaleKind::None;
+    // The summary's scale when it is not scale_kind's name: how a recipe scaled the columns.
+    std::string scale_text;
 };
 
 struct Counts {
@@ -310,13 +314,15 @@ void notice_unscaled_features(const PackOptions& opt, float largest) {
 // count the training rows lacked. Labels of many classes are seldom that thin (CIFAR-100's have 500
 // rows each).
 constexpr int64_t kRareClassRows = 3;
+// More classes than this, from a value other than 0 or 1 (or spread), are a quantity's values.
+constexpr std::size_t kOffsetClasses = 20;
 
 void warn_integer_classes(const Source& src, const std::string& requested, const std::vector<std::string>& values,
                           int64_t rows, int64_t rare_classes) {
     const bool integer =
         src.dependent_type == INT2OID || src.dependent_type == INT4OID || src.dependent_type == INT8OID;
     const std::size_t classes = values.size();
-    if (requested != "auto" || !integer || classes < 50) return;
+    if (requested != "auto" || !integer || classes <= kOffsetClasses) return;
     // Codes of many classes run 0..K-1 or so (CIFAR-100's 0..99); a quantity's values are spread
     // over a wider range: STAR's first-grade math scores, 67 values between 404 and 676 in 6,600
     // rows, went to 67 classes without a word (a user sweep; training accuracy 0.033).
@@ -327,15 +333,21 @@ void warn_integer_classes(const Source& src, const std::string& requested, const
         highest = std::max(highest, n);
     }
     const bool spread = double(highest) - double(lowest) + 1 >= 2.0 * double(classes);
+    // Codes of classes start at 0 or 1; a quantity's values start where the quantity does: a table's
+    // ages, 53 values, went to 53 classes without a word (a user trying hopper). So from more than
+    // kOffsetClasses classes, a range that starts elsewhere (or spreads) warns too.
+    const bool offset = lowest < 0 || lowest > 1;
     const bool dense = int64_t(classes) * 20 >= rows, thin = rare_classes * 10 >= int64_t(classes);
-    if (!dense && !thin && !spread) return;
+    if (classes < 50 ? !offset && !spread : !dense && !thin && !spread && !offset) return;
     warning("dependent column \"" + src.dependent + "\" is packed for classification with " + std::to_string(classes) +
                 " classes",
             "It is an integer column with " + std::to_string(classes) + " distinct values in " + std::to_string(rows) +
-                " rows" + (spread ? " (from " + std::to_string(lowest) + " to " + std::to_string(highest) + ")" : "") +
-                (dense || spread ? std::string()
-                                 : ", " + std::to_string(rare_classes) + " of them in fewer than " +
-                                       std::to_string(kRareClassRows) + " rows") +
+                " rows" +
+                (spread || offset ? " (from " + std::to_string(lowest) + " to " + std::to_string(highest) + ")" : "") +
+                (classes < 50 || dense || spread || offset
+                     ? std::string()
+                     : ", " + std::to_string(rare_classes) + " of them in fewer than " +
+                           std::to_string(kRareClassRows) + " rows") +
                 "; integer targets are class labels unless told otherwise.",
             "To predict it as a number, pass response_type => 'regression'; for labels, response_type => "
             "'classification' says so and silences this warning.");
@@ -570,7 +582,7 @@ void write_summary(Spi& spi, const TableName& summary, const std::string& out_di
                  SqlParam::int4(buffer_size),
                  SqlParam::int4(num_segments),
                  SqlParam::float8(layout.scaling.normalizing_const),
-                 SqlParam::text(to_string(layout.scale_kind)),
+                 SqlParam::text_copy(layout.scale_text.empty() ? to_string(layout.scale_kind) : layout.scale_text),
                  center.empty() ? SqlParam::null(FLOAT8ARRAYOID) : SqlParam::float8_array(center),
                  spread.empty() ? SqlParam::null(FLOAT8ARRAYOID) : SqlParam::float8_array(spread),
                  SqlParam::int8(packed.rows),
@@ -755,6 +767,27 @@ void refuse_dependent_as_feature(const std::string& independent_varname, const s
              "Leave it out of the features: a model that reads its answer learns nothing.");
 }
 
+// The summary's scale of a pack by a recipe: the scale its numeric, date and array columns were
+// given (scale => 'auto' standardizes them), "none" without such columns, "per column (...)" when
+// they differ. It read "none" for every recipe, which scaled nothing in packing but standardized
+// every number column (a user trying hopper).
+static std::string recipe_scale(const std::string& recipe_json) {
+    const nlohmann::json r = nlohmann::json::parse(recipe_json, nullptr, false);
+    std::vector<std::string> scales;
+    if (r.is_object() && r.contains("columns") && r["columns"].is_array())
+        for (const nlohmann::json& c : r["columns"]) {
+            if (!c.is_object() || !c.contains("scale") || !c["scale"].is_string()) continue;
+            if (c.contains("kind") && c["kind"] == "boolean") continue;
+            const std::string scale = c["scale"].get<std::string>();
+            if (std::find(scales.begin(), scales.end(), scale) == scales.end()) scales.push_back(scale);
+        }
+    if (scales.empty()) return "none";
+    if (scales.size() == 1) return scales[0];
+    std::string all;
+    for (const std::string& v : scales) all += (all.empty() ? "" : ", ") + v;
+    return "per column (" + all + ")";
+}
+
 PackedInfo pack_table(Spi& spi, const PackOptions& opt) {
     const bool validation = !opt.training_packed_table.empty() || opt.training_layout;
     refuse_on_worker_node(spi, validation ? "hopper.preprocess_validation" : "hopper.preprocess");
@@ -798,7 +831,9 @@ PackedInfo pack_table(Spi& spi, const PackOptions& opt) {
         layout.scaling.normalizing_const = t.normalizing_const;
         layout.scaling.center = t.feature_center;
         layout.scaling.spread = t.feature_spread;
-        layout.scale_kind = parse_scale_kind(t.scale);
+        // A recipe's packing scales nothing itself; its summary's scale says how the columns were.
+        layout.scale_kind = t.feature_recipe.empty() ? parse_scale_kind(t.scale) : ScaleKind::None;
+        layout.scale_text = t.scale;
         if (buffer_size <= 0) buffer_size = t.buffer_size;
         if (num_segments <= 0) num_segments = t.num_segments;
         check_layout(PackingLayout{buffer_size, num_segments});
@@ -872,6 +907,7 @@ PackedInfo pack_table(Spi& spi, const PackOptions& opt) {
         const std::string fitted = fit_recipe(spi, src.table, *columns, src.row_filter, c.rows);
         use_recipe(src, spi.scalar_text("SELECT $1::pg_catalog.jsonb::pg_catalog.text", {SqlParam::text(fitted)}));
         layout.x_dim = Recipe::from_json(src.recipe_json).width();
+        layout.scale_text = recipe_scale(src.recipe_json);
         if (c.skipped > 0) notice("skipped " + std::to_string(c.skipped) + " rows whose dependent value is NULL");
     } else {
         layout.x_dim = c.x_dim;

@@ -71,6 +71,27 @@ SELECT hopper.create_model('onnx_empty') > 0 AS created;
 SELECT hopper.register_model_version('onnx_empty', (SELECT uuid FROM hopper.latest_checkpoints WHERE run_name = 'onnx_empty_fit')) AS version;
 SELECT octet_length(hopper.export_onnx('onnx_empty')) > 0 AS exported_with_warning;
 SELECT hopper.delete_model('onnx_empty');
+-- char(n) columns: the recipe's categories are trimmed (::text), drivers and to_jsonb hand the values
+-- blank-padded; the graph maps both forms alike (each category padded to n is a key too) and the
+-- export says so, naming the columns.
+CREATE TABLE onnx_char AS
+SELECT g AS id, (CASE g % 3 WHEN 0 THEN 'ab' WHEN 1 THEN 'abcd' ELSE 'é' END)::char(4) AS k, g % 5 AS n,
+       CASE g % 2 WHEN 0 THEN 'even' ELSE 'odd' END AS label
+FROM generate_series(1, 60) g;
+SELECT hopper.preprocess('onnx_char', 'onnx_char_packed', 'label', '*', exclude_columns => 'id', buffer_size => 20, seed => 1,
+                         columns => '{"n": {"kind": "categorical"}}');
+CALL hopper.fit('onnx_char_packed', 'onnx_char_m', '{"layers": [{"units": 2, "activation": "softmax"}]}',
+                $$optimizer='SGD(lr=0.1)'$$, 'batch_size=10', 1, name => 'onnx_char_fit');
+SELECT hopper.create_model('onnx_char') > 0 AS created;
+SELECT hopper.register_model_version('onnx_char', (SELECT uuid FROM hopper.latest_checkpoints WHERE run_name = 'onnx_char_fit')) AS version;
+SET client_min_messages = notice;
+CREATE TABLE onnx_char_export AS SELECT hopper.export_onnx('onnx_char') AS onnx;
+SET client_min_messages = warning;
+-- (keys as the graph stores them: a length byte, then the UTF-8 bytes; é padded by characters)
+SELECT position('\x0461622020'::bytea IN onnx) > 0 AS ab_padded, position('\x05c3a9202020'::bytea IN onnx) > 0 AS e_padded,
+       position('\x0461626364'::bytea IN onnx) > 0 AS full_width, position('\x0420202020'::bytea IN onnx) > 0 AS empty_padded
+FROM onnx_char_export;
+SELECT hopper.delete_model('onnx_char');
 
 -- Import: a PyTorch MLP (torch.onnx.export of Linear(3, 4), ReLU, Linear(4, 2), Softmax).
 SELECT hopper.import_onnx('onnx_arch', '\x080712077079746f7263681a06312e31332e303ac4040a6a0a05696e7075740a08302e7765696768740a06302e6269617312102f302f47656d6d5f6f75747075745f301a072f302f47656d6d220447656d6d2a0f0a05616c706861150000803fa001012a0e0a0462657461150000803fa001012a0d0a067472616e73421801a001020a330a102f302f47656d6d5f6f75747075745f3012102f312f52656c755f6f75747075745f301a072f312f52656c75220452656c750a750a102f312f52656c755f6f75747075745f300a08322e7765696768740a06322e6269617312102f322f47656d6d5f6f75747075745f301a072f322f47656d6d220447656d6d2a0f0a05616c706861150000803fa001012a0e0a0462657461150000803fa001012a0d0a067472616e73421801a001020a3c0a102f322f47656d6d5f6f75747075745f3012066f75747075741a0a2f332f536f66746d61782207536f66746d61782a0b0a04617869731801a001021209746f7263685f6a69742a420804080310014208302e7765696768744a3045fa233e7e52e93ce3ec573ed26466bea56a2cbd27e654bd3862ab3d2b2717bb0b34013f49fa373e472b5cbe7288b2be2a1e080410014206302e626961734a10e430c6bdf1027fbe88733dbea076e23c2a320802080410014208322e7765696768744a20d49b983e38258b3ec640fabe1cb39e3ec8080f3e88d4f23eaef9a83e5240e9be2a16080210014206322e626961734a082e68f3be3cf476be5a170a05696e707574120e0a0c080112080a0208010a02080362180a066f7574707574120e0a0c080112080a0208010a0208024202100d', 'torch mlp') AS model_id;

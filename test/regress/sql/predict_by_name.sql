@@ -85,11 +85,52 @@ SELECT hopper.predict_class('pbn', ARRAY[1, 20, 100]) = hopper.predict_class('pb
        hopper.predict_proba('pbn', ARRAY[1.5, -2.25, 120.5]) = hopper.predict_proba('pbn', ARRAY[1.5, -2.25, 120.5]::float8[]) AS numeric_same,
        hopper.predict_class('pbn', '{1.5,-2.25,120.5}'::real[]) = hopper.predict_class('pbn', ARRAY[1.5, -2.25, 120.5]) AS cast_literal_same;
 SELECT pg_temp.try($$SELECT hopper.predict_class('pbn', '{1,2,3}')$$) AS untyped_literal;
+-- A model trained on a smallint[] column (preprocess packs every numeric array type) scores that
+-- column, and bigint[] features too: one overload each, not "is not unique".
+CREATE TABLE pbn_small AS SELECT g AS id, ARRAY[g % 4, (g * 7) % 5, g % 3]::smallint[] AS px, (g % 4) > 1 AS label
+FROM generate_series(1, 120) g;
+SELECT hopper.preprocess('pbn_small', 'pbn_small_packed', 'label', 'px', buffer_size => 30, seed => 1);
+CALL hopper.fit('pbn_small_packed', 'pbn_small_m', '{"input_dim": 3, "layers": [{"units": 2, "activation": "softmax"}]}',
+                $$optimizer='SGD(lr=0.1)'$$, 'batch_size=10', 1, name => 'pbn_small_fit');
+SELECT hopper.create_model('pbn-small') > 0 AS created;
+SELECT hopper.register_model_version('pbn-small', (SELECT uuid FROM hopper.latest_checkpoints WHERE run_name = 'pbn_small_fit')) AS v1;
+SELECT hopper.predict('pbn_small_m', 'pbn_small', 'id', 'px', 'pbn_small_out', 'prob');
+SELECT count(*) AS rows,
+       count(*) FILTER (WHERE hopper.predict_class('pbn-small', s.px)::boolean IS DISTINCT FROM (o.prob[2] > o.prob[1])) AS smallint_class_differs,
+       count(*) FILTER (WHERE hopper.predict_proba('pbn-small', s.px) IS DISTINCT FROM o.prob) AS smallint_proba_differs,
+       count(*) FILTER (WHERE hopper.predict_proba('pbn-small', s.px::bigint[], version => 1) IS DISTINCT FROM o.prob) AS bigint_proba_differs
+FROM pbn_small s JOIN pbn_small_out o USING (id);
+-- predict_value resolves them too (it refuses a classifier, after choosing its overload).
+SELECT pg_temp.try($$SELECT hopper.predict_value('pbn-small', '{1,2,3}'::smallint[])$$) AS smallint_value,
+       pg_temp.try($$SELECT hopper.predict_value('pbn-small', '{1,2,3}'::bigint[])$$) AS bigint_value;
+-- A new version trained on other data (other inputs, classes) becomes the latest all the same (a
+-- model's inputs may change on purpose), with a WARNING saying what differs; one of the same data
+-- registers silently; a checkpoint that is a version of the model already registers with a WARNING
+-- naming that version (an identical version).
+SELECT hopper.create_model('pbn-succ') > 0 AS created;
+SELECT hopper.register_model_version('pbn-succ', (SELECT uuid FROM hopper.latest_checkpoints WHERE run_name = 'pbn_fit1')) AS v1;
+SELECT hopper.register_model_version('pbn-succ', (SELECT uuid FROM hopper.latest_checkpoints WHERE run_name = 'pbn_fit2')) AS v2_same_data;
+SELECT hopper.register_model_version('pbn-succ', (SELECT uuid FROM hopper.latest_checkpoints WHERE run_name = 'pbn_fit2')) AS v3_again;
+SELECT hopper.register_model_version('pbn-succ', (SELECT uuid FROM hopper.latest_checkpoints WHERE run_name = 'pbn_small_fit')) AS v4_other_data;
+SELECT version, name FROM hopper.list_model_versions('pbn-succ') ORDER BY version;
+SELECT hopper.delete_model('pbn-succ');
 -- Without a model cache the model is loaded once per statement, same answers.
 SET hopper.model_cache_mb = 0;
 SELECT count(*) FILTER (WHERE hopper.predict_class('pbn', p.x) IS DISTINCT FROM o.estimated_label::text) AS uncached_differs
 FROM pbn_points p JOIN pbn_out2 o USING (id);
 RESET hopper.model_cache_mb;
+
+-- hopper.evaluate and hopper.predict read model tables: a registered model's name there is refused
+-- saying so, with materialize_model_version in the HINT -- where no table has the name, and where a
+-- data table does (a model named as its table).
+SELECT pg_temp.try($$SELECT * FROM hopper.evaluate('pbn', 'pbn_packed')$$) AS evaluate_by_name;
+SELECT pg_temp.try($$SELECT hopper.predict('PBN', 'pbn_points', 'id', 'x', 'pbn_by_name_out')$$) AS predict_by_name;
+SELECT hopper.create_model('pbn_points') > 0 AS created;
+SELECT pg_temp.try($$SELECT * FROM hopper.evaluate('pbn_points', 'pbn_packed')$$) AS evaluate_data_table_name;
+SELECT hopper.delete_model('pbn_points');
+SELECT pg_temp.try($$SELECT * FROM hopper.evaluate('pbn_points', 'pbn_packed')$$) AS evaluate_data_table;
+SELECT hopper.materialize_model_version('pbn', 'pbn_model', alias => 'champion');
+SELECT count(*) AS evaluated FROM hopper.evaluate('pbn_model', 'pbn_packed');
 
 -- A regressor: predict_value is hopper.predict's estimate.
 CREATE TABLE pbn_lin AS SELECT g AS id, ARRAY[g % 7, g % 5]::float8[] AS x, 3.0 * (g % 7) - 2.0 * (g % 5) + 1.0 AS y

@@ -172,3 +172,12 @@ SELECT hopper.preprocess('labels', 'labels_packed', 'label', 'x');
 -- spread over a range twice as wide as their number, as codes of classes are not: a WARNING.
 CREATE TABLE scores AS SELECT 400 + (g % 61) * 5 AS score, ARRAY[g % 7, g % 5]::real[] AS x FROM generate_series(1, 2440) g;
 SELECT hopper.preprocess('scores', 'scores_packed', 'score', 'x', num_segments => 1);
+-- Ages: 53 values from 17 to 69, 40 rows each -- fewer than 50 classes, neither dense, thin nor
+-- spread, but starting at 17 where codes of classes start at 0 or 1: a WARNING. 25 labels from 0
+-- (or 1) pack silently.
+CREATE TABLE ages AS SELECT 17 + (g % 53) AS age, ARRAY[g % 7, g % 5]::real[] AS x FROM generate_series(1, 2120) g;
+SELECT hopper.preprocess('ages', 'ages_packed', 'age', 'x', num_segments => 1);
+CREATE TABLE labels25 AS SELECT g % 25 AS label, ARRAY[g % 7, g % 5]::real[] AS x FROM generate_series(1, 500) g;
+SELECT hopper.preprocess('labels25', 'labels25_packed', 'label', 'x', num_segments => 1);
+CREATE TABLE labels25b AS SELECT 1 + (g % 25) AS label, ARRAY[g % 7, g % 5]::real[] AS x FROM generate_series(1, 500) g;
+SELECT hopper.preprocess('labels25b', 'labels25b_packed', 'label', 'x', num_segments => 1);

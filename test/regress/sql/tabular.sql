@@ -346,6 +346,15 @@ SELECT scale FROM pts_auto_array_summary;
 SELECT (SELECT array_agg(DISTINCT c ->> 'scale') FROM jsonb_array_elements(feature_recipe -> 'columns') c
         WHERE c ->> 'kind' <> 'categorical') AS scale_by_default, scale AS summary_scale
 FROM big_raw_auto_summary;
+-- The summary's scale says what the recipe's columns got (it read none for scale => 'auto', which
+-- standardized every one): one scale by name, mixed ones per column, none, and a validation pack's
+-- as its training's.
+SELECT hopper.preprocess('big_raw', 'big_raw_mixed', 'label', '*', exclude_columns => 'id', num_segments => 1,
+                         columns => '{"small": {"scale": "minmax"}}');
+SELECT hopper.preprocess_validation('big_raw', 'big_raw_mixed_valid', 'label', '*', 'big_raw_mixed');
+SELECT a.scale AS auto, s.scale AS standardize, n.scale AS none, m.scale AS mixed, v.scale AS mixed_validation
+FROM big_raw_auto_summary a, big_raw_scaled_summary s, big_raw_packed_summary n, big_raw_mixed_summary m,
+     big_raw_mixed_valid_summary v;
 -- So is a regression target with large values (salaries in the hundred thousands trained to an RMSE
 -- worse than the mean's); a small one not.
 SELECT hopper.preprocess('big_raw', 'big_raw_target', 'price', 'small, id', num_segments => 1);
