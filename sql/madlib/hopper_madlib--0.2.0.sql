@@ -2453,6 +2453,33 @@ BEGIN ATOMIC
                dependent_count);
 END;
 
+-- MADlib's pred_type as a number, as madlib_keras_predict's: a rank limit (integer) or a probability
+-- limit (double precision; 0.5 unquoted). MADlib's numeric overloads have no dependent_count.
+CREATE FUNCTION madlib.madlib_keras_predict_byom(model_arch_table varchar, model_id integer, test_table varchar,
+                                                 id_col varchar, independent_varname varchar, output_table varchar,
+                                                 pred_type integer, use_gpus boolean DEFAULT NULL,
+                                                 class_values text[] DEFAULT NULL,
+                                                 normalizing_const double precision DEFAULT NULL)
+RETURNS void LANGUAGE sql
+BEGIN ATOMIC
+    SELECT madlib.__hopper_keras_predict_byom(madlib.__hopper_input_name(model_arch_table), model_id,
+               madlib.__hopper_input_name(test_table), id_col, independent_varname,
+               madlib.__hopper_output_name(output_table), pred_type::text, use_gpus, class_values, normalizing_const, 1);
+END;
+
+CREATE FUNCTION madlib.madlib_keras_predict_byom(model_arch_table varchar, model_id integer, test_table varchar,
+                                                 id_col varchar, independent_varname varchar, output_table varchar,
+                                                 pred_type double precision, use_gpus boolean DEFAULT NULL,
+                                                 class_values text[] DEFAULT NULL,
+                                                 normalizing_const double precision DEFAULT NULL)
+RETURNS void LANGUAGE sql
+BEGIN ATOMIC
+    SELECT madlib.__hopper_keras_predict_byom(madlib.__hopper_input_name(model_arch_table), model_id,
+               madlib.__hopper_input_name(test_table), id_col, independent_varname,
+               madlib.__hopper_output_name(output_table), madlib.__hopper_double_text(pred_type), use_gpus,
+               class_values, normalizing_const, 1);
+END;
+
 -- ---- MADlib's train_test_split (its sampling module; every example of MADlib's docs starts with it) --
 -- As MADlib draws: per group (grouping_cols), a random ceil((train + test) share) of the rows, of
 -- which a random ceil(test / (train + test)) share is the test set and the rest the training set.

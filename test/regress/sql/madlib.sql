@@ -441,6 +441,23 @@ SELECT madlib.madlib_keras_predict_byom('model_arch_library', 1, 'iris_test', 'i
     'response', FALSE, ARRAY[ARRAY['a', 'b']]);
 \set VERBOSITY default
 SELECT to_regclass('iris_predict_byom_two') IS NULL AS nothing_written;
+-- pred_type as a number (MADlib's INTEGER and DOUBLE PRECISION overloads), as madlib_keras_predict
+-- takes it: a rank limit, or a probability limit written unquoted (failed 42883).
+SELECT madlib.madlib_keras_predict_byom('model_arch_library', 1, 'iris_test', 'id', 'attributes', 'iris_byom_top2', 2,
+    FALSE, ARRAY['Iris-setosa', 'Iris-versicolor', 'Iris-virginica']);
+SELECT count(*) AS rows, max(rank) AS worst, count(*) FILTER (WHERE b.class_value = p.class_value) AS as_predict
+FROM iris_byom_top2 b JOIN iris_predict_top2 p USING (id, rank);
+SELECT madlib.madlib_keras_predict_byom('model_arch_library', 1, 'iris_test', 'id', 'attributes', 'iris_byom_likely', 0.5,
+    FALSE, ARRAY['Iris-setosa', 'Iris-versicolor', 'Iris-virginica'], 1.0);
+SELECT count(*) AS rows, (SELECT count(*) FROM iris_predict_likely) AS as_predict, bool_and(prob > 0.5) IS NOT FALSE AS above_half
+FROM iris_byom_likely;
+SELECT madlib.madlib_keras_predict_byom('model_arch_library', 1, 'iris_test', 'id', 'attributes', 'iris_byom_positive', 0.0);
+SELECT count(DISTINCT id) AS ids, bool_and(prob > 0) AS positive FROM iris_byom_positive;
+-- As MADlib: integer 0 and the double 1.0 are refused.
+\set VERBOSITY terse
+SELECT madlib.madlib_keras_predict_byom('model_arch_library', 1, 'iris_test', 'id', 'attributes', 'iris_byom_x', 0);
+SELECT madlib.madlib_keras_predict_byom('model_arch_library', 1, 'iris_test', 'id', 'attributes', 'iris_byom_x', 1.0);
+\set VERBOSITY default
 UPDATE model_arch_library SET model_weights = NULL WHERE model_id = 1;
 
 -- With a validation table, metrics every 3 iterations, name and description (use_gpus positional).
