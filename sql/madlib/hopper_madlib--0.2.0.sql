@@ -784,21 +784,24 @@ BEGIN
 END $$;
 
 -- The one-hot array type a packed table's summary names (MADlib's dependent_vartype, an array of
--- integers or booleans, over classes '0' .. 'n-1' in hopper's class_values), else NULL: a model
--- trained on it gets MADlib's view of it (__hopper_one_hot_madlib).
+-- integers or booleans, over classes '0' .. 'n-1' in hopper's class_values where it has them), else
+-- NULL: a model trained on it gets MADlib's view of it (__hopper_one_hot_madlib).
 CREATE FUNCTION madlib.__hopper_one_hot_vartype(packed text) RETURNS text
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     summary regclass := to_regclass(madlib.__hopper_quote_name(packed, '_summary'));
     vartype text;
 BEGIN
-    IF summary IS NULL OR (SELECT count(*) FROM pg_attribute WHERE attrelid = summary AND NOT attisdropped
-                             AND attname IN ('dependent_vartype', 'class_values') AND atttypid = 'text[]'::regtype) <> 2 THEN
+    IF summary IS NULL OR NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = summary AND NOT attisdropped
+                                        AND attname = 'dependent_vartype' AND atttypid = 'text[]'::regtype) THEN
         RETURN NULL;
     END IF;
-    EXECUTE format('SELECT dependent_vartype[1] FROM %s WHERE cardinality(dependent_vartype) = 1
-                      AND class_values = ARRAY(SELECT i::text FROM generate_series(0, cardinality(class_values) - 1) i)',
-                   summary) INTO vartype;
+    -- A table MADlib packed has no class_values of hopper's (__hopper_repacked numbers its classes).
+    EXECUTE format('SELECT dependent_vartype[1] FROM %s WHERE cardinality(dependent_vartype) = 1 %s', summary,
+                   CASE WHEN EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = summary AND NOT attisdropped
+                                       AND attname = 'class_values' AND atttypid = 'text[]'::regtype)
+                        THEN 'AND class_values = ARRAY(SELECT i::text FROM generate_series(0, cardinality(class_values) - 1) i)'
+                        ELSE '' END) INTO vartype;
     RETURN CASE WHEN vartype IN ('smallint[]', 'integer[]', 'bigint[]', 'boolean[]') THEN vartype END;
 END $$;
 
@@ -980,7 +983,9 @@ BEGIN
                               scale => 'none', response_type => 'regression', buffer_fill => 'full');
     DROP TABLE pg_temp.__hopper_madlib_rows;
     -- The classes, as <y>_class_values names them (when it names one per one-hot column).
-    classes := ARRAY(SELECT jsonb_array_elements_text(s->(y || '_class_values')));
+    -- (NULL for a one-hot array, as MADlib's preprocessor leaves it: no classes named.)
+    classes := ARRAY(SELECT jsonb_array_elements_text(CASE WHEN jsonb_typeof(s->(y || '_class_values')) = 'array'
+                                                           THEN s->(y || '_class_values') END));
     EXECUTE format('SELECT dependent_dim FROM %s', madlib.__hopper_quote_name(copy, '_summary')::regclass) INTO width;
     first_named := (SELECT min(i) FROM generate_subscripts(classes, 1) i WHERE classes[i] IS NOT NULL);
     last_named := (SELECT max(i) FROM generate_subscripts(classes, 1) i WHERE classes[i] IS NOT NULL);

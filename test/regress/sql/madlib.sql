@@ -945,6 +945,18 @@ SELECT madlib.madlib_keras_predict_byom('model_arch_library', 1, 'iris_onehot_te
 SELECT min(b.class_name) AS class_name, count(*) FILTER (WHERE b.class_value = r.class_value) AS as_predict
 FROM iris_onehot_byom b JOIN iris_onehot_response r USING (id);
 UPDATE model_arch_library SET model_weights = NULL WHERE model_id = 1;
+-- A table packed by MADlib itself (its columns only, <y>_class_values NULL): the same classifier
+-- (its NULL class values failed: cannot extract elements from a scalar).
+CREATE TABLE iris_onehot_madlib AS SELECT buffer_id, attributes, y, attributes_shape, y_shape FROM iris_onehot_packed;
+CREATE TABLE iris_onehot_madlib_summary AS
+SELECT source_table, output_table, dependent_varname, independent_varname, dependent_vartype, y_class_values,
+       buffer_size, normalizing_const, num_classes FROM iris_onehot_packed_summary;
+SELECT madlib.madlib_keras_fit('iris_onehot_madlib', 'iris_onehot_madlib_model', 'model_arch_library', 1,
+    $$ loss='categorical_crossentropy', optimizer='adam', metrics=['accuracy'] $$, $$ batch_size=5 $$, 2);
+SELECT dependent_vartype, y_class_values, num_classes, class_values FROM iris_onehot_madlib_model_summary;
+SELECT madlib.madlib_keras_predict('iris_onehot_madlib_model', 'iris_onehot_test', 'id', 'attributes',
+                                   'iris_onehot_madlib_prob', 'prob');
+SELECT array_agg(DISTINCT class_value ORDER BY class_value) AS class_values, count(*) AS rows FROM iris_onehot_madlib_prob;
 -- A boolean array packs the same; num_classes must be the arrays' width (MADlib pads no array).
 SELECT madlib.training_preprocessor_dl('iris_onehot_train', 'iris_onehot_bool', 'yb', 'attributes');
 SELECT dependent_vartype, yb_class_values, num_classes, class_values FROM iris_onehot_bool_summary;
