@@ -680,12 +680,129 @@ BEGIN
 END $$;
 
 -- MADlib one-hot encodes a scalar dependent variable whatever its type (integers and floats are
--- classes too: {4.0,4.2,5.0}); an array is taken as one-hot already, as hopper takes it.
+-- classes too: {4.0,4.2,5.0}); an array is packed as numbers ('auto': hopper's regression target),
+-- which a one-hot array of integers or booleans then turns into classes (__hopper_one_hot_done).
 CREATE FUNCTION madlib.__hopper_response_type(source_table text, dependent_varname text) RETURNS text
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     RETURN CASE WHEN (madlib.__hopper_column(source_table, dependent_varname)).category <> 'A' THEN 'classification'
                 ELSE 'auto' END;
+END $$;
+
+-- MADlib takes a dependent variable that is an array as one-hot encoded already (its preprocessor
+-- casts it to smallint[]) and trains a classifier over its columns, its summary's <y>_class_values
+-- NULL: madlib_keras_predict then names the classes by their index, 0 .. n - 1 ('response' gives the
+-- index of the first-ranked column). hopper.preprocess packs a numeric array as a regression target
+-- and refuses a boolean one, so the facade packs such a column as numbers (a boolean array through
+-- the session's copy, pg_temp.__hopper_flat_source, as smallint[]: __hopper_one_hot_source) and then
+-- makes the packed table a classifier's (__hopper_one_hot_done): hopper's class_values '0' .. 'n-1'.
+-- Arrays of integers and booleans only: a float array stays hopper's regression target (MADlib would
+-- truncate its values to smallint). The column's element type when it is such an array, else NULL.
+CREATE FUNCTION madlib.__hopper_one_hot_type(source_table text, dependent_varname text) RETURNS regtype
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    c record := madlib.__hopper_column(source_table, dependent_varname);
+BEGIN
+    IF c.category IS DISTINCT FROM 'A' THEN
+        RETURN NULL;
+    END IF;
+    RETURN (SELECT t.typelem::regtype FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+            WHERE a.attrelid = to_regclass(source_table) AND a.attname = c.col AND NOT a.attisdropped
+              AND t.typelem IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype, 'bool'::regtype));
+END $$;
+
+-- The type of the column a variable names (format_type's spelling), else NULL.
+CREATE FUNCTION madlib.__hopper_column_type(source_table text, variable text) RETURNS text
+LANGUAGE sql STABLE
+BEGIN ATOMIC
+    SELECT pg_catalog.format_type(a.atttypid, a.atttypmod) FROM pg_catalog.pg_attribute a
+    WHERE a.attrelid OPERATOR(pg_catalog.=) pg_catalog.to_regclass(source_table)
+      AND a.attname OPERATOR(pg_catalog.=) (madlib.__hopper_column(source_table, variable)).col AND NOT a.attisdropped;
+END;
+
+-- The table to read for a one-hot array dependent variable: a boolean array's read as smallint[]
+-- through the session's copy (made here unless read_table is that copy already).
+CREATE FUNCTION madlib.__hopper_one_hot_source(read_table text, source_table text, y text) RETURNS text
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    col text := (madlib.__hopper_column(source_table, y)).col;
+BEGIN
+    IF madlib.__hopper_one_hot_type(source_table, y) IS DISTINCT FROM 'bool'::regtype THEN
+        RETURN read_table;
+    END IF;
+    IF read_table <> 'pg_temp.__hopper_flat_source' THEN
+        PERFORM madlib.__hopper_drop_temp_table('__hopper_flat_source');
+        EXECUTE format('CREATE TEMP TABLE __hopper_flat_source AS SELECT * FROM %s', read_table::regclass);
+    END IF;
+    EXECUTE format('ALTER TABLE pg_temp.__hopper_flat_source ALTER COLUMN %1$I TYPE int2[] USING %1$I::int4[]::int2[]', col);
+    RETURN 'pg_temp.__hopper_flat_source';
+END $$;
+
+-- A training table packed from a one-hot array (__hopper_one_hot_type): a classifier's, of classes
+-- '0' .. 'n-1' (n the array's width) named by integers (hopper's dependent_vartype: MADlib's is the
+-- column's type, __hopper_one_hot_madlib). num_classes, when
+-- given, must be that width (MADlib pads no array).
+CREATE FUNCTION madlib.__hopper_one_hot_done(output_table text, source_table text, y text, num_classes integer[])
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    summary regclass := madlib.__hopper_quote_name(output_table, '_summary')::regclass;
+    width int;
+BEGIN
+    EXECUTE format('SELECT dependent_dim FROM %s', summary) INTO width;
+    IF num_classes[1] IS NOT NULL AND num_classes[1] <> width THEN
+        RAISE EXCEPTION 'num_classes % is not the width of the one-hot dependent variable %', num_classes[1], y
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('Its arrays have %s elements, one per class.', width),
+                  HINT = 'Leave out num_classes for a dependent variable that is one-hot encoded already.';
+    END IF;
+    EXECUTE format('UPDATE %s SET response_type = ''classification'', num_classes = $1,
+                        class_values = ARRAY(SELECT i::text FROM generate_series(0, $1 - 1) i), dependent_vartype = ''integer''',
+                   summary)
+        USING width;
+END $$;
+
+-- MADlib's view of a summary (of packed data or of a model) of a one-hot array dependent variable:
+-- dependent_vartype the array's type (vartype; hopper's, hopper_dependent_vartype, is integer: the
+-- classes are the columns' indices) and <y>_class_values NULL, as MADlib's preprocessor leaves it
+-- (its predictions then number the classes). Nothing when vartype is NULL.
+CREATE FUNCTION madlib.__hopper_one_hot_madlib(summary regclass, vartype text) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    y text;
+BEGIN
+    IF vartype IS NULL THEN
+        RETURN;
+    END IF;
+    EXECUTE format('SELECT dependent_varname[1] FROM %s', summary) INTO y;
+    EXECUTE format('UPDATE %s SET dependent_vartype = ARRAY[$1]', summary) USING vartype;
+    IF y ~ '^([[:alpha:]_][[:alnum:]_$]*|"([^"]|"")+")$' THEN
+        y := (parse_ident(y))[1] || '_class_values';
+        IF EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = summary AND attname = y AND NOT attisdropped) THEN
+            EXECUTE format('UPDATE %s SET %I = NULL', summary, y);
+        END IF;
+    END IF;
+END $$;
+
+-- The one-hot array type a packed table's summary names (MADlib's dependent_vartype, an array of
+-- integers or booleans, over classes '0' .. 'n-1' in hopper's class_values where it has them), else
+-- NULL: a model trained on it gets MADlib's view of it (__hopper_one_hot_madlib).
+CREATE FUNCTION madlib.__hopper_one_hot_vartype(packed text) RETURNS text
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    summary regclass := to_regclass(madlib.__hopper_quote_name(packed, '_summary'));
+    vartype text;
+BEGIN
+    IF summary IS NULL OR NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = summary AND NOT attisdropped
+                                        AND attname = 'dependent_vartype' AND atttypid = 'text[]'::regtype) THEN
+        RETURN NULL;
+    END IF;
+    -- A table MADlib packed has no class_values of hopper's (__hopper_repacked numbers its classes).
+    EXECUTE format('SELECT dependent_vartype[1] FROM %s WHERE cardinality(dependent_vartype) = 1 %s', summary,
+                   CASE WHEN EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = summary AND NOT attisdropped
+                                       AND attname = 'class_values' AND atttypid = 'text[]'::regtype)
+                        THEN 'AND class_values = ARRAY(SELECT i::text FROM generate_series(0, cardinality(class_values) - 1) i)'
+                        ELSE '' END) INTO vartype;
+    RETURN CASE WHEN vartype IN ('smallint[]', 'integer[]', 'bigint[]', 'boolean[]') THEN vartype END;
 END $$;
 
 -- distribution_rules places buffers on Greenplum segments (with GPUs); on PostgreSQL MADlib ignores
@@ -821,6 +938,7 @@ DECLARE
     last_named int;
     width int;
     copy text;
+    one_hot boolean := false;
 BEGIN
     IF t IS NULL OR summary IS NULL
        OR EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = t AND attname IN ('independent_var', 'hopper_independent_var')
@@ -865,7 +983,9 @@ BEGIN
                               scale => 'none', response_type => 'regression', buffer_fill => 'full');
     DROP TABLE pg_temp.__hopper_madlib_rows;
     -- The classes, as <y>_class_values names them (when it names one per one-hot column).
-    classes := ARRAY(SELECT jsonb_array_elements_text(s->(y || '_class_values')));
+    -- (NULL for a one-hot array, as MADlib's preprocessor leaves it: no classes named.)
+    classes := ARRAY(SELECT jsonb_array_elements_text(CASE WHEN jsonb_typeof(s->(y || '_class_values')) = 'array'
+                                                           THEN s->(y || '_class_values') END));
     EXECUTE format('SELECT dependent_dim FROM %s', madlib.__hopper_quote_name(copy, '_summary')::regclass) INTO width;
     first_named := (SELECT min(i) FROM generate_subscripts(classes, 1) i WHERE classes[i] IS NOT NULL);
     last_named := (SELECT max(i) FROM generate_subscripts(classes, 1) i WHERE classes[i] IS NOT NULL);
@@ -881,11 +1001,18 @@ BEGIN
                        FROM generate_subscripts(classes, 1) i ORDER BY i);
         EXECUTE format('UPDATE %s SET response_type = ''classification'', class_values = $1, num_classes = $2',
                        madlib.__hopper_quote_name(copy, '_summary')::regclass) USING names, width;
+    ELSIF cardinality(classes) = 0 AND s->'dependent_vartype'->>0 IN ('smallint[]', 'integer[]', 'bigint[]', 'boolean[]') THEN
+        -- A one-hot array (<y>_class_values NULL): classes numbered by their columns, as MADlib's
+        -- predictions number them (__hopper_one_hot_type).
+        EXECUTE format('UPDATE %s SET response_type = ''classification'', num_classes = $1,
+                            class_values = ARRAY(SELECT i::text FROM generate_series(0, $1 - 1) i)',
+                       madlib.__hopper_quote_name(copy, '_summary')::regclass) USING width;
+        one_hot := true;
     END IF;
     EXECUTE format('UPDATE %s SET dependent_varname = $1, independent_varname = $2, dependent_vartype = $3,
                         normalizing_const = $4, source_table = $5',
                    madlib.__hopper_quote_name(copy, '_summary')::regclass)
-        USING y, x, COALESCE(s->'dependent_vartype'->>0, 'smallint[]'),
+        USING y, x, CASE WHEN one_hot THEN 'integer' ELSE COALESCE(s->'dependent_vartype'->>0, 'smallint[]') END,
               COALESCE((s->>'normalizing_const')::float8, 1.0), packed;
     RETURN copy;
 END $$;
@@ -927,6 +1054,7 @@ CREATE FUNCTION madlib.__hopper_training_preprocessor_dl(source_table text, outp
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     read_table text;
+    one_hot boolean;
 BEGIN
     PERFORM madlib.__hopper_required_table(source_table, 'source_table', 'input');
     PERFORM madlib.__hopper_required_table(output_table, 'output_table', 'output');
@@ -946,19 +1074,26 @@ BEGIN
                                             'hopper packs one dependent variable.',
                                             'Pass one dependent variable and one num_classes.');
     END IF;
-    read_table := madlib.__hopper_null_class_source(
+    one_hot := madlib.__hopper_one_hot_type(source_table, dependent_varname) IS NOT NULL;
+    read_table := madlib.__hopper_one_hot_source(madlib.__hopper_null_class_source(
                       madlib.__hopper_flat_source(source_table, independent_varname, dependent_varname),
-                      dependent_varname, NULL);
+                      dependent_varname, NULL), source_table, dependent_varname);
     PERFORM hopper.preprocess(read_table, output_table, dependent_varname, independent_varname,
                               buffer_size => buffer_size, normalizing_const => COALESCE(normalizing_const, 1.0),
                               scale => 'none',  -- MADlib divides by normalizing_const only
-                              num_classes => num_classes[1],
+                              num_classes => CASE WHEN one_hot THEN NULL ELSE num_classes[1] END,
                               response_type => madlib.__hopper_response_type(source_table, dependent_varname),
                               buffer_fill => 'full');
-    PERFORM madlib.__hopper_null_class_done(output_table, source_table, dependent_varname, read_table);
+    IF one_hot THEN
+        PERFORM madlib.__hopper_one_hot_done(output_table, source_table, dependent_varname, num_classes);
+    ELSE
+        PERFORM madlib.__hopper_null_class_done(output_table, source_table, dependent_varname, read_table);
+    END IF;
     PERFORM madlib.__hopper_flat_source_done(source_table, read_table);
     PERFORM madlib.__hopper_madlib_packed(output_table, source_table, dependent_varname, independent_varname,
                                           source_given, output_given);
+    PERFORM madlib.__hopper_one_hot_madlib(madlib.__hopper_quote_name(output_table, '_summary')::regclass,
+                                           CASE WHEN one_hot THEN madlib.__hopper_column_type(source_table, dependent_varname) END);
 END $$;
 
 CREATE FUNCTION madlib.training_preprocessor_dl(source_table varchar, output_table varchar, dependent_varname varchar,
@@ -979,6 +1114,8 @@ CREATE FUNCTION madlib.__hopper_validation_preprocessor_dl(source_table text, ou
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     read_table text;
+    one_hot boolean;
+    training_summary regclass;
 BEGIN
     PERFORM madlib.__hopper_required_table(source_table, 'source_table', 'input');
     PERFORM madlib.__hopper_required_table(output_table, 'output_table', 'output');
@@ -995,13 +1132,34 @@ BEGIN
     read_table := madlib.__hopper_null_class_source(
                       madlib.__hopper_flat_source(source_table, independent_varname, dependent_varname),
                       dependent_varname, '<NULL>');
+    -- A one-hot array packs as numbers, as the training table's did (__hopper_one_hot_done), with its
+    -- classes once packed.
+    training_summary := madlib.__hopper_quote_name(training_preprocessor_table, '_summary')::regclass;
+    IF madlib.__hopper_one_hot_type(source_table, dependent_varname) IS NOT NULL
+       AND EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = training_summary AND attname = 'response_type'
+                     AND atttypid = 'text'::regtype AND NOT attisdropped) THEN
+        EXECUTE format('SELECT response_type = ''classification'' AND class_values = ARRAY(SELECT i::text
+                               FROM generate_series(0, dependent_dim - 1) i) FROM %s', training_summary) INTO one_hot;
+    END IF;
+    one_hot := COALESCE(one_hot, false);
+    IF one_hot THEN
+        read_table := madlib.__hopper_one_hot_source(read_table, source_table, dependent_varname);
+        EXECUTE format('UPDATE %s SET response_type = ''regression'', class_values = NULL', training_summary);
+    END IF;
     PERFORM hopper.preprocess_validation(read_table, output_table, dependent_varname, independent_varname,
                                          training_preprocessor_table, buffer_size => buffer_size,
                                          buffer_fill => 'full');
+    IF one_hot THEN
+        EXECUTE format('UPDATE %s SET response_type = ''classification'', class_values = ARRAY(SELECT i::text
+                               FROM generate_series(0, dependent_dim - 1) i)', training_summary);
+        PERFORM madlib.__hopper_one_hot_done(output_table, source_table, dependent_varname, NULL);
+    END IF;
     PERFORM madlib.__hopper_null_class_done(output_table, source_table, dependent_varname, read_table);
     PERFORM madlib.__hopper_flat_source_done(source_table, read_table);
     PERFORM madlib.__hopper_madlib_packed(output_table, source_table, dependent_varname, independent_varname,
                                           source_given, output_given);
+    PERFORM madlib.__hopper_one_hot_madlib(madlib.__hopper_quote_name(output_table, '_summary')::regclass,
+                                           CASE WHEN one_hot THEN madlib.__hopper_column_type(source_table, dependent_varname) END);
 END $$;
 
 CREATE FUNCTION madlib.validation_preprocessor_dl(source_table varchar, output_table varchar, dependent_varname varchar,
@@ -1655,6 +1813,7 @@ BEGIN
         USING model_name, model_id, compile_params, object_table, fit_params, source_given, arch_given, validation_given;
     PERFORM madlib.__hopper_class_values_column(summary);
     PERFORM madlib.__hopper_madlib_summary_types(summary);
+    PERFORM madlib.__hopper_one_hot_madlib(summary, madlib.__hopper_one_hot_vartype(source_table));
     IF log_dir IS NOT NULL THEN
         PERFORM madlib.__hopper_tensorboard(log_dir, madlib.__hopper_quote_name(model, '_info')::regclass, summary,
                                             (SELECT (n.metrics)[1] FROM madlib.__hopper_compile_names(compile_params) n));
@@ -1727,7 +1886,8 @@ END $$;
 -- The summary columns MADlib's fit_multiple_model and automl add to hopper's: model and model_info
 -- (the output's name and its _info's as the caller wrote it: model_name), object_table, use_gpus,
 -- madlib_version, num_classes and <dependent>_class_values.
-CREATE FUNCTION madlib.__hopper_multi_summary(model_output_table text, model_name text, object_table text) RETURNS void
+CREATE FUNCTION madlib.__hopper_multi_summary(model_output_table text, model_name text, object_table text,
+                                              source_table text) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     summary regclass := madlib.__hopper_quote_name(model_output_table, '_summary')::regclass;
@@ -1739,6 +1899,7 @@ BEGIN
         USING model_name, madlib.__hopper_quote_name(model_name, '_info'), object_table;
     PERFORM madlib.__hopper_class_values_column(summary);
     PERFORM madlib.__hopper_madlib_summary_types(summary);
+    PERFORM madlib.__hopper_one_hot_madlib(summary, madlib.__hopper_one_hot_vartype(source_table));
 END $$;
 
 CREATE FUNCTION madlib.__hopper_keras_fit_multiple_model(source_table text, model_output_table text,
@@ -1769,7 +1930,7 @@ BEGIN
         EXECUTE format('SELECT object_table FROM %s', madlib.__hopper_quote_name(model_selection_table, '_summary')::regclass)
             INTO object_table;
     END IF;
-    PERFORM madlib.__hopper_multi_summary(model_output_table, model_name, object_table);
+    PERFORM madlib.__hopper_multi_summary(model_output_table, model_name, object_table, source_table);
     PERFORM madlib.__hopper_info_names(model_output_table, object_table);
 END $$;
 
@@ -1838,7 +1999,7 @@ BEGIN
     CALL hopper.fit_multiple(source_table, model_output_table, model_selection_table, num_iterations, validation_table,
                              metrics_compute_frequency, false, name, description);
     PERFORM madlib.__hopper_madlib_shape(model_output_table);
-    PERFORM madlib.__hopper_multi_summary(model_output_table, model_name, object_table);
+    PERFORM madlib.__hopper_multi_summary(model_output_table, model_name, object_table, source_table);
     PERFORM madlib.__hopper_info_names(model_output_table, object_table);
     summary := madlib.__hopper_quote_name(model_output_table, '_summary')::regclass;
     EXECUTE format('ALTER TABLE %s ADD COLUMN automl_method text, ADD COLUMN automl_params text, ADD COLUMN random_state int4',
@@ -1900,7 +2061,7 @@ BEGIN
                            search_type => 'random', random_state => random_state, validation_table => validation_table,
                            metrics_compute_frequency => metrics_compute_frequency, name => name, description => description);
     PERFORM madlib.__hopper_madlib_shape(model_output_table);
-    PERFORM madlib.__hopper_multi_summary(model_output_table, model_name, object_table);
+    PERFORM madlib.__hopper_multi_summary(model_output_table, model_name, object_table, source_table);
     PERFORM madlib.__hopper_info_names(model_output_table, object_table);
     PERFORM madlib.__hopper_mst_summary(model_selection_table, object_table, NULL);
     EXECUTE format('ALTER TABLE %s ADD COLUMN automl_method text, ADD COLUMN automl_params text, ADD COLUMN random_state int4',
@@ -2295,6 +2456,33 @@ BEGIN ATOMIC
                madlib.__hopper_input_name(test_table), id_col, independent_varname,
                madlib.__hopper_output_name(output_table), pred_type, use_gpus, class_values, normalizing_const,
                dependent_count);
+END;
+
+-- MADlib's pred_type as a number, as madlib_keras_predict's: a rank limit (integer) or a probability
+-- limit (double precision; 0.5 unquoted). MADlib's numeric overloads have no dependent_count.
+CREATE FUNCTION madlib.madlib_keras_predict_byom(model_arch_table varchar, model_id integer, test_table varchar,
+                                                 id_col varchar, independent_varname varchar, output_table varchar,
+                                                 pred_type integer, use_gpus boolean DEFAULT NULL,
+                                                 class_values text[] DEFAULT NULL,
+                                                 normalizing_const double precision DEFAULT NULL)
+RETURNS void LANGUAGE sql
+BEGIN ATOMIC
+    SELECT madlib.__hopper_keras_predict_byom(madlib.__hopper_input_name(model_arch_table), model_id,
+               madlib.__hopper_input_name(test_table), id_col, independent_varname,
+               madlib.__hopper_output_name(output_table), pred_type::text, use_gpus, class_values, normalizing_const, 1);
+END;
+
+CREATE FUNCTION madlib.madlib_keras_predict_byom(model_arch_table varchar, model_id integer, test_table varchar,
+                                                 id_col varchar, independent_varname varchar, output_table varchar,
+                                                 pred_type double precision, use_gpus boolean DEFAULT NULL,
+                                                 class_values text[] DEFAULT NULL,
+                                                 normalizing_const double precision DEFAULT NULL)
+RETURNS void LANGUAGE sql
+BEGIN ATOMIC
+    SELECT madlib.__hopper_keras_predict_byom(madlib.__hopper_input_name(model_arch_table), model_id,
+               madlib.__hopper_input_name(test_table), id_col, independent_varname,
+               madlib.__hopper_output_name(output_table), madlib.__hopper_double_text(pred_type), use_gpus,
+               class_values, normalizing_const, 1);
 END;
 
 -- ---- MADlib's train_test_split (its sampling module; every example of MADlib's docs starts with it) --

@@ -441,6 +441,23 @@ SELECT madlib.madlib_keras_predict_byom('model_arch_library', 1, 'iris_test', 'i
     'response', FALSE, ARRAY[ARRAY['a', 'b']]);
 \set VERBOSITY default
 SELECT to_regclass('iris_predict_byom_two') IS NULL AS nothing_written;
+-- pred_type as a number (MADlib's INTEGER and DOUBLE PRECISION overloads), as madlib_keras_predict
+-- takes it: a rank limit, or a probability limit written unquoted (failed 42883).
+SELECT madlib.madlib_keras_predict_byom('model_arch_library', 1, 'iris_test', 'id', 'attributes', 'iris_byom_top2', 2,
+    FALSE, ARRAY['Iris-setosa', 'Iris-versicolor', 'Iris-virginica']);
+SELECT count(*) AS rows, max(rank) AS worst, count(*) FILTER (WHERE b.class_value = p.class_value) AS as_predict
+FROM iris_byom_top2 b JOIN iris_predict_top2 p USING (id, rank);
+SELECT madlib.madlib_keras_predict_byom('model_arch_library', 1, 'iris_test', 'id', 'attributes', 'iris_byom_likely', 0.5,
+    FALSE, ARRAY['Iris-setosa', 'Iris-versicolor', 'Iris-virginica'], 1.0);
+SELECT count(*) AS rows, (SELECT count(*) FROM iris_predict_likely) AS as_predict, bool_and(prob > 0.5) IS NOT FALSE AS above_half
+FROM iris_byom_likely;
+SELECT madlib.madlib_keras_predict_byom('model_arch_library', 1, 'iris_test', 'id', 'attributes', 'iris_byom_positive', 0.0);
+SELECT count(DISTINCT id) AS ids, bool_and(prob > 0) AS positive FROM iris_byom_positive;
+-- As MADlib: integer 0 and the double 1.0 are refused.
+\set VERBOSITY terse
+SELECT madlib.madlib_keras_predict_byom('model_arch_library', 1, 'iris_test', 'id', 'attributes', 'iris_byom_x', 0);
+SELECT madlib.madlib_keras_predict_byom('model_arch_library', 1, 'iris_test', 'id', 'attributes', 'iris_byom_x', 1.0);
+\set VERBOSITY default
 UPDATE model_arch_library SET model_weights = NULL WHERE model_id = 1;
 
 -- With a validation table, metrics every 3 iterations, name and description (use_gpus positional).
@@ -884,5 +901,69 @@ SELECT refusal($$SELECT madlib.madlib_keras_fit('mad17_packed', 'mad17_lwx', 'ma
     $c$ loss='categorical_crossentropy', optimizer='adam', loss_weights=[-1] $c$, 'batch_size=5', 1)$$);
 SELECT refusal($$SELECT madlib.madlib_keras_fit('mad17_packed', 'mad17_lwx', 'mad17_arch', 1,
     $c$ loss='categorical_crossentropy', optimizer='adam', sample_weight_mode='temporal' $c$, 'batch_size=5', 1)$$);
+
+-- ---- a dependent variable one-hot encoded already (an integer or boolean array) ----
+-- MADlib takes it as one-hot (its preprocessor casts it to smallint[]) and trains a classifier over
+-- its columns: <y>_class_values NULL, and predictions name the classes by index (0, 1, 2), also
+-- with pred_type 'prob' (which failed: the facade packed the array as a regression target).
+CREATE TABLE iris_onehot AS
+SELECT id, attributes, ARRAY[(class_text = 'Iris-setosa')::int, (class_text = 'Iris-versicolor')::int,
+                             (class_text = 'Iris-virginica')::int] AS y,
+       ARRAY[class_text = 'Iris-setosa', class_text = 'Iris-versicolor', class_text = 'Iris-virginica'] AS yb
+FROM iris_data;
+CREATE TABLE iris_onehot_train AS SELECT * FROM iris_onehot WHERE id % 5 <> 0;
+CREATE TABLE iris_onehot_test AS SELECT * FROM iris_onehot WHERE id % 5 = 0;
+SELECT madlib.training_preprocessor_dl('iris_onehot_train', 'iris_onehot_packed', 'y', 'attributes');
+SELECT madlib.validation_preprocessor_dl('iris_onehot_test', 'iris_onehot_val', 'y', 'attributes', 'iris_onehot_packed');
+SELECT dependent_vartype, y_class_values, pg_typeof(y_class_values) AS class_values_type, num_classes, class_values
+FROM iris_onehot_packed_summary;
+SELECT dependent_vartype, y_class_values, num_classes FROM iris_onehot_val_summary;
+SELECT DISTINCT y_shape[2] AS classes, pg_typeof(y) AS packed_type FROM iris_onehot_val;
+SELECT sum(v) AS ones FROM iris_onehot_val, unnest(madlib.convert_bytea_to_smallint_array(y)) v;
+SELECT madlib.madlib_keras_fit('iris_onehot_packed', 'iris_onehot_model', 'model_arch_library', 1,
+    $$ loss='categorical_crossentropy', optimizer='adam', metrics=['accuracy'] $$, $$ batch_size=5, epochs=10 $$, 5,
+    FALSE, 'iris_onehot_val');
+SELECT dependent_vartype, y_class_values, num_classes, metrics_type, validation_metrics_final > 0.5 AS learned
+FROM iris_onehot_model_summary;
+SELECT madlib.madlib_keras_evaluate('iris_onehot_model', 'iris_onehot_val', 'iris_onehot_evaluate');
+SELECT metrics_type, metric > 0.5 AS accurate FROM iris_onehot_evaluate;
+SELECT madlib.madlib_keras_predict('iris_onehot_model', 'iris_onehot_test', 'id', 'attributes', 'iris_onehot_prob', 'prob');
+SELECT class_name, array_agg(DISTINCT class_value ORDER BY class_value) AS class_values, count(*) AS rows,
+       count(DISTINCT id) AS ids FROM iris_onehot_prob GROUP BY class_name;
+SELECT madlib.madlib_keras_predict('iris_onehot_model', 'iris_onehot_test', 'id', 'attributes', 'iris_onehot_response',
+                                   'response');
+SELECT string_agg(attname, ', ' ORDER BY attnum) AS response_columns FROM pg_attribute
+WHERE attrelid = 'iris_onehot_response'::regclass AND attnum > 0 AND NOT attisdropped;
+SELECT count(*) AS predicted, count(*) FILTER (WHERE t.y[p.class_value::int + 1] = 1) > 20 AS accurate
+FROM iris_onehot_response p JOIN iris_onehot_test t USING (id);
+SELECT count(*) AS same_as_prob FROM iris_onehot_response r JOIN iris_onehot_prob p USING (id)
+WHERE p.rank = 1 AND p.class_value = r.class_value;
+-- Bring your own model, without class_values: MADlib's dependent_var, classes by index.
+UPDATE model_arch_library SET model_weights = m.model_weights FROM iris_onehot_model m WHERE model_arch_library.model_id = 1;
+SELECT madlib.madlib_keras_predict_byom('model_arch_library', 1, 'iris_onehot_test', 'id', 'attributes',
+                                        'iris_onehot_byom', 'response');
+SELECT min(b.class_name) AS class_name, count(*) FILTER (WHERE b.class_value = r.class_value) AS as_predict
+FROM iris_onehot_byom b JOIN iris_onehot_response r USING (id);
+UPDATE model_arch_library SET model_weights = NULL WHERE model_id = 1;
+-- A table packed by MADlib itself (its columns only, <y>_class_values NULL): the same classifier
+-- (its NULL class values failed: cannot extract elements from a scalar).
+CREATE TABLE iris_onehot_madlib AS SELECT buffer_id, attributes, y, attributes_shape, y_shape FROM iris_onehot_packed;
+CREATE TABLE iris_onehot_madlib_summary AS
+SELECT source_table, output_table, dependent_varname, independent_varname, dependent_vartype, y_class_values,
+       buffer_size, normalizing_const, num_classes FROM iris_onehot_packed_summary;
+SELECT madlib.madlib_keras_fit('iris_onehot_madlib', 'iris_onehot_madlib_model', 'model_arch_library', 1,
+    $$ loss='categorical_crossentropy', optimizer='adam', metrics=['accuracy'] $$, $$ batch_size=5 $$, 2);
+SELECT dependent_vartype, y_class_values, num_classes, class_values FROM iris_onehot_madlib_model_summary;
+SELECT madlib.madlib_keras_predict('iris_onehot_madlib_model', 'iris_onehot_test', 'id', 'attributes',
+                                   'iris_onehot_madlib_prob', 'prob');
+SELECT array_agg(DISTINCT class_value ORDER BY class_value) AS class_values, count(*) AS rows FROM iris_onehot_madlib_prob;
+-- A boolean array packs the same; num_classes must be the arrays' width (MADlib pads no array).
+SELECT madlib.training_preprocessor_dl('iris_onehot_train', 'iris_onehot_bool', 'yb', 'attributes');
+SELECT dependent_vartype, yb_class_values, num_classes, class_values FROM iris_onehot_bool_summary;
+SELECT madlib.validation_preprocessor_dl('iris_onehot_test', 'iris_onehot_bool_val', 'yb', 'attributes', 'iris_onehot_bool');
+SELECT sum(v) AS ones FROM iris_onehot_bool_val, unnest(madlib.convert_bytea_to_smallint_array(yb)) v;
+SELECT refusal($$SELECT madlib.training_preprocessor_dl('iris_onehot_train', 'iris_onehot_4', 'y', 'attributes', NULL, 1.0,
+                                                        ARRAY[4])$$);
+SELECT count(*) AS flattened_copies_left FROM pg_class WHERE relname = '__hopper_flat_source';
 
 DROP EXTENSION hopper_madlib;
