@@ -257,11 +257,16 @@ void check_model_sizes(std::vector<ModelSpec>& models, const PackedInfo& info, c
     // What an architecture left to the packed table (input_dim, embeddings' columns) is filled in
     // here, before any state exists: the states record it, so predict and evaluate need no table.
     // (Every model needs the recipe: a column packed as codes must be read by an embedding.)
+    // (The target's standardization too: the model trains on it and gives its outputs back in the
+    // target's own units.)
     std::optional<Recipe> recipe;
     if (!info.feature_recipe.empty()) recipe = Recipe::from_json(info.feature_recipe);
+    std::optional<TargetScaling> target;
+    if (info.target) target = TargetScaling{float(info.target->mean), float(info.target->stddev)};
     for (ModelSpec& m : models) {
         try {
-            m.config.arch = resolve_inputs(std::move(m.config.arch), info.independent_dim, recipe ? &*recipe : nullptr);
+            m.config.arch = resolve_inputs(std::move(m.config.arch), info.independent_dim, recipe ? &*recipe : nullptr,
+                                           target ? &*target : nullptr);
         } catch (const Error& e) {
             const std::string in = "In model configuration mst_key " + std::to_string(m.mst_key) + ".";
             throw Error(e.kind(), e.message(), e.detail().empty() ? in : e.detail() + " " + in, e.hint());
