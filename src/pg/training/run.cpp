@@ -593,12 +593,12 @@ void TrainingRun::iterate() {
             diverged_[i] = true;
             history_[i].status = "diverged";
             const DivergenceText text = strategy_.divergence(plan_.mst_keys[i], iterations_[i]);
-            // A regression target of large values diverges too, whatever the learning rate (preprocess
-            // named it in a NOTICE).
-            const bool regression = plan_.tables->info.response_type == "regression";
+            // A regression target of large values packed raw diverges too, whatever the learning
+            // rate (preprocess named it in a NOTICE); standardized, it does not.
+            const bool raw_target = plan_.tables->info.response_type == "regression" && !plan_.tables->info.target;
             warning(text.message, text.detail,
-                    text.hint + (regression ? " A regression target of large values needs packing in smaller units "
-                                              "(a view dividing it by a constant)."
+                    text.hint + (raw_target ? " A regression target of large values trains standardized: pack it "
+                                              "with hopper.preprocess's scale 'auto' (its default)."
                                             : ""));
         }
     }

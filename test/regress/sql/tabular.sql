@@ -332,12 +332,12 @@ SELECT scale FROM pts_auto_array_summary;
 SELECT (SELECT array_agg(DISTINCT c ->> 'scale') FROM jsonb_array_elements(feature_recipe -> 'columns') c
         WHERE c ->> 'kind' <> 'categorical') AS scale_by_default, scale AS summary_scale
 FROM big_raw_auto_summary;
--- So is a regression target with large values (salaries in the hundred thousands trained to an RMSE
--- worse than the mean's); a small one not.
+-- So is a regression target (salaries in the hundred thousands trained raw to an RMSE worse than
+-- the mean's), large or small: the NOTICE gives its mean and deviation (target_scaling.sql).
 SELECT hopper.preprocess('big_raw', 'big_raw_target', 'price', 'small, id', num_segments => 1);
 SELECT hopper.preprocess('big_raw', 'big_raw_small_target', 'small', 'id', num_segments => 1);
 -- So is one far from 0 though below 100 (meats' protein, mean 17.7, had no NOTICE and ended at 13x
--- the mean's MSE): the way out is standardizing, with the numbers to undo it.
+-- the mean's MSE raw).
 CREATE VIEW big_raw_offset AS SELECT id, small, 15 + small AS protein FROM big_raw;
 SELECT hopper.preprocess('big_raw_offset', 'big_raw_offset_packed', 'protein', 'small', num_segments => 1);
 SET client_min_messages = warning;
