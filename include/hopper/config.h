@@ -104,6 +104,21 @@ struct TensorShape {
     bool operator!=(const TensorShape& o) const { return !(*this == o); }
 };
 
+// A regression target standardized for training (sklearn's TransformedTargetRegressor): the
+// network learns z = (y - offset) / scale, and every output it gives -- predictions, evaluation,
+// the loss and metrics training reports, ONNX export -- is z * scale + offset, in the target's own
+// units. hopper.preprocess records the mean and standard deviation of a one-column regression
+// target it packs with scale 'auto'; resolve_inputs puts them here (the identity otherwise: then
+// nothing is computed, and the canonical JSON leaves it out, as models trained before it have it).
+// Applied in float32 as ONNX computes it: a Mul by scale, then an Add of offset.
+struct TargetScaling {
+    float offset = 0.0f;
+    float scale = 1.0f;
+    bool identity() const { return offset == 0.0f && scale == 1.0f; }
+    bool operator==(const TargetScaling& o) const { return offset == o.offset && scale == o.scale; }
+    bool operator!=(const TargetScaling& o) const { return !(*this == o); }
+};
+
 struct Architecture {
     // Features per row (the width of packed rows): height*width*channels for image inputs. 0: left
     // out, the packed table's width (resolve_inputs, when training starts).
@@ -115,6 +130,11 @@ struct Architecture {
     // without one), which resolve_inputs checks against the packed table; -1 when not declared.
     // Not part of the canonical JSON or of equality: a resolved architecture holds the widths.
     int other_features = -1;
+    // The target's standardization (see TargetScaling): only with a linear output layer. Written in
+    // the canonical JSON ("target_scaling": {"offset": m, "scale": s}) when not the identity, and
+    // part of equality; same_layers ignores it (the same parameters, e.g. a warm start on a table
+    // packed again).
+    TargetScaling target_scaling;
 
     bool image_input() const { return input_channels > 0; }
     // Its input width is known and every embedding is bound (resolve_inputs): only then are its
@@ -233,6 +253,9 @@ struct ModelConfig {
 // embedding: its output is the concatenation), and offset and width (its binding, written by
 // resolve_inputs). Sizes are an integer or a [height, width] pair. Every layer also
 // takes "trainable" (true; false freezes its parameters, written in canonical JSON only then).
+// "target_scaling": {"offset": m, "scale": s} (top level; a linear output layer; scale a positive
+// finite number) gives the target's standardization (TargetScaling), which training usually
+// takes from the packed table (resolve_inputs).
 // Or a Keras Sequential model's to_json() (see config_keras.cpp for the layers it accepts).
 Architecture parse_architecture(std::string_view json);
 
@@ -243,9 +266,13 @@ class Recipe;  // recipe.h
 // recipe; null for a table of feature arrays): a column packed as a code or one-hot, its vocabulary
 // (given ones must match). Refuses (InvalidParameter, naming the column) an embedding without a
 // recipe, of a column the recipe does not have or that is not categorical. Where input_dim differs
-// from packed_width the embeddings stay unbound (the caller refuses the width). Checks the result
-// as parse_architecture does.
-Architecture resolve_inputs(Architecture arch, int packed_width, const Recipe* recipe);
+// from packed_width the embeddings stay unbound (the caller refuses the width). `target`: the packed
+// table's standardization of its regression target (null: none recorded); it becomes the
+// architecture's target_scaling when the output layer is linear (a sigmoid or relu output cannot
+// reach a standardized target: those keep the target raw, as before), replacing one the
+// architecture gave. Checks the result as parse_architecture does.
+Architecture resolve_inputs(Architecture arch, int packed_width, const Recipe* recipe,
+                            const TargetScaling* target = nullptr);
 
 // Compile parameters as a JSON object or MADlib's text form, e.g.
 //   loss='categorical_crossentropy', optimizer='SGD(lr=0.05, momentum=0.9)', metrics=['accuracy']
@@ -264,8 +291,9 @@ ModelConfig parse_model_config(std::string_view json);
 
 // What makes `requested` another configuration than the one a state was `trained` as, for a resume
 // that continues only the same configuration: "" when nothing does, else what does ("architecture",
-// "compile parameters", "fit parameters", joined as in "compile parameters and fit parameters"). Input dimensions are
-// not compared (they come from the packed table; restoring a state checks them).
+// "compile parameters", "fit parameters", joined as in "compile parameters and fit parameters"). Input dimensions and
+// the target's scaling are not compared (they come from the packed table; restoring a state checks
+// the dimensions).
 std::string configuration_difference(const ModelConfig& trained, const ModelConfig& requested);
 
 }  // namespace hopper

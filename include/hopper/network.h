@@ -82,7 +82,8 @@ public:
     void initialize(float* params, uint64_t seed) const;
 
     // Output activations (output_dim x n) for inputs x (input_dim x n). No dropout; batch
-    // normalization uses the moving statistics.
+    // normalization uses the moving statistics. With a target scaling (Architecture::
+    // target_scaling), in the target's own units: the last layer's output z as z * scale + offset.
     void predict(const float* params, const ConstMatrixMap& x, MatrixF& out) const;
 
 private:
@@ -115,7 +116,9 @@ public:
     // With `totals`, also adds the batch's loss and `compile`'s metrics of its outputs to them
     // (add_batch_totals): the running training metrics, at the cost of one pass over the outputs.
     // With `compile`, its loss_weight multiplies the loss returned and the gradient (Keras'
-    // loss_weights).
+    // loss_weights). With a target scaling, `y` is in the target's own units: the outputs are fit
+    // to (y - offset) / scale (the gradient is that of the standardized target), while the loss
+    // returned and the totals are those of the outputs in own units (z * scale + offset) against y.
     double loss_and_gradient(const float* params, const ConstMatrixMap& x, const ConstMatrixMap& y, Loss loss,
                              float* grad, uint64_t dropout_seed, const CompileParams* compile = nullptr,
                              EvalTotals* totals = nullptr);
@@ -131,6 +134,7 @@ private:
     std::vector<MatrixF> activations_;  // post-activation output of each layer
     std::vector<MatrixF> masks_;        // dropout masks (scaled), empty for layers without dropout
     MatrixF delta_, delta_prev_;
+    MatrixF target_, own_units_;  // a scaled target: the standardized y, the outputs in own units
     // Gradient target when the caller's grad is not 64-byte aligned: Eigen peels loops by the
     // destination's alignment, so computing in place would make the rounding depend on it.
     VectorF aligned_grad_;

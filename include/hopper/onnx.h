@@ -9,17 +9,19 @@
 // Dense layer after it reads hopper's (Keras') order. Dense is Gemm, Conv2D Conv, the pooling
 // layers MaxPool / AveragePool (count_include_pad 0: hopper's "same" windows average their valid
 // elements) / GlobalAveragePool, BatchNormalization uses its moving statistics, dropout is the
-// identity (nothing is emitted). Class names go into metadata_props ("class_values", a JSON array).
-// A model trained through a feature recipe takes its table's raw columns instead, one named input
-// per column: numeric, boolean (0/1) and date (days since 1970-01-01) columns float [N, 1] with NaN
-// for NULL (ONNX-ML Imputer, an IsNaN missing indicator, Sub/Div scaling as hopper computes it),
-// categorical columns string [N, 1] with "" for NULL (ONNX-ML LabelEncoder to the recipe's slot,
-// then OneHotEncoder, or the code as a float), arrays float [N, width]; then Concat (opset 13 with
-// ai.onnx.ml 2).
+// identity (nothing is emitted). A model whose target was standardized for training
+// (Architecture::target_scaling) ends with a Mul by its scale and an Add of its offset: the graph
+// gives the target's own units, as Network::predict does. Class names go into metadata_props ("class_values", a JSON
+// array). A model trained through a feature recipe takes its table's raw columns instead, one named input per column:
+// numeric, boolean (0/1) and date (days since 1970-01-01) columns float [N, 1] with NaN for NULL (ONNX-ML Imputer, an
+// IsNaN missing indicator, Sub/Div scaling as hopper computes it), categorical columns string [N, 1] with "" for NULL
+// (ONNX-ML LabelEncoder to the recipe's slot, then OneHotEncoder, or the code as a float), arrays float [N, width];
+// then Concat (opset 13 with ai.onnx.ml 2).
 //
 // Import reads an ONNX file of that vocabulary (torch.onnx.export of a torch.nn.Sequential of
 // Linear, Conv2d, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d(1), Flatten, BatchNorm1d/2d, ReLU, Tanh,
-// Sigmoid, Softmax, Dropout, and hopper's own exports) as an architecture and its parameters in
+// Sigmoid, Softmax, Dropout, and hopper's own exports, whose Mul and Add of one value after a linear
+// output are the target's scaling) as an architecture and its parameters in
 // hopper's layout (network.h). A graph whose input is NCHW [N, C, H, W] becomes an image model of
 // input shape [H, W, C]: hopper rows are HWC, and the Dense layer after a Flatten of an NCHW tensor
 // gets its input weights permuted from CHW to HWC order, so that it computes what the original did.

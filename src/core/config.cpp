@@ -95,6 +95,7 @@ std::string configuration_difference(const ModelConfig& trained, const ModelConf
     arch.input_height = trained.arch.input_height;
     arch.input_width = trained.arch.input_width;
     arch.input_channels = trained.arch.input_channels;
+    arch.target_scaling = trained.arch.target_scaling;  // the packed table's, as the input width
     std::vector<std::string> differ;
     if (!(arch == trained.arch)) differ.push_back("architecture");
     if (requested.compile.to_json() != trained.compile.to_json()) differ.push_back("compile parameters");

@@ -427,6 +427,19 @@ void validate_architecture(const Architecture& arch, const std::vector<std::stri
         shape = layers::checked_output_shape(l, shape, label(i));
         row_floats = layers::add_sat(row_floats, shape.size());
     }
+    if (!arch.target_scaling.identity()) {
+        const TargetScaling& t = arch.target_scaling;
+        if (!std::isfinite(t.offset) || !std::isfinite(t.scale) || !(t.scale > 0.0f))
+            fail(ErrorKind::InvalidParameter, "invalid target_scaling in architecture",
+                 "Its offset must be finite and its scale a positive finite number.");
+        if (arch.layers.back().activation != Activation::Linear)
+            fail(ErrorKind::InvalidParameter,
+                 "target_scaling needs a linear output layer (" + label(n - 1) + " has activation " +
+                     to_string(arch.layers.back().activation) + ")",
+                 "The model learns the standardized target (y - offset) / scale, which a bounded output cannot "
+                 "reach.",
+                 "Leave target_scaling out, or give the output layer activation linear.");
+    }
     if (!resolved) return;
     if (!shape.flat)
         fail(ErrorKind::InvalidParameter,
@@ -480,8 +493,11 @@ namespace {
 
 }  // namespace cfg
 
-Architecture resolve_inputs(Architecture arch, int packed_width, const Recipe* recipe) {
+Architecture resolve_inputs(Architecture arch, int packed_width, const Recipe* recipe, const TargetScaling* target) {
     using namespace cfg;
+    // The packed table's standardization of its target, for an output that can reach it.
+    if (target && !arch.layers.empty() && arch.layers.back().activation == Activation::Linear)
+        arch.target_scaling = *target;
     if (arch.input_dim == 0 && !arch.image_input()) arch.input_dim = packed_width;
     // An embedding is bound to its column only against the packed row it reads: with another width
     // it would stay unbound (and the architecture unresolved) until training refused the shapes.
@@ -641,8 +657,32 @@ bool input_shape_from_json(const json& v, int& h, int& w, int& c) {
 
 }  // namespace
 
+static TargetScaling read_target_scaling(const json& v) {
+    const char* detail =
+        "target_scaling is an object {\"offset\": m, \"scale\": s}: the model learns "
+        "(y - m) / s and predicts z * s + m; s is a positive finite number.";
+    if (!v.is_object()) bad_value("target_scaling", "", v, detail);
+    for (auto it = v.begin(); it != v.end(); ++it)
+        if (it.key() != "offset" && it.key() != "scale")
+            fail(ErrorKind::InvalidParameter, "unknown key \"" + it.key() + "\" in target_scaling of the architecture",
+                 detail);
+    TargetScaling t;
+    double d = 0;
+    if (auto it = v.find("offset"); it != v.end()) {
+        if (!as_double(*it, d) || !std::isfinite(float(d))) bad_value("target_scaling", "", v, detail);
+        t.offset = float(d);
+    }
+    if (auto it = v.find("scale"); it != v.end()) {
+        if (!as_double(*it, d) || !std::isfinite(float(d)) || !(float(d) > 0.0f))
+            bad_value("target_scaling", "", v, detail);
+        t.scale = float(d);
+    }
+    return t;
+}
+
 Architecture parse_native_architecture(const json& j) {
-    static const std::vector<std::string> top_keys = {"input_dim", "input_shape", "layers", "initializer"};
+    static const std::vector<std::string> top_keys = {"input_dim", "input_shape", "layers", "initializer",
+                                                      "target_scaling"};
     for (auto it = j.begin(); it != j.end(); ++it)
         if (std::find(top_keys.begin(), top_keys.end(), it.key()) == top_keys.end())
             fail(ErrorKind::InvalidParameter, "unknown key \"" + it.key() + "\" in architecture", {},
@@ -766,6 +806,7 @@ Architecture parse_native_architecture(const json& j) {
         }
         a.layers.push_back(l);
     }
+    if (auto it = j.find("target_scaling"); it != j.end()) a.target_scaling = read_target_scaling(*it);
     validate_architecture(a);
     return a;
 }
@@ -798,6 +839,11 @@ ojson architecture_to_ojson(const Architecture& a) {
         layers.push_back(std::move(lj));
     }
     j["layers"] = std::move(layers);
+    // Only when not the identity: the canonical JSON (and so the stored states and their
+    // checksums) of every model trained without it stays what it was.
+    if (!a.target_scaling.identity())
+        j["target_scaling"] = ojson{{"offset", float_for_json(a.target_scaling.offset)},
+                                    {"scale", float_for_json(a.target_scaling.scale)}};
     return j;
 }
 
@@ -878,7 +924,7 @@ std::size_t Architecture::num_trainable_params() const {
 }
 
 bool Architecture::operator==(const Architecture& o) const {
-    if (!same_layers(o)) return false;
+    if (!same_layers(o) || target_scaling != o.target_scaling) return false;
     for (std::size_t i = 0; i < layers.size(); ++i)
         if (layers[i].trainable != o.layers[i].trainable) return false;
     return true;

@@ -167,6 +167,13 @@ void Network::predict(const float* params, const ConstMatrixMap& x, MatrixF& out
             dense_forward(layer, slices_[l], params, src, dst);
         }
     }
+    // A standardized target: the output back in its own units. Two passes, as ONNX's Mul and Add
+    // (no fused multiply-add), so that an exported model computes exactly this.
+    const TargetScaling& t = arch_.target_scaling;
+    if (!t.identity()) {
+        out.array() *= t.scale;
+        out.array() += t.offset;
+    }
 }
 
 double loss_sum(Loss loss, const MatrixF& p, const ConstMatrixMap& y) {
@@ -336,19 +343,38 @@ double GradientWorkspace::loss_and_gradient(const float* params, const ConstMatr
     const ConstMatrixMap cp(p.data(), p.rows(), p.cols());
     // Keras' loss_weights: the weighted loss, and so its gradient, scaled by the weight.
     const double weight = compile ? compile->loss_weight : 1.0;
-    const double loss_total = weight * spec.sum(cp, y);
+    // A standardized target (Architecture::target_scaling): the outputs are fit to (y - offset) /
+    // scale, so that the gradients are those of a target of mean 0 and spread 1; the loss returned
+    // and the metrics are those of the outputs in the target's own units (Network::predict's
+    // z * scale + offset) against y.
+    const TargetScaling& t = net_.arch().target_scaling;
+    const bool scaled = !t.identity();
+    if (scaled) {
+        if (target_.rows() != y.rows() || target_.cols() < n) target_.resize(y.rows(), n);
+        MatrixMap ty(target_.data(), y.rows(), n);
+        ty.array() = y.array() - t.offset;
+        ty.array() /= t.scale;
+        if (own_units_.rows() != y.rows() || own_units_.cols() < n) own_units_.resize(y.rows(), n);
+        MatrixMap o(own_units_.data(), y.rows(), n);
+        o = cp;
+        o.array() *= t.scale;
+        o.array() += t.offset;
+    }
+    const ConstMatrixMap fit_y(scaled ? target_.data() : y.data(), y.rows(), n);
+    const ConstMatrixMap own(scaled ? own_units_.data() : p.data(), p.rows(), n);
+    const double loss_total = weight * spec.sum(own, y);
     // The outputs become dL/dZ below: their metrics are taken now.
-    if (totals && compile && std::isfinite(loss_total)) add_batch_totals(cp, y, loss_total, *compile, *totals);
+    if (totals && compile && std::isfinite(loss_total)) add_batch_totals(own, y, loss_total, *compile, *totals);
 
     // Output dL/dZ (of the mean loss over the batch), in place in the output buffer.
     const Layer& last = layers.back();
     const float inv_n = float(weight) / float(n);  // each gradient is linear in it
     if (spec.fused_gradient && last.dropout == 0.0f && last.activation == spec.fused_with) {
-        spec.fused_gradient(p, y, inv_n);
+        spec.fused_gradient(p, fit_y, inv_n);
     } else {
         // General path: dL/dp, then the activation.
         MatrixMap g(delta_prev_.data(), out_units, n);
-        spec.gradient(cp, y, inv_n, g);
+        spec.gradient(cp, fit_y, inv_n, g);
         if (last.dropout > 0.0f) activation_backward(last.activation, last.dropout, g, p, mask(nl - 1));
         else activation_backward(last.activation, 0.0f, g, p, p);
         p = g;

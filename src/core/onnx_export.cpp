@@ -466,6 +466,12 @@ std::string export_onnx(const Architecture& arch, const std::vector<float>& para
             case Activation::Softmax: GraphWriter::attr(w.node("Softmax", {cur}, &cur), "axis", int64_t(1)); break;
         }
     }
+    // A standardized target: the output in its own units, as Network::predict gives it (a Mul,
+    // then an Add, in float32).
+    if (!arch.target_scaling.identity()) {
+        w.node("Mul", {cur, w.floats("target_scale", {}, &arch.target_scaling.scale, 1)}, &cur);
+        w.node("Add", {cur, w.floats("target_offset", {}, &arch.target_scaling.offset, 1)}, &cur);
+    }
     // The graph's output by its documented name, whatever node computed it.
     w.node("Identity", {cur}, &cur, output);
     std::string out;

@@ -210,6 +210,9 @@ private:
     std::vector<float> params_;
     Current cur_;
     bool input_shape_set_ = false;
+    // The target's scaling read: its Mul (an Add of the offset may follow), or both.
+    enum class Scaled { No, Mul, Add };
+    Scaled scaled_ = Scaled::No;
 
     // What a graph does not compute but training uses (dropout, the kernel initializer, frozen
     // layers), from the architecture hopper's exports keep in metadata_props: taken only where the
@@ -509,7 +512,16 @@ private:
             return;
         }
         reads_current(n, index);
-        if (op == "Gemm") {
+        // The target's scaling (hopper's exports of a model with a standardized target) ends the graph.
+        if (scaled_ != Scaled::No && op != "Identity" && op != "Dropout" && !(op == "Add" && scaled_ == Scaled::Mul))
+            unsupported(n, index,
+                        "hopper reads a Mul (and Add) of one value after the output layer only as the last "
+                        "nodes of the graph: the target's scaling");
+        if (op == "Mul" && !arch_.layers.empty()) {
+            target_scaling(n, index, true);
+        } else if (op == "Add" && scaled_ == Scaled::Mul) {
+            target_scaling(n, index, false);
+        } else if (op == "Gemm") {
             if (attr_int(n, "transA", 0) != 0) unsupported(n, index, "transA 1");
             const Tensor b = weights(n, index, 1);
             const Tensor c = weights(n, index, 2, false);
@@ -642,6 +654,28 @@ private:
         } else {
             unsupported(n, index, "hopper has no layer for it", kVocabulary);
         }
+    }
+
+    // A Mul by one positive value after a linear output layer, then perhaps an Add of one value: a
+    // target standardized for training given back in its own units (Architecture::target_scaling).
+    void target_scaling(const onnx::NodeProto& n, int index, bool mul) {
+        need_flat(n, index);
+        if (mul && arch_.layers.back().activation != Activation::Linear)
+            unsupported(n, index, "hopper reads a Mul after the output layer only as the scaling of a linear output");
+        const Tensor v = weights(n, index, 1);
+        if (v.f.size() != 1)
+            unsupported(n, index,
+                        "hopper reads " + n.op_type() + " after the output layer only of one value (the target's " +
+                            (mul ? "scale" : "offset") + "), not of " + std::to_string(v.f.size()),
+                        kVocabulary);
+        if (!std::isfinite(v.f[0]) || (mul && !(v.f[0] > 0.0f)))
+            unsupported(n, index,
+                        std::string("the target's ") + (mul ? "scale must be a positive" : "offset must be a") +
+                            " finite number");
+        if (mul) arch_.target_scaling.scale = v.f[0];
+        else arch_.target_scaling.offset = v.f[0];
+        scaled_ = mul ? Scaled::Mul : Scaled::Add;
+        produce(n, false);
     }
 
     // Flatten, Reshape and Squeeze: an image to a flat row (hopper's Flatten, or nothing after a

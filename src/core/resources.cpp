@@ -28,6 +28,8 @@ std::size_t workspace_floats(const Architecture& a, std::size_t batch) {
         widest = std::max(widest, size);
         in = out;
     }
+    // A standardized target: the workspace's standardized targets and outputs in own units.
+    if (!a.target_scaling.identity()) per_row += 2 * std::size_t(std::max(0, a.output_dim()));
     return (per_row + 2 * widest) * batch + fixed;
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,12 @@ struct PackOptions {
     const struct PackedInfo* training_layout = nullptr;
 };
 
+// A regression target's mean and standard deviation over the training rows (the summary's
+// target_mean, target_stddev): the target is standardized for training (TargetScaling).
+struct TargetStats {
+    double mean = 0.0, stddev = 1.0;
+};
+
 // What hopper.preprocess wrote about a packed table (its _summary row) and its segments.
 struct PackedInfo {
     TableName table;
@@ -61,6 +68,9 @@ struct PackedInfo {
     // they are; "" for features packed as numbers (and for tables packed before recipes existed).
     std::string feature_recipe;
     int64_t skipped_rows = 0;  // rows left out because their dependent value was NULL
+    // A standardized regression target (validation tables carry the training table's); none for
+    // tables packed raw or before hopper standardized targets (no target_mean column).
+    std::optional<TargetStats> target;
 };
 
 PackedInfo pack_table(Spi& spi, const PackOptions& opt);

@@ -257,11 +257,16 @@ void check_model_sizes(std::vector<ModelSpec>& models, const PackedInfo& info, c
     // What an architecture left to the packed table (input_dim, embeddings' columns) is filled in
     // here, before any state exists: the states record it, so predict and evaluate need no table.
     // (Every model needs the recipe: a column packed as codes must be read by an embedding.)
+    // (The target's standardization too: the model trains on it and gives its outputs back in the
+    // target's own units.)
     std::optional<Recipe> recipe;
     if (!info.feature_recipe.empty()) recipe = Recipe::from_json(info.feature_recipe);
+    std::optional<TargetScaling> target;
+    if (info.target) target = TargetScaling{float(info.target->mean), float(info.target->stddev)};
     for (ModelSpec& m : models) {
         try {
-            m.config.arch = resolve_inputs(std::move(m.config.arch), info.independent_dim, recipe ? &*recipe : nullptr);
+            m.config.arch = resolve_inputs(std::move(m.config.arch), info.independent_dim, recipe ? &*recipe : nullptr,
+                                           target ? &*target : nullptr);
         } catch (const Error& e) {
             const std::string in = "In model configuration mst_key " + std::to_string(m.mst_key) + ".";
             throw Error(e.kind(), e.message(), e.detail().empty() ? in : e.detail() + " " + in, e.hint());
@@ -593,12 +598,12 @@ void TrainingRun::iterate() {
             diverged_[i] = true;
             history_[i].status = "diverged";
             const DivergenceText text = strategy_.divergence(plan_.mst_keys[i], iterations_[i]);
-            // A regression target of large values diverges too, whatever the learning rate (preprocess
-            // named it in a NOTICE).
-            const bool regression = plan_.tables->info.response_type == "regression";
+            // A regression target of large values packed raw diverges too, whatever the learning
+            // rate (preprocess named it in a NOTICE); standardized, it does not.
+            const bool raw_target = plan_.tables->info.response_type == "regression" && !plan_.tables->info.target;
             warning(text.message, text.detail,
-                    text.hint + (regression ? " A regression target of large values needs packing in smaller units "
-                                              "(a view dividing it by a constant)."
+                    text.hint + (raw_target ? " A regression target of large values trains standardized: pack it "
+                                              "with hopper.preprocess's scale 'auto' (its default)."
                                             : ""));
         }
     }

@@ -101,12 +101,12 @@ SELECT try($$SELECT hopper.predict('wild', 'pts', 'id', 'x', 'wild_pred')$$);
 SELECT hopper.model_average(model_state, 1) IS NULL AS no_average FROM wild;
 -- Once every model diverged the run ends (Keras' TerminateOnNaN), with a NOTICE saying after which
 -- iteration, instead of reporting a NaN loss for each of the iterations left; a regression's WARNING
--- also names a target of large values. The packing NOTICE divides by the power of ten at or above
--- the target's largest value.
+-- on a target packed raw (scale 'none': by default it is standardized for training) also names a
+-- target of large values, as the packing NOTICE does.
 CREATE TABLE big_target AS SELECT g AS id, ARRAY[g % 7, g % 5]::float8[] AS x, 50000.0 + g * 1000 AS price
 FROM generate_series(1, 200) g;
 SET client_min_messages = notice;
-SELECT hopper.preprocess('big_target', 'big_target_packed', 'price', 'x', num_segments => 1);
+SELECT hopper.preprocess('big_target', 'big_target_packed', 'price', 'x', num_segments => 1, scale => 'none');
 SET client_min_messages = warning;
 CALL hopper.fit('big_target_packed', 'big_target_model', '{"input_dim": 2, "layers": [{"units": 1}]}',
                 $$loss='mse', optimizer='SGD(lr=0.5)'$$, 'batch_size=8', 6);

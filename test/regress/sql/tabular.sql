@@ -355,12 +355,12 @@ SELECT hopper.preprocess_validation('big_raw', 'big_raw_mixed_valid', 'label', '
 SELECT a.scale AS auto, s.scale AS standardize, n.scale AS none, m.scale AS mixed, v.scale AS mixed_validation
 FROM big_raw_auto_summary a, big_raw_scaled_summary s, big_raw_packed_summary n, big_raw_mixed_summary m,
      big_raw_mixed_valid_summary v;
--- So is a regression target with large values (salaries in the hundred thousands trained to an RMSE
--- worse than the mean's); a small one not.
+-- So is a regression target (salaries in the hundred thousands trained raw to an RMSE worse than
+-- the mean's), large or small: the NOTICE gives its mean and deviation (target_scaling.sql).
 SELECT hopper.preprocess('big_raw', 'big_raw_target', 'price', 'small, id', num_segments => 1);
 SELECT hopper.preprocess('big_raw', 'big_raw_small_target', 'small', 'id', num_segments => 1);
 -- So is one far from 0 though below 100 (meats' protein, mean 17.7, had no NOTICE and ended at 13x
--- the mean's MSE): the way out is standardizing, with the numbers to undo it.
+-- the mean's MSE raw).
 CREATE VIEW big_raw_offset AS SELECT id, small, 15 + small AS protein FROM big_raw;
 SELECT hopper.preprocess('big_raw_offset', 'big_raw_offset_packed', 'protein', 'small', num_segments => 1);
 SET client_min_messages = warning;
