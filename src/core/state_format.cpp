@@ -237,8 +237,13 @@ Trainer deserialize_state(std::string_view bytes) {
     return Trainer(std::move(p.config), std::move(params), std::move(slots), p.counters);
 }
 
-Trainer restore_for_config(std::string_view bytes, const ModelConfig& config, bool* optimizer_kept) {
+Trainer restore_for_config(std::string_view bytes, const ModelConfig& requested, bool* optimizer_kept) {
     Parsed p = parse(bytes);
+    // A regression target's scaling travels with the weights trained under it: a model continued on a
+    // table packed again (or one trained raw, before targets were standardized) keeps its own, or its
+    // outputs would change scale at once (z * s + m of a model that learnt y).
+    ModelConfig config = requested;
+    config.arch.target_scaling = p.config.arch.target_scaling;
     if (!p.config.arch.same_layers(config.arch))
         fail(ErrorKind::InvalidParameter, "model state does not match the architecture",
              "The state was trained with architecture " + p.config.arch.shape_string() + " (" +

@@ -359,3 +359,27 @@ TEST(TrainingTotals, AreTheMinibatchesBeforeTheirUpdates) {
     std::memcpy(&bad[bad.size() - 4], &crc, 4);
     EXPECT_THROW(inspect_state(bad), Error);
 }
+
+TEST(StateFormat, AWarmStartKeepsTheTargetScalingItsWeightsWereTrainedUnder) {
+    // A linear regression output: standardized under (offset 5000, scale 300) in one state, raw in
+    // another (trained before targets were standardized). Continued on a table packed with other
+    // statistics, each keeps its own: its outputs keep their scale (with the requested one, the raw
+    // model's outputs were read as standardized values and multiplied by 300).
+    ModelConfig config = small_config();
+    config.arch.layers.back().units = 1;
+    config.arch.layers.back().activation = Activation::Linear;
+    config.compile.loss = Loss::MeanSquaredError;
+    config.compile.metrics = {};
+    ModelConfig standardized = config;
+    standardized.arch.target_scaling = TargetScaling{5000.0f, 300.0f};
+    ModelConfig repacked = config;
+    repacked.arch.target_scaling = TargetScaling{7000.0f, 250.0f};
+    const std::string trained = serialize_state(Trainer(standardized));
+    const std::string raw = serialize_state(Trainer(config));
+    EXPECT_EQ(restore_for_config(trained, repacked).config().arch.target_scaling, standardized.arch.target_scaling);
+    EXPECT_TRUE(restore_for_config(raw, repacked).config().arch.target_scaling.identity());
+    // The optimizer's state is kept as for the same configuration.
+    bool kept = false;
+    (void)restore_for_config(trained, repacked, &kept);
+    EXPECT_TRUE(kept);
+}
