@@ -802,7 +802,8 @@ if fit_rows and E >= 2:
     w("## First and steady iterations (fit, 1 segment)")
     w("")
     w("Per iteration of `CALL hopper.fit` (with its validation table, every setting at its default), medians over"
-      " runs: the training part (what the core alone does) and the whole iteration (with the validation metrics"
+      " runs: the training part (what the core alone does; the validation pass it overlaps is counted with the"
+      " evaluation; the 2026-11-29 runs and earlier counted it as training) and the whole iteration (with the validation metrics"
       " and the commit), wall and CPU seconds of the backend; the core alone's first epoch and the mean of the"
       " others. *Warm*: the server's buffer cache holds the table (as after preprocess or an earlier call; a new"
       " session); *cold*: emptied first (`hopper.shared_buffer_cache_reset()`, as after a restart), so the first"

@@ -298,8 +298,10 @@ int claim_pair(const Group& g, bool& left) {
 // Trains pairs and evaluates tasks until none is left to take: the backend (`leader`, which
 // reports the hop in progress) and each worker alike. A pair ready to train comes first (the
 // models' training is the iteration's critical path); a process with none evaluates a model that is
-// done while the others train.
-void run_part(const Group& g, Spi& spi, bool leader, ParallelContext* pcxt) {
+// done while the others train. Returns the CPU seconds this process spent evaluating (the timing
+// line tells them from training's: bench/ compares training with the core alone).
+double run_part(const Group& g, Spi& spi, bool leader, ParallelContext* pcxt) {
+    double eval_cpu = 0;
     GroupShared* s = g.shared;
     const uint32 total = s->pairs_to_train + s->tasks;
     MemoryContext per_buffer = call(
@@ -328,7 +330,9 @@ void run_part(const Group& g, Spi& spi, bool leader, ParallelContext* pcxt) {
             if (pg_atomic_add_fetch_u32(&s->pairs_trained, 1) == s->pairs_to_train)
                 pg_atomic_write_u64(&s->trained_at, uint64(steady_ns()));
         } else if (const int task = claim_task(g, tasks_left); task >= 0) {
+            const double before = process_cpu_seconds();
             evaluate_task(spi, reader(g.task_table[task]), g, task, per_buffer);
+            eval_cpu += process_cpu_seconds() - before;
         } else if (!pairs_left && !tasks_left) {
             break;  // everything is taken
         } else {
@@ -340,6 +344,7 @@ void run_part(const Group& g, Spi& spi, bool leader, ParallelContext* pcxt) {
         call([&] { ConditionVariableBroadcast(&s->done_cv); });
     }
     call([&] { MemoryContextDelete(per_buffer); });
+    return eval_cpu;
 }
 
 // The evaluations of the models due on each table the group evaluated (`evaluated`: their indices
@@ -490,7 +495,7 @@ std::optional<IterationOutcome> train_ring_locally(const LocalSegments& local, c
     const uint32 total = shared->pairs_to_train + shared->tasks;
     spi.set_read_only(true);  // in parallel mode the backend may start no command
     try {
-        run_part(g, spi, true, pcxt);
+        out.eval_cpu_seconds = run_part(g, spi, true, pcxt);
         for (uint32 seen; (seen = pg_atomic_read_u32(&shared->finished)) < total;) wait_done(g, seen, pcxt);
         // Read before the shared memory goes with the parallel context.
         collect_evaluations(g, evaluated, configs, evaluation);
@@ -530,7 +535,7 @@ void hopper_hop_worker_main(dsm_segment*, shm_toc* toc) {
         auto* group = static_cast<hopper::pg::GroupShared*>(shared);
         hopper::pg::Spi spi;
         spi.set_read_only(true);
-        hopper::pg::run_part(hopper::pg::view(group), spi, false, nullptr);
+        (void)hopper::pg::run_part(hopper::pg::view(group), spi, false, nullptr);
         return group->exited;
     });
 }

@@ -120,6 +120,8 @@ struct ModelHistory {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t);
 std::string format_number(double v, int precision = 4);
+// CPU time of this process so far (all its threads).
+double process_cpu_seconds();
 
 // One row of the _hops table (hopper.debug_hops).
 struct HopLogRow {
@@ -214,6 +216,8 @@ struct IterationOutcome {
     // eval_seconds: what evaluating the models due (RingEvaluation) added after the last training
     // was done; evaluation that overlapped training counts as training time.
     double train_seconds = 0, hop_seconds = 0, eval_seconds = 0;
+    // CPU seconds the backend spent evaluating inside the training (overlapped evaluation).
+    double eval_cpu_seconds = 0;
     std::string note;             // after the iteration's time in its NOTICE (e.g. the combine); may be empty
     std::vector<HopLogRow> hops;  // filled when hopper.debug_hops is on
 };
