@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "hopper/recipe.h"
 #include "hopper/resources.h"
@@ -429,9 +430,11 @@ void validate_architecture(const Architecture& arch, const std::vector<std::stri
     }
     if (!arch.target_scaling.identity()) {
         const TargetScaling& t = arch.target_scaling;
-        if (!std::isfinite(t.offset) || !std::isfinite(t.scale) || !(t.scale > 0.0f))
+        // A subnormal scale is 0 to training, which flushes subnormals (a sweep: 1e-45 was taken).
+        if (!std::isfinite(t.offset) || !std::isfinite(t.scale) || !(t.scale >= std::numeric_limits<float>::min()))
             fail(ErrorKind::InvalidParameter, "invalid target_scaling in architecture",
-                 "Its offset must be finite and its scale a positive finite number.");
+                 "Its offset must be finite and its scale a finite number of at least 1.2e-38 (float32's smallest "
+                 "normal number).");
         if (arch.layers.back().activation != Activation::Linear)
             fail(ErrorKind::InvalidParameter,
                  "target_scaling needs a linear output layer (" + label(n - 1) + " has activation " +

@@ -12,7 +12,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <string>
 #include <thread>
@@ -283,14 +285,42 @@ Counts count_and_check(Spi& spi, const Source& src, Response response, const cha
 // TransformedTargetRegressor does, a one-column target packed with scale 'auto' (or
 // 'standardize') is standardized for training: its mean and standard deviation go into the
 // summary, the model carries them (Architecture::target_scaling) and gives everything back in the
-// target's own units. A constant target (deviation 0) stays raw.
+// target's own units. A constant target (a deviation of 0, or below float32's smallest normal
+// number) is centred only (scale 1): trained raw, a constant 1e9 diverged in its first iteration (a
+// sweep), and a subnormal scale became 0 under training's flush of subnormals.
 std::optional<TargetStats> target_stats(const Counts& c) {
     const double mean = c.target_mean, spread = c.target_spread;
-    if (!std::isfinite(mean) || !std::isfinite(spread) || !(spread > 0)) return std::nullopt;
+    if (!std::isfinite(mean) || !std::isfinite(spread)) return std::nullopt;
     // The model applies them in float32.
     const float m = float(mean), s = float(spread);
-    if (!std::isfinite(m) || !std::isfinite(s) || !(s > 0.0f)) return std::nullopt;
+    if (!std::isfinite(m) || !std::isfinite(s)) return std::nullopt;
+    if (!(s >= std::numeric_limits<float>::min()))
+        return m == 0.0f ? std::nullopt : std::optional(TargetStats{mean, 1.0});
     return TargetStats{mean, spread};
+}
+
+// Packed buffers hold the target as float32, whose steps at a value of 1.2e9 are 128: a target that
+// varies by 9 around 1,234,567,909 packed as one value, and trained to a loss of 0 while its
+// predictions had 10x the mean's MSE (a sweep). Said when the steps at the target's largest
+// magnitude are above a tenth of its deviation.
+void warn_target_resolution(const Source& src, const Counts& c) {
+    const double largest = c.largest_target, spread = c.target_spread;
+    if (!std::isfinite(largest) || !std::isfinite(spread) || !(spread > 0) ||
+        largest > double(std::numeric_limits<float>::max()))
+        return;
+    const float at = float(largest);
+    const double step = double(std::nextafter(at, std::numeric_limits<float>::infinity())) - double(at);
+    if (!(step > spread / 10)) return;
+    char digits[64];  // every digit of the rounded mean: the view must subtract it exactly
+    std::snprintf(digits, sizeof digits, "%.17g", std::round(c.target_mean));
+    const std::string near_mean = digits;
+    warning("dependent column \"" + src.dependent + "\" varies by less than float32 keeps at its magnitude",
+            "Its values reach " + describe_double(largest) +
+                ", where float32 (what packed buffers hold) keeps steps of " + describe_double(step) +
+                "; their standard deviation is " + describe_double(spread) +
+                ", so packing loses most of the variation.",
+            "Pack its difference from a value near its mean, e.g. a view with " + quote_ident(src.dependent) + " - " +
+                near_mean + " AS " + quote_ident(src.dependent) + ", and add that back to the predictions.");
 }
 
 void notice_standardized_target(const Source& src, const TargetStats& t) {
@@ -745,12 +775,13 @@ PackedInfo read_packed_info(Spi& spi, const TableName& packed) {
                  "Restore the summary as hopper wrote it, or pack the data again.");
         if (!spi.is_null(0, 0)) {
             const TargetStats t{spi.number(0, 0), spi.number(0, 1)};
-            if (!std::isfinite(float(t.mean)) || !std::isfinite(float(t.stddev)) || !(float(t.stddev) > 0.0f) ||
-                info.dependent_dim != 1)
+            if (!std::isfinite(float(t.mean)) || !std::isfinite(float(t.stddev)) ||
+                !(float(t.stddev) >= std::numeric_limits<float>::min()) || info.dependent_dim != 1)
                 fail(ErrorKind::InvalidParameter,
                      "summary table " + summary.display() + " has an invalid target standardization",
                      "target_mean " + describe_double(t.mean) + " and target_stddev " + describe_double(t.stddev) +
-                         " must be finite in float32, the deviation positive, for a target of one value per row.",
+                         " must be finite in float32, the deviation a normal positive float32 (1.2e-38 or more), for"
+                         " a target of one value per row.",
                      "Restore the summary as hopper wrote it, or pack the data again.");
             info.target = t;
         }
@@ -957,6 +988,7 @@ PackedInfo pack_table(Spi& spi, const PackOptions& opt) {
         if (auto_scale || scale == ScaleKind::Standardize) layout.target = target_stats(c);
         if (layout.target) notice_standardized_target(src, *layout.target);
         else notice_unscaled_target(src, c);
+        warn_target_resolution(src, c);
     }
     if (recipe) {
         // Stored as jsonb and read back as its text: packing reads exactly what prediction will.

@@ -354,6 +354,36 @@ std::vector<std::string> initial_states(const std::vector<ModelSpec>& models) {
     return states;
 }
 
+// A regression target's scaling travels with the weights trained under it (restore_for_config): a
+// model continued on a table packed with other statistics, or trained raw before targets were
+// standardized, keeps its own. The run's configurations take it, so the model table, checkpoints and
+// run records say the scaling the states use (they said the new pack's: a sweep), and a WARNING says
+// it is not the packed table's.
+namespace {
+void adopt_states_target_scaling(std::vector<ModelSpec>& models, const std::vector<std::string>& states,
+                                 RunPlan& plan) {
+    auto describe = [](const TargetScaling& t) {
+        return t.identity()
+                   ? std::string("the target as it is")
+                   : "mean " + format_number(t.offset, 9) + ", standard deviation " + format_number(t.scale, 9);
+    };
+    for (std::size_t i = 0; i < models.size(); ++i) {
+        if (models[i].initial_state.empty()) continue;
+        const TargetScaling own = inspect_state(states[i]).config.arch.target_scaling;
+        TargetScaling& packed = models[i].config.arch.target_scaling;
+        if (own == packed) continue;
+        warning("mst_key " + std::to_string(models[i].mst_key) +
+                    " continues with the target scaling it was trained with",
+                "Its weights learnt " + describe(own) + " (from " + models[i].initial_source +
+                    "); the packed table's is " + describe(packed) + ".",
+                "Its predictions stay in the target's units. To train under the packed table's scaling, start "
+                "from fresh weights.");
+        packed = own;
+        plan.configs[i].arch.target_scaling = own;
+    }
+}
+}  // namespace
+
 RunPlan run_plan(const RunRequest& req, const RunTables& tables, const std::vector<ModelSpec>& models, bool nonatomic) {
     RunPlan plan;
     plan.req = &req;
@@ -749,7 +779,7 @@ void run_training(Spi& spi, RunRequest req, TrainingStrategy& strategy) {
         if (models[i].mst_key == models[i - 1].mst_key)
             fail(ErrorKind::InvalidParameter, "duplicate mst_key " + std::to_string(models[i].mst_key));
     check_model_sizes(models, info, vinfo);
-    const RunPlan plan = run_plan(req, tables, models, spi.nonatomic());
+    RunPlan plan = run_plan(req, tables, models, spi.nonatomic());
     strategy.prepare(spi, plan);
     // Before any state is built: a model too large for the budget is refused in milliseconds.
     const int M = int(models.size()), S = plan.num_segments;
@@ -758,6 +788,7 @@ void run_training(Spi& spi, RunRequest req, TrainingStrategy& strategy) {
                          std::to_string(S) + " segment" + (S == 1 ? "" : "s"));
     if (req.warm_start) read_warm_start(spi, tables.output, models);
     std::vector<std::string> states = initial_states(models);
+    adopt_states_target_scaling(models, states, plan);
     // The schedule continues where the models left off: a run resumed from the checkpoints of an
     // interrupted one (or warm-started from its output) trains exactly as if it had never stopped.
     uint32_t first_iteration = 0;

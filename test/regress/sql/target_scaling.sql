@@ -96,10 +96,34 @@ SELECT hopper.preprocess_validation('sal_test', 'sal_raw_val', 'salary', 'years,
 SELECT e.loss > 10 * mean_mse('sal_train', 'sal_test', 'salary') AS raw_worse_than_mean
 FROM hopper.evaluate('sal_raw_model', 'sal_raw_val') e;
 
--- A constant target has no deviation: packed raw, no error.
-CREATE TABLE flat AS SELECT g AS id, (g % 3)::float8 AS x, 42.5::float8 AS y FROM generate_series(1, 40) g;
+-- A constant target has no deviation: it is centred only (scale 1). Raw, a constant 1e9 diverged
+-- in its first iteration (a sweep).
+CREATE TABLE flat AS SELECT g AS id, (g % 3)::float8 AS x, 1e9::float8 AS y FROM generate_series(1, 40) g;
 SELECT hopper.preprocess('flat', 'flat_packed', 'y', 'x', num_segments => 1);
-SELECT target_mean IS NULL AS constant_raw FROM flat_packed_summary;
+SELECT target_mean, target_stddev FROM flat_packed_summary;
+CALL hopper.fit('flat_packed', 'flat_model', '{"layers": [{"units": 4, "activation": "relu"}, {"units": 1}]}', NULL, NULL, 3);
+SELECT training_loss_final < 1 AS learnt_the_constant, status FROM flat_model_info;
+-- A scale float32 cannot hold as a normal number is refused (training flushes subnormals: 0).
+CALL hopper.fit('flat_packed', 'flat_bad', '{"layers": [{"units": 1}], "target_scaling": {"offset": 0, "scale": 1e-45}}',
+                NULL, NULL, 1);
+
+-- A target varying by less than float32's steps at its magnitude (9 around 1,234,567,909, where
+-- float32 keeps steps of 128) is warned of with the view that keeps it (it packed as one value and
+-- trained to a loss of 0, a sweep).
+CREATE TABLE offset_target AS
+SELECT g AS id, (g % 7)::float8 AS x, (1234567890 + 3 * (g % 7))::float8 AS y FROM generate_series(1, 60) g;
+SET client_min_messages = warning;
+SELECT hopper.preprocess('offset_target', 'offset_packed', 'y', 'x', num_segments => 1);
+
+-- A warm start keeps the scaling its weights were trained under: a model trained raw continued on
+-- a table packed with the defaults stays raw, its model table says so, and a WARNING tells (the
+-- model table said the new pack's while the model used its own, a sweep).
+CALL hopper.fit('sal_raw', 'sal_continued', '{"layers": [{"units": 8, "activation": "relu"}, {"units": 1}]}', NULL, NULL, 1);
+CALL hopper.fit('sal_packed', 'sal_continued', '{"layers": [{"units": 8, "activation": "relu"}, {"units": 1}]}', NULL, NULL, 1,
+                warm_start => true);
+SELECT model_config -> 'architecture' -> 'target_scaling' IS NULL AS still_raw,
+       hopper.model_state_info(model_state)::text NOT LIKE '%target_scaling%' AS state_raw
+FROM sal_continued;
 
 -- A sigmoid output cannot reach a standardized target: it trains on the raw target, as before.
 CREATE TABLE unit AS SELECT g AS id, (g % 3)::float8 AS x, (g % 3) / 2.0 * 0.8 + 0.1 AS y FROM generate_series(1, 60) g;
