@@ -32,8 +32,16 @@ struct EvalTotals {
 // Adds one batch to the totals: its summed loss and the metrics of its outputs p (output_dim x n,
 // post-activation) against targets y. Training adds each minibatch this way, from the forward pass
 // it makes anyway, before the update (the running training metrics Keras reports).
+// `units_exponent`: of a standardized target's scale (target_units_exponent), so that sums in the
+// target's own units round to a grid as fine relative to them as to a target of spread 1.
 void add_batch_totals(const ConstMatrixMap& p, const ConstMatrixMap& y, double loss, const CompileParams& compile,
-                      EvalTotals& totals);
+                      EvalTotals& totals, int units_exponent = 0);
+
+// The binary exponent of a standardized target's scale (0 for none): a regression loss and mean
+// squared error are rounded to a grid of 2^(2e - 20), a mean absolute error to 2^(e - 20). A fixed
+// 2^-20 reported a target of 1e-6's losses and metrics as 0 (their sums were far below the grid, a
+// sweep); the grid stays a power of two, so sums stay exact and merge order free.
+int target_units_exponent(const Architecture& arch);
 
 // Adds the totals of evaluating `params` on inputs x (input_dim x n) with targets y.
 void evaluate_batch(const Network& net, const float* params, const ConstMatrixMap& x, const ConstMatrixMap& y,

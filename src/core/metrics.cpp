@@ -17,9 +17,20 @@ namespace {
 // are exact in a double (while they stay below 2^33), so the total does not depend on the order in
 // which parallel workers' partial sums are merged: evaluation repeats bit for bit. The rounding
 // costs at most 2^-21 per batch, far below what a loss or metric is read to.
-double on_sum_grid(double x) {
+double on_sum_grid(double x, int exponent = 0) {
     if (!std::isfinite(x)) return x;
-    return std::ldexp(std::nearbyint(std::ldexp(x, 20)), -20);
+    return std::ldexp(std::nearbyint(std::ldexp(x, 20 - exponent)), exponent - 20);
+}
+
+// How a sum scales with the target's units: squared errors (and the regression loss) as their
+// square, absolute errors as them, the others not at all.
+int units_power(Metric m) {
+    switch (m) {
+        case Metric::MeanSquaredError:
+        case Metric::Loss: return 2;
+        case Metric::MeanAbsoluteError: return 1;
+        default: return 0;
+    }
 }
 
 }  // namespace
@@ -173,20 +184,27 @@ const MetricSpec* metric(Metric kind) {
 
 }  // namespace vocab
 
+int target_units_exponent(const Architecture& arch) {
+    if (arch.target_scaling.identity()) return 0;
+    return std::ilogb(arch.target_scaling.scale);
+}
+
 void add_batch_totals(const ConstMatrixMap& p, const ConstMatrixMap& y, double loss, const CompileParams& compile,
-                      EvalTotals& totals) {
+                      EvalTotals& totals, int units_exponent) {
     const std::size_t nm = compile.metrics.size();
     if (totals.metric_sums.empty() && totals.count == 0.0) totals.metric_sums.assign(nm, 0.0);
     if (totals.metric_sums.size() != nm) fail(ErrorKind::Internal, "evaluation totals do not match the metric list");
     const Eigen::Index n = p.cols();
     if (n == 0) return;
     if (y.cols() != n || y.rows() != p.rows()) fail(ErrorKind::Internal, "target shape does not match the outputs");
-    totals.loss_sum += on_sum_grid(loss);
+    // The loss of a scaled (regression) target is a squared error.
+    totals.loss_sum += on_sum_grid(loss, 2 * units_exponent);
     totals.count += double(n);
     for (std::size_t m = 0; m < nm; ++m) {
         const vocab::MetricSpec* spec = vocab::metric(compile.metrics[m]);
         if (!spec) fail(ErrorKind::Internal, "unknown metric");
-        totals.metric_sums[m] += on_sum_grid(spec->sum(p, y, loss, compile));
+        totals.metric_sums[m] +=
+            on_sum_grid(spec->sum(p, y, loss, compile), units_power(compile.metrics[m]) * units_exponent);
     }
 }
 
@@ -200,7 +218,8 @@ void evaluate_batch(const Network& net, const float* params, const ConstMatrixMa
         fail(ErrorKind::Internal, "target shape does not match the network");
     net.predict(params, x, scratch);
     const ConstMatrixMap p(scratch.data(), scratch.rows(), scratch.cols());
-    add_batch_totals(p, y, compile.loss_weight * loss_sum(compile.loss, scratch, y), compile, totals);
+    add_batch_totals(p, y, compile.loss_weight * loss_sum(compile.loss, scratch, y), compile, totals,
+                     target_units_exponent(net.arch()));
 }
 
 }  // namespace hopper

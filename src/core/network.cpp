@@ -364,7 +364,8 @@ double GradientWorkspace::loss_and_gradient(const float* params, const ConstMatr
     const ConstMatrixMap own(scaled ? own_units_.data() : p.data(), p.rows(), n);
     const double loss_total = weight * spec.sum(own, y);
     // The outputs become dL/dZ below: their metrics are taken now.
-    if (totals && compile && std::isfinite(loss_total)) add_batch_totals(own, y, loss_total, *compile, *totals);
+    if (totals && compile && std::isfinite(loss_total))
+        add_batch_totals(own, y, loss_total, *compile, *totals, target_units_exponent(net_.arch()));
 
     // Output dL/dZ (of the mean loss over the batch), in place in the output buffer.
     const Layer& last = layers.back();

@@ -206,3 +206,26 @@ TEST(Metrics, NonFiniteOutputsAreNeverHits) {
     EvalTotals u = one.eval(z, y1, compile(Loss::MeanSquaredError, {Metric::Accuracy}));
     EXPECT_DOUBLE_EQ(u.metric(0), 0.5);
 }
+
+TEST(Metrics, AStandardizedTargetsSumsKeepTheirPrecisionInItsOwnUnits) {
+    // A target of about 1e-6 standardized with scale 2e-7: its squared errors (~1e-16) are far
+    // below the fixed 2^-20 grid, and a loss and metrics of 0 were reported (a sweep). The grid
+    // follows the scale: 2^(2e - 20) for squared errors, 2^(e - 20) for absolute ones.
+    Architecture a = Identity::arch(1, Activation::Linear);
+    a.target_scaling = TargetScaling{1e-6f, 2e-7f};
+    const Network net(a);
+    EXPECT_EQ(target_units_exponent(a), std::ilogb(2e-7f));
+    // Weight 0.05 and the scaling: the output is 0.05 * 1 * 2e-7 + 1e-6 = 1.01e-6 for an input of 1.
+    const std::vector<float> params = {0.05f};
+    const std::vector<float> x = {1.0f, 1.0f}, y = {1e-6f, 1.02e-6f};
+    EvalTotals t;
+    MatrixF scratch;
+    evaluate_batch(net, params.data(), ConstMatrixMap(x.data(), 1, 2), ConstMatrixMap(y.data(), 1, 2),
+                   compile(Loss::MeanSquaredError, {Metric::MeanSquaredError, Metric::MeanAbsoluteError}), t, scratch);
+    EXPECT_NEAR(t.loss(), 1e-16, 1e-19);
+    EXPECT_NEAR(t.metric(0), 1e-16, 1e-19);
+    EXPECT_NEAR(t.metric(1), 1e-8, 1e-11);
+    // Without a scaling (a target packed raw) the grid is 2^-20, as it always was.
+    const Identity raw(1);
+    EXPECT_EQ(raw.eval({1.01e-6f}, {1e-6f}, compile(Loss::MeanSquaredError, {Metric::MeanSquaredError})).loss(), 0.0);
+}
