@@ -269,8 +269,8 @@ class Recipe;  // recipe.h
 // from packed_width the embeddings stay unbound (the caller refuses the width). `target`: the packed
 // table's standardization of its regression target (null: none recorded); it becomes the
 // architecture's target_scaling when the output layer is linear (a sigmoid or relu output cannot
-// reach a standardized target: those keep the target raw, as before), replacing one the
-// architecture gave. Checks the result as parse_architecture does.
+// reach a standardized target: those keep the target raw, as before) and the architecture states
+// none. Checks the result as parse_architecture does.
 Architecture resolve_inputs(Architecture arch, int packed_width, const Recipe* recipe,
                             const TargetScaling* target = nullptr);
 

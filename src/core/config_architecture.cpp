@@ -498,8 +498,10 @@ namespace {
 
 Architecture resolve_inputs(Architecture arch, int packed_width, const Recipe* recipe, const TargetScaling* target) {
     using namespace cfg;
-    // The packed table's standardization of its target, for an output that can reach it.
-    if (target && !arch.layers.empty() && arch.layers.back().activation == Activation::Linear)
+    // The packed table's standardization of its target, for an output that can reach it, unless the
+    // architecture states one (it was replaced without a word, a sweep).
+    if (target && !arch.layers.empty() && arch.layers.back().activation == Activation::Linear &&
+        arch.target_scaling.identity())
         arch.target_scaling = *target;
     if (arch.input_dim == 0 && !arch.image_input()) arch.input_dim = packed_width;
     // An embedding is bound to its column only against the packed row it reads: with another width

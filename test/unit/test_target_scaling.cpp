@@ -85,6 +85,10 @@ TEST(TargetScaling, ResolveInputsTakesThePackedTablesForLinearOutputsOnly) {
     // A sigmoid output cannot reach a standardized target: it keeps the target raw, as before.
     Architecture s = parse_architecture(R"({"layers": [{"units": 1, "activation": "sigmoid"}]})");
     EXPECT_TRUE(resolve_inputs(s, 3, nullptr, &t).target_scaling.identity());
+    // An architecture that states one keeps it (it was replaced by the packed table's, a sweep).
+    Architecture stated = a;
+    stated.target_scaling = TargetScaling{100.0f, 3.0f};
+    EXPECT_EQ(resolve_inputs(stated, 3, nullptr, &t).target_scaling, stated.target_scaling);
 }
 
 TEST(TargetScaling, OutputsAreInOwnUnitsAndGradientsThoseOfTheStandardizedTarget) {

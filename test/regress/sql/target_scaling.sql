@@ -115,6 +115,11 @@ SELECT g AS id, (g % 7)::float8 AS x, (1234567890 + 3 * (g % 7))::float8 AS y FR
 SET client_min_messages = warning;
 SELECT hopper.preprocess('offset_target', 'offset_packed', 'y', 'x', num_segments => 1);
 
+-- An architecture that states its scaling keeps it on a standardized pack (it was replaced).
+CALL hopper.fit('sal_packed', 'sal_stated', '{"layers": [{"units": 8, "activation": "relu"}, {"units": 1}],
+                "target_scaling": {"offset": 100000, "scale": 30000}}', NULL, NULL, 1);
+SELECT model_config -> 'architecture' -> 'target_scaling' AS stated FROM sal_stated;
+
 -- A warm start keeps the scaling its weights were trained under: a model trained raw continued on
 -- a table packed with the defaults stays raw, its model table says so, and a WARNING tells (the
 -- model table said the new pack's while the model used its own, a sweep).
