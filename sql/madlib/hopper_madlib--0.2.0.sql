@@ -1132,26 +1132,27 @@ BEGIN
     read_table := madlib.__hopper_null_class_source(
                       madlib.__hopper_flat_source(source_table, independent_varname, dependent_varname),
                       dependent_varname, '<NULL>');
-    -- A one-hot array packs as numbers, as the training table's did (__hopper_one_hot_done), with its
-    -- classes once packed.
-    training_summary := madlib.__hopper_quote_name(training_preprocessor_table, '_summary')::regclass;
-    IF madlib.__hopper_one_hot_type(source_table, dependent_varname) IS NOT NULL
+    -- A one-hot array packs as its numbers under the training table's classifier layout (hopper's
+    -- preprocess_validation takes a numeric array as wide as the classes so), with its classes once
+    -- packed. The training summary is only read (its columns' types checked first); a missing one is
+    -- left to hopper's message.
+    training_summary := to_regclass(madlib.__hopper_quote_name(training_preprocessor_table, '_summary'));
+    IF madlib.__hopper_one_hot_type(source_table, dependent_varname) IS NOT NULL AND training_summary IS NOT NULL
        AND EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = training_summary AND attname = 'response_type'
                      AND atttypid = 'text'::regtype AND NOT attisdropped) THEN
+        PERFORM madlib.__hopper_require_builtin_columns(training_summary,
+                    ARRAY['response_type', 'class_values', 'dependent_dim'], 'summary table');
         EXECUTE format('SELECT response_type = ''classification'' AND class_values = ARRAY(SELECT i::text
                                FROM generate_series(0, dependent_dim - 1) i) FROM %s', training_summary) INTO one_hot;
     END IF;
     one_hot := COALESCE(one_hot, false);
     IF one_hot THEN
         read_table := madlib.__hopper_one_hot_source(read_table, source_table, dependent_varname);
-        EXECUTE format('UPDATE %s SET response_type = ''regression'', class_values = NULL', training_summary);
     END IF;
     PERFORM hopper.preprocess_validation(read_table, output_table, dependent_varname, independent_varname,
                                          training_preprocessor_table, buffer_size => buffer_size,
                                          buffer_fill => 'full');
     IF one_hot THEN
-        EXECUTE format('UPDATE %s SET response_type = ''classification'', class_values = ARRAY(SELECT i::text
-                               FROM generate_series(0, dependent_dim - 1) i)', training_summary);
         PERFORM madlib.__hopper_one_hot_done(output_table, source_table, dependent_varname, NULL);
     END IF;
     PERFORM madlib.__hopper_null_class_done(output_table, source_table, dependent_varname, read_table);
@@ -2648,7 +2649,7 @@ END;
 -- text about the function, as MADlib's do; here what hopper_madlib does, its signature and what it
 -- maps onto (docs/madlib.md says the rest).
 CREATE FUNCTION madlib.__hopper_help(fn text, message text) RETURNS varchar
-LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     what text;
     usage text;
@@ -2743,211 +2744,211 @@ BEGIN
 END $$;
 
 CREATE FUNCTION madlib.training_preprocessor_dl(message varchar) RETURNS varchar
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql STABLE
 BEGIN ATOMIC
     SELECT madlib.__hopper_help('training_preprocessor_dl', message);
 END;
 
 CREATE FUNCTION madlib.training_preprocessor_dl() RETURNS varchar
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql STABLE
 BEGIN ATOMIC
     SELECT madlib.__hopper_help('training_preprocessor_dl', '');
 END;
 
 CREATE FUNCTION madlib.validation_preprocessor_dl(message varchar) RETURNS varchar
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql STABLE
 BEGIN ATOMIC
     SELECT madlib.__hopper_help('validation_preprocessor_dl', message);
 END;
 
 CREATE FUNCTION madlib.validation_preprocessor_dl() RETURNS varchar
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql STABLE
 BEGIN ATOMIC
     SELECT madlib.__hopper_help('validation_preprocessor_dl', '');
 END;
 
 CREATE FUNCTION madlib.load_keras_model(message varchar) RETURNS varchar
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql STABLE
 BEGIN ATOMIC
     SELECT madlib.__hopper_help('load_keras_model', message);
 END;
 
 CREATE FUNCTION madlib.load_keras_model() RETURNS varchar
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql STABLE
 BEGIN ATOMIC
     SELECT madlib.__hopper_help('load_keras_model', '');
 END;
 
 CREATE FUNCTION madlib.delete_keras_model(message varchar) RETURNS varchar
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql STABLE
 BEGIN ATOMIC
     SELECT madlib.__hopper_help('delete_keras_model', message);
 END;
 
 CREATE FUNCTION madlib.delete_keras_model() RETURNS varchar
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql STABLE
 BEGIN ATOMIC
     SELECT madlib.__hopper_help('delete_keras_model', '');
 END;
 
 CREATE FUNCTION madlib.load_model_selection_table(message varchar) RETURNS varchar
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql STABLE
 BEGIN ATOMIC
     SELECT madlib.__hopper_help('load_model_selection_table', message);
 END;
 
 CREATE FUNCTION madlib.load_model_selection_table() RETURNS varchar
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql STABLE
 BEGIN ATOMIC
     SELECT madlib.__hopper_help('load_model_selection_table', '');
 END;
 
 CREATE FUNCTION madlib.generate_model_configs(message varchar) RETURNS varchar
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql STABLE
 BEGIN ATOMIC
     SELECT madlib.__hopper_help('generate_model_configs', message);
 END;
 
 CREATE FUNCTION madlib.generate_model_configs() RETURNS varchar
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql STABLE
 BEGIN ATOMIC
     SELECT madlib.__hopper_help('generate_model_configs', '');
 END;
 
 CREATE FUNCTION madlib.madlib_keras_fit(message varchar) RETURNS varchar
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql STABLE
 BEGIN ATOMIC
     SELECT madlib.__hopper_help('madlib_keras_fit', message);
 END;
 
 CREATE FUNCTION madlib.madlib_keras_fit() RETURNS varchar
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql STABLE
 BEGIN ATOMIC
     SELECT madlib.__hopper_help('madlib_keras_fit', '');
 END;
 
 CREATE FUNCTION madlib.madlib_keras_fit_multiple_model(message varchar) RETURNS varchar
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql STABLE
 BEGIN ATOMIC
     SELECT madlib.__hopper_help('madlib_keras_fit_multiple_model', message);
 END;
 
 CREATE FUNCTION madlib.madlib_keras_fit_multiple_model() RETURNS varchar
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql STABLE
 BEGIN ATOMIC
     SELECT madlib.__hopper_help('madlib_keras_fit_multiple_model', '');
 END;
 
 CREATE FUNCTION madlib.madlib_keras_automl(message varchar) RETURNS varchar
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql STABLE
 BEGIN ATOMIC
     SELECT madlib.__hopper_help('madlib_keras_automl', message);
 END;
 
 CREATE FUNCTION madlib.madlib_keras_automl() RETURNS varchar
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql STABLE
 BEGIN ATOMIC
     SELECT madlib.__hopper_help('madlib_keras_automl', '');
 END;
 
 CREATE FUNCTION madlib.madlib_keras_evaluate(message varchar) RETURNS varchar
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql STABLE
 BEGIN ATOMIC
     SELECT madlib.__hopper_help('madlib_keras_evaluate', message);
 END;
 
 CREATE FUNCTION madlib.madlib_keras_evaluate() RETURNS varchar
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql STABLE
 BEGIN ATOMIC
     SELECT madlib.__hopper_help('madlib_keras_evaluate', '');
 END;
 
 CREATE FUNCTION madlib.madlib_keras_predict(message varchar) RETURNS varchar
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql STABLE
 BEGIN ATOMIC
     SELECT madlib.__hopper_help('madlib_keras_predict', message);
 END;
 
 CREATE FUNCTION madlib.madlib_keras_predict() RETURNS varchar
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql STABLE
 BEGIN ATOMIC
     SELECT madlib.__hopper_help('madlib_keras_predict', '');
 END;
 
 CREATE FUNCTION madlib.madlib_keras_predict_byom(message varchar) RETURNS varchar
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql STABLE
 BEGIN ATOMIC
     SELECT madlib.__hopper_help('madlib_keras_predict_byom', message);
 END;
 
 CREATE FUNCTION madlib.madlib_keras_predict_byom() RETURNS varchar
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql STABLE
 BEGIN ATOMIC
     SELECT madlib.__hopper_help('madlib_keras_predict_byom', '');
 END;
 
 CREATE FUNCTION madlib.load_custom_function(message varchar) RETURNS varchar
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql STABLE
 BEGIN ATOMIC
     SELECT madlib.__hopper_help('load_custom_function', message);
 END;
 
 CREATE FUNCTION madlib.load_custom_function() RETURNS varchar
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql STABLE
 BEGIN ATOMIC
     SELECT madlib.__hopper_help('load_custom_function', '');
 END;
 
 CREATE FUNCTION madlib.load_top_k_accuracy_function(message varchar) RETURNS varchar
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql STABLE
 BEGIN ATOMIC
     SELECT madlib.__hopper_help('load_top_k_accuracy_function', message);
 END;
 
 CREATE FUNCTION madlib.load_top_k_accuracy_function() RETURNS varchar
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql STABLE
 BEGIN ATOMIC
     SELECT madlib.__hopper_help('load_top_k_accuracy_function', '');
 END;
 
 CREATE FUNCTION madlib.delete_custom_function(message varchar) RETURNS varchar
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql STABLE
 BEGIN ATOMIC
     SELECT madlib.__hopper_help('delete_custom_function', message);
 END;
 
 CREATE FUNCTION madlib.delete_custom_function() RETURNS varchar
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql STABLE
 BEGIN ATOMIC
     SELECT madlib.__hopper_help('delete_custom_function', '');
 END;
 
 CREATE FUNCTION madlib.train_test_split(message varchar) RETURNS varchar
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql STABLE
 BEGIN ATOMIC
     SELECT madlib.__hopper_help('train_test_split', message);
 END;
 
 CREATE FUNCTION madlib.train_test_split() RETURNS varchar
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql STABLE
 BEGIN ATOMIC
     SELECT madlib.__hopper_help('train_test_split', '');
 END;
 
 CREATE FUNCTION madlib.hyperband_schedule(message varchar) RETURNS varchar
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql STABLE
 BEGIN ATOMIC
     SELECT madlib.__hopper_help('hyperband_schedule', message);
 END;
 
 CREATE FUNCTION madlib.hyperband_schedule() RETURNS varchar
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql STABLE
 BEGIN ATOMIC
     SELECT madlib.__hopper_help('hyperband_schedule', '');
 END;
 
 CREATE FUNCTION madlib.gpu_configuration() RETURNS varchar
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql STABLE
 BEGIN ATOMIC
     SELECT madlib.__hopper_help('gpu_configuration', '');
 END;

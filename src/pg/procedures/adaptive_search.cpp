@@ -135,9 +135,9 @@ std::vector<SelectionEntry> draw_configurations(Spi& spi, SearchSettings& s, Aut
 void refuse_interrupted_search_table(Spi& spi, const TableName& mst) {
     if (!table_exists(mst)) return;
     spi.execute(
-        "SELECT run_id FROM hopper.run_records WHERE method = 'fit_automl' AND state <> 'COMPLETED'"
-        " AND model_selection_table = $1 AND hopper.may_modify(owner) AND NOT hopper.run_is_live(run_id)"
-        " ORDER BY run_id DESC LIMIT 1",
+        "SELECT run_id FROM hopper.run_records WHERE method OPERATOR(pg_catalog.=) 'fit_automl'"
+        " AND state OPERATOR(pg_catalog.<>) 'COMPLETED' AND model_selection_table OPERATOR(pg_catalog.=) $1"
+        " AND hopper.may_modify(owner) AND NOT hopper.run_is_live(run_id) ORDER BY run_id DESC LIMIT 1",
         {SqlParam::text(mst.display())});
     if (spi.rows() == 0) return;
     const std::string run = std::to_string(spi.integer(0, 0));

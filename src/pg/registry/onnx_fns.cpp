@@ -64,7 +64,9 @@ DataFacts read_facts(Spi& spi, int64_t checkpoint_id) {
 }
 
 // The table a packed table was packed from, as its summary names it ("" when the packed table, its
-// summary (with a text column source_table) or the caller's right to read it is gone).
+// summary (with a text column source_table) or the caller's right to read it is gone). Only a plain
+// table of the caller's own roles is read: exporting another role's registered model must not run
+// that role's row-level policy or anything else on its table as the caller.
 std::string packed_from(Spi& spi, const std::string& packed) {
     spi.execute(
         "SELECT pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) '.' OPERATOR(pg_catalog.||)"
@@ -76,7 +78,8 @@ std::string packed_from(Spi& spi, const std::string& packed) {
         "  AND a.attname OPERATOR(pg_catalog.=) 'source_table' AND NOT a.attisdropped"
         "  AND a.atttypid OPERATOR(pg_catalog.=) 'pg_catalog.text'::pg_catalog.regtype"
         " WHERE p.oid OPERATOR(pg_catalog.=) pg_catalog.to_regclass($1)"
-        " AND pg_catalog.has_table_privilege(s.oid, 'SELECT')",
+        " AND s.relkind OPERATOR(pg_catalog.=) 'r' AND NOT s.relrowsecurity"
+        " AND pg_catalog.pg_has_role(s.relowner, 'USAGE') AND pg_catalog.has_table_privilege(s.oid, 'SELECT')",
         {SqlParam::text_copy(packed)});
     if (spi.rows() != 1) return "";
     const std::string summary = spi.text(0, 0);

@@ -922,12 +922,20 @@ PackedInfo pack_table(Spi& spi, const PackOptions& opt) {
         if (buffer_size <= 0) buffer_size = t.buffer_size;
         if (num_segments <= 0) num_segments = t.num_segments;
         check_layout(PackingLayout{buffer_size, num_segments});
-        Counts c = count_and_check(spi, src, layout.response, "validation source table");
+        // A dependent column one-hot encoded already (a numeric array as wide as the classes, as
+        // MADlib's preprocessors take one) packs as its numbers under a classifier's layout: the
+        // MADlib facade rewrote the user's training summary to regression for the length of the call
+        // to get that (a review: it needed UPDATE on a table the call only reads).
+        const bool one_hot_given =
+            layout.response == Response::Classification && is_numeric_array_type(src.dependent_type);
+        Counts c = count_and_check(spi, src, one_hot_given ? Response::Regression : layout.response,
+                                   "validation source table");
         // As for training data: fewer rows than the training table's segments go on as many segments
         // (a validation table of one row); a number of segments asked for is kept.
         if (opt.num_segments == 0 && c.rows > 0 && c.rows < num_segments) num_segments = int(c.rows);
         layout.x_dim = src.recipe_json.empty() ? c.x_dim : t.independent_dim;
-        layout.y_dim = layout.response == Response::Classification ? int(layout.class_values.size()) : c.y_dim;
+        layout.y_dim =
+            layout.response == Response::Classification && !one_hot_given ? int(layout.class_values.size()) : c.y_dim;
         if (layout.x_dim != t.independent_dim)
             fail(ErrorKind::Data, "validation data has " + std::to_string(layout.x_dim) +
                                       " features but the training data has " + std::to_string(t.independent_dim));
@@ -937,7 +945,9 @@ PackedInfo pack_table(Spi& spi, const PackOptions& opt) {
                                       std::to_string(t.dependent_dim));
         if (c.skipped > 0) notice("skipped " + std::to_string(c.skipped) + " rows whose dependent value is NULL");
         return [&] {
-            PackResult packed = pack_rows(spi, src, layout, out, c.rows, buffer_size, num_segments, opt.seed, "",
+            Layout as_numbers = layout;
+            if (one_hot_given) as_numbers.response = Response::Regression;
+            PackResult packed = pack_rows(spi, src, as_numbers, out, c.rows, buffer_size, num_segments, opt.seed, "",
                                           opt.buffer_fill, opt.training_layout != nullptr);
             write_summary(spi, summary, out.display(), opt, src, layout, packed, buffer_size, num_segments,
                           training_display, c.skipped);
