@@ -132,7 +132,8 @@ const std::vector<LossSpec>& losses() {
          squared_error_sum,
          squared_error_gradient,
          Activation::Linear,
-         nullptr},
+         nullptr,
+         2},
     };
     return specs;
 }

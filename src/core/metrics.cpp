@@ -22,17 +22,6 @@ double on_sum_grid(double x, int exponent = 0) {
     return std::ldexp(std::nearbyint(std::ldexp(x, 20 - exponent)), exponent - 20);
 }
 
-// How a sum scales with the target's units: squared errors (and the regression loss) as their
-// square, absolute errors as them, the others not at all.
-int units_power(Metric m) {
-    switch (m) {
-        case Metric::MeanSquaredError:
-        case Metric::Loss: return 2;
-        case Metric::MeanAbsoluteError: return 1;
-        default: return 0;
-    }
-}
-
 }  // namespace
 
 void EvalTotals::merge(const EvalTotals& other) {
@@ -154,14 +143,16 @@ const std::vector<MetricSpec>& metrics() {
          {"mean_squared_error", "mse"},
          "mean_squared_error (mse)",
          nullptr,
-         squared_error_metric},
+         squared_error_metric,
+         2},
         {Metric::MeanAbsoluteError,
          "mean_absolute_error",
          {"mean_absolute_error", "mae"},
          "mean_absolute_error (mae)",
          nullptr,
-         absolute_error_sum},
-        {Metric::Loss, "loss", {"loss"}, "loss", nullptr, loss_sum},
+         absolute_error_sum,
+         1},
+        {Metric::Loss, "loss", {"loss"}, "loss", nullptr, loss_sum, 0, true},
     };
     return specs;
 }
@@ -197,14 +188,15 @@ void add_batch_totals(const ConstMatrixMap& p, const ConstMatrixMap& y, double l
     const Eigen::Index n = p.cols();
     if (n == 0) return;
     if (y.cols() != n || y.rows() != p.rows()) fail(ErrorKind::Internal, "target shape does not match the outputs");
-    // The loss of a scaled (regression) target is a squared error.
-    totals.loss_sum += on_sum_grid(loss, 2 * units_exponent);
+    const vocab::LossSpec* loss_spec = vocab::loss(compile.loss);
+    const int loss_power = loss_spec ? loss_spec->units_power : 0;
+    totals.loss_sum += on_sum_grid(loss, loss_power * units_exponent);
     totals.count += double(n);
     for (std::size_t m = 0; m < nm; ++m) {
         const vocab::MetricSpec* spec = vocab::metric(compile.metrics[m]);
         if (!spec) fail(ErrorKind::Internal, "unknown metric");
-        totals.metric_sums[m] +=
-            on_sum_grid(spec->sum(p, y, loss, compile), units_power(compile.metrics[m]) * units_exponent);
+        totals.metric_sums[m] += on_sum_grid(spec->sum(p, y, loss, compile),
+                                             (spec->in_loss_units ? loss_power : spec->units_power) * units_exponent);
     }
 }
 

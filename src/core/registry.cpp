@@ -30,16 +30,20 @@ std::string printable(std::string_view s) {
     std::string out;
     std::size_t shown = 0;  // whole characters only
     while (shown < s.size() && shown + character_bytes(s, shown) <= 64) shown += character_bytes(s, shown);
-    for (char c : s.substr(0, shown)) {
-        unsigned char u = static_cast<unsigned char>(c);
-        if (u < 0x20 || u == 0x7f) {
+    // Control characters and a byte that starts no UTF-8 character (a stray one, or a database of
+    // another encoding) are written \xNN, so the message is valid UTF-8 whatever the name.
+    for (std::size_t i = 0; i < shown;) {
+        const std::size_t n = character_bytes(s, i);
+        const unsigned char u = static_cast<unsigned char>(s[i]);
+        if (n == 1 && (u < 0x20 || u == 0x7f || u >= 0x80)) {
             static const char* hex = "0123456789abcdef";
             out += "\\x";
             out += hex[u >> 4];
             out += hex[u & 15];
         } else {
-            out += c;
+            out.append(s.substr(i, n));
         }
+        i += n;
     }
     if (shown < s.size()) out += "...";
     return out;

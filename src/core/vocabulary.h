@@ -112,6 +112,9 @@ struct LossSpec {
     // fused_gradient. Linear: none.
     Activation fused_with;
     void (*fused_gradient)(MatrixMap& p, const ConstMatrixMap& y, float inv_n);
+    // How its sums scale with a standardized target's units (metrics.h, target_units_exponent): 2 for
+    // a squared error, 1 for an absolute one, 0 for a loss no regression target reaches.
+    int units_power = 0;
 };
 // Optimizers of Keras that hopper knows but does not implement (lowercase), refused with 0A000.
 const std::vector<RefusedName>& refused_optimizers();
@@ -130,6 +133,9 @@ struct MetricSpec {
     // Sum over the batch's samples of the metric of outputs p against targets y; `loss` is the
     // batch's summed loss. A sample whose outputs are not all finite scores no hit.
     double (*sum)(const ConstMatrixMap& p, const ConstMatrixMap& y, double loss, const CompileParams& c);
+    // As LossSpec's; in_loss_units: the compiled loss's (the loss metric).
+    int units_power = 0;
+    bool in_loss_units = false;
 };
 const std::vector<MetricSpec>& metrics();
 const std::vector<RefusedName>& refused_metrics();

@@ -41,6 +41,9 @@ TEST(RegistryNames, RefusesWithAMessageThatSaysWhy) {
               "model name \"churn\u200b\" contains the character \"\u200b\" at position 6");
     EXPECT_EQ(message_of([] { check_registry_name("caf\u00e9s\u00e9", "model name"); }),
               "model name \"caf\u00e9s\u00e9\" contains the character \"\u00e9\" at position 4");
+    // A byte that starts no UTF-8 character is written \xNN.
+    EXPECT_EQ(message_of([] { check_registry_name("ab\xe9", "model name"); }),
+              "model name \"ab\\xe9\" contains the character \"\\xe9\" at position 3");
     const std::string long_name = std::string(63, 'a') + "\u00e9b";
     EXPECT_EQ(message_of([&] { check_registry_name(long_name, "model name"); }),
               "model name \"" + std::string(63, 'a') + "...\" contains the character \"\u00e9\" at position 64");

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hopper/error.h"
+#include "hopper/recipe.h"
 #include "hopper/registry.h"
 #include "pg/common/datum.h"
 #include "pg/engine/engine.h"
@@ -57,15 +58,15 @@ VersionInputs version_inputs(const std::string& data_text) {
         return it != d.end() && it->is_string() ? it->get<std::string>() : std::string();
     };
     auto recipe = d.find("feature_recipe");
-    if (recipe != d.end() && recipe->is_object() && recipe->contains("columns") && (*recipe)["columns"].is_array()) {
-        for (const json& c : (*recipe)["columns"]) {
-            if (!v.inputs.empty()) v.inputs += ", ";
-            v.inputs += (c.contains("name") && c["name"].is_string() ? c["name"].get<std::string>() : "?") + " (" +
-                        (c.contains("kind") && c["kind"].is_string() ? c["kind"].get<std::string>() : "?") + ")";
-        }
-        v.inputs = "columns " + v.inputs;
-        if (recipe->contains("width") && (*recipe)["width"].is_number_integer())
-            v.inputs += ", " + std::to_string((*recipe)["width"].get<long long>()) + " features";
+    if (recipe != d.end() && recipe->is_object()) {
+        // Read as the core reads a recipe; one it refuses (a checkpoint made by hand) says nothing.
+        try {
+            const Recipe r = Recipe::from_json(recipe->dump());
+            for (int c = 0; c < r.num_columns(); ++c)
+                v.inputs += (c == 0 ? "columns " : ", ") + r.column_names()[std::size_t(c)] + " (" +
+                            to_string(r.column_kind(c)) + ")";
+            v.inputs += ", " + std::to_string(r.width()) + " features";
+        } catch (const Error&) { v.inputs.clear(); }
     } else if (!text("independent_varname").empty()) {
         v.inputs = "independent_varname " + text("independent_varname");
     }
