@@ -62,6 +62,9 @@ p.add_argument("--only", default="", help="comma-separated case ids (for trying 
 p.add_argument("--report-only", action="store_true", help="re-render the report from DIR's saved results")
 args = p.parse_args()
 E, R = args.epochs, args.runs
+# Paired runs: how many of each side, and their iterations (the first of each is told apart).
+PAIRS = int(os.environ.get("BENCH_PAIRS", "2" if args.quick else "8"))
+PAIR_ITERATIONS = 6
 CORE = os.path.join(args.build, "hopper_core_alone")
 GEMM = os.path.join(args.build, "hopper_gemm_bench")
 RESULTS = os.path.join(args.work, "results.jsonl")
@@ -89,9 +92,9 @@ def run_timed(cmd, env=None):
     return json.loads(out.stdout.strip().splitlines()[-1]), rss
 
 
-def core_case(opts, threads):
+def core_case(opts, threads, epochs=None):
     def run():
-        cmd = [CORE, "--data", DATA, "--epochs", str(E), "--threads", str(threads)]
+        cmd = [CORE, "--data", DATA, "--epochs", str(epochs or E), "--threads", str(threads)]
         for o in opts:
             cmd += ["--compile", compile_params(o)]
         d, rss = run_timed(cmd)
@@ -291,6 +294,23 @@ def categorize(path):
 # Measuring.
 
 
+def shared_memory_pages():
+    """The page size of the cluster's shared memory (its buffers and hopper's buffer cache): PostgreSQL
+    maps it with huge pages when the kernel has them reserved (huge_pages = try; BENCH_HUGE_PAGES=1),
+    else with 4 kB pages, which every process that reads a buffer maps one by one (bench/README.md)."""
+    try:
+        with open(os.path.join(os.environ["HOPPER_CLUSTER"], "data", "postmaster.pid")) as f:
+            pid = f.readline().strip()
+        with open(f"/proc/{pid}/maps") as f:
+            huge = any("anon_hugepage" in line for line in f)
+    except (OSError, KeyError):
+        return "?"
+    if not huge:
+        return "4 kB pages"
+    asked = os.environ.get("BENCH_HUGE_PAGES") == "1"
+    return "2 MB pages (huge pages" + (", reserved by `BENCH_HUGE_PAGES=1`)" if asked else ", reserved on the machine)")
+
+
 def measure():
     """Runs everything; returns the state the report is made from (also saved to DIR/state.json)."""
 
@@ -313,6 +333,7 @@ def measure():
     except (OSError, AttributeError):
         meta["eigen"] = "?"
     meta["blas"] = os.path.realpath("/usr/lib/x86_64-linux-gnu/libblas.so.3")
+    meta["shared_memory_pages"] = shared_memory_pages()
 
     log(f"GEMM limit ({GEMM})")
     reps, min_time = (1, 0.1) if args.quick else (3, 0.5)
@@ -348,6 +369,36 @@ def measure():
         for seg in (1, 2):
             log(f"fit_multiple, {seg} segment(s), debug_hops")
             hops[seg] = hopper_once(hopper_sql("fit_multiple", seg, iterations=min(E, 3), debug_hops=True), hops=True)
+
+    # Paired runs (issue 29, items 2 and 3): short runs of the two sides of a ratio, alternated PAIRS
+    # times (which side goes first alternates too), each iteration kept. A shared VM slows some
+    # seconds of a run by 20-50% and speeds none up, in spells longer than one of the cases above:
+    # a spell fell on one side of a ratio in one of three runs and moved it by 10-25%, where short
+    # alternated runs pooled read within 1.5% of each other twice (2026-11-29).
+    paired = {}
+    if not args.only or "pairs" in args.only.split(","):
+        for opt, name in ((SGD, "SGD+momentum"), (ADAM, "Adam")):
+            hopper_once(hopper_sql("fit", 1, opt, iterations=1))  # the server's cache holds the table
+            def core_epochs():
+                return core_case([opt], 1, PAIR_ITERATIONS)()["epoch_cpu_seconds"]
+
+            def fit_iterations():
+                d = hopper_once(hopper_sql("fit", 1, opt, iterations=PAIR_ITERATIONS))
+                return [i["training_cpu"] for i in sorted(d["iterations"], key=lambda i: i["iteration"])]
+
+            for p in range(PAIRS):
+                log(f"paired run {p + 1}/{PAIRS}: core alone and fit, {name}")
+                sides = {"core": core_epochs, "fit": fit_iterations}
+                for side in (("core", "fit") if p % 2 == 0 else ("fit", "core")):
+                    paired.setdefault(f"{side}|{name}", []).append(sides[side]())
+        for p in range(PAIRS):
+            log(f"paired run {p + 1}/{PAIRS}: fit_multiple on 1 and 2 segments")
+            runs = {}
+            for seg in ((1, 2) if p % 2 == 0 else (2, 1)):
+                d = hopper_once(hopper_sql("fit_multiple", seg, iterations=PAIR_ITERATIONS, validation=False))
+                runs[seg] = [i["training"] + i["hops"] for i in sorted(d["iterations"], key=lambda i: i["iteration"])]
+            for seg in (1, 2):
+                paired.setdefault(f"fm|{seg}", []).append(runs[seg])
 
     # Evaluation's share of an iteration: each call with metrics every iteration against the same call
     # with nothing to evaluate, R times interleaved (EVAL_CASES), on 1 and 2 segments.
@@ -412,7 +463,7 @@ def measure():
         profiles = {k: [v[0], v[1]] for k, v in profiles.items()}
     state = {"meta": meta, "gemm": gemm, "hops": {str(k): v for k, v in hops.items()}, "profiles": profiles,
              "evaluation": evaluation, "tiny": tiny, "tiny_group": tiny_group,
-             "scaling": scaling}
+             "scaling": scaling, "paired": paired}
     with open(STATE, "w") as f:
         json.dump(state, f)
     return state, results
@@ -493,6 +544,8 @@ w(f"- **Load average (1/5/15 min):** {' / '.join(f'{x:.2f}' for x in meta['load_
   + (" -- **a busy machine: wall-clock figures are inflated; the CPU s/epoch column is the better estimate of a"
      " quiet machine's time**" if busy else ""))
 w(f"- **Commit:** {meta['commit'] or '?'}; {mode}")
+w(f"- **PostgreSQL:** shared_buffers 1 GB, hopper.shared_buffer_cache_mb at its default; shared memory in"
+  f" {meta.get('shared_memory_pages', '?')}")
 w(f"- **Software:** {meta['postgres']}; {meta['gcc']}, -O3 -march=native; Eigen {meta['eigen']};"
   f" {', '.join(f'{k} {v}' for k, v in sorted(versions.items()) if k != 'sklearn_dtype')};"
   f" BLAS {meta['blas']}")
@@ -801,11 +854,14 @@ first_steady = {}
 if fit_rows and E >= 2:
     w("## First and steady iterations (fit, 1 segment)")
     w("")
-    w("Per iteration of `CALL hopper.fit` (with its validation table, every setting at its default), medians over"
-      " runs: the training part (what the core alone does; the validation pass it overlaps is counted with the"
+    w("Per iteration of `CALL hopper.fit` (with its validation table, every setting at its default): the median"
+      " of the runs' first iterations, and the median of all the runs' other iterations pooled (a shared VM"
+      " slows some iterations by 20-50% and none down; a run's mean took such spells in whole, and the median"
+      " of three such means read +11% to +20% over the core where 36-40 interleaved iterations each read"
+      " -0.6% to +0.7%, 2026-11-29): the training part (what the core alone does; the validation pass it overlaps is counted with the"
       " evaluation; the 2026-11-29 runs and earlier counted it as training) and the whole iteration (with the validation metrics"
-      " and the commit), wall and CPU seconds of the backend; the core alone's first epoch and the mean of the"
-      " others. *Warm*: the server's buffer cache holds the table (as after preprocess or an earlier call; a new"
+      " and the commit), wall and CPU seconds of the backend; the core alone's epochs alike (it generates"
+      " oneDNN's kernels before its first, as the server does before it forks its backends). *Warm*: the server's buffer cache holds the table (as after preprocess or an earlier call; a new"
       " session); *cold*: emptied first (`hopper.shared_buffer_cache_reset()`, as after a restart), so the first"
       " iteration fetches every buffer from TOAST (a read-ahead worker helps when a core is idle; its CPU is not"
       " in the backend's).")
@@ -815,9 +871,13 @@ if fit_rows and E >= 2:
     w("|---|---|---|---|---|---|---|---|---|")
 
     def its(run, key):
-        """(first, mean of the others) of one run's iterations."""
+        """(first, the others) of one run's iterations."""
         xs = [i[key] for i in sorted(run, key=lambda i: i["iteration"])]
-        return xs[0], statistics.mean(xs[1:])
+        return xs[0], xs[1:]
+
+    def first_steady_of(pairs):
+        """The median of the runs' first iterations and of all their others, pooled."""
+        return med([a for a, _ in pairs]), med([x for _, xs in pairs for x in xs])
 
     for r in fit_rows:
         c = next((x for x in rows if x["id"].startswith("core-") and x["opt"] == r["opt"]), None)
@@ -826,8 +886,8 @@ if fit_rows and E >= 2:
             core_w = [its([{"iteration": k, "s": v} for k, v in enumerate(x["epoch_seconds"])], "s") for x in c["runs"]]
             core_c = [its([{"iteration": k, "s": v} for k, v in enumerate(x["epoch_cpu_seconds"])], "s")
                       for x in c["runs"] if "epoch_cpu_seconds" in x]
-            core_first = (med([a for a, _ in core_w]), med([a for a, _ in core_c]))
-            core_steady = (med([b for _, b in core_w]), med([b for _, b in core_c]))
+            (first_w, steady_w), (first_c, steady_c) = first_steady_of(core_w), first_steady_of(core_c)
+            core_first, core_steady = (first_w, first_c), (steady_w, steady_c)
             w(f"| {c['system']} | {c['opt']} | {core_first[0]:.3f} / {core_first[1]:.3f} |"
               f" {core_steady[0]:.3f} / {core_steady[1]:.3f} | {core_first[1] / core_steady[1]:.3f} | | | |"
               f" {c['load']:.1f} |")
@@ -839,10 +899,10 @@ if fit_rows and E >= 2:
             tc = [its(x, "training_cpu") for x in runs]
             iw = [its(x, "wall") for x in runs]
             ic = [its(x, "cpu") for x in runs]
-            f_tw, s_tw = med([a for a, _ in tw]), med([b for _, b in tw])
-            f_tc, s_tc = med([a for a, _ in tc]), med([b for _, b in tc])
-            f_iw, s_iw = med([a for a, _ in iw]), med([b for _, b in iw])
-            f_ic, s_ic = med([a for a, _ in ic]), med([b for _, b in ic])
+            f_tw, s_tw = first_steady_of(tw)
+            f_tc, s_tc = first_steady_of(tc)
+            f_iw, s_iw = first_steady_of(iw)
+            f_ic, s_ic = first_steady_of(ic)
             vs_core = f"{s_tc / core_steady[1]:.3f}" if core_steady else ""
             first_steady[(r["opt"], label)] = {"first": f_tc, "steady": s_tc, "first_wall": f_tw, "steady_wall": s_tw,
                                                "core": core_steady}
@@ -853,9 +913,67 @@ if fit_rows and E >= 2:
       " whole iteration adds the validation metrics (10,000 rows), the checkpoint and the commit.")
     w("")
 
-if first_steady:
-    w("## Targets (issue 29, item 2)")
+# Paired runs: pooled medians of the alternated short runs (measure()).
+paired = state.get("paired") or {}
+
+
+def pooled(runs, first=False):
+    """The median and quartiles of the runs' first iterations (first) or of all their others."""
+    xs = [r[0] for r in runs] if first else [x for r in runs for x in r[1:]]
+    q = statistics.quantiles(xs, n=4) if len(xs) >= 2 else [xs[0]] * 3
+    return med(xs), q[0], q[2], len(xs)
+
+
+if paired:
+    pairs = len(next(iter(paired.values())))
+    w("## Paired runs (issue 29, items 2 and 3)")
     w("")
+    w(f"The two sides of each ratio in short runs of {PAIR_ITERATIONS} iterations (epochs), alternated {pairs}"
+      " times, the side that goes first alternating too; every iteration but each run's first pooled. A shared"
+      " VM slows some seconds of a run by 20-50% and speeds none up, in spells longer than a run: one that falls"
+      " on one side of a ratio in one of three runs moves it by 10-25%, and alternating short runs spreads the"
+      " spells over both sides. The core alone and fit: CPU seconds of training (the core's epochs; fit's"
+      " timing line, the overlapped validation pass left out); fit_multiple (4 configurations, no validation"
+      " table): the wall seconds of each iteration's training and hops.")
+    w("")
+    w("| what | side | first iteration: median | other iterations: median (quartiles) | iterations | ratio of medians |")
+    w("|---|---|---|---|---|---|")
+    for opt in ("SGD+momentum", "Adam"):
+        c, f = paired.get(f"core|{opt}"), paired.get(f"fit|{opt}")
+        if not (c and f):
+            continue
+        cm, cq1, cq3, cn = pooled(c)
+        fm, fq1, fq3, fn = pooled(f)
+        w(f"| {opt}, CPU s | core alone | {pooled(c, True)[0]:.3f} | {cm:.3f} ({cq1:.3f}-{cq3:.3f}) | {cn} | |")
+        w(f"| {opt}, CPU s | fit, warm | {pooled(f, True)[0]:.3f} | {fm:.3f} ({fq1:.3f}-{fq3:.3f}) | {fn} |"
+          f" {fm / cm:.3f} of the core |")
+    f1, f2 = paired.get("fm|1"), paired.get("fm|2")
+    if f1 and f2:
+        m1, a1, b1, n1 = pooled(f1)
+        m2, a2, b2, n2 = pooled(f2)
+        w(f"| fit_multiple, wall s | 1 segment | {pooled(f1, True)[0]:.3f} | {m1:.3f} ({a1:.3f}-{b1:.3f}) | {n1} | |")
+        w(f"| fit_multiple, wall s | 2 segments | {pooled(f2, True)[0]:.3f} | {m2:.3f} ({a2:.3f}-{b2:.3f}) | {n2} |"
+          f" {m1 / m2:.2f}x faster |")
+    w("")
+
+if paired or first_steady:
+    w("## Targets (issue 29, items 2 and 3)")
+    w("")
+    for opt in ("SGD+momentum", "Adam"):
+        c, f = paired.get(f"core|{opt}"), paired.get(f"fit|{opt}")
+        if not (c and f):
+            continue
+        over = pooled(f)[0] / pooled(c)[0] - 1
+        first = pooled(f, True)[0] / pooled(f)[0] - 1
+        w(f"- paired runs, {opt}: steady iterations within 5% of the core alone: {pooled(f)[0]:.3f} vs"
+          f" {pooled(c)[0]:.3f} CPU s, {100 * over:+.1f}% -- {verdict(over <= 0.05)}; the first iteration (warm"
+          f" cache) within 10% of a steady one: {pooled(f, True)[0]:.3f} vs {pooled(f)[0]:.3f}, {100 * first:+.1f}%"
+          f" -- {verdict(first <= 0.10)}")
+    f1, f2 = paired.get("fm|1"), paired.get("fm|2")
+    if f1 and f2:
+        ratio = pooled(f1)[0] / pooled(f2)[0]
+        w(f"- paired runs: fit_multiple on 2 segments >= 1.8x faster than on 1: {pooled(f1)[0]:.3f} / {pooled(f2)[0]:.3f}"
+          f" s per iteration = {ratio:.2f}x -- {verdict(ratio >= 1.8)}")
     for opt in ("SGD+momentum", "Adam"):
         warm, cold = first_steady.get((opt, "warm")), first_steady.get((opt, "cold"))
         if not warm:
@@ -863,11 +981,11 @@ if first_steady:
         if warm["core"]:
             over = warm["steady"] / warm["core"][1] - 1
             over_wall = warm["steady_wall"] / warm["core"][0] - 1
-            w(f"- steady iterations within 5% of the core alone ({opt}): training {warm['steady']:.3f} vs"
+            w(f"- the {E}-epoch runs above, {opt}: steady iterations within 5% of the core alone: training {warm['steady']:.3f} vs"
               f" {warm['core'][1]:.3f} CPU s, {100 * over:+.1f}% -- {verdict(over <= 0.05)} (wall"
               f" {warm['steady_wall']:.3f} vs {warm['core'][0]:.3f} s, {100 * over_wall:+.1f}%)")
         over = warm["first"] / warm["steady"] - 1
-        w(f"- the first iteration within 10% of a steady one ({opt}), warm cache: {warm['first']:.3f} vs"
+        w(f"- the {E}-epoch runs above, {opt}: the first iteration within 10% of a steady one, warm cache: {warm['first']:.3f} vs"
           f" {warm['steady']:.3f} CPU s, {100 * over:+.1f}% -- {verdict(over <= 0.10)}"
           + (f"; cold cache: {cold['first']:.3f} vs {cold['steady']:.3f}, {100 * (cold['first'] / cold['steady'] - 1):+.1f}%"
              f" -- {verdict(cold['first'] / cold['steady'] - 1 <= 0.10)}" if cold else ""))

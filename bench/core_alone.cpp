@@ -32,6 +32,7 @@
 
 #include "hopper/config.h"
 #include "hopper/error.h"
+#include "hopper/matrix_products.h"
 #include "hopper/metrics.h"
 #include "hopper/packing.h"
 #include "hopper/trainer.h"
@@ -171,6 +172,9 @@ int main(int argc, char** argv) {
         }
         const int M = int(models.size());
         threads = std::min(threads, M);
+        // As the server does before it forks its backends (module.cpp): oneDNN generates its kernels
+        // once, so no epoch counts that (~47 ms of this VM's first epoch did: perf, 2026-11-29).
+        hopper::warm_up_matrix_products();
 
         // One pass over every buffer, as train_segment's window makes it with hopper.shuffle_window_mb's
         // default (256 MB holds the 188 MB of Fashion-MNIST): reshuffled rows when fit_params' shuffle

@@ -23,6 +23,19 @@ echo "== starting a private cluster in $WORK/cluster"
 [ -d "$WORK/cluster" ] && PG_BIN=$PG_BIN test/cluster.sh stop "$WORK/cluster"
 eval "$(PG_BIN=$PG_BIN HOPPER_TEST_PORT=$PORT HOPPER_TEST_SHARED_BUFFERS=1GB test/cluster.sh start "$WORK/cluster")"
 export PGHOST PGPORT PGUSER HOPPER_CLUSTER
+# BENCH_HUGE_PAGES=1: reserve the huge pages the cluster's shared memory asks for (as root) and restart
+# it, so that PostgreSQL maps its buffers and hopper's buffer cache with 2 MB pages (huge_pages = try).
+# With 4 kB pages each process that reads the cached buffers maps them page by page: ~17 ms of a
+# backend's first iteration on Fashion-MNIST, and of each fresh worker's in every iteration of
+# fit_multiple on two segments (perf, 2026-11-29). The report says which pages the run had.
+if [ "${BENCH_HUGE_PAGES:-0}" = 1 ]; then
+  pages=$(psql -X -At -d postgres -c "SHOW shared_memory_size_in_huge_pages")
+  PG_BIN=$PG_BIN test/cluster.sh stop "$WORK/cluster"
+  if [ "$(cat /proc/sys/vm/nr_hugepages)" -lt "$pages" ]; then
+    $([ "$(id -u)" = 0 ] || echo sudo) sysctl -q -w vm.nr_hugepages="$pages"
+  fi
+  eval "$(PG_BIN=$PG_BIN HOPPER_TEST_PORT=$PORT HOPPER_TEST_SHARED_BUFFERS=1GB test/cluster.sh start "$WORK/cluster")"
+fi
 if [ "${BENCH_KEEP:-0}" != 1 ]; then
   trap 'PG_BIN=$PG_BIN "$ROOT/test/cluster.sh" stop "$WORK/cluster"' EXIT
 fi
