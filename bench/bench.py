@@ -65,6 +65,7 @@ E, R = args.epochs, args.runs
 # Paired runs: how many of each side, and their iterations (the first of each is told apart).
 PAIRS = int(os.environ.get("BENCH_PAIRS", "2" if args.quick else "8"))
 PAIR_ITERATIONS = 6
+PAIR_CALL_EPOCHS = 5  # issue 29, item 1: "5 epochs of Fashion-MNIST"
 CORE = os.path.join(args.build, "hopper_core_alone")
 GEMM = os.path.join(args.build, "hopper_gemm_bench")
 RESULTS = os.path.join(args.work, "results.jsonl")
@@ -105,10 +106,10 @@ def core_case(opts, threads, epochs=None):
     return run
 
 
-def python_case(system, opt, threads):
+def python_case(system, opt, threads, epochs=None):
     def run():
         env = anchor_env(threads)
-        d, rss = run_timed([PY, os.path.join(HERE, "python_mlp.py"), system, "--optimizer", opt, "--epochs", str(E),
+        d, rss = run_timed([PY, os.path.join(HERE, "python_mlp.py"), system, "--optimizer", opt, "--epochs", str(epochs or E),
                             "--threads", str(threads), "--data", DATA], env=env)
         return {"epoch_seconds": d["epoch_seconds"], "cpu_seconds_per_epoch": statistics.mean(d["epoch_cpu_seconds"]),
                 "test_accuracy": d["test_accuracy"], "peak_rss_mb": rss, "versions": d["versions"]}
@@ -377,8 +378,19 @@ def measure():
     # alternated runs pooled read within 1.5% of each other twice (2026-11-29).
     paired = {}
     if not args.only or "pairs" in args.only.split(","):
-        for opt, name in ((SGD, "SGD+momentum"), (ADAM, "Adam")):
+        for opt, torch_opt, name in ((SGD, "sgd", "SGD+momentum"), (ADAM, "adam", "Adam")):
             hopper_once(hopper_sql("fit", 1, opt, iterations=1))  # the server's cache holds the table
+            # Item 1: the whole call with its defaults against PyTorch's loop with the same metrics, s/epoch
+            # of each run (the call's wall time over its iterations; PyTorch's mean epoch).
+            for p in range(PAIRS):
+                log(f"paired run {p + 1}/{PAIRS}: fit and PyTorch, {name}, {PAIR_CALL_EPOCHS} epochs")
+                for side in (("fit", "torch") if p % 2 == 0 else ("torch", "fit")):
+                    if side == "fit":
+                        d = hopper_once(hopper_sql("fit", 1, opt, iterations=PAIR_CALL_EPOCHS))
+                        seconds = d["call_seconds"] / d["num_iterations"]
+                    else:
+                        seconds = statistics.mean(python_case("torch", torch_opt, 1, PAIR_CALL_EPOCHS)()["epoch_seconds"])
+                    paired.setdefault(f"call-{side}|{name}", []).append(seconds)
             def core_epochs():
                 return core_case([opt], 1, PAIR_ITERATIONS)()["epoch_cpu_seconds"]
 
@@ -926,9 +938,10 @@ def pooled(runs, first=False):
 
 if paired:
     pairs = len(next(iter(paired.values())))
-    w("## Paired runs (issue 29, items 2 and 3)")
+    w("## Paired runs (issue 29, items 1, 2 and 3)")
     w("")
-    w(f"The two sides of each ratio in short runs of {PAIR_ITERATIONS} iterations (epochs), alternated {pairs}"
+    w(f"The two sides of each ratio in short runs of {PAIR_ITERATIONS} iterations (epochs; {PAIR_CALL_EPOCHS} for the"
+      f" call against PyTorch, whose rows are each run's s/epoch), alternated {pairs}"
       " times, the side that goes first alternating too; every iteration but each run's first pooled. A shared"
       " VM slows some seconds of a run by 20-50% and speeds none up, in spells longer than a run: one that falls"
       " on one side of a ratio in one of three runs moves it by 10-25%, and alternating short runs spreads the"
@@ -947,6 +960,14 @@ if paired:
         w(f"| {opt}, CPU s | core alone | {pooled(c, True)[0]:.3f} | {cm:.3f} ({cq1:.3f}-{cq3:.3f}) | {cn} | |")
         w(f"| {opt}, CPU s | fit, warm | {pooled(f, True)[0]:.3f} | {fm:.3f} ({fq1:.3f}-{fq3:.3f}) | {fn} |"
           f" {fm / cm:.3f} of the core |")
+    for opt in ("SGD+momentum", "Adam"):
+        f, t = paired.get(f"call-fit|{opt}"), paired.get(f"call-torch|{opt}")
+        if not (f and t):
+            continue
+        fq, tq = statistics.quantiles(f, n=4), statistics.quantiles(t, n=4)
+        w(f"| {opt}, s/epoch of {PAIR_CALL_EPOCHS} | PyTorch CPU, same loop and metrics | | {med(t):.3f} ({tq[0]:.3f}-{tq[2]:.3f}) | {len(t)} runs | |")
+        w(f"| {opt}, s/epoch of {PAIR_CALL_EPOCHS} | `CALL hopper.fit`, its defaults | | {med(f):.3f} ({fq[0]:.3f}-{fq[2]:.3f}) | {len(f)} runs |"
+          f" {med(t) / med(f):.2f}x faster |")
     f1, f2 = paired.get("fm|1"), paired.get("fm|2")
     if f1 and f2:
         m1, a1, b1, n1 = pooled(f1)
@@ -957,8 +978,13 @@ if paired:
     w("")
 
 if paired or first_steady:
-    w("## Targets (issue 29, items 2 and 3)")
+    w("## Targets (issue 29, items 1, 2 and 3)")
     w("")
+    for opt in ("SGD+momentum", "Adam"):
+        f, t = paired.get(f"call-fit|{opt}"), paired.get(f"call-torch|{opt}")
+        if f and t:
+            w(f"- paired runs, {opt}: `CALL hopper.fit` with its defaults ({PAIR_CALL_EPOCHS} epochs) >= 1.3x PyTorch:"
+              f" {med(f):.3f} vs {med(t):.3f} s/epoch = {med(t) / med(f):.2f}x -- {verdict(med(t) / med(f) >= 1.3)}")
     for opt in ("SGD+momentum", "Adam"):
         c, f = paired.get(f"core|{opt}"), paired.get(f"fit|{opt}")
         if not (c and f):
