@@ -951,30 +951,32 @@ if paired:
     w("")
     w("| what | side | first iteration: median | other iterations: median (quartiles) | iterations | ratio of medians |")
     w("|---|---|---|---|---|---|")
+    def paired_row(what, side, first, stats, count, ratio=""):
+        m, q1, q3, _ = stats
+        w(f"| {what} | {side} | {first} | {m:.3f} ({q1:.3f}-{q3:.3f}) | {count} | {ratio} |")
+
+    def per_run(xs):
+        """Median and quartiles of one figure per run (the item-1 rows)."""
+        return pooled([[None, x] for x in xs])
+
     for opt in ("SGD+momentum", "Adam"):
         c, f = paired.get(f"core|{opt}"), paired.get(f"fit|{opt}")
-        if not (c and f):
-            continue
-        cm, cq1, cq3, cn = pooled(c)
-        fm, fq1, fq3, fn = pooled(f)
-        w(f"| {opt}, CPU s | core alone | {pooled(c, True)[0]:.3f} | {cm:.3f} ({cq1:.3f}-{cq3:.3f}) | {cn} | |")
-        w(f"| {opt}, CPU s | fit, warm | {pooled(f, True)[0]:.3f} | {fm:.3f} ({fq1:.3f}-{fq3:.3f}) | {fn} |"
-          f" {fm / cm:.3f} of the core |")
+        if c and f:
+            paired_row(f"{opt}, CPU s", "core alone", f"{pooled(c, True)[0]:.3f}", pooled(c), pooled(c)[3])
+            paired_row(f"{opt}, CPU s", "fit, warm", f"{pooled(f, True)[0]:.3f}", pooled(f), pooled(f)[3],
+                       f"{pooled(f)[0] / pooled(c)[0]:.3f} of the core")
     for opt in ("SGD+momentum", "Adam"):
         f, t = paired.get(f"call-fit|{opt}"), paired.get(f"call-torch|{opt}")
-        if not (f and t):
-            continue
-        fq, tq = statistics.quantiles(f, n=4), statistics.quantiles(t, n=4)
-        w(f"| {opt}, s/epoch of {PAIR_CALL_EPOCHS} | PyTorch CPU, same loop and metrics | | {med(t):.3f} ({tq[0]:.3f}-{tq[2]:.3f}) | {len(t)} runs | |")
-        w(f"| {opt}, s/epoch of {PAIR_CALL_EPOCHS} | `CALL hopper.fit`, its defaults | | {med(f):.3f} ({fq[0]:.3f}-{fq[2]:.3f}) | {len(f)} runs |"
-          f" {med(t) / med(f):.2f}x faster |")
+        if f and t:
+            what = f"{opt}, s/epoch of {PAIR_CALL_EPOCHS}"
+            paired_row(what, "PyTorch CPU, same loop and metrics", "", per_run(t), f"{len(t)} runs")
+            paired_row(what, "`CALL hopper.fit`, its defaults", "", per_run(f), f"{len(f)} runs",
+                       f"{med(t) / med(f):.2f}x faster")
     f1, f2 = paired.get("fm|1"), paired.get("fm|2")
     if f1 and f2:
-        m1, a1, b1, n1 = pooled(f1)
-        m2, a2, b2, n2 = pooled(f2)
-        w(f"| fit_multiple, wall s | 1 segment | {pooled(f1, True)[0]:.3f} | {m1:.3f} ({a1:.3f}-{b1:.3f}) | {n1} | |")
-        w(f"| fit_multiple, wall s | 2 segments | {pooled(f2, True)[0]:.3f} | {m2:.3f} ({a2:.3f}-{b2:.3f}) | {n2} |"
-          f" {m1 / m2:.2f}x faster |")
+        paired_row("fit_multiple, wall s", "1 segment", f"{pooled(f1, True)[0]:.3f}", pooled(f1), pooled(f1)[3])
+        paired_row("fit_multiple, wall s", "2 segments", f"{pooled(f2, True)[0]:.3f}", pooled(f2), pooled(f2)[3],
+                   f"{pooled(f1)[0] / pooled(f2)[0]:.2f}x faster")
     w("")
 
 if paired or first_steady:
