@@ -2129,9 +2129,17 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value', HINT = 'Leave out mst_key: it picks one of the models of fit_multiple_model.';
     END IF;
     IF mst_key IS NULL AND info IS NOT NULL THEN
-        PERFORM madlib.__hopper_require_builtin_columns(madlib.__hopper_quote_name(model_table, '_summary')::regclass,
-                                                        ARRAY['method'], 'model summary table');
-        EXECUTE format('SELECT method FROM %s', madlib.__hopper_quote_name(model_table, '_summary')::regclass) INTO method;
+        -- hopper's summaries say which call made the table (hopper.fit writes an _info table too);
+        -- MADlib's own have no method column, and only its fit_multiple_model and automl write _info.
+        IF EXISTS (SELECT 1 FROM pg_attribute a
+                   WHERE a.attrelid = madlib.__hopper_quote_name(model_table, '_summary')::regclass
+                     AND a.attname = 'method' AND NOT a.attisdropped) THEN
+            PERFORM madlib.__hopper_require_builtin_columns(madlib.__hopper_quote_name(model_table, '_summary')::regclass,
+                                                            ARRAY['method'], 'model summary table');
+            EXECUTE format('SELECT method FROM %s', madlib.__hopper_quote_name(model_table, '_summary')::regclass) INTO method;
+        ELSE
+            method := 'fit_multiple';
+        END IF;
         IF method IN ('fit_multiple', 'fit_automl') THEN
             RAISE EXCEPTION 'mst_key is needed for %, a table of several models', model_table
                 USING ERRCODE = 'invalid_parameter_value',

@@ -522,6 +522,14 @@ SELECT DISTINCT metrics_type, loss_type FROM iris_multi_model_info;
 SELECT madlib.madlib_keras_evaluate('iris_multi_model', 'iris_test_packed', 'iris_multi_validate_all');
 \set VERBOSITY default
 SELECT to_regclass('iris_multi_validate_all') IS NULL AS nothing_written;
+-- The same tables as MADlib writes them: its summaries have no method column (it was 42703).
+CREATE TABLE madlib_made_multi AS SELECT * FROM iris_multi_model;
+CREATE TABLE madlib_made_multi_summary AS SELECT * FROM iris_multi_model_summary;
+ALTER TABLE madlib_made_multi_summary DROP COLUMN method;
+CREATE TABLE madlib_made_multi_info AS SELECT * FROM iris_multi_model_info;
+\set VERBOSITY terse
+SELECT madlib.madlib_keras_evaluate('madlib_made_multi', 'iris_test_packed', 'madlib_made_validate_all');
+\set VERBOSITY default
 SELECT madlib.madlib_keras_predict('iris_multi_model', 'iris_test', 'id', 'attributes', 'iris_multi_predict',
                                    'response', FALSE, 1);
 SELECT count(*) AS predicted FROM iris_multi_predict;
