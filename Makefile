@@ -47,6 +47,13 @@ ifeq ($(HOPPER_GEMM),onednn)
 PG_CPPFLAGS += -DHOPPER_WITH_ONEDNN
 SHLIB_LINK  += -ldnnl -lgomp
 endif
+# Model states' CRC-32 through ISA-L where libisal-dev is installed (src/core/state_format.cpp: 8.6x
+# zlib's speed); `make HOPPER_CRC=zlib` builds without it.
+HOPPER_CRC ?= $(if $(wildcard /usr/include/isa-l/crc.h),isal,zlib)
+ifeq ($(HOPPER_CRC),isal)
+PG_CPPFLAGS += -DHOPPER_WITH_ISAL
+SHLIB_LINK  += -lisal
+endif
 
 EXTRA_CLEAN = $(DATA_built)
 

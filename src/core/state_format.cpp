@@ -6,6 +6,10 @@
 
 #include <zlib.h>
 
+#ifdef HOPPER_WITH_ISAL
+#include <isa-l/crc.h>
+#endif
+
 #include "hopper/error.h"
 
 namespace hopper {
@@ -128,6 +132,13 @@ Parsed parse(std::string_view bytes) {
 }  // namespace
 
 uint32_t crc32_of(std::string_view bytes) {
+#ifdef HOPPER_WITH_ISAL
+    // ISA-L's gzip CRC-32 is zlib's (same reflected polynomial, same inversions), with carry-less
+    // multiplications: 24.6 GB/s against zlib 1.2.13's 2.85 on this VM (8 MB, AVX-512). A model state
+    // is checked at every load and written at every store, hop after hop: fit_multiple of 4
+    // configurations on 2 segments spent ~16 ms an iteration in zlib's crc32 (perf, 2026-11-30).
+    return crc32_gzip_refl(0, reinterpret_cast<const unsigned char*>(bytes.data()), uint64_t(bytes.size()));
+#else
     uLong crc = crc32(0L, Z_NULL, 0);
     // zlib takes uInt lengths: feed large states in pieces.
     const char* p = bytes.data();
@@ -139,6 +150,7 @@ uint32_t crc32_of(std::string_view bytes) {
         left -= chunk;
     }
     return uint32_t(crc);
+#endif
 }
 
 std::string with_iterations(std::string_view bytes, uint32_t iterations) {

@@ -3,11 +3,13 @@
 // itself is reached).
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include "hopper/error.h"
 #include "hopper/metrics.h"
@@ -77,6 +79,27 @@ void expect_data_error(const std::string& bytes, const std::string& fragment) {
 }
 
 }  // namespace
+
+// Stored states (checkpoints, models, dumps) carry zlib's CRC-32: a build that computes it with ISA-L
+// must give the same number for every length and alignment, or it would refuse every earlier state.
+TEST(StateFormat, ChecksumIsZlibsCrc32) {
+    EXPECT_EQ(crc32_of(""), 0u);
+    EXPECT_EQ(crc32_of("123456789"), 0xCBF43926u);  // the CRC-32 check value
+    std::string bytes(3 * 1024 * 1024 + 77, '\0');
+    uint32_t x = 2463534242u;
+    for (char& c : bytes) {
+        x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+        c = char(x);
+    }
+    for (std::size_t offset : {0, 1, 3, 17, 64}) {
+        for (std::size_t length : {1, 15, 16, 63, 64, 65, 255, 4096, 100001, 3 * 1024 * 1024}) {
+            const std::string_view piece = std::string_view(bytes).substr(offset, length);
+            const uLong expected =
+                crc32(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(piece.data()), uInt(piece.size()));
+            EXPECT_EQ(crc32_of(piece), uint32_t(expected)) << "offset " << offset << ", length " << length;
+        }
+    }
+}
 
 TEST(StateFormat, RoundTripKeepsEveryByteOfTheTrainingState) {
     Trainer t(small_config());
