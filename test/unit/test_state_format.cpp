@@ -8,8 +8,9 @@
 #include <string>
 #include <vector>
 
-#include <gtest/gtest.h>
 #include <zlib.h>
+
+#include <gtest/gtest.h>
 
 #include "hopper/error.h"
 #include "hopper/metrics.h"
