@@ -16,7 +16,9 @@
 --    it looks, so the two serialize; a checkpoint with versions can be neither deleted (trigger) nor
 --    have its payload removed (row-level security on the chunks);
 --  * rows record their owner; row-level security lets everyone read and only the owner (or a member
---    of the owner role) change them. Every function is SECURITY INVOKER.
+--    of the owner role) change or row-lock them. Every function is SECURITY INVOKER but one trigger
+--    function no role may call or attach, which locks a new model version's checkpoint (another
+--    role's, too) as hopper's owner (model_versions_lock_checkpoint).
 -- Trigger functions run with search_path pg_catalog, pg_temp and schema-qualify every table.
 
 #include "objects/may_modify.sql"
@@ -221,6 +223,7 @@ COMMENT ON TABLE hopper.model_aliases IS
 
 -- ---- triggers that keep the invariants ------------------------------------------------------------
 #include "objects/model_versions_before_insert.sql"
+#include "objects/model_versions_lock_checkpoint.sql"
 #include "objects/model_versions_before_update.sql"
 #include "objects/models_before_update.sql"
 #include "objects/checkpoints_before_update.sql"

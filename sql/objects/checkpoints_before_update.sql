@@ -11,7 +11,8 @@ BEGIN
         RAISE EXCEPTION 'checkpoint % is deleted', OLD.uuid USING ERRCODE = 'object_not_in_prerequisite_state',
             DETAIL = 'A deleted checkpoint has no payload and stays deleted.';
     END IF;
-    -- Anyone may register a checkpoint (which rewrites its row unchanged); changes are the owner's.
+    -- Changes are the owner's. Registering rewrites another role's row unchanged (as hopper's owner:
+    -- model_versions_lock_checkpoint); the policy leaves others no UPDATE but a role with BYPASSRLS.
     IF NOT hopper.may_modify(OLD.owner) AND pg_catalog.to_jsonb(NEW) IS DISTINCT FROM pg_catalog.to_jsonb(OLD) THEN
         RAISE EXCEPTION 'permission denied for checkpoint %', OLD.uuid USING ERRCODE = 'insufficient_privilege',
             DETAIL = format('It belongs to role %s.', OLD.owner);

@@ -3,10 +3,10 @@ LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     assigned integer;
     m record;
-    c record;
 BEGIN
     -- Restoring a dump (a superuser with hopper.restoring on): the row is taken as it was dumped --
-    -- its number, and its model's counter, were dumped with them.
+    -- its number, and its model's counter, were dumped with them. (Its checkpoint, restored before
+    -- it and COMPLETED as every registered one is, is still checked by model_versions_lock_checkpoint.)
     IF current_setting('hopper.restoring', true) = 'on'
        AND (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = CURRENT_USER) THEN
         RETURN NEW;
@@ -38,23 +38,11 @@ BEGIN
     NEW.version := assigned;
     NEW.creation_time := now();
     NEW.last_updated_time := now();
-    -- Rewrites the checkpoint's row (unchanged) under its row lock: a concurrent deletion, which
-    -- locks the row before it looks for versions, either waits and then sees this one (READ
-    -- COMMITTED) or fails to serialize (REPEATABLE READ); a deletion committed first is seen here.
-    UPDATE hopper.checkpoints SET state = state
-    WHERE checkpoint_id = NEW.checkpoint_id AND state = 'COMPLETED';
-    IF NOT FOUND THEN
-        SELECT uuid, state INTO c FROM hopper.checkpoints WHERE checkpoint_id = NEW.checkpoint_id;
-        IF NOT FOUND THEN
-            RAISE EXCEPTION 'checkpoint with id % does not exist', NEW.checkpoint_id USING ERRCODE = 'undefined_object';
-        END IF;
-        RAISE EXCEPTION 'checkpoint % is %', c.uuid, c.state USING ERRCODE = 'object_not_in_prerequisite_state',
-            DETAIL = 'Only COMPLETED checkpoints can be registered as model versions.';
-    END IF;
+    -- The checkpoint's row lock is taken next, as hopper's owner, by model_versions_lock_checkpoint.
     RETURN NEW;
 END
 $$;
 COMMENT ON FUNCTION hopper.model_versions_before_insert() IS
-'trigger: numbers a new model version from the model''s counter under its row lock (refusing archived models) and takes the checkpoint''s row lock (refusing checkpoints that are not COMPLETED)';
+'trigger: numbers a new model version from the model''s counter under its row lock (refusing archived models); model_versions_lock_checkpoint, which fires after it, takes the checkpoint''s row lock';
 CREATE OR REPLACE TRIGGER model_versions_before_insert BEFORE INSERT ON hopper.model_versions
     FOR EACH ROW EXECUTE FUNCTION hopper.model_versions_before_insert();

@@ -31,6 +31,9 @@ ALTER SEQUENCE hopper.runs_run_id_seq RENAME TO run_records_run_id_seq;
 
 -- ---- model versions: a restore (hopper.restoring) keeps the dumped numbers -------------------------
 #include "objects/model_versions_before_insert.sql"
+-- ... and a new version's checkpoint is locked by a trigger of its own, as hopper's owner, so that
+-- the checkpoints' UPDATE policy (which row locks apply) can be the owner's alone (below).
+#include "objects/model_versions_lock_checkpoint.sql"
 
 -- ---- whether a checkpoint is registered is read from hopper.model_versions -------------------------
 -- 0.1.0 kept a per-checkpoint counter guarded by trigger depth, which a user's own trigger passes:

@@ -1,7 +1,7 @@
 -- Checkpoints and model registry: catalog contracts (tables, keys, indexes, row-level security,
 -- dump configuration, volatility), index-only plans for the everyday queries, and SQLSTATEs.
 BEGIN;
-SELECT plan(71);
+SELECT plan(73);
 SET LOCAL client_min_messages = warning;
 
 -- ---- catalog contracts ----
@@ -44,6 +44,12 @@ SELECT is((SELECT count(*)::int FROM pg_class WHERE relnamespace = 'hopper'::reg
            AND (SELECT prokind FROM pg_proc WHERE oid = 'hopper.fit_automl'::regproc) = 'p'),
           3, 'search tables: row-level security, kept by pg_dump; fit_automl is a procedure');
 SELECT has_trigger('hopper', 'model_versions', 'model_versions_before_insert', 'numbering trigger');
+SELECT has_trigger('hopper', 'model_versions', 'model_versions_lock_checkpoint', 'checkpoint lock trigger');
+-- Only a checkpoint's owner may UPDATE or row-lock it (SELECT ... FOR UPDATE/SHARE applies the UPDATE
+-- policy): open to every role, one statement locked every role's checkpoints.
+SELECT is((SELECT pg_get_expr(p.polqual, p.polrelid) || ' / ' || pg_get_expr(p.polwithcheck, p.polrelid)
+           FROM pg_policy p WHERE p.polrelid = 'hopper.checkpoints'::regclass AND p.polcmd = 'w'),
+          'hopper.may_modify(owner) / hopper.may_modify(owner)', 'checkpoints: UPDATE and row locks are the owner''s');
 SELECT has_trigger('hopper', 'checkpoints', 'checkpoints_before_update', 'deletion guard trigger');
 -- Whether a checkpoint is registered is read from hopper.model_versions, never from a counter: a
 -- user's own trigger runs hopper's at depth 2, so a depth-guarded counter was anyone's to rewrite.

@@ -10,7 +10,14 @@
 #      one of the two is refused with a clear error, and a registered checkpoint keeps its payload;
 #   4. list_checkpoints while another session inserts checkpoints in batches of 5: every page's
 #      total agrees with the page and is a whole number of batches (one snapshot);
-#   5. two sessions creating the same model name: one model, one clean 42710.
+#   5. two sessions creating the same model name: one model, one clean 42710;
+#   6. case 3 between two unprivileged roles: one registers the other's checkpoint (its row locked
+#      as hopper's owner, the checkpoints' UPDATE policy being the owner's) while the owner deletes it;
+#   7. a role holding SELECT ... FOR UPDATE (and FOR KEY SHARE) on another role's checkpoints in an
+#      open transaction locks none of them: the owner deletes, registers and warm-starts from its
+#      checkpoints under lock_timeout without waiting (that policy was open to every role, and one
+#      such statement stalled every role's deletions, registrations and warm starts); a warm start
+#      does not wait for another role's registration of its checkpoint in progress either.
 # Orchestration: a controller session holds an advisory lock (the gate); a worker that must stay
 # inside its transaction waits for that lock; the controller releases it only once the other worker
 # is seen waiting on a row or transaction lock in pg_locks. No sleep orders anything: the controller
@@ -20,6 +27,8 @@ set -euo pipefail
 
 REPS=${REPS:-20}
 DB=hopper_registry_concurrency
+ALICE=hopper_conc_alice
+BOB=hopper_conc_bob
 WORK=$(mktemp -d /tmp/hopper-registry-conc.XXXXXX)
 export PGDATABASE=$DB
 FAILURES=0
@@ -32,7 +41,8 @@ cleanup() {
     kill "$CTL_PID" 2>/dev/null || true
     wait "$CTL_PID" 2>/dev/null || true
   fi
-  psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB" >/dev/null 2>&1 || true
+  psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB" -c "DROP ROLE IF EXISTS $ALICE" -c "DROP ROLE IF EXISTS $BOB" \
+    >/dev/null 2>&1 || true
   rm -rf "$WORK"
   exit $rc
 }
@@ -99,6 +109,8 @@ begin_for() { [ "$1" = rr ] && echo "BEGIN ISOLATION LEVEL REPEATABLE READ" || e
 
 # ---- setup -----------------------------------------------------------------------------------
 psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB" >/dev/null
+psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP ROLE IF EXISTS $ALICE" -c "DROP ROLE IF EXISTS $BOB" \
+  -c "CREATE ROLE $ALICE" -c "CREATE ROLE $BOB" >/dev/null
 psql_q <<'SQL' >/dev/null
 SET client_min_messages = warning;
 CREATE EXTENSION hopper;
@@ -123,6 +135,12 @@ END $$;
 -- A fresh COMPLETED checkpoint of the tiny model.
 CREATE FUNCTION new_checkpoint() RETURNS uuid LANGUAGE sql AS
   $$ SELECT hopper.create_checkpoint(model_state) FROM m $$;
+SQL
+psql_q >/dev/null <<SQL
+-- Two unprivileged roles (cases 6 and 7): each writes checkpoints of its own and trains into its own schema.
+GRANT USAGE ON SCHEMA hopper TO $ALICE, $BOB;
+GRANT SELECT ON ALL TABLES IN SCHEMA public TO $ALICE, $BOB;
+CREATE SCHEMA conc_alice AUTHORIZATION $ALICE;
 SQL
 
 coproc CTL { psql -X -q -At 2>&1; }
@@ -329,6 +347,88 @@ done
 n=$(psql_q -c "SELECT count(*) FROM hopper.models WHERE name ILIKE 'same-name-%'")
 [ "$n" = "$REPS" ] || fail "create_model twice: $n models for $REPS names"
 echo "ok 5 - the same model name created twice at once: $REPS x one model and one 42710"
+
+# ---- 6. another role's registration vs the owner's deletion ----------------------------------------
+psql_q -c "SET ROLE $BOB" -c "SELECT hopper.create_model('shared')" >/dev/null
+for iso in rc rr; do
+  for rep in $(seq 1 "$REPS"); do
+    # (a) Bob's registration of Alice's checkpoint first: her deletion is refused and the payload stays.
+    ck=$(psql_q -c "SET ROLE $ALICE" -c "SELECT new_checkpoint()")
+    close_gate
+    worker a "SET ROLE $BOB" "BEGIN" "SELECT hopper.register_model_version('shared', '$ck')" \
+             "SELECT pg_advisory_xact_lock(4242)" "COMMIT"
+    waiting_on_gate a
+    worker b "SET ROLE $ALICE" "$(begin_for $iso)" "SELECT hopper.delete_checkpoints(ARRAY['$ck'::uuid])" "COMMIT"
+    waiting_on_lock b
+    open_gate
+    finish
+    want=55006; [ $iso = rr ] && want=40001
+    [ "$(rc a)" = 0 ] && [ "$(sqlstate_of b)" = $want ] || fail "another role's register then delete ($iso): $(out a) / $(out b)"
+    state=$(psql_q -c "SELECT state || '/' || (SELECT count(*) FROM hopper.checkpoint_chunks k WHERE k.checkpoint_id = c.checkpoint_id)
+                       FROM hopper.checkpoints c WHERE uuid = '$ck'")
+    [ "$state" = COMPLETED/1 ] || fail "another role's register then delete ($iso): the registered checkpoint is $state"
+
+    # (b) Alice's deletion first: Bob's registration is refused.
+    ck=$(psql_q -c "SET ROLE $ALICE" -c "SELECT new_checkpoint()")
+    close_gate
+    worker a "SET ROLE $ALICE" "BEGIN" "SELECT hopper.delete_checkpoints(ARRAY['$ck'::uuid])" \
+             "SELECT pg_advisory_xact_lock(4242)" "COMMIT"
+    waiting_on_gate a
+    worker b "SET ROLE $BOB" "$(begin_for $iso)" "SELECT hopper.register_model_version('shared', '$ck')" "COMMIT"
+    waiting_on_lock b
+    open_gate
+    finish
+    want=55000; [ $iso = rr ] && want=40001
+    [ "$(rc a)" = 0 ] && [ "$(sqlstate_of b)" = $want ] || fail "delete then another role's register ($iso): $(out a) / $(out b)"
+    [ $iso = rc ] && ! grep -q 'is DELETED' "$WORK/b.out" && fail "delete then another role's register: unclear error: $(out b)"
+    n=$(psql_q -c "SELECT count(*) FROM hopper.model_versions v JOIN hopper.checkpoints c USING (checkpoint_id) WHERE c.uuid = '$ck'")
+    [ "$n" = 0 ] || fail "delete then another role's register ($iso): a deleted checkpoint was registered"
+  done
+done
+echo "ok 6 - another role's registration vs the owner's deletion: $REPS x 2 orders x (read committed, repeatable read)"
+
+# ---- 7. another role's row locks on one's checkpoints -----------------------------------------------
+psql_q -c "SET ROLE $ALICE" -c "SELECT hopper.create_model('alice-own')" >/dev/null
+# A checkpoint of a training run of Alice's, to warm-start from.
+ARCH='{"input_dim": 2, "layers": [{"units": 2, "activation": "softmax"}]}'
+base=$(psql_q -c "SET ROLE $ALICE" -c "SET client_min_messages = warning" \
+         -c "CALL hopper.fit('pts_packed', 'conc_alice.base', '$ARCH', '', '', 1, name => 'alice base')" \
+         -c "SELECT uuid FROM hopper.latest_checkpoints WHERE run_name = 'alice base'")
+# Bob holds, in an open transaction: a row lock of every checkpoint of Alice's (which the UPDATE
+# policy now filters to none of them), or the lock his registration of her checkpoint takes (NO KEY
+# UPDATE, which a warm start's foreign key does not wait for).
+for hold in "FOR UPDATE" "FOR KEY SHARE" "register"; do
+  gone=$(psql_q -c "SET ROLE $ALICE" -c "SELECT new_checkpoint()")
+  mine=$(psql_q -c "SET ROLE $ALICE" -c "SELECT new_checkpoint()")
+  if [ "$hold" = register ]; then
+    held="SELECT hopper.register_model_version('shared', '$base')"
+  else
+    held="SELECT count(*) FROM (SELECT 1 FROM hopper.checkpoints WHERE owner = '$ALICE' $hold) s"
+  fi
+  close_gate
+  worker h "SET ROLE $BOB" "BEGIN" "$held" "SELECT pg_advisory_xact_lock(4242)" "COMMIT"
+  waiting_on_gate h
+  if [ "$hold" = register ]; then
+    owner_does=("CALL hopper.fit('pts_packed', 'conc_alice.warm', '$ARCH', '', '', 1, checkpoint_frequency => 0, warm_start_checkpoint => '$base')")
+  else
+    owner_does=("SELECT hopper.delete_checkpoints(ARRAY['$gone'::uuid])"
+                "SELECT hopper.register_model_version('alice-own', '$mine')"
+                "CALL hopper.fit('pts_packed', 'conc_alice.warm', '$ARCH', '', '', 1, checkpoint_frequency => 0, warm_start_checkpoint => '$base')")
+  fi
+  worker o "SET ROLE $ALICE" "SET lock_timeout = '3s'" "SET client_min_messages = warning" "${owner_does[@]}" "SELECT 'owner-done'"
+  # The owner finishes while Bob's transaction is still open (the gate still closed): nothing waited.
+  wait "${WORKERS[1]}"
+  WORKERS=("${WORKERS[0]}")
+  [ "$(outcome o)" = ok ] && grep -q owner-done "$WORK/o.out" \
+    || fail "the owner's deletion, registration or warm start waited on another role's $hold: $(out o)"
+  open_gate
+  finish
+  [ "$(rc h)" = 0 ] || fail "another role's $hold failed: $(out h)"
+  [ "$hold" = register ] || [ "$(head -1 "$WORK/h.out")" = 0 ] \
+    || fail "another role locked $(head -1 "$WORK/h.out") of the owner's checkpoints $hold"
+  psql_q -c "SET client_min_messages = warning" -c "DROP TABLE IF EXISTS conc_alice.warm, conc_alice.warm_summary, conc_alice.warm_info" >/dev/null
+done
+echo "ok 7 - another role's SELECT ... FOR UPDATE / FOR KEY SHARE locks none of the owner's checkpoints: deletion, registration and warm start do not wait; nor does a warm start from a checkpoint another role is registering"
 
 if [ "$FAILURES" -gt 0 ]; then
   echo "registry concurrency: $FAILURES failures" >&2

@@ -11,8 +11,13 @@ CREATE EXTENSION hopper;
 SET client_min_messages = warning;
 \set VERBOSITY terse
 
--- Every function and procedure runs as its caller.
-SELECT p.oid::regprocedure AS security_definer FROM pg_proc p
+-- Every function and procedure runs as its caller, but for one trigger function that no role may
+-- execute (so none can attach it to a table), which locks a new model version's checkpoint
+-- (registry_attacks.sql).
+SELECT p.oid::regprocedure AS security_definer, p.prorettype = 'trigger'::regtype AS is_trigger,
+       has_function_privilege('public', p.oid, 'EXECUTE') AS public_may_execute,
+       (SELECT string_agg(t.tgrelid::regclass || ' ' || t.tgname, ', ') FROM pg_trigger t WHERE t.tgfoid = p.oid) AS fired_by
+FROM pg_proc p
 WHERE p.pronamespace = 'hopper'::regnamespace AND p.prosecdef;
 
 DROP ROLE IF EXISTS hopper_priv_alice;

@@ -105,6 +105,44 @@ SELECT try($$UPDATE hopper.model_versions SET owner = 'hopper_att_alice'$$);
 SELECT try($$UPDATE hopper.models SET owner = 'hopper_att_alice' WHERE name = 'mallory-model'$$);
 RESET ROLE;
 
+-- ---- Mallory row-locks Alice's checkpoints: the UPDATE policy, which row locks apply, was open to
+-- every role (registering rewrote another role's row), so one SELECT ... FOR UPDATE in an open
+-- transaction locked every role's checkpoints and stalled their registrations, warm starts,
+-- deletions and gc until it ended. Now she locks and updates only her own; registering locks the
+-- checkpoint as hopper's owner, through a trigger function she may not attach anywhere ----
+SET ROLE hopper_att_mallory;
+SELECT count(*) AS alice_checkpoints_read FROM hopper.checkpoints WHERE owner = 'hopper_att_alice';
+SELECT count(*) AS locked_for_update FROM (SELECT 1 FROM hopper.checkpoints WHERE owner = 'hopper_att_alice' FOR UPDATE) s;
+SELECT count(*) AS locked_for_no_key_update FROM (SELECT 1 FROM hopper.checkpoints WHERE owner = 'hopper_att_alice' FOR NO KEY UPDATE) s;
+SELECT count(*) AS locked_for_share FROM (SELECT 1 FROM hopper.checkpoints WHERE owner = 'hopper_att_alice' FOR SHARE) s;
+SELECT count(*) AS locked_for_key_share FROM (SELECT 1 FROM hopper.checkpoints WHERE owner = 'hopper_att_alice' FOR KEY SHARE) s;
+-- (Nor through the views over them, owned by hopper's owner: locking through a view needs UPDATE on it.)
+SELECT try(format($$SELECT 1 FROM hopper.checkpoints_expanded WHERE run_id = %s FOR UPDATE OF checkpoints_expanded$$, :alice_run));
+SELECT try($$UPDATE hopper.checkpoints SET state = state WHERE owner = 'hopper_att_alice'$$);
+SELECT count(*) AS own_locked FROM (SELECT 1 FROM hopper.checkpoints WHERE owner = 'hopper_att_mallory' FOR UPDATE) s;
+-- Registering Alice's checkpoint into her own model still rewrites (locks) its row, in her transaction.
+BEGIN;
+INSERT INTO hopper.model_versions (model_id, checkpoint_id) SELECT model_id, :alice_ckpt FROM hopper.models WHERE name = 'mallory-model';
+SELECT xmin = pg_current_xact_id()::xid AS rewritten_by_registration FROM hopper.checkpoints WHERE checkpoint_id = :alice_ckpt;
+ROLLBACK;
+-- ... and refuses what it refused (a checkpoint that does not exist, one that is not COMPLETED).
+SELECT try($$INSERT INTO hopper.model_versions (model_id, checkpoint_id) SELECT model_id, -1 FROM hopper.models WHERE name = 'mallory-model'$$);
+SELECT try(format($$INSERT INTO hopper.model_versions (model_id, checkpoint_id) SELECT model_id, %s FROM hopper.models WHERE name = 'mallory-model'$$, :mallory_ckpt));
+-- The trigger function runs as hopper's owner: not hers to attach to a table of hers and feed any checkpoint.
+CREATE TABLE mallory_versions (checkpoint_id bigint);
+SELECT try($$CREATE TRIGGER grab BEFORE INSERT ON mallory_versions FOR EACH ROW EXECUTE FUNCTION hopper.model_versions_lock_checkpoint()$$);
+RESET ROLE;
+-- Attached by a superuser anyway, it refuses to run anywhere but on hopper.model_versions.
+CREATE TRIGGER grab BEFORE INSERT ON mallory_versions FOR EACH ROW EXECUTE FUNCTION hopper.model_versions_lock_checkpoint();
+SET ROLE hopper_att_mallory;
+SELECT try(format($$INSERT INTO mallory_versions VALUES (%s)$$, :alice_ckpt));
+RESET ROLE;
+DROP TABLE mallory_versions;
+-- Alice still may not delete the checkpoint Mallory registered.
+SET ROLE hopper_att_alice;
+SELECT try(format($$SELECT hopper.delete_checkpoints(ARRAY['%s'::uuid])$$, :'alice_uuid'));
+RESET ROLE;
+
 -- ---- Mallory locks hopper's tables against every role's writes (an open transaction hung every
 -- role's hopper calls until it ended): refused above ROW EXCLUSIVE, what her own writes take ----
 SET ROLE hopper_att_mallory;
