@@ -270,12 +270,8 @@ int claim_task(const Group& g, bool& left) {
 // unclaimed. A pair may start as soon as its model's previous visit is done -- a model's visits
 // keep the schedule's order, which is all its training depends on -- not only once the whole hop
 // before it is: a process that finished a quick model goes on with a model that is ready (one that
-// waited, say) instead of idling until the slowest pair of the hop is done. Among ready pairs it
-// prefers those of segment `home`: a process maps the pages of every cached buffer it reads (4 kB
-// pages: some 9 ms per Fashion-MNIST segment, perf), and the group's workers start afresh every
-// iteration, so each keeping to one segment maps half as much. Which process trains a pair changes
-// no bit of it.
-int claim_pair(const Group& g, bool& left, int home) {
+// waited, say) instead of idling until the slowest pair of the hop is done.
+int claim_pair(const Group& g, bool& left) {
     GroupShared* s = g.shared;
     const int pairs = s->hops * s->segments;
     // The first pair left to take is ready whenever nothing is being trained (its model's previous
@@ -288,15 +284,14 @@ int claim_pair(const Group& g, bool& left, int home) {
         ;
     left = int(from) < pairs;
     const int window = std::min(pairs, (int(from) / s->segments + 2) * s->segments);
-    for (const bool home_only : {true, false})
-        for (int t = int(from); t < window; ++t) {
-            const int model = g.pairs[t];
-            if ((home_only && t % s->segments != home) || model < 0 || pg_atomic_read_u32(&g.claimed[t]) != 0 ||
-                pg_atomic_read_u32(&g.visits_done[model]) != uint32(g.visit[t]))
-                continue;
-            uint32 unclaimed = 0;
-            if (pg_atomic_compare_exchange_u32(&g.claimed[t], &unclaimed, 1)) return t;
-        }
+    for (int t = int(from); t < window; ++t) {
+        const int model = g.pairs[t];
+        if (model < 0 || pg_atomic_read_u32(&g.claimed[t]) != 0 ||
+            pg_atomic_read_u32(&g.visits_done[model]) != uint32(g.visit[t]))
+            continue;
+        uint32 unclaimed = 0;
+        if (pg_atomic_compare_exchange_u32(&g.claimed[t], &unclaimed, 1)) return t;
+    }
     return -1;
 }
 
@@ -319,13 +314,12 @@ double run_part(const Group& g, Spi& spi, bool leader, ParallelContext* pcxt) {
         return p;
     };
     int reported = -1;
-    const int home = leader ? 0 : (ParallelWorkerNumber + 1) % s->segments;
     for (;;) {
         check_for_interrupts();
         const uint32 seen = pg_atomic_read_u32(&s->finished);
         if (seen >= total) break;
         bool pairs_left = false, tasks_left = false;
-        if (const int picked = claim_pair(g, pairs_left, home); picked >= 0) {
+        if (const int picked = claim_pair(g, pairs_left); picked >= 0) {
             const int hop = picked / s->segments, model = g.pairs[picked];
             if (leader && hop > reported) {
                 progress_hop(hop + 1, s->hops, s->models);
