@@ -240,42 +240,51 @@ check=$(psql_q -c "SELECT count(DISTINCT version) = count(*) FROM hopper.model_v
 echo "ok 2 - archive vs register: $REPS x 2 orders x (read committed, repeatable read)"
 
 # ---- 3. register vs delete of one checkpoint ------------------------------------------------------
-psql_q -c "SELECT hopper.create_model('guarded')" >/dev/null
-for iso in rc rr; do
-  for rep in $(seq 1 "$REPS"); do
-    # (a) registration first: the deletion is refused and the payload stays.
-    ck=$(psql_q -c "SELECT new_checkpoint()")
-    close_gate
-    worker a "BEGIN" "SELECT hopper.register_model_version('guarded', '$ck')" "SELECT pg_advisory_xact_lock(4242)" "COMMIT"
-    waiting_on_gate a
-    worker b "$(begin_for $iso)" "SELECT hopper.delete_checkpoints(ARRAY['$ck'::uuid])" "COMMIT"
-    waiting_on_lock b
-    open_gate
-    finish
-    want=55006; [ $iso = rr ] && want=40001
-    [ "$(rc a)" = 0 ] && [ "$(sqlstate_of b)" = $want ] || fail "register then delete ($iso): $(out a) / $(out b)"
-    [ $iso = rc ] && ! grep -q 'is registered as a model version' "$WORK/b.out" && fail "register then delete: unclear error: $(out b)"
-    state=$(psql_q -c "SELECT state || '/' || (SELECT count(*) FROM hopper.checkpoint_chunks k WHERE k.checkpoint_id = c.checkpoint_id)
-                       FROM hopper.checkpoints c WHERE uuid = '$ck'")
-    [ "$state" = COMPLETED/1 ] || fail "register then delete ($iso): the registered checkpoint is $state"
-    [ "$(psql_q -c "SELECT length(hopper.checkpoint_state('$ck')) > 0")" = t ] || fail "registered checkpoint unreadable"
+# A registration (by `registrar`, into its model `model`) of a checkpoint `owner` made, against the
+# owner's deletion of it: both orders, REPS times under each isolation level. `what` names the case
+# in failures. Case 6 runs it between two roles.
+register_against_delete() {
+  local model=$1 owner=$2 registrar=$3 what=$4 iso rep ck want state n
+  for iso in rc rr; do
+    for rep in $(seq 1 "$REPS"); do
+      # (a) registration first: the deletion is refused and the payload stays.
+      ck=$(psql_q -c "SET ROLE $owner" -c "SELECT new_checkpoint()")
+      close_gate
+      worker a "SET ROLE $registrar" "BEGIN" "SELECT hopper.register_model_version('$model', '$ck')" \
+               "SELECT pg_advisory_xact_lock(4242)" "COMMIT"
+      waiting_on_gate a
+      worker b "SET ROLE $owner" "$(begin_for $iso)" "SELECT hopper.delete_checkpoints(ARRAY['$ck'::uuid])" "COMMIT"
+      waiting_on_lock b
+      open_gate
+      finish
+      want=55006; [ $iso = rr ] && want=40001
+      [ "$(rc a)" = 0 ] && [ "$(sqlstate_of b)" = $want ] || fail "$what: register then delete ($iso): $(out a) / $(out b)"
+      [ $iso = rc ] && ! grep -q 'is registered as a model version' "$WORK/b.out" && fail "$what: register then delete: unclear error: $(out b)"
+      state=$(psql_q -c "SELECT state || '/' || (SELECT count(*) FROM hopper.checkpoint_chunks k WHERE k.checkpoint_id = c.checkpoint_id)
+                         FROM hopper.checkpoints c WHERE uuid = '$ck'")
+      [ "$state" = COMPLETED/1 ] || fail "$what: register then delete ($iso): the registered checkpoint is $state"
+      [ "$(psql_q -c "SELECT length(hopper.checkpoint_state('$ck')) > 0")" = t ] || fail "$what: registered checkpoint unreadable"
 
-    # (b) deletion first: the registration is refused.
-    ck=$(psql_q -c "SELECT new_checkpoint()")
-    close_gate
-    worker a "BEGIN" "SELECT hopper.delete_checkpoints(ARRAY['$ck'::uuid])" "SELECT pg_advisory_xact_lock(4242)" "COMMIT"
-    waiting_on_gate a
-    worker b "$(begin_for $iso)" "SELECT hopper.register_model_version('guarded', '$ck')" "COMMIT"
-    waiting_on_lock b
-    open_gate
-    finish
-    want=55000; [ $iso = rr ] && want=40001
-    [ "$(rc a)" = 0 ] && [ "$(sqlstate_of b)" = $want ] || fail "delete then register ($iso): $(out a) / $(out b)"
-    [ $iso = rc ] && ! grep -q 'is DELETED' "$WORK/b.out" && fail "delete then register: unclear error: $(out b)"
-    n=$(psql_q -c "SELECT count(*) FROM hopper.model_versions v JOIN hopper.checkpoints c USING (checkpoint_id) WHERE c.uuid = '$ck'")
-    [ "$n" = 0 ] || fail "delete then register ($iso): a deleted checkpoint was registered"
+      # (b) deletion first: the registration is refused.
+      ck=$(psql_q -c "SET ROLE $owner" -c "SELECT new_checkpoint()")
+      close_gate
+      worker a "SET ROLE $owner" "BEGIN" "SELECT hopper.delete_checkpoints(ARRAY['$ck'::uuid])" \
+               "SELECT pg_advisory_xact_lock(4242)" "COMMIT"
+      waiting_on_gate a
+      worker b "SET ROLE $registrar" "$(begin_for $iso)" "SELECT hopper.register_model_version('$model', '$ck')" "COMMIT"
+      waiting_on_lock b
+      open_gate
+      finish
+      want=55000; [ $iso = rr ] && want=40001
+      [ "$(rc a)" = 0 ] && [ "$(sqlstate_of b)" = $want ] || fail "$what: delete then register ($iso): $(out a) / $(out b)"
+      [ $iso = rc ] && ! grep -q 'is DELETED' "$WORK/b.out" && fail "$what: delete then register: unclear error: $(out b)"
+      n=$(psql_q -c "SELECT count(*) FROM hopper.model_versions v JOIN hopper.checkpoints c USING (checkpoint_id) WHERE c.uuid = '$ck'")
+      [ "$n" = 0 ] || fail "$what: delete then register ($iso): a deleted checkpoint was registered"
+    done
   done
-done
+}
+psql_q -c "SELECT hopper.create_model('guarded')" >/dev/null
+register_against_delete guarded "$PGUSER" "$PGUSER" "one role"
 check=$(psql_q -c "SELECT count(*) FROM hopper.model_versions v JOIN hopper.checkpoints c USING (checkpoint_id)
                    WHERE c.state <> 'COMPLETED'
                       OR NOT EXISTS (SELECT 1 FROM hopper.checkpoint_chunks k WHERE k.checkpoint_id = c.checkpoint_id)")
@@ -350,41 +359,7 @@ echo "ok 5 - the same model name created twice at once: $REPS x one model and on
 
 # ---- 6. another role's registration vs the owner's deletion ----------------------------------------
 psql_q -c "SET ROLE $BOB" -c "SELECT hopper.create_model('shared')" >/dev/null
-for iso in rc rr; do
-  for rep in $(seq 1 "$REPS"); do
-    # (a) Bob's registration of Alice's checkpoint first: her deletion is refused and the payload stays.
-    ck=$(psql_q -c "SET ROLE $ALICE" -c "SELECT new_checkpoint()")
-    close_gate
-    worker a "SET ROLE $BOB" "BEGIN" "SELECT hopper.register_model_version('shared', '$ck')" \
-             "SELECT pg_advisory_xact_lock(4242)" "COMMIT"
-    waiting_on_gate a
-    worker b "SET ROLE $ALICE" "$(begin_for $iso)" "SELECT hopper.delete_checkpoints(ARRAY['$ck'::uuid])" "COMMIT"
-    waiting_on_lock b
-    open_gate
-    finish
-    want=55006; [ $iso = rr ] && want=40001
-    [ "$(rc a)" = 0 ] && [ "$(sqlstate_of b)" = $want ] || fail "another role's register then delete ($iso): $(out a) / $(out b)"
-    state=$(psql_q -c "SELECT state || '/' || (SELECT count(*) FROM hopper.checkpoint_chunks k WHERE k.checkpoint_id = c.checkpoint_id)
-                       FROM hopper.checkpoints c WHERE uuid = '$ck'")
-    [ "$state" = COMPLETED/1 ] || fail "another role's register then delete ($iso): the registered checkpoint is $state"
-
-    # (b) Alice's deletion first: Bob's registration is refused.
-    ck=$(psql_q -c "SET ROLE $ALICE" -c "SELECT new_checkpoint()")
-    close_gate
-    worker a "SET ROLE $ALICE" "BEGIN" "SELECT hopper.delete_checkpoints(ARRAY['$ck'::uuid])" \
-             "SELECT pg_advisory_xact_lock(4242)" "COMMIT"
-    waiting_on_gate a
-    worker b "SET ROLE $BOB" "$(begin_for $iso)" "SELECT hopper.register_model_version('shared', '$ck')" "COMMIT"
-    waiting_on_lock b
-    open_gate
-    finish
-    want=55000; [ $iso = rr ] && want=40001
-    [ "$(rc a)" = 0 ] && [ "$(sqlstate_of b)" = $want ] || fail "delete then another role's register ($iso): $(out a) / $(out b)"
-    [ $iso = rc ] && ! grep -q 'is DELETED' "$WORK/b.out" && fail "delete then another role's register: unclear error: $(out b)"
-    n=$(psql_q -c "SELECT count(*) FROM hopper.model_versions v JOIN hopper.checkpoints c USING (checkpoint_id) WHERE c.uuid = '$ck'")
-    [ "$n" = 0 ] || fail "delete then another role's register ($iso): a deleted checkpoint was registered"
-  done
-done
+register_against_delete shared "$ALICE" "$BOB" "Bob's registration of Alice's checkpoint"
 echo "ok 6 - another role's registration vs the owner's deletion: $REPS x 2 orders x (read committed, repeatable read)"
 
 # ---- 7. another role's row locks on one's checkpoints -----------------------------------------------
