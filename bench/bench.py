@@ -929,11 +929,15 @@ if fit_rows and E >= 2:
 paired = state.get("paired") or {}
 
 
-def pooled(runs, first=False):
-    """The median and quartiles of the runs' first iterations (first) or of all their others."""
-    xs = [r[0] for r in runs] if first else [x for r in runs for x in r[1:]]
+def spread(xs):
+    """(median, lower quartile, upper quartile, count) of xs."""
     q = statistics.quantiles(xs, n=4) if len(xs) >= 2 else [xs[0]] * 3
     return med(xs), q[0], q[2], len(xs)
+
+
+def pooled(runs, first=False):
+    """spread() of the runs' first iterations (first) or of all their others."""
+    return spread([r[0] for r in runs] if first else [x for r in runs for x in r[1:]])
 
 
 if paired:
@@ -955,10 +959,6 @@ if paired:
         m, q1, q3, _ = stats
         w(f"| {what} | {side} | {first} | {m:.3f} ({q1:.3f}-{q3:.3f}) | {count} | {ratio} |")
 
-    def per_run(xs):
-        """Median and quartiles of one figure per run (the item-1 rows)."""
-        return pooled([[None, x] for x in xs])
-
     for opt in ("SGD+momentum", "Adam"):
         c, f = paired.get(f"core|{opt}"), paired.get(f"fit|{opt}")
         if c and f:
@@ -969,8 +969,8 @@ if paired:
         f, t = paired.get(f"call-fit|{opt}"), paired.get(f"call-torch|{opt}")
         if f and t:
             what = f"{opt}, s/epoch of {PAIR_CALL_EPOCHS}"
-            paired_row(what, "PyTorch CPU, same loop and metrics", "", per_run(t), f"{len(t)} runs")
-            paired_row(what, "`CALL hopper.fit`, its defaults", "", per_run(f), f"{len(f)} runs",
+            paired_row(what, "PyTorch CPU, same loop and metrics", "", spread(t), f"{len(t)} runs")
+            paired_row(what, "`CALL hopper.fit`, its defaults", "", spread(f), f"{len(f)} runs",
                        f"{med(t) / med(f):.2f}x faster")
     f1, f2 = paired.get("fm|1"), paired.get("fm|2")
     if f1 and f2:
